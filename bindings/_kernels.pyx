@@ -1,0 +1,3 @@
+# distutils: language = c++
+def hello():
+    return 1

@@ -1,0 +1,4 @@
+#pragma once
+namespace kueue_fast {
+const char* version();
+}

@@ -1,0 +1,333 @@
+"""Kueue's objects after loading: defaults applied, quantities parsed, validated.
+
+This is the one in-memory form of the input. The loader (``kueue_fast.loader``)
+builds it from YAML/JSON manifests in either API version; the engines are
+compiled from it (``kueue_fast.compiler``); the CLI writes results back
+against it. Field names follow Kueue's internal (v1beta2) API in snake case.
+
+Quantities are ``int`` in canonical units (``kueue_fast.quantity``): CPU-like
+resources in milli-units, everything else in base units. Times are ``int``
+nanoseconds since the Unix epoch (UTC).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+# --- enumerations (the values Kueue's CRDs accept, v1beta2 spelling) --------
+
+QUEUEING_STRATEGIES = ("StrictFIFO", "BestEffortFIFO")
+STOP_POLICIES = ("None", "Hold", "HoldAndDrain")
+WITHIN_CQ_POLICIES = ("Never", "LowerPriority", "LowerOrNewerEqualPriority")
+RECLAIM_POLICIES = ("Never", "LowerPriority", "Any")
+BORROW_WITHIN_COHORT_POLICIES = ("Never", "LowerPriority")
+FUNGIBILITY_POLICIES = ("MayStopSearch", "TryNextFlavor")
+FUNGIBILITY_PREFERENCES = ("BorrowingOverPreemption", "PreemptionOverBorrowing")
+FAIR_SHARING_STRATEGIES = ("LessThanOrEqualToFinalShare", "LessThanInitialShare")
+TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+TOLERATION_OPERATORS = ("Equal", "Exists")
+SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
+NODE_SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
+
+
+def object_ref(kind: str, name: str, namespace: str | None = None) -> str:
+    """``Kind/name`` or ``Kind/namespace/name``: how errors and logs name objects."""
+    return f"{kind}/{namespace}/{name}" if namespace else f"{kind}/{name}"
+
+
+# --- selectors, taints, tolerations -------------------------------------------
+
+
+@dataclass(frozen=True)
+class LabelSelectorRequirement:
+    key: str
+    operator: str  # one of SELECTOR_OPERATORS
+    values: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class LabelSelector:
+    """A metav1.LabelSelector. ``{}`` (no terms) matches everything."""
+
+    match_labels: tuple[tuple[str, str], ...] = ()
+    match_expressions: tuple[LabelSelectorRequirement, ...] = ()
+
+    def matches(self, labels: dict[str, str]) -> bool:
+        for k, v in self.match_labels:
+            if labels.get(k) != v:
+                return False
+        for req in self.match_expressions:
+            present = req.key in labels
+            if req.operator == "In":
+                if not present or labels[req.key] not in req.values:
+                    return False
+            elif req.operator == "NotIn":
+                if present and labels[req.key] in req.values:
+                    return False
+            elif req.operator == "Exists":
+                if not present:
+                    return False
+            elif req.operator == "DoesNotExist":
+                if present:
+                    return False
+        return True
+
+
+@dataclass(frozen=True)
+class NodeSelectorRequirement:
+    key: str
+    operator: str  # one of NODE_SELECTOR_OPERATORS
+    values: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class NodeSelectorTerm:
+    """Requirements ANDed together; the terms of an affinity are ORed.
+
+    ``match_fields`` (rare, about node fields) are kept so that a term that has
+    only field requirements is not mistaken for an empty term."""
+
+    match_expressions: tuple[NodeSelectorRequirement, ...] = ()
+    match_fields: tuple[NodeSelectorRequirement, ...] = ()
+
+
+@dataclass(frozen=True)
+class Taint:
+    key: str
+    value: str
+    effect: str  # one of TAINT_EFFECTS
+
+
+@dataclass(frozen=True)
+class Toleration:
+    key: str = ""
+    operator: str = "Equal"  # one of TOLERATION_OPERATORS
+    value: str = ""
+    effect: str = ""  # "" tolerates every effect
+
+    def tolerates(self, taint: Taint) -> bool:
+        """Kubernetes' Toleration.ToleratesTaint."""
+        if self.effect and self.effect != taint.effect:
+            return False
+        if self.key and self.key != taint.key:
+            return False
+        if self.operator == "Exists":
+            return True
+        return self.value == taint.value  # Equal (also the empty operator)
+
+
+# --- ResourceFlavor, ClusterQueue, Cohort, LocalQueue ------------------------
+
+
+@dataclass
+class ResourceFlavor:
+    name: str
+    node_labels: dict[str, str] = field(default_factory=dict)
+    node_taints: list[Taint] = field(default_factory=list)
+    tolerations: list[Toleration] = field(default_factory=list)
+
+
+@dataclass
+class ResourceQuota:
+    name: str
+    nominal: int
+    borrowing_limit: int | None = None  # None: unlimited
+    lending_limit: int | None = None  # None: everything can be lent
+
+
+@dataclass
+class FlavorQuotas:
+    name: str
+    resources: list[ResourceQuota]
+
+
+@dataclass
+class ResourceGroup:
+    covered_resources: list[str]
+    flavors: list[FlavorQuotas]
+
+
+@dataclass
+class Preemption:
+    within_cluster_queue: str = "Never"
+    reclaim_within_cohort: str = "Never"
+    borrow_within_cohort_policy: str = "Never"
+    max_priority_threshold: int | None = None
+
+
+@dataclass
+class FlavorFungibility:
+    when_can_borrow: str = "MayStopSearch"
+    when_can_preempt: str = "TryNextFlavor"
+    preference: str | None = None  # None behaves as BorrowingOverPreemption
+
+
+@dataclass
+class ClusterQueue:
+    name: str
+    resource_groups: list[ResourceGroup] = field(default_factory=list)
+    cohort: str | None = None
+    # None is Kueue's "nothing" selector (no namespace eligible); an empty
+    # LabelSelector() matches every namespace.
+    namespace_selector: LabelSelector | None = None
+    queueing_strategy: str = "BestEffortFIFO"
+    preemption: Preemption = field(default_factory=Preemption)
+    flavor_fungibility: FlavorFungibility = field(default_factory=FlavorFungibility)
+    stop_policy: str = "None"
+    fair_weight: float = 1.0
+    # Admission checks cannot be satisfied offline: a ClusterQueue that names
+    # any is inactive (Kueue: "references missing AdmissionCheck(s)").
+    admission_checks: list[str] = field(default_factory=list)
+    # spec.admissionScope.admissionMode == UsageBasedAdmissionFairSharing
+    usage_based_admission_fair_sharing: bool = False
+
+
+@dataclass
+class Cohort:
+    name: str
+    parent: str | None = None
+    resource_groups: list[ResourceGroup] = field(default_factory=list)
+    fair_weight: float = 1.0
+
+
+@dataclass
+class LocalQueue:
+    namespace: str
+    name: str
+    cluster_queue: str
+    stop_policy: str = "None"
+    fair_weight: float = 1.0  # spec.fairSharing.weight, used by admission fair sharing
+
+
+@dataclass
+class WorkloadPriorityClass:
+    name: str
+    value: int
+    description: str = ""
+
+
+@dataclass
+class Namespace:
+    name: str
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+# --- Workload -----------------------------------------------------------------
+
+
+@dataclass
+class PodSet:
+    name: str
+    count: int
+    # Per-pod requests as Kueue computes them from the template (limits
+    # standing in for missing requests, init containers, sidecars, overhead).
+    requests: dict[str, int] = field(default_factory=dict)
+    min_count: int | None = None
+    node_selector: dict[str, str] = field(default_factory=dict)
+    # Required node affinity terms (ORed); None when the template has none.
+    required_affinity: tuple[NodeSelectorTerm, ...] | None = None
+    tolerations: list[Toleration] = field(default_factory=list)
+    # status.reclaimablePods count for this pod set.
+    reclaimable: int = 0
+    # Set when a container requests more than its limit: Kueue leaves the
+    # workload pending ("resources validation failed") instead of rejecting it.
+    resources_validation_error: str | None = None
+
+
+@dataclass
+class PodSetAssignment:
+    name: str
+    count: int
+    flavors: dict[str, str]  # resource -> flavor
+    resource_usage: dict[str, int]  # resource -> total for the pod set
+
+
+@dataclass
+class Admission:
+    cluster_queue: str
+    pod_set_assignments: list[PodSetAssignment]
+
+
+@dataclass
+class Workload:
+    namespace: str
+    name: str
+    queue_name: str
+    pod_sets: list[PodSet]
+    creation_ns: int
+    priority: int = 0  # resolved: spec.priority, else the class value, else 0
+    priority_class: str | None = None
+    uid: str = ""
+    active: bool = True  # spec.active
+    # Admitted workloads: where their quota is held and since when.
+    admission: Admission | None = None
+    admission_ns: int | None = None
+    # Finished=True: holds nothing and is never queued again.
+    finished: bool = False
+    # Queue order timestamp when Kueue orders by an eviction time instead of
+    # creation (evicted for PodsReady timeout or by an admission check).
+    queue_order_ns: int | None = None
+    # The manifest as given, for `--output yaml` and the controller.
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def queue_timestamp_ns(self) -> int:
+        return self.queue_order_ns if self.queue_order_ns is not None else self.creation_ns
+
+
+# --- Configuration ------------------------------------------------------------
+
+
+@dataclass
+class FairSharingConfig:
+    preemption_strategies: list[str] = field(
+        default_factory=lambda: ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]
+    )
+
+
+@dataclass
+class AdmissionFairSharingConfig:
+    usage_half_life_s: float = 0.0  # usageHalfLifeTime
+    usage_sampling_interval_s: float = 300.0  # usageSamplingInterval
+    resource_weights: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class Configuration:
+    fair_sharing: FairSharingConfig | None = None  # None: fair sharing off
+    admission_fair_sharing: AdmissionFairSharingConfig | None = None
+    feature_gates: dict[str, bool] = field(default_factory=dict)
+    # QuotaCheckStrategy: "CheckAll" (default) or "IgnoreUndeclared".
+    quota_check_strategy: str = "CheckAll"
+
+
+# --- The whole input ----------------------------------------------------------
+
+
+@dataclass
+class ClusterState:
+    """Everything read from the input, keyed by name (namespaced: ``ns/name``)."""
+
+    resource_flavors: dict[str, ResourceFlavor] = field(default_factory=dict)
+    cluster_queues: dict[str, ClusterQueue] = field(default_factory=dict)
+    cohorts: dict[str, Cohort] = field(default_factory=dict)
+    local_queues: dict[str, LocalQueue] = field(default_factory=dict)
+    priority_classes: dict[str, WorkloadPriorityClass] = field(default_factory=dict)
+    namespaces: dict[str, Namespace] = field(default_factory=dict)
+    workloads: dict[str, Workload] = field(default_factory=dict)
+    configuration: Configuration = field(default_factory=Configuration)
+    # The documents as read, in order, for `--output yaml`.
+    documents: list[dict[str, Any]] = field(default_factory=list, repr=False)
+
+    def namespace_labels(self, name: str) -> dict[str, str]:
+        """Labels of a namespace; one given no Namespace object exists with just
+        its ``kubernetes.io/metadata.name`` label (scheduling contract)."""
+        ns = self.namespaces.get(name)
+        if ns is not None:
+            return ns.labels
+        return {"kubernetes.io/metadata.name": name}
