@@ -318,6 +318,9 @@ class ClusterState:
     cohorts: dict[str, Cohort] = field(default_factory=dict)
     local_queues: dict[str, LocalQueue] = field(default_factory=dict)
     priority_classes: dict[str, WorkloadPriorityClass] = field(default_factory=dict)
+    # scheduling.k8s.io/v1 PriorityClasses (a Workload may take its priority
+    # from one: priorityClassSource / priorityClassRef), by name.
+    pod_priority_classes: dict[str, WorkloadPriorityClass] = field(default_factory=dict)
     namespaces: dict[str, Namespace] = field(default_factory=dict)
     workloads: dict[str, Workload] = field(default_factory=dict)
     configuration: Configuration = field(default_factory=Configuration)

@@ -1,0 +1,1151 @@
+"""Kueue manifests (YAML or JSON, either API version) -> ``model.ClusterState``.
+
+Reading (:func:`read_documents`) splits files into documents; building
+(:func:`build_state`) converts each object with its per-kind converter
+(``parse_cluster_queue``...), which applies Kueue's defaults and validation
+(``kueue_fast.validation``) and raises errors naming the object and field.
+The converters work on single dicts, so the cluster reconciler can feed them
+objects from the API server.
+
+Field names per version follow kueue-semantics.md §1.1 (v1beta1 ``cohort``,
+``priorityClassName``/``priorityClassSource``, fairSharing ``enable``; v1beta2
+``cohortName``, ``priorityClassRef``) and apis/kueue/*/..._types.go.
+"""
+
+from __future__ import annotations
+
+import calendar
+import json
+import re
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import IO, Any
+
+import yaml
+
+from . import model as m
+from . import validation as v
+from .errors import InputError, MissingReferenceError, ParseError, ValidationError
+from .requests import pod_requests
+
+__all__ = [
+    "Document",
+    "build_state",
+    "load",
+    "parse_cluster_queue",
+    "parse_cohort",
+    "parse_configuration",
+    "parse_local_queue",
+    "parse_namespace",
+    "parse_priority_class",
+    "parse_resource_flavor",
+    "parse_time_ns",
+    "parse_workload",
+    "parse_workload_priority_class",
+    "read_documents",
+]
+
+KUEUE_GROUP = "kueue.x-k8s.io"
+V1BETA1 = "kueue.x-k8s.io/v1beta1"
+V1BETA2 = "kueue.x-k8s.io/v1beta2"
+V1ALPHA1 = "kueue.x-k8s.io/v1alpha1"
+CONFIG_VERSIONS = ("config.kueue.x-k8s.io/v1beta1", "config.kueue.x-k8s.io/v1beta2")
+
+# Which apiVersions each kind is read in.
+KIND_VERSIONS: dict[str, tuple[str, ...]] = {
+    "ResourceFlavor": (V1BETA1, V1BETA2),
+    "ClusterQueue": (V1BETA1, V1BETA2),
+    "Cohort": (V1ALPHA1, V1BETA1, V1BETA2),
+    "LocalQueue": (V1BETA1, V1BETA2),
+    "WorkloadPriorityClass": (V1BETA1, V1BETA2),
+    "Workload": (V1BETA1, V1BETA2),
+    "Namespace": ("v1",),
+    "PriorityClass": ("scheduling.k8s.io/v1",),
+    "Configuration": CONFIG_VERSIONS,
+}
+
+_TOP = ("apiVersion", "kind", "metadata", "spec", "status")
+
+
+# --- documents -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Document:
+    """One object of the input: where it came from, and the object itself."""
+
+    source: str  # file name, "<stdin>" for "-"
+    index: int  # 0-based document number in the file
+    obj: dict[str, Any]
+    item: int | None = None  # position inside a List document
+
+    @property
+    def where(self) -> str:
+        s = f"{self.source} (document {self.index + 1}"
+        if self.item is not None:
+            s += f", item {self.item}"
+        return s + ")"
+
+
+def _yaml_loader() -> type:
+    base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+    # Timestamps stay strings: YAML's datetime drops nanoseconds, and the API
+    # server sees strings anyway.
+    class Loader(base):  # type: ignore[misc,unused-ignore]
+        pass
+
+    resolvers_by_char: dict[str, list[tuple[str, Any]]] = base.yaml_implicit_resolvers
+    Loader.yaml_implicit_resolvers = {
+        k: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+        for k, resolvers in resolvers_by_char.items()
+    }
+    return Loader
+
+
+_LOADER = _yaml_loader()
+
+try:  # orjson is faster when present; json otherwise
+    import orjson  # type: ignore[import-not-found,unused-ignore]
+
+    def _json_loads(text: str) -> Any:
+        return orjson.loads(text)
+
+    _JSONError: tuple[type[Exception], ...] = (orjson.JSONDecodeError, json.JSONDecodeError)
+except ImportError:  # pragma: no cover - depends on the environment
+
+    def _json_loads(text: str) -> Any:
+        return json.loads(text)
+
+    _JSONError = (json.JSONDecodeError,)
+
+
+def _split_list(source: str, index: int, d: dict[str, Any]) -> list[Document]:
+    """``kind: List`` and ``FooList`` (kubectl get -o yaml|json) -> items.
+    Items of a typed list may omit apiVersion/kind; they inherit them."""
+    kind = d.get("kind")
+    if not (isinstance(kind, str) and kind.endswith("List") and "items" in d):
+        return [Document(source, index, d)]
+    items = d.get("items")
+    if items is None:
+        return []
+    where = f"{source} (document {index + 1})"
+    if not isinstance(items, list):
+        raise ParseError(kind, "items", "Invalid value: must be of type array", source=where)
+    elem_kind = kind[: -len("List")] if kind != "List" else None
+    out = []
+    for i, it in enumerate(items):
+        if not isinstance(it, dict):
+            raise ParseError(
+                kind, f"items[{i}]", f"expected an object, got {type(it).__name__}", source=where
+            )
+        if elem_kind is not None:
+            it.setdefault("kind", elem_kind)
+            if "apiVersion" in d:
+                it.setdefault("apiVersion", d["apiVersion"])
+        out.append(Document(source, index, it, item=i))
+    return out
+
+
+def _parse_text(text: str, source: str) -> list[Document]:
+    docs: list[Document] = []
+    stripped = text.lstrip()
+    if stripped[:1] in ("{", "["):
+        try:
+            data = _json_loads(text)
+        except _JSONError as e:
+            raise ParseError("", "", f"invalid JSON: {e}", source=source) from None
+        raw_docs = data if isinstance(data, list) else [data]
+    else:
+        try:
+            raw_docs = list(yaml.load_all(text, Loader=_LOADER))
+        except yaml.YAMLError as e:
+            raise ParseError("", "", f"invalid YAML: {_yaml_problem(e)}", source=source) from None
+        except (ValueError, TypeError, RecursionError) as e:  # e.g. a key that is not hashable
+            raise ParseError("", "", f"invalid YAML: {e}", source=source) from None
+    for i, d in enumerate(raw_docs):
+        if d is None:
+            continue
+        if not isinstance(d, dict):
+            raise ParseError(
+                "",
+                "",
+                f"document {i + 1} is a {_kind_of(d)}, not an object with apiVersion and kind",
+                source=source,
+            )
+        docs.extend(_split_list(source, i, d))
+    return docs
+
+
+def _kind_of(x: object) -> str:
+    if isinstance(x, list):
+        return "list"
+    if isinstance(x, str):
+        return "string"
+    if isinstance(x, bool):
+        return "boolean"
+    if isinstance(x, (int, float)):
+        return "number"
+    return type(x).__name__
+
+
+def _yaml_problem(e: yaml.YAMLError) -> str:
+    mark = getattr(e, "problem_mark", None)
+    problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+    if mark is not None:
+        return f"{problem} at line {mark.line + 1}, column {mark.column + 1}"
+    return str(problem)
+
+
+def read_documents(paths: Sequence[str], stdin: IO[str] | None = None) -> list[Document]:
+    """All objects of the given files in order; ``-`` reads standard input.
+    Multi-document YAML, JSON (detected by a leading ``{`` or ``[``) and List
+    kinds are accepted; empty documents are skipped."""
+    docs: list[Document] = []
+    for path in paths:
+        if path == "-":
+            source = "<stdin>"
+            try:
+                text = (stdin if stdin is not None else sys.stdin).read()
+            except UnicodeDecodeError:
+                raise ParseError("", "", "input is not UTF-8 text", source=source) from None
+        else:
+            source = path
+            try:
+                with open(path, encoding="utf-8") as f:
+                    text = f.read()
+            except UnicodeDecodeError:
+                raise ParseError("", "", "file is not UTF-8 text", source=source) from None
+            except OSError as e:
+                raise ParseError("", "", f"cannot read: {e.strerror or e}", source=source) from None
+        if "\x00" in text:
+            raise ParseError("", "", "file is binary, not YAML or JSON", source=source)
+        docs.extend(_parse_text(text, source))
+    return docs
+
+
+# --- common pieces -------------------------------------------------------------------
+
+_RFC3339 = re.compile(r"^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:\d{2})$")
+
+
+def parse_time_ns(value: object, obj: str, path: str) -> int:
+    """A metav1.Time (RFC 3339, fractional seconds allowed) in ns since the epoch.
+    A datetime (from a YAML loader that resolves timestamps) is accepted too."""
+    if isinstance(value, datetime):
+        dt = value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+        delta = dt - datetime(1970, 1, 1, tzinfo=timezone.utc)
+        return (delta.days * 86400 + delta.seconds) * 10**9 + delta.microseconds * 1000
+    s = v.as_str(value, obj, path)
+    mt = _RFC3339.match(s)
+    if not mt:
+        v.invalid(obj, path, s, "must be an RFC 3339 timestamp like 2024-01-31T12:00:00Z")
+    y, mo, d, h, mi, sec = (int(mt.group(i)) for i in range(1, 7))
+    try:
+        datetime(y, mo, d, h, mi, sec)  # range checks (month 13, Feb 30...)
+    except ValueError as e:
+        v.invalid(obj, path, s, f"not a valid time: {e}")
+    ns = calendar.timegm((y, mo, d, h, mi, sec, 0, 0, 0)) * 10**9
+    frac = mt.group(7)
+    if frac:
+        ns += int((frac + "000000000")[:9])
+    tz = mt.group(8)
+    if tz != "Z":
+        offset = (int(tz[1:3]) * 60 + int(tz[4:6])) * 60 * 10**9
+        ns -= offset if tz[0] == "+" else -offset
+    return ns
+
+
+def _check_type(d: Mapping[str, Any], kinds: Iterable[str], versions: tuple[str, ...] | None = None) -> str:
+    """Return apiVersion after checking kind/apiVersion of a converter's input."""
+    kind = d.get("kind")
+    api = d.get("apiVersion")
+    kinds_t = tuple(kinds)
+    if kind not in kinds_t:
+        ref = f"{kind}" if isinstance(kind, str) else "object"
+        raise ValidationError(ref, "kind", f"Unsupported value: {kind!r}: expected {', '.join(kinds_t)}")
+    allowed = versions if versions is not None else KIND_VERSIONS[str(kind)]
+    if api not in allowed:
+        raise ValidationError(
+            str(kind),
+            "apiVersion",
+            f"Unsupported value: {api!r}: {kind} is read in {', '.join(repr(a) for a in allowed)}",
+        )
+    return str(api)
+
+
+def _metadata(
+    d: Mapping[str, Any], kind: str, *, namespaced: bool, label_name: bool = False
+) -> tuple[str, str, dict[str, Any]]:
+    """(name, namespace, metadata) with the name validated. Namespaced objects
+    without a namespace land in "default", as ``kubectl apply`` would do."""
+    md = d.get("metadata")
+    if md is None:
+        v.required(kind, "metadata.name", "name is required")
+    md = v.as_map(md, kind, "metadata")
+    if md.get("name") in (None, ""):
+        v.required(kind, "metadata.name", "name is required")
+    name = v.object_name(md["name"], kind, "metadata.name", label=label_name)
+    namespace = ""
+    if namespaced:
+        ns = md.get("namespace")
+        namespace = (
+            "default"
+            if ns in (None, "")
+            else v.object_name(ns, m.object_ref(kind, name), "metadata.namespace", label=True)
+        )
+    ref = m.object_ref(kind, name, namespace or None)
+    if md.get("labels") is not None:
+        v.labels(md["labels"], ref, "metadata.labels")
+    if md.get("annotations") is not None:
+        v.string_map(md["annotations"], ref, "metadata.annotations")
+    return name, namespace, md
+
+
+def _spec(d: Mapping[str, Any], ref: str) -> dict[str, Any]:
+    s = d.get("spec")
+    return {} if s is None else v.as_map(s, ref, "spec")
+
+
+def _status(d: Mapping[str, Any], ref: str) -> dict[str, Any]:
+    s = d.get("status")
+    return {} if s is None else v.as_map(s, ref, "status")
+
+
+# --- ResourceFlavor ------------------------------------------------------------------------
+
+
+def parse_resource_flavor(obj: Mapping[str, Any]) -> m.ResourceFlavor:
+    """ResourceFlavor: nodeLabels (<= 8), nodeTaints, tolerations
+    (resourceflavor_webhook.go ValidateResourceFlavor + CRD rules)."""
+    _check_type(obj, ("ResourceFlavor",))
+    name, _, _ = _metadata(obj, "ResourceFlavor", namespaced=False)
+    ref = m.object_ref("ResourceFlavor", name)
+    v.check_fields(obj, _TOP, ref, "")
+    spec = _spec(obj, ref)
+    v.check_fields(spec, ("nodeLabels", "nodeTaints", "tolerations", "topologyName"), ref, "spec")
+    if spec.get("topologyName") is not None:
+        v.not_supported_feature(ref, "spec.topologyName", "Topology Aware Scheduling")
+    nl = spec.get("nodeLabels")
+    node_labels = v.labels(nl, ref, "spec.nodeLabels", max_properties=8) if nl is not None else {}
+    nt = spec.get("nodeTaints")
+    node_taints = v.taints(nt, ref, "spec.nodeTaints") if nt is not None else []
+    tl = spec.get("tolerations")
+    tols = v.tolerations(tl, ref, "spec.tolerations", strict=True) if tl is not None else []
+    return m.ResourceFlavor(name, dict(node_labels), node_taints, tols)
+
+
+# --- ClusterQueue ---------------------------------------------------------------------------
+
+_CQ_COMMON = (
+    "resourceGroups",
+    "queueingStrategy",
+    "namespaceSelector",
+    "flavorFungibility",
+    "preemption",
+    "admissionChecksStrategy",
+    "stopPolicy",
+    "fairSharing",
+    "admissionScope",
+    # recognised so that they get a "not supported" error instead of "unknown field"
+    "concurrentAdmissionPolicy",
+    "excludeResourcePrefixes",
+)
+_CQ_FIELDS = {
+    V1BETA1: frozenset((*_CQ_COMMON, "cohort", "admissionChecks")),
+    V1BETA2: frozenset((*_CQ_COMMON, "cohortName")),
+}
+# v1beta1 deprecated spellings (apis/kueue/v1beta1/clusterqueue_types.go)
+_FUNGIBILITY_V1BETA1 = {"Borrow": "MayStopSearch", "Preempt": "MayStopSearch"}
+
+
+def _preemption(raw: object, ref: str, path: str) -> m.Preemption:
+    """spec.preemption; CEL rule "reclaimWithinCohort=Never and
+    borrowWithinCohort.Policy!=Never" (also clusterqueue_webhook.go validatePreemption)."""
+    d = v.as_map(raw, ref, path)
+    v.check_fields(d, ("reclaimWithinCohort", "borrowWithinCohort", "withinClusterQueue"), ref, path)
+    p = m.Preemption(
+        within_cluster_queue=v.opt_enum(d, "withinClusterQueue", m.WITHIN_CQ_POLICIES, ref, path, "Never"),
+        reclaim_within_cohort=v.opt_enum(d, "reclaimWithinCohort", m.RECLAIM_POLICIES, ref, path, "Never"),
+    )
+    bwc = v.opt_map(d, "borrowWithinCohort", ref, path)
+    if bwc is not None:
+        bp = v.child(path, "borrowWithinCohort")
+        v.check_fields(bwc, ("policy", "maxPriorityThreshold"), ref, bp)
+        p.borrow_within_cohort_policy = v.opt_enum(
+            bwc, "policy", m.BORROW_WITHIN_COHORT_POLICIES, ref, bp, "Never"
+        )
+        if bwc.get("maxPriorityThreshold") is not None:
+            p.max_priority_threshold = v.as_int32(
+                bwc["maxPriorityThreshold"], ref, v.child(bp, "maxPriorityThreshold")
+            )
+    if p.reclaim_within_cohort == "Never" and p.borrow_within_cohort_policy != "Never":
+        v.invalid(ref, path, "object", "reclaimWithinCohort=Never and borrowWithinCohort.Policy!=Never")
+    return p
+
+
+def _fungibility(raw: object, ref: str, path: str, api: str) -> m.FlavorFungibility:
+    """spec.flavorFungibility; CEL/webhook: preference requires both policies
+    TryNextFlavor (checked after defaulting, as the webhook sees the object)."""
+    d = v.as_map(raw, ref, path)
+    v.check_fields(d, ("whenCanBorrow", "whenCanPreempt", "preference"), ref, path)
+    borrow_vals = m.FUNGIBILITY_POLICIES + (("Borrow",) if api == V1BETA1 else ())
+    preempt_vals = m.FUNGIBILITY_POLICIES + (("Preempt",) if api == V1BETA1 else ())
+    wb = v.opt_enum(d, "whenCanBorrow", borrow_vals, ref, path, "MayStopSearch") or "MayStopSearch"
+    wp = v.opt_enum(d, "whenCanPreempt", preempt_vals, ref, path, "TryNextFlavor") or "TryNextFlavor"
+    wb = _FUNGIBILITY_V1BETA1.get(wb, wb)
+    wp = _FUNGIBILITY_V1BETA1.get(wp, wp)
+    pref = None
+    if d.get("preference") is not None:
+        pref = v.enum(d["preference"], m.FUNGIBILITY_PREFERENCES, ref, v.child(path, "preference"))
+        if wb != "TryNextFlavor" or wp != "TryNextFlavor":
+            v.invalid(
+                ref,
+                v.child(path, "preference"),
+                pref,
+                f'preference "{pref}" requires both whenCanBorrow and whenCanPreempt to be TryNextFlavor',
+            )
+    return m.FlavorFungibility(wb, wp, pref)
+
+
+def _admission_checks(spec: Mapping[str, Any], ref: str) -> list[str]:
+    """spec.admissionChecks (v1beta1) and spec.admissionChecksStrategy: offline no
+    AdmissionCheck exists, so any named check makes the ClusterQueue inactive;
+    onFlavors cannot change that. The two fields are mutually exclusive."""
+    names: list[str] = []
+    if spec.get("admissionChecks") is not None:
+        p = "spec.admissionChecks"
+        for i, x in enumerate(v.as_list(spec["admissionChecks"], ref, p)):
+            names.append(v.as_str(x, ref, v.index(p, i)))
+    acs = v.opt_map(spec, "admissionChecksStrategy", ref, "spec")
+    if acs is not None:
+        p = "spec.admissionChecksStrategy"
+        if names:
+            v.invalid(ref, p, "object", "admissionChecks and admissionChecksStrategy cannot be used together")
+        v.check_fields(acs, ("admissionChecks",), ref, p)
+        lp = v.child(p, "admissionChecks")
+        for i, raw in enumerate(v.opt_list(acs, "admissionChecks", ref, p, max_items=64)):
+            ip = v.index(lp, i)
+            rule = v.as_map(raw, ref, ip)
+            v.check_fields(rule, ("name", "onFlavors"), ref, ip)
+            if not rule.get("name"):
+                v.required(ref, v.child(ip, "name"))
+            names.append(v.as_str(rule["name"], ref, v.child(ip, "name")))
+            for j, f in enumerate(v.opt_list(rule, "onFlavors", ref, ip, max_items=64)):
+                v.object_name(f, ref, v.index(v.child(ip, "onFlavors"), j))
+    for i, n in enumerate(names):
+        if not n:
+            v.required(ref, f"spec.admissionChecks[{i}]")
+    return names
+
+
+def parse_cluster_queue(obj: Mapping[str, Any]) -> m.ClusterQueue:
+    """ClusterQueue with Kueue's defaults (kueue-semantics.md §1.2) and the
+    clusterqueue_webhook.go / CRD rules."""
+    api = _check_type(obj, ("ClusterQueue",))
+    name, _, _ = _metadata(obj, "ClusterQueue", namespaced=False)
+    ref = m.object_ref("ClusterQueue", name)
+    v.check_fields(obj, _TOP, ref, "")
+    spec = _spec(obj, ref)
+    v.check_fields(spec, _CQ_FIELDS[api], ref, "spec")
+    for feature, what in (
+        ("concurrentAdmissionPolicy", "ConcurrentAdmission"),
+        ("excludeResourcePrefixes", "excluding resources from quota"),
+    ):
+        if spec.get(feature):
+            v.not_supported_feature(ref, f"spec.{feature}", what)
+    cohort_field = "cohort" if api == V1BETA1 else "cohortName"
+    cohort = v.opt_str(spec, cohort_field, ref, "spec") or None
+    if cohort is not None:
+        v.object_name(cohort, ref, f"spec.{cohort_field}")
+    cq = m.ClusterQueue(name=name, cohort=cohort)
+    if spec.get("resourceGroups") is not None:
+        cq.resource_groups = v.resource_groups(
+            spec["resourceGroups"], ref, "spec.resourceGroups", has_parent=cohort is not None, is_cohort=False
+        )
+    cq.queueing_strategy = v.opt_enum(
+        spec, "queueingStrategy", m.QUEUEING_STRATEGIES, ref, "spec", "BestEffortFIFO"
+    )
+    if spec.get("namespaceSelector") is not None:
+        cq.namespace_selector = v.label_selector(spec["namespaceSelector"], ref, "spec.namespaceSelector")
+    if spec.get("preemption") is not None:
+        cq.preemption = _preemption(spec["preemption"], ref, "spec.preemption")
+    if spec.get("flavorFungibility") is not None:
+        cq.flavor_fungibility = _fungibility(spec["flavorFungibility"], ref, "spec.flavorFungibility", api)
+    cq.stop_policy = v.opt_enum(spec, "stopPolicy", m.STOP_POLICIES, ref, "spec", "None")
+    if spec.get("fairSharing") is not None:
+        cq.fair_weight = v.fair_sharing_weight(spec["fairSharing"], ref, "spec.fairSharing")
+    cq.admission_checks = _admission_checks(spec, ref)
+    scope = v.opt_map(spec, "admissionScope", ref, "spec")
+    if scope is not None:
+        v.check_fields(scope, ("admissionMode",), ref, "spec.admissionScope")
+        if "admissionMode" not in scope:
+            v.required(ref, "spec.admissionScope.admissionMode")
+        mode = v.enum(
+            scope["admissionMode"],
+            ("UsageBasedAdmissionFairSharing", "NoAdmissionFairSharing"),
+            ref,
+            "spec.admissionScope.admissionMode",
+        )
+        cq.usage_based_admission_fair_sharing = mode == "UsageBasedAdmissionFairSharing"
+    _status(obj, ref)
+    return cq
+
+
+# --- Cohort ---------------------------------------------------------------------------------
+
+
+def parse_cohort(obj: Mapping[str, Any]) -> m.Cohort:
+    """Cohort (cohort_webhook.go validateCohort): resource groups as for a
+    ClusterQueue, limits need a parent, lendingLimit may exceed nominal."""
+    api = _check_type(obj, ("Cohort",))
+    name, _, _ = _metadata(obj, "Cohort", namespaced=False)
+    ref = m.object_ref("Cohort", name)
+    v.check_fields(obj, _TOP, ref, "")
+    spec = _spec(obj, ref)
+    # v1alpha1 called the parent "parent" (apis/kueue/v1alpha1/cohort_types.go)
+    parent_field = "parent" if api == V1ALPHA1 and "parent" in spec else "parentName"
+    allowed = ("parentName", "resourceGroups", "fairSharing") + (("parent",) if api == V1ALPHA1 else ())
+    v.check_fields(spec, allowed, ref, "spec")
+    if api == V1ALPHA1 and "parent" in spec and "parentName" in spec:
+        v.invalid(ref, "spec.parent", spec["parent"], "parent and parentName cannot both be set")
+    parent = v.opt_str(spec, parent_field, ref, "spec") or None
+    if parent is not None:
+        v.object_name(parent, ref, f"spec.{parent_field}")
+    co = m.Cohort(name=name, parent=parent)
+    if spec.get("resourceGroups") is not None:
+        co.resource_groups = v.resource_groups(
+            spec["resourceGroups"], ref, "spec.resourceGroups", has_parent=parent is not None, is_cohort=True
+        )
+    if spec.get("fairSharing") is not None:
+        co.fair_weight = v.fair_sharing_weight(spec["fairSharing"], ref, "spec.fairSharing")
+    _status(obj, ref)
+    return co
+
+
+# --- LocalQueue -----------------------------------------------------------------------------
+
+
+def parse_local_queue(obj: Mapping[str, Any]) -> m.LocalQueue:
+    """LocalQueue: spec.clusterQueue is required (a missing ClusterQueue is not
+    an error: its workloads stay pending)."""
+    _check_type(obj, ("LocalQueue",))
+    name, ns, _ = _metadata(obj, "LocalQueue", namespaced=True)
+    ref = m.object_ref("LocalQueue", name, ns)
+    v.check_fields(obj, _TOP, ref, "")
+    spec = _spec(obj, ref)
+    v.check_fields(spec, ("clusterQueue", "stopPolicy", "fairSharing"), ref, "spec")
+    if not spec.get("clusterQueue"):
+        v.required(ref, "spec.clusterQueue")
+    cq = v.object_name(spec["clusterQueue"], ref, "spec.clusterQueue")
+    lq = m.LocalQueue(namespace=ns, name=name, cluster_queue=cq)
+    lq.stop_policy = v.opt_enum(spec, "stopPolicy", m.STOP_POLICIES, ref, "spec", "None")
+    if spec.get("fairSharing") is not None:
+        lq.fair_weight = v.fair_sharing_weight(spec["fairSharing"], ref, "spec.fairSharing")
+    _status(obj, ref)
+    return lq
+
+
+# --- priority classes, namespaces ---------------------------------------------------------
+
+
+def parse_workload_priority_class(obj: Mapping[str, Any]) -> m.WorkloadPriorityClass:
+    """WorkloadPriorityClass: top-level ``value`` (int32, required), ``description``."""
+    _check_type(obj, ("WorkloadPriorityClass",))
+    name, _, _ = _metadata(obj, "WorkloadPriorityClass", namespaced=False)
+    ref = m.object_ref("WorkloadPriorityClass", name)
+    v.check_fields(obj, ("apiVersion", "kind", "metadata", "value", "description"), ref, "")
+    if obj.get("value") is None:
+        v.required(ref, "value")
+    value = v.as_int32(obj["value"], ref, "value")
+    return m.WorkloadPriorityClass(name, value, v.opt_str(obj, "description", ref, ""))
+
+
+def parse_priority_class(obj: Mapping[str, Any]) -> m.WorkloadPriorityClass:
+    """scheduling.k8s.io/v1 PriorityClass (a Workload may take its priority from
+    one); kept in the same shape as a WorkloadPriorityClass."""
+    _check_type(obj, ("PriorityClass",))
+    name, _, _ = _metadata(obj, "PriorityClass", namespaced=False)
+    ref = m.object_ref("PriorityClass", name)
+    v.check_fields(
+        obj,
+        ("apiVersion", "kind", "metadata", "value", "description", "globalDefault", "preemptionPolicy"),
+        ref,
+        "",
+    )
+    if obj.get("value") is None:
+        v.required(ref, "value")
+    value = v.as_int32(obj["value"], ref, "value")
+    if value > 1_000_000_000 and not name.startswith("system-"):
+        # kubernetes pkg/apis/scheduling/validation: user classes are <= HighestUserDefinablePriority
+        v.invalid(ref, "value", value, "maximum allowed value of a user defined priority is 1000000000")
+    return m.WorkloadPriorityClass(name, value, v.opt_str(obj, "description", ref, ""))
+
+
+def parse_namespace(obj: Mapping[str, Any]) -> m.Namespace:
+    """core v1 Namespace. The API server always labels a namespace with
+    ``kubernetes.io/metadata.name: NAME``; so do we."""
+    _check_type(obj, ("Namespace",))
+    name, _, md = _metadata(obj, "Namespace", namespaced=False, label_name=True)
+    ref = m.object_ref("Namespace", name)
+    v.check_fields(obj, _TOP, ref, "")
+    labels = dict(md.get("labels") or {})
+    labels["kubernetes.io/metadata.name"] = name
+    return m.Namespace(name, labels)
+
+
+# --- Configuration --------------------------------------------------------------------------
+
+
+def parse_configuration(obj: Mapping[str, Any]) -> m.Configuration:
+    """Kueue's Configuration: fair sharing, admission fair sharing, feature gates.
+    Other sections are accepted and ignored unless they change admission
+    decisions in ways kueue-fast does not model (then: an error)."""
+    api = _check_type(obj, ("Configuration",))
+    ref = "Configuration"
+    md = obj.get("metadata")
+    if isinstance(md, dict) and isinstance(md.get("name"), str):
+        ref = m.object_ref("Configuration", md["name"])
+    cfg = m.Configuration()
+    fs = v.opt_map(obj, "fairSharing", ref, "")
+    if fs is not None:
+        if api == CONFIG_VERSIONS[0]:
+            v.check_fields(fs, ("enable", "preemptionStrategies"), ref, "fairSharing")
+            enabled = v.as_bool(fs["enable"], ref, "fairSharing.enable") if "enable" in fs else False
+        else:  # v1beta2: the presence of fairSharing enables it
+            v.check_fields(fs, ("preemptionStrategies",), ref, "fairSharing")
+            enabled = True
+        strategies = v.preemption_strategies(
+            fs.get("preemptionStrategies") or [], ref, "fairSharing.preemptionStrategies"
+        )
+        if enabled:
+            cfg.fair_sharing = m.FairSharingConfig(strategies)
+    afs = v.opt_map(obj, "admissionFairSharing", ref, "")
+    if afs is not None:
+        p = "admissionFairSharing"
+        v.check_fields(afs, ("usageHalfLifeTime", "usageSamplingInterval", "resourceWeights"), ref, p)
+        a = m.AdmissionFairSharingConfig()
+        if afs.get("usageHalfLifeTime") is not None:
+            a.usage_half_life_s = v.duration_seconds(
+                afs["usageHalfLifeTime"], ref, v.child(p, "usageHalfLifeTime")
+            )
+            if a.usage_half_life_s < 0:
+                v.invalid(
+                    ref,
+                    v.child(p, "usageHalfLifeTime"),
+                    afs["usageHalfLifeTime"],
+                    "must be greater or equal to 0",
+                )
+        if afs.get("usageSamplingInterval") is not None:
+            sp = v.child(p, "usageSamplingInterval")
+            a.usage_sampling_interval_s = v.duration_seconds(afs["usageSamplingInterval"], ref, sp)
+            if a.usage_sampling_interval_s <= 0:
+                v.invalid(ref, sp, afs["usageSamplingInterval"], "must be greater than 0")
+        rw = v.opt_map(afs, "resourceWeights", ref, p)
+        for rname, w in (rw or {}).items():
+            wp = v.key(v.child(p, "resourceWeights"), rname)
+            if isinstance(w, bool) or not isinstance(w, (int, float)):
+                v.invalid(ref, wp, w, "must be a number")
+            if w < 0:
+                v.invalid(ref, wp, w, "must be greater than or equal to 0")
+            a.resource_weights[rname] = float(w)
+        cfg.admission_fair_sharing = a
+    fg = v.opt_map(obj, "featureGates", ref, "")
+    for gate, on in (fg or {}).items():
+        cfg.feature_gates[gate] = v.as_bool(on, ref, v.key("featureGates", gate))
+    res = v.opt_map(obj, "resources", ref, "")
+    if res is not None:
+        v.check_fields(
+            res, ("excludeResourcePrefixes", "transformations", "deviceClassMappings"), ref, "resources"
+        )
+        for fld, what in (
+            ("excludeResourcePrefixes", "excluding resources from quota"),
+            ("transformations", "resource transformations"),
+            ("deviceClassMappings", "Dynamic Resource Allocation quota"),
+        ):
+            if res.get(fld):
+                v.not_supported_feature(ref, f"resources.{fld}", what)
+    wfpr = v.opt_map(obj, "waitForPodsReady", ref, "")
+    if wfpr is not None:
+        enabled = wfpr.get("enable", api != CONFIG_VERSIONS[0]) is not False
+        if enabled and wfpr.get("blockAdmission") is True:
+            v.not_supported_feature(
+                ref,
+                "waitForPodsReady.blockAdmission",
+                "blocking admission until pods are ready (no pods run offline)",
+            )
+    return cfg
+
+
+# --- Workload -------------------------------------------------------------------------------
+
+_WL_SPEC = {
+    V1BETA1: frozenset(
+        (
+            "podSets",
+            "queueName",
+            "priorityClassName",
+            "priorityClassSource",
+            "priority",
+            "active",
+            "maximumExecutionTimeSeconds",
+        )
+    ),
+    V1BETA2: frozenset(
+        ("podSets", "queueName", "priorityClassRef", "priority", "active", "maximumExecutionTimeSeconds")
+    ),
+}
+_PODSET_FIELDS = frozenset(("name", "template", "count", "minCount", "topologyRequest"))
+_WPC_SOURCE = "kueue.x-k8s.io/workloadpriorityclass"
+_POD_PC_SOURCE = "scheduling.k8s.io/priorityclass"
+_CONDITION_STATUSES = ("True", "False", "Unknown")
+_EVICTION_REASONS_REORDERING = ("PodsReadyTimeout", "AdmissionCheck")
+
+
+def _node_selector_terms(raw: object, ref: str, path: str) -> tuple[m.NodeSelectorTerm, ...]:
+    terms = []
+    for i, traw in enumerate(v.as_list(raw, ref, path)):
+        tp = v.index(path, i)
+        t = v.as_map(traw, ref, tp)
+        groups = []
+        for fld in ("matchExpressions", "matchFields"):
+            reqs = []
+            for j, rraw in enumerate(v.opt_list(t, fld, ref, tp)):
+                rp = v.index(v.child(tp, fld), j)
+                r = v.as_map(rraw, ref, rp)
+                k = v.as_str(r.get("key", ""), ref, v.child(rp, "key"))
+                op = v.enum(r.get("operator"), m.NODE_SELECTOR_OPERATORS, ref, v.child(rp, "operator"))
+                vals = tuple(
+                    v.as_str(x, ref, v.index(v.child(rp, "values"), n))
+                    for n, x in enumerate(v.opt_list(r, "values", ref, rp))
+                )
+                reqs.append(m.NodeSelectorRequirement(k, op, vals))
+            groups.append(tuple(reqs))
+        terms.append(m.NodeSelectorTerm(groups[0], groups[1]))
+    return tuple(terms)
+
+
+def _required_affinity(spec: Mapping[str, Any], ref: str, path: str) -> tuple[m.NodeSelectorTerm, ...] | None:
+    aff = spec.get("affinity")
+    if aff is None:
+        return None
+    ap = v.child(path, "affinity")
+    aff = v.as_map(aff, ref, ap)
+    na = v.opt_map(aff, "nodeAffinity", ref, ap)
+    if na is None:
+        return None
+    np_ = v.child(ap, "nodeAffinity")
+    req = v.opt_map(na, "requiredDuringSchedulingIgnoredDuringExecution", ref, np_)
+    if req is None:
+        return None
+    rp = v.child(np_, "requiredDuringSchedulingIgnoredDuringExecution")
+    if "nodeSelectorTerms" not in req:
+        v.required(ref, v.child(rp, "nodeSelectorTerms"))
+    return _node_selector_terms(req["nodeSelectorTerms"], ref, v.child(rp, "nodeSelectorTerms"))
+
+
+def _pod_set(raw: object, ref: str, path: str) -> tuple[m.PodSet, str | None]:
+    d = v.as_map(raw, ref, path)
+    v.check_fields(d, _PODSET_FIELDS, ref, path)
+    if d.get("topologyRequest") is not None:
+        v.not_supported_feature(ref, v.child(path, "topologyRequest"), "Topology Aware Scheduling")
+    # PodSetReference: DNS label, CRD default "main"
+    name = (
+        "main"
+        if d.get("name") in (None, "")
+        else v.object_name(d["name"], ref, v.child(path, "name"), label=True)
+    )
+    count = 1 if d.get("count") is None else v.as_int32(d["count"], ref, v.child(path, "count"), minimum=0)
+    min_count = None
+    if d.get("minCount") is not None:
+        mp = v.child(path, "minCount")
+        min_count = v.as_int32(d["minCount"], ref, mp, minimum=1)
+        if min_count > count:  # CEL on PodSet (apis/kueue/v1beta2/workload_types.go)
+            v.invalid(ref, mp, min_count, "minCount should be positive and less or equal to count")
+    if d.get("template") is None:
+        v.required(ref, v.child(path, "template"))
+    tp = v.child(path, "template")
+    template = v.as_map(d["template"], ref, tp)
+    if template.get("spec") is None:
+        v.required(ref, v.child(tp, "spec"))
+    sp = v.child(tp, "spec")
+    spec = v.as_map(template["spec"], ref, sp)
+    requests, reasons = pod_requests(spec, sp, ref, podset_name=name)
+    ps = m.PodSet(name=name, count=count, requests=requests, min_count=min_count)
+    if spec.get("nodeSelector") is not None:
+        ps.node_selector = v.string_map(spec["nodeSelector"], ref, v.child(sp, "nodeSelector"))
+    ps.required_affinity = _required_affinity(spec, ref, sp)
+    if spec.get("tolerations") is not None:
+        ps.tolerations = v.tolerations(spec["tolerations"], ref, v.child(sp, "tolerations"), strict=False)
+    return ps, reasons
+
+
+def _conditions(status: Mapping[str, Any], ref: str) -> dict[str, dict[str, Any]]:
+    """status.conditions by type (metav1validation.ValidateConditions: type set,
+    status True/False/Unknown, lastTransitionTime set; types unique)."""
+    out: dict[str, dict[str, Any]] = {}
+    for i, raw in enumerate(v.opt_list(status, "conditions", ref, "status", max_items=16)):
+        p = v.index("status.conditions", i)
+        c = v.as_map(raw, ref, p)
+        ctype = v.as_str(c.get("type", ""), ref, v.child(p, "type"))
+        if not ctype:
+            v.required(ref, v.child(p, "type"))
+        v.enum(c.get("status", ""), _CONDITION_STATUSES, ref, v.child(p, "status"))
+        if c.get("lastTransitionTime") in (None, ""):
+            v.required(ref, v.child(p, "lastTransitionTime"), "must be set")
+        c["_ns"] = None  # filled lazily below
+        if ctype in out:
+            v.duplicate(ref, v.child(p, "type"), ctype)
+        out[ctype] = c
+    return out
+
+
+def _cond_time(c: dict[str, Any], ref: str, path: str) -> int:
+    return parse_time_ns(c["lastTransitionTime"], ref, path)
+
+
+def _admission(raw: object, ref: str, pod_sets: list[m.PodSet]) -> m.Admission:
+    """status.admission (workload_webhook.go validateAdmission: pod set names
+    exist; each resourceUsage is a multiple of the count)."""
+    path = "status.admission"
+    d = v.as_map(raw, ref, path)
+    cq = v.opt_str(d, "clusterQueue", ref, path)
+    if not cq:
+        v.required(ref, v.child(path, "clusterQueue"))
+    v.object_name(cq, ref, v.child(path, "clusterQueue"))
+    by_name = {ps.name: ps for ps in pod_sets}
+    assignments = []
+    ap = v.child(path, "podSetAssignments")
+    seen: set[str] = set()
+    for i, praw in enumerate(v.opt_list(d, "podSetAssignments", ref, path, max_items=8)):
+        pp = v.index(ap, i)
+        pa = v.as_map(praw, ref, pp)
+        name = v.opt_str(pa, "name", ref, pp, "main") or "main"
+        if name not in by_name:
+            v.fail(ref, v.child(pp, "name"), f'Not found: "{name}"')
+        if name in seen:
+            v.duplicate(ref, v.child(pp, "name"), name)
+        seen.add(name)
+        flavors = v.string_map(pa.get("flavors") or {}, ref, v.child(pp, "flavors"))
+        count = by_name[name].count
+        if pa.get("count") is not None:
+            count = v.as_int32(pa["count"], ref, v.child(pp, "count"), minimum=0)
+        usage: dict[str, int] = {}
+        up = v.child(pp, "resourceUsage")
+        for rname, q in v.as_map(pa.get("resourceUsage") or {}, ref, up).items():
+            val = v.quantity(q, rname, ref, v.key(up, rname))
+            if count > 0 and val % count != 0:
+                v.invalid(ref, v.key(up, rname), str(q), f"is not a multiple of {count}")
+            usage[rname] = val
+        assignments.append(m.PodSetAssignment(name, count, dict(flavors), usage))
+    return m.Admission(cq, assignments)
+
+
+def _priority(
+    spec: Mapping[str, Any],
+    api: str,
+    ref: str,
+    priority_classes: Mapping[str, m.WorkloadPriorityClass] | None,
+    pod_priority_classes: Mapping[str, m.WorkloadPriorityClass] | None,
+) -> tuple[int, str | None]:
+    """spec.priority if set, else the value of the referenced class, else 0.
+    A named class that does not exist is a MissingReferenceError."""
+    prio = v.as_int32(spec["priority"], ref, "spec.priority") if spec.get("priority") is not None else None
+    cls: str | None = None
+    pod_class = False
+    path = ""
+    if api == V1BETA1:
+        if spec.get("priorityClassName"):
+            path = "spec.priorityClassName"
+            cls = v.object_name(spec["priorityClassName"], ref, path)
+        src = v.opt_enum(spec, "priorityClassSource", (_WPC_SOURCE, _POD_PC_SOURCE, ""), ref, "spec", "")
+        pod_class = src == _POD_PC_SOURCE
+    elif spec.get("priorityClassRef") is not None:
+        rp = "spec.priorityClassRef"
+        r = v.as_map(spec["priorityClassRef"], ref, rp)
+        v.check_fields(r, ("group", "kind", "name"), ref, rp)
+        for f in ("group", "kind", "name"):
+            if not r.get(f):
+                v.required(ref, v.child(rp, f))
+        group = v.enum(r["group"], (KUEUE_GROUP, "scheduling.k8s.io"), ref, v.child(rp, "group"))
+        kind = v.enum(r["kind"], ("WorkloadPriorityClass", "PriorityClass"), ref, v.child(rp, "kind"))
+        # CEL rules on PriorityClassRef
+        if group == "scheduling.k8s.io" and kind != "PriorityClass":
+            v.invalid(
+                ref, rp, "object", "only the PriorityClass kind is allowed for the scheduling.k8s.io group"
+            )
+        if group == KUEUE_GROUP and kind != "WorkloadPriorityClass":
+            v.invalid(
+                ref,
+                rp,
+                "object",
+                "only the WorkloadPriorityClass kind is allowed for the kueue.x-k8s.io group",
+            )
+        path = v.child(rp, "name")
+        cls = v.object_name(r["name"], ref, path)
+        pod_class = kind == "PriorityClass"
+    if prio is not None:
+        return prio, cls
+    if cls is None:
+        return 0, None
+    classes = pod_priority_classes if pod_class else priority_classes
+    pc = (classes or {}).get(cls)
+    if pc is None:
+        what = "PriorityClass" if pod_class else "WorkloadPriorityClass"
+        raise MissingReferenceError(ref, path, f'{what} "{cls}" not found')
+    return pc.value, cls
+
+
+def parse_workload(
+    obj: Mapping[str, Any],
+    priority_classes: Mapping[str, m.WorkloadPriorityClass] | None = None,
+    *,
+    pod_priority_classes: Mapping[str, m.WorkloadPriorityClass] | None = None,
+    default_creation_ns: int = 0,
+) -> m.Workload:
+    """A Workload: pod sets with their per-pod requests, priority, timestamps and
+    (for admitted ones) the admission from status (workload_webhook.go rules).
+
+    ``priority_classes`` are WorkloadPriorityClasses by name,
+    ``pod_priority_classes`` scheduling.k8s.io PriorityClasses;
+    ``default_creation_ns`` is used when metadata.creationTimestamp is absent."""
+    api = _check_type(obj, ("Workload",))
+    name, ns, md = _metadata(obj, "Workload", namespaced=True)
+    ref = m.object_ref("Workload", name, ns)
+    v.check_fields(obj, _TOP, ref, "")
+    if obj.get("spec") is None:
+        v.required(ref, "spec")
+    spec = v.as_map(obj["spec"], ref, "spec")
+    v.check_fields(spec, _WL_SPEC[api], ref, "spec")
+
+    # 1. pod sets
+    if spec.get("podSets") is None:
+        v.required(ref, "spec.podSets")
+    raw_sets = v.as_list(spec["podSets"], ref, "spec.podSets", min_items=1, max_items=8)
+    pod_sets: list[m.PodSet] = []
+    reasons: list[str] = []
+    names: set[str] = set()
+    with_min = 0
+    for i, raw in enumerate(raw_sets):
+        ps, why = _pod_set(raw, ref, f"spec.podSets[{i}]")
+        if ps.name in names:  # listType=map, listMapKey=name
+            v.duplicate(ref, f"spec.podSets[{i}].name", ps.name)
+        names.add(ps.name)
+        with_min += ps.min_count is not None
+        if why:
+            reasons.append(why)
+        pod_sets.append(ps)
+    if with_min > 1:
+        v.invalid(ref, "spec.podSets", with_min, "at most one podSet can use minCount")
+    if reasons:  # pkg/workload ValidateResources: pending, not rejected
+        msg = "resource validation failed: " + "; ".join(reasons)
+        for ps in pod_sets:
+            ps.resources_validation_error = msg
+
+    # 2. queue, priority, active
+    queue = v.opt_str(spec, "queueName", ref, "spec")
+    if queue:
+        v.object_name(queue, ref, "spec.queueName")
+    priority, pclass = _priority(spec, api, ref, priority_classes, pod_priority_classes)
+    active = v.as_bool(spec["active"], ref, "spec.active") if spec.get("active") is not None else True
+    if spec.get("maximumExecutionTimeSeconds") is not None:
+        v.as_int32(spec["maximumExecutionTimeSeconds"], ref, "spec.maximumExecutionTimeSeconds", minimum=1)
+
+    # 3. identity and times
+    creation = (
+        parse_time_ns(md["creationTimestamp"], ref, "metadata.creationTimestamp")
+        if md.get("creationTimestamp") is not None
+        else default_creation_ns
+    )
+    uid = v.as_str(md["uid"], ref, "metadata.uid") if md.get("uid") else f"{ns}/{name}"
+
+    # 4. status
+    status = _status(obj, ref)
+    conds = _conditions(status, ref)
+    reserved = conds.get("QuotaReserved")
+    has_reservation = reserved is not None and reserved.get("status") == "True"
+    admission = None
+    admission_ns = None
+    if status.get("admission") is not None:
+        admission = _admission(status["admission"], ref, pod_sets)
+        admission_ns = (
+            _cond_time(reserved, ref, "status.conditions[QuotaReserved].lastTransitionTime")
+            if has_reservation and reserved is not None
+            else creation
+        )
+    elif has_reservation:
+        v.required(ref, "status.admission", "must be set when the QuotaReserved condition is True")
+    finished = conds.get("Finished", {}).get("status") == "True"
+    queue_order_ns = None
+    ev = conds.get("Evicted")
+    if ev is not None and ev.get("status") == "True" and ev.get("reason") in _EVICTION_REASONS_REORDERING:
+        queue_order_ns = _cond_time(ev, ref, "status.conditions[Evicted].lastTransitionTime")
+    for c in conds.values():
+        c.pop("_ns", None)
+
+    # reclaimablePods (workload_webhook.go validateReclaimablePods)
+    by_name = {ps.name: ps for ps in pod_sets}
+    rp = "status.reclaimablePods"
+    for i, rraw in enumerate(v.opt_list(status, "reclaimablePods", ref, "status", max_items=8)):
+        r = v.as_map(rraw, ref, v.index(rp, i))
+        rname = v.as_str(r.get("name", ""), ref, v.child(v.index(rp, i), "name"))
+        kp = v.key(rp, rname)
+        if rname not in by_name:
+            v.unsupported(ref, v.child(kp, "name"), rname, [ps.name for ps in pod_sets])
+        cnt = v.as_int32(r.get("count", 0), ref, v.child(kp, "count"), minimum=0)
+        if cnt > by_name[rname].count:
+            v.invalid(ref, v.child(kp, "count"), cnt, f"should be less or equal to {by_name[rname].count}")
+        by_name[rname].reclaimable = cnt
+
+    return m.Workload(
+        namespace=ns,
+        name=name,
+        queue_name=queue,
+        pod_sets=pod_sets,
+        creation_ns=creation,
+        priority=priority,
+        priority_class=pclass,
+        uid=uid,
+        active=active,
+        admission=admission,
+        admission_ns=admission_ns,
+        finished=finished,
+        queue_order_ns=queue_order_ns,
+        raw=dict(obj),
+    )
+
+
+# --- the whole input ------------------------------------------------------------------------
+
+
+def _kind_and_version(doc: Document) -> tuple[str, str]:
+    d = doc.obj
+    api, kind = d.get("apiVersion"), d.get("kind")
+    name = d.get("metadata", {}).get("name") if isinstance(d.get("metadata"), dict) else None
+    label = (
+        f"{kind}/{name}"
+        if isinstance(kind, str) and isinstance(name, str)
+        else (kind if isinstance(kind, str) else "")
+    )
+    if not isinstance(kind, str) or not kind:
+        raise ParseError(
+            label, "kind", "Required value: every object needs apiVersion and kind", source=doc.where
+        )
+    if not isinstance(api, str) or not api:
+        raise ParseError(
+            label, "apiVersion", "Required value: every object needs apiVersion and kind", source=doc.where
+        )
+    versions = KIND_VERSIONS.get(kind)
+    if versions is None:
+        raise ParseError(label, "kind", f'unsupported kind "{kind}" (apiVersion "{api}")', source=doc.where)
+    if api not in versions:
+        raise ParseError(
+            label,
+            "apiVersion",
+            f'unsupported apiVersion "{api}" for kind {kind} (expected {", ".join(versions)})',
+            source=doc.where,
+        )
+    return kind, api
+
+
+def _with_source(e: InputError, doc: Document) -> InputError:
+    if e.source:
+        return e
+    return type(e)(e.obj, e.field, e.message, source=doc.where)
+
+
+def build_state(docs: Iterable[Document | dict[str, Any]]) -> m.ClusterState:
+    """Convert and validate every object; cross-object rules (duplicates, at
+    most one Configuration, priority class references) are checked here."""
+    state = m.ClusterState()
+    documents: list[Document] = []
+    for i, d in enumerate(docs):
+        if isinstance(d, Document):
+            documents.append(d)
+        elif isinstance(d, dict):
+            documents.extend(_split_list("<input>", i, d))
+        else:
+            raise ParseError("", "", f"input {i} is a {_kind_of(d)}, not an object", source="<input>")
+    state.documents = [doc.obj for doc in documents]
+
+    kinds = [_kind_and_version(doc) for doc in documents]
+    pod_classes: dict[str, m.WorkloadPriorityClass] = {}
+    workloads: list[tuple[Document, int]] = []
+    seen_config: Document | None = None
+    n_workloads = 0
+
+    def put(table: dict[str, Any], key: str, value: Any, doc: Document, ref: str) -> None:
+        if key in table:
+            raise ValidationError(
+                ref,
+                "metadata.name",
+                f'Duplicate value: "{key}": the input defines {ref} twice',
+                source=doc.where,
+            )
+        table[key] = value
+
+    for doc, (kind, _api) in zip(documents, kinds, strict=True):
+        try:
+            if kind == "Workload":
+                workloads.append((doc, n_workloads))
+                n_workloads += 1
+            elif kind == "ResourceFlavor":
+                rf = parse_resource_flavor(doc.obj)
+                put(state.resource_flavors, rf.name, rf, doc, f"ResourceFlavor/{rf.name}")
+            elif kind == "ClusterQueue":
+                cq = parse_cluster_queue(doc.obj)
+                put(state.cluster_queues, cq.name, cq, doc, f"ClusterQueue/{cq.name}")
+            elif kind == "Cohort":
+                co = parse_cohort(doc.obj)
+                put(state.cohorts, co.name, co, doc, f"Cohort/{co.name}")
+            elif kind == "LocalQueue":
+                lq = parse_local_queue(doc.obj)
+                put(
+                    state.local_queues,
+                    f"{lq.namespace}/{lq.name}",
+                    lq,
+                    doc,
+                    f"LocalQueue/{lq.namespace}/{lq.name}",
+                )
+            elif kind == "WorkloadPriorityClass":
+                wpc = parse_workload_priority_class(doc.obj)
+                put(state.priority_classes, wpc.name, wpc, doc, f"WorkloadPriorityClass/{wpc.name}")
+            elif kind == "PriorityClass":
+                pc = parse_priority_class(doc.obj)
+                put(pod_classes, pc.name, pc, doc, f"PriorityClass/{pc.name}")
+            elif kind == "Namespace":
+                ns = parse_namespace(doc.obj)
+                put(state.namespaces, ns.name, ns, doc, f"Namespace/{ns.name}")
+            elif kind == "Configuration":
+                if seen_config is not None:
+                    raise ValidationError(
+                        "Configuration",
+                        "",
+                        f"at most one Configuration may be given; another is in {seen_config.where}",
+                        source=doc.where,
+                    )
+                seen_config = doc
+                state.configuration = parse_configuration(doc.obj)
+        except InputError as e:
+            raise _with_source(e, doc) from None
+    state.pod_priority_classes = pod_classes
+
+    for doc, position in workloads:
+        try:
+            wl = parse_workload(
+                doc.obj,
+                state.priority_classes,
+                pod_priority_classes=pod_classes,
+                default_creation_ns=position,
+            )
+            put(state.workloads, wl.key, wl, doc, f"Workload/{wl.key}")
+        except InputError as e:
+            raise _with_source(e, doc) from None
+    return state
+
+
+def load(paths: Sequence[str], stdin: IO[str] | None = None) -> m.ClusterState:
+    """read_documents + build_state."""
+    return build_state(read_documents(paths, stdin))

@@ -1,0 +1,167 @@
+"""Per-pod requests of a pod template, as Kueue computes them.
+
+1. Kueue's workload controller adjusts the template (pkg/workload/resources.go
+   AdjustResources -> UseLimitsAsMissingRequestsInPod): a limit stands in for a
+   missing request, per container and init container (and at pod level).
+   RuntimeClass overhead and LimitRange defaults need cluster objects that an
+   offline input does not have; ``spec.overhead`` given in the template is used.
+2. k8s.io/component-helpers resource/helpers.go PodRequests:
+   * reqs = sum over containers; restartable init containers (sidecars,
+     ``restartPolicy: Always``) are added to that sum too;
+   * an ordinary init container i needs its own request plus the sidecars
+     started before it; a sidecar contributes the cumulative sidecar sum;
+     reqs = max(reqs, max over those);
+   * pod-level ``resources.requests`` (cpu, memory, hugepages-*) replace the
+     aggregate for the resources they name;
+   * ``overhead`` is added.
+3. Quantities are added exactly (as resource.Quantity does) and converted to
+   Kueue's int64 units once, at the end (pkg/resources ResourceValue).
+
+Workload webhook errors raised here (pkg/webhooks/workload_webhook.go
+validateContainer, WorkloadValidateResourcesAreNonNegative): ``pods`` in a
+container's requests or limits, and negative requests or limits.
+A container requesting more than its limit is not an error: Kueue keeps the
+workload pending with "resource validation failed: ..." (pkg/workload
+ValidateResources); the reasons are returned for the caller to compose.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import validation as v
+from .quantity import value_from_nanos
+
+__all__ = ["pod_requests", "POD_LEVEL_RESOURCES"]
+
+POD_LEVEL_RESOURCES = ("cpu", "memory")  # plus hugepages-* (IsSupportedPodLevelResource)
+
+
+def _is_pod_level(name: str) -> bool:
+    return name in POD_LEVEL_RESOURCES or name.startswith("hugepages-")
+
+
+def _resource_list(raw: object, obj: str, path: str, *, container: bool) -> dict[str, int]:
+    """A corev1.ResourceList as exact nanos; rejects ``pods`` and negatives in
+    containers (workload webhook)."""
+    d = v.as_map(raw, obj, path)
+    out: dict[str, int] = {}
+    for name, q in d.items():
+        p = v.key(path, name)
+        if container and name == "pods":
+            v.invalid(obj, p, "pods", "the key is reserved for internal kueue use")
+        n = v.nanos(q, obj, p)
+        if n < 0:
+            v.invalid(obj, p, str(q), "must be greater than or equal to 0")
+        out[name] = n
+    return out
+
+
+def _container(c: dict[str, Any], obj: str, path: str) -> tuple[dict[str, int], list[str]]:
+    """Effective requests of one container (limits filling missing requests)
+    and the resources whose request exceeds the limit."""
+    res = c.get("resources")
+    if res is None:
+        return {}, []
+    rp = v.child(path, "resources")
+    res = v.as_map(res, obj, rp)
+    raw_req = res.get("requests")
+    raw_lim = res.get("limits")
+    req = _resource_list(raw_req, obj, v.child(rp, "requests"), container=True) if raw_req is not None else {}
+    if raw_lim is None:
+        return req, []
+    lim = _resource_list(raw_lim, obj, v.child(rp, "limits"), container=True)
+    over: list[str] = []
+    if req:
+        over = sorted(k for k, n in req.items() if k in lim and n > lim[k])
+        merged = dict(lim)
+        merged.update(req)
+        return merged, over
+    return lim, over
+
+
+def _add(acc: dict[str, int], other: dict[str, int]) -> None:
+    for k, n in other.items():
+        acc[k] = acc.get(k, 0) + n
+
+
+def _max_into(acc: dict[str, int], other: dict[str, int]) -> None:
+    for k, n in other.items():
+        if k not in acc or n > acc[k]:
+            acc[k] = n
+
+
+def pod_requests(
+    template_spec: dict[str, Any], path: str, obj_ref: str, *, podset_name: str | None = None
+) -> tuple[dict[str, int], str | None]:
+    """Per-pod requests of a pod template spec in canonical int64 units, and the
+    reasons Kueue's ValidateResources would give (``None`` if requests are within
+    limits), e.g. ``podSets.main.containers[0][cpu] requests exceed it's limits``.
+
+    ``path`` is the field path of ``template_spec`` (for error messages),
+    ``obj_ref`` the object it belongs to; ``podset_name`` names the pod set in
+    the reasons (Kueue's wording uses ``podSets.<name>``)."""
+    spec = v.as_map(template_spec, obj_ref, path)
+    ps_path = f"podSets.{podset_name}" if podset_name is not None else path
+    reasons: list[str] = []
+
+    if "containers" not in spec:
+        v.required(obj_ref, v.child(path, "containers"))
+    cp = v.child(path, "containers")
+    total: dict[str, int] = {}
+    for i, raw in enumerate(v.as_list(spec["containers"], obj_ref, cp)):
+        p = v.index(cp, i)
+        req, over = _container(v.as_map(raw, obj_ref, p), obj_ref, p)
+        if over:
+            reasons.append(f"{ps_path}.containers[{i}][{', '.join(over)}] requests exceed it's limits")
+        _add(total, req)
+
+    inits = spec.get("initContainers")
+    if inits:
+        ip = v.child(path, "initContainers")
+        init_reasons: list[str] = []
+        sidecars: dict[str, int] = {}
+        init_max: dict[str, int] = {}
+        for i, raw in enumerate(v.as_list(inits, obj_ref, ip)):
+            p = v.index(ip, i)
+            c = v.as_map(raw, obj_ref, p)
+            req, over = _container(c, obj_ref, p)
+            if over:
+                init_reasons.append(
+                    f"{ps_path}.initContainers[{i}][{', '.join(over)}] requests exceed it's limits"
+                )
+            policy = c.get("restartPolicy")
+            if policy is not None:
+                v.as_str(policy, obj_ref, v.child(p, "restartPolicy"))
+            if policy == "Always":  # sidecar: runs for the whole life of the pod
+                _add(total, req)
+                _add(sidecars, req)
+                _max_into(init_max, sidecars)
+            else:
+                need = dict(sidecars)
+                _add(need, req)
+                _max_into(init_max, need)
+        _max_into(total, init_max)
+        # Kueue lists init containers first
+        reasons = init_reasons + reasons
+
+    pod_res = spec.get("resources")
+    if pod_res is not None:
+        rp = v.child(path, "resources")
+        pod_res = v.as_map(pod_res, obj_ref, rp)
+        preq = _resource_list(
+            pod_res.get("requests") or {}, obj_ref, v.child(rp, "requests"), container=False
+        )
+        plim = _resource_list(pod_res.get("limits") or {}, obj_ref, v.child(rp, "limits"), container=False)
+        merged = dict(plim)
+        merged.update(preq)
+        for name, n in merged.items():
+            if _is_pod_level(name):
+                total[name] = n
+
+    overhead = spec.get("overhead")
+    if overhead is not None:
+        _add(total, _resource_list(overhead, obj_ref, v.child(path, "overhead"), container=False))
+
+    out = {name: max(0, value_from_nanos(n, name)) for name, n in total.items()}
+    return out, ("; ".join(reasons) if reasons else None)

@@ -1,0 +1,654 @@
+"""Kueue's validation: the CRD schema (types, enums, limits, CEL rules) and the
+webhooks, applied while the loader decodes objects.
+
+Every check raises :class:`~kueue_fast.errors.ValidationError` naming the
+object (``ClusterQueue/team-a``) and the Kubernetes field path of the culprit;
+messages follow ``k8s.io/apimachinery/pkg/util/validation/field`` wording
+(``Invalid value: "5": must be less than or equal to the nominalQuota``).
+Kueue aggregates all errors of an object; we stop at the first one.
+
+Sources (kubernetes-sigs/kueue unless noted):
+  * apis/kueue/v1beta2/*_types.go kubebuilder markers (MinItems, MaxItems,
+    Enum, Minimum, Pattern, XValidation CEL rules);
+  * pkg/webhooks/clusterqueue_webhook.go, cohort_webhook.go, common.go,
+    resourceflavor_webhook.go, workload_webhook.go;
+  * apimachinery pkg/apis/meta/v1/validation (labels, label selectors) and
+    pkg/util/validation (qualified names, DNS-1123 names).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any, NoReturn
+
+from . import model as m
+from .errors import QuantityError, ValidationError
+from .quantity import parse_quantity, quantity_nanos
+
+# --- field paths and errors -----------------------------------------------------
+
+
+def child(path: str, name: str) -> str:
+    return f"{path}.{name}" if path else name
+
+
+def index(path: str, i: int) -> str:
+    return f"{path}[{i}]"
+
+
+def key(path: str, k: str) -> str:
+    return f"{path}[{k}]"
+
+
+def _show(value: object) -> str:
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, (int, float)):
+        return str(value)
+    return type(value).__name__
+
+
+def fail(obj: str, path: str, message: str) -> NoReturn:
+    raise ValidationError(obj, path, message)
+
+
+def invalid(obj: str, path: str, value: object, detail: str) -> NoReturn:
+    fail(obj, path, f"Invalid value: {_show(value)}: {detail}")
+
+
+def required(obj: str, path: str, detail: str = "") -> NoReturn:
+    fail(obj, path, "Required value" + (f": {detail}" if detail else ""))
+
+
+def unsupported(obj: str, path: str, value: object, allowed: Iterable[str]) -> NoReturn:
+    listed = ", ".join(f'"{a}"' for a in allowed)
+    fail(obj, path, f"Unsupported value: {_show(value)}: supported values: {listed}")
+
+
+def duplicate(obj: str, path: str, value: object, detail: str = "") -> NoReturn:
+    fail(obj, path, f"Duplicate value: {_show(value)}" + (f": {detail}" if detail else ""))
+
+
+def not_supported_feature(obj: str, path: str, what: str) -> NoReturn:
+    fail(obj, path, f"not supported by kueue-fast: {what}; it would change admission decisions")
+
+
+# --- strict decoding: types, unknown fields, enums, list sizes -------------------
+
+_TYPE_NAMES = {dict: "object", list: "array", str: "string", bool: "boolean", int: "integer"}
+
+
+def _type_name(v: object) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "boolean"
+    if isinstance(v, (int, float)):
+        return "number"
+    return _TYPE_NAMES.get(type(v), type(v).__name__)
+
+
+def _wrong_type(obj: str, path: str, v: object, want: str) -> NoReturn:
+    fail(obj, path, f"Invalid value: {_type_name(v)}: must be of type {want}")
+
+
+def as_map(v: object, obj: str, path: str) -> dict[str, Any]:
+    if not isinstance(v, dict):
+        _wrong_type(obj, path, v, "object")
+    for k in v:
+        if not isinstance(k, str):
+            fail(obj, path, f"Invalid value: {_show(k)}: object keys must be strings")
+    return v
+
+
+def opt_map(d: Mapping[str, Any], name: str, obj: str, path: str) -> dict[str, Any] | None:
+    v = d.get(name)
+    return None if v is None else as_map(v, obj, child(path, name))
+
+
+def as_list(v: object, obj: str, path: str, *, min_items: int = 0, max_items: int | None = None) -> list[Any]:
+    if not isinstance(v, list):
+        _wrong_type(obj, path, v, "array")
+    if len(v) < min_items:
+        fail(obj, path, f"Invalid value: {len(v)}: must have at least {min_items} items")
+    if max_items is not None and len(v) > max_items:
+        fail(obj, path, f"Too many: {len(v)}: must have at most {max_items} items")
+    return v
+
+
+def opt_list(
+    d: Mapping[str, Any], name: str, obj: str, path: str, *, min_items: int = 0, max_items: int | None = None
+) -> list[Any]:
+    v = d.get(name)
+    if v is None:
+        return []
+    return as_list(v, obj, child(path, name), min_items=min_items, max_items=max_items)
+
+
+def as_str(v: object, obj: str, path: str) -> str:
+    if not isinstance(v, str):
+        _wrong_type(obj, path, v, "string")
+    return v
+
+
+def opt_str(d: Mapping[str, Any], name: str, obj: str, path: str, default: str = "") -> str:
+    v = d.get(name)
+    return default if v is None else as_str(v, obj, child(path, name))
+
+
+def as_bool(v: object, obj: str, path: str) -> bool:
+    if not isinstance(v, bool):
+        _wrong_type(obj, path, v, "boolean")
+    return v
+
+
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+
+
+def as_int32(v: object, obj: str, path: str, *, minimum: int | None = None) -> int:
+    """An int32 field (count, priority...). YAML 2.0 (a float with no fraction)
+    is accepted as JSON would deliver it."""
+    if isinstance(v, float) and v.is_integer():
+        v = int(v)
+    if isinstance(v, bool) or not isinstance(v, int):
+        _wrong_type(obj, path, v, "integer")
+    if not INT32_MIN <= v <= INT32_MAX:
+        invalid(obj, path, v, "must fit in an int32")
+    if minimum is not None and v < minimum:
+        invalid(obj, path, v, f"must be greater than or equal to {minimum}")
+    return v
+
+
+def check_fields(d: Mapping[str, Any], allowed: Iterable[str], obj: str, path: str) -> None:
+    """Strict decoding: an unknown field is an error (a typo like nominalQuoto)."""
+    allowed_set = allowed if isinstance(allowed, (set, frozenset)) else frozenset(allowed)
+    for k in d:
+        if k not in allowed_set:
+            fail(obj, child(path, k), f'unknown field "{k}"')
+
+
+def enum(v: object, allowed: Iterable[str], obj: str, path: str) -> str:
+    s = as_str(v, obj, path)
+    allowed_t = tuple(allowed)
+    if s not in allowed_t:
+        unsupported(obj, path, s, allowed_t)
+    return s
+
+
+def opt_enum(
+    d: Mapping[str, Any], name: str, allowed: Iterable[str], obj: str, path: str, default: str
+) -> str:
+    v = d.get(name)
+    return default if v is None else enum(v, allowed, obj, child(path, name))
+
+
+def string_map(v: object, obj: str, path: str) -> dict[str, str]:
+    d = as_map(v, obj, path)
+    for k, val in d.items():
+        as_str(val, obj, key(path, k))
+    return d
+
+
+# --- quantities -------------------------------------------------------------------
+
+
+def quantity(v: object, resource: str, obj: str, path: str) -> int:
+    """A resource.Quantity field in canonical units of ``resource``."""
+    try:
+        return parse_quantity(v, resource)
+    except QuantityError as e:
+        fail(obj, path, f"Invalid value: {_show(v)}: {e}")
+
+
+def nanos(v: object, obj: str, path: str) -> int:
+    """The exact value of a quantity field (for sign checks and comparisons)."""
+    try:
+        return quantity_nanos(v)
+    except QuantityError as e:
+        fail(obj, path, f"Invalid value: {_show(v)}: {e}")
+
+
+def non_negative(v: object, obj: str, path: str) -> int:
+    """pkg/webhooks validateResourceQuantity: ``value.Cmp(Quantity{}) < 0`` is
+    "must be greater than or equal to 0" (apimachinery IsNegativeErrorMsg)."""
+    n = nanos(v, obj, path)
+    if n < 0:
+        invalid(obj, path, v, "must be greater than or equal to 0")
+    return n
+
+
+# --- names, labels ----------------------------------------------------------------
+
+_DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+
+
+def dns1123_subdomain_errors(s: str) -> str | None:
+    # apimachinery pkg/util/validation IsDNS1123Subdomain
+    if len(s) > 253:
+        return "must be no more than 253 characters"
+    if not _DNS1123_SUBDOMAIN.match(s):
+        return (
+            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
+            "'-' or '.', and must start and end with an alphanumeric character"
+        )
+    return None
+
+
+def dns1123_label_errors(s: str) -> str | None:
+    # apimachinery pkg/util/validation IsDNS1123Label
+    if len(s) > 63:
+        return "must be no more than 63 characters"
+    if not _DNS1123_LABEL.match(s):
+        return (
+            "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
+            "and must start and end with an alphanumeric character"
+        )
+    return None
+
+
+def qualified_name_errors(s: str) -> str | None:
+    # apimachinery pkg/util/validation IsQualifiedName (label keys, resource names)
+    prefix, sep, name = s.rpartition("/") if "/" in s else ("", "", s)
+    if sep:
+        if s.count("/") > 1:
+            return (
+                "a qualified name must consist of an optional DNS subdomain prefix and a name, "
+                "separated by '/'"
+            )
+        if not prefix:
+            return "prefix part must be non-empty"
+        err = dns1123_subdomain_errors(prefix)
+        if err:
+            return f"prefix part {err}"
+    if not name:
+        return "name part must be non-empty"
+    if len(name) > 63:
+        return "name part must be no more than 63 characters"
+    if not _QUALIFIED_NAME.match(name):
+        return (
+            "name part must consist of alphanumeric characters, '-', '_' or '.', "
+            "and must start and end with an alphanumeric character"
+        )
+    return None
+
+
+def label_value_errors(s: str) -> str | None:
+    # apimachinery pkg/util/validation IsValidLabelValue
+    if len(s) > 63:
+        return "must be no more than 63 characters"
+    if not _LABEL_VALUE.match(s):
+        return (
+            "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
+            "and must start and end with an alphanumeric character"
+        )
+    return None
+
+
+def object_name(v: object, obj: str, path: str, *, label: bool = False) -> str:
+    """metadata.name (and name references): DNS-1123 subdomain, or label for
+    namespaces and pod set names."""
+    s = as_str(v, obj, path)
+    if not s:
+        required(obj, path, "name is required")
+    err = dns1123_label_errors(s) if label else dns1123_subdomain_errors(s)
+    if err:
+        invalid(obj, path, s, err)
+    return s
+
+
+def label_key(v: object, obj: str, path: str) -> str:
+    s = as_str(v, obj, path)
+    err = qualified_name_errors(s)
+    if err:
+        invalid(obj, path, s, err)
+    return s
+
+
+def labels(v: object, obj: str, path: str, *, max_properties: int | None = None) -> dict[str, str]:
+    """metav1validation.ValidateLabels: valid keys and values."""
+    d = string_map(v, obj, path)
+    if max_properties is not None and len(d) > max_properties:
+        fail(obj, path, f"Too many: {len(d)}: must have at most {max_properties} items")
+    for k, val in d.items():
+        label_key(k, obj, path)
+        err = label_value_errors(val)
+        if err:
+            invalid(obj, key(path, k), val, err)
+    return d
+
+
+# --- label selectors (namespaceSelector) --------------------------------------------
+
+
+def label_selector(v: object, obj: str, path: str) -> m.LabelSelector:
+    """metav1validation.ValidateLabelSelector (default options)."""
+    d = as_map(v, obj, path)
+    check_fields(d, ("matchLabels", "matchExpressions"), obj, path)
+    ml = labels(d.get("matchLabels") or {}, obj, child(path, "matchLabels"))
+    reqs = []
+    ep = child(path, "matchExpressions")
+    for i, raw in enumerate(opt_list(d, "matchExpressions", obj, path)):
+        p = index(ep, i)
+        e = as_map(raw, obj, p)
+        check_fields(e, ("key", "operator", "values"), obj, p)
+        k = label_key(e.get("key", ""), obj, child(p, "key"))
+        op = as_str(e.get("operator", ""), obj, child(p, "operator"))
+        values = tuple(
+            as_str(x, obj, index(child(p, "values"), j)) for j, x in enumerate(opt_list(e, "values", obj, p))
+        )
+        if op in ("In", "NotIn"):
+            if not values:
+                required(obj, child(p, "values"), "must be specified when `operator` is 'In' or 'NotIn'")
+        elif op in ("Exists", "DoesNotExist"):
+            if values:
+                invalid(
+                    obj,
+                    child(p, "values"),
+                    list(values),
+                    "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+                )
+        else:
+            invalid(obj, child(p, "operator"), op, "not a valid selector operator")
+        for j, val in enumerate(values):
+            err = label_value_errors(val)
+            if err:
+                invalid(obj, index(child(p, "values"), j), val, err)
+        reqs.append(m.LabelSelectorRequirement(k, op, values))
+    return m.LabelSelector(tuple(sorted(ml.items())), tuple(reqs))
+
+
+# --- taints and tolerations (ResourceFlavor) -------------------------------------------
+
+
+def taints(v: object, obj: str, path: str) -> list[m.Taint]:
+    """resourceflavor_webhook.go validateNodeTaints + CRD: at most 8, effect enum."""
+    out: list[m.Taint] = []
+    seen: set[tuple[str, str]] = set()
+    for i, raw in enumerate(as_list(v, obj, path, max_items=8)):
+        p = index(path, i)
+        t = as_map(raw, obj, p)
+        check_fields(t, ("key", "value", "effect", "timeAdded"), obj, p)
+        if "key" not in t:
+            required(obj, child(p, "key"))
+        k = label_key(t["key"], obj, child(p, "key"))
+        val = opt_str(t, "value", obj, p)
+        err = label_value_errors(val)
+        if err:
+            invalid(obj, child(p, "value"), val, err)
+        if "effect" not in t:
+            required(obj, child(p, "effect"))
+        eff = enum(t["effect"], m.TAINT_EFFECTS, obj, child(p, "effect"))
+        if (k, eff) in seen:
+            duplicate(obj, p, f"{k}={val}:{eff}", "taints must be unique by key and effect pair")
+        seen.add((k, eff))
+        out.append(m.Taint(k, val, eff))
+    return out
+
+
+def tolerations(v: object, obj: str, path: str, *, strict: bool) -> list[m.Toleration]:
+    """Tolerations. ``strict`` (ResourceFlavor): the webhook's validateTolerations
+    plus the CRD's CEL rules (apis/kueue/v1beta2/resourceflavor_types.go):
+    key a valid label name; operator Equal/Exists, Exists when key is empty and
+    then no value; tolerationSeconds only with NoExecute; effect enum.
+    Pod templates only get their types checked (Kueue does not validate them)."""
+    out: list[m.Toleration] = []
+    fields = ("key", "operator", "value", "effect", "tolerationSeconds")
+    for i, raw in enumerate(as_list(v, obj, path, max_items=8 if strict else None)):
+        p = index(path, i)
+        t = as_map(raw, obj, p)
+        if strict:
+            check_fields(t, fields, obj, p)
+        k = opt_str(t, "key", obj, p)
+        op = opt_str(t, "operator", obj, p)
+        val = opt_str(t, "value", obj, p)
+        eff = opt_str(t, "effect", obj, p)
+        if t.get("tolerationSeconds") is not None:
+            if isinstance(t["tolerationSeconds"], bool) or not isinstance(t["tolerationSeconds"], int):
+                _wrong_type(obj, child(p, "tolerationSeconds"), t["tolerationSeconds"], "integer")
+        if strict:
+            if k:
+                label_key(k, obj, child(p, "key"))
+            if op and op not in m.TOLERATION_OPERATORS:
+                invalid(
+                    obj, child(p, "operator"), op, "supported toleration values: 'Equal'(default), 'Exists'"
+                )
+            if not k and op != "Exists":
+                invalid(
+                    obj,
+                    child(p, "operator"),
+                    op,
+                    "operator must be Exists when 'key' is empty, "
+                    "which means 'match all values and all keys'",
+                )
+            if op == "Exists" and "value" in t:
+                invalid(obj, child(p, "value"), val, "a value must be empty when 'operator' is 'Exists'")
+            if eff and eff not in m.TAINT_EFFECTS:
+                unsupported(obj, child(p, "effect"), eff, m.TAINT_EFFECTS)
+            if t.get("tolerationSeconds") is not None and eff != "NoExecute":
+                invalid(
+                    obj, child(p, "effect"), eff, "effect must be 'NoExecute' when 'tolerationSeconds' is set"
+                )
+        out.append(m.Toleration(k, op or "Equal", val, eff))
+    return out
+
+
+# --- resource groups (ClusterQueue and Cohort) ------------------------------------------
+
+_RG_FIELDS = ("coveredResources", "flavors")
+_FQ_FIELDS = ("name", "resources")
+_RQ_FIELDS = ("name", "nominalQuota", "borrowingLimit", "lendingLimit")
+
+
+def resource_groups(
+    v: object, obj: str, path: str, *, has_parent: bool, is_cohort: bool
+) -> list[m.ResourceGroup]:
+    """Decode and validate spec.resourceGroups.
+
+    CRD (clusterqueue_types.go): at most 16 groups; 1-64 coveredResources and
+    flavors per group, 1-64 resources per flavor; CEL "flavors must have the same
+    number of resources as the coveredResources"; CEL "borrowingLimit must be nil
+    when cohort is empty". Webhook (clusterqueue_webhook.go validateResourceGroups,
+    validateFlavorQuotas, validateTotalFlavors, validateTotalCoveredResources,
+    validateFlavorResourceCombinations): resource names are qualified names; a
+    resource and a flavor appear in one group only; resources[i].name matches
+    coveredResources[i]; quotas non-negative; limits need a cohort (a parent for
+    a Cohort); lendingLimit <= nominalQuota for a ClusterQueue only; <= 256
+    flavors and covered resources in total; <= 512 flavor-resource pairs per group.
+    """
+    parent_word = "parent" if is_cohort else "cohort"
+    groups = as_list(v, obj, path, max_items=16)
+    seen_resources: set[str] = set()
+    seen_flavors: set[str] = set()
+    total_flavors = 0
+    total_resources = 0
+    out: list[m.ResourceGroup] = []
+    for gi, graw in enumerate(groups):
+        gp = index(path, gi)
+        g = as_map(graw, obj, gp)
+        check_fields(g, _RG_FIELDS, obj, gp)
+        if "coveredResources" not in g:
+            required(obj, child(gp, "coveredResources"))
+        if "flavors" not in g:
+            required(obj, child(gp, "flavors"))
+        crp = child(gp, "coveredResources")
+        covered = [
+            as_str(x, obj, index(crp, j))
+            for j, x in enumerate(as_list(g["coveredResources"], obj, crp, min_items=1, max_items=64))
+        ]
+        flp = child(gp, "flavors")
+        flavors_raw = as_list(g["flavors"], obj, flp, min_items=1, max_items=64)
+        for j, name in enumerate(covered):
+            p = index(crp, j)
+            err = qualified_name_errors(name)
+            if err:
+                invalid(obj, p, name, err)
+            if name in seen_resources:
+                duplicate(obj, p, name)
+            seen_resources.add(name)
+        flavors: list[m.FlavorQuotas] = []
+        combos = 0
+        for fi, fraw in enumerate(flavors_raw):
+            fp = index(flp, fi)
+            f = as_map(fraw, obj, fp)
+            check_fields(f, _FQ_FIELDS, obj, fp)
+            if "name" not in f:
+                required(obj, child(fp, "name"))
+            fname = object_name(f["name"], obj, child(fp, "name"))
+            if "resources" not in f:
+                required(obj, child(fp, "resources"))
+            rp = child(fp, "resources")
+            rs = as_list(f["resources"], obj, rp, min_items=1, max_items=64)
+            if len(rs) != len(covered):
+                invalid(
+                    obj, rp, len(rs), "flavors must have the same number of resources as the coveredResources"
+                )
+            combos += len(rs)
+            quotas: list[m.ResourceQuota] = []
+            seen_in_flavor: set[str] = set()
+            for ri, rraw in enumerate(rs):
+                qp = index(rp, ri)
+                r = as_map(rraw, obj, qp)
+                check_fields(r, _RQ_FIELDS, obj, qp)
+                if "name" not in r:
+                    required(obj, child(qp, "name"))
+                rname = as_str(r["name"], obj, child(qp, "name"))
+                if rname in seen_in_flavor:  # listType=map, listMapKey=name
+                    duplicate(obj, child(qp, "name"), rname)
+                seen_in_flavor.add(rname)
+                if rname != covered[ri]:
+                    invalid(obj, child(qp, "name"), rname, "must match the name in coveredResources")
+                if "nominalQuota" not in r:
+                    required(obj, child(qp, "nominalQuota"))
+                nom_n = non_negative(r["nominalQuota"], obj, child(qp, "nominalQuota"))
+                nominal = quantity(r["nominalQuota"], rname, obj, child(qp, "nominalQuota"))
+                borrowing = lending = None
+                if r.get("borrowingLimit") is not None:
+                    bp = child(qp, "borrowingLimit")
+                    if not has_parent:
+                        invalid(obj, bp, str(r["borrowingLimit"]), f"must be nil when {parent_word} is empty")
+                    non_negative(r["borrowingLimit"], obj, bp)
+                    borrowing = quantity(r["borrowingLimit"], rname, obj, bp)
+                if r.get("lendingLimit") is not None:
+                    lp = child(qp, "lendingLimit")
+                    lend_n = non_negative(r["lendingLimit"], obj, lp)
+                    if not has_parent:
+                        invalid(obj, lp, str(r["lendingLimit"]), f"must be nil when {parent_word} is empty")
+                    if not is_cohort and lend_n > nom_n:
+                        invalid(
+                            obj, lp, str(r["lendingLimit"]), "must be less than or equal to the nominalQuota"
+                        )
+                    lending = quantity(r["lendingLimit"], rname, obj, lp)
+                quotas.append(m.ResourceQuota(rname, nominal, borrowing, lending))
+            if fname in seen_flavors:
+                duplicate(obj, child(fp, "name"), fname)
+            seen_flavors.add(fname)
+            flavors.append(m.FlavorQuotas(fname, quotas))
+        if combos > 512:
+            invalid(
+                obj,
+                gp,
+                combos,
+                f"number of flavor-resource combinations in a resourceGroup must be ≤ 512, got {combos}",
+            )
+        total_flavors += len(flavors)
+        total_resources += len(covered)
+        out.append(m.ResourceGroup(covered, flavors))
+    if total_flavors > 256:
+        invalid(
+            obj,
+            path,
+            total_flavors,
+            f"total number of flavors across all resourceGroups must be ≤ 256, got {total_flavors}",
+        )
+    if total_resources > 256:
+        invalid(
+            obj,
+            path,
+            total_resources,
+            "total number of covered resources across all resourceGroups must be ≤ 256, "
+            f"got {total_resources}",
+        )
+    return out
+
+
+# --- fair sharing weight (ClusterQueue, Cohort, LocalQueue) ----------------------------------
+
+
+def fair_sharing_weight(v: object, obj: str, path: str) -> float:
+    """spec.fairSharing: {weight: Quantity}. webhooks common.go validateFairSharing:
+    weight >= 0, and a non-zero weight must be > 1n ("When not 0, weight must be
+    > 10e-9"). The weight is a decimal; we keep it as a float (Kueue's
+    parseFairWeight uses AsApproximateFloat64)."""
+    d = as_map(v, obj, path)
+    check_fields(d, ("weight",), obj, path)
+    w = d.get("weight")
+    if w is None:
+        return 1.0
+    wp = child(path, "weight")
+    n = nanos(w, obj, wp)
+    if n < 0:
+        invalid(obj, wp, str(w), "must be greater than or equal to 0")
+    if 0 < n <= 1:
+        invalid(obj, wp, str(w), "When not 0, weight must be > 10e-9")
+    return n / 1e9
+
+
+# --- configuration ------------------------------------------------------------------------
+
+# pkg/config/validation.go validStrategySets
+VALID_STRATEGY_SETS = (
+    ("LessThanOrEqualToFinalShare",),
+    ("LessThanInitialShare",),
+    ("LessThanOrEqualToFinalShare", "LessThanInitialShare"),
+)
+
+
+def preemption_strategies(v: object, obj: str, path: str) -> list[str]:
+    """fairSharing.preemptionStrategies: one of the valid sets; empty means the
+    default [LessThanOrEqualToFinalShare, LessThanInitialShare]."""
+    items = [as_str(x, obj, index(path, i)) for i, x in enumerate(as_list(v, obj, path))]
+    if not items:
+        return list(VALID_STRATEGY_SETS[2])
+    if tuple(items) not in VALID_STRATEGY_SETS:
+        unsupported(obj, path, ",".join(items), (",".join(s) for s in VALID_STRATEGY_SETS))
+    return items
+
+
+_DURATION_UNITS = {
+    "ns": 1e-9,
+    "us": 1e-6,
+    "µs": 1e-6,
+    "μs": 1e-6,
+    "ms": 1e-3,
+    "s": 1.0,
+    "m": 60.0,
+    "h": 3600.0,
+}
+_DURATION_PART = re.compile(r"([0-9]*\.?[0-9]+|[0-9]+\.)(ns|us|µs|μs|ms|s|m|h)")
+
+
+def duration_seconds(v: object, obj: str, path: str) -> float:
+    """A Go time.Duration string ("168h", "1h30m", "300ms") in seconds."""
+    s = as_str(v, obj, path)
+    body = s[1:] if s[:1] in "+-" else s
+    if body == "0":
+        return 0.0
+    pos = 0
+    total = 0.0
+    while pos < len(body):
+        mt = _DURATION_PART.match(body, pos)
+        if not mt:
+            invalid(obj, path, s, "not a valid duration (examples: 300ms, 5m, 1h30m)")
+        total += float(mt.group(1)) * _DURATION_UNITS[mt.group(2)]
+        pos = mt.end()
+    if not body:
+        invalid(obj, path, s, "not a valid duration (examples: 300ms, 5m, 1h30m)")
+    return -total if s.startswith("-") else total
