@@ -1,0 +1,332 @@
+# ruff: noqa: E501  (object literals read better on long lines)
+"""Reading documents, both API versions, Kueue's defaults, Workload details."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kueue_fast import loader
+from kueue_fast import model as m
+from kueue_fast.errors import ParseError, ValidationError
+
+B1 = "kueue.x-k8s.io/v1beta1"
+B2 = "kueue.x-k8s.io/v1beta2"
+SCENARIOS = Path(__file__).parent / "scenarios"
+
+
+def write(tmp_path: Path, name: str, text: str) -> str:
+    p = tmp_path / name
+    p.write_text(text)
+    return str(p)
+
+
+def cq_obj(api: str = B1, **spec: Any) -> dict[str, Any]:
+    return {"apiVersion": api, "kind": "ClusterQueue", "metadata": {"name": "cq"}, "spec": spec}
+
+
+def wl_obj(api: str = B1, name: str = "wl", status: dict[str, Any] | None = None,
+           metadata: dict[str, Any] | None = None, template_spec: dict[str, Any] | None = None,
+           **spec: Any) -> dict[str, Any]:
+    spec.setdefault("queueName", "lq")
+    spec.setdefault("podSets", [{"name": "main", "count": 2, "template": {"spec": template_spec or {
+        "containers": [{"name": "c", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}]}}}])
+    obj = {"apiVersion": api, "kind": "Workload",
+           "metadata": {"name": name, "namespace": "team-a", **(metadata or {})}, "spec": spec}
+    if status is not None:
+        obj["status"] = status
+    return obj
+
+
+# --- reading ----------------------------------------------------------------------------
+
+
+def test_multi_document_yaml_skips_empty_documents(tmp_path: Path) -> None:
+    path = write(tmp_path, "in.yaml", "---\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\n\n---\n"
+                 "apiVersion: v1\nkind: Namespace\nmetadata: {name: b}\n")
+    docs = loader.read_documents([path])
+    assert [d.obj["metadata"]["name"] for d in docs] == ["a", "b"]
+    assert [d.index for d in docs] == [1, 3]  # 0-based positions among all documents
+    assert docs[0].source == path
+
+
+def test_json_object_and_array(tmp_path: Path) -> None:
+    one = write(tmp_path, "one.json", json.dumps({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a"}}))
+    many = write(tmp_path, "many.txt", "  [" + ",".join(
+        json.dumps({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}}) for n in "bc") + "]")
+    state = loader.load([one, many])
+    assert sorted(state.namespaces) == ["a", "b", "c"]
+
+
+def test_kubectl_lists_are_unpacked(tmp_path: Path) -> None:
+    text = yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a"}}]})
+    typed = json.dumps({"apiVersion": B1, "kind": "ResourceFlavorList", "metadata": {}, "items": [
+        {"metadata": {"name": "spot"}}, {"metadata": {"name": "on-demand"}}]})
+    state = loader.load([write(tmp_path, "l.yaml", text), write(tmp_path, "t.json", typed)])
+    assert list(state.namespaces) == ["a"]
+    assert sorted(state.resource_flavors) == ["on-demand", "spot"]  # items inherit kind and apiVersion
+
+
+def test_standard_input() -> None:
+    docs = loader.read_documents(["-"], stdin=io.StringIO("apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n"))
+    assert docs[0].source == "<stdin>"
+
+
+def test_timestamps_stay_strings(tmp_path: Path) -> None:
+    path = write(tmp_path, "w.yaml", yaml.safe_dump(wl_obj()).replace(
+        "namespace: team-a", "namespace: team-a\n  creationTimestamp: 2026-01-01T00:00:00.123456789Z"))
+    state = loader.load([path])
+    w = state.workloads["team-a/wl"]
+    assert w.raw["metadata"]["creationTimestamp"] == "2026-01-01T00:00:00.123456789Z"
+    assert w.creation_ns % 10**9 == 123456789
+
+
+def test_missing_file_is_a_parse_error() -> None:
+    with pytest.raises(ParseError):
+        loader.read_documents(["/nonexistent/file.yaml"])
+
+
+def test_errors_name_the_document(tmp_path: Path) -> None:
+    path = write(tmp_path, "x.yaml", "apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\n"
+                 + yaml.safe_dump(cq_obj(stopPolicy="Later")))
+    with pytest.raises(ValidationError) as e:
+        loader.load([path])
+    assert e.value.source == f"{path} (document 2)"
+    assert str(e.value).startswith(f"{path} (document 2): ClusterQueue/cq spec.stopPolicy: ")
+
+
+def test_build_state_accepts_plain_dicts() -> None:
+    state = loader.build_state([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a"}}])
+    assert state.namespaces["a"].labels == {"kubernetes.io/metadata.name": "a"}
+    assert len(state.documents) == 1
+
+
+# --- ClusterQueue defaults and versions ------------------------------------------------------------
+
+
+def test_cluster_queue_defaults() -> None:
+    q = loader.parse_cluster_queue(cq_obj())
+    assert q.queueing_strategy == "BestEffortFIFO"
+    assert q.namespace_selector is None  # matches nothing
+    assert q.preemption == m.Preemption("Never", "Never", "Never", None)
+    assert q.flavor_fungibility == m.FlavorFungibility("MayStopSearch", "TryNextFlavor", None)
+    assert q.stop_policy == "None"
+    assert q.fair_weight == 1.0
+    assert q.cohort is None and q.resource_groups == [] and q.admission_checks == []
+
+
+def test_empty_namespace_selector_matches_everything() -> None:
+    q = loader.parse_cluster_queue(cq_obj(namespaceSelector={}))
+    assert q.namespace_selector == m.LabelSelector()
+    assert q.namespace_selector.matches({"anything": "x"})
+
+
+def test_empty_sub_objects_get_defaults() -> None:
+    q = loader.parse_cluster_queue(cq_obj(preemption={"borrowWithinCohort": {}}, flavorFungibility={}))
+    assert q.preemption.borrow_within_cohort_policy == "Never"
+    assert q.flavor_fungibility == m.FlavorFungibility()
+
+
+@pytest.mark.parametrize(("api", "field"), [(B1, "cohort"), (B2, "cohortName")])
+def test_cohort_field_per_version(api: str, field: str) -> None:
+    q = loader.parse_cluster_queue(cq_obj(api, **{field: "research"}, resourceGroups=[
+        {"coveredResources": ["cpu", "memory"], "flavors": [{"name": "default", "resources": [
+            {"name": "cpu", "nominalQuota": "9", "borrowingLimit": "1", "lendingLimit": "500m"},
+            {"name": "memory", "nominalQuota": "36Gi"}]}]}]))
+    assert q.cohort == "research"
+    fr = q.resource_groups[0].flavors[0].resources
+    assert fr[0] == m.ResourceQuota("cpu", 9000, 1000, 500)
+    assert fr[1] == m.ResourceQuota("memory", 36 * 2**30, None, None)
+
+
+def test_deprecated_fungibility_values_mean_may_stop_search() -> None:
+    q = loader.parse_cluster_queue(cq_obj(flavorFungibility={"whenCanBorrow": "Borrow", "whenCanPreempt": "Preempt"}))
+    assert q.flavor_fungibility == m.FlavorFungibility("MayStopSearch", "MayStopSearch", None)
+
+
+def test_preemption_and_other_fields() -> None:
+    q = loader.parse_cluster_queue(cq_obj(
+        cohort="c", queueingStrategy="StrictFIFO", stopPolicy="HoldAndDrain", fairSharing={"weight": "1.5"},
+        preemption={"reclaimWithinCohort": "Any", "withinClusterQueue": "LowerPriority",
+                    "borrowWithinCohort": {"policy": "LowerPriority", "maxPriorityThreshold": 100}},
+        namespaceSelector={"matchLabels": {"team": "a"},
+                           "matchExpressions": [{"key": "env", "operator": "NotIn", "values": ["prod"]}]},
+        admissionChecks=["prov"], admissionScope={"admissionMode": "UsageBasedAdmissionFairSharing"}))
+    assert q.preemption == m.Preemption("LowerPriority", "Any", "LowerPriority", 100)
+    assert (q.queueing_strategy, q.stop_policy, q.fair_weight) == ("StrictFIFO", "HoldAndDrain", 1.5)
+    assert q.namespace_selector is not None and q.namespace_selector.matches({"team": "a", "env": "dev"})
+    assert q.admission_checks == ["prov"] and q.usage_based_admission_fair_sharing
+
+
+def test_admission_checks_strategy_records_the_checks() -> None:
+    q = loader.parse_cluster_queue(cq_obj(B2, admissionChecksStrategy={
+        "admissionChecks": [{"name": "prov", "onFlavors": ["spot"]}]}))
+    assert q.admission_checks == ["prov"]
+
+
+# --- other kinds -------------------------------------------------------------------------------
+
+
+def test_cohort_versions() -> None:
+    for api, field in ((B1, "parentName"), (B2, "parentName"), ("kueue.x-k8s.io/v1alpha1", "parent")):
+        co = loader.parse_cohort({"apiVersion": api, "kind": "Cohort", "metadata": {"name": "c"},
+                                  "spec": {field: "root", "fairSharing": {"weight": "0"}}})
+        assert co.parent == "root" and co.fair_weight == 0.0
+
+
+def test_resource_flavor() -> None:
+    f = loader.parse_resource_flavor({"apiVersion": B2, "kind": "ResourceFlavor", "metadata": {"name": "spot"},
+                                      "spec": {"nodeLabels": {"cloud.com/spot": "true"},
+                                               "nodeTaints": [{"key": "spot", "value": "true", "effect": "NoSchedule"}],
+                                               "tolerations": [{"key": "x", "operator": "Exists"}]}})
+    assert f.node_labels == {"cloud.com/spot": "true"}
+    assert f.node_taints == [m.Taint("spot", "true", "NoSchedule")]
+    assert f.tolerations == [m.Toleration("x", "Exists", "", "")]
+
+
+def test_local_queue_defaults_namespace() -> None:
+    q = loader.parse_local_queue({"apiVersion": B1, "kind": "LocalQueue", "metadata": {"name": "lq"},
+                                  "spec": {"clusterQueue": "cq", "stopPolicy": "Hold"}})
+    assert (q.namespace, q.name, q.cluster_queue, q.stop_policy) == ("default", "lq", "cq", "Hold")
+
+
+def test_configuration_versions() -> None:
+    off = loader.parse_configuration({"apiVersion": "config.kueue.x-k8s.io/v1beta1", "kind": "Configuration",
+                                      "fairSharing": {"enable": False}})
+    assert off.fair_sharing is None
+    on = loader.parse_configuration({"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
+                                     "fairSharing": {"preemptionStrategies": ["LessThanInitialShare"]},
+                                     "admissionFairSharing": {"usageHalfLifeTime": "168h",
+                                                              "usageSamplingInterval": "1m30s",
+                                                              "resourceWeights": {"cpu": 2}},
+                                     "featureGates": {"PartialAdmission": False},
+                                     "manageJobsWithoutQueueName": True})
+    assert on.fair_sharing == m.FairSharingConfig(["LessThanInitialShare"])
+    assert on.admission_fair_sharing == m.AdmissionFairSharingConfig(168 * 3600.0, 90.0, {"cpu": 2.0})
+    assert on.feature_gates == {"PartialAdmission": False}
+    default = loader.parse_configuration({"apiVersion": "config.kueue.x-k8s.io/v1beta1", "kind": "Configuration",
+                                          "fairSharing": {"enable": True}})
+    assert default.fair_sharing == m.FairSharingConfig()
+
+
+# --- Workload ---------------------------------------------------------------------------------
+
+
+def test_workload_basics() -> None:
+    w = loader.parse_workload(wl_obj(metadata={"creationTimestamp": "2026-01-01T01:00:00+01:00", "uid": "u-1"},
+                                     priority=7, active=False))
+    assert (w.namespace, w.name, w.queue_name, w.priority, w.uid, w.active) == ("team-a", "wl", "lq", 7, "u-1", False)
+    assert w.creation_ns == 1767225600 * 10**9  # 2026-01-01T00:00:00Z
+    ps = w.pod_sets[0]
+    assert (ps.name, ps.count, ps.requests) == ("main", 2, {"cpu": 1000, "memory": 2**30})
+    assert w.admission is None and not w.finished and w.queue_order_ns is None
+    assert w.raw["metadata"]["name"] == "wl"
+
+
+def test_workload_without_timestamp_or_uid() -> None:
+    w = loader.parse_workload(wl_obj(), default_creation_ns=5)
+    assert w.creation_ns == 5 and w.uid == "team-a/wl"
+
+
+def test_file_order_is_fifo_order_without_timestamps() -> None:
+    state = loader.build_state([wl_obj(name="b"), {"apiVersion": "v1", "kind": "Namespace",
+                                                   "metadata": {"name": "x"}}, wl_obj(name="a")])
+    assert state.workloads["team-a/b"].creation_ns == 0
+    assert state.workloads["team-a/a"].creation_ns == 1
+
+
+def test_priority_from_classes() -> None:
+    state = loader.build_state([
+        wl_obj(name="from-wpc", priorityClassName="high"),
+        wl_obj(name="explicit", priorityClassName="high", priority=3),
+        wl_obj(name="from-pod-class", priorityClassName="pc", priorityClassSource="scheduling.k8s.io/priorityclass"),
+        wl_obj(B2, name="ref", priorityClassRef={"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass",
+                                                 "name": "high"}),
+        wl_obj(B2, name="ref-pod", priorityClassRef={"group": "scheduling.k8s.io", "kind": "PriorityClass",
+                                                     "name": "pc"}),
+        {"apiVersion": B1, "kind": "WorkloadPriorityClass", "metadata": {"name": "high"}, "value": 1000},
+        {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "pc"}, "value": 50,
+         "globalDefault": False},
+    ])
+    got = {k: (w.priority, w.priority_class) for k, w in state.workloads.items()}
+    assert got == {"team-a/from-wpc": (1000, "high"), "team-a/explicit": (3, "high"),
+                   "team-a/from-pod-class": (50, "pc"), "team-a/ref": (1000, "high"), "team-a/ref-pod": (50, "pc")}
+    assert state.pod_priority_classes["pc"].value == 50
+
+
+def test_admitted_workload() -> None:
+    w = loader.parse_workload(wl_obj(
+        metadata={"creationTimestamp": "2026-01-01T00:00:00Z"},
+        status={"admission": {"clusterQueue": "cq", "podSetAssignments": [
+            {"name": "main", "count": 2, "flavors": {"cpu": "default"}, "resourceUsage": {"cpu": "2", "memory": "2Gi"}}]},
+            "conditions": [{"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved", "message": "",
+                            "lastTransitionTime": "2026-01-01T00:01:00.5Z"}],
+            "reclaimablePods": [{"name": "main", "count": 1}]}))
+    assert w.admission == m.Admission("cq", [m.PodSetAssignment("main", 2, {"cpu": "default"},
+                                                                {"cpu": 2000, "memory": 2 * 2**30})])
+    assert w.admission_ns == (1767225600 + 60) * 10**9 + 500_000_000
+    assert w.pod_sets[0].reclaimable == 1
+
+
+def test_admission_without_condition_uses_creation_time() -> None:
+    w = loader.parse_workload(wl_obj(metadata={"creationTimestamp": "2026-01-01T00:00:00Z"}, status={
+        "admission": {"clusterQueue": "cq", "podSetAssignments": [{"name": "main", "resourceUsage": {"cpu": "2"}}]}}))
+    assert w.admission is not None and w.admission_ns == w.creation_ns
+    assert w.admission.pod_set_assignments[0].count == 2  # from the pod set when absent
+
+
+def test_finished_and_evicted_conditions() -> None:
+    def cond(t: str, reason: str, when: str) -> dict[str, str]:
+        return {"type": t, "status": "True", "reason": reason, "message": "", "lastTransitionTime": when}
+
+    done = loader.parse_workload(wl_obj(status={"conditions": [cond("Finished", "Succeeded", "2026-01-01T00:00:00Z")]}))
+    assert done.finished
+    timeout = loader.parse_workload(wl_obj(status={"conditions": [
+        cond("Evicted", "PodsReadyTimeout", "2026-01-02T00:00:00Z")]}))
+    assert timeout.queue_order_ns == 1767312000 * 10**9
+    preempted = loader.parse_workload(wl_obj(status={"conditions": [cond("Evicted", "Preempted", "2026-01-02T00:00:00Z")]}))
+    assert preempted.queue_order_ns is None
+
+
+def test_pod_set_scheduling_constraints() -> None:
+    w = loader.parse_workload(wl_obj(template_spec={
+        "containers": [{"name": "c", "resources": {"requests": {"cpu": "2"}, "limits": {"cpu": "1"}}}],
+        "nodeSelector": {"zone": "a"},
+        "tolerations": [{"key": "spot", "operator": "Exists", "effect": "NoSchedule"}],
+        "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "arch", "operator": "In", "values": ["amd64"]}]}]}}},
+    }))
+    ps = w.pod_sets[0]
+    assert ps.node_selector == {"zone": "a"}
+    assert ps.tolerations == [m.Toleration("spot", "Exists", "", "NoSchedule")]
+    assert ps.required_affinity == (m.NodeSelectorTerm((m.NodeSelectorRequirement("arch", "In", ("amd64",)),)),)
+    assert ps.resources_validation_error == (
+        "resource validation failed: podSets.main.containers[0][cpu] requests exceed it's limits")
+
+
+def test_min_count_and_default_pod_set_name() -> None:
+    w = loader.parse_workload(wl_obj(podSets=[{"count": 4, "minCount": 2, "template": {"spec": {"containers": []}}}]))
+    assert (w.pod_sets[0].name, w.pod_sets[0].min_count, w.pod_sets[0].requests) == ("main", 2, {})
+
+
+# --- the shared scenarios all load ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", sorted(SCENARIOS.glob("*.yaml")), ids=lambda p: p.stem)
+def test_scenarios_load(path: Path) -> None:
+    docs = loader.read_documents([str(path)])
+    header, objects = docs[0].obj, docs[1:]
+    assert header["kind"] == "Scenario"
+    expected_error = (header.get("expect") or {}).get("error")
+    if expected_error:
+        with pytest.raises(ValidationError, match=expected_error):
+            loader.build_state(objects)
+    else:
+        state = loader.build_state(objects)
+        assert len(state.workloads) == sum(1 for d in objects if d.obj.get("kind") == "Workload")
