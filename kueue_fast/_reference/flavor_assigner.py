@@ -1,0 +1,292 @@
+"""Flavor assignment: which flavor each requested resource of each pod set gets.
+
+Same rules as kueue pkg/scheduler/flavorassigner/flavorassigner.go
+(assignFlavors, findFlavorForPodSets, fitsResourceQuota, isPreferred,
+shouldTryNextFlavor). Pod sets are assigned in order; within a pod set the
+resources of one resource group share one flavor, chosen by scanning the
+group's flavors in order (resuming after the last tried flavor when a
+previous attempt recorded one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from ..compiler import ClusterQueueSpec, WorkloadSpec
+from ..quantity import format_quantity
+
+if TYPE_CHECKING:
+    from .scheduler import ReferenceEngine
+
+# FlavorAssignmentMode (ordered from worst to best).
+NO_FIT, PREEMPT, DEFERRED_FIT, FIT = 0, 1, 2, 3
+MODE_NAMES = {NO_FIT: "NoFit", PREEMPT: "Preempt", DEFERRED_FIT: "DeferredFit", FIT: "Fit"}
+
+# preemptionMode: the finer mode used inside the assigner (worst to best).
+PM_NO_FIT, PM_NO_CANDIDATES, PM_PREEMPT, PM_RECLAIM, PM_FIT = range(5)
+_PM_TO_MODE = {PM_NO_FIT: NO_FIT, PM_NO_CANDIDATES: PREEMPT, PM_PREEMPT: PREEMPT, PM_RECLAIM: PREEMPT, PM_FIT: FIT}
+
+TRY_NEXT_FLAVOR = 1
+PREEMPTION_OVER_BORROWING = 2
+BORROW_UNLIMITED = 1 << 62  # borrowing level of "no flavor yet"
+
+INT64_MAX = (1 << 63) - 1
+
+
+def saturating_mul(a: int, b: int) -> int:
+    v = a * b
+    return INT64_MAX if v > INT64_MAX else v
+
+
+@dataclass
+class FlavorAssignment:
+    flavor: int
+    mode: int
+    borrow: int
+    tried_idx: int = -1
+
+
+@dataclass
+class PodSetAssignment:
+    name: str
+    count: int
+    requests: dict[int, int]  # resource id -> total for the pod set (pods included when covered)
+    flavors: dict[int, FlavorAssignment] = field(default_factory=dict)
+    reasons: list[str] = field(default_factory=list)
+
+    def mode(self) -> int:
+        if not self.reasons:
+            return FIT
+        if not self.flavors:
+            return NO_FIT
+        return min(fa.mode for fa in self.flavors.values())
+
+
+@dataclass
+class LastState:
+    """Per pod set, resource -> index of the last flavor tried (-1: scan ended)."""
+
+    tried: list[dict[int, int]]
+    generation: int
+    cycle: int
+
+    def next_flavor(self, pod_set: int, resource: int) -> int:
+        if pod_set >= len(self.tried):
+            return 0
+        idx = self.tried[pod_set].get(resource)
+        return 0 if idx is None else idx + 1
+
+    def pending_flavors(self) -> bool:
+        return any(idx != -1 for ps in self.tried for idx in ps.values())
+
+
+@dataclass
+class Assignment:
+    pod_sets: list[PodSetAssignment] = field(default_factory=list)
+    borrowing: int = 0
+    usage: dict[int, int] = field(default_factory=dict)  # fr -> amount
+    last_tried: list[dict[int, int]] = field(default_factory=list)
+
+    def mode(self) -> int:
+        if not self.pod_sets:
+            return NO_FIT
+        return min(ps.mode() for ps in self.pod_sets)
+
+    def message(self) -> str:
+        parts = []
+        for ps in self.pod_sets:
+            if not ps.reasons:
+                continue
+            parts.append(f"couldn't assign flavors to pod set {ps.name}: " + ", ".join(sorted(ps.reasons)))
+        return "; ".join(parts)
+
+    def append(self, topo_fr: Callable[[int, int], int], psa: PodSetAssignment) -> None:
+        tried: dict[int, int] = {}
+        self.pod_sets.append(psa)
+        for rid, fa in psa.flavors.items():
+            self.borrowing = max(self.borrowing, fa.borrow)
+            fr = topo_fr(fa.flavor, rid)
+            self.usage[fr] = self.usage.get(fr, 0) + psa.requests.get(rid, 0)
+            tried[rid] = fa.tried_idx
+        self.last_tried.append(tried)
+
+    def frs_need_preemption(self, topo_fr: Callable[[int, int], int]) -> set[int]:
+        return {topo_fr(fa.flavor, rid) for ps in self.pod_sets for rid, fa in ps.flavors.items() if fa.mode == PREEMPT}
+
+
+# A preemption oracle answers: for this fr and total, are there targets, in
+# the ClusterQueue itself (PM_PREEMPT) or only elsewhere (PM_RECLAIM), and at
+# which borrowing height would the workload be once they are gone.
+Oracle = Callable[[int, int], tuple[int, int]]
+
+
+class FlavorAssigner:
+    def __init__(
+        self,
+        engine: ReferenceEngine,
+        wl: WorkloadSpec,
+        cq: int,
+        last_state: LastState | None,
+        oracle: Oracle,
+        nomination: list[dict[int, int]] | None = None,
+    ) -> None:
+        self.e = engine
+        self.tree = engine.tree
+        self.topo = engine.topo
+        self.wl = wl
+        self.cq = cq
+        self.spec: ClusterQueueSpec = engine.topo.cluster_queues[cq]
+        self.last = last_state
+        self.oracle = oracle
+        # Flavors pinned by a recomputation within the cycle: pod set -> resource -> flavor.
+        self.nomination = nomination
+
+    # --- preferences between modes ----------------------------------------------------------
+
+    def is_preferred(self, a: tuple[int, int], b: tuple[int, int]) -> bool:
+        """Is granular mode a = (preemption mode, borrowing level) better than b?"""
+        if a[0] == PM_NO_FIT:
+            return False
+        if b[0] == PM_NO_FIT:
+            return True
+        a_nc, b_nc = a[0] == PM_NO_CANDIDATES, b[0] == PM_NO_CANDIDATES
+        if a_nc != b_nc:
+            return not a_nc
+        if self.spec.preference == PREEMPTION_OVER_BORROWING:
+            if a[1] != b[1]:
+                return a[1] < b[1]
+            return a[0] > b[0]
+        if a[0] != b[0]:
+            return a[0] > b[0]
+        return a[1] < b[1]
+
+    def should_try_next_flavor(self, mode: tuple[int, int]) -> bool:
+        if mode[0] in (PM_NO_FIT, PM_NO_CANDIDATES):
+            return True
+        if mode[0] in (PM_PREEMPT, PM_RECLAIM) and self.spec.when_can_preempt == TRY_NEXT_FLAVOR:
+            return True
+        return mode[1] != 0 and self.spec.when_can_borrow == TRY_NEXT_FLAVOR
+
+    def can_preempt_while_borrowing(self) -> bool:
+        return self.spec.borrow_within_cohort != 0 or (
+            self.topo.fair_sharing and self.spec.reclaim_within_cohort != 0
+        )
+
+    # --- quota check of one flavor-resource ---------------------------------------------------
+
+    def fits_resource_quota(self, fr: int, assumed: int, request: int) -> tuple[int, int, list[str]]:
+        """(preemption mode, borrowing level, reasons) for `request` more on fr."""
+        tree, cq = self.tree, self.cq
+        flavor, resource = self.topo.fr_pairs[fr]
+        rname = self.topo.resource_names[resource]
+        fname = self.topo.flavor_names[flavor]
+        available = tree.available(cq, fr)
+        max_capacity = tree.potential_available(cq, fr)
+        val = assumed + request
+        if val > max_capacity:
+            return PM_NO_FIT, 0, [
+                f"insufficient quota for {rname} in flavor {fname}, previously considered podsets requests "
+                f"({format_quantity(rname, assumed)}) + current podset request ({format_quantity(rname, request)}) "
+                f"> maximum capacity ({format_quantity(rname, max_capacity)})"
+            ]
+        borrow, may_reclaim_in_hierarchy = tree.lowest_subtree_that_fits(cq, fr, val)
+        if val <= available:
+            return PM_FIT, borrow, []
+        reasons = [
+            f"insufficient unused quota for {rname} in flavor {fname}, "
+            f"{format_quantity(rname, val - available)} more needed"
+        ]
+        if tree.nominal(cq, fr) >= val or may_reclaim_in_hierarchy or self.can_preempt_while_borrowing():
+            possibility, borrow_after = self.oracle(fr, val)
+            return possibility, borrow_after, reasons
+        return PM_NO_FIT, borrow, reasons
+
+    # --- one resource group of one pod set -------------------------------------------------------
+
+    def find_flavor(
+        self, ps_index: int, requests: dict[int, int], resource: int, assumed: dict[int, int]
+    ) -> tuple[dict[int, FlavorAssignment] | None, list[str]]:
+        """The flavor for the group of `resource`; None and reasons when none is usable."""
+        g = self.spec.group_of(resource)
+        if g < 0:
+            return None, [f"resource {self.topo.resource_names[resource]} unavailable in ClusterQueue"]
+        group = self.spec.groups[g]
+        group_requests = [(r, requests[r]) for r in sorted(requests) if r in group.resources]
+        ps_class = self.topo.flavor_classes[self.wl.pod_sets[ps_index].flavor_class]
+        reasons: list[str] = []
+        best: dict[int, FlavorAssignment] | None = None
+        best_mode = (PM_NO_FIT, BORROW_UNLIMITED)
+        attempted = -1
+        start = self.last.next_flavor(ps_index, resource) if self.last is not None else 0
+        for idx in range(start, len(group.flavors)):
+            attempted = idx
+            flavor = group.flavors[idx]
+            if self.nomination is not None and self.nomination[ps_index].get(resource) != flavor:
+                reasons.append(
+                    f"skipping flavor {self.topo.flavor_names[flavor]} as it is not found in the nomination "
+                    f"mapping for resource {self.topo.resource_names[resource]}"
+                )
+                continue
+            rejection = ps_class[flavor]
+            if rejection is not None:
+                reasons.append(rejection)
+                continue
+            assignments: dict[int, FlavorAssignment] = {}
+            mode = (PM_FIT, 0)
+            for r, val in group_requests:
+                fr = self.topo.fr_id(flavor, r)
+                pm, borrow, rs = self.fits_resource_quota(fr, assumed.get(fr, 0), val)
+                reasons.extend(rs)
+                if self.is_preferred(mode, (pm, borrow)):
+                    mode = (pm, borrow)  # the representative mode is the worst one
+                if mode[0] == PM_NO_FIT:
+                    continue
+                assignments[r] = FlavorAssignment(flavor, _PM_TO_MODE[pm], borrow)
+            if not self.should_try_next_flavor(mode):
+                best, best_mode = assignments, mode
+                break
+            if self.is_preferred(mode, best_mode):
+                best, best_mode = assignments, mode
+        tried = -1 if attempted == len(group.flavors) - 1 else attempted
+        for fa in (best or {}).values():
+            fa.tried_idx = tried
+        if best_mode[0] == PM_FIT:
+            return best, []
+        return best, reasons
+
+    # --- the whole workload ---------------------------------------------------------------------------
+
+    def assign(self, counts: list[int] | None = None) -> Assignment:
+        a = Assignment()
+        pods_rid = self.topo.pods_rid
+        covers_pods = pods_rid >= 0 and self.spec.group_of(pods_rid) >= 0
+        for i, ps in enumerate(self.wl.pod_sets):
+            count = counts[i] if counts is not None else ps.count
+            requests = {r: saturating_mul(v, count) for r, v in ps.requests}
+            if covers_pods:
+                requests[pods_rid] = count
+            psa = PodSetAssignment(ps.name, count, requests)
+            group_flavors: dict[int, FlavorAssignment] | None = {}
+            reasons: list[str] = []
+            for r in sorted(requests):
+                if self.spec.group_of(r) < 0 and requests[r] == 0:
+                    continue  # zero request of an uncovered resource: ignored
+                assert group_flavors is not None
+                if r in group_flavors:
+                    continue
+                flavors, rs = self.find_flavor(i, requests, r, a.usage)
+                if not flavors:
+                    group_flavors = None
+                    reasons = rs
+                    break
+                group_flavors.update(flavors)
+                reasons.extend(rs)
+            if group_flavors is not None:
+                psa.flavors = {r: fa for r, fa in group_flavors.items() if r in requests}
+            psa.reasons = reasons
+            a.append(self.topo.fr_id, psa)
+            if group_flavors is None:
+                return a  # later pod sets are not assigned
+        return a

@@ -1,0 +1,499 @@
+"""Preemption targets: which admitted workloads to evict so that a workload fits.
+
+Classical preemption follows kueue pkg/scheduler/preemption/preemption.go
+(classicalPreemptions, fillBackWorkloads) with the candidates of
+classical/candidate_generator.go and classical/hierarchical_preemption.go;
+fair-sharing preemption follows fair_strategy.go and fairsharing/ordering.go.
+
+Every trial removal happens on the engine's working quota tree and is undone
+before returning, on every path: the tree is identical before and after.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .fair_sharing import DRS, NEGATIVE_DRS, compare_drs
+
+if TYPE_CHECKING:
+    from .scheduler import ReferenceEngine
+
+# Policy codes (compiler.POLICY_CODES).
+NEVER, LOWER_PRIORITY, LOWER_OR_NEWER_EQUAL, ANY = 0, 1, 2, 3
+
+# Preemption reasons (Kueue's Preempted condition reasons).
+IN_CLUSTER_QUEUE = "InClusterQueue"
+IN_COHORT_RECLAMATION = "InCohortReclamation"
+IN_COHORT_FAIR_SHARING = "InCohortFairSharing"
+IN_COHORT_RECLAIM_WHILE_BORROWING = "InCohortReclaimWhileBorrowing"
+
+HUMAN_REASONS = {
+    IN_CLUSTER_QUEUE: "prioritization in the ClusterQueue",
+    IN_COHORT_RECLAMATION: "reclamation within the cohort",
+    IN_COHORT_FAIR_SHARING: "Fair Sharing within the cohort",
+    IN_COHORT_RECLAIM_WHILE_BORROWING: "reclamation within the cohort while borrowing",
+}
+
+# Candidate variants (classical/hierarchical_preemption.go preemptionVariant).
+V_NEVER, V_WITHIN_CQ, V_HIERARCHICAL, V_RECLAIM_WITHOUT_BORROWING, V_RECLAIM_WHILE_BORROWING = range(5)
+_VARIANT_REASON = {
+    V_WITHIN_CQ: IN_CLUSTER_QUEUE,
+    V_HIERARCHICAL: IN_COHORT_RECLAMATION,
+    V_RECLAIM_WITHOUT_BORROWING: IN_COHORT_RECLAMATION,
+    V_RECLAIM_WHILE_BORROWING: IN_COHORT_RECLAIM_WHILE_BORROWING,
+}
+
+
+@dataclass
+class Target:
+    wid: int
+    reason: str
+
+
+@dataclass
+class PreemptionCtx:
+    preemptor: int  # workload id
+    cq: int
+    frs_need_preemption: set[int]
+    usage: dict[int, int]  # the incoming workload's usage per fr
+
+
+class Preemptor:
+    """Target search over the engine's working state."""
+
+    def __init__(self, engine: ReferenceEngine) -> None:
+        self.e = engine
+        self.tree = engine.tree
+        self.evaluations = 0  # candidate removals tried, for benchmarks
+
+    # --- helpers shared by both strategies -------------------------------------------
+
+    def _wl(self, wid: int):  # type: ignore[no-untyped-def]
+        return self.e.workloads[wid]
+
+    def candidate_order_key(self, wid: int, preemptor_cq: int) -> tuple[object, ...]:
+        """Kueue CandidatesOrdering: evicted first, other ClusterQueues first,
+        lower priority first, most recently admitted first, then name."""
+        w = self._wl(wid)
+        return (
+            0 if w.evicting else 1,
+            1 if w.admitted_cq == preemptor_cq else 0,
+            w.spec.priority,
+            -w.admission_time,
+            w.spec.namespace,
+            w.spec.name,
+        )
+
+    def uses_resources(self, wid: int, frs: set[int]) -> bool:
+        return any(fr in frs for fr in self._wl(wid).usage)
+
+    def satisfies_policy(self, preemptor: int, candidate: int, policy: int) -> bool:
+        """Kueue SatisfiesPreemptionPolicy."""
+        p = self._wl(preemptor).spec
+        c = self._wl(candidate).spec
+        if policy == LOWER_PRIORITY:
+            return c.priority < p.priority
+        if policy == LOWER_OR_NEWER_EQUAL:
+            return c.priority < p.priority or (c.priority == p.priority and p.queue_ts < c.queue_ts)
+        return policy == ANY
+
+    def remove(self, wid: int) -> None:
+        w = self._wl(wid)
+        self.tree.add_usage_map(w.admitted_cq, w.usage, -1)
+
+    def restore(self, wid: int) -> None:
+        w = self._wl(wid)
+        self.tree.add_usage_map(w.admitted_cq, w.usage, +1)
+
+    def workload_fits(self, ctx: PreemptionCtx, allow_borrowing: bool) -> bool:
+        for fr, v in ctx.usage.items():
+            if not allow_borrowing and self.tree.borrowing_with(ctx.cq, fr, v):
+                return False
+            if v > self.tree.available(ctx.cq, fr):
+                return False
+        return True
+
+    def fill_back(self, ctx: PreemptionCtx, targets: list[Target], allow_borrowing: bool) -> list[Target]:
+        """Put back, newest removal first, every target the workload does not need."""
+        for i in range(len(targets) - 2, -1, -1):
+            self.restore(targets[i].wid)
+            if self.workload_fits(ctx, allow_borrowing):
+                # O(1) deletion as Kueue does it: the last target takes slot i.
+                targets[i] = targets[-1]
+                targets.pop()
+            else:
+                self.remove(targets[i].wid)
+        return targets
+
+    def _restore_all(self, targets: list[Target]) -> None:
+        for t in targets:
+            self.restore(t.wid)
+
+    def get_targets(self, ctx: PreemptionCtx) -> list[Target]:
+        if self.e.topo.fair_sharing:
+            return self.fair_preemptions(ctx)
+        return self.classical_preemptions(ctx)
+
+    # --- classical -----------------------------------------------------------------------
+
+    def _borrow_within_cohort(self, cq: int) -> tuple[bool, int | None]:
+        spec = self.e.topo.cluster_queues[cq]
+        if spec.borrow_within_cohort == NEVER:
+            return False, None
+        return True, spec.max_priority_threshold
+
+    def _variant(self, ctx: PreemptionCtx, cand: int, hierarchical_advantage: bool) -> int:
+        """Kueue classifyPreemptionVariant."""
+        if not self.uses_resources(cand, ctx.frs_need_preemption):
+            return V_NEVER
+        spec = self.e.topo.cluster_queues[ctx.cq]
+        same_cq = self._wl(cand).admitted_cq == ctx.cq
+        policy = spec.within_cluster_queue if same_cq else spec.reclaim_within_cohort
+        if not self.satisfies_policy(ctx.preemptor, cand, policy):
+            return V_NEVER
+        if same_cq:
+            return V_WITHIN_CQ
+        if hierarchical_advantage:
+            return V_HIERARCHICAL
+        allowed, threshold = self._borrow_within_cohort(ctx.cq)
+        if not allowed:
+            return V_RECLAIM_WITHOUT_BORROWING
+        cand_prio = self._wl(cand).spec.priority
+        if cand_prio >= self._wl(ctx.preemptor).spec.priority:
+            return V_RECLAIM_WITHOUT_BORROWING
+        if threshold is not None and cand_prio > threshold:
+            return V_RECLAIM_WITHOUT_BORROWING
+        return V_RECLAIM_WHILE_BORROWING
+
+    def _candidates_from_cq(
+        self, ctx: PreemptionCtx, cq: int, lca: int, advantage: bool, out: list[tuple[int, int, int]]
+    ) -> None:
+        for wid in sorted(self.e.cq_admitted[cq]):
+            v = self._variant(ctx, wid, advantage)
+            if v != V_NEVER:
+                out.append((wid, lca, v))
+
+    def _collect_in_subtree(
+        self, ctx: PreemptionCtx, cohort: int, subtree_root: int, skip: int, advantage: bool,
+        out: list[tuple[int, int, int]],
+    ) -> None:
+        frs = ctx.frs_need_preemption
+        for child in self.tree.child_cohorts(cohort):
+            if child == skip or self.tree.within_nominal(child, frs):
+                continue
+            self._collect_in_subtree(ctx, child, subtree_root, skip, advantage, out)
+        for child in self.tree.child_cqs(cohort):
+            if child == ctx.cq:
+                continue
+            if not self.tree.within_nominal(child, frs):
+                self._candidates_from_cq(ctx, child, subtree_root, advantage, out)
+
+    def _hierarchical_candidates(
+        self, ctx: PreemptionCtx
+    ) -> tuple[list[tuple[int, int, int]], list[tuple[int, int, int]]]:
+        """Kueue collectCandidatesForHierarchicalReclaim: (hierarchy, priority) candidates."""
+        hierarchy: list[tuple[int, int, int]] = []
+        priority: list[tuple[int, int, int]] = []
+        spec = self.e.topo.cluster_queues[ctx.cq]
+        if self.tree.parent[ctx.cq] < 0 or spec.reclaim_within_cohort == NEVER:
+            return hierarchy, priority
+        advantage, remaining = self.tree.quantities_fit_in_quota(ctx.cq, ctx.usage)
+        previous = -1
+        for node in self.tree.ancestors(ctx.cq):
+            self._collect_in_subtree(ctx, node, node, previous, advantage, hierarchy if advantage else priority)
+            fits, remaining = self.tree.quantities_fit_in_quota(node, remaining)
+            advantage = advantage or fits
+            previous = node
+        return hierarchy, priority
+
+    def _candidate_valid(self, ctx: PreemptionCtx, cand: tuple[int, int, int], borrowing: bool) -> bool:
+        """Kueue candidateIsValid: earlier removals may make a candidate's
+        ClusterQueue (or an ancestor below the common one) no longer borrow."""
+        wid, lca, variant = cand
+        cq = self._wl(wid).admitted_cq
+        if cq == ctx.cq:
+            return True
+        if borrowing and variant == V_RECLAIM_WITHOUT_BORROWING:
+            return False
+        frs = ctx.frs_need_preemption
+        if self.tree.within_nominal(cq, frs):
+            return False
+        for node in self.tree.ancestors(cq):
+            if node == lca:
+                break
+            if self.tree.within_nominal(node, frs):
+                return False
+        return True
+
+    def _queue_under_nominal(self, ctx: PreemptionCtx) -> bool:
+        """Strictly below nominal on every fr needing preemption."""
+        return all(
+            self.tree.nominal(ctx.cq, fr) > self.tree.usage[ctx.cq].get(fr, 0) for fr in ctx.frs_need_preemption
+        )
+
+    def classical_preemptions(self, ctx: PreemptionCtx) -> list[Target]:
+        spec = self.e.topo.cluster_queues[ctx.cq]
+        key = lambda c: self.candidate_order_key(c[0], ctx.cq)  # noqa: E731
+        same: list[tuple[int, int, int]] = []
+        if spec.within_cluster_queue != NEVER:
+            self._candidates_from_cq(ctx, ctx.cq, -1, False, same)
+        hierarchy, priority = self._hierarchical_candidates(ctx)
+        same.sort(key=key)
+        hierarchy.sort(key=key)
+        priority.sort(key=key)
+        evicting = lambda c: self._wl(c[0]).evicting  # noqa: E731
+        ordered = (
+            [c for c in hierarchy if evicting(c)]
+            + [c for c in priority if evicting(c)]
+            + [c for c in same if evicting(c)]
+            + [c for c in hierarchy if not evicting(c)]
+            + [c for c in priority if not evicting(c)]
+            + [c for c in same if not evicting(c)]
+        )
+        forbidden = spec.borrow_within_cohort == NEVER
+        if (not hierarchy and not priority) or (forbidden and not self._queue_under_nominal(ctx)):
+            attempts = [True]
+        elif forbidden and not hierarchy:
+            attempts = [False, True]
+        else:
+            attempts = [True, False]
+        for borrowing in attempts:
+            targets: list[Target] = []
+            for cand in ordered:
+                if not self._candidate_valid(ctx, cand, borrowing):
+                    continue
+                self.remove(cand[0])
+                self.evaluations += 1
+                targets.append(Target(cand[0], _VARIANT_REASON[cand[2]]))
+                if self.workload_fits(ctx, borrowing):
+                    targets = self.fill_back(ctx, targets, borrowing)
+                    self._restore_all(targets)
+                    return targets
+            self._restore_all(targets)
+        return []
+
+    # --- fair sharing ------------------------------------------------------------------------
+
+    def drs(self, node: int) -> DRS:
+        return self.e.drs(node)
+
+    def _fair_candidates(self, ctx: PreemptionCtx) -> list[int]:
+        """Kueue findCandidates: own ClusterQueue by withinClusterQueue; every
+        borrowing ClusterQueue of the whole tree by reclaimWithinCohort."""
+        spec = self.e.topo.cluster_queues[ctx.cq]
+        frs = ctx.frs_need_preemption
+        out: list[int] = []
+
+        def add_from(cq: int, policy: int) -> None:
+            for wid in self.e.cq_admitted[cq]:
+                if self.satisfies_policy(ctx.preemptor, wid, policy) and self.uses_resources(wid, frs):
+                    out.append(wid)
+
+        if spec.within_cluster_queue != NEVER:
+            add_from(ctx.cq, spec.within_cluster_queue)
+        if self.tree.parent[ctx.cq] >= 0 and spec.reclaim_within_cohort != NEVER:
+            for cq in self.tree.subtree_cqs(self.tree.root_of(ctx.cq)):
+                if cq == ctx.cq or not self._cq_borrowing(cq, frs):
+                    continue
+                add_from(cq, spec.reclaim_within_cohort)
+        return out
+
+    def _cq_borrowing(self, cq: int, frs: set[int]) -> bool:
+        if self.tree.parent[cq] < 0:
+            return False
+        return any(self.tree.borrowing_with(cq, fr, 0) for fr in frs)
+
+    def _fits_for_fair_sharing(self, ctx: PreemptionCtx) -> bool:
+        # The incoming usage is simulated for share computations; take it out to check fit.
+        self.tree.add_usage_map(ctx.cq, ctx.usage, -1)
+        ok = self.workload_fits(ctx, True)
+        self.tree.add_usage_map(ctx.cq, ctx.usage, +1)
+        return ok
+
+    def fair_preemptions(self, ctx: PreemptionCtx) -> list[Target]:
+        candidates = self._fair_candidates(ctx)
+        if not candidates:
+            return []
+        candidates.sort(key=lambda w: self.candidate_order_key(w, ctx.cq))
+        strategies = self.e.topo.fair_strategies or [0, 1]
+        self.tree.add_usage_map(ctx.cq, ctx.usage, +1)
+        targets: list[Target] = []
+        fits, retry = self._first_fair_strategy(ctx, candidates, strategies[0], targets)
+        if not fits and len(strategies) > 1:
+            fits = self._second_fair_strategy(ctx, retry, targets)
+        self.tree.add_usage_map(ctx.cq, ctx.usage, -1)
+        if not fits:
+            self._restore_all(targets)
+            return []
+        targets = self.fill_back(ctx, targets, True)
+        self._restore_all(targets)
+        return targets
+
+    def _first_fair_strategy(
+        self, ctx: PreemptionCtx, candidates: list[int], strategy: int, targets: list[Target]
+    ) -> tuple[bool, list[int]]:
+        ordering = TargetOrdering(self, ctx, candidates)
+        retry: list[int] = []
+        within_nominal = not any(self.tree.borrowing_with(ctx.cq, fr, 0) for fr in ctx.frs_need_preemption)
+        for target_cq in ordering:
+            if target_cq == ctx.cq:
+                wid = ordering.pop(target_cq)
+                self._take(wid, IN_CLUSTER_QUEUE, targets)
+                if self._fits_for_fair_sharing(ctx):
+                    return True, retry
+                continue
+            if within_nominal:
+                wid = ordering.pop(target_cq)
+                self._take(wid, IN_COHORT_RECLAMATION, targets)
+                if self._fits_for_fair_sharing(ctx):
+                    return True, retry
+                continue
+            preemptor_new, target_old = ordering.shares(target_cq)
+            if preemptor_new.zero_weight_borrows() and not target_old.zero_weight_borrows():
+                # No candidate of this ClusterQueue can pass either strategy.
+                while ordering.has_workload(target_cq):
+                    retry.append(ordering.pop(target_cq))
+                continue
+            while ordering.has_workload(target_cq):
+                wid = ordering.pop(target_cq)
+                self.evaluations += 1
+                target_new = ordering.target_share_after_removal(target_cq, wid)
+                if strategy == 0:
+                    passed = compare_drs(preemptor_new, target_new) <= 0
+                else:
+                    passed = compare_drs(preemptor_new, target_old) < 0
+                if passed:
+                    self._take(wid, IN_COHORT_FAIR_SHARING, targets)
+                    if self._fits_for_fair_sharing(ctx):
+                        return True, retry
+                    break  # shares changed: choose the next target ClusterQueue again
+                retry.append(wid)
+        return False, retry
+
+    def _second_fair_strategy(self, ctx: PreemptionCtx, retry: list[int], targets: list[Target]) -> bool:
+        """Rule S2-b on the candidates the first strategy passed over."""
+        ordering = TargetOrdering(self, ctx, retry)
+        for target_cq in ordering:
+            preemptor_new, target_old = ordering.shares(target_cq)
+            wid = ordering.pop(target_cq)
+            self.evaluations += 1
+            if compare_drs(preemptor_new, target_old) < 0:
+                self._take(wid, IN_COHORT_FAIR_SHARING, targets)
+                if self._fits_for_fair_sharing(ctx):
+                    return True
+            ordering.drop(target_cq)
+        return False
+
+    def _take(self, wid: int, reason: str, targets: list[Target]) -> None:
+        self.remove(wid)
+        targets.append(Target(wid, reason))
+
+
+class TargetOrdering:
+    """Kueue fairsharing.TargetClusterQueueOrdering: repeatedly descend from the
+    root to the child with the highest share to find the next target ClusterQueue."""
+
+    def __init__(self, p: Preemptor, ctx: PreemptionCtx, candidates: list[int]) -> None:
+        self.p = p
+        self.tree = p.tree
+        self.ctx = ctx
+        self.ancestors = set(self.tree.ancestors(ctx.cq))
+        self.by_cq: dict[int, list[int]] = {}
+        for wid in candidates:
+            self.by_cq.setdefault(p.e.workloads[wid].admitted_cq, []).append(wid)
+        self.pruned_cqs: set[int] = set()
+        self.pruned_cohorts: set[int] = set()
+
+    def has_workload(self, cq: int) -> bool:
+        return bool(self.by_cq.get(cq))
+
+    def pop(self, cq: int) -> int:
+        return self.by_cq[cq].pop(0)
+
+    def drop(self, cq: int) -> None:
+        self.pruned_cqs.add(cq)
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        cq = self.ctx.cq
+        if self.tree.parent[cq] < 0:
+            while self.has_workload(cq):
+                yield cq
+            return
+        root = self.tree.root_of(cq)
+        while root not in self.pruned_cohorts:
+            target = self._next_target(root)
+            if target >= 0:
+                yield target
+
+    def _next_target(self, cohort: int) -> int:
+        best_cq, best_cq_drs = -1, NEGATIVE_DRS
+        for cq in self.tree.child_cqs(cohort):
+            if cq in self.pruned_cqs:
+                continue
+            drs = self.p.drs(cq)
+            if (drs.is_zero() and cq != self.ctx.cq) or not self.has_workload(cq):
+                self.pruned_cqs.add(cq)
+                continue
+            c = compare_drs(drs, best_cq_drs)
+            if c == 0 and best_cq >= 0:
+                # Tie: the ClusterQueue whose first candidate orders first.
+                new_key = self.p.candidate_order_key(self.by_cq[cq][0], self.ctx.cq)
+                cur_key = self.p.candidate_order_key(self.by_cq[best_cq][0], self.ctx.cq)
+                if new_key < cur_key:
+                    best_cq = cq
+            elif c > 0:
+                best_cq, best_cq_drs = cq, drs
+        best_cohort, best_cohort_drs = -1, NEGATIVE_DRS
+        for child in self.tree.child_cohorts(cohort):
+            if child in self.pruned_cohorts:
+                continue
+            drs = self.p.drs(child)
+            if drs.is_zero() and child not in self.ancestors:
+                self.pruned_cohorts.add(child)
+                continue
+            c = compare_drs(drs, best_cohort_drs)
+            # Kueue keeps the last of equal cohorts (unordered set); kueue-fast
+            # keeps the one whose name sorts first (scheduling contract).
+            if c > 0 or (
+                c == 0
+                and best_cohort >= 0
+                and self.tree.topo.node_names[child] < self.tree.topo.node_names[best_cohort]
+            ):
+                best_cohort, best_cohort_drs = child, drs
+        if best_cohort < 0 and best_cq < 0:
+            self.pruned_cohorts.add(cohort)
+            return -1
+        if best_cohort >= 0 and compare_drs(best_cohort_drs, best_cq_drs) >= 0:
+            return self._next_target(best_cohort)
+        return best_cq
+
+    # --- shares at the almost-lowest-common-ancestor (fairsharing/least_common_ancestor.go)
+
+    def _almost_lcas(self, target_cq: int) -> tuple[int, int]:
+        lca = next(a for a in self.tree.ancestors(target_cq) if a in self.ancestors)
+
+        def below(cq: int) -> int:
+            node = cq
+            for a in self.tree.ancestors(cq):
+                if a == lca:
+                    return node
+                node = a
+            raise AssertionError("no common ancestor")
+
+        return below(self.ctx.cq), below(target_cq)
+
+    def shares(self, target_cq: int) -> tuple[DRS, DRS]:
+        preemptor_side, target_side = self._almost_lcas(target_cq)
+        return self.p.drs(preemptor_side), self.p.drs(target_side)
+
+    def target_share_after_removal(self, target_cq: int, wid: int) -> DRS:
+        self.p.remove(wid)
+        _, target_side = self._almost_lcas(target_cq)
+        drs = self.p.drs(target_side)
+        self.p.restore(wid)
+        return drs
+
+
+__all__ = ["Preemptor", "PreemptionCtx", "Target", "HUMAN_REASONS", "Callable"]

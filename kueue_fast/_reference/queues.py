@@ -1,0 +1,155 @@
+"""Pending workloads of one ClusterQueue: the heap, the inadmissible set, requeueing.
+
+Same rules as kueue pkg/cache/queue/cluster_queue.go:
+
+* heap order: the sticky preemptor (BestEffortFIFO) first, then higher
+  priority, then older queue-order timestamp, then namespace and name;
+* a head that is not admitted goes back to the heap ("immediate") or to the
+  inadmissible set, by queueing strategy and requeue reason (RequeueIfNotPresent);
+* under BestEffortFIFO a head parked for NoFit or PreemptionNoCandidates parks
+  every heap workload with the same scheduling hash too, and later arrivals
+  with that hash go straight to the inadmissible set, until the next requeue
+  of inadmissible workloads (SchedulingEquivalenceHashing).
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable
+
+STRICT_FIFO = 0
+BEST_EFFORT_FIFO = 1
+
+# Requeue reasons (kueue RequeueReason).
+REQUEUE_GENERIC = ""
+REQUEUE_FAILED_AFTER_NOMINATION = "FailedAfterNomination"
+REQUEUE_NAMESPACE_MISMATCH = "NamespaceMismatch"
+REQUEUE_PENDING_PREEMPTION = "PendingPreemption"
+REQUEUE_PREEMPTION_FAILED = "PreemptionFailed"
+REQUEUE_NO_FIT = "NoFit"
+REQUEUE_PREEMPTION_NO_CANDIDATES = "PreemptionNoCandidates"
+
+
+class ClusterQueueQueue:
+    """The pending side of one ClusterQueue."""
+
+    def __init__(self, strategy: int, order_key: Callable[[int], tuple[object, ...]]) -> None:
+        self.strategy = strategy
+        self._order_key = order_key
+        self._heap: list[tuple[tuple[object, ...], int]] = []
+        self.active: set[int] = set()
+        self.inadmissible: set[int] = set()
+        self.parked_hashes: set[int] = set()
+        self.sticky: int = -1  # the preemptor kept at the head (BestEffortFIFO)
+        self.preemptor: int = -1  # the workload waiting for its preemptions
+        self.pop_cycle = 0
+        self.queue_inadmissible_cycle = -1
+
+    def __len__(self) -> int:
+        return len(self.active) + len(self.inadmissible)
+
+    def has_active(self) -> bool:
+        return bool(self.active)
+
+    def _push_active(self, wid: int) -> None:
+        if wid in self.active:
+            return
+        self.active.add(wid)
+        heapq.heappush(self._heap, (self._order_key(wid), wid))
+
+    def push(self, wid: int, scheduling_hash: int) -> None:
+        """A new or updated pending workload (Kueue PushOrUpdate)."""
+        self.inadmissible.discard(wid)
+        if (
+            self.strategy == BEST_EFFORT_FIFO
+            and wid not in self.active
+            and scheduling_hash in self.parked_hashes
+        ):
+            self.inadmissible.add(wid)
+            return
+        self._push_active(wid)
+
+    def pop(self) -> int:
+        """The head, removed from the heap, or -1."""
+        self.pop_cycle += 1
+        if self.sticky >= 0 and self.sticky in self.active:
+            wid = self.sticky
+            self.active.discard(wid)
+            return wid
+        while self._heap:
+            _, wid = heapq.heappop(self._heap)
+            if wid in self.active:
+                self.active.discard(wid)
+                return wid
+        return -1
+
+    def remove(self, wid: int) -> None:
+        self.active.discard(wid)
+        self.inadmissible.discard(wid)
+        if self.preemptor == wid:
+            self.preemptor = -1
+            self.sticky = -1
+
+    def clear_preemptor(self, wid: int) -> None:
+        if self.preemptor == wid:
+            self.preemptor = -1
+            self.sticky = -1
+
+    def requeue(
+        self,
+        wid: int,
+        reason: str,
+        pending_flavors: bool,
+        hash_of: Callable[[int], int],
+    ) -> int:
+        """A head that was not admitted (Kueue RequeueIfNotPresent).
+
+        Returns how many workloads were newly parked as inadmissible (the head
+        and the equivalent workloads parked with it)."""
+        if self.strategy == STRICT_FIFO:
+            immediate = reason != REQUEUE_NAMESPACE_MISMATCH
+        else:
+            immediate = reason in (
+                REQUEUE_FAILED_AFTER_NOMINATION,
+                REQUEUE_PENDING_PREEMPTION,
+                REQUEUE_PREEMPTION_FAILED,
+            )
+        if reason == REQUEUE_PENDING_PREEMPTION:
+            self.preemptor = wid
+            self.sticky = wid if self.strategy == BEST_EFFORT_FIFO else -1
+        elif self.preemptor == wid:
+            self.preemptor = -1
+            self.sticky = -1
+        if immediate or self.queue_inadmissible_cycle >= self.pop_cycle or pending_flavors:
+            self.inadmissible.discard(wid)
+            self._push_active(wid)
+            return 0
+        if wid in self.inadmissible or wid in self.active:
+            return 0
+        self.inadmissible.add(wid)
+        parked = 1
+        if (
+            self.strategy == BEST_EFFORT_FIFO
+            and reason in (REQUEUE_NO_FIT, REQUEUE_PREEMPTION_NO_CANDIDATES)
+        ):
+            h = hash_of(wid)
+            self.parked_hashes.add(h)
+            for other in [w for w in self.active if hash_of(w) == h]:
+                self.active.discard(other)
+                self.inadmissible.add(other)
+                parked += 1
+        return parked
+
+    def queue_inadmissible(self, namespace_ok: Callable[[int], bool]) -> int:
+        """Move parked workloads back to the heap (Kueue queueInadmissibleWorkloads).
+
+        Workloads whose namespace no longer matches the selector stay parked."""
+        self.queue_inadmissible_cycle = self.pop_cycle
+        self.parked_hashes.clear()
+        moved = 0
+        for wid in sorted(self.inadmissible):
+            if namespace_ok(wid):
+                self.inadmissible.discard(wid)
+                self._push_active(wid)
+                moved += 1
+        return moved

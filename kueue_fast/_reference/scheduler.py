@@ -1,0 +1,664 @@
+"""The reference engine: Kueue's scheduling cycle in plain Python.
+
+This is the specification as code. It follows kueue pkg/scheduler/scheduler.go
+(schedule, nominate, processEntry, updateAssignmentIfNeeded, requeueAndUpdate)
+and is the oracle the native engine is tested against, decision by decision.
+
+One cycle:
+  1. heads: one workload from the heap of every active ClusterQueue;
+  2. snapshot: the working quota tree itself (changes that only live for the
+     cycle, like capacity reserved by a waiting preemptor, are recorded and
+     undone at the end: no copies);
+  3. nominate: flavor assignment and, when needed, preemption targets;
+  4. order the entries (classical, or the fair-sharing tournament);
+  5. process entries in that order against the filling snapshot;
+  6. requeue every head that was not admitted;
+  7. (offline mode) evictions issued in the cycle take effect: quota is
+     released, the victims go back to their queues, and the inadmissible
+     workloads of their cohort trees are requeued.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..compiler import (
+    BLOCK_NAMESPACE_MISMATCH,
+    BLOCK_NONE,
+    Topology,
+    WorkloadSpec,
+)
+from . import flavor_assigner as fa
+from .fair_sharing import DRS, compare_drs, dominant_resource_share
+from .preemption import HUMAN_REASONS, PreemptionCtx, Preemptor, Target
+from .quota import QuotaTree
+from .queues import (
+    REQUEUE_FAILED_AFTER_NOMINATION,
+    REQUEUE_GENERIC,
+    REQUEUE_NAMESPACE_MISMATCH,
+    REQUEUE_NO_FIT,
+    REQUEUE_PENDING_PREEMPTION,
+    REQUEUE_PREEMPTION_NO_CANDIDATES,
+    ClusterQueueQueue,
+)
+
+PENDING, ADMITTED, FINISHED = "pending", "admitted", "finished"
+
+# QuotaReserved=False reasons (UnadmittedWorkloadsObservability, beta, on).
+WAITING_FOR_QUOTA = "WaitingForQuota"
+WAITING_FOR_PREEMPTED = "WaitingForPreemptedWorkloads"
+NO_MATCHING_FLAVOR = "NoMatchingFlavor"
+EXCEEDS_MAX_QUOTA = "ExceedsMaxQuota"
+MISCONFIGURED = "Misconfigured"
+SUSPENDED = "Suspended"
+
+MSG_OVERLAP = "Workload has overlapping preemption targets with another workload"
+MSG_NO_LONGER_FITS = "Workload no longer fits after processing another workload"
+MSG_DEFERRED = (
+    "Workload has overlapping preemption targets with another workload, "
+    "but will fit after these preemptions complete"
+)
+
+NO_FIT_SEVERITY = {WAITING_FOR_QUOTA: 2, EXCEEDS_MAX_QUOTA: 3, NO_MATCHING_FLAVOR: 4}
+
+
+@dataclass
+class WorkloadRecord:
+    spec: WorkloadSpec
+    status: str = PENDING
+    # admission (status ADMITTED)
+    admitted_cq: int = -1
+    admitted_pod_sets: list[tuple[int, dict[int, int]]] = field(default_factory=list)  # (count, rid -> fid)
+    admitted_resource_usage: list[dict[int, int]] = field(default_factory=list)  # per pod set rid -> total
+    usage: dict[int, int] = field(default_factory=dict)  # fr -> amount charged to admitted_cq
+    admission_time: int = 0
+    evicting: bool = False  # preempted, quota not released yet (controller mode)
+    # the last scheduling attempt
+    last_state: fa.LastState | None = None
+    reason: str = ""
+    message: str = ""
+    attempted: bool = False
+    # the last eviction
+    evicted_cycle: int = -1
+    eviction_reason: str = ""
+    eviction_message: str = ""
+    preempted_by: int = -1
+
+
+@dataclass
+class Entry:
+    wid: int
+    cq: int
+    assignment: fa.Assignment | None = None
+    targets: list[Target] = field(default_factory=list)
+    status: str = ""  # "", "skipped", "assumed"
+    message: str = ""
+    reason: str = ""
+    requeue_reason: str = REQUEUE_GENERIC
+    deferred: bool = False
+
+
+@dataclass
+class CycleReport:
+    cycle: int
+    admitted: list[int] = field(default_factory=list)
+    preempted: list[int] = field(default_factory=list)  # victims whose eviction was issued
+    newly_parked: int = 0
+    heads: int = 0
+
+
+class ReferenceEngine:
+    """Kueue's scheduler over a Topology, in pure Python."""
+
+    name = "reference"
+
+    def __init__(self, topology: Topology, release_evictions: bool = True) -> None:
+        self.topo = topology
+        self.tree = QuotaTree(topology)
+        self.release_evictions = release_evictions
+        self.workloads: list[WorkloadRecord] = []
+        self.cq_admitted: list[set[int]] = [set() for _ in range(topology.n_cq)]
+        self.cq_generation: list[int] = [1] * topology.n_cq
+        self._snapshot_generation = list(self.cq_generation)
+        self.queues = [
+            ClusterQueueQueue(cq.strategy, self._heap_key) for cq in topology.cluster_queues
+        ]
+        self.cycle = 0
+        self.preemptor = Preemptor(self)
+        self._resource_of_fr = [r for _, r in topology.fr_pairs]
+        self._removed_in_snapshot: set[int] = set()
+
+    # --- workloads in and out ----------------------------------------------------------------
+
+    def _heap_key(self, wid: int) -> tuple[object, ...]:
+        s = self.workloads[wid].spec
+        return (-s.priority, s.queue_ts, s.namespace, s.name)
+
+    def add_workload(self, spec: WorkloadSpec) -> int:
+        wid = len(self.workloads)
+        rec = WorkloadRecord(spec)
+        self.workloads.append(rec)
+        if spec.admission is not None and spec.admission.cluster_queue >= 0:
+            adm = spec.admission
+            rec.admitted_pod_sets = [(count, {r: f for r, f, _ in use if f >= 0}) for count, use in adm.pod_sets]
+            rec.admitted_resource_usage = [{r: v for r, _, v in use} for _, use in adm.pod_sets]
+            usage: dict[int, int] = {}
+            for _, use in adm.pod_sets:
+                for r, f, v in use:
+                    if f >= 0:
+                        fr = self.topo.fr_id(f, r)
+                        usage[fr] = usage.get(fr, 0) + v
+            self._admit(wid, adm.cluster_queue, usage, adm.time_ns)
+        elif spec.admission is not None:
+            # Admitted to a ClusterQueue that does not exist: it holds nothing.
+            rec.status = ADMITTED
+        elif spec.cluster_queue >= 0:
+            self.queues[spec.cluster_queue].push(wid, spec.scheduling_hash)
+        return wid
+
+    def _admit(self, wid: int, cq: int, usage: dict[int, int], time_ns: int) -> None:
+        rec = self.workloads[wid]
+        rec.status = ADMITTED
+        rec.admitted_cq = cq
+        rec.usage = usage
+        rec.admission_time = time_ns
+        rec.last_state = None
+        self.tree.add_usage_map(cq, usage)
+        self.cq_admitted[cq].add(wid)
+
+    def _release(self, wid: int) -> None:
+        """Take an admitted workload's usage out of its ClusterQueue."""
+        rec = self.workloads[wid]
+        cq = rec.admitted_cq
+        if cq >= 0 and wid in self.cq_admitted[cq]:
+            self.tree.add_usage_map(cq, rec.usage, -1)
+            self.cq_admitted[cq].discard(wid)
+            self.cq_generation[cq] += 1
+        rec.usage = {}
+        rec.admitted_cq = -1
+        rec.evicting = False
+
+    def remove_workload(self, wid: int) -> None:
+        """A workload finished or was deleted: free its quota, drop it from its queue."""
+        rec = self.workloads[wid]
+        freed_cq = rec.admitted_cq if rec.status == ADMITTED else -1
+        if rec.status == ADMITTED:
+            self._release(wid)
+        elif rec.spec.cluster_queue >= 0:
+            self.queues[rec.spec.cluster_queue].remove(wid)
+        rec.status = FINISHED
+        if freed_cq >= 0:
+            self._requeue_tree(freed_cq)
+
+    def release_eviction(self, wid: int) -> None:
+        """Controller mode: an evicted workload stopped; its quota is free and it is pending again."""
+        rec = self.workloads[wid]
+        if rec.status != ADMITTED or not rec.evicting:
+            return
+        cq = rec.admitted_cq
+        self._release(wid)
+        rec.status = PENDING
+        self._requeue_tree(cq)
+        if rec.spec.cluster_queue >= 0:
+            self.queues[rec.spec.cluster_queue].push(wid, rec.spec.scheduling_hash)
+
+    def evict(self, wid: int, reason: str, message: str) -> None:
+        """Evict an admitted workload for a reason other than preemption (HoldAndDrain)."""
+        rec = self.workloads[wid]
+        if rec.status != ADMITTED or rec.evicting:
+            return
+        rec.evicting = True
+        rec.evicted_cycle = self.cycle + 1  # called before the cycle it belongs to
+        rec.eviction_reason = reason
+        rec.eviction_message = message
+        rec.preempted_by = -1
+        if self.release_evictions:
+            self.release_eviction(wid)
+
+    def _requeue_tree(self, cq: int) -> None:
+        """Quota was freed in cq's cohort tree: its parked workloads may fit now."""
+        root = self.tree.root_of(cq)
+        cqs = self.tree.subtree_cqs(root) if root != cq else [cq]
+        for c in cqs:
+            self.queues[c].queue_inadmissible(self._namespace_ok)
+
+    def _namespace_ok(self, wid: int) -> bool:
+        return self.workloads[wid].spec.block != BLOCK_NAMESPACE_MISMATCH
+
+    def workload_view(self, wid: int) -> dict[str, object]:
+        """The decision fields of one workload, in ids (the Cluster names them)."""
+        rec = self.workloads[wid]
+        if rec.status == FINISHED:
+            state = "finished"
+        elif rec.evicting or (rec.status == PENDING and rec.evicted_cycle == self.cycle and self.cycle > 0):
+            state = "evicted"
+        elif rec.status == ADMITTED:
+            state = "admitted"
+        else:
+            state = "pending"
+        return {
+            "spec": rec.spec,
+            "state": state,
+            "admitted_cq": rec.admitted_cq,
+            "admission_time": rec.admission_time,
+            "pod_sets": rec.admitted_pod_sets,
+            "resource_usage": rec.admitted_resource_usage,
+            "reason": rec.reason,
+            "message": rec.message,
+            "eviction_reason": rec.eviction_reason,
+            "eviction_message": rec.eviction_message,
+            "preempted_by": rec.preempted_by,
+        }
+
+    # --- shares -------------------------------------------------------------------------------
+
+    def drs(self, node: int) -> DRS:
+        return dominant_resource_share(
+            self.tree, node, self.topo.fair_weight[node], self._resource_of_fr, self.topo.resource_names
+        )
+
+    # --- nomination ------------------------------------------------------------------------------
+
+    def _oracle(self, wid: int, cq: int):  # type: ignore[no-untyped-def]
+        def simulate(fr: int, quantity: int) -> tuple[int, int]:
+            ctx = PreemptionCtx(wid, cq, {fr}, {fr: quantity})
+            targets = self.preemptor.get_targets(ctx)
+            if not targets:
+                borrow, _ = self.tree.lowest_subtree_that_fits(cq, fr, quantity)
+                return fa.PM_NO_CANDIDATES, borrow
+            for t in targets:
+                self.preemptor.remove(t.wid)
+            borrow, _ = self.tree.lowest_subtree_that_fits(cq, fr, quantity)
+            for t in targets:
+                self.preemptor.restore(t.wid)
+            if any(self.workloads[t.wid].admitted_cq == cq for t in targets):
+                return fa.PM_PREEMPT, borrow
+            return fa.PM_RECLAIM, borrow
+
+        return simulate
+
+    def _preemption_ctx(self, wid: int, cq: int, a: fa.Assignment, counts: list[int] | None) -> PreemptionCtx:
+        """Kueue buildContext: the workload's own requests (TotalRequestsFor: no
+        `pods`, no zero amounts) and the flavor-resources needing preemption."""
+        spec = self.workloads[wid].spec
+        usage: dict[int, int] = {}
+        for i, ps in enumerate(a.pod_sets):
+            count = ps.count
+            for r, per_pod in spec.pod_sets[i].requests:
+                q = fa.saturating_mul(per_pod, count)
+                if q == 0 or r not in ps.flavors:
+                    continue
+                fr = self.topo.fr_id(ps.flavors[r].flavor, r)
+                usage[fr] = usage.get(fr, 0) + q
+        return PreemptionCtx(wid, cq, a.frs_need_preemption(self.topo.fr_id), usage)
+
+    def _scan_state(self, wid: int, cq: int) -> fa.LastState | None:
+        """The recorded flavor scan, unless outdated (FlavorFungibilityPreserveScanProgress)."""
+        last = self.workloads[wid].last_state
+        if last is None:
+            return None
+        if self.cycle - last.cycle <= 1:
+            return last
+        if self._snapshot_generation[cq] > last.generation:
+            return None
+        return last
+
+    def get_assignments(
+        self, wid: int, cq: int, last: fa.LastState | None, nomination: list[dict[int, int]] | None = None
+    ) -> tuple[fa.Assignment, list[Target]]:
+        """Kueue getInitialAssignments: full assignment, its targets, else partial admission."""
+        spec = self.workloads[wid].spec
+        assigner = fa.FlavorAssigner(self, spec, cq, last, self._oracle(wid, cq), nomination)
+        full = assigner.assign()
+        mode = full.mode()
+        if mode == fa.FIT:
+            return full, []
+        if mode == fa.PREEMPT:
+            targets = self.preemptor.get_targets(self._preemption_ctx(wid, cq, full, None))
+            if targets:
+                return full, targets
+        deltas = [ps.count - (ps.min_count if ps.min_count is not None else ps.count) for ps in spec.pod_sets]
+        total = sum(deltas)
+        if total > 0:
+            found = self._partial_search(wid, cq, assigner, deltas, total)
+            if found is not None:
+                return found
+        return full, []
+
+    def _partial_search(
+        self, wid: int, cq: int, assigner: fa.FlavorAssigner, deltas: list[int], total: int
+    ) -> tuple[fa.Assignment, list[Target]] | None:
+        """Kueue PodSetReducer.Search: the smallest reduction k in [0, D] whose
+        counts count_i - floor(delta_i * k / D) fit, by binary search."""
+        spec = self.workloads[wid].spec
+        last_good: tuple[fa.Assignment, list[Target]] | None = None
+        last_good_k = -1
+
+        def fits(k: int) -> bool:
+            nonlocal last_good, last_good_k
+            counts = [ps.count - (d * k) // total for ps, d in zip(spec.pod_sets, deltas)]
+            a = assigner.assign(counts)
+            m = a.mode()
+            result: tuple[fa.Assignment, list[Target]] | None = None
+            if m == fa.FIT:
+                result = (a, [])
+            elif m == fa.PREEMPT:
+                t = self.preemptor.get_targets(self._preemption_ctx(wid, cq, a, counts))
+                if t:
+                    result = (a, t)
+            if result is not None:
+                last_good, last_good_k = result, k
+                return True
+            return False
+
+        lo, hi = 0, total + 1
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if not fits(mid):
+                lo = mid + 1
+            else:
+                hi = mid
+        return last_good if lo == last_good_k else None
+
+    def _record(self, e: Entry, a: fa.Assignment, targets: list[Target]) -> None:
+        e.assignment = a
+        e.targets = targets
+        e.message = a.message()
+        rec = self.workloads[e.wid]
+        rec.last_state = fa.LastState(a.last_tried, self._snapshot_generation[e.cq], self.cycle)
+
+    def nominate(self, wid: int) -> tuple[Entry, bool]:
+        """(entry, nominated?) for a head. Not nominated: inadmissible for a reason."""
+        rec = self.workloads[wid]
+        cq = rec.spec.cluster_queue
+        e = Entry(wid, cq)
+        spec = self.topo.cluster_queues[cq]
+        if not spec.active:
+            e.message, e.reason = spec.inactive_message, SUSPENDED
+            return e, False
+        if rec.spec.block != BLOCK_NONE:
+            e.message, e.reason = rec.spec.block_message, MISCONFIGURED
+            if rec.spec.block == BLOCK_NAMESPACE_MISMATCH:
+                e.requeue_reason = REQUEUE_NAMESPACE_MISMATCH
+            return e, False
+        a, targets = self.get_assignments(wid, cq, self._scan_state(wid, cq))
+        self._record(e, a, targets)
+        return e, True
+
+    # --- ordering of entries ---------------------------------------------------------------------
+
+    def _classical_order(self, entries: list[Entry]) -> list[Entry]:
+        def key(e: Entry) -> tuple[object, ...]:
+            s = self.workloads[e.wid].spec
+            assert e.assignment is not None
+            return (e.assignment.borrowing, -s.priority, s.queue_ts, s.namespace, s.name)
+
+        return sorted(entries, key=key)
+
+    def _fair_sharing_pop(self, remaining: dict[int, Entry]) -> Entry:
+        """Kueue fairSharingIterator.pop: the tournament winner of one cohort tree."""
+        cq = min(remaining)
+        if self.tree.parent[cq] < 0:
+            return remaining.pop(cq)
+        root = self.tree.root_of(cq)
+        drs_at: dict[tuple[int, int], DRS] = {}
+        requested: dict[int, dict[int, int]] = {}
+        for c in self.tree.subtree_cqs(root):
+            e = remaining.get(c)
+            if e is None:
+                continue
+            assert e.assignment is not None
+            usage = e.assignment.usage
+            self.tree.add_usage_map(c, usage)
+            requested[e.wid] = usage
+            share = self.drs(c)
+            for anc in self.tree.ancestors(c):
+                drs_at[(anc, e.wid)] = share
+                share = self.drs(anc)
+            self.tree.add_usage_map(c, usage, -1)
+
+        def less(a: Entry, b: Entry, cohort: int) -> bool:
+            ad, bd = drs_at[(cohort, a.wid)], drs_at[(cohort, b.wid)]
+            ab, bb = ad.is_borrowing_on(requested[a.wid]), bd.is_borrowing_on(requested[b.wid])
+            if ab != bb:
+                return not ab
+            c = compare_drs(ad, bd)
+            if c != 0:
+                return c < 0
+            sa, sb = self.workloads[a.wid].spec, self.workloads[b.wid].spec
+            if sa.priority != sb.priority:
+                return sa.priority > sb.priority
+            if sa.queue_ts != sb.queue_ts:
+                return sa.queue_ts < sb.queue_ts
+            return (sa.namespace, sa.name) < (sb.namespace, sb.name)
+
+        def tournament(cohort: int) -> Entry | None:
+            candidates = [w for w in (tournament(c) for c in self.tree.child_cohorts(cohort)) if w is not None]
+            candidates += [remaining[c] for c in self.tree.child_cqs(cohort) if c in remaining]
+            if not candidates:
+                return None
+            best = candidates[0]
+            for cur in candidates[1:]:
+                if less(cur, best, cohort):
+                    best = cur
+            return best
+
+        winner = tournament(root)
+        assert winner is not None
+        return remaining.pop(winner.cq)
+
+    # --- processing ------------------------------------------------------------------------------
+
+    def _simulate_removal(self, wids: list[int]) -> None:
+        for w in wids:
+            self.preemptor.remove(w)
+            self._removed_in_snapshot.add(w)
+            self.cq_admitted[self.workloads[w].admitted_cq].discard(w)
+
+    def _undo_removal(self, wids: list[int]) -> None:
+        for w in wids:
+            self.preemptor.restore(w)
+            self._removed_in_snapshot.discard(w)
+            self.cq_admitted[self.workloads[w].admitted_cq].add(w)
+
+    def _fits(self, cq: int, usage: dict[int, int], victims: dict[int, Target], targets: list[Target]) -> bool:
+        removed = list(dict.fromkeys([*victims, *(t.wid for t in targets)]))
+        for w in removed:
+            self.preemptor.remove(w)
+        ok = all(self.tree.available(cq, fr) >= v for fr, v in usage.items())
+        for w in removed:
+            self.preemptor.restore(w)
+        return ok
+
+    def _reserve(self, cq: int, usage: dict[int, int], reservations: list[tuple[int, dict[int, int]]]) -> None:
+        """Usage that only lives in this cycle's snapshot."""
+        self.tree.add_usage_map(cq, usage)
+        reservations.append((cq, usage))
+
+    def _resources_to_reserve(self, e: Entry) -> dict[int, int]:
+        """Kueue quotaResourcesToReserve for a preemptor without candidates."""
+        assert e.assignment is not None
+        out: dict[int, int] = {}
+        for fr, v in e.assignment.usage.items():
+            nominal = self.tree.nominal(e.cq, fr)
+            used = self.tree.usage[e.cq].get(fr, 0)
+            if e.assignment.borrowing > 0:
+                bl = self.tree.borrowing_limit(e.cq, fr)
+                out[fr] = v if bl == fa.INT64_MAX else min(v, nominal + bl - used)
+            else:
+                out[fr] = max(0, min(v, nominal - used))
+        return out
+
+    def _no_fit_reason(self, e: Entry) -> str:
+        """Kueue resolveNoFitReason, for a NoFit assignment."""
+        assert e.assignment is not None
+        worst = ""
+        for ps in e.assignment.pod_sets:
+            if ps.mode() != fa.NO_FIT:
+                continue
+            reason = WAITING_FOR_QUOTA
+            rs = ps.reasons
+            if any("unavailable in ClusterQueue" in r for r in rs) or all(
+                "doesn't match node affinity" in r or "untolerated taint" in r for r in rs
+            ):
+                reason = NO_MATCHING_FLAVOR
+            elif rs and all("maximum capacity" in r or "node affinity" in r or "untolerated" in r for r in rs):
+                reason = EXCEEDS_MAX_QUOTA
+            if NO_FIT_SEVERITY.get(reason, 0) > NO_FIT_SEVERITY.get(worst, 0):
+                worst = reason
+        return worst or WAITING_FOR_QUOTA
+
+    def _process(
+        self,
+        e: Entry,
+        victims: dict[int, Target],
+        reservations: list[tuple[int, dict[int, int]]],
+        report: CycleReport,
+        now_ns: int,
+    ) -> None:
+        """Kueue processEntry."""
+        assert e.assignment is not None
+        cq = e.cq
+        usage = e.assignment.usage
+        fits = None
+        # Targets taken by an earlier entry: recompute on the projected snapshot
+        # (RecomputeAssignmentUponPreemptionTargetsOverlap, beta, on).
+        if any(t.wid in victims for t in e.targets):
+            nomination = [{r: f.flavor for r, f in ps.flavors.items()} for ps in e.assignment.pod_sets]
+            self.workloads[e.wid].last_state = None
+            gone = list(victims)
+            self._simulate_removal(gone)
+            a, targets = self.get_assignments(e.wid, cq, None, nomination)
+            self._undo_removal(gone)
+            self._record(e, a, targets)
+            if a.mode() == fa.FIT:
+                e.deferred = True
+            usage = a.usage
+        mode = e.assignment.mode()
+        if e.deferred:
+            mode = fa.DEFERRED_FIT
+        if mode == fa.NO_FIT:
+            e.requeue_reason, e.reason = REQUEUE_NO_FIT, self._no_fit_reason(e)
+            return
+        if mode == fa.PREEMPT and not e.targets:
+            e.requeue_reason, e.reason = REQUEUE_PREEMPTION_NO_CANDIDATES, WAITING_FOR_QUOTA
+            if self.topo.cluster_queues[cq].reclaim_within_cohort != 3:  # CanAlwaysReclaim: Any
+                self._reserve(cq, self._resources_to_reserve(e), reservations)
+            return
+        if mode == fa.DEFERRED_FIT:
+            e.message, e.reason = MSG_DEFERRED, WAITING_FOR_PREEMPTED
+            e.requeue_reason = REQUEUE_PENDING_PREEMPTION
+            self.workloads[e.wid].last_state = None
+            self._reserve(cq, usage, reservations)
+            return
+        if any(t.wid in victims for t in e.targets):
+            e.status, e.message, e.reason = "skipped", MSG_OVERLAP, WAITING_FOR_QUOTA
+            return
+        if fits is None:
+            fits = self._fits(cq, usage, victims, e.targets)
+        if not fits:
+            e.status, e.message, e.reason = "skipped", MSG_NO_LONGER_FITS, WAITING_FOR_QUOTA
+            return
+        for t in e.targets:
+            victims[t.wid] = t
+        if mode == fa.PREEMPT:
+            self._reserve(cq, usage, reservations)
+            issued = self._issue_preemptions(e)
+            report.preempted.extend(t.wid for t in e.targets)
+            self.workloads[e.wid].last_state = None
+            e.reason = WAITING_FOR_PREEMPTED
+            if issued:
+                e.message += f". Pending the preemption of {issued} workload(s)"
+                e.requeue_reason = REQUEUE_PENDING_PREEMPTION
+            return
+        self._admit_entry(e, now_ns)
+        report.admitted.append(e.wid)
+
+    def _cq_path(self, cq: int) -> str:
+        names = [self.topo.node_names[n] for n in reversed(self.tree.ancestors(cq))]
+        return "/" + "/".join([*names, self.topo.node_names[cq]])
+
+    def _issue_preemptions(self, e: Entry) -> int:
+        preemptor = self.workloads[e.wid].spec
+        for t in e.targets:
+            victim = self.workloads[t.wid]
+            if victim.evicting:
+                continue  # eviction already under way
+            victim.evicting = True
+            victim.evicted_cycle = self.cycle
+            victim.preempted_by = e.wid
+            victim.eviction_reason = t.reason
+            victim.eviction_message = (
+                f"Preempted to accommodate a workload (UID: {preemptor.uid}, JobUID: UNKNOWN) due to "
+                f"{HUMAN_REASONS[t.reason]}; preemptor path: {self._cq_path(e.cq)}; "
+                f"preemptee path: {self._cq_path(victim.admitted_cq)}"
+            )
+        return len(e.targets)
+
+    def _admit_entry(self, e: Entry, now_ns: int) -> None:
+        assert e.assignment is not None
+        rec = self.workloads[e.wid]
+        rec.admitted_pod_sets = [
+            (ps.count, {r: f.flavor for r, f in ps.flavors.items()}) for ps in e.assignment.pod_sets
+        ]
+        rec.admitted_resource_usage = [
+            {r: ps.requests[r] for r in ps.flavors} for ps in e.assignment.pod_sets
+        ]
+        self._admit(e.wid, e.cq, dict(e.assignment.usage), now_ns)
+        self.cq_generation[e.cq] += 1  # the admission's status update reaches the cache
+        self.queues[e.cq].clear_preemptor(e.wid)
+        rec.reason, rec.message = "", ""
+        e.status = "assumed"
+
+    # --- the cycle ---------------------------------------------------------------------------------
+
+    def run_cycle(self, now_ns: int) -> CycleReport:
+        self.cycle += 1
+        report = CycleReport(self.cycle)
+        self._snapshot_generation = list(self.cq_generation)
+        # 1. heads
+        heads: list[int] = []
+        for cq, q in enumerate(self.queues):
+            if self.topo.cluster_queues[cq].active and q.has_active():
+                wid = q.pop()
+                if wid >= 0:
+                    heads.append(wid)
+        report.heads = len(heads)
+        # 2-3. nominate against the snapshot as it is at the start of the cycle
+        entries: list[Entry] = []
+        inadmissible: list[Entry] = []
+        for wid in heads:
+            e, nominated = self.nominate(wid)
+            (entries if nominated else inadmissible).append(e)
+        # 4-5. order and process
+        victims: dict[int, Target] = {}
+        reservations: list[tuple[int, dict[int, int]]] = []
+        if self.topo.fair_sharing:
+            remaining = {e.cq: e for e in entries}
+            while remaining:
+                self._process(self._fair_sharing_pop(remaining), victims, reservations, report, now_ns)
+        else:
+            for e in self._classical_order(entries):
+                self._process(e, victims, reservations, report, now_ns)
+        # 6. requeue the heads that were not admitted
+        for e in entries + inadmissible:
+            if e.status == "assumed":
+                continue
+            rec = self.workloads[e.wid]
+            rec.attempted = True
+            rec.reason, rec.message = e.reason, e.message
+            reason = e.requeue_reason
+            if e.status == "skipped" and reason == REQUEUE_GENERIC:
+                reason = REQUEUE_FAILED_AFTER_NOMINATION
+            pending_flavors = rec.last_state is not None and rec.last_state.pending_flavors()
+            report.newly_parked += self.queues[e.cq].requeue(
+                e.wid, reason, pending_flavors, lambda w: self.workloads[w].spec.scheduling_hash
+            )
+        # the snapshot is gone: capacity reserved for this cycle only is free again
+        for cq, usage in reversed(reservations):
+            self.tree.add_usage_map(cq, usage, -1)
+        # 7. evictions take effect (offline)
+        if self.release_evictions:
+            for wid in report.preempted:
+                self.release_eviction(wid)
+        return report

@@ -1,0 +1,341 @@
+"""The embedding API: Kueue's scheduler over a set of Kueue objects.
+
+    >>> from kueue_fast import Cluster
+    >>> cluster = Cluster.from_files(["queues.yaml", "workloads.yaml"])
+    >>> cluster.run_until_stable()
+    >>> cluster.decision("team-a/job-1").state
+    'admitted'
+
+A Cluster owns one engine (native by default, or the pure-Python reference)
+and the name <-> id mapping around it. Workloads can be added and removed
+between cycles; configuration changes rebuild the engine's topology while
+keeping every workload and its admission.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from .compiler import (
+    AdmissionSpec,
+    Topology,
+    WorkloadCompiler,
+    WorkloadSpec,
+    compile_topology,
+)
+from .errors import EngineError, NotStableError
+from .model import ClusterState, Workload
+
+ENGINES = ("native", "reference")
+
+ADMITTED, PENDING, EVICTED, FINISHED = "admitted", "pending", "evicted", "finished"
+
+NS_PER_S = 1_000_000_000
+
+
+def resolve_engine_name(engine: str | None) -> str:
+    name = engine or os.environ.get("KUEUE_FAST_ENGINE") or "native"
+    if name not in ENGINES:
+        raise EngineError(f"unknown engine {name!r}: expected one of {', '.join(ENGINES)}")
+    return name
+
+
+class Engine(Protocol):
+    """What the native and the reference engines both implement."""
+
+    name: str
+    cycle: int
+
+    def add_workload(self, spec: WorkloadSpec) -> int: ...
+    def remove_workload(self, wid: int) -> None: ...
+    def release_eviction(self, wid: int) -> None: ...
+    def evict(self, wid: int, reason: str, message: str) -> None: ...
+    def run_cycle(self, now_ns: int) -> Any: ...
+
+
+def make_engine(name: str, topology: Topology, release_evictions: bool) -> Any:
+    if name == "reference":
+        from ._reference.scheduler import ReferenceEngine
+
+        return ReferenceEngine(topology, release_evictions=release_evictions)
+    from ._native import NativeEngine
+
+    return NativeEngine(topology, release_evictions=release_evictions)
+
+
+@dataclass
+class PodSetDecision:
+    name: str
+    count: int
+    flavors: dict[str, str] = field(default_factory=dict)  # resource -> flavor
+    resource_usage: dict[str, int] = field(default_factory=dict)  # resource -> total
+
+
+@dataclass
+class Decision:
+    """Where a workload stands after the cycles run so far."""
+
+    namespace: str
+    name: str
+    state: str  # admitted | pending | evicted | finished
+    cluster_queue: str | None = None
+    pod_sets: list[PodSetDecision] = field(default_factory=list)
+    reason: str = ""
+    message: str = ""
+    preempted_by: str | None = None
+    admission_time_ns: int | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+@dataclass
+class CycleResult:
+    cycle: int
+    admitted: list[str]
+    preempted: list[str]
+    evicted: list[str]  # evictions for other reasons (HoldAndDrain)
+    newly_parked: int
+    heads: int
+
+    @property
+    def changed(self) -> bool:
+        """The scheduling contract's "changes something" for --until-stable."""
+        return bool(self.admitted or self.preempted or self.evicted or self.newly_parked)
+
+
+class Cluster:
+    def __init__(
+        self,
+        state: ClusterState,
+        engine: str | None = None,
+        *,
+        release_evictions: bool = True,
+        start_time_ns: int | None = None,
+    ) -> None:
+        """release_evictions: quota of an evicted workload is released at the end
+        of the cycle (offline, the scheduling contract); the controller passes
+        False and calls release_eviction() once the workload's job stopped."""
+        self.engine_name = resolve_engine_name(engine)
+        self.release_evictions = release_evictions
+        self.state = state
+        self.cycles = 0
+        self._wid: dict[str, int] = {}
+        self._keys: list[str] = []
+        self._clock_ns = start_time_ns if start_time_ns is not None else _start_time(state)
+        self._build(state)
+        for key in sorted(state.workloads):
+            self.add_workload(state.workloads[key])
+
+    # --- construction ----------------------------------------------------------------------
+
+    @classmethod
+    def from_files(cls, paths: Sequence[str], engine: str | None = None, **kw: Any) -> Cluster:
+        from .loader import load
+
+        return cls(load(list(paths)), engine, **kw)
+
+    @classmethod
+    def from_objects(cls, objects: Iterable[dict[str, Any]], engine: str | None = None, **kw: Any) -> Cluster:
+        from .loader import build_state
+
+        return cls(build_state(objects), engine, **kw)
+
+    def _build(self, state: ClusterState) -> None:
+        self.topology = compile_topology(state)
+        self.compiler = WorkloadCompiler(state, self.topology)
+        self.engine = make_engine(self.engine_name, self.topology, self.release_evictions)
+
+    # --- workloads -----------------------------------------------------------------------------
+
+    def add_workload(self, wl: Workload) -> None:
+        """Add a pending workload (queued by its LocalQueue) or an admitted one."""
+        if wl.key in self._wid:
+            raise EngineError(f"Workload/{wl.key} is already in the cluster")
+        self.state.workloads[wl.key] = wl
+        self._ensure_known(wl)
+        spec = self.compiler.compile(wl)
+        self._wid[wl.key] = self.engine.add_workload(spec)
+        self._keys.append(wl.key)
+
+    def _ensure_known(self, wl: Workload) -> None:
+        """A workload naming a resource or flavor the topology lacks forces a rebuild."""
+        names = set(self.topology.resource_names)
+        flavors = set(self.topology.flavor_names)
+        missing = any(r not in names for ps in wl.pod_sets for r in ps.requests)
+        if wl.admission is not None:
+            for psa in wl.admission.pod_set_assignments:
+                missing |= any(r not in names for r in psa.resource_usage)
+                missing |= any(f not in flavors for f in psa.flavors.values())
+        if missing:
+            self.reconfigure(self.state)
+
+    def remove_workload(self, key: str) -> None:
+        """The workload finished or was deleted: its quota (if any) is released."""
+        self.engine.remove_workload(self._id(key))
+
+    def release_eviction(self, key: str) -> None:
+        self.engine.release_eviction(self._id(key))
+
+    def _id(self, key: str) -> int:
+        try:
+            return self._wid[key]
+        except KeyError:
+            raise EngineError(f"Workload/{key} is not in the cluster") from None
+
+    def reconfigure(self, state: ClusterState) -> None:
+        """New configuration (quotas, queues, flavors): rebuild the topology and
+        re-add every workload, keeping admissions as they are."""
+        old = [self.decision(k) for k in self._keys]
+        self.state = state
+        self._build(state)
+        keys, self._keys, self._wid = self._keys, [], {}
+        for key, d in zip(keys, old):
+            wl = state.workloads.get(key)
+            if wl is None or d.state == FINISHED:
+                continue
+            spec = self.compiler.compile(wl)
+            spec.admission = self._admission_of(d, spec) if d.state == ADMITTED else None
+            self._wid[key] = self.engine.add_workload(spec)
+            self._keys.append(key)
+
+    def _admission_of(self, d: Decision, spec: WorkloadSpec) -> AdmissionSpec | None:
+        cq_ids = {cq.name: i for i, cq in enumerate(self.topology.cluster_queues)}
+        rid = {n: i for i, n in enumerate(self.topology.resource_names)}
+        fid = {n: i for i, n in enumerate(self.topology.flavor_names)}
+        by_name = {ps.name: ps for ps in d.pod_sets}
+        pod_sets = []
+        for ps in spec.pod_sets:
+            psd = by_name.get(ps.name)
+            if psd is None:
+                pod_sets.append((0, []))
+                continue
+            use = [(rid[r], fid[psd.flavors[r]] if r in psd.flavors else -1, v) for r, v in psd.resource_usage.items()]
+            pod_sets.append((psd.count, use))
+        return AdmissionSpec(cq_ids.get(d.cluster_queue or "", -1), pod_sets, d.admission_time_ns or 0)
+
+    # --- scheduling ------------------------------------------------------------------------------
+
+    def now_ns(self) -> int:
+        return self._clock_ns
+
+    def run_cycle(self, now_ns: int | None = None) -> CycleResult:
+        """One scheduling cycle. Offline, the clock advances one second per cycle."""
+        if now_ns is None:
+            now_ns = self._clock_ns + NS_PER_S
+        self._clock_ns = now_ns
+        evicted = self._drain_stopped_queues()
+        report = self.engine.run_cycle(now_ns)
+        self.cycles += 1
+        keys = self._keys
+        return CycleResult(
+            cycle=self.cycles,
+            admitted=[keys[w] for w in report.admitted],
+            preempted=[keys[w] for w in report.preempted],
+            evicted=evicted,
+            newly_parked=report.newly_parked,
+            heads=report.heads,
+        )
+
+    def run(self, cycles: int) -> list[CycleResult]:
+        return [self.run_cycle() for _ in range(cycles)]
+
+    def run_until_stable(self, max_cycles: int = 100_000) -> int:
+        """Run cycles until one changes nothing; return how many ran."""
+        for n in range(1, max_cycles + 1):
+            if not self.run_cycle().changed:
+                return n
+        raise NotStableError(f"still changing after {max_cycles} cycles (--max-cycles)")
+
+    def _drain_stopped_queues(self) -> list[str]:
+        """HoldAndDrain: admitted workloads of a stopped ClusterQueue or
+        LocalQueue are evicted (Kueue's workload controller does it)."""
+        drained_cqs = {n for n, cq in self.state.cluster_queues.items() if cq.stop_policy == "HoldAndDrain"}
+        drained_lqs = {k for k, lq in self.state.local_queues.items() if lq.stop_policy == "HoldAndDrain"}
+        if not drained_cqs and not drained_lqs:
+            return []
+        out = []
+        for key in self._keys:
+            d = self.decision(key)
+            if d.state != ADMITTED:
+                continue
+            wl = self.state.workloads[key]
+            if d.cluster_queue in drained_cqs:
+                self.engine.evict(self._wid[key], "ClusterQueueStopped", "The ClusterQueue is stopped")
+            elif f"{wl.namespace}/{wl.queue_name}" in drained_lqs:
+                self.engine.evict(self._wid[key], "LocalQueueStopped", "The LocalQueue is stopped")
+            else:
+                continue
+            out.append(key)
+        return out
+
+    # --- results ----------------------------------------------------------------------------------
+
+    def keys(self) -> list[str]:
+        return list(self._keys)
+
+    def decision(self, key: str) -> Decision:
+        return self._decision(self._id(key))
+
+    def decisions(self) -> list[Decision]:
+        return [self._decision(self._wid[k]) for k in sorted(self._keys)]
+
+    def _decision(self, wid: int) -> Decision:
+        rec = self.engine.workload_view(wid)
+        spec: WorkloadSpec = rec["spec"]
+        topo = self.topology
+        d = Decision(spec.namespace, spec.name, rec["state"])
+        if d.state == ADMITTED:
+            cq = rec["admitted_cq"]
+            if cq >= 0:
+                d.cluster_queue = topo.cluster_queues[cq].name
+            elif spec.admission is not None:
+                wl = self.state.workloads.get(f"{spec.namespace}/{spec.name}")
+                d.cluster_queue = wl.admission.cluster_queue if wl and wl.admission else None
+            d.admission_time_ns = rec["admission_time"]
+            for ps, (count, flavors), usage in zip(spec.pod_sets, rec["pod_sets"], rec["resource_usage"]):
+                d.pod_sets.append(
+                    PodSetDecision(
+                        ps.name,
+                        count,
+                        {topo.resource_names[r]: topo.flavor_names[f] for r, f in sorted(flavors.items())},
+                        {topo.resource_names[r]: v for r, v in sorted(usage.items())},
+                    )
+                )
+            return d
+        if d.state == EVICTED:
+            d.reason = rec["eviction_reason"]
+            d.message = rec["eviction_message"]
+            by = rec["preempted_by"]
+            if by >= 0:
+                d.preempted_by = self._keys[by]
+                d.reason = "Preempted"
+            return d
+        if d.state == FINISHED:
+            d.reason, d.message = "Finished", "The workload is finished"
+            return d
+        d.reason, d.message = rec["reason"], rec["message"]
+        if not d.message:
+            d.reason, d.message = self._waiting_reason(spec)
+        return d
+
+    def _waiting_reason(self, spec: WorkloadSpec) -> tuple[str, str]:
+        """Why a pending workload the scheduler never tried is still waiting."""
+        if spec.cluster_queue < 0:
+            return ("Misconfigured" if "exist" in spec.unqueued_reason else "Suspended"), spec.unqueued_reason
+        cq = self.topology.cluster_queues[spec.cluster_queue]
+        if not cq.active:
+            return "Suspended", cq.inactive_message
+        return "Pending", f"waiting for its turn in ClusterQueue {cq.name}"
+
+
+def _start_time(state: ClusterState) -> int:
+    """Offline clock: cycles happen after every timestamp of the input."""
+    latest = 0
+    for wl in state.workloads.values():
+        latest = max(latest, wl.creation_ns, wl.admission_ns or 0, wl.queue_order_ns or 0)
+    return (latest // NS_PER_S) * NS_PER_S

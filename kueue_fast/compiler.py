@@ -1,0 +1,402 @@
+"""From the object model to dense ids: the input both engines are built from.
+
+The compiler resolves names once: resources, flavors, ClusterQueues and
+cohort nodes get dense integer ids, quotas become per-node tables keyed by
+flavor-resource ids, and every workload becomes a ``WorkloadSpec`` that says
+which ClusterQueue it is offered to, with what priority, timestamps and
+per-pod requests. Everything that depends only on names and labels (namespace
+selectors, taints, node affinity, LocalQueue resolution) is decided here, in
+one place, so the engines only do quota arithmetic and ordering.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+
+from . import node_affinity
+from .model import ClusterQueue, ClusterState, Cohort, PodSet, ResourceGroup, Workload
+
+# One sentinel for "no limit" (conventions: INT64_MAX).
+NO_LIMIT = (1 << 63) - 1
+
+# Policy codes shared with the C++ engine (csrc/include/kueue_fast/types.hpp).
+POLICY_CODES = {"Never": 0, "LowerPriority": 1, "LowerOrNewerEqualPriority": 2, "Any": 3}
+FUNGIBILITY_CODES = {"MayStopSearch": 0, "TryNextFlavor": 1}
+PREFERENCE_CODES = {None: 0, "BorrowingOverPreemption": 1, "PreemptionOverBorrowing": 2}
+STRATEGY_CODES = {"StrictFIFO": 0, "BestEffortFIFO": 1}
+FAIR_STRATEGY_CODES = {"LessThanOrEqualToFinalShare": 0, "LessThanInitialShare": 1}
+
+# Why a workload offered to a ClusterQueue cannot be nominated (checked by the
+# engines in Kueue's nominate order).
+BLOCK_NONE = 0
+BLOCK_NAMESPACE_MISMATCH = 1
+BLOCK_RESOURCES_INVALID = 2
+
+NAMESPACE_MISMATCH_MESSAGE = "Workload namespace doesn't match ClusterQueue selector"
+
+
+@dataclass
+class ResourceGroupSpec:
+    resources: list[int]  # covered resource ids, in coveredResources order
+    flavors: list[int]  # flavor ids, in list order
+
+
+@dataclass
+class ClusterQueueSpec:
+    name: str
+    groups: list[ResourceGroupSpec]
+    strategy: int
+    within_cluster_queue: int
+    reclaim_within_cohort: int
+    borrow_within_cohort: int  # 0 Never, 1 LowerPriority
+    max_priority_threshold: int | None
+    when_can_borrow: int
+    when_can_preempt: int
+    preference: int
+    active: bool
+    inactive_message: str
+    fair_weight: float
+
+    def group_of(self, rid: int) -> int:
+        """Index of the resource group covering the resource, or -1."""
+        for i, g in enumerate(self.groups):
+            if rid in g.resources:
+                return i
+        return -1
+
+
+@dataclass
+class Topology:
+    """Everything but the workloads, with dense ids."""
+
+    resource_names: list[str]
+    flavor_names: list[str]
+    fr_pairs: list[tuple[int, int]]  # fr id -> (flavor id, resource id)
+    node_names: list[str]  # ClusterQueues first (ids 0..n_cq-1), then cohorts
+    n_cq: int
+    node_parent: list[int]  # -1 for roots
+    # Per node: fr id -> (nominal, borrowing limit, lending limit); limits
+    # NO_LIMIT when unset. Absent fr: no quota entry (Kueue's map semantics).
+    quotas: list[dict[int, tuple[int, int, int]]]
+    fair_weight: list[float]
+    cluster_queues: list[ClusterQueueSpec]
+    fair_sharing: bool
+    fair_strategies: list[int]
+    # Flavor eligibility table: class id -> per flavor id, None (usable) or
+    # Kueue's rejection message. Grows as new pod template shapes appear.
+    flavor_classes: list[list[str | None]] = field(default_factory=list)
+
+    @property
+    def n_nodes(self) -> int:
+        return len(self.node_names)
+
+    def fr_id(self, flavor: int, resource: int) -> int:
+        return self._fr_index[(flavor, resource)]
+
+    def __post_init__(self) -> None:
+        self._fr_index = {p: i for i, p in enumerate(self.fr_pairs)}
+        self.pods_rid = self.resource_names.index("pods") if "pods" in self.resource_names else -1
+
+
+@dataclass
+class PodSetSpec:
+    name: str
+    count: int
+    requests: list[tuple[int, int]]  # (resource id, per-pod amount), by resource name
+    min_count: int | None = None
+    flavor_class: int = 0
+
+
+@dataclass
+class AdmissionSpec:
+    cluster_queue: int
+    # Per pod set of the workload: (admitted count, [(resource id, flavor id or -1, total amount)])
+    pod_sets: list[tuple[int, list[tuple[int, int, int]]]]
+    time_ns: int
+
+
+@dataclass
+class WorkloadSpec:
+    namespace: str
+    name: str
+    uid: str
+    cluster_queue: int  # where it queues when pending; -1: nowhere (see unqueued_reason)
+    priority: int
+    queue_ts: int  # queue order timestamp (ns)
+    scheduling_hash: int
+    pod_sets: list[PodSetSpec]
+    block: int = BLOCK_NONE
+    block_message: str = ""
+    admission: AdmissionSpec | None = None
+    unqueued_reason: str = ""  # why a pending workload is in no queue
+
+
+# --- topology ------------------------------------------------------------------
+
+
+def _cohort_graph(state: ClusterState) -> tuple[list[str], dict[str, str | None], set[str]]:
+    """Cohort names (sorted), their parents, and the cohorts caught in a cycle."""
+    names: set[str] = set(state.cohorts)
+    for cq in state.cluster_queues.values():
+        if cq.cohort:
+            names.add(cq.cohort)
+    for co in state.cohorts.values():
+        if co.parent:
+            names.add(co.parent)
+    parent: dict[str, str | None] = {n: None for n in names}
+    for co in state.cohorts.values():
+        parent[co.name] = co.parent
+    in_cycle: set[str] = set()
+    for start in sorted(names):
+        seen: list[str] = []
+        node: str | None = start
+        while node is not None and node not in seen:
+            seen.append(node)
+            node = parent[node]
+        if node is not None:  # revisited a node: the loop from `node` is a cycle
+            in_cycle.update(seen[seen.index(node) :])
+    return sorted(names), parent, in_cycle
+
+
+def _group_specs(
+    groups: list[ResourceGroup], rid: dict[str, int], fid: dict[str, int]
+) -> list[ResourceGroupSpec]:
+    return [
+        ResourceGroupSpec([rid[r] for r in g.covered_resources], [fid[f.name] for f in g.flavors])
+        for g in groups
+    ]
+
+
+def _quota_table(
+    groups: list[ResourceGroup], rid: dict[str, int], fid: dict[str, int], fr_of: dict[tuple[int, int], int]
+) -> dict[int, tuple[int, int, int]]:
+    table: dict[int, tuple[int, int, int]] = {}
+    for g in groups:
+        for fq in g.flavors:
+            for rq in fq.resources:
+                fr = fr_of[(fid[fq.name], rid[rq.name])]
+                bl = NO_LIMIT if rq.borrowing_limit is None else rq.borrowing_limit
+                ll = NO_LIMIT if rq.lending_limit is None else rq.lending_limit
+                table[fr] = (rq.nominal, bl, ll)
+    return table
+
+
+def _inactive_message(cq: ClusterQueue, state: ClusterState, cycle_cohorts: set[str]) -> str:
+    """Empty when the ClusterQueue is active (kueue clusterqueue.go updateQueueStatus)."""
+    if cq.stop_policy != "None":
+        return f"ClusterQueue {cq.name} is inactive"
+    for g in cq.resource_groups:
+        for f in g.flavors:
+            if f.name not in state.resource_flavors:
+                return f"ClusterQueue {cq.name} is inactive"
+    if cq.admission_checks:
+        return f"ClusterQueue {cq.name} is inactive"
+    if cq.cohort and cq.cohort in cycle_cohorts:
+        return f"ClusterQueue {cq.name} is inactive"
+    return ""
+
+
+def compile_topology(state: ClusterState, extra_resources: set[str] | None = None) -> Topology:
+    """Dense ids for resources, flavors, ClusterQueues and cohorts, and their quotas."""
+    resources: set[str] = set(extra_resources or ())
+    flavors: set[str] = set(state.resource_flavors)
+    groups_of: list[list[ResourceGroup]] = [cq.resource_groups for cq in state.cluster_queues.values()]
+    groups_of += [co.resource_groups for co in state.cohorts.values()]
+    for groups in groups_of:
+        for g in groups:
+            resources.update(g.covered_resources)
+            for f in g.flavors:
+                flavors.add(f.name)
+    for wl in state.workloads.values():
+        for ps in wl.pod_sets:
+            resources.update(ps.requests)
+        if wl.admission is not None:
+            for psa in wl.admission.pod_set_assignments:
+                resources.update(psa.resource_usage)
+                flavors.update(psa.flavors.values())
+    resource_names = sorted(resources)
+    flavor_names = sorted(flavors)
+    rid = {n: i for i, n in enumerate(resource_names)}
+    fid = {n: i for i, n in enumerate(flavor_names)}
+    fr_pairs = [(f, r) for f in range(len(flavor_names)) for r in range(len(resource_names))]
+    fr_of = {p: i for i, p in enumerate(fr_pairs)}
+
+    cohort_names, cohort_parent, cycle_cohorts = _cohort_graph(state)
+    cq_names = sorted(state.cluster_queues)
+    node_names = cq_names + cohort_names
+    node_of = {("cq", n): i for i, n in enumerate(cq_names)}
+    node_of.update({("cohort", n): len(cq_names) + i for i, n in enumerate(cohort_names)})
+
+    node_parent: list[int] = []
+    quotas: list[dict[int, tuple[int, int, int]]] = []
+    fair_weight: list[float] = []
+    cq_specs: list[ClusterQueueSpec] = []
+    for name in cq_names:
+        cq = state.cluster_queues[name]
+        node_parent.append(node_of[("cohort", cq.cohort)] if cq.cohort else -1)
+        quotas.append(_quota_table(cq.resource_groups, rid, fid, fr_of))
+        fair_weight.append(cq.fair_weight)
+        inactive = _inactive_message(cq, state, cycle_cohorts)
+        cq_specs.append(
+            ClusterQueueSpec(
+                name=name,
+                groups=_group_specs(cq.resource_groups, rid, fid),
+                strategy=STRATEGY_CODES[cq.queueing_strategy],
+                within_cluster_queue=POLICY_CODES[cq.preemption.within_cluster_queue],
+                reclaim_within_cohort=POLICY_CODES[cq.preemption.reclaim_within_cohort],
+                borrow_within_cohort=POLICY_CODES[cq.preemption.borrow_within_cohort_policy],
+                max_priority_threshold=cq.preemption.max_priority_threshold,
+                when_can_borrow=FUNGIBILITY_CODES[cq.flavor_fungibility.when_can_borrow],
+                when_can_preempt=FUNGIBILITY_CODES[cq.flavor_fungibility.when_can_preempt],
+                preference=PREFERENCE_CODES[cq.flavor_fungibility.preference],
+                active=not inactive,
+                inactive_message=inactive,
+                fair_weight=cq.fair_weight,
+            )
+        )
+    for name in cohort_names:
+        co: Cohort | None = state.cohorts.get(name)
+        parent = cohort_parent[name]
+        # A cohort on a cycle is cut loose: its ClusterQueues are inactive anyway.
+        if parent is None or name in cycle_cohorts:
+            node_parent.append(-1)
+        else:
+            node_parent.append(node_of[("cohort", parent)])
+        quotas.append(_quota_table(co.resource_groups, rid, fid, fr_of) if co else {})
+        fair_weight.append(co.fair_weight if co else 1.0)
+
+    fs = state.configuration.fair_sharing
+    return Topology(
+        resource_names=resource_names,
+        flavor_names=flavor_names,
+        fr_pairs=fr_pairs,
+        node_names=node_names,
+        n_cq=len(cq_names),
+        node_parent=node_parent,
+        quotas=quotas,
+        fair_weight=fair_weight,
+        cluster_queues=cq_specs,
+        fair_sharing=fs is not None,
+        fair_strategies=[FAIR_STRATEGY_CODES[s] for s in fs.preemption_strategies] if fs else [],
+    )
+
+
+# --- workloads -------------------------------------------------------------------
+
+
+class WorkloadCompiler:
+    """Turns model Workloads into WorkloadSpecs against one Topology.
+
+    Keeps the interned flavor-eligibility classes, so that workloads added
+    later (simulator, controller) share rows with earlier ones."""
+
+    def __init__(self, state: ClusterState, topology: Topology) -> None:
+        self.state = state
+        self.topology = topology
+        self._rid = {n: i for i, n in enumerate(topology.resource_names)}
+        self._fid = {n: i for i, n in enumerate(topology.flavor_names)}
+        self._cq_id = {cq.name: i for i, cq in enumerate(topology.cluster_queues)}
+        self._class_of: dict[tuple[object, ...], int] = {}
+        topology.flavor_classes.clear()
+
+    def flavor_class(self, ps: PodSet) -> int:
+        shape = node_affinity.pod_set_shape(ps)
+        cid = self._class_of.get(shape)
+        if cid is None:
+            row: list[str | None] = []
+            for fname in self.topology.flavor_names:
+                flavor = self.state.resource_flavors.get(fname)
+                row.append(None if flavor is None else node_affinity.flavor_rejection(flavor, ps))
+            cid = len(self.topology.flavor_classes)
+            self.topology.flavor_classes.append(row)
+            self._class_of[shape] = cid
+        return cid
+
+    def resource_id(self, name: str) -> int:
+        rid = self._rid.get(name)
+        if rid is None:
+            raise KeyError(name)
+        return rid
+
+    def compile(self, wl: Workload) -> WorkloadSpec:
+        pod_sets = []
+        for ps in wl.pod_sets:
+            count = max(0, ps.count - ps.reclaimable)
+            requests = sorted(((self._rid[r], v) for r, v in ps.requests.items()), key=lambda x: x[0])
+            pod_sets.append(PodSetSpec(ps.name, count, requests, ps.min_count, self.flavor_class(ps)))
+        spec = WorkloadSpec(
+            namespace=wl.namespace,
+            name=wl.name,
+            uid=wl.uid or wl.key,
+            cluster_queue=-1,
+            priority=wl.priority,
+            queue_ts=wl.queue_timestamp_ns,
+            scheduling_hash=scheduling_hash(wl),
+            pod_sets=pod_sets,
+        )
+        if wl.admission is not None:
+            spec.admission = self._admission(wl)
+        self._resolve_queue(wl, spec)
+        return spec
+
+    def _admission(self, wl: Workload) -> AdmissionSpec:
+        assert wl.admission is not None
+        cq = self._cq_id.get(wl.admission.cluster_queue, -1)
+        by_name = {psa.name: psa for psa in wl.admission.pod_set_assignments}
+        pod_sets = []
+        for ps in wl.pod_sets:
+            psa = by_name.get(ps.name)
+            if psa is None:
+                pod_sets.append((0, []))
+                continue
+            usage = [
+                (self._rid[r], self._fid[psa.flavors[r]] if r in psa.flavors else -1, amount)
+                for r, amount in sorted(psa.resource_usage.items())
+            ]
+            pod_sets.append((psa.count, usage))
+        time_ns = wl.admission_ns if wl.admission_ns is not None else wl.creation_ns
+        return AdmissionSpec(cq, pod_sets, time_ns)
+
+    def _resolve_queue(self, wl: Workload, spec: WorkloadSpec) -> None:
+        """Which ClusterQueue the workload is offered to when pending, or why none."""
+        lq = self.state.local_queues.get(f"{wl.namespace}/{wl.queue_name}")
+        if not wl.active:
+            spec.unqueued_reason = "The workload is deactivated"
+            return
+        if lq is None:
+            spec.unqueued_reason = f"LocalQueue {wl.queue_name} doesn't exist"
+            return
+        if lq.stop_policy != "None":
+            spec.unqueued_reason = f"LocalQueue {wl.queue_name} is stopped"
+            return
+        cq_id = self._cq_id.get(lq.cluster_queue)
+        if cq_id is None:
+            spec.unqueued_reason = f"ClusterQueue {lq.cluster_queue} doesn't exist"
+            return
+        spec.cluster_queue = cq_id
+        cq = self.state.cluster_queues[lq.cluster_queue]
+        labels = self.state.namespace_labels(wl.namespace)
+        if cq.namespace_selector is None or not cq.namespace_selector.matches(labels):
+            spec.block = BLOCK_NAMESPACE_MISMATCH
+            spec.block_message = NAMESPACE_MISMATCH_MESSAGE
+            return
+        for ps in wl.pod_sets:
+            if ps.resources_validation_error:
+                spec.block = BLOCK_RESOURCES_INVALID
+                spec.block_message = ps.resources_validation_error
+                return
+
+
+def scheduling_hash(wl: Workload) -> int:
+    """Kueue's scheduling equivalence: same priority and same pod sets
+    (template, count, minCount) fail the same way (SchedulingEquivalenceHashing)."""
+    pod_sets = wl.raw.get("spec", {}).get("podSets") if wl.raw else None
+    if pod_sets is None:
+        pod_sets = [
+            [ps.name, ps.count, ps.min_count, sorted(ps.requests.items()), sorted(ps.node_selector.items())]
+            for ps in wl.pod_sets
+        ]
+    payload = json.dumps([wl.priority, pod_sets], sort_keys=True, default=str, separators=(",", ":"))
+    return int.from_bytes(hashlib.blake2b(payload.encode(), digest_size=8).digest(), "little") >> 1
