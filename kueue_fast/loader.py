@@ -795,7 +795,6 @@ def _conditions(status: Mapping[str, Any], ref: str) -> dict[str, dict[str, Any]
         v.enum(c.get("status", ""), _CONDITION_STATUSES, ref, v.child(p, "status"))
         if c.get("lastTransitionTime") in (None, ""):
             v.required(ref, v.child(p, "lastTransitionTime"), "must be set")
-        c["_ns"] = None  # filled lazily below
         if ctype in out:
             v.duplicate(ref, v.child(p, "type"), ctype)
         out[ctype] = c
@@ -829,14 +828,17 @@ def _admission(raw: object, ref: str, pod_sets: list[m.PodSet]) -> m.Admission:
             v.duplicate(ref, v.child(pp, "name"), name)
         seen.add(name)
         flavors = v.string_map(pa.get("flavors") or {}, ref, v.child(pp, "flavors"))
-        count = by_name[name].count
+        # A missing count means the pod set's count (PodSetAssignment.count docs);
+        # the webhook only checks divisibility by an explicit count.
+        explicit = None
         if pa.get("count") is not None:
-            count = v.as_int32(pa["count"], ref, v.child(pp, "count"), minimum=0)
+            explicit = v.as_int32(pa["count"], ref, v.child(pp, "count"), minimum=0)
+        count = by_name[name].count if explicit is None else explicit
         usage: dict[str, int] = {}
         up = v.child(pp, "resourceUsage")
         for rname, q in v.as_map(pa.get("resourceUsage") or {}, ref, up).items():
             val = v.quantity(q, rname, ref, v.key(up, rname))
-            if count > 0 and val % count != 0:
+            if explicit and val % explicit != 0:
                 v.invalid(ref, v.key(up, rname), str(q), f"is not a multiple of {count}")
             usage[rname] = val
         assignments.append(m.PodSetAssignment(name, count, dict(flavors), usage))
@@ -982,8 +984,6 @@ def parse_workload(
     ev = conds.get("Evicted")
     if ev is not None and ev.get("status") == "True" and ev.get("reason") in _EVICTION_REASONS_REORDERING:
         queue_order_ns = _cond_time(ev, ref, "status.conditions[Evicted].lastTransitionTime")
-    for c in conds.values():
-        c.pop("_ns", None)
 
     # reclaimablePods (workload_webhook.go validateReclaimablePods)
     by_name = {ps.name: ps for ps in pod_sets}
