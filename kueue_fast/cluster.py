@@ -194,7 +194,7 @@ class Cluster:
         self.state = state
         self._build(state)
         keys, self._keys, self._wid = self._keys, [], {}
-        for key, d in zip(keys, old):
+        for key, d in zip(keys, old, strict=True):
             wl = state.workloads.get(key)
             if wl is None or d.state == FINISHED:
                 continue
@@ -214,7 +214,10 @@ class Cluster:
             if psd is None:
                 pod_sets.append((0, []))
                 continue
-            use = [(rid[r], fid[psd.flavors[r]] if r in psd.flavors else -1, v) for r, v in psd.resource_usage.items()]
+            use = [
+                (rid[r], fid[psd.flavors[r]] if r in psd.flavors else -1, v)
+                for r, v in psd.resource_usage.items()
+            ]
             pod_sets.append((psd.count, use))
         return AdmissionSpec(cq_ids.get(d.cluster_queue or "", -1), pod_sets, d.admission_time_ns or 0)
 
@@ -297,7 +300,8 @@ class Cluster:
                 wl = self.state.workloads.get(f"{spec.namespace}/{spec.name}")
                 d.cluster_queue = wl.admission.cluster_queue if wl and wl.admission else None
             d.admission_time_ns = rec["admission_time"]
-            for ps, (count, flavors), usage in zip(spec.pod_sets, rec["pod_sets"], rec["resource_usage"]):
+            rows = zip(spec.pod_sets, rec["pod_sets"], rec["resource_usage"], strict=True)
+            for ps, (count, flavors), usage in rows:
                 d.pod_sets.append(
                     PodSetDecision(
                         ps.name,

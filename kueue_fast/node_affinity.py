@@ -20,7 +20,7 @@ _BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")
 def _taint_string(t: Taint) -> str:
     # Kueue formats the corev1.Taint value with %s, which prints the struct
     # fields (key, value, effect, timeAdded).
-    return "{%s %s %s <nil>}" % (t.key, t.value, t.effect)
+    return f"{{{t.key} {t.value} {t.effect} <nil>}}"
 
 
 def untolerated_taint(flavor: ResourceFlavor, tolerations: list[Toleration]) -> Taint | None:

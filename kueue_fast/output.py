@@ -62,7 +62,13 @@ def workload_status(d: Decision, now_ns: int) -> dict[str, Any]:
                 ],
             },
             "conditions": [
-                _condition("QuotaReserved", "True", "QuotaReserved", f"Quota reserved in ClusterQueue {d.cluster_queue}", t),
+                _condition(
+                    "QuotaReserved",
+                    "True",
+                    "QuotaReserved",
+                    f"Quota reserved in ClusterQueue {d.cluster_queue}",
+                    t,
+                ),
                 _condition("Admitted", "True", "Admitted", "The workload is admitted", t),
             ],
         }
@@ -102,17 +108,17 @@ def to_table(cluster: Cluster) -> str:
     for d in cluster.decisions():
         if d.state == ADMITTED:
             detail = "; ".join(
-                f"{ps.name}x{ps.count}: " + ",".join(f"{r}={f}" for r, f in ps.flavors.items()) for ps in d.pod_sets
+                f"{ps.name}x{ps.count}: " + ",".join(f"{r}={f}" for r, f in ps.flavors.items())
+                for ps in d.pod_sets
             )
             rows.append((d.key, d.state, d.cluster_queue or "", detail))
         else:
             who = f" by {d.preempted_by}" if d.preempted_by else ""
             rows.append((d.key, d.state, "", f"{d.reason}{who}: {d.message}"))
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r[:3], widths)) + "  " + r[3] for r in rows]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r[:3], widths, strict=True)) + "  " + r[3] for r in rows]
     counts = {s: sum(1 for d in cluster.decisions() if d.state == s) for s in (ADMITTED, PENDING, EVICTED)}
     lines.append("")
-    lines.append(
-        f"{cluster.cycles} cycle(s): {counts[ADMITTED]} admitted, {counts[PENDING]} pending, {counts[EVICTED]} evicted"
-    )
+    summary = f"{counts[ADMITTED]} admitted, {counts[PENDING]} pending, {counts[EVICTED]} evicted"
+    lines.append(f"{cluster.cycles} cycle(s): {summary}")
     return "\n".join(lines) + "\n"

@@ -35,7 +35,17 @@ def _run(path: Path, header: dict, engine: str, tmp_path: Path) -> subprocess.Co
         input_file = tmp_path / "input.yaml"
         input_file.write_text(yaml.dump_all(objects, Dumper=yaml.CSafeDumper, sort_keys=False))
     run = header["run"]
-    argv = [sys.executable, "-m", "kueue_fast", "schedule", str(input_file), "--engine", engine, "--output", "json"]
+    argv = [
+        sys.executable,
+        "-m",
+        "kueue_fast",
+        "schedule",
+        str(input_file),
+        "--engine",
+        engine,
+        "--output",
+        "json",
+    ]
     argv += ["--until-stable"] if run.get("untilStable") else ["--cycles", str(run["cycles"])]
     return subprocess.run(argv, capture_output=True, text=True, timeout=300)
 
@@ -51,7 +61,9 @@ def _differences(header: dict, objects: list[dict], out: dict) -> list[str]:
         want[k] = "pending"
     got = {f"{w['namespace']}/{w['name']}": w for w in out["workloads"]}
     inputs = {
-        f"{o['metadata'].get('namespace', '')}/{o['metadata']['name']}" for o in objects if o.get("kind") == "Workload"
+        f"{o['metadata'].get('namespace', '')}/{o['metadata']['name']}"
+        for o in objects
+        if o.get("kind") == "Workload"
     }
     diffs = []
     if set(got) != inputs:

@@ -99,7 +99,9 @@ def dominant_resource_share(
         if lr > 0:
             ratio = float(b) * 1000.0 / float(lr)
             name = resource_names[r]
-            if ratio > drs.unweighted_ratio or (ratio == drs.unweighted_ratio and name < drs.dominant_resource):
+            if ratio > drs.unweighted_ratio or (
+                ratio == drs.unweighted_ratio and name < drs.dominant_resource
+            ):
                 drs.unweighted_ratio = ratio
                 drs.dominant_resource = name
     return drs

@@ -26,7 +26,13 @@ MODE_NAMES = {NO_FIT: "NoFit", PREEMPT: "Preempt", DEFERRED_FIT: "DeferredFit", 
 
 # preemptionMode: the finer mode used inside the assigner (worst to best).
 PM_NO_FIT, PM_NO_CANDIDATES, PM_PREEMPT, PM_RECLAIM, PM_FIT = range(5)
-_PM_TO_MODE = {PM_NO_FIT: NO_FIT, PM_NO_CANDIDATES: PREEMPT, PM_PREEMPT: PREEMPT, PM_RECLAIM: PREEMPT, PM_FIT: FIT}
+_PM_TO_MODE = {
+    PM_NO_FIT: NO_FIT,
+    PM_NO_CANDIDATES: PREEMPT,
+    PM_PREEMPT: PREEMPT,
+    PM_RECLAIM: PREEMPT,
+    PM_FIT: FIT,
+}
 
 TRY_NEXT_FLAVOR = 1
 PREEMPTION_OVER_BORROWING = 2
@@ -113,7 +119,12 @@ class Assignment:
         self.last_tried.append(tried)
 
     def frs_need_preemption(self, topo_fr: Callable[[int, int], int]) -> set[int]:
-        return {topo_fr(fa.flavor, rid) for ps in self.pod_sets for rid, fa in ps.flavors.items() if fa.mode == PREEMPT}
+        return {
+            topo_fr(fa.flavor, rid)
+            for ps in self.pod_sets
+            for rid, fa in ps.flavors.items()
+            if fa.mode == PREEMPT
+        }
 
 
 # A preemption oracle answers: for this fr and total, are there targets, in
@@ -186,11 +197,16 @@ class FlavorAssigner:
         max_capacity = tree.potential_available(cq, fr)
         val = assumed + request
         if val > max_capacity:
-            return PM_NO_FIT, 0, [
-                f"insufficient quota for {rname} in flavor {fname}, previously considered podsets requests "
-                f"({format_quantity(rname, assumed)}) + current podset request ({format_quantity(rname, request)}) "
-                f"> maximum capacity ({format_quantity(rname, max_capacity)})"
-            ]
+            return (
+                PM_NO_FIT,
+                0,
+                [
+                    f"insufficient quota for {rname} in flavor {fname}, previously considered podsets "
+                    f"requests ({format_quantity(rname, assumed)}) + current podset request "
+                    f"({format_quantity(rname, request)}) > maximum capacity "
+                    f"({format_quantity(rname, max_capacity)})"
+                ],
+            )
         borrow, may_reclaim_in_hierarchy = tree.lowest_subtree_that_fits(cq, fr, val)
         if val <= available:
             return PM_FIT, borrow, []

@@ -176,7 +176,12 @@ class Preemptor:
                 out.append((wid, lca, v))
 
     def _collect_in_subtree(
-        self, ctx: PreemptionCtx, cohort: int, subtree_root: int, skip: int, advantage: bool,
+        self,
+        ctx: PreemptionCtx,
+        cohort: int,
+        subtree_root: int,
+        skip: int,
+        advantage: bool,
         out: list[tuple[int, int, int]],
     ) -> None:
         frs = ctx.frs_need_preemption
@@ -202,7 +207,9 @@ class Preemptor:
         advantage, remaining = self.tree.quantities_fit_in_quota(ctx.cq, ctx.usage)
         previous = -1
         for node in self.tree.ancestors(ctx.cq):
-            self._collect_in_subtree(ctx, node, node, previous, advantage, hierarchy if advantage else priority)
+            self._collect_in_subtree(
+                ctx, node, node, previous, advantage, hierarchy if advantage else priority
+            )
             fits, remaining = self.tree.quantities_fit_in_quota(node, remaining)
             advantage = advantage or fits
             previous = node
@@ -230,7 +237,8 @@ class Preemptor:
     def _queue_under_nominal(self, ctx: PreemptionCtx) -> bool:
         """Strictly below nominal on every fr needing preemption."""
         return all(
-            self.tree.nominal(ctx.cq, fr) > self.tree.usage[ctx.cq].get(fr, 0) for fr in ctx.frs_need_preemption
+            self.tree.nominal(ctx.cq, fr) > self.tree.usage[ctx.cq].get(fr, 0)
+            for fr in ctx.frs_need_preemption
         )
 
     def classical_preemptions(self, ctx: PreemptionCtx) -> list[Target]:

@@ -128,10 +128,7 @@ class ClusterQueueQueue:
             return 0
         self.inadmissible.add(wid)
         parked = 1
-        if (
-            self.strategy == BEST_EFFORT_FIFO
-            and reason in (REQUEUE_NO_FIT, REQUEUE_PREEMPTION_NO_CANDIDATES)
-        ):
+        if self.strategy == BEST_EFFORT_FIFO and reason in (REQUEUE_NO_FIT, REQUEUE_PREEMPTION_NO_CANDIDATES):
             h = hash_of(wid)
             self.parked_hashes.add(h)
             for other in [w for w in self.active if hash_of(w) == h]:

@@ -31,7 +31,6 @@ from ..compiler import (
 from . import flavor_assigner as fa
 from .fair_sharing import DRS, compare_drs, dominant_resource_share
 from .preemption import HUMAN_REASONS, PreemptionCtx, Preemptor, Target
-from .quota import QuotaTree
 from .queues import (
     REQUEUE_FAILED_AFTER_NOMINATION,
     REQUEUE_GENERIC,
@@ -41,6 +40,7 @@ from .queues import (
     REQUEUE_PREEMPTION_NO_CANDIDATES,
     ClusterQueueQueue,
 )
+from .quota import QuotaTree
 
 PENDING, ADMITTED, FINISHED = "pending", "admitted", "finished"
 
@@ -120,9 +120,7 @@ class ReferenceEngine:
         self.cq_admitted: list[set[int]] = [set() for _ in range(topology.n_cq)]
         self.cq_generation: list[int] = [1] * topology.n_cq
         self._snapshot_generation = list(self.cq_generation)
-        self.queues = [
-            ClusterQueueQueue(cq.strategy, self._heap_key) for cq in topology.cluster_queues
-        ]
+        self.queues = [ClusterQueueQueue(cq.strategy, self._heap_key) for cq in topology.cluster_queues]
         self.cycle = 0
         self.preemptor = Preemptor(self)
         self._resource_of_fr = [r for _, r in topology.fr_pairs]
@@ -140,7 +138,9 @@ class ReferenceEngine:
         self.workloads.append(rec)
         if spec.admission is not None and spec.admission.cluster_queue >= 0:
             adm = spec.admission
-            rec.admitted_pod_sets = [(count, {r: f for r, f, _ in use if f >= 0}) for count, use in adm.pod_sets]
+            rec.admitted_pod_sets = [
+                (count, {r: f for r, f, _ in use if f >= 0}) for count, use in adm.pod_sets
+            ]
             rec.admitted_resource_usage = [{r: v for r, _, v in use} for _, use in adm.pod_sets]
             usage: dict[int, int] = {}
             for _, use in adm.pod_sets:
@@ -336,7 +336,7 @@ class ReferenceEngine:
 
         def fits(k: int) -> bool:
             nonlocal last_good, last_good_k
-            counts = [ps.count - (d * k) // total for ps, d in zip(spec.pod_sets, deltas)]
+            counts = [ps.count - (d * k) // total for ps, d in zip(spec.pod_sets, deltas, strict=True)]
             a = assigner.assign(counts)
             m = a.mode()
             result: tuple[fa.Assignment, list[Target]] | None = None
@@ -433,7 +433,9 @@ class ReferenceEngine:
             return (sa.namespace, sa.name) < (sb.namespace, sb.name)
 
         def tournament(cohort: int) -> Entry | None:
-            candidates = [w for w in (tournament(c) for c in self.tree.child_cohorts(cohort)) if w is not None]
+            candidates = [
+                w for w in (tournament(c) for c in self.tree.child_cohorts(cohort)) if w is not None
+            ]
             candidates += [remaining[c] for c in self.tree.child_cqs(cohort) if c in remaining]
             if not candidates:
                 return None
@@ -461,7 +463,9 @@ class ReferenceEngine:
             self._removed_in_snapshot.discard(w)
             self.cq_admitted[self.workloads[w].admitted_cq].add(w)
 
-    def _fits(self, cq: int, usage: dict[int, int], victims: dict[int, Target], targets: list[Target]) -> bool:
+    def _fits(
+        self, cq: int, usage: dict[int, int], victims: dict[int, Target], targets: list[Target]
+    ) -> bool:
         removed = list(dict.fromkeys([*victims, *(t.wid for t in targets)]))
         for w in removed:
             self.preemptor.remove(w)
@@ -470,7 +474,9 @@ class ReferenceEngine:
             self.preemptor.restore(w)
         return ok
 
-    def _reserve(self, cq: int, usage: dict[int, int], reservations: list[tuple[int, dict[int, int]]]) -> None:
+    def _reserve(
+        self, cq: int, usage: dict[int, int], reservations: list[tuple[int, dict[int, int]]]
+    ) -> None:
         """Usage that only lives in this cycle's snapshot."""
         self.tree.add_usage_map(cq, usage)
         reservations.append((cq, usage))
@@ -502,7 +508,9 @@ class ReferenceEngine:
                 "doesn't match node affinity" in r or "untolerated taint" in r for r in rs
             ):
                 reason = NO_MATCHING_FLAVOR
-            elif rs and all("maximum capacity" in r or "node affinity" in r or "untolerated" in r for r in rs):
+            elif rs and all(
+                "maximum capacity" in r or "node affinity" in r or "untolerated" in r for r in rs
+            ):
                 reason = EXCEEDS_MAX_QUOTA
             if NO_FIT_SEVERITY.get(reason, 0) > NO_FIT_SEVERITY.get(worst, 0):
                 worst = reason
