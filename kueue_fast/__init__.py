@@ -1,0 +1,34 @@
+"""kueue-fast: Kubernetes Kueue's admission decisions, fast.
+
+The public API is the :class:`Cluster` (build it from manifests or from a
+loaded :class:`~kueue_fast.model.ClusterState`, add and remove workloads, run
+scheduling cycles, read decisions) and the typed errors in
+:mod:`kueue_fast.errors`.
+"""
+
+from .cluster import Cluster, CycleResult, Decision, PodSetDecision
+from .errors import (
+    EngineError,
+    InputError,
+    KueueFastError,
+    MissingReferenceError,
+    NotStableError,
+    ParseError,
+    ValidationError,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Cluster",
+    "CycleResult",
+    "Decision",
+    "PodSetDecision",
+    "EngineError",
+    "InputError",
+    "KueueFastError",
+    "MissingReferenceError",
+    "NotStableError",
+    "ParseError",
+    "ValidationError",
+]

@@ -47,7 +47,9 @@ def _run(path: Path, header: dict, engine: str, tmp_path: Path) -> subprocess.Co
         "json",
     ]
     argv += ["--until-stable"] if run.get("untilStable") else ["--cycles", str(run["cycles"])]
-    return subprocess.run(argv, capture_output=True, text=True, timeout=300)
+    # cwd: run from a scratch folder so that `-m kueue_fast` imports the
+    # installed package (with its compiled modules), never the source tree.
+    return subprocess.run(argv, capture_output=True, text=True, timeout=300, cwd=tmp_path)
 
 
 def _differences(header: dict, objects: list[dict], out: dict) -> list[str]:
