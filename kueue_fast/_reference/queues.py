@@ -3,7 +3,9 @@
 Same rules as kueue pkg/cache/queue/cluster_queue.go:
 
 * heap order: the sticky preemptor (BestEffortFIFO) first, then higher
-  priority, then older queue-order timestamp, then namespace and name;
+  priority, then older queue-order timestamp, then namespace and name; the
+  sticky workload stays sticky until it leaves the queue or another workload
+  of the queue issues preemptions, whatever it is later requeued for;
 * a head that is not admitted goes back to the heap ("immediate") or to the
   inadmissible set, by queueing strategy and requeue reason (RequeueIfNotPresent);
 * under BestEffortFIFO a head parked for NoFit or PreemptionNoCandidates parks
@@ -40,8 +42,9 @@ class ClusterQueueQueue:
         self.active: set[int] = set()
         self.inadmissible: set[int] = set()
         self.parked_hashes: set[int] = set()
-        self.sticky: int = -1  # the preemptor kept at the head (BestEffortFIFO)
-        self.preemptor: int = -1  # the workload waiting for its preemptions
+        # The sticky workload (BestEffortFIFO): the last one requeued after issuing
+        # preemptions (or deferred); it is the head whenever it is in the heap.
+        self.sticky: int = -1
         self.pop_cycle = 0
         self.queue_inadmissible_cycle = -1
 
@@ -84,15 +87,16 @@ class ClusterQueueQueue:
         return -1
 
     def remove(self, wid: int) -> None:
+        """The workload left the queue: deleted or finished (Kueue ClusterQueue.delete)."""
         self.active.discard(wid)
         self.inadmissible.discard(wid)
-        if self.preemptor == wid:
-            self.preemptor = -1
-            self.sticky = -1
+        self.clear_preemptor(wid)
 
     def clear_preemptor(self, wid: int) -> None:
-        if self.preemptor == wid:
-            self.preemptor = -1
+        """The workload left the queue (admitted, deleted): it is no longer sticky.
+
+        Kueue ClusterQueue.delete is the only place that clears the sticky workload."""
+        if self.sticky == wid:
             self.sticky = -1
 
     def requeue(
@@ -114,12 +118,14 @@ class ClusterQueueQueue:
                 REQUEUE_PENDING_PREEMPTION,
                 REQUEUE_PREEMPTION_FAILED,
             )
-        if reason == REQUEUE_PENDING_PREEMPTION:
-            self.preemptor = wid
-            self.sticky = wid if self.strategy == BEST_EFFORT_FIFO else -1
-        elif self.preemptor == wid:
-            self.preemptor = -1
-            self.sticky = -1
+        # Kueue requeueIfNotPresent (ff69552): requeued with PendingPreemption, the
+        # workload becomes the sticky head of a BestEffortFIFO queue. Requeued for
+        # any other reason (skipped, NoFit, no candidates) it stays sticky: only
+        # leaving the queue (clear_preemptor) or another workload issuing
+        # preemptions ends it. (Clearing on other reasons came with kueue#14863,
+        # after ff69552.)
+        if reason == REQUEUE_PENDING_PREEMPTION and self.strategy == BEST_EFFORT_FIFO:
+            self.sticky = wid
         if immediate or self.queue_inadmissible_cycle >= self.pop_cycle or pending_flavors:
             self.inadmissible.discard(wid)
             self._push_active(wid)
