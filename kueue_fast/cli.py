@@ -34,6 +34,45 @@ def _run_schedule(args: argparse.Namespace) -> int:
     return run_schedule(args)
 
 
+def _add_controller(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "controller",
+        help="run the reconciler against a Kubernetes cluster (needs kueue-fast[controller])",
+        description="Stand in for Kueue's scheduler: watch Kueue's objects and queued batch/v1 Jobs, "
+        "admit them with the engine and write the decisions back as Kueue does.",
+    )
+    from .controller.main import add_arguments
+
+    add_arguments(p)
+    p.set_defaults(func=_run_controller)
+
+
+def _run_controller(args: argparse.Namespace) -> int:
+    try:
+        from .controller.main import run
+    except ImportError as e:  # pragma: no cover - depends on the installed extras
+        print(f"error: {e}; install kueue-fast[controller]", file=sys.stderr)
+        return 2
+    return run(args)
+
+
+def _add_manifests(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "manifests",
+        help="print the CRDs or the controller's deployment (RBAC, ServiceAccount, Deployment) as YAML",
+    )
+    p.add_argument("what", choices=("crds", "deploy"))
+    p.add_argument("--namespace", default="kueue-system", help="namespace of the deployment (deploy)")
+    p.add_argument("--image", default="kueue-fast:0.1.0", help="container image (deploy)")
+    p.set_defaults(func=_run_manifests)
+
+
+def _run_manifests(args: argparse.Namespace) -> int:
+    from .controller.manifests import run
+
+    return run(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="kueue-fast",
@@ -41,6 +80,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_schedule(sub)
+    _add_controller(sub)
+    _add_manifests(sub)
     return parser
 
 

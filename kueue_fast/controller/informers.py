@@ -1,0 +1,293 @@
+"""Informers: list + watch one kind of object and feed the scheduling loop.
+
+An :class:`Informer` lists its kind (in pages), remembers the list's
+resourceVersion, then watches from it with bookmarks. Every object that
+arrives is slimmed to the fields the controller reads (:class:`Slimmer`)
+and handed to ``sink(kind, event_type, key, obj)``; the informer itself keeps
+only ``key -> resourceVersion`` (to turn a relist into the right ADDED /
+MODIFIED / DELETED events). When a watch ends it is reopened from the last
+resourceVersion seen (events or bookmarks); when the server answers 410 Gone
+the kind is listed again. After the first complete list the informer sends
+``sink(kind, "SYNCED", "", None)``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from .jobs import QUEUE_LABEL
+from .kube import ApiError, ClientClosed, KubeClient, Resource
+
+log = logging.getLogger("kueue_fast.controller.informers")
+
+JSON = dict[str, Any]
+Sink = Callable[[str, str, str, "JSON | None"], None]
+
+
+class Gone(Exception):
+    """The watch's resourceVersion is too old: list again."""
+
+
+def object_key(obj: JSON) -> str:
+    md = obj["metadata"]
+    ns = md.get("namespace")
+    return f"{ns}/{md['name']}" if ns else str(md["name"])
+
+
+# --- slimming ---------------------------------------------------------------------------------
+
+
+_KUEUE_PREFIX = "kueue.x-k8s.io/"
+_META_KEEP = ("name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp")
+
+
+class Slimmer:
+    """Keeps only what the controller reads, and shares what repeats: pod
+    specs (identical in Jobs made from one template) and short strings."""
+
+    def __init__(self, max_specs: int = 50_000) -> None:
+        self._specs: dict[bytes, JSON] = {}
+        self.max_specs = max_specs
+
+    def pod_spec(self, spec: JSON | None) -> JSON:
+        if not spec:
+            return {}
+        digest = hashlib.blake2b(json.dumps(spec, sort_keys=True, separators=(",", ":")).encode(),
+                                 digest_size=16).digest()
+        got = self._specs.get(digest)
+        if got is not None:
+            return got
+        if len(self._specs) >= self.max_specs:
+            self._specs.clear()  # holders keep theirs; sharing starts again
+        self._specs[digest] = spec
+        return spec
+
+    @staticmethod
+    def _s(v: Any) -> Any:
+        return sys.intern(v) if isinstance(v, str) and len(v) <= 64 else v
+
+    def meta(self, md: JSON, *, labels: str = "all", annotations: str = "kueue", owners: bool = False) -> JSON:
+        out = {k: self._s(md[k]) for k in _META_KEEP if md.get(k) is not None}
+        lab = md.get("labels") or {}
+        if labels == "all" and lab:
+            out["labels"] = {self._s(k): self._s(v) for k, v in lab.items()}
+        elif labels == "kueue":
+            kl = {self._s(k): self._s(v) for k, v in lab.items() if k.startswith(_KUEUE_PREFIX)}
+            if kl:
+                out["labels"] = kl
+        ann = md.get("annotations") or {}
+        if annotations == "kueue":
+            ka = {k: v for k, v in ann.items() if k.startswith(_KUEUE_PREFIX)}
+            if ka:
+                out["annotations"] = ka
+        if md.get("finalizers"):
+            out["finalizers"] = [self._s(f) for f in md["finalizers"]]
+        if owners and md.get("ownerReferences"):
+            out["ownerReferences"] = [
+                {k: self._s(r.get(k)) for k in ("apiVersion", "kind", "name", "uid", "controller") if k in r}
+                for r in md["ownerReferences"]
+            ]
+        return out
+
+    def template(self, t: JSON | None) -> JSON:
+        t = t or {}
+        out: JSON = {"spec": self.pod_spec(t.get("spec"))}
+        tmd = t.get("metadata") or {}
+        if tmd:
+            out["metadata"] = {k: tmd[k] for k in ("labels", "annotations") if tmd.get(k)}
+        return out
+
+    def conditions(self, conds: list[JSON] | None) -> list[JSON]:
+        return [{k: self._s(v) for k, v in c.items()} for c in conds or []]
+
+    def job(self, obj: JSON) -> JSON:
+        spec = obj.get("spec") or {}
+        st = obj.get("status") or {}
+        out_st: JSON = {}
+        if st.get("startTime"):
+            out_st["startTime"] = st["startTime"]
+        done = [c for c in st.get("conditions") or [] if c.get("type") in ("Complete", "Failed")]
+        if done:
+            out_st["conditions"] = self.conditions(done)
+        return {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": self.meta(obj["metadata"], labels="kueue"),
+            "spec": {
+                "suspend": bool(spec.get("suspend")),
+                "parallelism": spec.get("parallelism"),
+                "completions": spec.get("completions"),
+                "template": self.template(spec.get("template")),
+            },
+            "status": out_st,
+        }
+
+    def workload(self, obj: JSON) -> JSON:
+        spec = dict(obj.get("spec") or {})
+        spec["podSets"] = [
+            {**{k: v for k, v in ps.items() if k != "template"}, "template": self.template(ps.get("template"))}
+            for ps in spec.get("podSets") or []
+        ]
+        out: JSON = {
+            "apiVersion": obj.get("apiVersion", "kueue.x-k8s.io/v1beta2"),
+            "kind": "Workload",
+            "metadata": self.meta(obj["metadata"], owners=True),
+            "spec": spec,
+        }
+        st = obj.get("status")
+        if st:
+            st = dict(st)
+            if st.get("conditions"):
+                st["conditions"] = self.conditions(st["conditions"])
+            out["status"] = st
+        return out
+
+    def config(self, obj: JSON) -> JSON:
+        """Queues, flavors, cohorts, priority classes: small, kept whole."""
+        out = {k: v for k, v in obj.items() if k != "metadata"}
+        out["metadata"] = self.meta(obj["metadata"])
+        return out
+
+    def namespace(self, obj: JSON) -> JSON:
+        return {"apiVersion": "v1", "kind": "Namespace", "metadata": self.meta(obj["metadata"], annotations="none")}
+
+
+# --- the informer ---------------------------------------------------------------------------------
+
+
+class Informer:
+    def __init__(
+        self,
+        client: KubeClient,
+        res: Resource,
+        kind: str,
+        sink: Sink,
+        slim: Callable[[JSON], JSON],
+        *,
+        label_selector: str | None = None,
+        page_size: int = 500,
+        watch_timeout: int = 300,
+    ) -> None:
+        self.client = client
+        self.res = res
+        self.kind = kind
+        self.sink = sink
+        self.slim = slim
+        self.label_selector = label_selector
+        self.page_size = page_size
+        self.watch_timeout = watch_timeout
+        self.known: dict[str, str] = {}
+        self.resource_version = ""
+        self.synced = threading.Event()
+        self.lists = 0
+        self.watches = 0
+        self.thread = threading.Thread(target=self._run, name=f"informer-{res.plural}", daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def _run(self) -> None:
+        backoff = 0.1
+        while not self.client.closed:
+            try:
+                if not self.resource_version:
+                    self._relist()
+                self._watch()
+                backoff = 0.1
+            except Gone:
+                log.info("%s: watch expired (410), listing again", self.res.plural)
+                self.resource_version = ""
+            except ClientClosed:
+                return
+            except ApiError as e:
+                log.warning("%s: %s; retrying in %.1fs", self.res.plural, e, backoff)
+                if self.client.stopped.wait(backoff):
+                    return
+                backoff = min(backoff * 2, 10.0)
+            except Exception:  # a bug must not kill the informer silently
+                log.exception("%s: informer error", self.res.plural)
+                if self.client.stopped.wait(backoff):
+                    return
+                backoff = min(backoff * 2, 10.0)
+
+    def _relist(self) -> None:
+        items: list[JSON] = []
+        cont: str | None = None
+        while True:
+            try:
+                page = self.client.list(self.res, label_selector=self.label_selector, limit=self.page_size,
+                                        continue_=cont)
+            except ApiError as e:
+                if e.status == 410 and cont:
+                    items, cont = [], None  # the paged snapshot expired: start over
+                    continue
+                raise
+            for it in page.get("items") or []:
+                it.setdefault("apiVersion", self.res.api_version)
+                it.setdefault("kind", self.res.kind)
+                items.append(it)
+            cont = (page.get("metadata") or {}).get("continue") or None
+            if not cont:
+                rv = str((page.get("metadata") or {}).get("resourceVersion") or "")
+                break
+        self.lists += 1
+        seen: dict[str, str] = {}
+        for it in items:
+            key = object_key(it)
+            orv = str(it["metadata"].get("resourceVersion", ""))
+            seen[key] = orv
+            old = self.known.get(key)
+            if old != orv:
+                self.sink(self.kind, "ADDED" if old is None else "MODIFIED", key, self.slim(it))
+        for key in set(self.known) - set(seen):
+            self.sink(self.kind, "DELETED", key, {"metadata": {"resourceVersion": rv}})
+        self.known = seen
+        self.resource_version = rv
+        if not self.synced.is_set():
+            self.synced.set()
+            self.sink(self.kind, "SYNCED", "", None)
+
+    def _watch(self) -> None:
+        self.watches += 1
+        try:
+            stream = self.client.watch(self.res, resource_version=self.resource_version,
+                                       label_selector=self.label_selector, timeout_seconds=self.watch_timeout)
+            for ev in stream:
+                etype = ev.get("type")
+                obj = ev.get("object") or {}
+                if etype == "ERROR":
+                    if obj.get("code") == 410:
+                        raise Gone()
+                    raise ApiError(int(obj.get("code") or 500), str(obj.get("reason") or ""), str(obj.get("message") or ""))
+                rv = str((obj.get("metadata") or {}).get("resourceVersion") or "")
+                if etype == "BOOKMARK":
+                    if rv:
+                        self.resource_version = rv
+                    continue
+                obj.setdefault("apiVersion", self.res.api_version)
+                obj.setdefault("kind", self.res.kind)
+                key = object_key(obj)
+                if etype == "DELETED":
+                    if self.known.pop(key, None) is not None:
+                        self.sink(self.kind, "DELETED", key, {"metadata": {"resourceVersion": rv}})
+                elif etype in ("ADDED", "MODIFIED"):
+                    old = self.known.get(key)
+                    self.known[key] = rv
+                    self.sink(self.kind, "ADDED" if old is None else "MODIFIED", key, self.slim(obj))
+                if rv:
+                    self.resource_version = rv
+        except ApiError as e:
+            if e.status == 410:
+                raise Gone() from None
+            raise
+
+
+def job_selector() -> str:
+    """Only Jobs that name a queue are Kueue's."""
+    return QUEUE_LABEL

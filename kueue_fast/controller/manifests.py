@@ -1,0 +1,50 @@
+"""``kueue-fast manifests``: the CRDs and the deployment, as YAML on stdout."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from importlib import resources
+from typing import Any
+
+import yaml
+
+DEFAULT_NAMESPACE = "kueue-system"
+DEFAULT_IMAGE = "kueue-fast:0.1.0"
+
+
+def _read(name: str) -> str:
+    return resources.files("kueue_fast.controller").joinpath("data", name).read_text(encoding="utf-8")
+
+
+def crds_yaml() -> str:
+    return _read("crds.yaml")
+
+
+def crds() -> list[dict[str, Any]]:
+    return [d for d in yaml.safe_load_all(crds_yaml()) if d]
+
+
+def deploy_yaml(namespace: str = DEFAULT_NAMESPACE, image: str = DEFAULT_IMAGE) -> str:
+    if not re.fullmatch(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", namespace) or len(namespace) > 63:
+        raise ValueError(f"invalid namespace name {namespace!r}")
+    if not image or any(c.isspace() for c in image):
+        raise ValueError(f"invalid image {image!r}")
+    return _read("deploy.yaml").replace("${NAMESPACE}", namespace).replace("${IMAGE}", image)
+
+
+def deploy(namespace: str = DEFAULT_NAMESPACE, image: str = DEFAULT_IMAGE) -> list[dict[str, Any]]:
+    return [d for d in yaml.safe_load_all(deploy_yaml(namespace, image)) if d]
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.what == "crds":
+        sys.stdout.write(crds_yaml())
+    else:
+        try:
+            sys.stdout.write(deploy_yaml(args.namespace, args.image))
+        except ValueError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+    return 0

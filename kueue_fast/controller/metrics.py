@@ -1,0 +1,169 @@
+"""Prometheus metrics with Kueue's names and labels, and the HTTP endpoint
+that serves them with ``/healthz`` and ``/readyz``.
+
+Each controller has its own ``CollectorRegistry`` (tests run several in one
+process). Kueue's metrics (``pkg/metrics/metrics.go``) that kueue-fast
+produces keep Kueue's names and label names; the ``kueue_fast_*`` ones are
+the controller's own (API requests, write queue, cycle time, leadership).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+log = logging.getLogger("kueue_fast.controller.metrics")
+
+_WAIT_BUCKETS = (0.01, 0.05, 0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200, 14400, 28800)
+_CYCLE_BUCKETS = (0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5)
+
+
+class Metrics:
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        r = self.registry = registry or CollectorRegistry()
+        self.admission_attempts_total = Counter(
+            "kueue_admission_attempts_total",
+            "Total number of attempts to admit workloads; result is success or inadmissible",
+            ["result"], registry=r)
+        self.admission_attempt_duration_seconds = Histogram(
+            "kueue_admission_attempt_duration_seconds", "Latency of an admission attempt (a scheduling cycle)",
+            ["result"], buckets=_CYCLE_BUCKETS, registry=r)
+        self.pending_workloads = Gauge(
+            "kueue_pending_workloads", "Number of pending workloads, per cluster_queue and status (active|inadmissible)",
+            ["cluster_queue", "status"], registry=r)
+        self.quota_reserved_workloads_total = Counter(
+            "kueue_quota_reserved_workloads_total", "Total number of quota reserved workloads per cluster_queue",
+            ["cluster_queue"], registry=r)
+        self.quota_reserved_wait_time_seconds = Histogram(
+            "kueue_quota_reserved_wait_time_seconds",
+            "Time between a workload creation or requeue and its quota reservation, per cluster_queue",
+            ["cluster_queue"], buckets=_WAIT_BUCKETS, registry=r)
+        self.admitted_workloads_total = Counter(
+            "kueue_admitted_workloads_total", "Total number of admitted workloads per cluster_queue",
+            ["cluster_queue"], registry=r)
+        self.admission_wait_time_seconds = Histogram(
+            "kueue_admission_wait_time_seconds",
+            "Time between a workload creation or requeue and its admission, per cluster_queue",
+            ["cluster_queue"], buckets=_WAIT_BUCKETS, registry=r)
+        self.evicted_workloads_total = Counter(
+            "kueue_evicted_workloads_total", "Number of evicted workloads per cluster_queue and reason",
+            ["cluster_queue", "reason"], registry=r)
+        self.preempted_workloads_total = Counter(
+            "kueue_preempted_workloads_total", "Number of preempted workloads per preempting_cluster_queue and reason",
+            ["preempting_cluster_queue", "reason"], registry=r)
+        self.reserving_active_workloads = Gauge(
+            "kueue_reserving_active_workloads", "Number of workloads that reserve quota, per cluster_queue",
+            ["cluster_queue"], registry=r)
+        self.admitted_active_workloads = Gauge(
+            "kueue_admitted_active_workloads", "Number of admitted workloads that are active, per cluster_queue",
+            ["cluster_queue"], registry=r)
+        self.cluster_queue_status = Gauge(
+            "kueue_cluster_queue_status", "The status of the ClusterQueue (pending|active|terminating)",
+            ["cluster_queue", "status"], registry=r)
+        self.cluster_queue_resource_reservation = Gauge(
+            "kueue_cluster_queue_resource_reservation", "Total quantity of a resource reserved in a flavor",
+            ["cohort", "cluster_queue", "flavor", "resource"], registry=r)
+        self.cluster_queue_resource_usage = Gauge(
+            "kueue_cluster_queue_resource_usage", "Total quantity of a resource used in a flavor",
+            ["cohort", "cluster_queue", "flavor", "resource"], registry=r)
+        self.cluster_queue_nominal_quota = Gauge(
+            "kueue_cluster_queue_nominal_quota", "Nominal quota of a resource in a flavor",
+            ["cohort", "cluster_queue", "flavor", "resource"], registry=r)
+        self.cluster_queue_borrowing_limit = Gauge(
+            "kueue_cluster_queue_borrowing_limit", "Borrowing limit of a resource in a flavor",
+            ["cohort", "cluster_queue", "flavor", "resource"], registry=r)
+        self.cluster_queue_lending_limit = Gauge(
+            "kueue_cluster_queue_lending_limit", "Lending limit of a resource in a flavor",
+            ["cohort", "cluster_queue", "flavor", "resource"], registry=r)
+        self.local_queue_pending_workloads = Gauge(
+            "kueue_local_queue_pending_workloads", "Number of pending workloads per local_queue",
+            ["name", "namespace", "status"], registry=r)
+        self.local_queue_reserving_active_workloads = Gauge(
+            "kueue_local_queue_reserving_active_workloads", "Number of workloads reserving quota per local_queue",
+            ["name", "namespace"], registry=r)
+        # the controller's own
+        self.api_requests_total = Counter(
+            "kueue_fast_api_requests_total", "API requests by verb, resource and status code",
+            ["verb", "resource", "code"], registry=r)
+        self.api_request_duration_seconds = Histogram(
+            "kueue_fast_api_request_duration_seconds", "API request latency by verb", ["verb"],
+            buckets=(0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30), registry=r)
+        self.write_queue_depth = Gauge("kueue_fast_write_queue_depth", "Writes waiting for the writer", registry=r)
+        self.write_failures_total = Counter(
+            "kueue_fast_write_failures_total", "Writes that failed for good, by operation", ["op"], registry=r)
+        self.cycles_total = Counter("kueue_fast_scheduling_cycles_total", "Scheduling cycles run", registry=r)
+        self.cycle_duration_seconds = Histogram(
+            "kueue_fast_scheduling_cycle_duration_seconds", "Duration of one scheduling cycle",
+            buckets=_CYCLE_BUCKETS, registry=r)
+        self.is_leader = Gauge("kueue_fast_is_leader", "1 when this instance is the leader", registry=r)
+        self.engine_rebuilds_total = Counter(
+            "kueue_fast_engine_rebuilds_total", "Engine (re)builds from the cluster's Workloads", registry=r)
+
+    def observe_request(self, verb: str, resource: str, code: int, seconds: float) -> None:
+        self.api_requests_total.labels(verb, resource, str(code)).inc()
+        self.api_request_duration_seconds.labels(verb).observe(seconds)
+
+    def exposition(self) -> bytes:
+        return generate_latest(self.registry)
+
+
+def parse_address(addr: str) -> tuple[str, int]:
+    """``:8080``, ``0.0.0.0:8080``, ``127.0.0.1:0``; ``0`` or ``""`` disables."""
+    host, _, port = addr.rpartition(":")
+    return (host or "0.0.0.0", int(port))
+
+
+class HealthServer:
+    """``/metrics``, ``/healthz`` (the scheduling loop is alive) and ``/readyz``
+    (informers synced) on one address."""
+
+    def __init__(self, address: str, metrics: Metrics, healthy: Callable[[], bool], ready: Callable[[], bool]) -> None:
+        host, port = parse_address(address)
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - base class signature
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802 - http.server API
+                path = self.path.split("?")[0]
+                if path == "/metrics":
+                    body, code, ctype = outer.metrics.exposition(), 200, CONTENT_TYPE_LATEST
+                elif path in ("/healthz", "/livez"):
+                    ok = outer.healthy()
+                    body, code, ctype = (b"ok" if ok else b"unhealthy"), (200 if ok else 500), "text/plain"
+                elif path == "/readyz":
+                    ok = outer.ready()
+                    body, code, ctype = (b"ok" if ok else b"not ready"), (200 if ok else 503), "text/plain"
+                else:
+                    body, code, ctype = b"not found", 404, "text/plain"
+                self.send_response(code)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.metrics = metrics
+        self.healthy = healthy
+        self.ready = ready
+        self.httpd = ThreadingHTTPServer((host, port), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, name="health-server", daemon=True)
+
+    @property
+    def address(self) -> str:
+        host, port = self.httpd.server_address[:2]
+        return f"{host}:{port}"
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()

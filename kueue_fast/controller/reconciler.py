@@ -1,0 +1,1164 @@
+"""The reconciler: Kueue's scheduler against a real cluster.
+
+Shaped like Kueue's own loop (conventions.md, "The reconciler"):
+
+* informers (one per kind) list and watch, and put every change on one
+  queue;
+* one scheduling loop thread owns all state: the objects as last seen, the
+  engine, and one :class:`Track` per Job/Workload pair. It applies the
+  queued changes, runs scheduling cycles, and decides the next write for
+  each pair whose state moved;
+* the writer (:mod:`.writer`) is the only component that writes; it posts
+  each result back to the loop.
+
+The engine *assumes* an admission the moment a cycle decides it; the API
+writes follow. A write that fails for good undoes the assumption (the
+admission is evicted and released in the engine, the workload requeued).
+
+Safety (issue "nothing lost, nothing double counted"):
+
+* the engine is built only when every informer has listed its kind and this
+  instance leads, from the Workloads' admissions as the API server has them;
+* a Job starts only after its Workload's admission is written;
+* a victim's quota is released in the engine only after its Job stopped and
+  its admission was removed in the API server, so that at no moment do the
+  Workloads that hold an admission exceed quota, whenever the controller is
+  killed;
+* every write names the resourceVersion it was decided on (409 means
+  "decide again on fresh state"); creates are idempotent (an existing
+  Workload of the same Job is adopted);
+* only the leader decides and writes; a write of an older leadership term
+  is ignored when it completes.
+"""
+
+from __future__ import annotations
+
+import heapq
+import logging
+import os
+import queue
+import socket
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..cluster import ADMITTED, EVICTED, Decision
+from ..errors import InputError
+from ..loader import (
+    parse_cluster_queue,
+    parse_cohort,
+    parse_local_queue,
+    parse_namespace,
+    parse_resource_flavor,
+    parse_workload,
+    parse_workload_priority_class,
+)
+from ..model import ClusterState, Workload
+from . import jobs as J
+from . import status as S
+from .engine import EngineHandle
+from .informers import Informer, Slimmer, job_selector
+from .kube import (
+    CLUSTER_QUEUES,
+    COHORTS,
+    JOBS,
+    KUEUE_API,
+    LOCAL_QUEUES,
+    NAMESPACES,
+    PRIORITY_CLASSES,
+    RESOURCE_FLAVORS,
+    WORKLOADS,
+    KubeClient,
+    Resource,
+)
+from .leader import Clock, LeaderElector
+from .metrics import Metrics
+from .writer import PRIO_ADMISSION, PRIO_CREATE, PRIO_PENDING, PRIO_STATUS, Conflict, Gone, Op, Writer
+
+log = logging.getLogger("kueue_fast.controller")
+
+JSON = dict[str, Any]
+
+FIELD_MANAGER = "kueue-admission"
+QUEUE_FIELD_MANAGER = "kueue-fast"
+
+# phases of a workload in the engine
+PENDING, ADMITTED_P, EVICTING = "pending", "admitted", "evicting"
+
+CONFIG_KINDS = ("flavor", "cq", "cohort", "lq", "wpc", "namespace")
+ALL_KINDS = (*CONFIG_KINDS, "workload", "job")
+
+_WL_SPEC_FIELDS = ("podSets", "queueName", "priorityClassRef", "priority", "active", "maximumExecutionTimeSeconds")
+_PODSET_FIELDS = ("name", "template", "count", "minCount", "topologyRequest")
+
+
+@dataclass
+class Options:
+    engine: str | None = None
+    identity: str = ""
+    leader_elect: bool = True
+    lease_namespace: str = "kueue-system"
+    lease_name: str = "kueue-fast-leader"
+    lease_duration: float = 15.0
+    renew_deadline: float = 10.0
+    retry_period: float = 2.0
+    workers: int = 16
+    status_interval: float = 1.0
+    pending_interval: float = 1.0
+    max_cycle_time: float = 0.05  # seconds of cycles before the loop looks at events again
+    page_size: int = 500
+    watch_timeout: int = 300
+    max_failures: int = 5  # failed admission writes before a workload is set aside
+
+
+@dataclass(slots=True)
+class Track:
+    """One Job/Workload pair (keyed by the Workload's namespace/name)."""
+
+    key: str
+    job_key: str | None = None
+    in_engine: bool = False
+    phase: str | None = None  # PENDING | ADMITTED_P | EVICTING while in the engine
+    generation: int = 0
+    adm_cq: str | None = None
+    adm_usage: tuple[tuple[str, str, int], ...] = ()
+    evict: tuple[str, str, str | None] | None = None  # (reason, message, preempted reason)
+    failures: int = 0
+    conflicts: int = 0
+    not_before: float = 0.0
+    quarantined_rv: str | None = None
+    invalid_rv: str | None = None
+    queued_ns: int = 0
+    pending_written: tuple[str, str] | None = None
+
+
+def _rv_newer(new: JSON, old: JSON | None) -> bool:
+    if old is None:
+        return True
+    a, b = new["metadata"].get("resourceVersion", ""), old["metadata"].get("resourceVersion", "")
+    if a.isdigit() and b.isdigit():
+        return int(a) > int(b)
+    return a != b
+
+
+def _owner_job(wl: JSON) -> str | None:
+    for r in wl["metadata"].get("ownerReferences") or []:
+        if r.get("kind") == "Job" and str(r.get("apiVersion", "")).startswith("batch/") and r.get("controller"):
+            return f"{wl['metadata']['namespace']}/{r['name']}"
+    return None
+
+
+def _deleting(obj: JSON) -> bool:
+    return bool(obj["metadata"].get("deletionTimestamp"))
+
+
+class Controller:
+    """kueue-fast standing in for Kueue's scheduler in a cluster."""
+
+    def __init__(self, client: KubeClient, options: Options | None = None, *, clock: Clock | None = None,
+                 metrics: Metrics | None = None) -> None:
+        self.client = client
+        self.opts = options or Options()
+        self.clock = clock or Clock()
+        self.metrics = metrics or Metrics()
+        self.identity = self.opts.identity or f"{socket.gethostname()}_{uuid.uuid4().hex[:8]}"
+        client.observers.append(self.metrics.observe_request)
+        self.q: queue.SimpleQueue[tuple[Any, ...]] = queue.SimpleQueue()
+        self.slim = Slimmer()
+        self.writer = Writer(client, self.q.put, workers=self.opts.workers)
+        # objects as last seen (slimmed), by key
+        self.objs: dict[str, dict[str, JSON]] = {k: {} for k in ALL_KINDS}
+        self.tombstones: dict[str, dict[str, int]] = {k: {} for k in ALL_KINDS}
+        # configuration as model objects
+        self.m_flavors: dict[str, Any] = {}
+        self.m_cqs: dict[str, Any] = {}
+        self.m_cohorts: dict[str, Any] = {}
+        self.m_lqs: dict[str, Any] = {}
+        self.m_wpcs: dict[str, Any] = {}
+        self.m_namespaces: dict[str, Any] = {}
+        self.tracks: dict[str, Track] = {}
+        self.job_unit: dict[str, str] = {}
+        self.dirty: set[str] = set()
+        self.inflight: dict[str, str] = {}
+        self.timers: list[tuple[float, str]] = []
+        self.synced: set[str] = set()
+        self.engine: EngineHandle | None = None
+        self.leader = not self.opts.leader_elect
+        self.epoch = 0
+        self.config_dirty = False
+        self.sched_dirty = False
+        self.queues_dirty = True
+        self.last_status = 0.0
+        self.last_pending = 0.0
+        self.last_cycle = 0.0
+        self.heartbeat = self.clock.monotonic()
+        self.stopped = threading.Event()
+        self.fatal: BaseException | None = None
+        self.admissions = 0
+        self.preemptions = 0
+        self.informers = self._informers()
+        self.elector: LeaderElector | None = None
+        if self.opts.leader_elect:
+            self.elector = LeaderElector(
+                client,
+                namespace=self.opts.lease_namespace,
+                name=self.opts.lease_name,
+                identity=self.identity,
+                on_change=lambda leading: self.q.put(("leader", leading)),
+                lease_duration=self.opts.lease_duration,
+                renew_deadline=self.opts.renew_deadline,
+                retry_period=self.opts.retry_period,
+                clock=self.clock,
+            )
+        self.thread = threading.Thread(target=self._run, name="scheduling-loop", daemon=True)
+
+    # --- lifecycle ----------------------------------------------------------------------------------
+
+    def _informers(self) -> list[Informer]:
+        sink = self._sink
+        s = self.slim
+        kw = {"page_size": self.opts.page_size, "watch_timeout": self.opts.watch_timeout}
+        return [
+            Informer(self.client, RESOURCE_FLAVORS, "flavor", sink, s.config, **kw),  # type: ignore[arg-type]
+            Informer(self.client, CLUSTER_QUEUES, "cq", sink, s.config, **kw),  # type: ignore[arg-type]
+            Informer(self.client, COHORTS, "cohort", sink, s.config, **kw),  # type: ignore[arg-type]
+            Informer(self.client, LOCAL_QUEUES, "lq", sink, s.config, **kw),  # type: ignore[arg-type]
+            Informer(self.client, PRIORITY_CLASSES, "wpc", sink, s.config, **kw),  # type: ignore[arg-type]
+            Informer(self.client, NAMESPACES, "namespace", sink, s.namespace, **kw),  # type: ignore[arg-type]
+            Informer(self.client, WORKLOADS, "workload", sink, s.workload, **kw),  # type: ignore[arg-type]
+            Informer(self.client, JOBS, "job", sink, s.job, label_selector=job_selector(), **kw),  # type: ignore[arg-type]
+        ]
+
+    def _sink(self, kind: str, etype: str, key: str, obj: JSON | None) -> None:
+        self.q.put(("obj", kind, etype, key, obj))
+
+    def start(self) -> Controller:
+        self.writer.start()
+        for inf in self.informers:
+            inf.start()
+        self.thread.start()
+        if self.elector is not None:
+            self.elector.start()
+        return self
+
+    def stop(self, release_lease: bool = True) -> None:
+        """Graceful stop: give the lease up, stop every thread."""
+        if self.elector is not None:
+            self.elector.stop(release=release_lease)
+        self.stopped.set()
+        self.q.put(("stop",))
+        self.client.close()
+        self.writer.stop()
+        self.thread.join(timeout=10)
+
+    def kill(self) -> None:
+        """Die at once, as a killed process would: nothing more is sent."""
+        self.client.close()
+        self.stopped.set()
+        self.q.put(("stop",))
+        if self.elector is not None:
+            self.elector.stop_event.set()
+        self.writer.stop()
+
+    def ready(self) -> bool:
+        return len(self.synced) == len(ALL_KINDS)
+
+    def healthy(self) -> bool:
+        return self.thread.is_alive() and self.clock.monotonic() - self.heartbeat < 60 and self.fatal is None
+
+    @property
+    def is_leader(self) -> bool:
+        return self.leader and self.engine is not None
+
+    # --- the loop -------------------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        try:
+            while not self.stopped.is_set():
+                self.heartbeat = self.clock.monotonic()
+                items = self._drain(self._timeout())
+                for it in items:
+                    if it[0] == "stop":
+                        return
+                    self._dispatch(it)
+                if self.stopped.is_set():
+                    return
+                self._step()
+        except BaseException as e:  # noqa: BLE001 - the loop must report, not vanish
+            if not self.client.closed:
+                log.exception("scheduling loop crashed")
+                self.fatal = e
+
+    def _timeout(self) -> float:
+        if self.sched_dirty or (self.dirty and self.engine is not None):
+            return 0.0
+        t = 0.5
+        if self.timers:
+            t = min(t, max(0.0, self.timers[0][0] - self.clock.monotonic()))
+        return t
+
+    def _drain(self, timeout: float) -> list[tuple[Any, ...]]:
+        items = []
+        try:
+            items.append(self.q.get(timeout=timeout) if timeout > 0 else self.q.get_nowait())
+        except queue.Empty:
+            return items
+        while len(items) < 20000:
+            try:
+                items.append(self.q.get_nowait())
+            except queue.Empty:
+                break
+        return items
+
+    def _dispatch(self, it: tuple[Any, ...]) -> None:
+        kind = it[0]
+        if kind == "obj":
+            self._on_object(it[1], it[2], it[3], it[4])
+        elif kind == "done":
+            self._on_done(it[1], it[2])
+        elif kind == "leader":
+            self._on_leader(bool(it[1]))
+
+    def _step(self) -> None:
+        now = self.clock.monotonic()
+        while self.timers and self.timers[0][0] <= now:
+            _, key = heapq.heappop(self.timers)
+            self.dirty.add(key)
+        if not self.ready() or not self.leader:
+            return
+        if self.engine is None:
+            self._build_engine()
+        assert self.engine is not None
+        self._sync_config()
+        if not self.config_dirty:
+            self._schedule()
+        self._reconcile_dirty()
+        if now - self.last_pending >= self.opts.pending_interval:
+            self.last_pending = now
+            self._pending_pass()
+        if now - self.last_status >= self.opts.status_interval:
+            self.last_status = now
+            self._status_pass()
+        self.metrics.write_queue_depth.set(self.writer.depth())
+
+    # --- leadership ---------------------------------------------------------------------------------
+
+    def _on_leader(self, leading: bool) -> None:
+        self.metrics.is_leader.set(1 if leading else 0)
+        if leading:
+            self.leader = True
+            return
+        # Lost it: stop deciding and writing; a new term starts from the cluster's state.
+        self.leader = False
+        self.engine = None
+        self.epoch += 1
+        self.writer.drain()
+        self.inflight.clear()
+        for t in self.tracks.values():
+            t.in_engine = False
+            t.phase = None
+        log.warning("not the leader any more: scheduling stopped")
+
+    def _build_engine(self) -> None:
+        """Rebuild the engine from the Workloads as the API server has them,
+        before anything is decided."""
+        self.epoch += 1
+        state = self._config_state()
+        admitted_evicting: list[tuple[str, str, str]] = []
+        for key, wl in self.objs["workload"].items():
+            t = self._track(key)
+            if not self._wants_engine(t, wl):
+                continue
+            model = self._parse(t, wl)
+            if model is None:
+                continue
+            state.workloads[key] = model
+        self.engine = EngineHandle(state, self.opts.engine, self.clock.time_ns())
+        self.config_dirty = False
+        for key, model in list(state.workloads.items()):
+            t = self.tracks[key]
+            wl = self.objs["workload"][key]
+            self._entered_engine(t, wl, model)
+            ev = S.get_condition(wl, S.EVICTED)
+            if model.admission is not None and ev is not None and ev.get("status") == "True":
+                admitted_evicting.append((key, str(ev.get("reason") or "Preempted"), str(ev.get("message") or "")))
+        for key, reason, message in admitted_evicting:
+            self.engine.evict(key, reason, message)
+            t = self.tracks[key]
+            t.phase = EVICTING
+            pre = S.get_condition(self.objs["workload"][key], S.PREEMPTED)
+            t.evict = (reason, message, str(pre.get("reason")) if pre and pre.get("status") == "True" else None)
+        self.dirty.update(self.tracks)
+        self.sched_dirty = True
+        self.queues_dirty = True
+        self.metrics.engine_rebuilds_total.inc()
+        log.info("engine %s built from %d workloads (%d admitted)", self.engine.engine_name, len(state.workloads),
+                 sum(1 for w in state.workloads.values() if w.admission is not None))
+
+    # --- objects in ------------------------------------------------------------------------------------
+
+    def _on_object(self, kind: str, etype: str, key: str, obj: JSON | None) -> None:
+        if etype == "SYNCED":
+            self.synced.add(kind)
+            return
+        store = self.objs[kind]
+        tombs = self.tombstones[kind]
+        if etype == "DELETED":
+            old = store.pop(key, None)
+            rv = str(((obj or {}).get("metadata") or {}).get("resourceVersion") or "")
+            tombs[key] = int(rv) if rv.isdigit() else 0
+            if len(tombs) > 100_000:
+                for k in list(tombs)[:50_000]:
+                    del tombs[k]
+            if old is None:
+                return
+            obj = None
+        else:
+            assert obj is not None
+            if not _rv_newer(obj, store.get(key)):
+                return
+            rv = str(obj["metadata"].get("resourceVersion") or "")
+            tomb = tombs.get(key)
+            if tomb is not None:
+                if rv.isdigit() and int(rv) <= tomb:
+                    return  # older than its deletion
+                del tombs[key]
+            old = store.get(key)
+            store[key] = obj
+        if kind in CONFIG_KINDS:
+            self._on_config(kind, key, obj, old)
+        elif kind == "workload":
+            t = self._track(key)
+            if obj is not None:
+                jk = _owner_job(obj)
+                if jk is not None:
+                    t.job_key = jk
+                    self.job_unit[jk] = key
+            self.dirty.add(key)
+        elif kind == "job":
+            if obj is not None:
+                ukey = f"{obj['metadata']['namespace']}/{J.workload_name(obj['metadata']['name'], obj['metadata']['uid'])}"
+                prev = self.job_unit.get(key)
+                if prev is not None and prev != ukey:
+                    self.dirty.add(prev)
+                self.job_unit[key] = ukey
+                self._track(ukey).job_key = key
+                self.dirty.add(ukey)
+            else:
+                ukey = self.job_unit.get(key, "")
+                if ukey:
+                    self.dirty.add(ukey)
+
+    def _on_config(self, kind: str, key: str, obj: JSON | None, old: JSON | None) -> None:
+        parsers = {
+            "flavor": (parse_resource_flavor, self.m_flavors),
+            "cq": (parse_cluster_queue, self.m_cqs),
+            "cohort": (parse_cohort, self.m_cohorts),
+            "lq": (parse_local_queue, self.m_lqs),
+            "wpc": (parse_workload_priority_class, self.m_wpcs),
+            "namespace": (parse_namespace, self.m_namespaces),
+        }
+        parse, models = parsers[kind]
+        self.queues_dirty = True
+        if kind == "namespace" and obj is not None and old is not None:
+            if (obj["metadata"].get("labels") or {}) == (old["metadata"].get("labels") or {}):
+                return  # only labels matter (namespaceSelector)
+        if kind != "namespace" and obj is not None and old is not None:
+            if obj.get("spec") == old.get("spec") and _deleting(obj) == _deleting(old) and obj.get("value") == old.get(
+                    "value"):
+                return  # a status or metadata update (ours, mostly)
+        if obj is None:
+            models.pop(key, None)
+            if kind == "wpc":
+                return
+        else:
+            try:
+                model = parse(obj)
+            except InputError as e:
+                log.error("ignoring %s: %s", key, e)
+                models.pop(key, None)
+            else:
+                if kind == "cq" and _deleting(obj):
+                    model.stop_policy = "Hold"  # terminating: admits nothing, keeps what runs
+                models[key] = model
+        if kind == "wpc":
+            return  # priorities are read when a Workload is created, not by the engine
+        self.config_dirty = True
+
+    def _config_state(self) -> ClusterState:
+        return ClusterState(
+            resource_flavors=dict(self.m_flavors),
+            cluster_queues=dict(self.m_cqs),
+            cohorts=dict(self.m_cohorts),
+            local_queues=dict(self.m_lqs),
+            priority_classes=dict(self.m_wpcs),
+            namespaces=dict(self.m_namespaces),
+        )
+
+    def _evictions_in_flight(self) -> int:
+        return sum(1 for t in self.tracks.values() if t.phase == EVICTING)
+
+    def _sync_config(self) -> None:
+        """Apply configuration changes, unless an eviction is in flight (see
+        engine.py): then no new cycle runs until they are through."""
+        assert self.engine is not None
+        if self.config_dirty:
+            if self._evictions_in_flight():
+                return
+            self.engine.reconfigure(self._config_state())
+            self.config_dirty = False
+            self.sched_dirty = True
+            self.dirty.update(self.tracks)
+            log.info("configuration applied: %d ClusterQueues, %d LocalQueues, %d flavors",
+                     len(self.m_cqs), len(self.m_lqs), len(self.m_flavors))
+        elif self.engine.purge_due() and not self._evictions_in_flight():
+            self.engine.purge()
+
+    # --- the engine's workloads ---------------------------------------------------------------------------
+
+    def _track(self, key: str) -> Track:
+        t = self.tracks.get(key)
+        if t is None:
+            t = self.tracks[key] = Track(key)
+        return t
+
+    def _wants_engine(self, t: Track, wl: JSON | None) -> bool:
+        if wl is None or _deleting(wl) or S.condition_true(wl, S.FINISHED):
+            return False
+        rv = wl["metadata"].get("resourceVersion")
+        return rv != t.quarantined_rv and rv != t.invalid_rv
+
+    def _parse(self, t: Track, wl: JSON) -> Workload | None:
+        spec = {k: v for k, v in (wl.get("spec") or {}).items() if k in _WL_SPEC_FIELDS}
+        spec["podSets"] = [{k: v for k, v in ps.items() if k in _PODSET_FIELDS} for ps in spec.get("podSets") or []]
+        obj = {"apiVersion": wl.get("apiVersion") or KUEUE_API, "kind": "Workload", "metadata": wl["metadata"],
+               "spec": spec}
+        if wl.get("status"):
+            obj["status"] = wl["status"]
+        try:
+            return parse_workload(obj, self.m_wpcs)
+        except InputError as e:
+            log.error("ignoring Workload %s: %s", t.key, e)
+            t.invalid_rv = wl["metadata"].get("resourceVersion")
+            return None
+
+    def _entered_engine(self, t: Track, wl: JSON, model: Workload) -> None:
+        t.in_engine = True
+        t.generation = int(wl["metadata"].get("generation") or 0)
+        t.queued_ns = model.creation_ns
+        if model.admission is not None:
+            t.phase = ADMITTED_P
+            t.adm_cq = model.admission.cluster_queue
+            t.adm_usage = tuple(
+                (psa.flavors[r], r, v) for psa in model.admission.pod_set_assignments
+                for r, v in psa.resource_usage.items() if r in psa.flavors
+            )
+        else:
+            t.phase = PENDING
+            t.adm_cq, t.adm_usage = None, ()
+
+    def _engine_sync(self, t: Track, wl: JSON | None) -> bool:
+        """Make the engine hold the workload iff it should; False when that has
+        to wait (no rebuild while an eviction is in flight)."""
+        eng = self.engine
+        assert eng is not None
+        want = self._wants_engine(t, wl)
+        if t.in_engine and not want:
+            eng.remove(t.key)
+            t.in_engine, t.phase, t.adm_cq, t.adm_usage, t.evict = False, None, None, (), None
+            self.sched_dirty = True
+            return True
+        if want and wl is not None and t.in_engine:
+            gen = int(wl["metadata"].get("generation") or 0)
+            if gen != t.generation:
+                return self._spec_changed(t, wl, gen)
+            return True
+        if want and wl is not None and not t.in_engine:
+            model = self._parse(t, wl)
+            if model is None:
+                return True
+            if eng.would_rebuild(model) and self._evictions_in_flight():
+                self._later(t.key, 0.05)
+                return False
+            eng.add(model)
+            self._entered_engine(t, wl, model)
+            ev = S.get_condition(wl, S.EVICTED)
+            if model.admission is not None and ev is not None and ev.get("status") == "True":
+                eng.evict(t.key, str(ev.get("reason") or "Preempted"), str(ev.get("message") or ""))
+                t.phase = EVICTING
+                t.evict = (str(ev.get("reason") or "Preempted"), str(ev.get("message") or ""), None)
+            self.sched_dirty = True
+        return True
+
+    def _spec_changed(self, t: Track, wl: JSON, gen: int) -> bool:
+        eng = self.engine
+        assert eng is not None
+        spec = wl.get("spec") or {}
+        if t.phase == PENDING:
+            if self._evictions_in_flight():
+                self._later(t.key, 0.05)
+                return False
+            eng.remove(t.key)
+            t.in_engine, t.phase = False, None
+            model = self._parse(t, wl)
+            if model is not None:
+                eng.add(model)
+                self._entered_engine(t, wl, model)
+            self.sched_dirty = True
+            return True
+        t.generation = gen
+        if t.phase == ADMITTED_P and spec.get("active") is False:
+            eng.evict(t.key, "Deactivated", "The workload is deactivated")
+            t.phase = EVICTING
+            t.evict = ("Deactivated", "The workload is deactivated", None)
+        return True
+
+    def _undo_admission(self, t: Track, why: str) -> None:
+        """The admission could not be written: forget it, requeue the workload."""
+        eng = self.engine
+        if eng is None or not t.in_engine:
+            return
+        eng.evict(t.key, "AdmissionFailed", why)
+        eng.release(t.key)
+        t.phase = PENDING
+        t.adm_cq, t.adm_usage = None, ()
+        t.failures += 1
+        self.sched_dirty = True
+        if t.failures >= self.opts.max_failures:
+            wl = self.objs["workload"].get(t.key)
+            log.error("Workload %s: admission failed %d times (%s); set aside until it changes", t.key,
+                      t.failures, why)
+            eng.remove(t.key)
+            t.in_engine, t.phase = False, None
+            t.quarantined_rv = wl["metadata"].get("resourceVersion") if wl else None
+            t.failures = 0
+        self._later(t.key, min(30.0, 0.2 * 2 ** t.failures))
+
+    # --- scheduling -----------------------------------------------------------------------------------
+
+    def _schedule(self) -> None:
+        eng = self.engine
+        assert eng is not None
+        now = self.clock.monotonic()
+        if not self.sched_dirty and now - self.last_cycle < 1.0:
+            return
+        start = now
+        while True:
+            t0 = time.perf_counter()
+            res = eng.run_cycle(self.clock.time_ns())
+            dt = time.perf_counter() - t0
+            self.last_cycle = self.clock.monotonic()
+            self.metrics.cycles_total.inc()
+            self.metrics.cycle_duration_seconds.observe(dt)
+            if res.heads:
+                failed = max(0, res.heads - len(res.admitted))
+                if res.admitted:
+                    self.metrics.admission_attempts_total.labels("success").inc(len(res.admitted))
+                    self.metrics.admission_attempt_duration_seconds.labels("success").observe(dt)
+                if failed:
+                    self.metrics.admission_attempts_total.labels("inadmissible").inc(failed)
+                    self.metrics.admission_attempt_duration_seconds.labels("inadmissible").observe(dt)
+            for key in res.admitted:
+                self._on_admitted(key)
+            for key in res.preempted:
+                self._on_evicted(key, True)
+            for key in res.evicted:
+                self._on_evicted(key, False)
+            if not res.changed:
+                self.sched_dirty = False
+                return
+            if self.clock.monotonic() - start > self.opts.max_cycle_time:
+                self.sched_dirty = True
+                return
+
+    def _on_admitted(self, key: str) -> None:
+        eng = self.engine
+        assert eng is not None
+        t = self.tracks[key]
+        d = eng.decision(key)
+        why = self._admission_denied(key, d)
+        if why:
+            log.error("refusing the admission of %s to %s: %s", key, d.cluster_queue, why)
+            t.phase = ADMITTED_P
+            self._undo_admission(t, why)
+            return
+        t.phase = ADMITTED_P
+        t.adm_cq = d.cluster_queue
+        t.adm_usage = tuple((ps.flavors[r], r, v) for ps in d.pod_sets for r, v in ps.resource_usage.items()
+                            if r in ps.flavors)
+        t.evict = None
+        t.pending_written = None
+        self.admissions += 1
+        cq = d.cluster_queue or ""
+        wait = max(0.0, (self.clock.time_ns() - t.queued_ns) / 1e9)
+        self.metrics.quota_reserved_workloads_total.labels(cq).inc()
+        self.metrics.quota_reserved_wait_time_seconds.labels(cq).observe(wait)
+        self.metrics.admitted_workloads_total.labels(cq).inc()
+        self.metrics.admission_wait_time_seconds.labels(cq).observe(wait)
+        self.dirty.add(key)
+        self.queues_dirty = True
+
+    def _admission_denied(self, key: str, d: Decision) -> str:
+        """Security: a workload goes only to the ClusterQueue its own
+        namespace's LocalQueue names, and only if that ClusterQueue's
+        namespaceSelector selects the namespace."""
+        eng = self.engine
+        assert eng is not None
+        wl = eng.workload(key)
+        if wl is None:
+            return "unknown workload"
+        lq = self.m_lqs.get(f"{wl.namespace}/{wl.queue_name}")
+        if lq is None:
+            return f"LocalQueue {wl.namespace}/{wl.queue_name} does not exist"
+        if lq.cluster_queue != d.cluster_queue:
+            return f"LocalQueue {wl.namespace}/{wl.queue_name} names ClusterQueue {lq.cluster_queue}"
+        cq = self.m_cqs.get(d.cluster_queue or "")
+        if cq is None:
+            return f"ClusterQueue {d.cluster_queue} does not exist"
+        ns = self.m_namespaces.get(wl.namespace)
+        labels = ns.labels if ns is not None else {"kubernetes.io/metadata.name": wl.namespace}
+        if cq.namespace_selector is None or not cq.namespace_selector.matches(labels):
+            return f"ClusterQueue {cq.name} does not select namespace {wl.namespace}"
+        return ""
+
+    def _on_evicted(self, key: str, preempted: bool) -> None:
+        eng = self.engine
+        assert eng is not None
+        t = self.tracks[key]
+        d = eng.decision(key)
+        message = d.message
+        reason = "Preempted" if preempted else (d.reason or "Evicted")
+        pre_reason = None
+        if preempted:
+            pre_reason = S.preemption_reason(message)
+            by = d.preempted_by
+            if by:
+                job_uid = ((self.objs["workload"].get(by) or {}).get("metadata", {}).get("labels") or {}).get(
+                    J.JOB_UID_LABEL, "UNKNOWN")
+                message = message.replace("JobUID: UNKNOWN", f"JobUID: {job_uid}")
+                by_t = self.tracks.get(by)
+                pcq = (by_t.adm_cq if by_t else None) or ""
+                if not pcq:
+                    bwl = eng.workload(by)
+                    lq = self.m_lqs.get(f"{bwl.namespace}/{bwl.queue_name}") if bwl else None
+                    pcq = lq.cluster_queue if lq else ""
+                self.metrics.preempted_workloads_total.labels(pcq, pre_reason).inc()
+            self.preemptions += 1
+        t.phase = EVICTING
+        t.evict = (reason, message, pre_reason)
+        self.metrics.evicted_workloads_total.labels(t.adm_cq or "", reason).inc()
+        self.dirty.add(key)
+
+    # --- deciding writes ------------------------------------------------------------------------------
+
+    def _later(self, key: str, seconds: float) -> None:
+        heapq.heappush(self.timers, (self.clock.monotonic() + seconds, key))
+
+    def _reconcile_dirty(self) -> None:
+        keys, self.dirty = self.dirty, set()
+        for key in keys:
+            if key.startswith(("#cq/", "#rf/", "#lq/")):
+                continue
+            if key in self.inflight:
+                continue
+            self._reconcile(key)
+
+    def _submit(self, key: str, name: str, prio: int, fn: Any, refetch: tuple[Resource, str, str | None] | None,
+                data: Any) -> None:
+        self.inflight[key] = name
+        self.writer.submit(key, name, prio, fn, refetch=refetch, epoch=self.epoch, data=data)
+
+    def _reconcile(self, key: str) -> None:
+        t = self.tracks.get(key)
+        if t is None:
+            return
+        if t.not_before > self.clock.monotonic():
+            return
+        wl = self.objs["workload"].get(key)
+        job = self.objs["job"].get(t.job_key) if t.job_key else None
+        if job is not None and self.job_unit.get(t.job_key or "") != key:
+            job = None  # the Job of that name is another one now
+        if not self._engine_sync(t, wl):
+            return
+        if wl is None:
+            if job is None:
+                if not t.in_engine:
+                    self.tracks.pop(key, None)
+                    if t.job_key and self.job_unit.get(t.job_key) == key:
+                        self.job_unit.pop(t.job_key, None)
+                return
+            self._reconcile_job_alone(t, job)
+            return
+        md = wl["metadata"]
+        ns, name = md["namespace"], md["name"]
+        if _deleting(wl):
+            if J.RESOURCE_IN_USE in (md.get("finalizers") or []):
+                self._write_finalizers(t, wl)
+            return
+        if job is None and self._orphaned(wl):
+            self._submit(key, "delete-workload", PRIO_CREATE,
+                         lambda c: c.delete(WORKLOADS, name, ns, uid=md.get("uid")),
+                         (WORKLOADS, name, ns), ("workload", key))
+            return
+        if S.condition_true(wl, S.FINISHED):
+            if J.RESOURCE_IN_USE in (md.get("finalizers") or []):
+                self._write_finalizers(t, wl)
+            return
+        if job is not None:
+            done, failed, message = J.finished(job)
+            if done:
+                st = S.finished_status(wl, failed, message, self.clock.time_ns())
+                self._apply_status(t, wl, "finish", st, PRIO_CREATE)
+                return
+        if not t.in_engine:
+            return
+        eng = self.engine
+        assert eng is not None
+        if t.phase == ADMITTED_P:
+            d = eng.decision(key)
+            if d.state != ADMITTED:
+                return
+            if not S.admission_matches(wl, d):
+                self._apply_status(t, wl, "admit", S.admitted_status(wl, d, self.clock.time_ns()), PRIO_ADMISSION)
+                return
+            if job is not None:
+                flavors = sorted({f for ps in d.pod_sets for f in ps.flavors.values()})
+                fobjs = [self.objs["flavor"][f] for f in flavors if f in self.objs["flavor"]]
+                patch = J.start_patch(job, self._original(wl), fobjs)
+                if patch is not None:
+                    self._patch_job(t, job, "start-job", patch, None)
+            return
+        if t.phase == EVICTING:
+            reason, message, pre = t.evict or ("Preempted", "", None)
+            if not S.condition_true(wl, S.EVICTED):
+                st = S.evicted_status(wl, reason, message, pre, self.clock.time_ns())
+                self._apply_status(t, wl, "evict", st, PRIO_ADMISSION)
+                return
+            if job is not None:
+                step = J.stop_step(job, self._original(wl))
+                if step is not None:
+                    self._patch_job(t, job, f"stop-{step[0]}", step[1], "status" if step[0] == "clear-start" else None)
+                    return
+            self._apply_status(t, wl, "requeue", S.requeued_status(wl, self.clock.time_ns()), PRIO_ADMISSION)
+            return
+        # pending
+        if S.has_admission(wl):
+            st = S.unadmitted_status(wl, "The admission was not confirmed", self.clock.time_ns())
+            self._apply_status(t, wl, "unadmit", st, PRIO_ADMISSION)
+            return
+        if job is not None:
+            step = J.stop_step(job, self._original(wl))
+            if step is not None:
+                self._patch_job(t, job, f"stop-{step[0]}", step[1], "status" if step[0] == "clear-start" else None)
+
+    def _orphaned(self, wl: JSON) -> bool:
+        """A Job's Workload whose Job is gone (or no longer queued)."""
+        uid = (wl["metadata"].get("labels") or {}).get(J.JOB_UID_LABEL)
+        if not uid and _owner_job(wl) is None:
+            return False
+        jk = _owner_job(wl)
+        if jk is not None:
+            job = self.objs["job"].get(jk)
+            return job is None or (uid is not None and job["metadata"].get("uid") != uid)
+        ns = wl["metadata"]["namespace"]
+        return not any(j["metadata"].get("uid") == uid for k, j in self.objs["job"].items() if k.startswith(ns + "/"))
+
+    @staticmethod
+    def _original(wl: JSON) -> JSON:
+        for ps in (wl.get("spec") or {}).get("podSets") or []:
+            if ps.get("name", "main") == "main":
+                return ((ps.get("template") or {}).get("spec")) or {}
+        sets = (wl.get("spec") or {}).get("podSets") or []
+        return ((sets[0].get("template") or {}).get("spec") or {}) if sets else {}
+
+    def _reconcile_job_alone(self, t: Track, job: JSON) -> None:
+        """A queued Job with no Workload yet: keep it suspended, create its Workload."""
+        if J.finished(job)[0] or _deleting(job):
+            return
+        step = J.stop_step(job, None)
+        if step is not None:
+            self._patch_job(t, job, f"stop-{step[0]}", step[1], "status" if step[0] == "clear-start" else None)
+            return
+        labels = job["metadata"].get("labels") or {}
+        pclass = labels.get(J.PRIORITY_LABEL)
+        prio = None
+        if pclass:
+            wpc = self.m_wpcs.get(pclass)
+            if wpc is None:
+                log.warning("Job %s: WorkloadPriorityClass %s not found", t.job_key, pclass)
+                self._later(t.key, 5.0)
+                return
+            prio = wpc.value
+        body = J.build_workload(job, prio, pclass)
+        ns = job["metadata"]["namespace"]
+        name = body["metadata"]["name"]
+        self._submit(t.key, "create-workload", PRIO_CREATE, lambda c: c.create(WORKLOADS, body, ns),
+                     (WORKLOADS, name, ns), ("workload", t.key))
+
+    def _apply_status(self, t: Track, wl: JSON, name: str, status: JSON, prio: int) -> None:
+        md = wl["metadata"]
+        body = {
+            "apiVersion": KUEUE_API,
+            "kind": "Workload",
+            "metadata": {"name": md["name"], "namespace": md["namespace"], "resourceVersion": md["resourceVersion"]},
+            "status": status,
+        }
+        self._submit(t.key, name, prio,
+                     lambda c: c.apply(WORKLOADS, body, field_manager=FIELD_MANAGER, sub="status"),
+                     (WORKLOADS, md["name"], md["namespace"]), ("workload", t.key))
+
+    def _patch_job(self, t: Track, job: JSON, name: str, patch: JSON, sub: str | None) -> None:
+        md = job["metadata"]
+        ns, jname = md["namespace"], md["name"]
+        self._submit(t.key, name, PRIO_ADMISSION,
+                     lambda c: c.patch(JOBS, jname, patch, namespace=ns, sub=sub),
+                     (JOBS, jname, ns), ("job", f"{ns}/{jname}"))
+
+    def _write_finalizers(self, t: Track, wl: JSON) -> None:
+        md = wl["metadata"]
+        keep = [f for f in md.get("finalizers") or [] if f != J.RESOURCE_IN_USE]
+        patch = {"metadata": {"resourceVersion": md["resourceVersion"], "finalizers": keep or None}}
+        ns, name = md["namespace"], md["name"]
+        self._submit(t.key, "finalizer", PRIO_CREATE, lambda c: c.patch(WORKLOADS, name, patch, namespace=ns),
+                     (WORKLOADS, name, ns), ("workload", t.key))
+
+    # --- results -------------------------------------------------------------------------------------
+
+    def _on_done(self, op: Op, result: Any) -> None:
+        kind = op.data[0] if op.data else ""
+        # whatever the term, an object the server returned is the truth (but a
+        # deleted object is not brought back)
+        fresh = result.fresh if isinstance(result, Conflict) else (result if isinstance(result, dict) else None)
+        if fresh is not None and kind and fresh.get("metadata") and not op.name.startswith("delete"):
+            self._observe(kind, fresh)
+        if op.epoch != self.epoch:
+            return
+        if self.inflight.get(op.key) == op.name:
+            del self.inflight[op.key]
+        self.dirty.add(op.key)
+        if op.key.startswith(("#cq/", "#lq/", "#rf/")):
+            return
+        t = self.tracks.get(op.key)
+        if t is None:
+            return
+        if isinstance(result, Conflict):
+            t.conflicts += 1
+            if t.conflicts > 20:
+                self._later(op.key, min(5.0, 0.05 * t.conflicts))
+            return
+        t.conflicts = 0
+        if isinstance(result, Gone):
+            if op.name == "admit":
+                self._undo_admission(t, "the Workload is gone")
+            return
+        if isinstance(result, BaseException):
+            self.metrics.write_failures_total.labels(op.name).inc()
+            if op.name == "admit":
+                self._undo_admission(t, f"writing the admission failed: {result}")
+            else:
+                t.failures += 1
+                self._later(op.key, min(30.0, 0.2 * 2 ** min(t.failures, 8)))
+            return
+        if op.name == "create-workload":
+            t.failures = 0
+        elif op.name == "admit":
+            t.failures = 0
+        elif op.name == "requeue" and self.engine is not None and t.in_engine and t.phase == EVICTING:
+            # the Job stopped and the admission is gone from the API server: release
+            self.engine.release(t.key)
+            t.phase = PENDING
+            t.adm_cq, t.adm_usage, t.evict = None, (), None
+            t.queued_ns = self.clock.time_ns()
+            self.sched_dirty = True
+            self.queues_dirty = True
+
+    def _observe(self, kind: str, obj: JSON) -> None:
+        """An object returned by a write: as good as a watch event."""
+        if obj.get("kind") == "Status":
+            return
+        if kind == "workload":
+            o = self.slim.workload(obj)
+        elif kind == "job":
+            o = self.slim.job(obj)
+        else:
+            o = self.slim.config(obj)
+        md = obj["metadata"]
+        key = f"{md['namespace']}/{md['name']}" if md.get("namespace") else str(md["name"])
+        self._on_object(kind, "MODIFIED", key, o)
+
+    # --- pending reasons, queue status, finalizers of queues and flavors -------------------------------------
+
+    def _pending_pass(self) -> None:
+        """Kueue's QuotaReserved=False reason and message on the pending
+        Workloads the scheduler tried, written only when they change."""
+        eng = self.engine
+        assert eng is not None
+        for key, t in self.tracks.items():
+            if t.phase != PENDING or not t.in_engine or key in self.inflight:
+                continue
+            d = eng.decision(key)
+            if d.state != "pending" or not d.message:
+                continue
+            if d.reason == "Pending" and d.message.startswith("waiting for its turn"):
+                continue
+            if t.pending_written == (d.reason, d.message):
+                continue
+            wl = self.objs["workload"].get(key)
+            if wl is None or S.pending_matches(wl, d.reason, d.message):
+                t.pending_written = (d.reason, d.message)
+                continue
+            t.pending_written = (d.reason, d.message)
+            st = S.pending_status(wl, d.reason, d.message, self.clock.time_ns())
+            self._apply_status(t, wl, "pending", st, PRIO_PENDING)
+
+    def _status_pass(self) -> None:
+        eng = self.engine
+        assert eng is not None
+        now_ns = self.clock.time_ns()
+        cq_pending: dict[str, int] = {}
+        cq_admitted: dict[str, int] = {}
+        cq_usage: dict[str, dict[str, dict[str, int]]] = {}
+        lq_pending: dict[str, int] = {}
+        lq_admitted: dict[str, int] = {}
+        lq_usage: dict[str, dict[str, dict[str, int]]] = {}
+        for key, t in self.tracks.items():
+            if not t.in_engine:
+                continue
+            m = eng.workload(key)
+            if m is None:
+                continue
+            lqk = f"{m.namespace}/{m.queue_name}"
+            if t.phase == PENDING:
+                lq = self.m_lqs.get(lqk)
+                lq_pending[lqk] = lq_pending.get(lqk, 0) + 1
+                if lq is not None:
+                    cq_pending[lq.cluster_queue] = cq_pending.get(lq.cluster_queue, 0) + 1
+            elif t.adm_cq:
+                cq_admitted[t.adm_cq] = cq_admitted.get(t.adm_cq, 0) + 1
+                lq_admitted[lqk] = lq_admitted.get(lqk, 0) + 1
+                for usage in (cq_usage.setdefault(t.adm_cq, {}), lq_usage.setdefault(lqk, {})):
+                    for f, r, v in t.adm_usage:
+                        fr = usage.setdefault(f, {})
+                        fr[r] = fr.get(r, 0) + v
+        for name, cq in self.objs["cq"].items():
+            self._cq_metrics(name, cq, cq_pending.get(name, 0), cq_admitted.get(name, 0), cq_usage.get(name, {}))
+            if f"#cq/{name}" in self.inflight:
+                continue
+            if self._queue_finalizer(f"#cq/{name}", CLUSTER_QUEUES, cq, in_use=cq_admitted.get(name, 0) > 0):
+                continue
+            st = S.cluster_queue_status(cq, cq_pending.get(name, 0), cq_admitted.get(name, 0),
+                                        cq_usage.get(name, {}), self._cq_active(name, cq), now_ns)
+            if S.status_differs(cq.get("status"), st):
+                self._write_queue_status(f"#cq/{name}", CLUSTER_QUEUES, cq, st)
+        for key, lq in self.objs["lq"].items():
+            cqname = (lq.get("spec") or {}).get("clusterQueue", "")
+            ns, name = key.split("/", 1)
+            self.metrics.local_queue_pending_workloads.labels(name, ns, "active").set(lq_pending.get(key, 0))
+            self.metrics.local_queue_reserving_active_workloads.labels(name, ns).set(lq_admitted.get(key, 0))
+            if f"#lq/{key}" in self.inflight:
+                continue
+            st = S.local_queue_status(lq, self.objs["cq"].get(cqname), lq_pending.get(key, 0),
+                                      lq_admitted.get(key, 0), lq_usage.get(key, {}), self._lq_active(lq), now_ns)
+            if S.status_differs(lq.get("status"), st):
+                self._write_queue_status(f"#lq/{key}", LOCAL_QUEUES, lq, st)
+        used_flavors = {f.name for cq in self.m_cqs.values() for g in cq.resource_groups for f in g.flavors}
+        for name, rf in self.objs["flavor"].items():
+            if f"#rf/{name}" not in self.inflight:
+                self._queue_finalizer(f"#rf/{name}", RESOURCE_FLAVORS, rf, in_use=name in used_flavors)
+
+    def _cq_active(self, name: str, cq: JSON) -> tuple[bool, str, str]:
+        if _deleting(cq):
+            return False, "Terminating", "Can't admit new workloads; clusterQueue is terminating"
+        m = self.m_cqs.get(name)
+        if m is None:
+            return False, "Invalid", "Can't admit new workloads: the ClusterQueue is invalid"
+        if m.stop_policy != "None":
+            return False, "Stopped", "Can't admit new workloads: is stopped"
+        missing = sorted({f.name for g in m.resource_groups for f in g.flavors if f.name not in self.m_flavors})
+        if missing:
+            return False, "FlavorNotFound", f"Can't admit new workloads: references missing ResourceFlavor(s): {missing}"
+        if m.admission_checks:
+            return False, "AdmissionCheckNotFound", "Can't admit new workloads: admission checks are not supported by kueue-fast"
+        return True, "Ready", "Can admit new workloads"
+
+    def _lq_active(self, lq: JSON) -> tuple[bool, str, str]:
+        cqname = (lq.get("spec") or {}).get("clusterQueue", "")
+        if (lq.get("spec") or {}).get("stopPolicy", "None") not in ("None", None):
+            return False, "Stopped", "LocalQueue is stopped"
+        cq = self.objs["cq"].get(cqname)
+        if cq is None:
+            return False, "ClusterQueueDoesNotExist", "Can't submit new workloads to clusterQueue"
+        if not self._cq_active(cqname, cq)[0]:
+            return False, "ClusterQueueIsInactive", "Can't submit new workloads to clusterQueue"
+        return True, "Ready", "Can submit new workloads to localQueue"
+
+    def _cq_metrics(self, name: str, cq: JSON, pending: int, admitted: int, usage: dict[str, dict[str, int]]) -> None:
+        m = self.metrics
+        m.pending_workloads.labels(name, "active").set(pending)
+        m.reserving_active_workloads.labels(name).set(admitted)
+        m.admitted_active_workloads.labels(name).set(admitted)
+        active = self._cq_active(name, cq)
+        for st in ("pending", "active", "terminating"):
+            on = (st == "active" and active[0]) or (st == "terminating" and _deleting(cq)) or (
+                st == "pending" and not active[0] and not _deleting(cq))
+            m.cluster_queue_status.labels(name, st).set(1 if on else 0)
+        model = self.m_cqs.get(name)
+        if model is None:
+            return
+        cohort = model.cohort or ""
+        for g in model.resource_groups:
+            for fq in g.flavors:
+                for rq in fq.resources:
+                    labels = (cohort, name, fq.name, rq.name)
+                    # Kueue reports quantities as numbers of the base unit (cores, bytes)
+                    unit = 1000.0 if rq.name == "cpu" else 1.0
+                    v = usage.get(fq.name, {}).get(rq.name, 0) / unit
+                    m.cluster_queue_resource_usage.labels(*labels).set(v)
+                    m.cluster_queue_resource_reservation.labels(*labels).set(v)
+                    m.cluster_queue_nominal_quota.labels(*labels).set(rq.nominal / unit)
+                    if rq.borrowing_limit is not None:
+                        m.cluster_queue_borrowing_limit.labels(*labels).set(rq.borrowing_limit / unit)
+                    if rq.lending_limit is not None:
+                        m.cluster_queue_lending_limit.labels(*labels).set(rq.lending_limit / unit)
+
+    def _queue_finalizer(self, key: str, res: Resource, obj: JSON, *, in_use: bool) -> bool:
+        """Kueue's resource-in-use finalizer on ClusterQueues and ResourceFlavors:
+        added while they live, removed once they are deleted and unused."""
+        md = obj["metadata"]
+        fins = list(md.get("finalizers") or [])
+        has = J.RESOURCE_IN_USE in fins
+        if _deleting(obj):
+            if not has or in_use:
+                return False
+            fins.remove(J.RESOURCE_IN_USE)
+        elif has:
+            return False
+        else:
+            fins.append(J.RESOURCE_IN_USE)
+        patch = {"metadata": {"resourceVersion": md["resourceVersion"], "finalizers": fins or None}}
+        name = md["name"]
+        self._submit(key, "queue-finalizer", PRIO_CREATE, lambda c: c.patch(res, name, patch),
+                     (res, name, None), (self._kind_of(res), name))
+        return True
+
+    @staticmethod
+    def _kind_of(res: Resource) -> str:
+        return {"clusterqueues": "cq", "localqueues": "lq", "resourceflavors": "flavor"}[res.plural]
+
+    def _write_queue_status(self, key: str, res: Resource, obj: JSON, st: JSON) -> None:
+        md = obj["metadata"]
+        name, ns = md["name"], md.get("namespace")
+        patch = {"status": st}
+        okey = f"{ns}/{name}" if ns else name
+        self._submit(key, "queue-status", PRIO_STATUS,
+                     lambda c: c.patch(res, name, patch, namespace=ns, sub="status"),
+                     (res, name, ns), (self._kind_of(res), okey))
+
+
+def default_identity() -> str:
+    return os.environ.get("POD_NAME") or f"{socket.gethostname()}_{uuid.uuid4().hex[:8]}"
+
+
+__all__ = ["Controller", "Options", "Track", "default_identity", "field"]

@@ -1,0 +1,287 @@
+"""What Kueue writes in statuses: Workload conditions and admission,
+ClusterQueue and LocalQueue status (kueue-cluster-facts.md).
+
+Pure functions over slimmed API objects. Conditions follow
+``meta.SetStatusCondition``: ``lastTransitionTime`` changes only when the
+status flips. Every function returns the *whole* new status; the writer
+applies it with server-side apply (Workloads, field manager
+``kueue-admission``) or a merge patch of the status subresource (queues).
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime as dt
+from collections.abc import Iterable
+from typing import Any
+
+from ..cluster import Decision
+from ..quantity import format_quantity, parse_quantity
+
+JSON = dict[str, Any]
+
+QUOTA_RESERVED = "QuotaReserved"
+ADMITTED = "Admitted"
+EVICTED = "Evicted"
+PREEMPTED = "Preempted"
+REQUEUED = "Requeued"
+FINISHED = "Finished"
+
+# Preempted condition reasons by the words the engine puts in its message.
+PREEMPTION_REASONS = {
+    "prioritization in the ClusterQueue": "InClusterQueue",
+    "reclamation within the cohort while borrowing": "InCohortReclaimWhileBorrowing",
+    "reclamation within the cohort": "InCohortReclamation",
+    "Fair Sharing within the cohort": "InCohortFairSharing",
+}
+
+
+def rfc3339(ns: int) -> str:
+    return dt.datetime.fromtimestamp(ns // 1_000_000_000, tz=dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def get_condition(obj: JSON, ctype: str) -> JSON | None:
+    for c in (obj.get("status") or {}).get("conditions") or []:
+        if c.get("type") == ctype:
+            return c  # type: ignore[no-any-return]
+    return None
+
+
+def condition_true(obj: JSON, ctype: str) -> bool:
+    c = get_condition(obj, ctype)
+    return c is not None and c.get("status") == "True"
+
+
+def set_condition(conditions: list[JSON], ctype: str, status: str, reason: str, message: str,
+                  now_ns: int, generation: int | None) -> list[JSON]:
+    """meta.SetStatusCondition on a copy."""
+    out = [dict(c) for c in conditions]
+    new: JSON = {"type": ctype, "status": status, "reason": reason, "message": message[:32768]}
+    if generation is not None:
+        new["observedGeneration"] = generation
+    for i, c in enumerate(out):
+        if c.get("type") == ctype:
+            new["lastTransitionTime"] = c.get("lastTransitionTime") if c.get("status") == status else rfc3339(now_ns)
+            if not new["lastTransitionTime"]:
+                new["lastTransitionTime"] = rfc3339(now_ns)
+            out[i] = new
+            return out
+    new["lastTransitionTime"] = rfc3339(now_ns)
+    out.append(new)
+    return out
+
+
+def _status(wl: JSON) -> JSON:
+    return copy.deepcopy(wl.get("status") or {})
+
+
+def _gen(wl: JSON) -> int | None:
+    g = wl["metadata"].get("generation")
+    return int(g) if g is not None else None
+
+
+# --- Workloads ------------------------------------------------------------------------------
+
+
+def admission_of(d: Decision) -> JSON:
+    return {
+        "clusterQueue": d.cluster_queue,
+        "podSetAssignments": [
+            {
+                "name": ps.name,
+                "flavors": dict(ps.flavors),
+                "resourceUsage": {r: format_quantity(r, v) for r, v in ps.resource_usage.items()},
+                "count": ps.count,
+            }
+            for ps in d.pod_sets
+        ],
+    }
+
+
+def admitted_status(wl: JSON, d: Decision, now_ns: int) -> JSON:
+    """status.admission plus QuotaReserved and Admitted (one apply, as Kueue does).
+    A workload admitted again after an eviction: Evicted and Preempted turn
+    False with "Previously: <old message>"."""
+    st = _status(wl)
+    gen = _gen(wl)
+    st["admission"] = admission_of(d)
+    conds = st.get("conditions") or []
+    conds = set_condition(conds, QUOTA_RESERVED, "True", "QuotaReserved",
+                          f"Quota reserved in ClusterQueue {d.cluster_queue}", now_ns, gen)
+    conds = set_condition(conds, ADMITTED, "True", "Admitted", "The workload is admitted", now_ns, gen)
+    for ctype in (EVICTED, PREEMPTED):
+        old = next((c for c in conds if c.get("type") == ctype), None)
+        if old is not None and old.get("status") == "True":
+            conds = set_condition(conds, ctype, "False", "QuotaReserved", f"Previously: {old.get('message', '')}",
+                                  now_ns, gen)
+    st["conditions"] = conds
+    return st
+
+
+def has_admission(wl: JSON) -> bool:
+    return bool((wl.get("status") or {}).get("admission"))
+
+
+def admission_matches(wl: JSON, d: Decision) -> bool:
+    want = admission_of(d)
+    got = (wl.get("status") or {}).get("admission") or {}
+    if got.get("clusterQueue") != want["clusterQueue"]:
+        return False
+    gp = {p.get("name"): p for p in got.get("podSetAssignments") or []}
+    for p in want["podSetAssignments"]:
+        g = gp.get(p["name"])
+        if g is None or (g.get("flavors") or {}) != p["flavors"] or int(g.get("count", -1)) != p["count"]:
+            return False
+    return condition_true(wl, QUOTA_RESERVED) and condition_true(wl, ADMITTED)
+
+
+def preemption_reason(message: str) -> str:
+    for words, reason in PREEMPTION_REASONS.items():
+        if f"due to {words}" in message:
+            return reason
+    return "InClusterQueue"
+
+
+def evicted_status(wl: JSON, reason: str, message: str, preempted_reason: str | None, now_ns: int) -> JSON:
+    """Eviction issued: Evicted=True (and Preempted=True for preemption); the
+    admission is kept: quota stays reserved until the Job has stopped."""
+    st = _status(wl)
+    gen = _gen(wl)
+    conds = set_condition(st.get("conditions") or [], EVICTED, "True", reason, message, now_ns, gen)
+    if preempted_reason:
+        conds = set_condition(conds, PREEMPTED, "True", preempted_reason, message, now_ns, gen)
+    st["conditions"] = conds
+    return st
+
+
+def requeued_status(wl: JSON, now_ns: int) -> JSON:
+    """The Job stopped: the admission is removed, the workload waits again."""
+    st = _status(wl)
+    gen = _gen(wl)
+    ev = get_condition(wl, EVICTED) or {}
+    reason = str(ev.get("reason") or "Preempted")
+    message = str(ev.get("message") or "")
+    st.pop("admission", None)
+    conds = st.get("conditions") or []
+    conds = set_condition(conds, QUOTA_RESERVED, "False", "Pending", message, now_ns, gen)
+    conds = set_condition(conds, ADMITTED, "False", "NoReservation", "The workload has no reservation", now_ns, gen)
+    conds = set_condition(conds, REQUEUED, "True", reason, message, now_ns, gen)
+    st["conditions"] = conds
+    stats = st.setdefault("schedulingStats", {})
+    evictions = [dict(e) for e in stats.get("evictions") or []]
+    for e in evictions:
+        if e.get("reason") == reason:
+            e["count"] = int(e.get("count", 0)) + 1
+            break
+    else:
+        evictions.append({"reason": reason, "count": 1})
+    stats["evictions"] = evictions
+    return st
+
+
+def unadmitted_status(wl: JSON, message: str, now_ns: int) -> JSON:
+    """An admission the engine does not hold (a write it gave up on that landed
+    after all): taken back before any Job could start with it."""
+    st = _status(wl)
+    gen = _gen(wl)
+    st.pop("admission", None)
+    conds = set_condition(st.get("conditions") or [], QUOTA_RESERVED, "False", "Pending", message, now_ns, gen)
+    if get_condition(wl, ADMITTED) is not None:
+        conds = set_condition(conds, ADMITTED, "False", "NoReservation", "The workload has no reservation", now_ns, gen)
+    st["conditions"] = conds
+    return st
+
+
+def pending_status(wl: JSON, reason: str, message: str, now_ns: int) -> JSON:
+    st = _status(wl)
+    st["conditions"] = set_condition(st.get("conditions") or [], QUOTA_RESERVED, "False", reason, message,
+                                     now_ns, _gen(wl))
+    return st
+
+
+def pending_matches(wl: JSON, reason: str, message: str) -> bool:
+    c = get_condition(wl, QUOTA_RESERVED)
+    return c is not None and c.get("status") == "False" and c.get("reason") == reason and c.get("message") == message
+
+
+def finished_status(wl: JSON, failed: bool, message: str, now_ns: int) -> JSON:
+    st = _status(wl)
+    st["conditions"] = set_condition(st.get("conditions") or [], FINISHED, "True",
+                                     "Failed" if failed else "Succeeded", message, now_ns, _gen(wl))
+    return st
+
+
+# --- queues -----------------------------------------------------------------------------------
+
+
+FlavorUsage = dict[str, dict[str, int]]  # flavor -> resource -> amount
+
+
+def flavors_usage(cq_obj: JSON, usage: FlavorUsage, *, borrowed: bool) -> list[JSON]:
+    """``flavorsReservation`` / ``flavorsUsage``: every flavor and covered
+    resource of the ClusterQueue, in spec order, with total (and borrowed:
+    the part above nominal quota)."""
+    out: list[JSON] = []
+    for rg in (cq_obj.get("spec") or {}).get("resourceGroups") or []:
+        for fq in rg.get("flavors") or []:
+            fname = fq.get("name")
+            resources = []
+            nominal = {r.get("name"): r.get("nominalQuota") for r in fq.get("resources") or []}
+            for rname in rg.get("coveredResources") or []:
+                total = usage.get(fname, {}).get(rname, 0)
+                entry: JSON = {"name": rname, "total": format_quantity(rname, total)}
+                if borrowed:
+                    nq = nominal.get(rname)
+                    nom = parse_quantity(nq, rname) if nq is not None else 0
+                    entry["borrowed"] = format_quantity(rname, max(0, total - nom))
+                resources.append(entry)
+            out.append({"name": fname, "resources": resources})
+    return out
+
+
+def _merge_flavor_usage(into: FlavorUsage, items: Iterable[tuple[str, str, int]]) -> None:
+    for f, r, v in items:
+        d = into.setdefault(f, {})
+        d[r] = d.get(r, 0) + v
+
+
+def cluster_queue_status(cq_obj: JSON, pending: int, admitted: int, usage: FlavorUsage,
+                         active: tuple[bool, str, str], now_ns: int) -> JSON:
+    st = copy.deepcopy(cq_obj.get("status") or {})
+    st["pendingWorkloads"] = pending
+    st["reservingWorkloads"] = admitted
+    st["admittedWorkloads"] = admitted
+    fl = flavors_usage(cq_obj, usage, borrowed=True)
+    st["flavorsReservation"] = fl
+    st["flavorsUsage"] = copy.deepcopy(fl)
+    ok, reason, message = active
+    st["conditions"] = set_condition(st.get("conditions") or [], "Active", "True" if ok else "False", reason, message,
+                                     now_ns, _gen(cq_obj))
+    return st
+
+
+def local_queue_status(lq_obj: JSON, cq_obj: JSON | None, pending: int, admitted: int, usage: FlavorUsage,
+                       active: tuple[bool, str, str], now_ns: int) -> JSON:
+    st = copy.deepcopy(lq_obj.get("status") or {})
+    st["pendingWorkloads"] = pending
+    st["reservingWorkloads"] = admitted
+    st["admittedWorkloads"] = admitted
+    fl = flavors_usage(cq_obj, usage, borrowed=False) if cq_obj is not None else []
+    st["flavorsReservation"] = fl
+    st["flavorsUsage"] = copy.deepcopy(fl)
+    ok, reason, message = active
+    st["conditions"] = set_condition(st.get("conditions") or [], "Active", "True" if ok else "False", reason, message,
+                                     now_ns, _gen(lq_obj))
+    return st
+
+
+def status_differs(old: JSON | None, new: JSON) -> bool:
+    """Compare statuses ignoring condition transition times."""
+
+    def norm(s: JSON | None) -> JSON:
+        s = copy.deepcopy(s or {})
+        for c in s.get("conditions") or []:
+            c.pop("lastTransitionTime", None)
+        return s
+
+    return norm(old) != norm(new)

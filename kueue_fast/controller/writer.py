@@ -1,0 +1,144 @@
+"""The writer: the only component that changes objects in the API server.
+
+The scheduling loop hands it :class:`Op` s: a key (at most one op per key is
+in flight: the loop waits for the result before it decides the next write
+for that key), a priority (admissions and Job starts before Workload
+creation, before pending messages and queue statuses) and a function of the
+client that sends the request. Worker threads run them and post the result
+back to the loop:
+
+* the object the server returned, on success;
+* :class:`Conflict` with the object read again, on 409 (the loop decides the
+  write again on fresh state);
+* :class:`Gone` on 404;
+* the exception, when the write failed for good (the client already backed
+  off and retried 429, 5xx and lost connections).
+
+Ops of an older leadership term (``epoch``) are dropped when they surface.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import queue
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .kube import ApiError, ClientClosed, KubeClient, Resource
+
+log = logging.getLogger("kueue_fast.controller.writer")
+
+JSON = dict[str, Any]
+
+# priorities: lower first
+PRIO_ADMISSION = 0  # admission status, Job start, evictions
+PRIO_CREATE = 1  # Workload creation, finish, finalizers
+PRIO_PENDING = 2  # pending reasons on Workloads
+PRIO_STATUS = 3  # ClusterQueue / LocalQueue status
+
+
+@dataclass
+class Conflict:
+    fresh: JSON | None
+
+
+@dataclass
+class Gone:
+    pass
+
+
+@dataclass(order=True)
+class Op:
+    prio: int
+    seq: int
+    key: str = field(compare=False)
+    name: str = field(compare=False)
+    fn: Callable[[KubeClient], JSON] = field(compare=False, repr=False)
+    # what to read again on 409: (resource, name, namespace)
+    refetch: tuple[Resource, str, str | None] | None = field(compare=False, default=None)
+    epoch: int = field(compare=False, default=0)
+    data: Any = field(compare=False, default=None)  # anything the loop wants back
+
+
+Post = Callable[[tuple[Any, ...]], None]
+
+
+class Writer:
+    def __init__(self, client: KubeClient, post: Post, workers: int = 16) -> None:
+        self.client = client
+        self.post = post
+        self.q: queue.PriorityQueue[Op] = queue.PriorityQueue()
+        self._seq = itertools.count()
+        self.threads = [threading.Thread(target=self._work, name=f"writer-{i}", daemon=True) for i in range(workers)]
+        self.in_flight = 0
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        for t in self.threads:
+            t.start()
+
+    def submit(self, key: str, name: str, prio: int, fn: Callable[[KubeClient], JSON], *,
+               refetch: tuple[Resource, str, str | None] | None = None, epoch: int = 0, data: Any = None) -> Op:
+        op = Op(prio, next(self._seq), key, name, fn, refetch, epoch, data)
+        self.q.put(op)
+        return op
+
+    def depth(self) -> int:
+        return self.q.qsize()
+
+    def drain(self) -> list[Op]:
+        """Take back every op not started yet."""
+        out = []
+        while True:
+            try:
+                out.append(self.q.get_nowait())
+            except queue.Empty:
+                return out
+
+    def stop(self) -> None:
+        for _ in self.threads:
+            self.q.put(Op(-1, next(self._seq), "", "stop", lambda c: {}))
+
+    def _work(self) -> None:
+        while True:
+            op = self.q.get()
+            if op.name == "stop" and op.prio == -1:
+                return
+            if self.client.closed:
+                continue
+            with self._lock:
+                self.in_flight += 1
+            try:
+                result: Any = self._run(op)
+            except ClientClosed:
+                result = None
+            finally:
+                with self._lock:
+                    self.in_flight -= 1
+            if result is not None:
+                self.post(("done", op, result))
+
+    def _run(self, op: Op) -> Any:
+        try:
+            return op.fn(self.client)
+        except ClientClosed:
+            raise
+        except ApiError as e:
+            if e.status == 409 and op.refetch is not None:
+                res, name, ns = op.refetch
+                try:
+                    return Conflict(self.client.get(res, name, ns))
+                except ApiError as e2:
+                    if e2.status == 404:
+                        return Gone()
+                    return Conflict(None)
+            if e.status == 404:
+                return Gone()
+            log.warning("%s %s failed: %s", op.name, op.key, e)
+            return e
+        except Exception as e:  # a bug in an op must reach the loop, not kill the worker
+            log.exception("%s %s crashed", op.name, op.key)
+            return e

@@ -1,0 +1,1584 @@
+"""An in-process Kubernetes API server for the controller tests.
+
+A real HTTP server on 127.0.0.1 (``http.server``, one thread per connection,
+HTTP/1.1 keep-alive, chunked watch streams) that implements the parts of the
+Kubernetes API kueue-fast's controller uses, with the API server's semantics:
+
+* list with ``resourceVersion``, ``labelSelector``, ``fieldSelector`` and
+  ``limit``/``continue`` paging;
+* watch streams (``?watch=true``) from a resourceVersion, with bookmarks
+  (``allowWatchBookmarks``), ``timeoutSeconds``, label-selector transitions
+  (an object that stops matching is sent as DELETED), and ``410 Gone`` when
+  the requested version is older than the kept history;
+* create / get / update (PUT) / delete, with finalizers, ``deletionTimestamp``
+  and owner-reference garbage collection (background, orphan);
+* JSON merge patch, strategic merge patch (built-in kinds only: custom
+  resources answer 415 as the real server does), JSON patch (RFC 6902) and
+  server-side apply with field managers (``force``, ownership, removal of
+  fields a manager stops applying, conflicts);
+* the ``status`` subresource: writes to the main resource ignore status,
+  writes to ``/status`` change only status; ``metadata.generation`` counts
+  spec changes;
+* optimistic concurrency: a write naming a stale ``metadata.resourceVersion``
+  gets ``409 Conflict``;
+* batch/v1 Job defaults and the Job template rule that matters to Kueue (the
+  pod template may change only in nodeSelector, tolerations, labels,
+  annotations and schedulingGates, and only while the Job is suspended and
+  has no ``status.startTime``); an optional simulated Job controller sets
+  ``startTime`` when a Job starts and finishes Jobs on request;
+* custom resources are served from CustomResourceDefinitions
+  (``install_crd``, or POSTing one), so the CRDs kueue-fast ships are what
+  the tests run against.
+
+Faults can be injected (``inject``): an error status (409, 429 with
+Retry-After, 500...) or a delay for requests matching a verb / resource /
+name, before or after the write is committed; open watches can be dropped
+(``drop_watches``) and the event history compacted (``compact``) so that
+the next watch from an old version gets 410. Hooks see every committed
+write (``add_write_hook``), which the kill-and-restart test uses to stop a
+controller right after a given write, and invariant checks use to look at
+every state the cluster goes through.
+
+Requests are counted by user agent, verb and resource (``request_counts``).
+"""
+
+from __future__ import annotations
+
+import collections
+import copy
+import datetime as dt
+import json
+import random
+import re
+import socket
+import string
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+import yaml
+
+JSON = dict[str, Any]
+
+# --- errors --------------------------------------------------------------------------------
+
+
+class ApiError(Exception):
+    def __init__(self, code: int, reason: str, message: str, details: JSON | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.reason = reason
+        self.message = message
+        self.details = details or {}
+        self.headers: dict[str, str] = {}
+
+    def status(self) -> JSON:
+        return {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": self.message,
+            "reason": self.reason,
+            "details": self.details,
+            "code": self.code,
+        }
+
+
+class DropConnection(Exception):
+    """Raised by a hook (or a fault) to close the connection without answering."""
+
+
+_REASONS = {
+    400: "BadRequest",
+    404: "NotFound",
+    405: "MethodNotAllowed",
+    409: "Conflict",
+    410: "Expired",
+    415: "UnsupportedMediaType",
+    422: "Invalid",
+    429: "TooManyRequests",
+    500: "InternalError",
+    503: "ServiceUnavailable",
+    504: "Timeout",
+}
+
+
+def _not_found(rt: ResourceType, name: str) -> ApiError:
+    return ApiError(404, "NotFound", f'{rt.plural}.{rt.group} "{name}" not found' if rt.group else f'{rt.plural} "{name}" not found',
+                    {"name": name, "group": rt.group, "kind": rt.plural})
+
+
+def _conflict(rt: ResourceType, name: str) -> ApiError:
+    what = f"{rt.plural}.{rt.group}" if rt.group else rt.plural
+    return ApiError(
+        409,
+        "Conflict",
+        f'Operation cannot be fulfilled on {what} "{name}": the object has been modified; '
+        "please apply your changes to the latest version and try again",
+        {"name": name, "group": rt.group, "kind": rt.plural},
+    )
+
+
+# --- resource types ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ResourceType:
+    group: str
+    version: str
+    plural: str
+    kind: str
+    namespaced: bool
+    status: bool  # has the status subresource
+    custom: bool = False
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def store_key(self) -> tuple[str, str]:
+        return (self.group, self.plural)
+
+
+BUILTIN_TYPES = [
+    ResourceType("", "v1", "namespaces", "Namespace", False, True),
+    ResourceType("", "v1", "events", "Event", True, False),
+    ResourceType("", "v1", "configmaps", "ConfigMap", True, False),
+    ResourceType("batch", "v1", "jobs", "Job", True, True),
+    ResourceType("coordination.k8s.io", "v1", "leases", "Lease", True, False),
+    ResourceType("events.k8s.io", "v1", "events", "Event", True, False),
+    ResourceType("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", False, True),
+]
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _now_micro() -> str:
+    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+# --- label and field selectors -----------------------------------------------------------
+
+_SEL_TERM = re.compile(
+    r"^\s*(?P<neg>!)?\s*(?P<key>[A-Za-z0-9./_-]+)\s*"
+    r"(?:(?P<op>==|=|!=|\s+in\s+|\s+notin\s+)\s*(?P<val>\([^)]*\)|[A-Za-z0-9._-]*))?\s*$"
+)
+
+
+def _split_terms(s: str) -> list[str]:
+    terms, depth, cur = [], 0, ""
+    for ch in s:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        if ch == "," and depth == 0:
+            terms.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        terms.append(cur)
+    return terms
+
+
+Selector = list[tuple[str, str, tuple[str, ...]]]
+
+
+def parse_label_selector(s: str | None) -> Selector:
+    """kubernetes labels.Parse: equality (=, ==, !=) and set-based (in, notin,
+    exists, !exists) requirements separated by commas."""
+    out: Selector = []
+    if not s:
+        return out
+    for term in _split_terms(s):
+        mt = _SEL_TERM.match(term)
+        if not mt:
+            raise ApiError(400, "BadRequest", f"unable to parse requirement: {term!r}")
+        key, op, val = mt.group("key"), (mt.group("op") or "").strip(), mt.group("val")
+        if mt.group("neg"):
+            if op:
+                raise ApiError(400, "BadRequest", f"unable to parse requirement: {term!r}")
+            out.append((key, "!", ()))
+        elif not op:
+            out.append((key, "exists", ()))
+        elif op in ("=", "=="):
+            out.append((key, "=", (val or "",)))
+        elif op == "!=":
+            out.append((key, "!=", (val or "",)))
+        else:
+            if not val or not val.startswith("("):
+                raise ApiError(400, "BadRequest", f"unable to parse requirement: {term!r}")
+            vals = tuple(v.strip() for v in val[1:-1].split(",") if v.strip())
+            out.append((key, op, vals))
+    return out
+
+
+def selector_matches(sel: Selector, labels: dict[str, str] | None) -> bool:
+    labels = labels or {}
+    for key, op, vals in sel:
+        present = key in labels
+        if op == "exists" and not present:
+            return False
+        if op == "!" and present:
+            return False
+        if op == "=" and labels.get(key) != vals[0]:
+            return False
+        if op == "!=" and present and labels[key] == vals[0]:
+            return False
+        if op == "in" and (not present or labels[key] not in vals):
+            return False
+        if op == "notin" and present and labels[key] in vals:
+            return False
+    return True
+
+
+def parse_field_selector(s: str | None) -> list[tuple[str, bool, str]]:
+    out = []
+    if not s:
+        return out
+    for term in s.split(","):
+        if "!=" in term:
+            k, v = term.split("!=", 1)
+            out.append((k.strip(), False, v.strip()))
+        elif "==" in term:
+            k, v = term.split("==", 1)
+            out.append((k.strip(), True, v.strip()))
+        elif "=" in term:
+            k, v = term.split("=", 1)
+            out.append((k.strip(), True, v.strip()))
+        else:
+            raise ApiError(400, "BadRequest", f"invalid field selector {term!r}")
+    return out
+
+
+def _field_value(obj: JSON, path: str) -> str:
+    cur: Any = obj
+    for p in path.split("."):
+        if not isinstance(cur, dict):
+            return ""
+        cur = cur.get(p)
+    return "" if cur is None else str(cur)
+
+
+def field_matches(sel: list[tuple[str, bool, str]], obj: JSON) -> bool:
+    return all((_field_value(obj, k) == v) == eq for k, eq, v in sel)
+
+
+# --- patches -------------------------------------------------------------------------------
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7386 JSON merge patch."""
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    out = dict(target) if isinstance(target, dict) else {}
+    for k, v in patch.items():
+        if v is None:
+            out.pop(k, None)
+        else:
+            out[k] = merge_patch(out.get(k), v)
+    return out
+
+
+# Merge keys of the strategic-merge lists the tests touch (k8s.io/api struct tags).
+_SMP_KEYS = {
+    "containers": "name",
+    "initContainers": "name",
+    "ephemeralContainers": "name",
+    "volumes": "name",
+    "env": "name",
+    "volumeMounts": "mountPath",
+    "ports": "containerPort",
+    "conditions": "type",
+    "ownerReferences": "uid",
+    "imagePullSecrets": "name",
+    "hostAliases": "ip",
+    "topologySpreadConstraints": "topologyKey",
+    "resourceClaims": "name",
+    "schedulingGates": "name",
+}
+_SMP_SETS = {"finalizers"}  # patchStrategy=merge on a list of strings
+
+
+def strategic_merge(target: Any, patch: Any, field_name: str = "") -> Any:
+    """Strategic merge patch (a subset: merge keys, $patch replace/delete, null
+    deletes, $deleteFromPrimitiveList, $setElementOrder ignored)."""
+    if isinstance(patch, dict):
+        if patch.get("$patch") == "replace":
+            p = {k: v for k, v in patch.items() if k != "$patch"}
+            return copy.deepcopy(p)
+        if patch.get("$patch") == "delete":
+            return None
+        out = dict(target) if isinstance(target, dict) else {}
+        for k, v in patch.items():
+            if k.startswith("$setElementOrder/") or k == "$retainKeys":
+                continue
+            if k.startswith("$deleteFromPrimitiveList/"):
+                name = k.split("/", 1)[1]
+                out[name] = [x for x in out.get(name) or [] if x not in (v or [])]
+                continue
+            if v is None:
+                out.pop(k, None)
+                continue
+            nv = strategic_merge(out.get(k), v, k)
+            if nv is None:
+                out.pop(k, None)
+            else:
+                out[k] = nv
+        return out
+    if isinstance(patch, list):
+        key = _SMP_KEYS.get(field_name)
+        if field_name in _SMP_SETS:
+            cur = list(target or [])
+            for x in patch:
+                if x not in cur:
+                    cur.append(x)
+            return cur
+        if key is None or not all(isinstance(x, dict) for x in patch):
+            return copy.deepcopy(patch)
+        cur = [copy.deepcopy(x) for x in (target or [])]
+        for item in patch:
+            if item.get("$patch") == "replace":
+                return [copy.deepcopy({k: v for k, v in x.items() if k != "$patch"}) for x in patch]
+            kv = item.get(key)
+            idx = next((i for i, x in enumerate(cur) if isinstance(x, dict) and x.get(key) == kv), None)
+            if item.get("$patch") == "delete":
+                if idx is not None:
+                    cur.pop(idx)
+                continue
+            if idx is None:
+                cur.append(copy.deepcopy(item))
+            else:
+                cur[idx] = strategic_merge(cur[idx], item)
+        return cur
+    return copy.deepcopy(patch)
+
+
+def _ptr(path: str) -> list[str]:
+    if path == "":
+        return []
+    if not path.startswith("/"):
+        raise ApiError(422, "Invalid", f"invalid JSON pointer {path!r}")
+    return [p.replace("~1", "/").replace("~0", "~") for p in path[1:].split("/")]
+
+
+def _ptr_get(doc: Any, parts: list[str]) -> Any:
+    cur = doc
+    for p in parts:
+        if isinstance(cur, dict):
+            if p not in cur:
+                raise KeyError(p)
+            cur = cur[p]
+        elif isinstance(cur, list):
+            cur = cur[int(p)]
+        else:
+            raise KeyError(p)
+    return cur
+
+
+def json_patch(doc: Any, ops: list[JSON]) -> Any:
+    """RFC 6902 JSON patch."""
+    doc = copy.deepcopy(doc)
+    for op in ops:
+        kind = op.get("op")
+        parts = _ptr(op.get("path", ""))
+        try:
+            if kind == "test":
+                if _ptr_get(doc, parts) != op.get("value"):
+                    raise ApiError(422, "Invalid", f"testing value {op.get('path')} failed")
+                continue
+            if kind in ("move", "copy"):
+                src = _ptr(op["from"])
+                value = copy.deepcopy(_ptr_get(doc, src))
+                if kind == "move":
+                    parent = _ptr_get(doc, src[:-1])
+                    if isinstance(parent, list):
+                        parent.pop(int(src[-1]))
+                    else:
+                        del parent[src[-1]]
+                kind, op = "add", {"value": value}
+            parent = _ptr_get(doc, parts[:-1]) if parts else None
+            last = parts[-1] if parts else None
+            if kind == "add":
+                if parent is None:
+                    doc = copy.deepcopy(op["value"])
+                elif isinstance(parent, list):
+                    if last == "-":
+                        parent.append(copy.deepcopy(op["value"]))
+                    else:
+                        parent.insert(int(last), copy.deepcopy(op["value"]))  # type: ignore[arg-type]
+                else:
+                    parent[last] = copy.deepcopy(op["value"])
+            elif kind == "remove":
+                if isinstance(parent, list):
+                    parent.pop(int(last))  # type: ignore[arg-type]
+                else:
+                    del parent[last]  # type: ignore[index]
+            elif kind == "replace":
+                if parent is None:
+                    doc = copy.deepcopy(op["value"])
+                elif isinstance(parent, list):
+                    parent[int(last)] = copy.deepcopy(op["value"])  # type: ignore[arg-type]
+                else:
+                    if last not in parent:
+                        raise KeyError(last)
+                    parent[last] = copy.deepcopy(op["value"])
+            else:
+                raise ApiError(422, "Invalid", f"unknown JSON patch op {kind!r}")
+        except (KeyError, IndexError, ValueError, TypeError) as e:
+            raise ApiError(422, "Invalid", f"the server rejected our request due to an error in our request: {kind} {op.get('path')}: {e}") from None
+    return doc
+
+
+# --- server-side apply ------------------------------------------------------------------
+
+# listType=map keys of the fields applied in tests (Kueue's and core types).
+_LIST_MAP_KEYS = {
+    "conditions": "type",
+    "podSetAssignments": "name",
+    "reclaimablePods": "name",
+    "admissionChecks": "name",
+    "flavorsReservation": "name",
+    "flavorsUsage": "name",
+    "resources": "name",
+    "containers": "name",
+    "ownerReferences": "uid",
+    "evictions": "reason",
+}
+
+Path = tuple[Any, ...]
+
+
+def _fields(obj: Any, prefix: Path = ()) -> set[Path]:
+    """The leaf paths of an applied configuration; list-map items are
+    identified by their key (``('k', value)``), other lists are atomic."""
+    out: set[Path] = set()
+    if isinstance(obj, dict):
+        if not obj and prefix:
+            out.add(prefix)
+        for k, v in obj.items():
+            out |= _fields_of(k, v, prefix + (k,))
+    return out
+
+
+def _fields_of(name: str, v: Any, path: Path) -> set[Path]:
+    if isinstance(v, dict):
+        return _fields(v, path) or {path}
+    if isinstance(v, list) and name in _LIST_MAP_KEYS and all(isinstance(x, dict) for x in v):
+        key = _LIST_MAP_KEYS[name]
+        out: set[Path] = set()
+        for item in v:
+            ip = path + (("k", item.get(key)),)
+            out.add(ip + (key,))
+            out |= _fields(item, ip)
+        return out or {path}
+    return {path}
+
+
+def _list_index(lst: list[Any], name: str, keyval: Any) -> int | None:
+    key = _LIST_MAP_KEYS.get(name)
+    for i, x in enumerate(lst):
+        if isinstance(x, dict) and x.get(key) == keyval:
+            return i
+    return None
+
+
+def _remove_path(obj: Any, path: Path) -> None:
+    """Remove a leaf, then prune containers emptied by the removal."""
+    chain: list[tuple[Any, Any, str]] = []  # (container, key-or-index, field name)
+    cur = obj
+    fname = ""
+    for p in path:
+        if isinstance(p, tuple):
+            if not isinstance(cur, list):
+                return
+            idx = _list_index(cur, fname, p[1])
+            if idx is None:
+                return
+            chain.append((cur, idx, fname))
+            cur = cur[idx]
+        else:
+            if not isinstance(cur, dict) or p not in cur:
+                return
+            chain.append((cur, p, p))
+            fname = p
+            cur = cur[p]
+    container, k, _ = chain[-1]
+    del container[k]
+    # prune: empty dicts/lists, and list-map items left with only their key
+    for container, k, name in reversed(chain[:-1]):
+        child = container[k]
+        if isinstance(container, list):
+            key = _LIST_MAP_KEYS.get(name)
+            if isinstance(child, dict) and (not child or set(child) == {key}):
+                del container[k]
+                continue
+            break
+        if child in ({}, []):
+            del container[k]
+            continue
+        break
+
+
+def _apply_merge(target: Any, applied: Any, name: str = "") -> Any:
+    if isinstance(applied, dict):
+        out = dict(target) if isinstance(target, dict) else {}
+        for k, v in applied.items():
+            out[k] = _apply_merge(out.get(k), v, k)
+        return out
+    if isinstance(applied, list) and name in _LIST_MAP_KEYS and all(isinstance(x, dict) for x in applied):
+        key = _LIST_MAP_KEYS[name]
+        cur = [copy.deepcopy(x) for x in (target or [])] if isinstance(target, list) else []
+        for item in applied:
+            idx = _list_index(cur, name, item.get(key))
+            if idx is None:
+                cur.append(copy.deepcopy(item))
+            else:
+                cur[idx] = _apply_merge(cur[idx], item)
+        return cur
+    return copy.deepcopy(applied)
+
+
+def _value_at(obj: Any, path: Path) -> Any:
+    cur = obj
+    fname = ""
+    for p in path:
+        if isinstance(p, tuple):
+            if not isinstance(cur, list):
+                return KeyError
+            idx = _list_index(cur, fname, p[1])
+            if idx is None:
+                return KeyError
+            cur = cur[idx]
+        else:
+            if not isinstance(cur, dict) or p not in cur:
+                return KeyError
+            fname = p
+            cur = cur[p]
+    return cur
+
+
+# --- watches ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Event:
+    rv: int
+    type: str  # ADDED | MODIFIED | DELETED
+    obj: JSON
+    old: JSON | None
+
+
+@dataclass
+class Fault:
+    status: int | None = None
+    delay: float = 0.0
+    verb: str | None = None
+    resource: str | None = None  # plural
+    subresource: str | None = None  # "status", "" for the main resource, None: any
+    name: str | None = None
+    namespace: str | None = None
+    user_agent: str | None = None  # prefix
+    count: int = 1  # -1: forever
+    after: bool = False  # commit the write, then fail
+    drop: bool = False  # close the connection instead of answering
+    retry_after: int | None = None
+    hits: int = 0
+
+    def matches(self, req: Request) -> bool:
+        if self.count == 0:
+            return False
+        if self.verb is not None and self.verb != req.verb:
+            return False
+        if self.resource is not None and self.resource != req.rt.plural:
+            return False
+        if self.subresource is not None and self.subresource != req.sub:
+            return False
+        if self.name is not None and self.name != req.name:
+            return False
+        if self.namespace is not None and self.namespace != req.namespace:
+            return False
+        return not (self.user_agent is not None and not req.user_agent.startswith(self.user_agent))
+
+
+@dataclass
+class Request:
+    method: str
+    verb: str
+    rt: ResourceType
+    namespace: str
+    name: str
+    sub: str
+    query: dict[str, str]
+    headers: Any
+    body: bytes
+    user_agent: str
+
+
+@dataclass
+class WriteInfo:
+    verb: str
+    resource: str
+    subresource: str
+    namespace: str
+    name: str
+    obj: JSON | None
+    user_agent: str
+    server: FakeAPIServer
+
+
+# --- the server -------------------------------------------------------------------------------
+
+
+class FakeAPIServer:
+    """See the module docstring. ``with FakeAPIServer() as api: ...``"""
+
+    def __init__(
+        self,
+        *,
+        crds: Iterable[JSON] = (),
+        history: int = 200_000,
+        bookmark_interval: float = 0.5,
+        job_controller: bool = True,
+        port: int = 0,
+    ) -> None:
+        self.lock = threading.Condition(threading.RLock())
+        self.types: dict[tuple[str, str, str], ResourceType] = {}
+        self.objects: dict[tuple[str, str], dict[tuple[str, str], JSON]] = collections.defaultdict(dict)
+        self.managed: dict[tuple[str, str, str, str], dict[str, set[Path]]] = {}
+        self.log: dict[tuple[str, str], collections.deque[Event]] = collections.defaultdict(
+            lambda: collections.deque(maxlen=history)
+        )
+        self.compacted: dict[tuple[str, str], int] = collections.defaultdict(int)
+        self.rv = 1000
+        self.bookmark_interval = bookmark_interval
+        self.job_controller = job_controller
+        self.faults: list[Fault] = []
+        self.hooks: list[Callable[[WriteInfo], None]] = []
+        self.request_counts: collections.Counter[tuple[str, str, str, str]] = collections.Counter()
+        self.watch_generation = 0  # bumped by drop_watches
+        self._watch_sockets: set[socket.socket] = set()
+        self._stopping = False
+        for rt in BUILTIN_TYPES:
+            self._register(rt)
+        for crd in crds:
+            self.install_crd(crd)
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), _Handler)
+        self.httpd.daemon_threads = True
+        self.httpd.api = self  # type: ignore[attr-defined]
+        self.thread = threading.Thread(target=self.httpd.serve_forever, name="fake-apiserver", daemon=True)
+
+    # --- lifecycle ------------------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        host, port = self.httpd.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def start(self) -> FakeAPIServer:
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping = True
+        with self.lock:
+            self.lock.notify_all()
+        self.drop_watches()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.thread.join(timeout=5)
+
+    def __enter__(self) -> FakeAPIServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def write_kubeconfig(self, path: str, namespace: str = "default") -> str:
+        cfg = {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": "fake", "cluster": {"server": self.url}}],
+            "users": [{"name": "fake", "user": {"token": "fake-token"}}],
+            "contexts": [{"name": "fake", "context": {"cluster": "fake", "user": "fake", "namespace": namespace}}],
+            "current-context": "fake",
+        }
+        with open(path, "w") as f:
+            yaml.safe_dump(cfg, f)
+        return path
+
+    # --- types ------------------------------------------------------------------------------
+
+    def _register(self, rt: ResourceType) -> None:
+        self.types[(rt.group, rt.version, rt.plural)] = rt
+
+    def install_crd(self, crd: JSON) -> None:
+        spec = crd["spec"]
+        names = spec["names"]
+        for v in spec["versions"]:
+            if not v.get("served", True):
+                continue
+            self._register(
+                ResourceType(
+                    spec["group"],
+                    v["name"],
+                    names["plural"],
+                    names["kind"],
+                    spec["scope"] == "Namespaced",
+                    "status" in (v.get("subresources") or {}),
+                    custom=True,
+                )
+            )
+
+    def type_of(self, api_version: str, kind: str) -> ResourceType:
+        for rt in self.types.values():
+            if rt.api_version == api_version and rt.kind == kind:
+                return rt
+        raise KeyError(f"{api_version} {kind}")
+
+    # --- fault injection and hooks --------------------------------------------------------------
+
+    def inject(self, **kw: Any) -> Fault:
+        f = Fault(**kw)
+        with self.lock:
+            self.faults.append(f)
+        return f
+
+    def clear_faults(self) -> None:
+        with self.lock:
+            self.faults.clear()
+
+    def add_write_hook(self, fn: Callable[[WriteInfo], None]) -> None:
+        self.hooks.append(fn)
+
+    def remove_write_hook(self, fn: Callable[[WriteInfo], None]) -> None:
+        if fn in self.hooks:
+            self.hooks.remove(fn)
+
+    def drop_watches(self) -> None:
+        """Close every open watch stream abruptly (the clients must re-watch)."""
+        with self.lock:
+            self.watch_generation += 1
+            socks = list(self._watch_sockets)
+            self.lock.notify_all()
+        for s in socks:
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def compact(self, resource: str | None = None) -> None:
+        """Forget the event history (etcd compaction): watching from an older
+        resourceVersion now answers 410 Gone."""
+        with self.lock:
+            for key in list(self.log):
+                if resource is None or key[1] == resource:
+                    self.log[key].clear()
+                    self.compacted[key] = self.rv
+            self.lock.notify_all()
+
+    def counts(self, user_agent: str | None = None) -> collections.Counter[tuple[str, str]]:
+        """Requests by (verb, resource[/subresource]), optionally for one user agent prefix."""
+        out: collections.Counter[tuple[str, str]] = collections.Counter()
+        with self.lock:
+            for (ua, verb, res, sub), n in self.request_counts.items():
+                if user_agent is None or ua.startswith(user_agent):
+                    out[(verb, f"{res}/{sub}" if sub else res)] += n
+        return out
+
+    # --- direct access for tests (no HTTP) -----------------------------------------------------
+
+    def get(self, plural: str, name: str, namespace: str = "", group: str | None = None) -> JSON | None:
+        with self.lock:
+            for (g, p), objs in self.objects.items():
+                if p == plural and (group is None or g == group):
+                    o = objs.get((namespace, name))
+                    return copy.deepcopy(o) if o is not None else None
+        return None
+
+    def list(self, plural: str, namespace: str | None = None, group: str | None = None) -> list[JSON]:
+        with self.lock:
+            out = []
+            for (g, p), objs in self.objects.items():
+                if p == plural and (group is None or g == group):
+                    out += [copy.deepcopy(o) for (ns, _), o in sorted(objs.items()) if namespace in (None, ns)]
+            return out
+
+    def snapshot(self) -> dict[tuple[str, str], dict[tuple[str, str], JSON]]:
+        """The current objects (shared, not copied: call under ``lock`` and do not mutate)."""
+        return self.objects
+
+    def finish_job(self, namespace: str, name: str, failed: bool = False, message: str = "") -> JSON:
+        """What the Job controller does when the pods are done."""
+        rt = self.types[("batch", "v1", "jobs")]
+        with self.lock:
+            cur = self.objects[rt.store_key].get((namespace, name))
+            if cur is None:
+                raise _not_found(rt, name)
+            new = copy.deepcopy(cur)
+            st = new.setdefault("status", {})
+            now = _now()
+            ctype = "Failed" if failed else "Complete"
+            reason = "BackoffLimitExceeded" if failed else "Completed"
+            msg = message or ("Job has reached the specified backoff limit" if failed else "Reached expected number of succeeded pods")
+            conds = [c for c in st.get("conditions", []) if c.get("type") not in (ctype, "SuccessCriteriaMet", "FailureTarget")]
+            extra = "FailureTarget" if failed else "SuccessCriteriaMet"
+            conds.append({"type": extra, "status": "True", "reason": reason, "message": msg,
+                          "lastProbeTime": now, "lastTransitionTime": now})
+            conds.append({"type": ctype, "status": "True", "reason": reason, "message": msg,
+                          "lastProbeTime": now, "lastTransitionTime": now})
+            st["conditions"] = conds
+            st["active"] = 0
+            if failed:
+                st["failed"] = 1
+            else:
+                st["succeeded"] = new["spec"].get("completions") or 1
+                st["completionTime"] = now
+            st.setdefault("startTime", now)
+            out = self._commit(rt, cur, new, "MODIFIED")
+        self._run_hooks(WriteInfo("update", "jobs", "status", namespace, name, out, "job-controller", self))
+        return copy.deepcopy(out)
+
+    # --- storage -------------------------------------------------------------------------------
+
+    def _next_rv(self) -> int:
+        self.rv += 1
+        return self.rv
+
+    def _commit(self, rt: ResourceType, old: JSON | None, new: JSON | None, etype: str) -> JSON:
+        """Store (or delete) under the lock; append the event; wake the watches."""
+        rv = self._next_rv()
+        store = self.objects[rt.store_key]
+        if etype == "DELETED":
+            assert old is not None
+            obj = copy.deepcopy(old)
+            obj["metadata"]["resourceVersion"] = str(rv)
+            md = old["metadata"]
+            store.pop((md.get("namespace", ""), md["name"]), None)
+            self.managed.pop((rt.group, rt.plural, md.get("namespace", ""), md["name"]), None)
+        else:
+            assert new is not None
+            obj = new
+            obj["metadata"]["resourceVersion"] = str(rv)
+            md = obj["metadata"]
+            store[(md.get("namespace", ""), md["name"])] = obj
+        log = self.log[rt.store_key]
+        if log.maxlen is not None and len(log) == log.maxlen:
+            # the oldest event falls out of the history: watching from before it is 410
+            self.compacted[rt.store_key] = max(self.compacted[rt.store_key], log[0].rv)
+        log.append(Event(rv, etype, obj, old))
+        self.lock.notify_all()
+        return obj
+
+    def _store(self, rt: ResourceType) -> dict[tuple[str, str], JSON]:
+        return self.objects[rt.store_key]
+
+    def _find_type(self, group: str, version: str, plural: str) -> ResourceType:
+        rt = self.types.get((group, version, plural))
+        if rt is None:
+            raise ApiError(404, "NotFound", f"the server could not find the requested resource ({group}/{version} {plural})")
+        return rt
+
+    def _run_hooks(self, info: WriteInfo) -> None:
+        for h in list(self.hooks):
+            h(info)
+
+    # --- request handling -------------------------------------------------------------------------
+
+    def route(self, method: str, raw_path: str, headers: Any, body: bytes) -> Request:
+        parts = urlsplit(raw_path)
+        segs = [unquote(s) for s in parts.path.split("/") if s]
+        query = {k: v[-1] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
+        if not segs or segs[0] not in ("api", "apis"):
+            raise ApiError(404, "NotFound", f"the server could not find the requested resource {parts.path}")
+        if segs[0] == "api":
+            group, version, rest = "", segs[1] if len(segs) > 1 else "", segs[2:]
+        else:
+            if len(segs) < 3:
+                raise ApiError(404, "NotFound", "discovery is not served")
+            group, version, rest = segs[1], segs[2], segs[3:]
+        namespace = ""
+        if len(rest) >= 3 and rest[0] == "namespaces" and rest[2] not in ("status", "finalize"):
+            namespace, rest = rest[1], rest[2:]
+        if not rest:
+            raise ApiError(404, "NotFound", "discovery is not served")
+        rt = self._find_type(group, version, rest[0])
+        name = rest[1] if len(rest) > 1 else ""
+        sub = rest[2] if len(rest) > 2 else ""
+        if rt.namespaced and not namespace and (name or method != "GET"):
+            raise ApiError(404, "NotFound", f"{rt.plural} is namespaced")
+        if not rt.namespaced and namespace:
+            raise ApiError(404, "NotFound", f"{rt.plural} is cluster-scoped")
+        if sub and (sub != "status" or not rt.status):
+            raise ApiError(404, "NotFound", f"subresource {sub} of {rt.plural} is not served")
+        watch = query.get("watch") in ("true", "1")
+        verb = {
+            "GET": "get" if name else ("watch" if watch else "list"),
+            "POST": "create",
+            "PUT": "update",
+            "PATCH": "patch",
+            "DELETE": "delete" if name else "deletecollection",
+        }.get(method)
+        if verb is None:
+            raise ApiError(405, "MethodNotAllowed", f"{method} is not allowed")
+        ua = headers.get("User-Agent") or ""
+        return Request(method, verb, rt, namespace, name, sub, query, headers, body, ua)
+
+    def check_faults(self, req: Request, after: bool) -> None:
+        hit = None
+        with self.lock:
+            for f in self.faults:
+                if f.after == after and f.matches(req):
+                    if f.count > 0:
+                        f.count -= 1
+                    f.hits += 1
+                    hit = f
+                    break
+        if hit is None:
+            return
+        if hit.delay:
+            time.sleep(hit.delay)
+        if hit.drop:
+            raise DropConnection()
+        if hit.status:
+            err = ApiError(hit.status, _REASONS.get(hit.status, "Unknown"), f"injected fault: {hit.status}")
+            if hit.retry_after is not None:
+                err.headers["Retry-After"] = str(hit.retry_after)
+            raise err
+
+    def count(self, req: Request) -> None:
+        with self.lock:
+            self.request_counts[(req.user_agent, req.verb, req.rt.plural, req.sub)] += 1
+
+    def _body(self, req: Request) -> Any:
+        if not req.body:
+            return None
+        try:
+            ctype = (req.headers.get("Content-Type") or "").split(";")[0].strip()
+            if ctype.endswith("yaml"):
+                return yaml.safe_load(req.body)
+            return json.loads(req.body)
+        except (ValueError, yaml.YAMLError) as e:
+            raise ApiError(400, "BadRequest", f"invalid body: {e}") from None
+
+    # --- verbs ------------------------------------------------------------------------------------
+
+    def do_get(self, req: Request) -> JSON:
+        with self.lock:
+            obj = self._store(req.rt).get((req.namespace, req.name))
+            if obj is None:
+                raise _not_found(req.rt, req.name)
+            return self._out(req.rt, obj)
+
+    def _out(self, rt: ResourceType, obj: JSON) -> JSON:
+        out = copy.deepcopy(obj)
+        out["apiVersion"] = rt.api_version
+        out["kind"] = rt.kind
+        return out
+
+    def do_list(self, req: Request) -> JSON:
+        lsel = parse_label_selector(req.query.get("labelSelector"))
+        fsel = parse_field_selector(req.query.get("fieldSelector"))
+        limit = int(req.query.get("limit") or 0)
+        cont = req.query.get("continue") or ""
+        with self.lock:
+            list_rv = self.rv
+            start_key: tuple[str, str] | None = None
+            if cont:
+                try:
+                    token = json.loads(cont)
+                    list_rv, start_key = int(token["rv"]), (token["ns"], token["name"])
+                except (ValueError, KeyError, TypeError):
+                    raise ApiError(400, "BadRequest", "invalid continue token") from None
+                if list_rv < self.compacted[req.rt.store_key]:
+                    raise ApiError(410, "Expired", "The provided continue parameter is too old to display a consistent list result.")
+            items = []
+            more = None
+            for key in sorted(self._store(req.rt)):
+                if start_key is not None and key <= start_key:
+                    continue
+                obj = self._store(req.rt)[key]
+                if req.namespace and key[0] != req.namespace:
+                    continue
+                if not selector_matches(lsel, obj["metadata"].get("labels")) or not field_matches(fsel, obj):
+                    continue
+                if limit and len(items) >= limit:
+                    more = items[-1]["metadata"]
+                    break
+                items.append(self._out(req.rt, obj))
+        md: JSON = {"resourceVersion": str(list_rv)}
+        if more is not None:
+            md["continue"] = json.dumps({"rv": list_rv, "ns": more.get("namespace", ""), "name": more["name"]})
+        return {"kind": f"{req.rt.kind}List", "apiVersion": req.rt.api_version, "metadata": md, "items": items}
+
+    def _check_namespace(self, req: Request) -> None:
+        if req.rt.namespaced:
+            ns = self.objects[("", "namespaces")].get(("", req.namespace))
+            if ns is None:
+                raise ApiError(404, "NotFound", f'namespaces "{req.namespace}" not found', {"name": req.namespace, "kind": "namespaces"})
+            if req.verb == "create" and ns["metadata"].get("deletionTimestamp"):
+                raise ApiError(403, "Forbidden", f"unable to create new content in namespace {req.namespace} because it is being terminated")
+
+    def do_create(self, req: Request, obj: JSON | None = None) -> JSON:
+        if obj is None:
+            obj = self._body(req)
+        if not isinstance(obj, dict):
+            raise ApiError(400, "BadRequest", "body must be an object")
+        if req.sub:
+            raise ApiError(405, "MethodNotAllowed", "create on a subresource")
+        obj = copy.deepcopy(obj)
+        md = obj.setdefault("metadata", {})
+        if not md.get("name"):
+            if md.get("generateName"):
+                md["name"] = md["generateName"] + "".join(random.choices(string.ascii_lowercase + string.digits, k=5))
+            else:
+                raise ApiError(422, "Invalid", f"{req.rt.kind} is invalid: metadata.name: Required value: name or generateName is required")
+        if req.rt.namespaced:
+            md["namespace"] = req.namespace
+            if obj["metadata"].get("namespace") != req.namespace:
+                raise ApiError(400, "BadRequest", "the namespace of the object does not match the namespace on the request")
+        else:
+            md.pop("namespace", None)
+        obj["apiVersion"], obj["kind"] = req.rt.api_version, req.rt.kind
+        with self.lock:
+            self._check_namespace(req)
+            if (md.get("namespace", ""), md["name"]) in self._store(req.rt):
+                what = f"{req.rt.plural}.{req.rt.group}" if req.rt.group else req.rt.plural
+                raise ApiError(409, "AlreadyExists", f'{what} "{md["name"]}" already exists',
+                               {"name": md["name"], "group": req.rt.group, "kind": req.rt.plural})
+            md["uid"] = str(uuid.uuid4())
+            md["creationTimestamp"] = _now()
+            md.pop("resourceVersion", None)
+            md.pop("deletionTimestamp", None)
+            md.pop("managedFields", None)
+            if req.rt.status:
+                obj.pop("status", None)  # PrepareForCreate drops status
+            if self._has_spec(req.rt):
+                md["generation"] = 1
+            if req.rt.kind == "Job" and req.rt.group == "batch":
+                _default_job(obj)
+            if req.rt.kind == "Namespace":
+                md.setdefault("labels", {})["kubernetes.io/metadata.name"] = md["name"]
+                obj["status"] = {"phase": "Active"}
+            if req.rt.kind == "CustomResourceDefinition":
+                self.install_crd(obj)
+            out = self._commit(req.rt, None, obj, "ADDED")
+            result = self._out(req.rt, out)
+            if req.rt.kind == "Job" and req.rt.group == "batch" and self.job_controller:
+                self._job_controller(req.rt, out)
+        return result
+
+    @staticmethod
+    def _has_spec(rt: ResourceType) -> bool:
+        return rt.kind not in ("Namespace", "Event", "ConfigMap")
+
+    def _precondition(self, rt: ResourceType, cur: JSON, new: JSON) -> None:
+        want = (new.get("metadata") or {}).get("resourceVersion")
+        if want not in (None, "") and str(want) != cur["metadata"]["resourceVersion"]:
+            raise _conflict(rt, cur["metadata"]["name"])
+
+    def _finish_update(self, req: Request, cur: JSON, new: JSON, manager: str | None = None) -> JSON:
+        """Common path of update and patch: subresource rules, validation,
+        generation, finalizer-driven deletion, commit."""
+        rt = req.rt
+        new = copy.deepcopy(new)
+        new["apiVersion"], new["kind"] = rt.api_version, rt.kind
+        md = new.setdefault("metadata", {})
+        old_md = cur["metadata"]
+        if md.get("name", old_md["name"]) != old_md["name"]:
+            raise ApiError(400, "BadRequest", "the name of the object does not match the name on the request")
+        if req.sub == "status":
+            kept = copy.deepcopy(cur)
+            kept["status"] = new.get("status")
+            if kept["status"] is None:
+                kept.pop("status")
+            new = kept
+        else:
+            # identity and server-owned metadata come from the stored object
+            for k in ("uid", "creationTimestamp", "namespace", "deletionTimestamp", "generation", "name"):
+                if k in old_md:
+                    md[k] = old_md[k]
+                else:
+                    md.pop(k, None)
+            md.pop("managedFields", None)
+            if rt.status:
+                if "status" in cur:
+                    new["status"] = copy.deepcopy(cur["status"])
+                else:
+                    new.pop("status", None)
+            if old_md.get("deletionTimestamp"):
+                added = set(md.get("finalizers") or []) - set(old_md.get("finalizers") or [])
+                if added:
+                    raise ApiError(422, "Invalid", "metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted")
+            if rt.kind == "Job" and rt.group == "batch":
+                _validate_job_update(cur, new)
+            if self._has_spec(rt):
+                strip = ("metadata", "status", "apiVersion", "kind")
+                if {k: v for k, v in cur.items() if k not in strip} != {k: v for k, v in new.items() if k not in strip}:
+                    md["generation"] = int(old_md.get("generation", 1)) + 1
+        new["metadata"]["resourceVersion"] = old_md["resourceVersion"]
+        if new == cur:
+            return self._out(rt, cur)  # no-op writes do not bump the resourceVersion
+        if new["metadata"].get("deletionTimestamp") and not new["metadata"].get("finalizers"):
+            out = self._commit(rt, cur, None, "DELETED")
+            self._collect_garbage(rt, out, "Background")
+            return self._out(rt, out)
+        out = self._commit(rt, cur, new, "MODIFIED")
+        result = self._out(rt, out)
+        if rt.kind == "Job" and rt.group == "batch" and self.job_controller:
+            self._job_controller(rt, out)
+        return result
+
+    def do_update(self, req: Request) -> JSON:
+        body = self._body(req)
+        if not isinstance(body, dict):
+            raise ApiError(400, "BadRequest", "body must be an object")
+        with self.lock:
+            cur = self._store(req.rt).get((req.namespace, req.name))
+            if cur is None:
+                raise _not_found(req.rt, req.name)
+            self._precondition(req.rt, cur, body)
+            return self._finish_update(req, cur, body)
+
+    def do_patch(self, req: Request) -> JSON:
+        ctype = (req.headers.get("Content-Type") or "").split(";")[0].strip()
+        body = self._body(req)
+        with self.lock:
+            cur = self._store(req.rt).get((req.namespace, req.name))
+            if ctype == "application/apply-patch+yaml":
+                return self._apply(req, cur, body)
+            if cur is None:
+                raise _not_found(req.rt, req.name)
+            base = self._out(req.rt, cur)
+            if ctype == "application/merge-patch+json":
+                if not isinstance(body, dict):
+                    raise ApiError(400, "BadRequest", "a merge patch must be an object")
+                new = merge_patch(base, body)
+                self._precondition(req.rt, cur, body)
+            elif ctype == "application/strategic-merge-patch+json":
+                if req.rt.custom:
+                    raise ApiError(415, "UnsupportedMediaType",
+                                   "the body of the request was in an unknown format - accepted media types include: "
+                                   "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml")
+                if not isinstance(body, dict):
+                    raise ApiError(400, "BadRequest", "a strategic merge patch must be an object")
+                new = strategic_merge(base, body)
+                self._precondition(req.rt, cur, body)
+            elif ctype == "application/json-patch+json":
+                if not isinstance(body, list):
+                    raise ApiError(400, "BadRequest", "a JSON patch must be a list")
+                new = json_patch(base, body)
+                self._precondition(req.rt, cur, new)
+            else:
+                raise ApiError(415, "UnsupportedMediaType", f"unsupported patch type {ctype!r}")
+            return self._finish_update(req, cur, new)
+
+    def _apply(self, req: Request, cur: JSON | None, body: Any) -> JSON:
+        """Server-side apply (see the module docstring for what is modelled)."""
+        if not isinstance(body, dict):
+            raise ApiError(400, "BadRequest", "an apply patch must be an object")
+        manager = req.query.get("fieldManager")
+        if not manager:
+            raise ApiError(422, "Invalid", "PatchOptions.meta.k8s.io is invalid: fieldManager: Required value: is required for apply patch")
+        force = req.query.get("force") in ("true", "1")
+        if body.get("apiVersion") != req.rt.api_version or body.get("kind") != req.rt.kind:
+            raise ApiError(400, "BadRequest", "apiVersion and kind of an apply configuration must match the request")
+        if cur is None:
+            if req.sub:
+                raise _not_found(req.rt, req.name)
+            applied = copy.deepcopy(body)
+            applied.setdefault("metadata", {})["name"] = req.name
+            created = self.do_create(req, applied)
+            key = (req.rt.group, req.rt.plural, req.namespace, req.name)
+            self.managed[key] = {manager: _fields({k: v for k, v in body.items() if k not in ("apiVersion", "kind")})}
+            return created
+        self._precondition(req.rt, cur, body)
+        if req.sub == "status":
+            part = {"status": body.get("status") or {}}
+        else:
+            part = {k: v for k, v in body.items() if k not in ("apiVersion", "kind", "status")}
+            md = dict(part.get("metadata") or {})
+            for k in ("name", "namespace", "resourceVersion", "uid"):
+                md.pop(k, None)
+            part["metadata"] = md
+            if not md:
+                part.pop("metadata")
+        new_fields = _fields(part)
+        key = (req.rt.group, req.rt.plural, req.namespace, req.name)
+        owners = self.managed.setdefault(key, {})
+        conflicts = []
+        for other, paths in owners.items():
+            if other == manager:
+                continue
+            for p in paths & new_fields:
+                if _value_at(cur, p) != _value_at(part, p):
+                    conflicts.append((other, p))
+        if conflicts and not force:
+            causes = [{"type": "FieldManagerConflict", "message": f'conflict with "{m}"', "field": _path_str(p)} for m, p in conflicts]
+            raise ApiError(409, "Conflict", f"Apply failed with {len(conflicts)} conflict(s)", {"causes": causes})
+        new = copy.deepcopy(cur)
+        # deepest first, list-map keys last (an item is found by its key)
+        gone = sorted(owners.get(manager, set()) - new_fields,
+                      key=lambda p: (len(p) > 1 and isinstance(p[-2], tuple), -len(p)))
+        for p in gone:
+            if not any(p in paths for m, paths in owners.items() if m != manager):
+                _remove_path(new, p)
+        new = _apply_merge(new, part)
+        owners[manager] = new_fields
+        for other in list(owners):
+            if other != manager:
+                owners[other] -= new_fields
+        new["metadata"]["resourceVersion"] = cur["metadata"]["resourceVersion"]
+        return self._finish_update(req, cur, new, manager)
+
+    def do_delete(self, req: Request) -> JSON:
+        opts = self._body(req) or {}
+        propagation = opts.get("propagationPolicy") or req.query.get("propagationPolicy")
+        pre = opts.get("preconditions") or {}
+        with self.lock:
+            cur = self._store(req.rt).get((req.namespace, req.name))
+            if cur is None:
+                raise _not_found(req.rt, req.name)
+            if pre.get("uid") and pre["uid"] != cur["metadata"]["uid"]:
+                raise ApiError(409, "Conflict", "Precondition failed: UID in precondition does not match the object")
+            if pre.get("resourceVersion") and pre["resourceVersion"] != cur["metadata"]["resourceVersion"]:
+                raise _conflict(req.rt, req.name)
+            return self._out(req.rt, self._delete(req.rt, cur, propagation))
+
+    def _delete(self, rt: ResourceType, cur: JSON, propagation: str | None) -> JSON:
+        if propagation is None:
+            # batch/v1 Jobs orphan their dependents by default (legacy); the rest: background
+            propagation = "Orphan" if (rt.group, rt.kind) == ("batch", "Job") else "Background"
+        if rt.kind == "Namespace":
+            self._delete_namespace_contents(cur["metadata"]["name"])
+        if cur["metadata"].get("finalizers"):
+            if cur["metadata"].get("deletionTimestamp"):
+                return cur
+            new = copy.deepcopy(cur)
+            new["metadata"]["deletionTimestamp"] = _now()
+            new["metadata"]["deletionGracePeriodSeconds"] = 0
+            return self._commit(rt, cur, new, "MODIFIED")
+        out = self._commit(rt, cur, None, "DELETED")
+        self._collect_garbage(rt, out, propagation)
+        return out
+
+    def _collect_garbage(self, rt: ResourceType, owner: JSON, propagation: str) -> None:
+        """The garbage collector, run at once: dependents of a deleted owner are
+        deleted (Background/Foreground) or lose their owner reference (Orphan)."""
+        uid = owner["metadata"]["uid"]
+        for drt in {t.store_key: t for t in self.types.values()}.values():
+            for dep in list(self._store(drt).values()):
+                refs = dep["metadata"].get("ownerReferences") or []
+                if not any(r.get("uid") == uid for r in refs):
+                    continue
+                if propagation == "Orphan":
+                    new = copy.deepcopy(dep)
+                    new["metadata"]["ownerReferences"] = [r for r in refs if r.get("uid") != uid]
+                    if not new["metadata"]["ownerReferences"]:
+                        del new["metadata"]["ownerReferences"]
+                    self._commit(drt, dep, new, "MODIFIED")
+                else:
+                    self._delete(drt, dep, "Background")
+
+    def _delete_namespace_contents(self, ns: str) -> None:
+        for rt in {t.store_key: t for t in self.types.values() if t.namespaced}.values():
+            for (ons, _), obj in list(self._store(rt).items()):
+                if ons == ns:
+                    self._delete(rt, obj, "Background")
+
+    # --- the Job controller, as much as Kueue sees of it ----------------------------------------
+
+    def _job_controller(self, rt: ResourceType, job: JSON) -> JSON:
+        """On a started Job: set status.startTime (the Job controller does it
+        when a Job runs, or resumes from suspension)."""
+        spec, status = job.get("spec") or {}, job.get("status") or {}
+        finished = any(c.get("type") in ("Complete", "Failed") and c.get("status") == "True" for c in status.get("conditions") or [])
+        if finished:
+            return job
+        new = copy.deepcopy(job)
+        st = new.setdefault("status", {})
+        if not spec.get("suspend"):
+            if not st.get("startTime"):
+                st["startTime"] = _now()
+            st["active"] = spec.get("parallelism", 1)
+        else:
+            st["active"] = 0
+        if new == job:
+            return job
+        return self._commit(rt, job, new, "MODIFIED")
+
+    # --- watch ------------------------------------------------------------------------------------
+
+    def serve_watch(self, h: _Handler, req: Request) -> None:
+        lsel = parse_label_selector(req.query.get("labelSelector"))
+        fsel = parse_field_selector(req.query.get("fieldSelector"))
+        bookmarks = req.query.get("allowWatchBookmarks") in ("true", "1")
+        timeout = float(req.query.get("timeoutSeconds") or 1800)
+        rv_param = req.query.get("resourceVersion") or ""
+        rt = req.rt
+        key = rt.store_key
+        deadline = time.monotonic() + timeout
+
+        def visible(obj: JSON | None) -> bool:
+            if obj is None:
+                return False
+            if req.namespace and obj["metadata"].get("namespace", "") != req.namespace:
+                return False
+            return selector_matches(lsel, obj["metadata"].get("labels")) and field_matches(fsel, obj)
+
+        h.send_response(200)
+        h.send_header("Content-Type", "application/json")
+        h.send_header("Transfer-Encoding", "chunked")
+        h.end_headers()
+        sock = h.connection
+        with self.lock:
+            self._watch_sockets.add(sock)
+            generation = self.watch_generation
+        try:
+            initial: list[JSON] = []
+            with self.lock:
+                if rv_param in ("", "0"):
+                    cursor = self.rv
+                    initial = [{"type": "ADDED", "object": self._out(rt, o)} for _, o in sorted(self._store(rt).items()) if visible(o)]
+                else:
+                    try:
+                        cursor = int(rv_param)
+                    except ValueError:
+                        raise ApiError(400, "BadRequest", f"invalid resourceVersion {rv_param!r}") from None
+                    if cursor < self.compacted[key]:
+                        initial = [{"type": "ERROR", "object": _gone(cursor).status()}]
+                        cursor = -1
+            for ev in initial:
+                _write_chunk(h, ev)
+            if cursor < 0:
+                return
+            last_bookmark = time.monotonic()
+            while True:
+                out: list[JSON] = []
+                with self.lock:
+                    while True:
+                        if self._stopping or self.watch_generation != generation:
+                            return
+                        log = self.log[key]
+                        if (log and log[-1].rv > cursor) or time.monotonic() >= deadline:
+                            break
+                        if bookmarks and time.monotonic() - last_bookmark >= self.bookmark_interval:
+                            break
+                        self.lock.wait(timeout=min(0.25, self.bookmark_interval))
+                    if cursor < self.compacted[key]:
+                        out.append({"type": "ERROR", "object": _gone(cursor).status()})
+                        cursor = -1
+                    else:
+                        pending = []
+                        for ev in reversed(log):
+                            if ev.rv <= cursor:
+                                break
+                            pending.append(ev)
+                        for ev in reversed(pending):
+                            now_vis, was_vis = visible(ev.obj), visible(ev.old)
+                            if ev.type == "DELETED":
+                                etype = "DELETED" if was_vis else None
+                            elif now_vis and not was_vis:
+                                etype = "ADDED"
+                            elif now_vis:
+                                etype = "MODIFIED"
+                            elif was_vis:
+                                etype = "DELETED"
+                            else:
+                                etype = None
+                            if etype:
+                                out.append({"type": etype, "object": self._out(rt, ev.obj)})
+                            cursor = ev.rv
+                        if not out and bookmarks and time.monotonic() - last_bookmark >= self.bookmark_interval:
+                            cursor = max(cursor, self.rv) if not pending else cursor
+                            out.append({"type": "BOOKMARK", "object": {
+                                "kind": rt.kind, "apiVersion": rt.api_version,
+                                "metadata": {"resourceVersion": str(cursor)}}})
+                            last_bookmark = time.monotonic()
+                for ev in out:
+                    _write_chunk(h, ev)
+                if cursor < 0 or time.monotonic() >= deadline:
+                    return
+        finally:
+            with self.lock:
+                self._watch_sockets.discard(sock)
+            try:
+                h.wfile.write(b"0\r\n\r\n")
+                h.wfile.flush()
+            except OSError:
+                pass
+            h.close_connection = True
+
+
+def _gone(rv: int) -> ApiError:
+    return ApiError(410, "Expired", f"too old resource version: {rv}")
+
+
+def _path_str(p: Path) -> str:
+    return "." + ".".join(f"[{x[1]}]" if isinstance(x, tuple) else str(x) for x in p)
+
+
+def _write_chunk(h: BaseHTTPRequestHandler, obj: JSON) -> None:
+    data = json.dumps(obj, separators=(",", ":")).encode() + b"\n"
+    h.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+    h.wfile.flush()
+
+
+# --- Job defaults and validation ---------------------------------------------------------------
+
+
+def _default_job(job: JSON) -> None:
+    spec = job.setdefault("spec", {})
+    if spec.get("parallelism") is None:
+        spec["parallelism"] = 1
+    if spec.get("completions") is None and "completions" not in spec:
+        spec["completions"] = 1
+    spec.setdefault("backoffLimit", 6)
+    spec.setdefault("completionMode", "NonIndexed")
+    spec.setdefault("suspend", False)
+    spec.setdefault("podReplacementPolicy", "TerminatingOrFailed")
+    uid = job["metadata"]["uid"]
+    name = job["metadata"]["name"]
+    spec.setdefault("selector", {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}})
+    tmpl = spec.setdefault("template", {})
+    labels = tmpl.setdefault("metadata", {}).setdefault("labels", {})
+    labels.update({"batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name": name,
+                   "controller-uid": uid, "job-name": name})
+    tspec = tmpl.setdefault("spec", {})
+    if tspec.get("restartPolicy") not in ("Never", "OnFailure"):
+        raise ApiError(422, "Invalid", f'Job.batch "{name}" is invalid: spec.template.spec.restartPolicy: '
+                                       'Required value: valid values: "OnFailure", "Never"')
+    if not tspec.get("containers"):
+        raise ApiError(422, "Invalid", f'Job.batch "{name}" is invalid: spec.template.spec.containers: Required value')
+
+
+_MUTABLE_SCHEDULING = ("nodeSelector", "tolerations", "schedulingGates")
+
+
+def _validate_job_update(old: JSON, new: JSON) -> None:
+    """pkg/apis/batch/validation ValidateJobUpdate, the part Kueue meets: the pod
+    template is immutable, except nodeSelector, tolerations, labels,
+    annotations and schedulingGates while the Job is suspended and not started."""
+    name = old["metadata"]["name"]
+    o, n = old.get("spec") or {}, new.get("spec") or {}
+    if o.get("selector") != n.get("selector"):
+        raise ApiError(422, "Invalid", f'Job.batch "{name}" is invalid: spec.selector: field is immutable')
+    if o.get("completions") != n.get("completions"):
+        raise ApiError(422, "Invalid", f'Job.batch "{name}" is invalid: spec.completions: field is immutable')
+    ot, nt = o.get("template") or {}, n.get("template") or {}
+    if ot == nt:
+        return
+
+    def strip(t: JSON) -> JSON:
+        t = copy.deepcopy(t)
+        md = t.get("metadata") or {}
+        md.pop("labels", None)
+        md.pop("annotations", None)
+        for k in _MUTABLE_SCHEDULING:
+            (t.get("spec") or {}).pop(k, None)
+        return t
+
+    mutable = bool(o.get("suspend")) and not (old.get("status") or {}).get("startTime")
+    if strip(ot) != strip(nt) or not mutable:
+        raise ApiError(422, "Invalid", f'Job.batch "{name}" is invalid: spec.template: Invalid value: field is immutable')
+
+
+# --- HTTP ------------------------------------------------------------------------------------
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "fake-kube-apiserver/1.32"
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - base class signature
+        pass
+
+    def _send(self, code: int, obj: JSON, headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(obj, separators=(",", ":")).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _handle(self, method: str) -> None:
+        api: FakeAPIServer = self.server.api  # type: ignore[attr-defined]
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        if self.path.split("?")[0] in ("/version", "/healthz", "/readyz", "/livez"):
+            self._send(200, {"major": "1", "minor": "32", "gitVersion": "v1.32.0-fake"} if self.path.startswith("/version") else {"status": "ok"})
+            return
+        try:
+            req = api.route(method, self.path, self.headers, body)
+            api.count(req)
+            api.check_faults(req, after=False)
+            if req.verb == "watch":
+                api.serve_watch(self, req)
+                return
+            handler = {
+                "get": api.do_get,
+                "list": api.do_list,
+                "create": api.do_create,
+                "update": api.do_update,
+                "patch": api.do_patch,
+                "delete": api.do_delete,
+            }.get(req.verb)
+            if handler is None:
+                raise ApiError(405, "MethodNotAllowed", f"{req.verb} is not supported")
+            out = handler(req)
+            if req.verb in ("create", "update", "patch", "delete"):
+                api._run_hooks(WriteInfo(req.verb, req.rt.plural, req.sub, req.namespace,
+                                         req.name or out["metadata"]["name"], out, req.user_agent, api))
+            api.check_faults(req, after=True)
+            self._send(201 if req.verb == "create" else 200, out)
+        except DropConnection:
+            self.close_connection = True
+            try:
+                self.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        except ApiError as e:
+            self._send(e.code, e.status(), e.headers)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server API
+        self._handle("GET")
+
+    def do_POST(self) -> None:  # noqa: N802
+        self._handle("POST")
+
+    def do_PUT(self) -> None:  # noqa: N802
+        self._handle("PUT")
+
+    def do_PATCH(self) -> None:  # noqa: N802
+        self._handle("PATCH")
+
+    def do_DELETE(self) -> None:  # noqa: N802
+        self._handle("DELETE")
+
+
+__all__ = [
+    "ApiError",
+    "DropConnection",
+    "FakeAPIServer",
+    "Fault",
+    "WriteInfo",
+    "json_patch",
+    "merge_patch",
+    "parse_label_selector",
+    "selector_matches",
+    "strategic_merge",
+]
