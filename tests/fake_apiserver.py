@@ -530,6 +530,10 @@ def _remove_path(obj: Any, path: Path) -> None:
         break
 
 
+def _is_key_leaf(p: Path) -> bool:
+    return len(p) >= 3 and isinstance(p[-2], tuple) and p[-1] == _LIST_MAP_KEYS.get(p[-3])
+
+
 def _apply_merge(target: Any, applied: Any, name: str = "") -> Any:
     if isinstance(applied, dict):
         out = dict(target) if isinstance(target, dict) else {}
@@ -1228,8 +1232,7 @@ class FakeAPIServer:
             raise ApiError(409, "Conflict", f"Apply failed with {len(conflicts)} conflict(s)", {"causes": causes})
         new = copy.deepcopy(cur)
         # deepest first, list-map keys last (an item is found by its key)
-        gone = sorted(owners.get(manager, set()) - new_fields,
-                      key=lambda p: (len(p) > 1 and isinstance(p[-2], tuple), -len(p)))
+        gone = sorted(owners.get(manager, set()) - new_fields, key=lambda p: (_is_key_leaf(p), -len(p)))
         for p in gone:
             if not any(p in paths for m, paths in owners.items() if m != manager):
                 _remove_path(new, p)

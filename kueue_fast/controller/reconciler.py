@@ -111,6 +111,7 @@ class Options:
     page_size: int = 500
     watch_timeout: int = 300
     max_failures: int = 5  # failed admission writes before a workload is set aside
+    quarantine: float = 60.0  # seconds it stays aside (unless it changes)
 
 
 @dataclass(slots=True)
@@ -129,6 +130,7 @@ class Track:
     conflicts: int = 0
     not_before: float = 0.0
     quarantined_rv: str | None = None
+    quarantined_until: float = 0.0
     invalid_rv: str | None = None
     queued_ns: int = 0
     pending_written: tuple[str, str] | None = None
@@ -528,7 +530,9 @@ class Controller:
         if wl is None or _deleting(wl) or S.condition_true(wl, S.FINISHED):
             return False
         rv = wl["metadata"].get("resourceVersion")
-        return rv != t.quarantined_rv and rv != t.invalid_rv
+        if rv == t.quarantined_rv and self.clock.monotonic() < t.quarantined_until:
+            return False
+        return rv != t.invalid_rv
 
     def _parse(self, t: Track, wl: JSON) -> Workload | None:
         spec = {k: v for k, v in (wl.get("spec") or {}).items() if k in _WL_SPEC_FIELDS}
@@ -633,7 +637,10 @@ class Controller:
             eng.remove(t.key)
             t.in_engine, t.phase = False, None
             t.quarantined_rv = wl["metadata"].get("resourceVersion") if wl else None
+            t.quarantined_until = self.clock.monotonic() + self.opts.quarantine
             t.failures = 0
+            self._later(t.key, self.opts.quarantine)
+            return
         self._later(t.key, min(30.0, 0.2 * 2 ** t.failures))
 
     # --- scheduling -----------------------------------------------------------------------------------

@@ -243,7 +243,8 @@ class Harness:
             workers=kw.pop("workers", 4),
             **kw,
         )
-        client = KubeClient.from_config(self.kubeconfig, backoff_base=0.01, backoff_max=0.2,
+        client = KubeClient.from_config(self.kubeconfig, backoff_base=0.01, backoff_max=0.1, max_retries=3,
+                                        user_agent=f"kueue-fast-controller/{identity}",
                                         **{"qps": 1000, "burst": 1000, **client_kw})
         ctl = Controller(client, opts).start()
         self.controllers.append(ctl)
