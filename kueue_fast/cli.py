@@ -73,6 +73,47 @@ def _run_manifests(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def _add_simulate(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "simulate",
+        help="simulate queues under load on a simulated clock and write a report",
+        description="Discrete-event simulation: workloads arrive, are admitted by Kueue's scheduling "
+        "cycles, run, finish or are preempted. With no FILE, a default shared cluster with 100k "
+        "workloads over a week.",
+    )
+    from .simulate.args import add_arguments
+
+    add_arguments(p)
+    p.set_defaults(func=_run_simulate)
+
+
+def _run_simulate(args: argparse.Namespace) -> int:
+    from .simulate.command import run_simulate
+
+    return run_simulate(args)
+
+
+def _add_trace(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("trace", help="make and convert workload traces")
+    from .trace import add_arguments
+
+    add_arguments(p)
+
+
+def _add_bench(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("bench", help="run the standard benchmarks and print a table")
+    from .bench import add_arguments
+
+    add_arguments(p)
+    p.set_defaults(func=_run_bench)
+
+
+def _run_bench(args: argparse.Namespace) -> int:
+    from .bench import run_bench
+
+    return run_bench(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="kueue-fast",
@@ -82,6 +123,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_schedule(sub)
     _add_controller(sub)
     _add_manifests(sub)
+    _add_simulate(sub)
+    _add_trace(sub)
+    _add_bench(sub)
     return parser
 
 

@@ -1,0 +1,219 @@
+"""The simulator: event semantics on hand-made cases, the default scenario at
+a small size, the report folder and the CLI. Reference engine (and the
+native one when it is built): small inputs, no timing assertions."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from kueue_fast.cli import main
+from kueue_fast.loader import build_state
+from kueue_fast.simulate import command
+from kueue_fast.simulate.engine import native_available
+from kueue_fast.simulate.loop import simulate
+from kueue_fast.simulate.metrics import compute
+from kueue_fast.trace import parse_csv
+
+ENGINES = ["reference"] + (["native"] if native_available() else [])
+NS = 1_000_000_000
+START = 1_700_000_000 * NS
+
+
+def cluster(cpu: str = "4", within: str = "LowerPriority", cohort_peer: bool = False) -> list[dict[str, Any]]:
+    def cq(name: str, nominal: str) -> dict[str, Any]:
+        return {
+            "apiVersion": "kueue.x-k8s.io/v1beta1",
+            "kind": "ClusterQueue",
+            "metadata": {"name": name},
+            "spec": {
+                "namespaceSelector": {},
+                "cohort": "co",
+                "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [
+                    {"name": "default", "resources": [{"name": "cpu", "nominalQuota": nominal}]}]}],
+                "preemption": {"withinClusterQueue": within, "reclaimWithinCohort": "Any"},
+            },
+        }
+
+    objs = [
+        {"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "ResourceFlavor", "metadata": {"name": "default"}},
+        cq("cq-a", cpu),
+        {"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "LocalQueue",
+         "metadata": {"name": "q", "namespace": "a"}, "spec": {"clusterQueue": "cq-a"}},
+    ]
+    if cohort_peer:
+        objs += [
+            cq("cq-b", cpu),
+            {"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "LocalQueue",
+             "metadata": {"name": "q", "namespace": "b"}, "spec": {"clusterQueue": "cq-b"}},
+        ]
+    return objs
+
+
+def run_csv(objs: list[dict[str, Any]], csv: str, engine: str, **kw: Any):  # type: ignore[no-untyped-def]
+    result = simulate(build_state(objs), parse_csv(csv), engine=engine, start_ns=START, **kw)
+    return result, compute(result, bins=10)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_quota_is_released_when_a_workload_finishes(engine: str) -> None:
+    csv = (
+        "arrival,namespace,queue,name,duration,cpu\n"
+        "0,a,q,w1,10,2\n0,a,q,w2,10,2\n0,a,q,w3,10,2\n"
+    )
+    result, m = run_csv(cluster(), csv, engine, drain=True)
+    log = result.log
+    # w1 and w2 fit at t=0; w3 waits for the first finish at t=10
+    assert (log.adm_t - START).tolist() == [0, 0, 10 * NS]
+    assert (log.adm_wait_ns // NS).tolist() == [0, 0, 10]
+    assert m.totals["finished"] == 3 and m.totals["pending"] == 0
+    q = m.queues[0]
+    assert (q.admitted, q.pending, q.preemptions) == (3, 0, 0)
+    assert q.wait_p50_s == 0 and q.wait_p99_s > 9
+    # 4 cpu used for 10 s, then 2 cpu for 10 s, over 20 s: 75% of nominal
+    assert q.utilization == pytest.approx(0.75)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_preempted_workload_requeues_and_reruns_its_whole_duration(engine: str) -> None:
+    csv = (
+        "arrival,namespace,queue,name,priority,duration,cpu\n"
+        "0,a,q,low,0,100,4\n"
+        "30,a,q,high,10,50,4\n"
+    )
+    result, m = run_csv(cluster(), csv, engine, drain=True)
+    log = result.log
+    order = [result.log.adm_wid[i] for i in range(len(log.adm_t))]
+    assert order == [0, 1, 0], "low, then high (after preempting low), then low again"
+    assert ((log.adm_t - START) // NS).tolist() == [0, 30, 80]
+    # low ran 30 s for nothing, and needs its full 100 s after re-admission
+    assert m.totals["lost_work_s"] == pytest.approx(30.0)
+    assert m.queues[0].preemptions == 1
+    assert (result.end_ns - START) // NS == 180
+    assert m.totals["finished"] == 2
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_reclaim_within_cohort_shows_as_borrowing_and_preemption(engine: str) -> None:
+    csv = (
+        "arrival,namespace,queue,name,duration,cpu\n"
+        "0,a,q,big,1000,8\n"  # borrows b's idle quota
+        "100,b,q,mine,10,4\n"  # b reclaims it
+    )
+    result, m = run_csv(cluster(cohort_peer=True), csv, engine, drain=True)
+    a, b = m.queues
+    assert a.preemptions == 1
+    assert ((result.log.adm_t - START) // NS).tolist() == [0, 100, 110], "big comes back when mine is done"
+    # big borrows 4 cpu from 0 to 100, and again for its whole rerun from 110
+    assert a.borrowing_s == pytest.approx(100.0 + 1000.0)
+    assert b.wait_p50_s == 0.0
+    assert m.series.preemptions.keys() == {"InCohortReclamation"}
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_run_stops_at_the_last_arrival_unless_draining(engine: str) -> None:
+    csv = "arrival,namespace,queue,duration,cpu\n0,a,q,100,4\n10,a,q,100,4\n"
+    result, m = run_csv(cluster(), csv, engine)
+    assert (result.end_ns - START) // NS == 10
+    assert (m.totals["running"], m.totals["pending"], m.totals["finished"]) == (1, 1, 0)
+
+
+def test_workloads_of_a_missing_local_queue_never_run() -> None:
+    csv = "arrival,namespace,queue,duration,cpu\n0,a,nope,10,1\n0,a,q,10,1\n"
+    result, m = run_csv(cluster(), csv, "reference", drain=True)
+    assert m.totals["unqueued"] == 1
+    assert m.totals["admitted"] == 1
+
+
+def test_default_scenario_small_is_deterministic_and_consistent() -> None:
+    a = command.run(n=400, seed=7, engine="reference", report_dir=None)
+    b = command.run(n=400, seed=7, engine="reference", report_dir=None)
+    assert a.metrics.totals == b.metrics.totals
+    assert [q.to_json() for q in a.metrics.queues] == [q.to_json() for q in b.metrics.queues]
+    t = a.metrics.totals
+    assert t["workloads"] == 400
+    assert t["admitted"] + t["pending"] >= t["workloads"] - t["running"] - t["finished"]
+    assert len(a.metrics.queues) == 8
+    assert {q.cohort for q in a.metrics.queues} == {"research", "platform"}
+    assert a.result.unsettled == 0
+    # every admission's wait is >= 0 and admissions never exceed arrivals + evictions
+    assert np.all(a.result.log.adm_wait_ns >= 0)
+
+
+def test_report_folder_has_json_plots_and_a_self_contained_page(tmp_path: Path) -> None:
+    out = command.run(n=300, seed=1, engine="reference", report_dir=tmp_path / "rep")
+    names = sorted(p.name for p in out.report_files)
+    assert names == sorted(
+        ["borrowing.png", "metrics.json", "pending.png", "preemptions.png", "report.html",
+         "utilization.png", "wait_times.png"]
+    )
+    for p in out.report_files:
+        if p.suffix == ".png":
+            assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    page = (tmp_path / "rep" / "report.html").read_text()
+    assert page.count("data:image/png;base64,") == 5
+    assert "src=\"http" not in page and "<script" not in page, "nothing to fetch: the page stands alone"
+    first = page.split("data:image/png;base64,")[1].split('"')[0]
+    assert base64.b64decode(first)[:4] == b"\x89PNG"
+    doc = json.loads((tmp_path / "rep" / "metrics.json").read_text())
+    assert {q["name"] for q in doc["cluster_queues"]} >= {"team-llm", "team-etl"}
+    assert set(doc["series"]) == {"edges_s", "utilization", "pending", "borrowed", "lent", "preemptions"}
+    for q in doc["cluster_queues"]:
+        assert {"admitted", "pending", "preemptions", "wait_p50_s", "wait_p95_s", "wait_p99_s",
+                "utilization", "borrowing_s"} <= set(q)
+
+
+def test_cli_with_manifests_and_a_trace(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import yaml
+
+    (tmp_path / "cluster.yaml").write_text(yaml.safe_dump_all(cluster()))
+    (tmp_path / "t.csv").write_text("arrival,namespace,queue,duration,cpu\n0,a,q,10,2\n1,a,q,10,4\n")
+    rc = main([
+        "simulate", str(tmp_path / "cluster.yaml"), "--trace", str(tmp_path / "t.csv"),
+        "--engine", "reference", "--report", str(tmp_path / "r"), "--drain",
+    ])
+    out, err = capsys.readouterr()
+    assert rc == 0
+    assert "cq-a" in out and "wait p50" in out
+    assert "report:" in err and (tmp_path / "r" / "report.html").exists()
+
+
+def test_cli_generates_a_trace_for_manifests_without_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import yaml
+
+    (tmp_path / "cluster.yaml").write_text(yaml.safe_dump_all(cluster(cohort_peer=True)))
+    rc = main(["simulate", str(tmp_path / "cluster.yaml"), "-n", "200", "--engine", "reference",
+               "--no-report", "--json"])
+    out, _ = capsys.readouterr()
+    assert rc == 0
+    doc = json.loads(out)
+    assert doc["totals"]["workloads"] == 200
+    assert {q["name"] for q in doc["cluster_queues"]} == {"cq-a", "cq-b"}
+
+
+def test_reference_engine_on_a_big_run_warns_and_suggests_n(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(command, "REFERENCE_COMFORT", 50)
+    command.run(n=60, engine="reference", report_dir=None)
+    assert "-n 5000" in capsys.readouterr().err
+
+
+def test_cli_rejects_a_bad_trace_with_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "t.csv").write_text("arrival,namespace,queue,duration,cpu\nsoon,a,q,1,1\n")
+    rc = main(["simulate", "--trace", str(tmp_path / "t.csv"), "--engine", "reference", "--no-report"])
+    assert rc == 2
+    assert "line 2.arrival" in capsys.readouterr().err
+
+
+def test_write_scenario_gives_files_the_simulator_reads_back(tmp_path: Path) -> None:
+    assert main(["simulate", "--write-scenario", str(tmp_path), "-n", "150"]) == 0
+    out = command.run([str(tmp_path / "cluster.yaml")], str(tmp_path / "trace.csv"), engine="reference",
+                      report_dir=None)
+    ref = command.run(n=150, engine="reference", report_dir=None)
+    assert out.metrics.totals == ref.metrics.totals
