@@ -34,8 +34,14 @@ def cluster(cpu: str = "4", within: str = "LowerPriority", cohort_peer: bool = F
             "spec": {
                 "namespaceSelector": {},
                 "cohort": "co",
-                "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [
-                    {"name": "default", "resources": [{"name": "cpu", "nominalQuota": nominal}]}]}],
+                "resourceGroups": [
+                    {
+                        "coveredResources": ["cpu"],
+                        "flavors": [
+                            {"name": "default", "resources": [{"name": "cpu", "nominalQuota": nominal}]}
+                        ],
+                    }
+                ],
                 "preemption": {"withinClusterQueue": within, "reclaimWithinCohort": "Any"},
             },
         }
@@ -43,14 +49,22 @@ def cluster(cpu: str = "4", within: str = "LowerPriority", cohort_peer: bool = F
     objs = [
         {"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "ResourceFlavor", "metadata": {"name": "default"}},
         cq("cq-a", cpu),
-        {"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "LocalQueue",
-         "metadata": {"name": "q", "namespace": "a"}, "spec": {"clusterQueue": "cq-a"}},
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta1",
+            "kind": "LocalQueue",
+            "metadata": {"name": "q", "namespace": "a"},
+            "spec": {"clusterQueue": "cq-a"},
+        },
     ]
     if cohort_peer:
         objs += [
             cq("cq-b", cpu),
-            {"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "LocalQueue",
-             "metadata": {"name": "q", "namespace": "b"}, "spec": {"clusterQueue": "cq-b"}},
+            {
+                "apiVersion": "kueue.x-k8s.io/v1beta1",
+                "kind": "LocalQueue",
+                "metadata": {"name": "q", "namespace": "b"},
+                "spec": {"clusterQueue": "cq-b"},
+            },
         ]
     return objs
 
@@ -62,10 +76,7 @@ def run_csv(objs: list[dict[str, Any]], csv: str, engine: str, **kw: Any):  # ty
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_quota_is_released_when_a_workload_finishes(engine: str) -> None:
-    csv = (
-        "arrival,namespace,queue,name,duration,cpu\n"
-        "0,a,q,w1,10,2\n0,a,q,w2,10,2\n0,a,q,w3,10,2\n"
-    )
+    csv = "arrival,namespace,queue,name,duration,cpu\n0,a,q,w1,10,2\n0,a,q,w2,10,2\n0,a,q,w3,10,2\n"
     result, m = run_csv(cluster(), csv, engine, drain=True)
     log = result.log
     # w1 and w2 fit at t=0; w3 waits for the first finish at t=10
@@ -81,11 +92,7 @@ def test_quota_is_released_when_a_workload_finishes(engine: str) -> None:
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_preempted_workload_requeues_and_reruns_its_whole_duration(engine: str) -> None:
-    csv = (
-        "arrival,namespace,queue,name,priority,duration,cpu\n"
-        "0,a,q,low,0,100,4\n"
-        "30,a,q,high,10,50,4\n"
-    )
+    csv = "arrival,namespace,queue,name,priority,duration,cpu\n0,a,q,low,0,100,4\n30,a,q,high,10,50,4\n"
     result, m = run_csv(cluster(), csv, engine, drain=True)
     log = result.log
     order = [result.log.adm_wid[i] for i in range(len(log.adm_t))]
@@ -149,23 +156,38 @@ def test_report_folder_has_json_plots_and_a_self_contained_page(tmp_path: Path) 
     out = command.run(n=300, seed=1, engine="reference", report_dir=tmp_path / "rep")
     names = sorted(p.name for p in out.report_files)
     assert names == sorted(
-        ["borrowing.png", "metrics.json", "pending.png", "preemptions.png", "report.html",
-         "utilization.png", "wait_times.png"]
+        [
+            "borrowing.png",
+            "metrics.json",
+            "pending.png",
+            "preemptions.png",
+            "report.html",
+            "utilization.png",
+            "wait_times.png",
+        ]
     )
     for p in out.report_files:
         if p.suffix == ".png":
             assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     page = (tmp_path / "rep" / "report.html").read_text()
     assert page.count("data:image/png;base64,") == 5
-    assert "src=\"http" not in page and "<script" not in page, "nothing to fetch: the page stands alone"
+    assert 'src="http' not in page and "<script" not in page, "nothing to fetch: the page stands alone"
     first = page.split("data:image/png;base64,")[1].split('"')[0]
     assert base64.b64decode(first)[:4] == b"\x89PNG"
     doc = json.loads((tmp_path / "rep" / "metrics.json").read_text())
     assert {q["name"] for q in doc["cluster_queues"]} >= {"team-llm", "team-etl"}
     assert set(doc["series"]) == {"edges_s", "utilization", "pending", "borrowed", "lent", "preemptions"}
     for q in doc["cluster_queues"]:
-        assert {"admitted", "pending", "preemptions", "wait_p50_s", "wait_p95_s", "wait_p99_s",
-                "utilization", "borrowing_s"} <= set(q)
+        assert {
+            "admitted",
+            "pending",
+            "preemptions",
+            "wait_p50_s",
+            "wait_p95_s",
+            "wait_p99_s",
+            "utilization",
+            "borrowing_s",
+        } <= set(q)
 
 
 def test_cli_with_manifests_and_a_trace(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -173,22 +195,43 @@ def test_cli_with_manifests_and_a_trace(tmp_path: Path, capsys: pytest.CaptureFi
 
     (tmp_path / "cluster.yaml").write_text(yaml.safe_dump_all(cluster()))
     (tmp_path / "t.csv").write_text("arrival,namespace,queue,duration,cpu\n0,a,q,10,2\n1,a,q,10,4\n")
-    rc = main([
-        "simulate", str(tmp_path / "cluster.yaml"), "--trace", str(tmp_path / "t.csv"),
-        "--engine", "reference", "--report", str(tmp_path / "r"), "--drain",
-    ])
+    rc = main(
+        [
+            "simulate",
+            str(tmp_path / "cluster.yaml"),
+            "--trace",
+            str(tmp_path / "t.csv"),
+            "--engine",
+            "reference",
+            "--report",
+            str(tmp_path / "r"),
+            "--drain",
+        ]
+    )
     out, err = capsys.readouterr()
     assert rc == 0
     assert "cq-a" in out and "wait p50" in out
     assert "report:" in err and (tmp_path / "r" / "report.html").exists()
 
 
-def test_cli_generates_a_trace_for_manifests_without_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_generates_a_trace_for_manifests_without_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     import yaml
 
     (tmp_path / "cluster.yaml").write_text(yaml.safe_dump_all(cluster(cohort_peer=True)))
-    rc = main(["simulate", str(tmp_path / "cluster.yaml"), "-n", "200", "--engine", "reference",
-               "--no-report", "--json"])
+    rc = main(
+        [
+            "simulate",
+            str(tmp_path / "cluster.yaml"),
+            "-n",
+            "200",
+            "--engine",
+            "reference",
+            "--no-report",
+            "--json",
+        ]
+    )
     out, _ = capsys.readouterr()
     assert rc == 0
     doc = json.loads(out)
@@ -213,7 +256,8 @@ def test_cli_rejects_a_bad_trace_with_exit_2(tmp_path: Path, capsys: pytest.Capt
 
 def test_write_scenario_gives_files_the_simulator_reads_back(tmp_path: Path) -> None:
     assert main(["simulate", "--write-scenario", str(tmp_path), "-n", "150"]) == 0
-    out = command.run([str(tmp_path / "cluster.yaml")], str(tmp_path / "trace.csv"), engine="reference",
-                      report_dir=None)
+    out = command.run(
+        [str(tmp_path / "cluster.yaml")], str(tmp_path / "trace.csv"), engine="reference", report_dir=None
+    )
     ref = command.run(n=150, engine="reference", report_dir=None)
     assert out.metrics.totals == ref.metrics.totals

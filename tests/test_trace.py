@@ -25,7 +25,9 @@ def _same(a, b) -> None:  # type: ignore[no-untyped-def]
     np.testing.assert_array_equal(a.count, b.count)
     np.testing.assert_array_equal(a.min_count, b.min_count)
     for r in a.resources:
-        np.testing.assert_array_equal(a.requests[:, a.resources.index(r)], b.requests[:, b.resources.index(r)])
+        np.testing.assert_array_equal(
+            a.requests[:, a.resources.index(r)], b.requests[:, b.resources.index(r)]
+        )
     assert a.all_names() == b.all_names()
 
 
@@ -94,7 +96,10 @@ def test_jsonl_reads_pod_sets_and_min_count() -> None:
         ("arrival,namespace,queue,duration,cpu\n-1,a,q,1,1\n", "line 2.arrival"),
         ("arrival,namespace,queue,duration,cpu,count,min_count\n0,a,q,1,1,2,3\n", "must not exceed count"),
         ("arrival,namespace,queue,duration,cpu,priority\n0,a,q,1,1,vip\n", "neither an integer nor"),
-        ("arrival,namespace,queue,name,duration,cpu\n0,a,q,x,1,1\n0,a,q,y,1,1\n0,a,q,x,1,1\n", "duplicate name"),
+        (
+            "arrival,namespace,queue,name,duration,cpu\n0,a,q,x,1,1\n0,a,q,y,1,1\n0,a,q,x,1,1\n",
+            "duplicate name",
+        ),
         ("", "empty CSV"),
     ],
 )
