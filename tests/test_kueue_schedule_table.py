@@ -1,0 +1,1037 @@
+"""Kueue's scheduling-cycle tables, ported: what one cycle admits, where, and whom it preempts.
+
+Facts from kueue ``pkg/scheduler/scheduler_test.go`` ``TestSchedule`` (its
+fair-sharing cases included) and from the flavor choices of
+``pkg/scheduler/flavorassigner/flavorassigner_test.go`` ``TestAssignFlavors``
+(node selectors, affinity, taints, resource groups), restated with our
+builders. Each case is one ``run_cycle()`` through the public API; we compare
+every workload's state with Kueue's expectations:
+
+* ``wantAssignments`` of workloads admitted in the cycle -> admitted, in that
+  ClusterQueue, with those flavors (and counts, under partial admission);
+* ``wantPreempted`` -> evicted;
+* ``wantLeft`` / ``wantInadmissibleLeft`` -> pending (we do not tell the heap
+  from the inadmissible set apart);
+* workloads that held quota before the cycle and are not preempted stay admitted.
+
+TestSchedule's shared setup (``base_cluster_queues``, ``BASE_LOCAL_QUEUES``,
+``NAMESPACES``) is Kueue's: namespaces "sales" (dep=sales), "eng-alpha",
+"eng-beta", "eng-gamma" (dep=eng), "lend" (dep=lend); every case adds its own
+queues to it as Kueue's ``additionalClusterQueues`` do. Workloads are created
+at ``NOW`` unless the Kueue case sets a creation time; equal timestamps fall
+back to our namespace/name tie-break.
+
+Kueue's unit tests build ClusterQueues without the API server's defaulting:
+a ``Preemption`` struct naming only ``withinClusterQueue`` leaves
+``reclaimWithinCohort`` empty, which Kueue's code treats as "not Never". Where
+a case depends on that, the port says which explicit policy it uses instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pytest
+from builders import (
+    ENGINES,
+    NOW,
+    SECOND,
+    Admitted,
+    ClusterQueueBuilder,
+    CohortBuilder,
+    WorkloadBuilder,
+    admitted,
+    build_state,
+    cohort,
+    cq,
+    engine_marks,
+    expected_admission_text,
+    fail_with_diff,
+    flavor,
+    fq,
+    node_affinity,
+    quota,
+    run_one_cycle,
+    schedule_outcome,
+    selector_in,
+    slug,
+    wl,
+)
+
+from kueue_fast.model import ResourceFlavor, Taint, Toleration
+
+LP, ANY, NEVER = "LowerPriority", "Any", "Never"
+GPU = "example.com/gpu"
+
+SCHEDULE_FLAVORS = ("default", "on-demand", "spot", "model-a")
+
+
+def base_cluster_queues() -> list[ClusterQueueBuilder]:
+    """TestSchedule's clusterQueues."""
+    eng = selector_in("dep", "eng")
+    lend = selector_in("dep", "lend")
+    return [
+        cq("sales")
+        .namespace_selector(selector_in("dep", "sales"))
+        .strict_fifo()
+        .flavor("default", cpu=quota("50", "0")),
+        cq("eng-alpha")
+        .cohort("eng")
+        .namespace_selector(eng)
+        .strict_fifo()
+        .resource_group(fq("on-demand", cpu=quota("50", "50")), fq("spot", cpu=quota("100", "0"))),
+        cq("eng-beta")
+        .cohort("eng")
+        .namespace_selector(eng)
+        .strict_fifo()
+        .preemption(within=LP, reclaim=ANY)
+        .resource_group(fq("on-demand", cpu=quota("50", "10")), fq("spot", cpu=quota("0", "100")))
+        .resource_group(fq("model-a", **{GPU: quota("20", "0")})),
+        cq("flavor-nonexistent-cq").strict_fifo().flavor("nonexistent-flavor", cpu="50"),
+        cq("lend-a").cohort("lend").namespace_selector(lend).flavor("default", cpu=quota("3", lend="2")),
+        cq("lend-b").cohort("lend").namespace_selector(lend).flavor("default", cpu=quota("2", lend="2")),
+    ]
+
+
+BASE_LOCAL_QUEUES = [
+    ("sales", "main", "sales"),
+    ("sales", "blocked", "eng-alpha"),
+    ("eng-alpha", "main", "eng-alpha"),
+    ("eng-beta", "main", "eng-beta"),
+    ("sales", "flavor-nonexistent-queue", "flavor-nonexistent-cq"),
+    ("sales", "cq-nonexistent-queue", "nonexistent-cq"),
+    ("lend", "lend-a-queue", "lend-a"),
+    ("lend", "lend-b-queue", "lend-b"),
+]
+NAMESPACES = {
+    "sales": {"dep": "sales"},
+    "eng-alpha": {"dep": "eng"},
+    "eng-beta": {"dep": "eng"},
+    "eng-gamma": {"dep": "eng"},
+    "lend": {"dep": "lend"},
+}
+
+SPOT_TAINT = Taint("instance", "spot", "NoSchedule")
+SPOT_TOLERATION = Toleration("instance", "Equal", "spot", "NoSchedule")
+# TestAssignFlavors' resourceFlavors.
+ASSIGN_FLAVORS = (
+    flavor("default"),
+    flavor("one", {"type": "one"}),
+    flavor("two", {"type": "two"}),
+    flavor("b_one", {"b_type": "one"}),
+    flavor("b_two", {"b_type": "two"}),
+    flavor("tainted", taints=[SPOT_TAINT]),
+    flavor("taint_and_toleration", taints=[SPOT_TAINT], tolerations=[SPOT_TOLERATION]),
+    flavor("label-x-a", {"x": "a"}),
+    flavor("label-xy-b", {"x": "b", "y": "k"}),
+)
+
+
+@dataclass
+class ScheduleCase:
+    test: str  # the Kueue test function
+    name: str  # the Kueue case name, verbatim
+    workloads: list[WorkloadBuilder]
+    admitted: dict[str, Admitted] = field(default_factory=dict)  # admitted in this cycle
+    preempted: tuple[str, ...] = ()
+    cluster_queues: list[ClusterQueueBuilder] = field(default_factory=list)  # additional ones
+    local_queues: list[tuple[str, str, str]] = field(default_factory=list)  # additional (ns, name, cq)
+    cohorts: list[CohortBuilder] = field(default_factory=list)
+    fair_sharing: bool = False
+    base: bool = True  # TestSchedule's shared queues and namespaces
+    flavors: tuple[ResourceFlavor | str, ...] = SCHEDULE_FLAVORS
+    differs: str | None = None
+    unverified: str | None = None
+
+    @property
+    def id(self) -> str:
+        return f"kueue_{self.test}_{slug(self.name)}"
+
+
+def ts(name: str, **kw: object) -> ScheduleCase:
+    return ScheduleCase("TestSchedule", name, **kw)  # type: ignore[arg-type]
+
+
+def other_queues(*names: str) -> list[tuple[str, str, str]]:
+    """LocalQueues "other" in eng-<x> pointing at other-<x> (Kueue's usual additional queues)."""
+    return [(f"eng-{n}", "other", f"other-{n}") for n in names]
+
+
+def one(name: str, ns: str, count: int, cpu: str = "1", queue: str = "main", **kw: object) -> WorkloadBuilder:
+    """A workload with the single pod set "one" of ``count`` pods."""
+    return wl(name, ns).queue(queue).pod_set("one", count, {"cpu": cpu}, **kw)  # type: ignore[arg-type]
+
+
+CASES: list[ScheduleCase] = [
+    ts(
+        "use second flavor when the first has no preemption candidates; WhenCanPreempt: Preempt",
+        # v1beta1's whenCanPreempt "Preempt" is v1beta2's MayStopSearch.
+        cluster_queues=[
+            cq("other-alpha")
+            .preemption(within=LP)
+            .fungibility(when_can_preempt="MayStopSearch")
+            .resource_group(fq("on-demand", cpu=quota("50", "50")), fq("spot", cpu=quota("100", "0"))),
+        ],
+        local_queues=[("eng-alpha", "other", "other-alpha")],
+        workloads=[
+            wl("admitted", "eng-alpha").queue("other").request(cpu="50").reserve("other-alpha", "on-demand"),
+            wl("new", "eng-alpha").queue("other").request(cpu="20"),
+        ],
+        admitted={"eng-alpha/new": admitted("other-alpha", main={"cpu": "spot"})},
+    ),
+    ts(
+        "workload fits in single clusterQueue, with check state ready",
+        workloads=[one("foo", "sales", 10)],
+        admitted={"sales/foo": admitted("sales", one={"cpu": "default"}, counts={"one": 10})},
+    ),
+    ts(
+        "skip workload with missing or deleted ClusterQueue (NoFit)",
+        workloads=[
+            wl("missing-cq-workload", "sales").queue("non-existent-queue").pod_set("set", 1, {"cpu": "1"})
+        ],
+    ),
+    ts(
+        "single clusterQueue full",
+        workloads=[
+            one("new", "sales", 11),
+            wl("assigned", "sales").pod_set("one", 40, {"cpu": "1"}).reserve("sales", "default"),
+        ],
+    ),
+    ts(
+        "failed to match clusterQueue selector",
+        workloads=[one("new", "sales", 1, queue="blocked")],
+    ),
+    ts(
+        "admit in different cohorts",
+        workloads=[one("new", "sales", 1), one("new", "eng-alpha", 51)],
+        admitted={
+            "sales/new": admitted("sales", one={"cpu": "default"}),
+            "eng-alpha/new": admitted("eng-alpha", one={"cpu": "on-demand"}, counts={"one": 51}),
+        },
+    ),
+    ts(
+        "admit in same cohort with no borrowing",
+        workloads=[one("new", "eng-alpha", 40), one("new", "eng-beta", 40)],
+        admitted={
+            "eng-alpha/new": admitted("eng-alpha", one={"cpu": "on-demand"}),
+            "eng-beta/new": admitted("eng-beta", one={"cpu": "on-demand"}),
+        },
+    ),
+    ts(
+        "assign multiple resources and flavors",
+        workloads=[
+            wl("new", "eng-beta")
+            .queue("main")
+            .pod_set("one", 10, {"cpu": "6", GPU: "1"})
+            .pod_set("two", 40, {"cpu": "1"}),
+        ],
+        admitted={
+            "eng-beta/new": admitted(
+                "eng-beta", one={"cpu": "on-demand", GPU: "model-a"}, two={"cpu": "spot"}
+            )
+        },
+    ),
+    ts(
+        "cannot borrow if cohort was assigned and would result in overadmission",
+        workloads=[one("new", "eng-alpha", 45), one("new", "eng-beta", 56)],
+        admitted={"eng-alpha/new": admitted("eng-alpha", one={"cpu": "on-demand"})},
+    ),
+    ts(
+        "can borrow if cohort was assigned and will not result in overadmission",
+        workloads=[one("new", "eng-alpha", 45), one("new", "eng-beta", 55)],
+        admitted={
+            "eng-alpha/new": admitted("eng-alpha", one={"cpu": "on-demand"}),
+            "eng-beta/new": admitted("eng-beta", one={"cpu": "on-demand"}),
+        },
+    ),
+    ts(
+        "can borrow if needs reclaim from cohort in different flavor",
+        workloads=[
+            wl("can-reclaim", "eng-alpha").queue("main").request(cpu="100"),
+            wl("needs-to-borrow", "eng-beta").queue("main").request(cpu="1"),
+            wl("user-on-demand", "eng-beta").request(cpu="50").reserve("eng-beta", "on-demand"),
+            wl("user-spot", "eng-beta").request(cpu="1").reserve("eng-beta", "spot"),
+        ],
+        admitted={"eng-beta/needs-to-borrow": admitted("eng-beta", main={"cpu": "on-demand"})},
+    ),
+    ts(
+        "workload exceeds lending limit when borrow in cohort",
+        workloads=[
+            wl("a", "lend").request(cpu="2").reserve("lend-b", "default"),
+            wl("b", "lend").queue("lend-b-queue").request(cpu="3"),
+        ],
+    ),
+    ts(
+        "preempt workloads in ClusterQueue and cohort",
+        workloads=[
+            wl("preemptor", "eng-beta").queue("main").request(cpu="20"),
+            wl("use-all-spot", "eng-alpha").request(cpu="100").reserve("eng-alpha", "spot"),
+            wl("low-1", "eng-beta").priority(-1).request(cpu="30").reserve("eng-beta", "on-demand"),
+            wl("low-2", "eng-beta").priority(-2).request(cpu="10").reserve("eng-beta", "on-demand"),
+            wl("borrower", "eng-alpha").request(cpu="60").reserve("eng-alpha", "on-demand"),
+        ],
+        preempted=("eng-alpha/borrower", "eng-beta/low-2"),
+    ),
+    ts(
+        "multiple CQs need preemption",
+        cluster_queues=[
+            cq("other-alpha").cohort("other").flavor("on-demand", cpu=quota("50", "50")),
+            cq("other-beta")
+            .cohort("other")
+            .preemption(within=LP, reclaim=ANY)
+            .flavor("on-demand", cpu=quota("50", "10")),
+        ],
+        local_queues=other_queues("alpha", "beta"),
+        workloads=[
+            wl("preemptor", "eng-beta").priority(-1).queue("other").request(cpu="1"),
+            wl("pending", "eng-alpha").priority(1).queue("other").request(cpu="1"),
+            wl("use-all", "eng-alpha").request(cpu="100").reserve("other-alpha", "on-demand"),
+        ],
+        preempted=("eng-alpha/use-all",),
+    ),
+    ts(
+        "cannot borrow resource not listed in clusterQueue",
+        workloads=[wl("new", "eng-alpha").queue("main").request(**{GPU: "1"})],
+    ),
+    ts(
+        "not enough resources to borrow, fallback to next flavor; WhenCanPreempt: TryNextFlavor",
+        workloads=[
+            one("new", "eng-alpha", 60),
+            wl("existing", "eng-beta").pod_set("one", 45, {"cpu": "1"}).reserve("eng-beta", "on-demand"),
+        ],
+        admitted={"eng-alpha/new": admitted("eng-alpha", one={"cpu": "spot"})},
+    ),
+    ts(
+        "workload should not fit in nonexistent clusterQueue",
+        workloads=[wl("foo", "sales").queue("cq-nonexistent-queue").request(cpu="1")],
+    ),
+    ts(
+        "workload should not fit in clusterQueue with nonexistent flavor",
+        workloads=[wl("foo", "sales").queue("flavor-nonexistent-queue").request(cpu="1")],
+    ),
+    ts(
+        "no overadmission while borrowing",
+        cluster_queues=[
+            cq("eng-gamma")
+            .cohort("eng")
+            .preemption(within=LP, reclaim=ANY)
+            .resource_group(fq("on-demand", cpu=quota("50", "10")), fq("spot", cpu=quota("0", "100"))),
+        ],
+        local_queues=[("eng-gamma", "main", "eng-gamma")],
+        workloads=[
+            one("new", "eng-beta", 50).created(NOW - 2 * SECOND),
+            one("new-alpha", "eng-alpha", 1).created(NOW - SECOND),
+            one("new-gamma", "eng-gamma", 50).created(NOW),
+            wl("existing", "eng-gamma")
+            .pod_set("borrow-on-demand", 51, {"cpu": "1"})
+            .pod_set("use-all-spot", 100, {"cpu": "1"})
+            .reserve("eng-gamma", {"borrow-on-demand": "on-demand", "use-all-spot": "spot"}),
+        ],
+        admitted={
+            "eng-beta/new": admitted("eng-beta", one={"cpu": "on-demand"}),
+            "eng-alpha/new-alpha": admitted("eng-alpha", one={"cpu": "on-demand"}),
+        },
+    ),
+    ts(
+        "partial admission single variable pod set",
+        workloads=[one("new", "sales", 50, cpu="2", min_count=20)],
+        admitted={"sales/new": admitted("sales", one={"cpu": "default"}, counts={"one": 25})},
+    ),
+    ts(
+        "partial admission single variable pod set, preempt first",
+        workloads=[
+            wl("new", "eng-beta").queue("main").priority(4).pod_set("one", 20, {GPU: "1"}, min_count=10),
+            wl("old", "eng-beta").priority(-4).pod_set("one", 10, {GPU: "1"}).reserve("eng-beta", "model-a"),
+        ],
+        preempted=("eng-beta/old",),
+    ),
+    ts(
+        "partial admission single variable pod set, preempt with partial admission",
+        workloads=[
+            wl("new", "eng-beta").queue("main").priority(4).pod_set("one", 30, {GPU: "1"}, min_count=10),
+            wl("old", "eng-beta").priority(-4).pod_set("one", 10, {GPU: "1"}).reserve("eng-beta", "model-a"),
+        ],
+        preempted=("eng-beta/old",),
+    ),
+    ts(
+        "partial admission multiple variable pod sets",
+        workloads=[
+            wl("new", "sales")
+            .queue("main")
+            .pod_set("one", 20, {"cpu": "1"})
+            .pod_set("two", 30, {"cpu": "1"}, min_count=10)
+            .pod_set("three", 15, {"cpu": "1"}, min_count=5),
+        ],
+        admitted={
+            "sales/new": admitted(
+                "sales",
+                one={"cpu": "default"},
+                two={"cpu": "default"},
+                three={"cpu": "default"},
+                counts={"one": 20, "two": 20, "three": 10},
+            )
+        },
+    ),
+]
+
+
+def co_cluster_queues() -> list[ClusterQueueBuilder]:
+    """cq1..cq3 in cohort "co", each 10 (+10 borrowable) of r1 and r2 in flavor default."""
+    return [
+        cq(n)
+        .cohort("co")
+        .preemption(within=LP, reclaim=ANY)
+        .flavor("default", r1=quota("10", "10"), r2=quota("10", "10"))
+        for n in ("cq1", "cq2", "cq3")
+    ]
+
+
+CO_LQS = [("sales", f"lq{i}", f"cq{i}") for i in (1, 2, 3)]
+
+
+def r_wl(name: str, queue: str, prio: int, **req: str) -> WorkloadBuilder:
+    return wl(name, "sales").queue(queue).priority(prio).request(**req)
+
+
+CASES += [
+    ts(
+        "two workloads can borrow different resources from the same flavor in the same cycle",
+        cluster_queues=co_cluster_queues(),
+        local_queues=CO_LQS,
+        workloads=[r_wl("wl1", "lq1", -1, r1="16"), r_wl("wl2", "lq2", -2, r2="16")],
+        admitted={
+            "sales/wl1": admitted("cq1", main={"r1": "default"}),
+            "sales/wl2": admitted("cq2", main={"r2": "default"}),
+        },
+    ),
+    ts(
+        "two workloads can borrow the same resources from the same flavor in the same cycle if fits in the cohort quota",  # noqa: E501
+        cluster_queues=co_cluster_queues(),
+        local_queues=CO_LQS,
+        workloads=[r_wl("wl1", "lq1", -1, r1="16"), r_wl("wl2", "lq2", -2, r1="14")],
+        admitted={
+            "sales/wl1": admitted("cq1", main={"r1": "default"}),
+            "sales/wl2": admitted("cq2", main={"r1": "default"}),
+        },
+    ),
+    ts(
+        "only one workload can borrow one resources from the same flavor in the same cycle if cohort quota cannot fit",  # noqa: E501
+        cluster_queues=co_cluster_queues(),
+        local_queues=CO_LQS,
+        workloads=[r_wl("wl1", "lq1", -1, r1="16"), r_wl("wl2", "lq2", -2, r1="16")],
+        admitted={"sales/wl1": admitted("cq1", main={"r1": "default"})},
+    ),
+    ts(
+        "preemption while borrowing, workload waiting for preemption should not block a borrowing workload in another CQ",  # noqa: E501
+        cluster_queues=[
+            cq("cq_shared").cohort("preemption-while-borrowing").flavor("default", cpu=quota("4", "0")),
+            cq("cq_a")
+            .cohort("preemption-while-borrowing")
+            .preemption(reclaim=LP, borrow_within=LP)
+            .flavor("default", cpu=quota("0", "3")),
+            cq("cq_b")
+            .cohort("preemption-while-borrowing")
+            .preemption(reclaim=LP, borrow_within=LP)
+            .flavor("default", cpu="0"),
+        ],
+        local_queues=[("eng-alpha", "lq_a", "cq_a"), ("eng-beta", "lq_b", "cq_b")],
+        workloads=[
+            wl("a", "eng-alpha").queue("lq_a").created(NOW + SECOND).request(cpu="3"),
+            wl("b", "eng-beta").queue("lq_b").created(NOW + 2 * SECOND).request(cpu="1"),
+            wl("admitted_a", "eng-alpha").queue("lq_a").request(cpu="2").reserve("cq_a", "default"),
+        ],
+        admitted={"eng-beta/b": admitted("cq_b", main={"cpu": "default"})},
+    ),
+    ts(
+        "with fair sharing: schedule workload with lowest share first",
+        fair_sharing=True,
+        cluster_queues=[cq("eng-shared").cohort("eng").flavor("on-demand", cpu=quota("10", "0"))],
+        workloads=[
+            one("all_nominal", "eng-alpha", 50).reserve("eng-alpha", "on-demand"),
+            one("borrowing", "eng-beta", 55).reserve("eng-beta", "on-demand"),
+            one("older_new", "eng-beta", 1).created(NOW - 60 * SECOND),
+            one("new", "eng-alpha", 5).created(NOW),
+        ],
+        admitted={"eng-alpha/new": admitted("eng-alpha", one={"cpu": "on-demand"})},
+    ),
+    ts(
+        # Cohort A (200 cpu) <- B <- {d (uses 10), e (20)}, A <- C <- {f, g (100)}.
+        # Pending d1 70, e1 61, f1 1, g1 1: inside B, d1 (d at 80) beats e1 (e
+        # at 81); at A, B with d1 (100) beats C with f1 or g1 (101). Only d1 fits.
+        "hierarchical fair sharing schedule workload which wins tournament",
+        fair_sharing=True,
+        cohorts=[
+            cohort("A").flavor("on-demand", cpu="200"),
+            cohort("B").parent("A"),
+            cohort("C").parent("A"),
+        ],
+        cluster_queues=[
+            cq(n).cohort(p).flavor("on-demand", cpu="0")
+            for n, p in (("d", "B"), ("e", "B"), ("f", "C"), ("g", "C"))
+        ],
+        local_queues=[("eng-alpha", f"lq-{n}", n) for n in "defg"],
+        workloads=[
+            one("d0", "eng-alpha", 1, cpu="10", queue="lq-d").reserve("d", "on-demand"),
+            one("e0", "eng-alpha", 1, cpu="20", queue="lq-e").reserve("e", "on-demand"),
+            one("g0", "eng-alpha", 1, cpu="100", queue="lq-g").reserve("g", "on-demand"),
+            one("d1", "eng-alpha", 1, cpu="70", queue="lq-d"),
+            one("e1", "eng-alpha", 1, cpu="61", queue="lq-e"),
+            one("f1", "eng-alpha", 1, cpu="1", queue="lq-f"),
+            one("g1", "eng-alpha", 1, cpu="1", queue="lq-g"),
+        ],
+        admitted={"eng-alpha/d1": admitted("d", one={"cpu": "on-demand"})},
+    ),
+    ts(
+        # b0 holds 10; b1 (50) would bring b to 60, c1 (75) c to 75: b1 goes first.
+        "fair sharing schedule workload with lowest drf after admission",
+        fair_sharing=True,
+        cohorts=[cohort("A").flavor("on-demand", cpu="100")],
+        cluster_queues=[cq(n).cohort("A").flavor("on-demand", cpu="0") for n in "bc"],
+        local_queues=[("eng-alpha", f"lq-{n}", n) for n in "bc"],
+        workloads=[
+            one("b0", "eng-alpha", 1, cpu="10", queue="lq-b").reserve("b", "on-demand"),
+            one("b1", "eng-alpha", 1, cpu="50", queue="lq-b"),
+            one("c1", "eng-alpha", 1, cpu="75", queue="lq-c"),
+        ],
+        admitted={"eng-alpha/b1": admitted("b", one={"cpu": "on-demand"})},
+    ),
+    ts(
+        "fair sharing schedule singleton cqs and cq without cohort",
+        fair_sharing=True,
+        cohorts=[cohort("A").flavor("on-demand", cpu="10"), cohort("B")],
+        cluster_queues=[
+            cq("a").cohort("A").flavor("on-demand", cpu="0"),
+            cq("b").cohort("B").flavor("on-demand", cpu="10"),
+            cq("c").flavor("on-demand", cpu="10"),
+        ],
+        local_queues=[("eng-alpha", f"lq-{n}", n) for n in "abc"],
+        workloads=[one(f"{n}1", "eng-alpha", 1, cpu="10", queue=f"lq-{n}") for n in "abc"],
+        admitted={f"eng-alpha/{n}1": admitted(n, one={"cpu": "on-demand"}) for n in "abc"},
+    ),
+    ts(
+        "fair sharing schedule highest priority first",
+        fair_sharing=True,
+        cohorts=[cohort("A").flavor("on-demand", cpu="10"), cohort("B")],
+        cluster_queues=[cq(n).cohort("A").flavor("on-demand", cpu="0") for n in "bc"],
+        local_queues=[("eng-alpha", f"lq-{n}", n) for n in "bc"],
+        workloads=[
+            one("b1", "eng-alpha", 1, cpu="10", queue="lq-b").priority(99),
+            one("c1", "eng-alpha", 1, cpu="10", queue="lq-c").priority(101),
+        ],
+        admitted={"eng-alpha/c1": admitted("c", one={"cpu": "on-demand"})},
+    ),
+    ts(
+        "fair sharing schedule earliest timestamp first",
+        fair_sharing=True,
+        cohorts=[cohort("A").flavor("on-demand", cpu="10"), cohort("B")],
+        cluster_queues=[cq(n).cohort("A").flavor("on-demand", cpu="0") for n in "bc"],
+        local_queues=[("eng-alpha", f"lq-{n}", n) for n in "bc"],
+        workloads=[
+            one("b1", "eng-alpha", 1, cpu="10", queue="lq-b").priority(101).created(NOW + SECOND),
+            one("c1", "eng-alpha", 1, cpu="10", queue="lq-c").priority(101).created(NOW),
+        ],
+        admitted={"eng-alpha/c1": admitted("c", one={"cpu": "on-demand"})},
+    ),
+    ts(
+        "minimal preemptions when target queue is exhausted",
+        cluster_queues=[
+            cq("other-alpha").cohort("other").preemption(within=LP, reclaim=ANY).flavor("on-demand", cpu="2"),
+            cq("other-beta").cohort("other").flavor("on-demand", cpu="2"),
+            cq("other-gamma").cohort("other").flavor("on-demand", cpu="2"),
+        ],
+        local_queues=other_queues("alpha", "beta", "gamma"),
+        workloads=[
+            wl("a1", "eng-alpha")
+            .priority(-2)
+            .queue("other")
+            .request(cpu="1")
+            .reserve("other-alpha", "on-demand"),
+            wl("a2", "eng-alpha")
+            .priority(-2)
+            .queue("other")
+            .request(cpu="1")
+            .reserve("other-alpha", "on-demand"),
+            wl("a3", "eng-alpha")
+            .priority(-1)
+            .queue("other")
+            .request(cpu="1")
+            .reserve("other-alpha", "on-demand"),
+            wl("b1", "eng-beta").queue("other").request(cpu="1").reserve("other-beta", "on-demand"),
+            wl("b2", "eng-beta").queue("other").request(cpu="1").reserve("other-beta", "on-demand"),
+            wl("b3", "eng-beta").queue("other").request(cpu="1").reserve("other-beta", "on-demand"),
+            wl("incoming", "eng-alpha").queue("other").request(cpu="2"),
+        ],
+        preempted=("eng-alpha/a1", "eng-alpha/a2"),
+    ),
+    ts(
+        "A workload is only eligible to do preemptions if it fits fully within nominal quota",
+        cluster_queues=[
+            cq("other-alpha").cohort("other").preemption(within=LP, reclaim=ANY).flavor("on-demand", cpu="2"),
+            cq("other-beta").cohort("other").flavor("on-demand", cpu="2"),
+        ],
+        local_queues=other_queues("alpha", "beta"),
+        workloads=[
+            wl("a1", "eng-alpha")
+            .priority(-1)
+            .queue("other")
+            .request(cpu="1")
+            .reserve("other-alpha", "on-demand"),
+            wl("b1", "eng-beta")
+            .priority(-1)
+            .queue("other")
+            .request(cpu="1")
+            .reserve("other-beta", "on-demand"),
+            wl("incoming", "eng-alpha").priority(1).queue("other").request(cpu="3"),
+        ],
+    ),
+    ts(
+        "with fair sharing: preempt workload from CQ with the highest share",
+        fair_sharing=True,
+        cluster_queues=[cq("eng-gamma").cohort("eng").flavor("on-demand", cpu=quota("50", "0"))],
+        workloads=[
+            wl("all_spot", "eng-alpha").request(cpu="100").reserve("eng-alpha", "spot"),
+            *[
+                wl(f"alpha{i}", "eng-alpha").request(cpu="20").reserve("eng-alpha", "on-demand")
+                for i in range(1, 5)
+            ],
+            wl("gamma1", "eng-gamma").request(cpu="10").reserve("eng-gamma", "on-demand"),
+            *[
+                wl(f"gamma{i}", "eng-gamma").request(cpu="20").reserve("eng-gamma", "on-demand")
+                for i in range(2, 5)
+            ],
+            wl("preemptor", "eng-beta").queue("main").request(cpu="30"),
+        ],
+        preempted=("eng-alpha/alpha1", "eng-gamma/gamma1"),
+    ),
+]
+
+
+def within_only(name: str, cpu: str, reclaim: str = NEVER, **kw: object) -> ClusterQueueBuilder:
+    """other-* queues whose Kueue Preemption names only withinClusterQueue: LowerPriority."""
+    return cq(name).cohort("other").preemption(within=LP, reclaim=reclaim, **kw).flavor("default", cpu=cpu)  # type: ignore[arg-type]
+
+
+def other_wl(name: str, ns: str, prio: int, cpu: str, reserve_in: str | None = None) -> WorkloadBuilder:
+    w = wl(name, ns).priority(prio).queue("other").request(cpu=cpu)
+    return w.reserve(reserve_in, "default") if reserve_in else w
+
+
+CASES += [
+    ts(
+        # Each preemptor preempts in its own ClusterQueue, in the same cycle.
+        "multiple preemptions without borrowing",
+        cluster_queues=[within_only("other-alpha", "2"), within_only("other-beta", "2")],
+        local_queues=other_queues("alpha", "beta"),
+        workloads=[
+            other_wl("a1", "eng-alpha", 0, "2", "other-alpha"),
+            other_wl("b1", "eng-beta", 0, "2", "other-beta"),
+            other_wl("preemptor", "eng-alpha", 100, "2"),
+            other_wl("preemptor", "eng-beta", 100, "2"),
+        ],
+        preempted=("eng-alpha/a1", "eng-beta/b1"),
+    ),
+    ts(
+        # A workload that fits does not block a preempting one in the same cycle.
+        "multiple preemptions preemption possible after earlier workload fits",
+        cluster_queues=[within_only("other-alpha", "1"), within_only("other-beta", "2")],
+        local_queues=other_queues("alpha", "beta"),
+        workloads=[
+            other_wl("b1", "eng-beta", 0, "2", "other-beta"),
+            other_wl("fit", "eng-alpha", 100, "1"),
+            other_wl("preemptor", "eng-beta", 99, "2"),
+        ],
+        admitted={"eng-alpha/fit": admitted("other-alpha", main={"cpu": "default"})},
+        preempted=("eng-beta/b1",),
+    ),
+    ts(
+        # Two preemptors of 3 cpu each need the cohort's single spare cpu on top
+        # of their preemption: only the first one preempts.
+        "multiple preemptions skip preemption when shared limited resource",
+        cluster_queues=[
+            within_only("other-alpha", "2", borrow_within=LP),
+            within_only("other-beta", "2", borrow_within=LP),
+            cq("resource-bank").cohort("other").flavor("default", cpu="1"),
+        ],
+        local_queues=other_queues("alpha", "beta"),
+        workloads=[
+            other_wl("a1", "eng-alpha", 0, "2", "other-alpha"),
+            other_wl("b1", "eng-beta", 0, "2", "other-beta"),
+            other_wl("preemptor", "eng-alpha", 100, "3"),
+            other_wl("pretending-preemptor", "eng-beta", 99, "3"),
+        ],
+        preempted=("eng-alpha/a1",),
+    ),
+    ts(
+        # Kueue's queues leave reclaimWithinCohort empty, which lets fair sharing
+        # consider preemption while borrowing; LowerPriority has that effect here.
+        "multiple preemptions within cq when fair sharing",
+        fair_sharing=True,
+        cluster_queues=[
+            within_only("other-alpha", "2", reclaim=LP),
+            within_only("other-beta", "2", reclaim=LP),
+            within_only("other-gamma", "2", reclaim=LP),
+            cq("resource-bank").cohort("other").flavor("default", cpu="3"),
+        ],
+        local_queues=other_queues("alpha", "beta", "gamma"),
+        workloads=[
+            other_wl("a1", "eng-alpha", 0, "3", "other-alpha"),
+            other_wl("b1", "eng-beta", 0, "3", "other-beta"),
+            other_wl("c1", "eng-gamma", 0, "3", "other-gamma"),
+            other_wl("preemptor", "eng-alpha", 100, "3"),
+            other_wl("preemptor", "eng-beta", 100, "3"),
+            other_wl("preemptor", "eng-gamma", 100, "3"),
+        ],
+        preempted=("eng-alpha/a1", "eng-beta/b1", "eng-gamma/c1"),
+    ),
+    ts(
+        # other-gamma uses more than its fair share of cpu; alpha's and beta's
+        # preemptors both need it. Alpha's (higher priority) goes first; beta's
+        # would overlap its targets and is skipped. Kueue's queues leave
+        # reclaimWithinCohort empty (not Never): LowerPriority has that effect here.
+        "multiple preemptions skip overlapping preemption targets",
+        fair_sharing=True,
+        cluster_queues=[
+            cq("other-alpha")
+            .cohort("other")
+            .preemption(within=LP, reclaim=LP)
+            .flavor("default", cpu="0", **{"alpha-resource": "1"}),
+            cq("other-beta")
+            .cohort("other")
+            .preemption(within=LP, reclaim=LP)
+            .flavor("default", cpu="0", **{"beta-resource": "1"}),
+            cq("other-gamma")
+            .cohort("other")
+            .preemption(within=LP, reclaim=LP)
+            .flavor("default", cpu="0", **{"gamma-resource": "1"}),
+            cq("resource-bank").cohort("other").flavor("default", cpu="9"),
+        ],
+        local_queues=other_queues("alpha", "beta", "gamma"),
+        workloads=[
+            wl("a1", "eng-alpha")
+            .queue("other")
+            .request(**{"alpha-resource": "1"})
+            .reserve("other-alpha", "default"),
+            wl("b1", "eng-beta")
+            .queue("other")
+            .request(**{"beta-resource": "1"})
+            .reserve("other-beta", "default"),
+            # Kueue's c1 requests gamma-resource too, but its admission only charges the 9 cpu.
+            wl("c1", "eng-gamma")
+            .queue("other")
+            .request(cpu="9", **{"gamma-resource": "1"})
+            .reserve("other-gamma", "default", usage={"cpu": "9"}),
+            wl("preemptor", "eng-alpha")
+            .priority(100)
+            .queue("other")
+            .request(cpu="3", **{"alpha-resource": "1"}),
+            wl("pretending-preemptor", "eng-beta")
+            .priority(99)
+            .queue("other")
+            .request(cpu="3", **{"beta-resource": "1"}),
+        ],
+        preempted=("eng-alpha/a1", "eng-gamma/c1"),
+        unverified=(
+            "the table read predates RecomputeAssignmentUponPreemptionTargetsOverlap (KEP-4378, beta, on), "
+            "under which beta's preemptor, overlapping on c1, gets its targets re-computed without c1 "
+            "and preempts b1 (what the reference engine does)"
+        ),
+    ),
+    ts(
+        "not enough resources",
+        workloads=[one("new", "sales", 1, cpu="100")],
+    ),
+    ts(
+        "not enough resources with fair sharing enabled",
+        fair_sharing=True,
+        workloads=[one("new", "sales", 1, cpu="100")],
+    ),
+]
+
+
+def gpu_queues(
+    alpha: tuple[str, str], beta: tuple[str, str], beta_preempts: bool = True
+) -> list[ClusterQueueBuilder]:
+    """other-alpha / other-beta with gpu quotas (on-demand, spot)."""
+    beta_cq = cq("other-beta").cohort("other")
+    if beta_preempts:
+        beta_cq.preemption(within=LP, reclaim=LP)
+    return [
+        cq("other-alpha")
+        .cohort("other")
+        .preemption(within=LP, reclaim=LP)
+        .resource_group(fq("on-demand", gpu=alpha[0]), fq("spot", gpu=alpha[1])),
+        beta_cq.resource_group(fq("on-demand", gpu=beta[0]), fq("spot", gpu=beta[1])),
+    ]
+
+
+def gpu_wl(
+    name: str, ns: str, prio: int, gpu: str, reserve: tuple[str, str] | None = None
+) -> WorkloadBuilder:
+    w = wl(name, ns).priority(prio).queue("other").request(gpu=gpu)
+    return w.reserve(*reserve) if reserve else w
+
+
+CASES += [
+    ts(
+        # on-demand needs a preemption inside other-alpha; spot a reclamation of a
+        # borrowing workload of other-beta: reclamation is the better mode.
+        "prefer reclamation over cq priority based preemption",
+        cluster_queues=gpu_queues(("10", "10"), ("0", "0")),
+        local_queues=other_queues("alpha", "beta"),
+        workloads=[
+            gpu_wl("a1", "eng-alpha", 50, "5", ("other-alpha", "on-demand")),
+            gpu_wl("b1", "eng-beta", 50, "5", ("other-beta", "spot")),
+            gpu_wl("preemptor", "eng-alpha", 100, "6"),
+        ],
+        preempted=("eng-beta/b1",),
+    ),
+    ts(
+        "with fair sharing: prefer reclamation over cq priority based preemption; with preemption while borrowing",  # noqa: E501
+        fair_sharing=True,
+        cluster_queues=gpu_queues(("7", "7"), ("3", "3"), beta_preempts=False),
+        local_queues=other_queues("alpha", "beta"),
+        workloads=[
+            gpu_wl("a1", "eng-alpha", 50, "5", ("other-alpha", "on-demand")),
+            gpu_wl("b1", "eng-beta", 50, "5", ("other-beta", "spot")),
+            gpu_wl("preemptor", "eng-alpha", 100, "8"),
+        ],
+        preempted=("eng-beta/b1",),
+    ),
+    ts(
+        # spot would need a reclamation and a preemption in other-alpha: no better
+        # than on-demand's preemption, so the first flavor is kept.
+        "prefer first preemption flavor when second flavor requires both reclaim and cq priority preemption",
+        cluster_queues=gpu_queues(("10", "10"), ("0", "0"), beta_preempts=False),
+        local_queues=other_queues("alpha", "beta"),
+        workloads=[
+            gpu_wl("a1", "eng-alpha", 50, "5", ("other-alpha", "on-demand")),
+            gpu_wl("a2", "eng-alpha", 50, "5", ("other-alpha", "spot")),
+            gpu_wl("b1", "eng-beta", 50, "5", ("other-beta", "spot")),
+            gpu_wl("preemptor", "eng-alpha", 100, "6"),
+        ],
+        preempted=("eng-alpha/a1",),
+    ),
+    ts(
+        # b1 outranks the preemptor, so spot also needs a preemption in other-alpha.
+        "prefer first preemption flavor when second flavor also requires cq preemption",
+        cluster_queues=gpu_queues(("10", "10"), ("0", "0"), beta_preempts=False),
+        local_queues=other_queues("alpha", "beta"),
+        workloads=[
+            gpu_wl("a1", "eng-alpha", 50, "6", ("other-alpha", "on-demand")),
+            gpu_wl("a2", "eng-alpha", 50, "5", ("other-alpha", "spot")),
+            gpu_wl("b1", "eng-beta", 9001, "5", ("other-beta", "spot")),
+            gpu_wl("preemptor", "eng-alpha", 100, "5"),
+        ],
+        preempted=("eng-alpha/a1",),
+    ),
+    ts(
+        # CQ2 lends its quota; its WL2 fits its nominal quota and may reclaim from
+        # CQ3 (borrowing). WL1 in CQ1 (older) does not fit CQ1's nominal quota and
+        # must not reserve capacity that invalidates WL2's reclamation (#3405).
+        "workload requiring reclaimation prioritized over wl in another full cq",
+        cluster_queues=[
+            cq("CQ1").cohort("other").flavor("on-demand", gpu="10"),
+            cq("CQ2").cohort("other").preemption(reclaim=ANY).flavor("on-demand", gpu="10"),
+            cq("CQ3").cohort("other").flavor("on-demand", gpu="0"),
+        ],
+        local_queues=[("eng-alpha", "lq", "CQ1"), ("eng-beta", "lq", "CQ2"), ("eng-gamma", "lq", "CQ3")],
+        workloads=[
+            wl("Admitted-Workload-1", "eng-alpha").queue("lq").request(gpu="5").reserve("CQ1", "on-demand"),
+            wl("WL1", "eng-alpha").queue("lq").created(NOW).request(gpu="10"),
+            wl("WL2", "eng-beta").queue("lq").created(NOW + SECOND).request(gpu="10"),
+            wl("Admitted-Workload-2", "eng-gamma")
+            .queue("lq")
+            .priority(0)
+            .request(gpu="5")
+            .reserve("CQ3", "on-demand"),
+            wl("Admitted-Workload-3", "eng-gamma")
+            .queue("lq")
+            .priority(1)
+            .request(gpu="5")
+            .reserve("CQ3", "on-demand"),
+        ],
+        preempted=("eng-gamma/Admitted-Workload-2",),
+    ),
+]
+
+# --- TestAssignFlavors: the flavor a single workload gets in one ClusterQueue ----------------------
+
+
+def af(
+    name: str, flavors: list[object], pod_sets: list[WorkloadBuilder] | WorkloadBuilder, **kw: object
+) -> ScheduleCase:
+    """A TestAssignFlavors case: one ClusterQueue "test-clusterqueue" (resource
+    groups ``flavors``: lists of FlavorQuotas), the workload in LocalQueue
+    default/main. ``kw``: admitted=..., plus extra admitted workloads standing in
+    for Kueue's clusterQueueUsage."""
+    queue = cq("test-clusterqueue")
+    for group in flavors:
+        queue.resource_group(*group)  # type: ignore[arg-type]
+    workloads = pod_sets if isinstance(pod_sets, list) else [pod_sets]
+    return ScheduleCase(
+        "TestAssignFlavors",
+        name,
+        workloads=workloads,
+        cluster_queues=[queue],
+        local_queues=[("default", "main", "test-clusterqueue")],
+        base=False,
+        flavors=ASSIGN_FLAVORS,
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+def awl(name: str = "wl") -> WorkloadBuilder:
+    return wl(name).queue("main")
+
+
+TQ = "test-clusterqueue"
+
+CASES += [
+    af(
+        "single flavor, fits",
+        [[fq("default", cpu="1", memory="2Mi")]],
+        awl().request(cpu="1", memory="1Mi"),
+        admitted={"default/wl": admitted(TQ, main={"cpu": "default", "memory": "default"})},
+    ),
+    af(
+        "single flavor, fits tainted flavor",
+        [[fq("tainted", cpu="4")]],
+        awl().pod_set("main", 1, {"cpu": "1"}, tolerations=[SPOT_TOLERATION]),
+        admitted={"default/wl": admitted(TQ, main={"cpu": "tainted"})},
+    ),
+    af(
+        "single flavor, fits tainted flavor with toleration",
+        [[fq("taint_and_toleration", cpu="4")]],
+        awl().request(cpu="1"),
+        admitted={"default/wl": admitted(TQ, main={"cpu": "taint_and_toleration"})},
+    ),
+    af(
+        # clusterQueueUsage (3 cpu) is held by an admitted workload; no preemption policy.
+        "single flavor, used resources, doesn't fit",
+        [[fq("default", cpu="4")]],
+        [awl().request(cpu="2"), wl("usage").request(cpu="3").reserve(TQ, "default")],
+    ),
+    af(
+        "multiple resource groups, fits",
+        [[fq("one", cpu="2"), fq("two", cpu="4")], [fq("b_one", memory="1Gi"), fq("b_two", memory="5Gi")]],
+        awl().request(cpu="3", memory="10Mi"),
+        admitted={"default/wl": admitted(TQ, main={"cpu": "two", "memory": "b_one"})},
+    ),
+    af(
+        "multiple resources in a group, doesn't fit",
+        [[fq("one", cpu="2", memory="1Gi"), fq("two", cpu="4", memory="5Mi")]],
+        awl().request(cpu="3", memory="10Mi"),
+    ),
+    af(
+        "multiple flavors, fits while skipping tainted flavor",
+        [[fq("tainted", cpu="4"), fq("two", cpu="4")]],
+        awl().request(cpu="3"),
+        admitted={"default/wl": admitted(TQ, main={"cpu": "two"})},
+    ),
+    af(
+        # ignored1 and ignored2 are keys no flavor defines: they are dropped.
+        "multiple flavors, fits a node selector",
+        [[fq("one", cpu="4"), fq("two", cpu="4")]],
+        awl().pod_set(
+            "main",
+            1,
+            {"cpu": "1"},
+            node_selector={"type": "two", "ignored1": "foo"},
+            affinity=node_affinity([("ignored2", "In", ["bar"])]),
+        ),
+        admitted={"default/wl": admitted(TQ, main={"cpu": "two"})},
+    ),
+    af(
+        "multiple flavors, fits with node affinity",
+        [[fq("one", cpu="4", memory="1Gi"), fq("two", cpu="4", memory="1Gi")]],
+        awl().pod_set(
+            "main",
+            1,
+            {"cpu": "1", "memory": "1Mi"},
+            node_selector={"ignored1": "foo"},
+            affinity=node_affinity([("type", "In", ["two"])]),
+        ),
+        admitted={"default/wl": admitted(TQ, main={"cpu": "two", "memory": "two"})},
+    ),
+    af(
+        # The first term only names an unknown key, so it matches any flavor (terms are ORed).
+        "multiple flavors, node affinity fits any flavor",
+        [[fq("one", cpu="4"), fq("two", cpu="4")]],
+        awl().pod_set(
+            "main",
+            1,
+            {"cpu": "1"},
+            affinity=node_affinity([("ignored2", "In", ["bar"])], [("cpuType", "In", ["two"])]),
+        ),
+        admitted={"default/wl": admitted(TQ, main={"cpu": "one"})},
+    ),
+    af(
+        "multiple flavors with different label keys, selector only uses flavor's own keys",
+        [[fq("label-x-a", cpu="4"), fq("label-xy-b", cpu="4")]],
+        awl().pod_set("main", 1, {"cpu": "1"}, node_selector={"x": "a", "y": "g"}),
+        admitted={"default/wl": admitted(TQ, main={"cpu": "label-x-a"})},
+    ),
+    af(
+        "labelless flavor in group with labeled flavor, workload uses labeled selector",
+        [[fq("default", cpu="4"), fq("two", cpu="4")]],
+        awl().pod_set("main", 1, {"cpu": "1"}, node_selector={"type": "two"}),
+        admitted={"default/wl": admitted(TQ, main={"cpu": "default"})},
+    ),
+    af(
+        "multiple flavors, doesn't fit node affinity",
+        [[fq("one", cpu="4"), fq("two", cpu="4")]],
+        awl().pod_set("main", 1, {"cpu": "1"}, affinity=node_affinity([("type", "In", ["three"])])),
+    ),
+    af(
+        "multiple specs, fit different flavors",
+        [[fq("one", cpu="4"), fq("two", cpu="10")]],
+        awl().pod_set("driver", 1, {"cpu": "5"}).pod_set("worker", 1, {"cpu": "3"}),
+        admitted={"default/wl": admitted(TQ, driver={"cpu": "two"}, worker={"cpu": "one"})},
+    ),
+]
+
+
+def _params() -> list[object]:
+    return [
+        pytest.param(
+            case, engine, id=f"{case.id}-{engine}", marks=engine_marks(engine, case.differs, case.unverified)
+        )
+        for case in CASES
+        for engine in ENGINES
+    ]
+
+
+def test_case_ids_are_unique() -> None:
+    ids = [c.id for c in CASES]
+    assert len(ids) == len(set(ids))
+
+
+@pytest.mark.parametrize(("case", "engine"), _params())
+def test_kueue_schedule(case: ScheduleCase, engine: str) -> None:
+    cluster_queues = [*(base_cluster_queues() if case.base else []), *case.cluster_queues]
+    local_queues = [*(BASE_LOCAL_QUEUES if case.base else []), *case.local_queues]
+    state = build_state(
+        case.flavors,
+        cluster_queues,
+        case.workloads,
+        cohorts=case.cohorts,
+        local_queues=local_queues,
+        namespaces=NAMESPACES if case.base else None,
+        fair_sharing=case.fair_sharing,
+        default_namespace=None,
+    )
+    decisions = run_one_cycle(state, engine)
+
+    want: dict[str, str] = {}
+    for w in state.workloads.values():
+        if w.key in case.admitted:
+            want[w.key] = expected_admission_text(case.admitted[w.key])
+        elif w.key in case.preempted:
+            want[w.key] = "evicted"
+        elif w.admission is not None:
+            want[w.key] = f"admitted in {w.admission.cluster_queue}"
+        else:
+            want[w.key] = "pending"
+    got = schedule_outcome(decisions, case.admitted)
+    if got != want:
+        fail_with_diff(f"{case.test} {case.name!r}: state of every workload", want, got, decisions)
