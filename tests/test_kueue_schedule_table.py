@@ -58,6 +58,7 @@ from builders import (
     wl,
 )
 
+from kueue_fast import Cluster
 from kueue_fast.model import ResourceFlavor, Taint, Toleration
 
 LP, ANY, NEVER = "LowerPriority", "Any", "Never"
@@ -854,6 +855,95 @@ CASES += [
     ),
 ]
 
+
+def lender_borrower(reclaim: str) -> list[ClusterQueueBuilder]:
+    """ClusterQueueA (2 gpu, reclaimWithinCohort ``reclaim``) and ClusterQueueB (0 gpu) in cohort root."""
+    return [
+        cq("ClusterQueueA").cohort("root").preemption(reclaim=reclaim).flavor("on-demand", gpu="2"),
+        cq("ClusterQueueB").cohort("root").flavor("on-demand", gpu="0"),
+    ]
+
+
+LENDER_BORROWER_LQS = [("eng-alpha", "lq", "ClusterQueueA"), ("eng-beta", "lq", "ClusterQueueB")]
+
+
+def lender_borrower_workloads() -> list[WorkloadBuilder]:
+    """A holds 1 of its 2 gpu and has a 2-gpu workload waiting; B has a 1-gpu one."""
+    return [
+        wl("a1-admitted", "eng-alpha").queue("lq").request(gpu="1").reserve("ClusterQueueA", "on-demand"),
+        wl("a2-pending", "eng-alpha").queue("lq").request(gpu="2"),
+        wl("b1-pending", "eng-beta").queue("lq").created(NOW).request(gpu="1"),
+    ]
+
+
+CASES += [
+    ts(
+        # a2-pending needs a preemption without candidates; A can always reclaim
+        # (Any), so it does not hold its free gpu back and B may borrow it.
+        "capacity not blocked when lending clusterqueue can reclaim (ReclaimWithinCohort=Any)",
+        cluster_queues=lender_borrower(ANY),
+        local_queues=LENDER_BORROWER_LQS,
+        workloads=lender_borrower_workloads(),
+        admitted={"eng-beta/b1-pending": admitted("ClusterQueueB", main={"gpu": "on-demand"})},
+    ),
+    ts(
+        "capacity blocked when lending clusterqueue not guaranteed to reclaim (ReclaimWithinCohort=LowerPriority)",  # noqa: E501
+        cluster_queues=lender_borrower(LP),
+        local_queues=LENDER_BORROWER_LQS,
+        workloads=lender_borrower_workloads(),
+    ),
+    ts(
+        "capacity blocked when lending clusterqueue not guaranteed to reclaim (ReclaimWithinCohort=Never)",
+        cluster_queues=lender_borrower(NEVER),
+        local_queues=LENDER_BORROWER_LQS,
+        workloads=lender_borrower_workloads(),
+    ),
+    ts(
+        # ROOT <- GUARANTEED (4 cpu) <- guaranteed; ROOT <- best-effort. The
+        # workload borrowing from a lower level goes first despite its lower priority.
+        "in a hierarchical cohort, workload borrowing less is scheduled first",
+        cohorts=[cohort("root"), cohort("guaranteed").parent("root").flavor("default", cpu="4")],
+        cluster_queues=[
+            cq("guaranteed").cohort("guaranteed").flavor("default", cpu="0"),
+            cq("best-effort").cohort("root").flavor("default", cpu="0"),
+        ],
+        local_queues=[
+            ("eng-alpha", "lq-guaranteed", "guaranteed"),
+            ("eng-alpha", "lq-best-effort", "best-effort"),
+        ],
+        workloads=[
+            one("guaranteed", "eng-alpha", 1, cpu="4", queue="lq-guaranteed").priority(0),
+            one("best-effort", "eng-alpha", 1, cpu="4", queue="lq-best-effort").priority(3),
+        ],
+        admitted={"eng-alpha/guaranteed": admitted("guaranteed", one={"cpu": "default"})},
+    ),
+    ts(
+        # on-demand would need a preemption but "admitted" only uses cq2's
+        # nominal quota: no candidates, so the assigner moves on to spot.
+        # (v1beta1's whenCanPreempt Preempt / whenCanBorrow Borrow are v1beta2's MayStopSearch.)
+        "don't assign flavor if there are no candidates for preemption",
+        cluster_queues=[
+            cq("cq1")
+            .cohort("cohort")
+            .preemption(within=LP, reclaim=ANY, borrow_within=LP)
+            .fungibility(when_can_borrow="MayStopSearch", when_can_preempt="MayStopSearch")
+            .resource_group(fq("on-demand", cpu=quota("0", "1")), fq("spot", cpu=quota("0", "1"))),
+            cq("cq2").cohort("cohort").resource_group(fq("on-demand", cpu="1"), fq("spot", cpu="1")),
+        ],
+        local_queues=[("eng-alpha", "lq1", "cq1"), ("eng-alpha", "lq2", "cq2")],
+        workloads=[
+            wl("admitted", "eng-alpha")
+            .queue("lq2")
+            .request(cpu="1")
+            .priority(0)
+            .reserve("cq2", "on-demand", at=NOW - SECOND),
+            wl("new", "eng-alpha").queue("lq1").request(cpu="1").priority(100),
+        ],
+        admitted={"eng-alpha/new": admitted("cq1", main={"cpu": "spot"})},
+    ),
+]
+
+
 # --- TestAssignFlavors: the flavor a single workload gets in one ClusterQueue ----------------------
 
 
@@ -1035,3 +1125,231 @@ def test_kueue_schedule(case: ScheduleCase, engine: str) -> None:
     got = schedule_outcome(decisions, case.admitted)
     if got != want:
         fail_with_diff(f"{case.test} {case.name!r}: state of every workload", want, got, decisions)
+
+
+# --- TestLastSchedulingContext: two cycles, with deletions in between -------------------------------
+#
+# Kueue's test records preemptions without carrying them out: a preempted
+# workload keeps its quota until the test deletes it. We run the Cluster the
+# same way (release_evictions=False: an evicted workload holds its quota until
+# it is removed), remove the deleted workloads after the first cycle, and run a
+# second one. The first cycle must admit exactly wantAdmissionsOnFirstSchedule;
+# after the second, the workloads holding quota must be exactly
+# wantAdmissionsOnSecondSchedule (with their flavors); preemptions are counted
+# over both cycles.
+
+
+@dataclass
+class TwoCycleCase:
+    name: str
+    cluster_queues: list[ClusterQueueBuilder]
+    admitted_before: list[WorkloadBuilder]
+    workloads: list[WorkloadBuilder]
+    first: dict[str, Admitted]
+    second: dict[str, Admitted]
+    delete: tuple[str, ...] = ()
+    preempted: tuple[str, ...] = ()
+    test: str = "TestLastSchedulingContext"
+
+    @property
+    def id(self) -> str:
+        return f"kueue_{self.test}_{slug(self.name)}"
+
+
+def cohort_queues() -> list[ClusterQueueBuilder]:
+    """TestLastSchedulingContext's clusterQueueCohort (v1beta1 Preempt/Borrow are MayStopSearch)."""
+    out = []
+    for name, policy in (
+        ("eng-cohort-alpha", "MayStopSearch"),
+        ("eng-cohort-beta", "MayStopSearch"),
+        ("eng-cohort-theta", "TryNextFlavor"),
+    ):
+        out.append(
+            cq(name)
+            .cohort("cohort")
+            .strict_fifo()
+            .preemption(within=NEVER, reclaim=LP)
+            .fungibility(when_can_borrow=policy, when_can_preempt=policy)
+            .resource_group(fq("on-demand", cpu=quota("50", "50")), fq("spot", cpu=quota("100", "0")))
+        )
+    return out
+
+
+LAST_CONTEXT_LQS = [
+    ("default", "main", "eng-alpha"),
+    ("default", "main-alpha", "eng-cohort-alpha"),
+    ("default", "main-beta", "eng-cohort-beta"),
+    ("default", "main-theta", "eng-cohort-theta"),
+]
+
+
+def held(name: str, cpu: str, cluster_queue: str, flavor_name: str, **kw: object) -> WorkloadBuilder:
+    return wl(name).request(cpu=cpu).reserve(cluster_queue, flavor_name, **kw)  # type: ignore[arg-type]
+
+
+def on(cluster_queue: str, flavor_name: str) -> Admitted:
+    return admitted(cluster_queue, main={"cpu": flavor_name})
+
+
+TWO_CYCLE_CASES = [
+    TwoCycleCase(
+        # on-demand has no candidate, spot (10) can never fit 20: wait, and take
+        # on-demand once low-1 is gone.
+        "scheduling on the first flavor is unblocked after some workloads were deleted",
+        cluster_queues=[
+            cq("eng-alpha")
+            .preemption(within=LP)
+            .fungibility(when_can_preempt="MayStopSearch")
+            .resource_group(fq("on-demand", cpu=quota("50", "50")), fq("spot", cpu=quota("10", "0"))),
+        ],
+        admitted_before=[wl("low-1").queue("main").request(cpu="50").reserve("eng-alpha", "on-demand")],
+        workloads=[wl("preemptor").queue("main").request(cpu="20")],
+        delete=("default/low-1",),
+        first={},
+        second={"default/preemptor": on("eng-alpha", "on-demand")},
+    ),
+    TwoCycleCase(
+        "borrow before next flavor",
+        cluster_queues=cohort_queues(),
+        admitted_before=[held("placeholder", "50", "eng-cohort-alpha", "on-demand")],
+        workloads=[
+            wl("borrower").queue("main-alpha").request(cpu="20"),
+            wl("workload1").queue("main-beta").request(cpu="20"),
+        ],
+        first={
+            "default/workload1": on("eng-cohort-beta", "on-demand"),
+            "default/borrower": on("eng-cohort-alpha", "on-demand"),
+        },
+        second={
+            "default/placeholder": on("eng-cohort-alpha", "on-demand"),
+            "default/workload1": on("eng-cohort-beta", "on-demand"),
+            "default/borrower": on("eng-cohort-alpha", "on-demand"),
+        },
+    ),
+    TwoCycleCase(
+        "borrow after all flavors",
+        cluster_queues=cohort_queues(),
+        admitted_before=[
+            held("placeholder", "50", "eng-cohort-alpha", "on-demand"),
+            held("placeholder1", "50", "eng-cohort-theta", "on-demand"),
+        ],
+        workloads=[wl("workload").queue("main-theta").request(cpu="20")],
+        first={"default/workload": on("eng-cohort-theta", "spot")},
+        second={
+            "default/placeholder": on("eng-cohort-alpha", "on-demand"),
+            "default/placeholder1": on("eng-cohort-theta", "on-demand"),
+            "default/workload": on("eng-cohort-theta", "spot"),
+        },
+    ),
+    TwoCycleCase(
+        "when the next flavor is full, but can borrow on first",
+        cluster_queues=cohort_queues(),
+        admitted_before=[
+            held("placeholder", "40", "eng-cohort-alpha", "on-demand"),
+            held("placeholder1", "40", "eng-cohort-theta", "on-demand"),
+            held("placeholder2", "100", "eng-cohort-theta", "spot"),
+        ],
+        workloads=[wl("workload").queue("main-theta").request(cpu="20")],
+        first={"default/workload": on("eng-cohort-theta", "on-demand")},
+        second={
+            "default/placeholder": on("eng-cohort-alpha", "on-demand"),
+            "default/placeholder1": on("eng-cohort-theta", "on-demand"),
+            "default/placeholder2": on("eng-cohort-theta", "spot"),
+            "default/workload": on("eng-cohort-theta", "on-demand"),
+        },
+    ),
+    TwoCycleCase(
+        "when the next flavor is full, but can preempt on first",
+        cluster_queues=cohort_queues(),
+        admitted_before=[
+            held("placeholder-alpha", "150", "eng-cohort-alpha", "on-demand").priority(-1),
+            held("placeholder-theta-spot", "100", "eng-cohort-theta", "spot"),
+        ],
+        workloads=[wl("new").queue("main-theta").request(cpu="20")],
+        delete=("default/placeholder-alpha",),
+        preempted=("default/placeholder-alpha",),
+        first={},
+        second={
+            "default/placeholder-theta-spot": on("eng-cohort-theta", "spot"),
+            "default/new": on("eng-cohort-theta", "on-demand"),
+        },
+    ),
+    TwoCycleCase(
+        "TryNextFlavor, but second flavor is full and can preempt on first",
+        cluster_queues=[
+            cq("eng-cohort-alpha")
+            .cohort("cohort")
+            .preemption(within=LP, reclaim=ANY)
+            .fungibility(when_can_borrow="TryNextFlavor", when_can_preempt="TryNextFlavor")
+            .resource_group(fq("on-demand", cpu=quota("0", "60")), fq("spot", cpu=quota("30", "30"))),
+            cq("eng-cohort-beta")
+            .cohort("cohort")
+            .preemption(within=LP, reclaim=ANY)
+            .fungibility(when_can_borrow="TryNextFlavor", when_can_preempt="TryNextFlavor")
+            .resource_group(fq("on-demand", cpu=quota("30", "30")), fq("spot", cpu=quota("30", "30"))),
+            cq("eng-cohort-shared").cohort("cohort").flavor("on-demand", cpu="30"),
+        ],
+        admitted_before=[
+            held("alpha1", "22", "eng-cohort-alpha", "on-demand", at=NOW - SECOND),
+            held("alpha2", "22", "eng-cohort-alpha", "on-demand"),
+            held("alpha3", "22", "eng-cohort-alpha", "spot"),
+            held("beta1", "22", "eng-cohort-beta", "spot"),
+        ],
+        workloads=[wl("new").queue("main-beta").request(cpu="22")],
+        delete=("default/alpha2",),
+        preempted=("default/alpha2",),
+        first={},
+        second={
+            "default/alpha1": on("eng-cohort-alpha", "on-demand"),
+            "default/alpha3": on("eng-cohort-alpha", "spot"),
+            "default/beta1": on("eng-cohort-beta", "spot"),
+            "default/new": on("eng-cohort-beta", "on-demand"),
+        },
+    ),
+]
+
+
+def _two_cycle_params() -> list[object]:
+    return [
+        pytest.param(case, engine, id=f"{case.id}-{engine}", marks=engine_marks(engine))
+        for case in TWO_CYCLE_CASES
+        for engine in ENGINES
+    ]
+
+
+@pytest.mark.parametrize(("case", "engine"), _two_cycle_params())
+def test_kueue_last_scheduling_context(case: TwoCycleCase, engine: str) -> None:
+    state = build_state(
+        ("on-demand", "spot"),
+        case.cluster_queues,
+        [*case.admitted_before, *case.workloads],
+        local_queues=LAST_CONTEXT_LQS,
+        default_namespace=None,
+    )
+    cluster = Cluster(state, engine=engine, release_evictions=False)
+    before = {k for k, w in state.workloads.items() if w.admission is not None}
+
+    result = cluster.run_cycle()
+    first = {d.key: d for d in cluster.decisions()}
+    preempted = set(result.preempted)
+    got_first = {
+        k: v
+        for k, v in schedule_outcome(first, case.first).items()
+        if v.startswith("admitted") and k not in before
+    }
+    want_first = {k: expected_admission_text(a) for k, a in case.first.items()}
+    if got_first != want_first:
+        fail_with_diff(
+            f"{case.test} {case.name!r}: admitted in the first cycle", want_first, got_first, first
+        )
+
+    for key in case.delete:
+        cluster.remove_workload(key)
+    preempted |= set(cluster.run_cycle().preempted)
+    second = {d.key: d for d in cluster.decisions() if d.key not in case.delete}
+    got = {k: v for k, v in schedule_outcome(second, case.second).items() if v.startswith("admitted")}
+    got.update({k: "preempted" for k in preempted})
+    want = {k: expected_admission_text(a) for k, a in case.second.items()}
+    want.update({k: "preempted" for k in case.preempted})
+    if got != want:
+        fail_with_diff(f"{case.test} {case.name!r}: holding quota after the second cycle", want, got, second)
