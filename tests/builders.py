@@ -489,19 +489,48 @@ def fail_with_diff(
     pytest.fail("\n".join(lines), pytrace=False)
 
 
+def cluster_queue_path(state: ClusterState, cluster_queue: str) -> str:
+    """Kueue's path of a ClusterQueue in its cohort tree, as preemption messages
+    print it: ``/root/.../cohort/cq`` (``/cq`` without a cohort)."""
+    names = [cluster_queue]
+    parent = state.cluster_queues[cluster_queue].cohort
+    seen: set[str] = set()
+    while parent and parent not in seen:
+        seen.add(parent)
+        names.append(parent)
+        co = state.cohorts.get(parent)
+        parent = co.parent if co else None
+    return "/" + "/".join(reversed(names))
+
+
 def preemption_outcome(decisions: Mapping[str, Decision], incoming: str) -> dict[str, str]:
-    """Victim key -> human reason (read from the eviction message), plus the
-    incoming workload's own state under its key."""
+    """Victim key -> "<human reason> (<preemptor path> -> <preemptee path>)", read
+    from the eviction message, plus the incoming workload's own state under its key."""
     got: dict[str, str] = {}
     for k, d in decisions.items():
         if k == incoming:
             got[k] = d.state
         elif d.state == "evicted":
-            m = re.search(r" due to (.*?)(;|$)", d.message)
-            reason = m.group(1) if m else f"<no reason in {d.message!r}>"
+            m = re.search(r" due to (.*?); preemptor path: (\S+); preemptee path: (\S+)$", d.message)
+            text = (
+                f"{m.group(1)} ({m.group(2)} -> {m.group(3)})" if m else f"<unexpected message {d.message!r}>"
+            )
             by = "" if d.preempted_by == incoming else f" (preempted by {d.preempted_by})"
-            got[k] = reason + by
+            got[k] = text + by
     return got
+
+
+def expected_victims(state: ClusterState, incoming: Workload, victims: Mapping[str, str]) -> dict[str, str]:
+    """Victim key -> the text :func:`preemption_outcome` reads for it: the reason and
+    the paths of the incoming workload's ClusterQueue and of the victim's."""
+    lq = state.local_queues[f"{incoming.namespace}/{incoming.queue_name}"]
+    preemptor = cluster_queue_path(state, lq.cluster_queue)
+    out = {}
+    for key, reason in victims.items():
+        victim = state.workloads[key]
+        assert victim.admission is not None, key
+        out[key] = f"{reason} ({preemptor} -> {cluster_queue_path(state, victim.admission.cluster_queue)})"
+    return out
 
 
 @dataclass

@@ -41,6 +41,7 @@ from builders import (
     cohort,
     cq,
     engine_marks,
+    expected_victims,
     fail_with_diff,
     fq,
     preemption_outcome,
@@ -775,7 +776,8 @@ def test_kueue_preemption(case: PreemptionCase, engine: str) -> None:
     decisions = run_one_cycle(state, engine)
 
     incoming_key = case.incoming.key
-    want = {f"default/{name}": reason for name, reason in case.want.items()}
+    victims = {f"default/{name}": reason for name, reason in case.want.items()}
+    want = expected_victims(state, state.workloads[incoming_key], victims)
     want[incoming_key] = "pending" if case.want else case.incoming_state
     got = preemption_outcome(decisions, incoming_key)
     if got != want:

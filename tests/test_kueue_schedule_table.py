@@ -34,6 +34,9 @@ from dataclasses import dataclass, field
 import pytest
 from builders import (
     ENGINES,
+    IN_CLUSTER_QUEUE,
+    IN_COHORT_FAIR_SHARING,
+    IN_COHORT_RECLAMATION,
     NOW,
     SECOND,
     Admitted,
@@ -46,10 +49,12 @@ from builders import (
     cq,
     engine_marks,
     expected_admission_text,
+    expected_victims,
     fail_with_diff,
     flavor,
     fq,
     node_affinity,
+    preemption_outcome,
     quota,
     run_one_cycle,
     schedule_outcome,
@@ -135,6 +140,10 @@ class ScheduleCase:
     workloads: list[WorkloadBuilder]
     admitted: dict[str, Admitted] = field(default_factory=dict)  # admitted in this cycle
     preempted: tuple[str, ...] = ()
+    # Victims whose eviction message is checked too: key -> (human reason, preemptor key).
+    victims: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # Pending workloads whose message is checked: key -> Kueue's QuotaReserved=False message.
+    messages: dict[str, str] = field(default_factory=dict)
     cluster_queues: list[ClusterQueueBuilder] = field(default_factory=list)  # additional ones
     local_queues: list[tuple[str, str, str]] = field(default_factory=list)  # additional (ns, name, cq)
     cohorts: list[CohortBuilder] = field(default_factory=list)
@@ -421,6 +430,7 @@ CASES += [
         local_queues=CO_LQS,
         workloads=[r_wl("wl1", "lq1", -1, r1="16"), r_wl("wl2", "lq2", -2, r1="16")],
         admitted={"sales/wl1": admitted("cq1", main={"r1": "default"})},
+        messages={"sales/wl2": "Workload no longer fits after processing another workload"},
     ),
     ts(
         "preemption while borrowing, workload waiting for preemption should not block a borrowing workload in another CQ",  # noqa: E501
@@ -442,6 +452,10 @@ CASES += [
             wl("admitted_a", "eng-alpha").queue("lq_a").request(cpu="2").reserve("cq_a", "default"),
         ],
         admitted={"eng-beta/b": admitted("cq_b", main={"cpu": "default"})},
+        messages={
+            "eng-alpha/a": "couldn't assign flavors to pod set main: "
+            "insufficient unused quota for cpu in flavor default, 2 more needed"
+        },
     ),
     ts(
         "with fair sharing: schedule workload with lowest share first",
@@ -584,6 +598,10 @@ CASES += [
             .reserve("other-beta", "on-demand"),
             wl("incoming", "eng-alpha").priority(1).queue("other").request(cpu="3"),
         ],
+        messages={
+            "eng-alpha/incoming": "couldn't assign flavors to pod set main: "
+            "insufficient unused quota for cpu in flavor on-demand, 1 more needed"
+        },
     ),
     ts(
         "with fair sharing: preempt workload from CQ with the highest share",
@@ -602,7 +620,22 @@ CASES += [
             ],
             wl("preemptor", "eng-beta").queue("main").request(cpu="30"),
         ],
-        preempted=("eng-alpha/alpha1", "eng-gamma/gamma1"),
+        victims={
+            "eng-alpha/alpha1": (IN_COHORT_FAIR_SHARING, "eng-beta/preemptor"),
+            "eng-gamma/gamma1": (IN_COHORT_FAIR_SHARING, "eng-beta/preemptor"),
+        },
+        unverified=(
+            "this v1beta2 TestSchedule table expects InCohortFairSharing although eng-beta stays within "
+            "its on-demand nominal quota (30 <= 50); the fair-preemption table of the "
+            "FairSharingPreemptWithinNominal era (and the reference engine) give InCohortReclamation for "
+            "a preemptor within nominal, so this expectation likely predates that gate"
+        ),
+        messages={
+            "eng-beta/preemptor": "couldn't assign flavors to pod set main: "
+            "insufficient unused quota for cpu in flavor on-demand, 30 more needed, "
+            "insufficient unused quota for cpu in flavor spot, 30 more needed. "
+            "Pending the preemption of 2 workload(s)"
+        },
     ),
 ]
 
@@ -682,30 +715,32 @@ CASES += [
             other_wl("preemptor", "eng-beta", 100, "3"),
             other_wl("preemptor", "eng-gamma", 100, "3"),
         ],
-        preempted=("eng-alpha/a1", "eng-beta/b1", "eng-gamma/c1"),
+        victims={
+            f"eng-{x}/{v}": (IN_CLUSTER_QUEUE, f"eng-{x}/preemptor")
+            for x, v in (("alpha", "a1"), ("beta", "b1"), ("gamma", "c1"))
+        },
+        messages={
+            f"eng-{x}/preemptor": "couldn't assign flavors to pod set main: "
+            "insufficient unused quota for cpu in flavor default, 3 more needed. "
+            "Pending the preemption of 1 workload(s)"
+            for x in ("alpha", "beta", "gamma")
+        },
     ),
     ts(
         # other-gamma uses more than its fair share of cpu; alpha's and beta's
         # preemptors both need it. Alpha's (higher priority) goes first; beta's
-        # would overlap its targets and is skipped. Kueue's queues leave
-        # reclaimWithinCohort empty (not Never): LowerPriority has that effect here.
+        # targets overlap (c1) and it is skipped, b1 keeps running. (Facts from
+        # the v1beta2 table, whose queues name reclaimWithinCohort: Any.)
         "multiple preemptions skip overlapping preemption targets",
         fair_sharing=True,
         cluster_queues=[
-            cq("other-alpha")
+            cq(f"other-{x}")
             .cohort("other")
-            .preemption(within=LP, reclaim=LP)
-            .flavor("default", cpu="0", **{"alpha-resource": "1"}),
-            cq("other-beta")
-            .cohort("other")
-            .preemption(within=LP, reclaim=LP)
-            .flavor("default", cpu="0", **{"beta-resource": "1"}),
-            cq("other-gamma")
-            .cohort("other")
-            .preemption(within=LP, reclaim=LP)
-            .flavor("default", cpu="0", **{"gamma-resource": "1"}),
-            cq("resource-bank").cohort("other").flavor("default", cpu="9"),
-        ],
+            .preemption(within=LP, reclaim=ANY)
+            .flavor("default", cpu="0", **{f"{x}-resource": "1"})
+            for x in ("alpha", "beta", "gamma")
+        ]
+        + [cq("resource-bank").cohort("other").flavor("default", cpu="9")],
         local_queues=other_queues("alpha", "beta", "gamma"),
         workloads=[
             wl("a1", "eng-alpha")
@@ -730,11 +765,25 @@ CASES += [
             .queue("other")
             .request(cpu="3", **{"beta-resource": "1"}),
         ],
-        preempted=("eng-alpha/a1", "eng-gamma/c1"),
+        victims={
+            "eng-alpha/a1": (IN_CLUSTER_QUEUE, "eng-alpha/preemptor"),
+            "eng-gamma/c1": (IN_COHORT_FAIR_SHARING, "eng-alpha/preemptor"),
+        },
+        messages={
+            "eng-alpha/preemptor": "couldn't assign flavors to pod set main: "
+            "insufficient unused quota for alpha-resource in flavor default, 1 more needed, "
+            "insufficient unused quota for cpu in flavor default, 3 more needed. "
+            "Pending the preemption of 2 workload(s)",
+            "eng-beta/pretending-preemptor": (
+                "Workload has overlapping preemption targets with another workload"
+            ),
+        },
         unverified=(
-            "the table read predates RecomputeAssignmentUponPreemptionTargetsOverlap (KEP-4378, beta, on), "
-            "under which beta's preemptor, overlapping on c1, gets its targets re-computed without c1 "
-            "and preempts b1 (what the reference engine does)"
+            "this table (v1beta2, but apparently older than the gate "
+            "RecomputeAssignmentUponPreemptionTargetsOverlap, beta on in 0.20) skips beta's preemptor; "
+            "with the gate, Kueue re-computes its targets without "
+            "the earlier victims a1 and c1 (as TestScheduleRecomputePreemptionTargets shows), "
+            "finds b1 alone, and preempts it - which is what the reference engine does"
         ),
     ),
     ts(
@@ -944,6 +993,160 @@ CASES += [
 ]
 
 
+# --- TestScheduleRecomputePreemptionTargets (RecomputeAssignmentUponPreemptionTargetsOverlap) -------
+#
+#                     root-cohort (3005 cpu)
+#                   /        |          \
+#     parent-cohort-a   parent-cohort-b   parent-cohort-c
+#      (0 cpu)          |                 |
+#      /       \        cq-tiny (50)      cq-rest (0)
+#  cq-hero (3000)  cq-noisy (0)
+
+
+def recompute_queues() -> list[ClusterQueueBuilder]:
+    return [
+        cq(name).cohort(parent).flavor("default", cpu=nominal).preemption(within=LP, reclaim=ANY)
+        for name, parent, nominal in (
+            ("cq-hero", "parent-cohort-a", "3000"),
+            ("cq-noisy", "parent-cohort-a", "0"),
+            ("cq-tiny", "parent-cohort-b", "50"),
+            ("cq-rest", "parent-cohort-c", "0"),
+        )
+    ]
+
+
+def recompute_cohorts() -> list[CohortBuilder]:
+    return [
+        cohort("root-cohort").flavor("default", cpu="3005"),
+        cohort("parent-cohort-a").parent("root-cohort").flavor("default", cpu="0"),
+        cohort("parent-cohort-b").parent("root-cohort"),
+        cohort("parent-cohort-c").parent("root-cohort"),
+    ]
+
+
+RECOMPUTE_LQS = [("eng-alpha", f"lq-{n}", f"cq-{n}") for n in ("hero", "noisy", "tiny", "rest")]
+
+
+def tr(name: str, **kw: object) -> ScheduleCase:
+    kw.setdefault("base", False)
+    kw.setdefault("flavors", ("default", "on-demand"))
+    return ScheduleCase("TestScheduleRecomputePreemptionTargets", name, **kw)  # type: ignore[arg-type]
+
+
+def ea(name: str, queue: str, cpu: str) -> WorkloadBuilder:
+    return wl(name, "eng-alpha").queue(queue).request(cpu=cpu)
+
+
+DEFERRED = (
+    "Workload has overlapping preemption targets with another workload, "
+    "but will fit after these preemptions complete"
+)
+
+CASES += [
+    tr(
+        # cq-rest borrows most of the root's quota: wl-tiny-pending and wl-hero
+        # both first pick wl-rest-admitted. wl-tiny-pending goes first (fair
+        # sharing); wl-hero's targets overlap, it re-computes them and finds
+        # wl-noisy-admitted (borrowing its own parent's quota) instead.
+        "with fair sharing: hierarchical nominal-first prefers non-borrowing leaf CQ",
+        fair_sharing=True,
+        cohorts=recompute_cohorts(),
+        cluster_queues=recompute_queues(),
+        local_queues=RECOMPUTE_LQS,
+        workloads=[
+            ea("wl-noisy-admitted", "lq-noisy", "3000").reserve("cq-noisy", "default"),
+            ea("wl-tiny-admitted", "lq-tiny", "60").reserve("cq-tiny", "default"),
+            ea("wl-rest-admitted", "lq-rest", "2995").reserve("cq-rest", "default"),
+            ea("wl-hero", "lq-hero", "2990").created(NOW + SECOND),
+            ea("wl-tiny-pending", "lq-tiny", "10").created(NOW),
+        ],
+        victims={
+            "eng-alpha/wl-noisy-admitted": (IN_COHORT_RECLAMATION, "eng-alpha/wl-hero"),
+            "eng-alpha/wl-rest-admitted": (IN_COHORT_FAIR_SHARING, "eng-alpha/wl-tiny-pending"),
+        },
+        messages={
+            "eng-alpha/wl-hero": "couldn't assign flavors to pod set main: insufficient unused quota "
+            "for cpu in flavor default, 5 more needed. Pending the preemption of 1 workload(s)",
+            "eng-alpha/wl-tiny-pending": "couldn't assign flavors to pod set main: insufficient unused quota "
+            "for cpu in flavor default, 10 more needed. Pending the preemption of 1 workload(s)",
+        },
+    ),
+    tr(
+        # Both want wl-rest-admitted; once wl-tiny-pending has it, wl-hero fits
+        # without more preemptions: it waits ("deferred fit").
+        "with fair sharing: two workloads reclaim nominal quota; RecomputePreemptionTargetsUponOverlap enabled",  # noqa: E501
+        fair_sharing=True,
+        cohorts=recompute_cohorts(),
+        cluster_queues=recompute_queues(),
+        local_queues=RECOMPUTE_LQS,
+        workloads=[
+            ea("wl-rest-admitted", "lq-rest", "6055").priority(0).reserve("cq-rest", "default"),
+            ea("wl-hero", "lq-hero", "2950").created(NOW + SECOND),
+            ea("wl-tiny-pending", "lq-tiny", "50").created(NOW),
+            ea("wl-rest-pending", "lq-rest", "4000").priority(10).created(NOW + 2 * SECOND),
+        ],
+        victims={"eng-alpha/wl-rest-admitted": (IN_COHORT_RECLAMATION, "eng-alpha/wl-tiny-pending")},
+        messages={
+            "eng-alpha/wl-hero": DEFERRED,
+            "eng-alpha/wl-rest-pending": "couldn't assign flavors to pod set main: insufficient unused quota "
+            "for cpu in flavor default, 945 more needed",
+            "eng-alpha/wl-tiny-pending": "couldn't assign flavors to pod set main: insufficient unused quota "
+            "for cpu in flavor default, 50 more needed. Pending the preemption of 1 workload(s)",
+        },
+    ),
+    tr(
+        "two workloads reclaim nominal quota; RecomputePreemptionTargetsUponOverlap enabled",
+        cohorts=recompute_cohorts(),
+        cluster_queues=recompute_queues(),
+        local_queues=RECOMPUTE_LQS,
+        workloads=[
+            ea("wl-rest-admitted", "lq-rest", "6055").reserve("cq-rest", "default"),
+            ea("wl-hero", "lq-hero", "2950").created(NOW + SECOND),
+            ea("wl-tiny-pending", "lq-tiny", "50").created(NOW),
+        ],
+        victims={"eng-alpha/wl-rest-admitted": (IN_COHORT_RECLAMATION, "eng-alpha/wl-tiny-pending")},
+        messages={
+            "eng-alpha/wl-hero": DEFERRED,
+            "eng-alpha/wl-tiny-pending": "couldn't assign flavors to pod set main: insufficient unused quota "
+            "for cpu in flavor default, 50 more needed. Pending the preemption of 1 workload(s)",
+        },
+    ),
+    tr(
+        # cq-2 (unused) goes first under fair sharing and takes wl-admitted-default.
+        # wl-pending-high-prio-1 overlaps; its re-computation keeps its nominated
+        # flavor (default) instead of switching to on-demand, and is skipped.
+        "flavor stickiness with RecomputePreemptionTargetsUponOverlap",
+        fair_sharing=True,
+        cohorts=[cohort("root")],
+        cluster_queues=[
+            *recompute_queues(),
+            *[
+                cq(n)
+                .cohort("root")
+                .preemption(within=LP, reclaim=ANY)
+                .resource_group(fq("default", cpu="5"), fq("on-demand", cpu="5"))
+                for n in ("cq-1", "cq-2")
+            ],
+        ],
+        local_queues=[*RECOMPUTE_LQS, ("default", "lq-1", "cq-1"), ("default", "lq-2", "cq-2")],
+        workloads=[
+            wl("wl-admitted-default").queue("lq-1").request(cpu="10").reserve("cq-1", "default"),
+            wl("wl-admitted-on-demand").queue("lq-1").request(cpu="10").reserve("cq-1", "on-demand"),
+            wl("wl-pending-high-prio-1").queue("lq-1").priority(11).request(cpu="10").created(NOW),
+            wl("wl-pending-high-prio-2").queue("lq-2").priority(10).request(cpu="10").created(NOW + SECOND),
+        ],
+        victims={"default/wl-admitted-default": (IN_COHORT_FAIR_SHARING, "default/wl-pending-high-prio-2")},
+        messages={
+            "default/wl-pending-high-prio-1": "couldn't assign flavors to pod set main: insufficient unused "
+            "quota for cpu in flavor default, 10 more needed, skipping flavor on-demand as it is not found "
+            "in the nomination mapping for resource cpu",
+            "default/wl-pending-high-prio-2": "couldn't assign flavors to pod set main: insufficient unused "
+            "quota for cpu in flavor default, 10 more needed, insufficient unused quota for cpu in flavor "
+            "on-demand, 10 more needed. Pending the preemption of 1 workload(s)",
+        },
+    ),
+]
+
 # --- TestAssignFlavors: the flavor a single workload gets in one ClusterQueue ----------------------
 
 
@@ -1116,13 +1319,29 @@ def test_kueue_schedule(case: ScheduleCase, engine: str) -> None:
     for w in state.workloads.values():
         if w.key in case.admitted:
             want[w.key] = expected_admission_text(case.admitted[w.key])
+        elif w.key in case.victims:
+            reason, by = case.victims[w.key]
+            want[w.key] = (
+                f"evicted by {by}: " + expected_victims(state, state.workloads[by], {w.key: reason})[w.key]
+            )
         elif w.key in case.preempted:
             want[w.key] = "evicted"
         elif w.admission is not None:
             want[w.key] = f"admitted in {w.admission.cluster_queue}"
+        elif w.key in case.messages:
+            want[w.key] = f"pending: {case.messages[w.key]}"
         else:
             want[w.key] = "pending"
     got = schedule_outcome(decisions, case.admitted)
+    for key in case.victims:
+        d = decisions[key]
+        if d.state == "evicted":
+            got[key] = (
+                f"evicted by {d.preempted_by}: " + preemption_outcome({key: d}, str(d.preempted_by))[key]
+            )
+    for key in case.messages:
+        if decisions[key].state == "pending":
+            got[key] = f"pending: {decisions[key].message}"
     if got != want:
         fail_with_diff(f"{case.test} {case.name!r}: state of every workload", want, got, decisions)
 
