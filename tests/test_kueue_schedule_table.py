@@ -641,7 +641,10 @@ CASES += [
 
 
 def within_only(name: str, cpu: str, reclaim: str = NEVER, **kw: object) -> ClusterQueueBuilder:
-    """other-* queues whose Kueue Preemption names only withinClusterQueue: LowerPriority."""
+    """other-* queues whose Kueue Preemption names only withinClusterQueue: LowerPriority.
+
+    The unset reclaimWithinCohort becomes Never here (the API server's default)
+    unless a case says otherwise; where that matters the case explains it."""
     return cq(name).cohort("other").preemption(within=LP, reclaim=reclaim, **kw).flavor("default", cpu=cpu)  # type: ignore[arg-type]
 
 
