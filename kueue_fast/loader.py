@@ -544,8 +544,23 @@ def parse_local_queue(obj: Mapping[str, Any]) -> m.LocalQueue:
     lq.stop_policy = v.opt_enum(spec, "stopPolicy", m.STOP_POLICIES, ref, "spec", "None")
     if spec.get("fairSharing") is not None:
         lq.fair_weight = v.fair_sharing_weight(spec["fairSharing"], ref, "spec.fairSharing")
-    _status(obj, ref)
+    lq.afs_consumed_nanos = _afs_consumed(_status(obj, ref), ref)
     return lq
+
+
+def _afs_consumed(status: Mapping[str, Any], ref: str) -> dict[str, int]:
+    """status.fairSharing.admissionFairSharingStatus.consumedResources, exact
+    (admission fair sharing seeds a LocalQueue's usage history from it)."""
+    p = "status.fairSharing"
+    fs = v.opt_map(status, "fairSharing", ref, "status")
+    afs = v.opt_map(fs, "admissionFairSharingStatus", ref, p) if fs else None
+    p = v.child(p, "admissionFairSharingStatus")
+    consumed = v.opt_map(afs, "consumedResources", ref, p) if afs else None
+    p = v.child(p, "consumedResources")
+    out: dict[str, int] = {}
+    for name, q in (consumed or {}).items():
+        out[name] = v.nanos(q, ref, v.key(p, name))
+    return out
 
 
 # --- priority classes, namespaces ---------------------------------------------------------

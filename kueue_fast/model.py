@@ -198,6 +198,11 @@ class LocalQueue:
     cluster_queue: str
     stop_policy: str = "None"
     fair_weight: float = 1.0  # spec.fairSharing.weight, used by admission fair sharing
+    # status.fairSharing.admissionFairSharingStatus.consumedResources: the
+    # persisted usage history admission fair sharing starts from (Kueue seeds
+    # its in-memory ledger from it, localqueue_controller.go). Exact amounts
+    # in nanos of the base unit (1 cpu = 10**9), resource name -> amount.
+    afs_consumed_nanos: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
