@@ -58,6 +58,11 @@ class ClusterQueueSpec:
     active: bool
     inactive_message: str
     fair_weight: float
+    # Admission fair sharing orders this ClusterQueue's workloads by their
+    # LocalQueues' usage: spec.admissionScope.admissionMode is
+    # UsageBasedAdmissionFairSharing and the Configuration has
+    # admissionFairSharing (kueue admissionfairsharing.ResourceWeights).
+    admission_fair_sharing: bool = False
 
     def group_of(self, rid: int) -> int:
         """Index of the resource group covering the resource, or -1."""
@@ -65,6 +70,30 @@ class ClusterQueueSpec:
             if rid in g.resources:
                 return i
         return -1
+
+
+@dataclass
+class LocalQueueSpec:
+    """A LocalQueue, for admission fair sharing (ids: sorted by ``namespace/name``)."""
+
+    name: str  # "namespace/name"
+    cluster_queue: int  # spec.clusterQueue; -1 when that ClusterQueue does not exist
+    fair_weight: float  # spec.fairSharing.weight (default 1; 0 allowed)
+    stopped: bool  # spec.stopPolicy is not None: Kueue's reconciler never samples it
+    # status.fairSharing.admissionFairSharingStatus.consumedResources, the
+    # persisted history the usage ledger starts from: (resource id, nanos of
+    # the base unit, 1 cpu = 10**9), by resource id.
+    consumed: list[tuple[int, int]] = field(default_factory=list)
+
+
+@dataclass
+class AdmissionFairSharingSpec:
+    """Configuration.admissionFairSharing (set only when the
+    AdmissionFairSharing feature gate is on, the default)."""
+
+    usage_half_life_s: float  # usageHalfLifeTime, seconds (0: no history kept)
+    usage_sampling_interval_s: float  # usageSamplingInterval, seconds
+    resource_weights: list[float]  # per resource id; 1.0 where not configured
 
 
 @dataclass
@@ -87,6 +116,11 @@ class Topology:
     # Flavor eligibility table: class id -> per flavor id, None (usable) or
     # Kueue's rejection message. Grows as new pod template shapes appear.
     flavor_classes: list[list[str | None]] = field(default_factory=list)
+    # Admission fair sharing: every LocalQueue (ids as WorkloadSpec.local_queue)
+    # and the configuration; None when not configured (then nothing else of
+    # admission fair sharing applies).
+    local_queues: list[LocalQueueSpec] = field(default_factory=list)
+    admission_fair_sharing: AdmissionFairSharingSpec | None = None
 
     @property
     def n_nodes(self) -> int:
@@ -131,6 +165,13 @@ class WorkloadSpec:
     block_message: str = ""
     admission: AdmissionSpec | None = None
     unqueued_reason: str = ""  # why a pending workload is in no queue
+    # Its LocalQueue (spec.queueName in its namespace): id into
+    # Topology.local_queues, -1 when that LocalQueue does not exist. Admission
+    # fair sharing charges the LocalQueue's usage and orders by it.
+    local_queue: int = -1
+    # spec.queueName as written: Kueue's preemption ordering compares these
+    # names, not LocalQueue identities (resourceUsagePreemptionEnabled).
+    queue_name: str = ""
 
 
 # --- topology ------------------------------------------------------------------
@@ -198,9 +239,20 @@ def _inactive_message(cq: ClusterQueue, state: ClusterState, cycle_cohorts: set[
     return ""
 
 
+def admission_fair_sharing_enabled(state: ClusterState) -> bool:
+    """Kueue afs.Enabled: the Configuration has admissionFairSharing and the
+    AdmissionFairSharing feature gate (beta, on by default) is not turned off."""
+    cfg = state.configuration
+    return cfg.admission_fair_sharing is not None and cfg.feature_gates.get("AdmissionFairSharing", True)
+
+
 def compile_topology(state: ClusterState, extra_resources: set[str] | None = None) -> Topology:
     """Dense ids for resources, flavors, ClusterQueues and cohorts, and their quotas."""
+    afs_on = admission_fair_sharing_enabled(state)
     resources: set[str] = set(extra_resources or ())
+    if afs_on:
+        for lq in state.local_queues.values():
+            resources.update(lq.afs_consumed_nanos)
     flavors: set[str] = set(state.resource_flavors)
     groups_of: list[list[ResourceGroup]] = [cq.resource_groups for cq in state.cluster_queues.values()]
     groups_of += [co.resource_groups for co in state.cohorts.values()]
@@ -254,6 +306,7 @@ def compile_topology(state: ClusterState, extra_resources: set[str] | None = Non
                 active=not inactive,
                 inactive_message=inactive,
                 fair_weight=cq.fair_weight,
+                admission_fair_sharing=afs_on and cq.usage_based_admission_fair_sharing,
             )
         )
     for name in cohort_names:
@@ -266,6 +319,25 @@ def compile_topology(state: ClusterState, extra_resources: set[str] | None = Non
             node_parent.append(node_of[("cohort", parent)])
         quotas.append(_quota_table(co.resource_groups, rid, fid, fr_of) if co else {})
         fair_weight.append(co.fair_weight if co else 1.0)
+
+    cq_id = {n: i for i, n in enumerate(cq_names)}
+    local_queues: list[LocalQueueSpec] = []
+    afs: AdmissionFairSharingSpec | None = None
+    for key in sorted(state.local_queues):
+        lq = state.local_queues[key]
+        consumed = sorted((rid[r], n) for r, n in lq.afs_consumed_nanos.items()) if afs_on else []
+        stopped = lq.stop_policy != "None"
+        local_queues.append(
+            LocalQueueSpec(key, cq_id.get(lq.cluster_queue, -1), lq.fair_weight, stopped, consumed)
+        )
+    if afs_on:
+        afs_cfg = state.configuration.admission_fair_sharing
+        assert afs_cfg is not None
+        afs = AdmissionFairSharingSpec(
+            afs_cfg.usage_half_life_s,
+            afs_cfg.usage_sampling_interval_s,
+            [afs_cfg.resource_weights.get(r, 1.0) for r in resource_names],
+        )
 
     fs = state.configuration.fair_sharing
     return Topology(
@@ -280,6 +352,8 @@ def compile_topology(state: ClusterState, extra_resources: set[str] | None = Non
         cluster_queues=cq_specs,
         fair_sharing=fs is not None,
         fair_strategies=[FAIR_STRATEGY_CODES[s] for s in fs.preemption_strategies] if fs else [],
+        local_queues=local_queues,
+        admission_fair_sharing=afs,
     )
 
 
@@ -298,6 +372,7 @@ class WorkloadCompiler:
         self._rid = {n: i for i, n in enumerate(topology.resource_names)}
         self._fid = {n: i for i, n in enumerate(topology.flavor_names)}
         self._cq_id = {cq.name: i for i, cq in enumerate(topology.cluster_queues)}
+        self._lq_id = {lq.name: i for i, lq in enumerate(topology.local_queues)}
         self._class_of: dict[tuple[object, ...], int] = {}
         topology.flavor_classes.clear()
 
@@ -335,6 +410,8 @@ class WorkloadCompiler:
             queue_ts=wl.queue_timestamp_ns,
             scheduling_hash=scheduling_hash(wl),
             pod_sets=pod_sets,
+            local_queue=self._lq_id.get(f"{wl.namespace}/{wl.queue_name}", -1),
+            queue_name=wl.queue_name,
         )
         if wl.admission is not None:
             spec.admission = self._admission(wl)
