@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from functools import cmp_to_key
+from typing import TYPE_CHECKING, TypeVar
 
 from .fair_sharing import DRS, NEGATIVE_DRS, compare_drs
 
@@ -44,6 +45,9 @@ _VARIANT_REASON = {
     V_RECLAIM_WITHOUT_BORROWING: IN_COHORT_RECLAMATION,
     V_RECLAIM_WHILE_BORROWING: IN_COHORT_RECLAIM_WHILE_BORROWING,
 }
+
+
+_C = TypeVar("_C")  # a preemption candidate, however a list holds it
 
 
 @dataclass
@@ -85,6 +89,35 @@ class Preemptor:
             w.spec.namespace,
             w.spec.name,
         )
+
+    def candidate_cmp(self, a: int, b: int, preemptor_cq: int) -> int:
+        """Kueue CandidatesOrdering with admission fair sharing: after "evicted
+        first" and "other ClusterQueues first", two workloads of the same
+        ClusterQueue from LocalQueues of different names, both with a
+        LocalQueue usage (usage-based ClusterQueue), go higher usage first;
+        then lower priority, most recently admitted, name."""
+        ka, kb = self.candidate_order_key(a, preemptor_cq), self.candidate_order_key(b, preemptor_cq)
+        if ka[:2] != kb[:2]:
+            return -1 if ka[:2] < kb[:2] else 1
+        wa, wb = self._wl(a), self._wl(b)
+        if wa.admitted_cq == wb.admitted_cq and wa.spec.queue_name != wb.spec.queue_name:
+            ua, ub = self.e.lq_fs_usage(a), self.e.lq_fs_usage(b)
+            if ua is not None and ub is not None and ua != ub:
+                return -1 if ua > ub else 1
+        return -1 if ka[2:] < kb[2:] else (1 if ka[2:] > kb[2:] else 0)
+
+    def sort_candidates(self, items: list[_C], wid_of: Callable[[_C], int], preemptor_cq: int) -> None:
+        """Sort preemption candidates (Kueue CandidatesOrdering).
+
+        With admission fair sharing the LocalQueue-usage rule only applies to
+        pairs in one ClusterQueue, so the order is a comparison, not a key. Mixed
+        with other ClusterQueues' candidates it need not be transitive; Kueue's
+        result then depends on its (randomised) map order, kueue-fast's on the
+        candidates' collection order."""
+        if self.e.afs is None:
+            items.sort(key=lambda x: self.candidate_order_key(wid_of(x), preemptor_cq))
+            return
+        items.sort(key=cmp_to_key(lambda x, y: self.candidate_cmp(wid_of(x), wid_of(y), preemptor_cq)))
 
     def uses_resources(self, wid: int, frs: set[int]) -> bool:
         return any(fr in frs for fr in self._wl(wid).usage)
@@ -243,14 +276,12 @@ class Preemptor:
 
     def classical_preemptions(self, ctx: PreemptionCtx) -> list[Target]:
         spec = self.e.topo.cluster_queues[ctx.cq]
-        key = lambda c: self.candidate_order_key(c[0], ctx.cq)  # noqa: E731
         same: list[tuple[int, int, int]] = []
         if spec.within_cluster_queue != NEVER:
             self._candidates_from_cq(ctx, ctx.cq, -1, False, same)
         hierarchy, priority = self._hierarchical_candidates(ctx)
-        same.sort(key=key)
-        hierarchy.sort(key=key)
-        priority.sort(key=key)
+        for candidates in (same, hierarchy, priority):
+            self.sort_candidates(candidates, lambda c: c[0], ctx.cq)
         evicting = lambda c: self._wl(c[0]).evicting  # noqa: E731
         ordered = (
             [c for c in hierarchy if evicting(c)]
@@ -324,7 +355,7 @@ class Preemptor:
         candidates = self._fair_candidates(ctx)
         if not candidates:
             return []
-        candidates.sort(key=lambda w: self.candidate_order_key(w, ctx.cq))
+        self.sort_candidates(candidates, lambda w: w, ctx.cq)
         strategies = self.e.topo.fair_strategies or [0, 1]
         self.tree.add_usage_map(ctx.cq, ctx.usage, +1)
         targets: list[Target] = []

@@ -11,7 +11,11 @@ Same rules as kueue pkg/cache/queue/cluster_queue.go:
 * under BestEffortFIFO a head parked for NoFit or PreemptionNoCandidates parks
   every heap workload with the same scheduling hash too, and later arrivals
   with that hash go straight to the inadmissible set, until the next requeue
-  of inadmissible workloads (SchedulingEquivalenceHashing).
+  of inadmissible workloads (SchedulingEquivalenceHashing);
+* with admission fair sharing (queueOrderingFunc), the LocalQueue usage of
+  each workload comes first, lower first, and only then the order above
+  (sticky workload included): the head is the minimum under the usages of the
+  moment it is taken.
 """
 
 from __future__ import annotations
@@ -35,9 +39,20 @@ REQUEUE_PREEMPTION_NO_CANDIDATES = "PreemptionNoCandidates"
 class ClusterQueueQueue:
     """The pending side of one ClusterQueue."""
 
-    def __init__(self, strategy: int, order_key: Callable[[int], tuple[object, ...]]) -> None:
+    def __init__(
+        self,
+        strategy: int,
+        order_key: Callable[[int], tuple[object, ...]],
+        afs_usage: Callable[[int], float] | None = None,
+    ) -> None:
         self.strategy = strategy
         self._order_key = order_key
+        # Admission fair sharing: the usage of a workload's LocalQueue. Usages
+        # change between pops (sampling, entry penalties), so the head is
+        # searched over the active workloads instead of kept in a heap; Kueue
+        # re-heapifies for the same reason (ClusterQueue.pop with pending
+        # penalties, RebuildClusterQueue after each LocalQueue sample).
+        self._afs_usage = afs_usage
         self._heap: list[tuple[tuple[object, ...], int]] = []
         self.active: set[int] = set()
         self.inadmissible: set[int] = set()
@@ -58,7 +73,8 @@ class ClusterQueueQueue:
         if wid in self.active:
             return
         self.active.add(wid)
-        heapq.heappush(self._heap, (self._order_key(wid), wid))
+        if self._afs_usage is None:
+            heapq.heappush(self._heap, (self._order_key(wid), wid))
 
     def push(self, wid: int, scheduling_hash: int) -> None:
         """A new or updated pending workload (Kueue PushOrUpdate)."""
@@ -75,6 +91,8 @@ class ClusterQueueQueue:
     def pop(self) -> int:
         """The head, removed from the heap, or -1."""
         self.pop_cycle += 1
+        if self._afs_usage is not None:
+            return self._pop_by_usage(self._afs_usage)
         if self.sticky >= 0 and self.sticky in self.active:
             wid = self.sticky
             self.active.discard(wid)
@@ -85,6 +103,19 @@ class ClusterQueueQueue:
                 self.active.discard(wid)
                 return wid
         return -1
+
+    def _pop_by_usage(self, usage: Callable[[int], float]) -> int:
+        """Kueue queueOrderingFunc: lower LocalQueue usage first, then
+        baseCompareFunc (sticky, priority, queue order timestamp, name)."""
+        if not self.active:
+            return -1
+
+        def key(w: int) -> tuple[object, ...]:
+            return (usage(w), 0 if w == self.sticky else 1, *self._order_key(w))
+
+        wid = min(self.active, key=key)
+        self.active.discard(wid)
+        return wid
 
     def remove(self, wid: int) -> None:
         """The workload left the queue: deleted or finished (Kueue ClusterQueue.delete)."""

@@ -16,6 +16,12 @@ One cycle:
   7. (offline mode) evictions issued in the cycle take effect: quota is
      released, the victims go back to their queues, and the inadmissible
      workloads of their cohort trees are requeued.
+
+With admission fair sharing (admission_fair_sharing.py), Kueue's controllers
+keep the LocalQueues' usage ledger around the cycles: before step 1 the
+LocalQueue reconciler samples every LocalQueue that is due, admissions push
+entry penalties in step 5, and at the end of the cycle the workload controller
+settles the penalties of the workloads it admitted.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from ..compiler import (
     WorkloadSpec,
 )
 from . import flavor_assigner as fa
+from .admission_fair_sharing import Amounts, UsageLedger
 from .fair_sharing import DRS, compare_drs, dominant_resource_share
 from .preemption import HUMAN_REASONS, PreemptionCtx, Preemptor, Target
 from .queues import (
@@ -120,7 +127,28 @@ class ReferenceEngine:
         self.cq_admitted: list[set[int]] = [set() for _ in range(topology.n_cq)]
         self.cq_generation: list[int] = [1] * topology.n_cq
         self._snapshot_generation = list(self.cq_generation)
-        self.queues = [ClusterQueueQueue(cq.strategy, self._heap_key) for cq in topology.cluster_queues]
+        # Admission fair sharing: the usage ledger, the LocalQueues of
+        # usage-based ClusterQueues it is kept for, and their usages as of this
+        # cycle's snapshot.
+        afs = topology.admission_fair_sharing
+        self.afs: UsageLedger | None = None
+        self._afs_lqs: list[int] = []
+        if afs is not None and any(cq.admission_fair_sharing for cq in topology.cluster_queues):
+            self.afs = UsageLedger(afs, topology.resource_names)
+            self._afs_lqs = [
+                i
+                for i, lq in enumerate(topology.local_queues)
+                if lq.cluster_queue >= 0 and topology.cluster_queues[lq.cluster_queue].admission_fair_sharing
+            ]
+        self._lq_usage: dict[int, float] = {}
+        self.queues = [
+            ClusterQueueQueue(
+                cq.strategy,
+                self._heap_key,
+                self._queued_lq_usage if cq.admission_fair_sharing and self.afs is not None else None,
+            )
+            for cq in topology.cluster_queues
+        ]
         self.cycle = 0
         self.preemptor = Preemptor(self)
         self._resource_of_fr = [r for _, r in topology.fr_pairs]
@@ -249,6 +277,136 @@ class ReferenceEngine:
             "eviction_message": rec.eviction_message,
             "preempted_by": rec.preempted_by,
         }
+
+    # --- admission fair sharing ------------------------------------------------------------------
+
+    def _lq_admitted_usage(self, lq: int) -> Amounts:
+        """The LocalQueue's admitted usage per resource, flavors summed (the
+        scheduler cache's LocalQueue.GetAdmittedUsage)."""
+        assert self.afs is not None
+        per_resource: dict[int, int] = {}
+        for w in self.cq_admitted[self.topo.local_queues[lq].cluster_queue]:
+            rec = self.workloads[w]
+            if rec.spec.local_queue != lq:
+                continue
+            for fr, v in rec.usage.items():
+                r = self._resource_of_fr[fr]
+                per_resource[r] = per_resource.get(r, 0) + v
+        return self.afs.to_nanos(per_resource)
+
+    def _sample_local_queues(self, now_ns: int) -> None:
+        """The LocalQueue reconciler (localqueue_controller.go Reconcile).
+
+        Kueue reconciles a LocalQueue when it is created, on its workloads'
+        events and RequeueAfter the rest of the sampling interval; every
+        reconcile seeds a missing ledger entry and otherwise samples only once
+        the interval has passed since the entry's LastUpdate (or while a penalty
+        is pending). Offline that is: at the start of every cycle, each
+        LocalQueue whose interval has elapsed by `now` is sampled at `now`.
+        Stopped LocalQueues and LocalQueues of inactive ClusterQueues are not
+        reconciled past their status, as in Kueue."""
+        assert self.afs is not None
+        for lq in self._afs_lqs:
+            spec = self.topo.local_queues[lq]
+            if spec.stopped or not self.topo.cluster_queues[spec.cluster_queue].active:
+                continue
+            if not self.afs.seeded(lq):
+                self.afs.seed(lq, dict(spec.consumed), now_ns)
+            elif not self.afs.due(lq, now_ns):
+                continue
+            self.afs.sample(lq, self._lq_admitted_usage(lq), now_ns)
+        self._lq_usage = {lq: self._local_queue_usage(lq) for lq in self._afs_lqs}
+
+    def _local_queue_usage(self, lq: int) -> float:
+        """workload.Info.ComputeLocalQueueFSUsage; a missing LocalQueue has weight 1."""
+        assert self.afs is not None
+        if lq < 0:
+            return self.afs.usage(lq, 1.0)
+        return self.afs.usage(lq, self.topo.local_queues[lq].fair_weight)
+
+    def _queued_lq_usage(self, wid: int) -> float:
+        lq = self.workloads[wid].spec.local_queue
+        usage = self._lq_usage.get(lq)
+        return self._local_queue_usage(lq) if usage is None else usage
+
+    def lq_fs_usage(self, wid: int) -> float | None:
+        """workload.Info.LocalQueueFSUsage of an admitted workload: set in the
+        snapshot for the workloads of usage-based ClusterQueues only."""
+        cq = self.workloads[wid].admitted_cq
+        if self.afs is None or cq < 0 or not self.topo.cluster_queues[cq].admission_fair_sharing:
+            return None
+        return self._queued_lq_usage(wid)
+
+    def afs_ledger_state(self) -> dict[str, dict[str, object]]:
+        """The usage ledger by LocalQueue name, resources by name (to carry it
+        over a rebuild of the engine, and for inspection): history, pending
+        penalties (nanos), LastUpdate and the current usage."""
+        if self.afs is None:
+            return {}
+        names = self.topo.resource_names
+        out: dict[str, dict[str, object]] = {}
+        for lq, e in self.afs.entries.items():
+            if lq < 0:
+                continue
+            out[self.topo.local_queues[lq].name] = {
+                "consumed": {names[r]: v for r, v in sorted(e.resources.items())},
+                "pending_penalty": {names[r]: v for r, v in sorted(e.pending_penalty().items())},
+                "last_update_ns": e.last_update_ns,
+                "usage": self._local_queue_usage(lq),
+            }
+        return out
+
+    def restore_afs_ledger(self, state: dict[str, dict[str, object]]) -> None:
+        """Take over a ledger from afs_ledger_state (history and LastUpdate;
+        penalties are settled by then). Kueue's ledger outlives ClusterQueue and
+        flavor changes: it lives in the queue manager, keyed by LocalQueue."""
+        if self.afs is None:
+            return
+        lq_id = {lq.name: i for i, lq in enumerate(self.topo.local_queues)}
+        rid = {n: i for i, n in enumerate(self.topo.resource_names)}
+        for name, entry in state.items():
+            lq = lq_id.get(name)
+            if lq is None:
+                continue
+            consumed = entry["consumed"]
+            assert isinstance(consumed, dict)
+            last_update = entry["last_update_ns"]
+            assert isinstance(last_update, int)
+            resources = {rid[r]: v for r, v in consumed.items() if r in rid}
+            self.afs.seed(lq, resources, last_update)
+
+    def _total_requests(self, spec: WorkloadSpec) -> Amounts:
+        """workload.Info.SumTotalRequests: per-pod requests times counts, summed
+        over pod sets (no `pods`, which only the flavor assigner adds)."""
+        assert self.afs is not None
+        out: dict[int, int] = {}
+        for ps in spec.pod_sets:
+            for r, per_pod in ps.requests:
+                out[r] = out.get(r, 0) + fa.saturating_mul(per_pod, ps.count)
+        return self.afs.to_nanos(out)
+
+    def _push_entry_penalty(self, wid: int, cq: int, now_ns: int) -> None:
+        """Scheduler.updateEntryPenalty on assume, when shouldApplyEntryPenalty:
+        admission fair sharing is on for the ClusterQueue and the workload did
+        not hold a quota reservation (always true offline)."""
+        if self.afs is None or not self.topo.cluster_queues[cq].admission_fair_sharing:
+            return
+        spec = self.workloads[wid].spec
+        penalty = self.afs.entry_penalty(self._total_requests(spec))
+        self.afs.push_penalty(spec.local_queue, wid, penalty, now_ns)
+
+    def _settle_entry_penalties(self, admitted: list[int], now_ns: int) -> None:
+        """The workload controller sees the admissions of the cycle
+        (updateAfsConsumedUsage on the transition into Admitted)."""
+        if self.afs is None:
+            return
+        for wid in admitted:
+            rec = self.workloads[wid]
+            lq = rec.spec.local_queue
+            if rec.status != ADMITTED or not self.topo.cluster_queues[rec.admitted_cq].admission_fair_sharing:
+                continue
+            admitted_usage = self._lq_admitted_usage(lq) if lq >= 0 else {}
+            self.afs.settle(lq, wid, admitted_usage, now_ns)
 
     # --- shares -------------------------------------------------------------------------------
 
@@ -613,6 +771,7 @@ class ReferenceEngine:
             {r: ps.requests[r] for r in ps.flavors} for ps in e.assignment.pod_sets
         ]
         self._admit(e.wid, e.cq, dict(e.assignment.usage), now_ns)
+        self._push_entry_penalty(e.wid, e.cq, now_ns)
         self.cq_generation[e.cq] += 1  # the admission's status update reaches the cache
         self.queues[e.cq].clear_preemptor(e.wid)
         rec.reason, rec.message = "", ""
@@ -624,6 +783,8 @@ class ReferenceEngine:
         self.cycle += 1
         report = CycleReport(self.cycle)
         self._snapshot_generation = list(self.cq_generation)
+        if self.afs is not None:
+            self._sample_local_queues(now_ns)
         # 1. heads
         heads: list[int] = []
         for cq, q in enumerate(self.queues):
@@ -665,6 +826,7 @@ class ReferenceEngine:
         # the snapshot is gone: capacity reserved for this cycle only is free again
         for cq, usage in reversed(reservations):
             self.tree.add_usage_map(cq, usage, -1)
+        self._settle_entry_penalties(report.admitted, now_ns)
         # 7. evictions take effect (offline)
         if self.release_evictions:
             for wid in report.preempted:
