@@ -94,6 +94,19 @@ class Decision:
 
 
 @dataclass
+class LocalQueueFairSharing:
+    """A LocalQueue's admission fair sharing state (Kueue's in-memory usage
+    ledger, persisted as status.fairSharing.admissionFairSharingStatus).
+
+    Amounts are exact, in nanos of the base unit (1 cpu = 10**9)."""
+
+    consumed_nanos: dict[str, int]  # the decayed usage history
+    pending_penalty_nanos: dict[str, int]  # entry penalties not settled yet
+    last_update_ns: int
+    usage: float  # weighted usage that orders the ClusterQueue's workloads
+
+
+@dataclass
 class CycleResult:
     cycle: int
     admitted: list[str]
@@ -191,8 +204,13 @@ class Cluster:
         """New configuration (quotas, queues, flavors): rebuild the topology and
         re-add every workload, keeping admissions as they are."""
         old = [self.decision(k) for k in self._keys]
+        ledger = getattr(self.engine, "afs_ledger_state", None)
+        afs_history = ledger() if ledger is not None else {}
         self.state = state
         self._build(state)
+        restore = getattr(self.engine, "restore_afs_ledger", None)
+        if afs_history and restore is not None:
+            restore(afs_history)
         keys, self._keys, self._wid = self._keys, [], {}
         for key, d in zip(keys, old, strict=True):
             wl = state.workloads.get(key)
@@ -280,6 +298,21 @@ class Cluster:
 
     def keys(self) -> list[str]:
         return list(self._keys)
+
+    def local_queue_fair_sharing(self, key: str) -> LocalQueueFairSharing | None:
+        """Admission fair sharing state of LocalQueue ``namespace/name``; None
+        when it has none (not configured, not sampled yet, or the engine does
+        not expose it)."""
+        ledger = getattr(self.engine, "afs_ledger_state", None)
+        entry = ledger().get(key) if ledger is not None else None
+        if entry is None:
+            return None
+        return LocalQueueFairSharing(
+            dict(entry["consumed"]),
+            dict(entry["pending_penalty"]),
+            entry["last_update_ns"],
+            entry["usage"],
+        )
 
     def decision(self, key: str) -> Decision:
         return self._decision(self._id(key))
