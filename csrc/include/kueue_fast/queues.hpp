@@ -1,0 +1,88 @@
+// Pending workloads of one ClusterQueue: the heap, the inadmissible set,
+// requeueing. The C++ twin of kueue_fast/_reference/queues.py (kueue
+// pkg/cache/queue/cluster_queue.go):
+//
+// * heap order: the sticky preemptor (BestEffortFIFO) first, then higher
+//   priority, older queue-order timestamp, namespace, name (then wid, which
+//   only matters for duplicate names); the sticky workload stays sticky until
+//   it leaves the queue or another workload of the queue issues preemptions;
+// * a head that is not admitted goes back to the heap or to the inadmissible
+//   set by queueing strategy and requeue reason (RequeueIfNotPresent);
+// * BestEffortFIFO parks every heap workload with the same scheduling hash
+//   as a NoFit/PreemptionNoCandidates head (SchedulingEquivalenceHashing).
+//
+// The heap is an indexed binary heap (positions in WorkloadStore::heap_pos),
+// so "active" membership is heap membership and removal is O(log n).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <kueue_fast/types.hpp>
+#include <kueue_fast/workloads.hpp>
+
+namespace kueue_fast {
+
+class ClusterQueueQueue {
+ public:
+  explicit ClusterQueueQueue(std::uint8_t strategy = BEST_EFFORT_FIFO) : strategy_(strategy) {}
+
+  bool has_active() const noexcept { return !heap_.empty(); }
+  std::size_t n_active() const noexcept { return heap_.size(); }
+  std::size_t n_inadmissible() const noexcept { return n_inadmissible_; }
+  const std::vector<std::int32_t>& heap() const noexcept { return heap_; }
+  int sticky() const noexcept { return sticky_; }
+  std::int64_t pop_cycle() const noexcept { return pop_cycle_; }
+  std::int64_t queue_inadmissible_cycle() const noexcept { return queue_inadmissible_cycle_; }
+
+  // A new or updated pending workload (Kueue PushOrUpdate).
+  void push(WorkloadStore& w, int wid);
+  // The head, removed from the heap, or -1.
+  int pop(WorkloadStore& w);
+  void remove(WorkloadStore& w, int wid);
+  // The workload left the queue (admitted, deleted): it is no longer sticky.
+  // Kueue ClusterQueue.delete is the only place that clears the sticky workload.
+  void clear_preemptor(int wid) noexcept {
+    if (sticky_ == wid) sticky_ = -1;
+  }
+  // A head that was not admitted (Kueue RequeueIfNotPresent). Returns how
+  // many workloads were newly parked (the head and its equivalents).
+  int requeue(WorkloadStore& w, int wid, RequeueReason reason, bool pending_flavors);
+  // Move parked workloads back to the heap (queueInadmissibleWorkloads);
+  // workloads whose namespace no longer matches stay parked.
+  int queue_inadmissible(WorkloadStore& w);
+
+  // For tests: is the heap property intact and every position right?
+  bool check_heap(const WorkloadStore& w) const;
+
+ private:
+  static bool before(const WorkloadStore& w, int a, int b) noexcept {
+    if (w.priority[a] != w.priority[b]) return w.priority[a] > w.priority[b];
+    if (w.queue_ts[a] != w.queue_ts[b]) return w.queue_ts[a] < w.queue_ts[b];
+    int c = w.compare_names(a, b);
+    if (c != 0) return c < 0;
+    return a < b;
+  }
+  void push_active(WorkloadStore& w, int wid);
+  void heap_erase(WorkloadStore& w, int wid);
+  void sift_up(WorkloadStore& w, std::size_t i);
+  void sift_down(WorkloadStore& w, std::size_t i);
+  void park(WorkloadStore& w, int wid);
+  bool hash_parked(std::uint64_t h) const noexcept;
+
+  std::uint8_t strategy_;
+  std::vector<std::int32_t> heap_;
+  // Members of the inadmissible set, possibly with stale entries (the
+  // WorkloadStore flag is the truth); compacted as it grows.
+  std::vector<std::int32_t> inadmissible_;
+  std::size_t n_inadmissible_ = 0;
+  std::vector<std::uint64_t> parked_hashes_;  // sorted
+  std::vector<std::int32_t> scratch_;
+  // The sticky workload (BestEffortFIFO): the last one requeued after issuing
+  // preemptions (or deferred); it is the head whenever it is in the heap.
+  int sticky_ = -1;
+  std::int64_t pop_cycle_ = 0;
+  std::int64_t queue_inadmissible_cycle_ = -1;
+};
+
+}  // namespace kueue_fast

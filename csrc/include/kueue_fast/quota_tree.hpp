@@ -1,0 +1,159 @@
+// The quota tree: ClusterQueues and cohorts with quota and usage per
+// flavor-resource (fr). The C++ twin of kueue_fast/_reference/quota.py, same
+// arithmetic as kueue pkg/cache/scheduler/resource_node.go.
+//
+// Storage: every per-(node, fr) quantity is a flat `n_nodes * n_fr` int64
+// array, row-major by node (the numpy views expose them as (n_nodes, n_fr)).
+// What never changes with usage is computed once: subtree quota, local
+// quota, potential available, node heights, the tree's adjacency lists and,
+// per node, the list of fr's that have a subtree-quota entry (Kueue's map
+// keys; DRS and lendable iterate only those).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include <kueue_fast/amount.hpp>
+#include <kueue_fast/topology.hpp>
+
+namespace kueue_fast {
+
+// A read-only range of int32 ids (a slice of a CSR table).
+struct IdRange {
+  const std::int32_t* first = nullptr;
+  const std::int32_t* last = nullptr;
+  const std::int32_t* begin() const noexcept { return first; }
+  const std::int32_t* end() const noexcept { return last; }
+  std::size_t size() const noexcept { return static_cast<std::size_t>(last - first); }
+  bool empty() const noexcept { return first == last; }
+  std::int32_t operator[](std::size_t i) const noexcept { return first[i]; }
+};
+
+// Compressed rows of int32 ids.
+struct Csr {
+  std::vector<std::uint32_t> offsets{0};
+  std::vector<std::int32_t> ids;
+  void end_row() { offsets.push_back(static_cast<std::uint32_t>(ids.size())); }
+  IdRange row(int i) const noexcept {
+    return {ids.data() + offsets[i], ids.data() + offsets[i + 1]};
+  }
+};
+
+// (fr, amount) pairs: a workload's usage or requests on the tree.
+struct FrAmount {
+  std::int32_t fr;
+  Amount amount;
+};
+
+class QuotaTree {
+ public:
+  explicit QuotaTree(const Topology& topo);
+
+  int n_nodes() const noexcept { return n_nodes_; }
+  int n_fr() const noexcept { return n_fr_; }
+
+  // --- structure (quota.py roots/ancestors/child_cohorts/child_cqs/subtree_cqs) ---
+  int parent(int node) const noexcept { return parent_[node]; }
+  bool is_cq(int node) const noexcept { return node < n_cq_; }
+  // Inactive ClusterQueues are not snapshot nodes: never traversed, but their
+  // quota and usage count in their cohort's totals.
+  bool in_snapshot(int node) const noexcept { return in_snapshot_[node] != 0; }
+  int root_of(int node) const noexcept { return root_[node]; }
+  int depth(int node) const noexcept { return depth_[node]; }
+  IdRange ancestors(int node) const noexcept { return ancestors_.row(node); }  // parent first, root last
+  IdRange child_cohorts(int node) const noexcept { return child_cohorts_.row(node); }
+  IdRange child_cqs(int node) const noexcept { return child_cqs_.row(node); }  // active only
+  IdRange subtree_cqs(int node) const noexcept { return subtree_cqs_.row(node); }  // active only
+  // Distance to the furthest leaf (Kueue getNodeHeight); cohorts only.
+  int height(int node) const noexcept { return height_[node]; }
+  // fr's with a subtree-quota entry, for DRS and lendable.
+  IdRange subtree_frs(int node) const noexcept { return subtree_frs_.row(node); }
+
+  // --- quota (static) -----------------------------------------------------------
+  std::size_t at(int node, int fr) const noexcept {
+    return static_cast<std::size_t>(node) * static_cast<std::size_t>(n_fr_) + static_cast<std::size_t>(fr);
+  }
+  Amount nominal(int node, int fr) const noexcept { return nominal_[at(node, fr)]; }
+  Amount borrowing_limit(int node, int fr) const noexcept { return borrowing_limit_[at(node, fr)]; }
+  Amount lending_limit(int node, int fr) const noexcept { return lending_limit_[at(node, fr)]; }
+  // A ClusterQueue's nominal; for a cohort its own nominal plus what each
+  // child lends it (child subtree quota minus child local quota).
+  Amount subtree_quota(int node, int fr) const noexcept { return subtree_quota_[at(node, fr)]; }
+  // Quota only this subtree can use, never lent to the parent (>= 0):
+  // max(0, subtree_quota - lending_limit) with a lending limit, else 0.
+  Amount local_quota(int node, int fr) const noexcept { return local_quota_[at(node, fr)]; }
+  // The most the node could get if nothing else were used (>= 0 for valid quotas).
+  Amount potential_available(int node, int fr) const noexcept { return potential_[at(node, fr)]; }
+
+  // --- usage --------------------------------------------------------------------------
+  Amount usage(int node, int fr) const noexcept { return usage_[at(node, fr)]; }
+  // Free local quota, >= 0.
+  Amount local_available(int node, int fr) const noexcept {
+    std::size_t i = at(node, fr);
+    return amount_max(0, sat_sub(local_quota_[i], usage_[i]));
+  }
+  // Charge `value` to node; the part beyond its free local quota goes to the
+  // parent, recursively. Exact inverse of remove_usage for value >= 0.
+  void add_usage(int node, int fr, Amount value) noexcept;
+  // Inverse of add_usage: release what the node stored in its parent first.
+  void remove_usage(int node, int fr, Amount value) noexcept;
+  void add_usage(int node, const FrAmount* first, const FrAmount* last) noexcept {
+    for (; first != last; ++first) add_usage(node, first->fr, first->amount);
+  }
+  void remove_usage(int node, const FrAmount* first, const FrAmount* last) noexcept {
+    for (; first != last; ++first) remove_usage(node, first->fr, first->amount);
+  }
+
+  // Kueue available(): may be negative when over-admitted.
+  Amount available_raw(int node, int fr) const noexcept;
+  // What a ClusterQueue can still admit on fr now (ClusterQueueSnapshot.Available, >= 0).
+  Amount available(int cq, int fr) const noexcept { return amount_max(0, available_raw(cq, fr)); }
+
+  // Would usage + value exceed the node's own quota (nominal for a
+  // ClusterQueue, subtree quota for a cohort)?
+  bool borrowing_with(int node, int fr, Amount value) const noexcept {
+    std::size_t i = at(node, fr);
+    Amount limit = is_cq(node) ? nominal_[i] : subtree_quota_[i];
+    return limit < sat_add(usage_[i], value);
+  }
+  // Kueue IsWithinNominalInResources: usage <= subtree quota on every fr.
+  bool within_nominal(int node, const std::int32_t* frs, std::size_t n) const noexcept {
+    for (std::size_t k = 0; k < n; ++k) {
+      std::size_t i = at(node, frs[k]);
+      if (usage_[i] > subtree_quota_[i]) return false;
+    }
+    return true;
+  }
+  // Kueue QuantitiesFitInQuota: whether `requests` fit the node's subtree
+  // quota; `remaining` gets, per request, what exceeds the free local quota.
+  bool quantities_fit_in_quota(int node, const std::vector<FrAmount>& requests,
+                               std::vector<FrAmount>& remaining) const;
+  // Kueue FindHeightOfLowestSubtreeThatFits: (borrowing height, may reclaim in hierarchy).
+  std::pair<int, bool> lowest_subtree_that_fits(int cq, int fr, Amount value) const noexcept;
+
+  // Raw arrays (n_nodes * n_fr), for the zero-copy views and the debug hook.
+  const Amount* usage_data() const noexcept { return usage_.data(); }
+  const Amount* subtree_quota_data() const noexcept { return subtree_quota_.data(); }
+  const Amount* nominal_data() const noexcept { return nominal_.data(); }
+  const Amount* borrowing_limit_data() const noexcept { return borrowing_limit_.data(); }
+  const Amount* lending_limit_data() const noexcept { return lending_limit_.data(); }
+  const std::vector<Amount>& usage_vector() const noexcept { return usage_; }
+
+ private:
+  void accumulate_quota(int node, const Topology& topo, std::vector<std::uint8_t>& has_entry,
+                        std::vector<std::vector<std::int32_t>>& keys);
+  int compute_height(int node) const;
+
+  int n_nodes_ = 0, n_fr_ = 0, n_cq_ = 0;
+  std::vector<std::int32_t> parent_, root_, depth_, height_;
+  std::vector<std::uint8_t> in_snapshot_;
+  std::vector<std::vector<std::int32_t>> children_;
+  Csr ancestors_, child_cohorts_, child_cqs_, subtree_cqs_, subtree_frs_;
+  std::vector<Amount> nominal_, borrowing_limit_, lending_limit_;
+  std::vector<Amount> subtree_quota_, local_quota_, potential_;
+  std::vector<Amount> usage_;
+};
+
+}  // namespace kueue_fast

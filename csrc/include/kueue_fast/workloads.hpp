@@ -1,0 +1,135 @@
+// Workloads in structure-of-arrays form, indexed by dense workload id (wid).
+// The C++ form of scheduler.py WorkloadRecord plus compiler.WorkloadSpec.
+//
+// Per-workload fixed fields are parallel vectors. Variable-length data lives
+// in shared pools addressed by (offset, length): pod sets, requests, the
+// admission record, the last flavor scan and the last attempt's reasons.
+// Nothing is allocated per workload in the scheduling loop: pools grow
+// amortised, and a workload's blocks are reused across attempts.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <kueue_fast/amount.hpp>
+#include <kueue_fast/types.hpp>
+
+namespace kueue_fast {
+
+// The last scheduling attempt's message, as a structured record formatted
+// lazily (workload_view) into exactly the reference's text.
+enum MessageKind : std::uint8_t {
+  MSG_NONE = 0,
+  MSG_ASSIGNMENT = 1,          // Assignment.message() from the stored reasons
+  MSG_ASSIGNMENT_PENDING = 2,  // ... + ". Pending the preemption of {arg} workload(s)"
+  MSG_OVERLAP = 3,
+  MSG_NO_LONGER_FITS = 4,
+  MSG_DEFERRED = 5,
+  MSG_INACTIVE = 6,  // the ClusterQueue's inactive message
+  MSG_BLOCK = 7,     // the workload's block message
+};
+
+enum EvictionKind : std::uint8_t { EVICT_NONE = 0, EVICT_PREEMPTED = 1, EVICT_CUSTOM = 2 };
+
+// A pool slot: where a workload's variable block lives.
+struct Slot {
+  std::uint32_t offset = 0;
+  std::uint32_t size = 0;
+  std::uint32_t capacity = 0;
+};
+
+struct WorkloadStore {
+  // --- spec (immutable once added) -------------------------------------------
+  std::vector<std::int32_t> cq;        // where it queues when pending, -1 nowhere
+  std::vector<std::int32_t> priority;
+  std::vector<std::int64_t> queue_ts;  // queue-order timestamp (ns)
+  std::vector<std::uint64_t> hash;     // scheduling equivalence hash
+  std::vector<std::uint8_t> block;
+  std::vector<std::int32_t> block_message;  // index into `strings`, -1 none
+  std::vector<std::uint32_t> ps_first;      // first pod set (global index)
+  std::vector<std::uint32_t> ps_n;          // number of pod sets
+  // Tie-break key "namespace\0name" in `text`, with its first 8 bytes
+  // big-endian for fast comparisons; uid after it.
+  std::vector<std::uint32_t> key_off, ns_len, name_len, uid_off, uid_len;
+  std::vector<std::uint64_t> key_prefix;
+  std::string text;
+  std::vector<std::string> strings;  // block messages, custom eviction reasons/messages
+
+  // pod sets (global index)
+  std::vector<std::int32_t> ps_count, ps_min_count /* -1: none */, ps_class, ps_name;
+  std::vector<std::uint32_t> ps_req_first, ps_req_n;
+  std::vector<std::string> pod_set_names;  // interned
+  // per-pod requests (global index), by resource id ascending within a pod set
+  std::vector<std::int32_t> req_resource;
+  std::vector<Amount> req_amount;
+
+  // --- status ---------------------------------------------------------------------
+  std::vector<std::uint8_t> status;  // WorkloadStatus
+  std::vector<std::uint8_t> evicting;
+  std::vector<std::int32_t> admitted_cq;
+  std::vector<std::int64_t> admission_time;
+  // Admission record (view's pod_sets/resource_usage, and the usage charged):
+  // words [n_ps, then per pod set: count, n, then n x (rid | fr << 32, amount)];
+  // fr = -1 for a resource without flavor (carried, not charged).
+  std::vector<Slot> adm;
+  std::vector<std::int64_t> adm_pool;
+
+  // --- the last scheduling attempt ----------------------------------------------
+  std::vector<std::uint8_t> reason;    // PendingReason
+  std::vector<std::uint8_t> msg_kind;  // MessageKind
+  std::vector<std::int32_t> msg_arg;
+  std::vector<Slot> msg;               // encoded reasons, see flavor_assigner.hpp
+  std::vector<std::uint64_t> msg_pool;
+  std::uint64_t msg_garbage = 0;
+  // Flavor scan state (LastState): per pod set x resource group of its
+  // ClusterQueue, the last flavor index tried (-1 scan ended, TRIED_ABSENT).
+  std::vector<std::uint8_t> ls_valid;
+  std::vector<std::int64_t> ls_generation, ls_cycle;
+  std::vector<std::uint32_t> ls_off;  // UINT32_MAX: no block yet
+  std::vector<std::int16_t> ls_pool;
+
+  // --- the last eviction ----------------------------------------------------------
+  std::vector<std::int64_t> evicted_cycle;
+  std::vector<std::uint8_t> evict_kind, evict_reason;  // EvictionKind, PreemptionReason
+  std::vector<std::int32_t> preempted_by, evict_victim_cq, evict_custom_reason, evict_custom_message;
+
+  // --- queue bookkeeping ----------------------------------------------------------
+  std::vector<std::int32_t> heap_pos;       // position in its ClusterQueue heap, -1: not active
+  std::vector<std::uint8_t> inadmissible;   // in its ClusterQueue's inadmissible set
+
+  int size() const noexcept { return static_cast<int>(cq.size()); }
+
+  std::string_view ns(int w) const noexcept { return {text.data() + key_off[w], ns_len[w]}; }
+  std::string_view name(int w) const noexcept { return {text.data() + key_off[w] + ns_len[w] + 1, name_len[w]}; }
+  std::string_view uid(int w) const noexcept { return {text.data() + uid_off[w], uid_len[w]}; }
+
+  // Order of (namespace, name), as Python compares the tuples: code points,
+  // which is UTF-8 byte order. The key "ns\0name" compares the same way as
+  // long as the namespace has no NUL (checked at ingestion).
+  int compare_names(int a, int b) const noexcept {
+    if (key_prefix[a] != key_prefix[b]) return key_prefix[a] < key_prefix[b] ? -1 : 1;
+    std::string_view ka(text.data() + key_off[a], ns_len[a] + 1 + name_len[a]);
+    std::string_view kb(text.data() + key_off[b], ns_len[b] + 1 + name_len[b]);
+    int c = ka.compare(kb);
+    return c < 0 ? -1 : (c > 0 ? 1 : 0);
+  }
+
+  // Appends the per-workload defaults for a new wid (spec fields set by the caller).
+  void grow_status();
+  // Adds "ns\0name" and the uid to the text arena for the newest wid.
+  void set_names(std::string_view ns, std::string_view name, std::string_view uid);
+  int intern_pod_set_name(std::string_view name);
+  std::int32_t add_string(std::string s);
+
+  // Reserve (or reuse) a block of `words` in the admission pool.
+  std::int64_t* admission_block(int w, std::uint32_t words);
+  // Store the encoded reasons of the last attempt.
+  std::uint64_t* message_block(int w, std::uint32_t words);
+};
+
+inline constexpr std::int16_t TRIED_ABSENT = -2;
+
+}  // namespace kueue_fast

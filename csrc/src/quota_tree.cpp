@@ -1,0 +1,218 @@
+// Same arithmetic as kueue_fast/_reference/quota.py (kueue
+// pkg/cache/scheduler/resource_node.go).
+#include <kueue_fast/quota_tree.hpp>
+
+namespace kueue_fast {
+
+QuotaTree::QuotaTree(const Topology& topo)
+    : n_nodes_(topo.n_nodes()), n_fr_(topo.n_fr()), n_cq_(topo.n_cq()) {
+  const auto& spec = topo.spec();
+  const std::size_t cells = static_cast<std::size_t>(n_nodes_) * static_cast<std::size_t>(n_fr_);
+  parent_ = spec.node_parent;
+  in_snapshot_.resize(static_cast<std::size_t>(n_nodes_));
+  for (int n = 0; n < n_nodes_; ++n) in_snapshot_[n] = (n >= n_cq_ || spec.cluster_queues[n].active) ? 1 : 0;
+  children_.assign(static_cast<std::size_t>(n_nodes_), {});
+  for (int n = 0; n < n_nodes_; ++n) {
+    if (parent_[n] >= 0) children_[parent_[n]].push_back(n);  // ascending ids: ClusterQueues first
+  }
+  root_.resize(static_cast<std::size_t>(n_nodes_));
+  depth_.resize(static_cast<std::size_t>(n_nodes_));
+  for (int n = 0; n < n_nodes_; ++n) {
+    int r = n, d = 0;
+    for (int p = parent_[n]; p >= 0; p = parent_[p]) {
+      ancestors_.ids.push_back(p);
+      r = p;
+      ++d;
+    }
+    ancestors_.end_row();
+    root_[n] = r;
+    depth_[n] = d;
+    for (int c : children_[n]) {
+      if (c >= n_cq_) child_cohorts_.ids.push_back(c);
+    }
+    child_cohorts_.end_row();
+    for (int c : children_[n]) {
+      if (c < n_cq_ && in_snapshot_[c]) child_cqs_.ids.push_back(c);
+    }
+    child_cqs_.end_row();
+  }
+  // subtree_cqs: children before grandchildren, in child order (quota.py subtree_cqs).
+  for (int n = 0; n < n_nodes_; ++n) {
+    std::vector<std::int32_t> out;
+    // Depth-first in child order, same as the recursive definition.
+    struct Frame { int node; std::size_t next; };
+    std::vector<Frame> frames{{n, 0}};
+    while (!frames.empty()) {
+      Frame& f = frames.back();
+      if (is_cq(f.node)) {
+        if (in_snapshot_[f.node]) out.push_back(f.node);
+        frames.pop_back();
+        continue;
+      }
+      if (f.next >= children_[f.node].size()) {
+        frames.pop_back();
+        continue;
+      }
+      int c = children_[f.node][f.next++];
+      frames.push_back({c, 0});
+    }
+    subtree_cqs_.ids.insert(subtree_cqs_.ids.end(), out.begin(), out.end());
+    subtree_cqs_.end_row();
+  }
+
+  nominal_.assign(cells, 0);
+  borrowing_limit_.assign(cells, NO_LIMIT);
+  lending_limit_.assign(cells, NO_LIMIT);
+  std::vector<std::uint8_t> has_quota(cells, 0);
+  std::vector<std::vector<std::int32_t>> keys(static_cast<std::size_t>(n_nodes_));
+  for (int n = 0; n < n_nodes_; ++n) {
+    for (const auto& q : spec.quotas[n]) {
+      std::size_t i = at(n, q.fr);
+      nominal_[i] = q.nominal;
+      borrowing_limit_[i] = q.borrowing_limit;
+      lending_limit_[i] = q.lending_limit;
+    }
+  }
+  subtree_quota_.assign(cells, 0);
+  local_quota_.assign(cells, 0);
+  std::vector<std::uint8_t> has_entry(cells, 0);
+  for (int n = 0; n < n_nodes_; ++n) {
+    if (parent_[n] < 0) accumulate_quota(n, topo, has_entry, keys);
+  }
+  for (int n = 0; n < n_nodes_; ++n) {
+    subtree_frs_.ids.insert(subtree_frs_.ids.end(), keys[n].begin(), keys[n].end());
+    subtree_frs_.end_row();
+  }
+  // Potential available, parents before children (ancestors are computed first
+  // because we visit nodes by depth).
+  potential_.assign(cells, 0);
+  int max_depth = 0;
+  for (int n = 0; n < n_nodes_; ++n) max_depth = depth_[n] > max_depth ? depth_[n] : max_depth;
+  for (int d = 0; d <= max_depth; ++d) {
+    for (int n = 0; n < n_nodes_; ++n) {
+      if (depth_[n] != d) continue;
+      int p = parent_[n];
+      for (int fr = 0; fr < n_fr_; ++fr) {
+        std::size_t i = at(n, fr);
+        if (p < 0) {
+          potential_[i] = subtree_quota_[i];
+          continue;
+        }
+        Amount avail = sat_add(local_quota_[i], potential_[at(p, fr)]);
+        if (borrowing_limit_[i] != NO_LIMIT) avail = amount_min(sat_add(subtree_quota_[i], borrowing_limit_[i]), avail);
+        potential_[i] = avail;
+      }
+    }
+  }
+  height_.assign(static_cast<std::size_t>(n_nodes_), 0);
+  for (int n = n_cq_; n < n_nodes_; ++n) height_[n] = compute_height(n);
+  usage_.assign(cells, 0);
+}
+
+// Kueue updateCohortResourceNode / accumulateFromChild: a cohort's subtree
+// quota has an entry (possibly 0) for every fr of its children.
+void QuotaTree::accumulate_quota(int node, const Topology& topo, std::vector<std::uint8_t>& has_entry,
+                                 std::vector<std::vector<std::int32_t>>& keys) {
+  auto touch = [&](int fr) {
+    std::size_t i = at(node, fr);
+    if (!has_entry[i]) {
+      has_entry[i] = 1;
+      keys[node].push_back(fr);
+    }
+  };
+  for (const auto& q : topo.spec().quotas[node]) {
+    touch(q.fr);
+    subtree_quota_[at(node, q.fr)] = q.nominal;
+  }
+  for (int c : children_[node]) {
+    accumulate_quota(c, topo, has_entry, keys);
+    for (int fr : keys[c]) {
+      touch(fr);
+      std::size_t i = at(node, fr);
+      subtree_quota_[i] = sat_sub(sat_add(subtree_quota_[i], subtree_quota_[at(c, fr)]), local_quota_[at(c, fr)]);
+    }
+  }
+  for (int fr : keys[node]) {
+    std::size_t i = at(node, fr);
+    Amount ll = lending_limit_[i];
+    local_quota_[i] = ll == NO_LIMIT ? 0 : amount_max(0, sat_sub(subtree_quota_[i], ll));
+  }
+}
+
+int QuotaTree::compute_height(int node) const {
+  std::size_t kids = child_cohorts(node).size() + child_cqs(node).size();
+  int h = kids > 0 ? 1 : 0;
+  for (int c : child_cohorts(node)) {
+    int hc = compute_height(c) + 1;
+    h = hc > h ? hc : h;
+  }
+  return h;
+}
+
+void QuotaTree::add_usage(int node, int fr, Amount value) noexcept {
+  for (;;) {
+    std::size_t i = at(node, fr);
+    Amount local_avail = amount_max(0, sat_sub(local_quota_[i], usage_[i]));
+    usage_[i] = sat_add(usage_[i], value);
+    int p = parent_[node];
+    if (p < 0 || !(value > local_avail)) return;
+    value = value - local_avail;  // value > local_avail >= 0: no overflow
+    node = p;
+  }
+}
+
+void QuotaTree::remove_usage(int node, int fr, Amount value) noexcept {
+  for (;;) {
+    std::size_t i = at(node, fr);
+    Amount stored_in_parent = sat_sub(usage_[i], local_quota_[i]);
+    usage_[i] = sat_sub(usage_[i], value);
+    int p = parent_[node];
+    if (stored_in_parent <= 0 || p < 0) return;
+    value = amount_min(value, stored_in_parent);
+    node = p;
+  }
+}
+
+Amount QuotaTree::available_raw(int node, int fr) const noexcept {
+  std::size_t i = at(node, fr);
+  Amount sq = subtree_quota_[i];
+  Amount u = usage_[i];
+  int p = parent_[node];
+  if (p < 0) return sat_sub(sq, u);
+  Amount parent_available = available_raw(p, fr);
+  Amount bl = borrowing_limit_[i];
+  if (bl != NO_LIMIT) {
+    Amount lq = local_quota_[i];
+    Amount stored_in_parent = sat_sub(sq, lq);
+    Amount used_in_parent = amount_max(0, sat_sub(u, lq));
+    parent_available = amount_min(sat_add(sat_sub(stored_in_parent, used_in_parent), bl), parent_available);
+  }
+  return sat_add(amount_max(0, sat_sub(local_quota_[i], u)), parent_available);
+}
+
+bool QuotaTree::quantities_fit_in_quota(int node, const std::vector<FrAmount>& requests,
+                                        std::vector<FrAmount>& remaining) const {
+  bool fits = true;
+  remaining.clear();
+  for (const auto& [fr, v] : requests) {
+    std::size_t i = at(node, fr);
+    if (sat_add(usage_[i], v) > subtree_quota_[i]) fits = false;
+    remaining.push_back({fr, amount_max(0, sat_sub(v, local_available(node, fr)))});
+  }
+  return fits;
+}
+
+std::pair<int, bool> QuotaTree::lowest_subtree_that_fits(int cq, int fr, Amount value) const noexcept {
+  bool has_parent = parent_[cq] >= 0;
+  if (!(borrowing_with(cq, fr, value) && has_parent)) return {0, has_parent};
+  Amount remaining = sat_sub(value, local_available(cq, fr));
+  int node = cq;
+  for (int a : ancestors(cq)) {
+    node = a;
+    if (!borrowing_with(a, fr, remaining)) return {height_[a], parent_[a] >= 0};
+    remaining = sat_sub(remaining, local_available(a, fr));
+  }
+  return {height_[node], parent_[node] >= 0};
+}
+
+}  // namespace kueue_fast
