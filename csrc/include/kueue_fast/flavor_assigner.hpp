@@ -1,0 +1,155 @@
+// Flavor assignment: which flavor each requested resource of each pod set
+// gets. The C++ twin of kueue_fast/_reference/flavor_assigner.py (kueue
+// pkg/scheduler/flavorassigner/flavorassigner.go assignFlavors,
+// findFlavorForPodSets, fitsResourceQuota, isPreferred, shouldTryNextFlavor).
+//
+// Assignments of one cycle live in an arena cleared at the end of the cycle:
+// no allocation per entry once the arena has grown. Reasons are recorded as
+// compact structured words (kind + ids + numbers) and formatted only when a
+// message is read, into exactly the reference's text.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <kueue_fast/amount.hpp>
+#include <kueue_fast/quota_tree.hpp>
+#include <kueue_fast/topology.hpp>
+#include <kueue_fast/types.hpp>
+
+namespace kueue_fast {
+
+class Engine;
+
+// --- reasons ----------------------------------------------------------------------
+// One reason = a header word (kind in bits 0-7, field a in bits 8-35, field b
+// in bits 36-63) followed by 0, 1 or 3 number words.
+enum ReasonKind : std::uint8_t {
+  RK_MAX_CAPACITY = 1,  // a = fr; numbers: assumed, request, max capacity
+  RK_UNUSED = 2,        // a = fr; number: how much more is needed
+  RK_UNAVAILABLE = 3,   // a = resource
+  RK_NOMINATION = 4,    // a = flavor, b = resource
+  RK_REJECTION = 5,     // a = string id of the flavor class rejection
+};
+inline std::uint64_t reason_header(ReasonKind kind, std::uint64_t a, std::uint64_t b = 0) noexcept {
+  return static_cast<std::uint64_t>(kind) | (a << 8) | (b << 36);
+}
+inline ReasonKind reason_kind(std::uint64_t h) noexcept { return static_cast<ReasonKind>(h & 0xff); }
+inline std::int32_t reason_a(std::uint64_t h) noexcept { return static_cast<std::int32_t>((h >> 8) & 0xfffffff); }
+inline std::int32_t reason_b(std::uint64_t h) noexcept { return static_cast<std::int32_t>(h >> 36); }
+inline std::uint32_t reason_words(ReasonKind kind) noexcept {
+  return kind == RK_MAX_CAPACITY ? 4u : (kind == RK_UNUSED ? 2u : 1u);
+}
+// Appends the text of the reason at `words` to `out`.
+void append_reason_text(std::string& out, const Topology& topo, const std::uint64_t* words);
+// The substring flags of the reason's text (topology.hpp ReasonTextFlag),
+// without building the text.
+std::uint8_t reason_flags(const Topology& topo, const std::uint64_t* words) noexcept;
+
+// --- the arena ----------------------------------------------------------------------
+struct ResourceAmount {
+  std::int32_t resource;
+  Amount amount;
+};
+
+struct FlavorRec {  // FlavorAssignment of one resource
+  std::int32_t resource;
+  std::int32_t flavor;
+  std::int32_t fr;
+  Mode mode;
+  std::int64_t borrow;
+};
+
+struct PodSetRec {  // PodSetAssignment
+  std::int32_t count = 0;
+  std::uint32_t req_first = 0, req_n = 0;  // requests (resource -> total), resource order
+  std::uint32_t fl_first = 0, fl_n = 0;    // flavors
+  std::uint32_t rs_first = 0, rs_words = 0, rs_n = 0;  // reasons (words, count)
+  std::uint32_t tried_first = 0;           // n_groups entries: last flavor index tried
+  Mode mode = FIT;
+};
+
+struct AssignmentRec {
+  std::int32_t wid = -1, cq = -1;
+  std::uint32_t ps_first = 0, ps_n = 0;
+  std::int64_t borrowing = 0;
+  std::uint32_t usage_first = 0, usage_n = 0;  // fr -> amount, insertion order
+  Mode mode = NO_FIT;
+};
+
+struct AssignmentArena {
+  std::vector<AssignmentRec> assignments;
+  std::vector<PodSetRec> pod_sets;
+  std::vector<FlavorRec> flavors;
+  std::vector<ResourceAmount> requests;
+  std::vector<FrAmount> usage;
+  std::vector<std::uint64_t> reasons;
+  std::vector<std::int16_t> tried;
+
+  void clear() noexcept {
+    assignments.clear();
+    pod_sets.clear();
+    flavors.clear();
+    requests.clear();
+    usage.clear();
+    reasons.clear();
+    tried.clear();
+  }
+  const AssignmentRec& operator[](int a) const noexcept { return assignments[a]; }
+};
+
+// (preemption mode, borrowing level): the granular mode of a flavor.
+struct GranularMode {
+  PreemptionMode pm;
+  std::int64_t borrow;
+};
+
+class FlavorAssigner {
+ public:
+  explicit FlavorAssigner(Engine& engine);
+
+  // Assigns flavors to every pod set of `wid` in `cq` and returns the
+  // assignment's index in the engine's arena. `use_last`: resume the flavor
+  // scan recorded for the workload. `nomination`: nullptr, or per pod set x
+  // resource group the flavor pinned by an earlier assignment (-1: none).
+  // `counts`: nullptr for the spec's counts (partial admission passes reduced ones).
+  int assign(int wid, int cq, bool use_last, const std::int32_t* nomination, std::size_t nomination_ps,
+             const std::int32_t* counts);
+
+ private:
+  bool is_preferred(GranularMode a, GranularMode b) const noexcept;
+  bool should_try_next_flavor(GranularMode m) const noexcept;
+  bool can_preempt_while_borrowing() const noexcept;
+  GranularMode fits_resource_quota(int fr, Amount assumed, Amount request);
+  bool find_flavor(int ps_index, const PodSetRec& psa, int resource, int group, std::int16_t& tried);
+  int next_flavor(int ps_index, int group) const noexcept;
+  void add_reason(std::uint64_t header) {
+    arena_->reasons.push_back(header);
+    ++reason_count_;
+  }
+
+  Engine& e_;
+  const Topology& topo_;
+  QuotaTree& tree_;
+  AssignmentArena* arena_;
+  // the call in progress
+  int wid_ = -1, cq_ = -1, n_groups_ = 0;
+  const ClusterQueueSpec* spec_ = nullptr;
+  bool use_last_ = false;
+  const std::int32_t* nomination_ = nullptr;
+  std::size_t nomination_ps_ = 0;
+  std::uint32_t reason_count_ = 0;
+  // scratch, reused
+  std::vector<Amount> assumed_;             // per fr: usage of earlier pod sets (a.usage)
+  std::vector<std::uint8_t> assumed_seen_;  // per fr: has a key in a.usage
+  std::vector<std::int32_t> assumed_keys_;  // a.usage keys in insertion order
+  std::vector<std::uint8_t> group_done_;
+  std::vector<FlavorRec> best_, cur_;
+};
+
+// Kueue resolveNoFitReason for a NoFit assignment.
+PendingReason no_fit_reason(const Topology& topo, const AssignmentArena& arena, int assignment);
+
+}  // namespace kueue_fast

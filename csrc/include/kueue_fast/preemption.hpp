@@ -1,0 +1,129 @@
+// Preemption targets: which admitted workloads to evict so that a workload
+// fits. The C++ twin of kueue_fast/_reference/preemption.py: classical
+// preemption (kueue pkg/scheduler/preemption/preemption.go
+// classicalPreemptions, fillBackWorkloads; classical/candidate_generator.go,
+// classical/hierarchical_preemption.go) and fair-sharing preemption
+// (fair_strategy.go, fairsharing/ordering.go).
+//
+// Every trial removal happens on the engine's working quota tree and is
+// undone before returning, on every path: the tree is byte-identical before
+// and after a search (checked by the debug hook, Engine::set_debug_checks).
+//
+// Candidates come from the engine's per-ClusterQueue admitted lists, kept in
+// candidate order incrementally; a search walks them (stopping early where
+// the policy's priority bound ends the useful prefix) instead of re-sorting
+// every admitted workload.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <kueue_fast/amount.hpp>
+#include <kueue_fast/fair_sharing.hpp>
+#include <kueue_fast/quota_tree.hpp>
+#include <kueue_fast/types.hpp>
+
+namespace kueue_fast {
+
+class Engine;
+
+struct Target {
+  std::int32_t wid;
+  PreemptionReason reason;
+};
+
+struct PreemptionCtx {
+  int preemptor = -1;  // workload id
+  int cq = -1;
+  std::vector<std::int32_t> frs_need_preemption;  // a set: no duplicates
+  std::vector<FrAmount> usage;                    // the incoming workload's usage per fr
+  void clear() {
+    frs_need_preemption.clear();
+    usage.clear();
+  }
+};
+
+// Candidate variants (classical/hierarchical_preemption.go preemptionVariant).
+enum Variant : std::uint8_t {
+  V_NEVER = 0,
+  V_WITHIN_CQ = 1,
+  V_HIERARCHICAL = 2,
+  V_RECLAIM_WITHOUT_BORROWING = 3,
+  V_RECLAIM_WHILE_BORROWING = 4
+};
+
+class Preemptor {
+ public:
+  explicit Preemptor(Engine& engine);
+
+  // The targets for ctx, in the reference's order (empty: none). The
+  // returned vector is owned by the preemptor and valid until the next call.
+  const std::vector<Target>& get_targets(const PreemptionCtx& ctx);
+
+  // Trial removal of an admitted workload's usage, and its inverse.
+  void remove(int wid) noexcept;
+  void restore(int wid) noexcept;
+
+  std::int64_t evaluations = 0;  // candidate removals tried (preemptor.evaluations)
+
+ private:
+  struct Candidate {
+    std::int32_t wid;
+    std::int32_t lca;
+    Variant variant;
+  };
+  void begin(const PreemptionCtx& ctx);
+  void end();
+  bool uses_resources(int wid) const noexcept;
+  bool satisfies_policy(int candidate, std::uint8_t policy) const noexcept;
+  bool workload_fits(bool allow_borrowing) const noexcept;
+  void fill_back(std::vector<Target>& targets, bool allow_borrowing);
+  void restore_all(const std::vector<Target>& targets) noexcept;
+  bool candidate_before(int a, int b) const noexcept;
+  bool within_nominal(int node) const noexcept;
+
+  // classical
+  void classical_preemptions();
+  Variant variant(int cand, bool hierarchical_advantage) const noexcept;
+  void candidates_from_cq(int cq, int lca, bool advantage, std::vector<Candidate>& out);
+  void collect_in_subtree(int cohort, int subtree_root, int skip, bool advantage, std::vector<Candidate>& out);
+  void hierarchical_candidates();
+  bool candidate_valid(const Candidate& c, bool borrowing) const noexcept;
+  bool queue_under_nominal() const noexcept;
+
+  // fair sharing
+  void fair_preemptions();
+  void fair_candidates();
+  bool cq_borrowing(int cq) const noexcept;
+  bool fits_for_fair_sharing();
+  bool first_fair_strategy(std::uint8_t strategy);
+  bool second_fair_strategy();
+  void take(int wid, PreemptionReason reason);
+
+  // TargetClusterQueueOrdering (fairsharing/ordering.go) over a candidate list.
+  void ordering_reset(const std::vector<std::int32_t>& candidates);
+  bool has_workload(int cq) const noexcept { return by_cq_head_[cq] < by_cq_end_[cq]; }
+  std::int32_t ordering_pop(int cq) noexcept { return by_cq_[by_cq_head_[cq]++]; }
+  int next_target(int cohort);
+  int next_target_or_done();  // -1 when the iteration ended
+  std::pair<int, int> almost_lcas(int target_cq) const;
+  std::pair<DRS, DRS> shares(int target_cq) const;
+  DRS target_share_after_removal(int target_cq, int wid);
+
+  Engine& e_;
+  const PreemptionCtx* ctx_ = nullptr;
+  std::vector<std::uint8_t> fr_mark_;  // frs_need_preemption as a dense set
+  std::vector<Target> targets_, result_;
+  std::vector<Candidate> same_, hierarchy_, priority_, ordered_;
+  std::vector<FrAmount> remaining_, remaining_next_;
+  // fair sharing
+  std::vector<std::int32_t> candidates_, retry_;
+  std::vector<std::int32_t> by_cq_;                      // candidates grouped by ClusterQueue
+  std::vector<std::uint32_t> by_cq_head_, by_cq_end_;    // per ClusterQueue
+  std::vector<std::int32_t> ordering_cqs_;               // ClusterQueues touched by the ordering
+  std::vector<std::uint8_t> pruned_;                     // per node
+  std::vector<std::int32_t> pruned_touched_;
+  std::vector<std::uint8_t> preemptor_ancestor_;         // per node
+};
+
+}  // namespace kueue_fast

@@ -1,0 +1,258 @@
+// The Engine: Kueue's scheduling cycle over a Topology, workloads in
+// structure-of-arrays form. The C++ twin of kueue_fast/_reference/scheduler.py
+// (kueue pkg/scheduler/scheduler.go schedule, nominate, processEntry,
+// requeueAndUpdate); it must make byte-identical decisions.
+//
+// One cycle:
+//   1. heads: one workload from the heap of every active ClusterQueue;
+//   2. snapshot: the working quota tree itself (changes that only live for the
+//      cycle are recorded and undone at the end: no copies);
+//   3. nominate: flavor assignment and, when needed, preemption targets;
+//   4. order the entries (classical, or the fair-sharing tournament);
+//   5. process entries in that order against the filling snapshot;
+//   6. requeue every head that was not admitted;
+//   7. (offline mode) evictions issued in the cycle take effect.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include <kueue_fast/amount.hpp>
+#include <kueue_fast/fair_sharing.hpp>
+#include <kueue_fast/flavor_assigner.hpp>
+#include <kueue_fast/preemption.hpp>
+#include <kueue_fast/queues.hpp>
+#include <kueue_fast/quota_tree.hpp>
+#include <kueue_fast/topology.hpp>
+#include <kueue_fast/types.hpp>
+#include <kueue_fast/workloads.hpp>
+
+namespace kueue_fast {
+
+// Bad input to the engine API (the bindings raise kueue_fast.errors.EngineError).
+class EngineInputError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+// An engine invariant broke (debug checks); a bug, not an input problem.
+class EngineInvariantError : public std::logic_error {
+ public:
+  using std::logic_error::logic_error;
+};
+
+// One workload, as compiler.WorkloadSpec has it.
+struct WorkloadInput {
+  struct PodSet {
+    std::string name;
+    std::int64_t count = 0;
+    std::int64_t min_count = -1;  // -1: none
+    std::int64_t flavor_class = 0;
+    std::vector<std::pair<std::int64_t, Amount>> requests;  // (resource, per-pod amount)
+  };
+  struct AdmittedPodSet {
+    std::int64_t count = 0;
+    std::vector<std::tuple<std::int64_t, std::int64_t, Amount>> use;  // (resource, flavor or -1, total)
+  };
+  std::string ns, name, uid;
+  std::int64_t cluster_queue = -1;
+  std::int64_t priority = 0;
+  std::int64_t queue_ts = 0;
+  std::uint64_t scheduling_hash = 0;
+  std::int64_t block = BLOCK_NONE;
+  std::string block_message;
+  std::vector<PodSet> pod_sets;
+  bool has_admission = false;
+  std::int64_t admission_cq = -1;
+  std::int64_t admission_time = 0;
+  std::vector<AdmittedPodSet> admission;
+};
+
+// Many pending workloads as flat arrays (CSR for pod sets and requests).
+// Raw pointers into caller-owned memory; validated before anything changes.
+struct BulkWorkloads {
+  std::size_t n = 0;
+  const std::int64_t* cluster_queue = nullptr;
+  const std::int64_t* priority = nullptr;
+  const std::int64_t* queue_ts = nullptr;
+  const std::uint64_t* scheduling_hash = nullptr;
+  const std::int64_t* ps_offsets = nullptr;  // n + 1
+  std::size_t n_ps = 0;
+  const std::int64_t* ps_count = nullptr;
+  const std::int64_t* ps_min_count = nullptr;  // -1: none
+  const std::int64_t* ps_flavor_class = nullptr;
+  const std::int64_t* ps_name = nullptr;  // index into pod_set_names, or nullptr: "main"
+  std::vector<std::string> pod_set_names;
+  const std::int64_t* req_offsets = nullptr;  // n_ps + 1
+  std::size_t n_req = 0;
+  const std::int64_t* req_resource = nullptr;
+  const std::int64_t* req_amount = nullptr;
+  std::vector<std::string> namespaces, names, uids;  // uids may be empty: "namespace/name"
+};
+
+struct CycleReport {
+  std::int64_t cycle = 0;
+  std::vector<std::int32_t> admitted;
+  std::vector<std::int32_t> preempted;  // victims whose eviction was issued
+  std::int64_t newly_parked = 0;
+  std::int64_t heads = 0;
+};
+
+enum EntryStatus : std::uint8_t { ENTRY_NONE = 0, ENTRY_SKIPPED = 1, ENTRY_ASSUMED = 2 };
+
+struct Entry {
+  std::int32_t wid = -1, cq = -1;
+  std::int32_t assignment = -1;
+  std::uint32_t t_first = 0, t_n = 0;  // targets, in Engine::targets_
+  EntryStatus status = ENTRY_NONE;
+  PendingReason reason = REASON_NONE;
+  RequeueReason requeue_reason = REQUEUE_GENERIC;
+  bool deferred = false;
+  MessageKind msg_kind = MSG_NONE;
+  std::int32_t msg_arg = 0;
+};
+
+class Engine {
+ public:
+  Engine(TopologySpec topology, bool release_evictions);
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // --- configuration -------------------------------------------------------------
+  const Topology& topology() const noexcept { return topo_; }
+  const QuotaTree& tree() const noexcept { return tree_; }
+  int add_flavor_class(const std::vector<std::optional<std::string>>& row) { return topo_.add_flavor_class(row); }
+  // Debug/test hook: snapshot the quota tree before and after every target
+  // search and throw EngineInvariantError unless they are byte-identical.
+  void set_debug_checks(bool on) noexcept { debug_checks_ = on; }
+  bool debug_checks() const noexcept { return debug_checks_; }
+
+  // --- workloads in and out ---------------------------------------------------------
+  int add_workload(const WorkloadInput& in);
+  // Returns the first new wid; the new ids are [first, first + n).
+  int add_workloads(const BulkWorkloads& in);
+  void remove_workload(int wid);
+  void release_eviction(int wid);
+  void evict(int wid, const std::string& reason, const std::string& message);
+
+  // --- the cycle -------------------------------------------------------------------
+  const CycleReport& run_cycle(std::int64_t now_ns);
+  std::int64_t cycle() const noexcept { return cycle_; }
+  std::int64_t evaluations() const noexcept { return preemptor_.evaluations; }
+
+  // --- reading decisions -----------------------------------------------------------
+  int n_workloads() const noexcept { return w_.size(); }
+  ViewState state(int wid) const noexcept;
+  std::string message(int wid) const;
+  const char* reason(int wid) const noexcept { return pending_reason_name(static_cast<PendingReason>(w_.reason[wid])); }
+  std::string eviction_reason(int wid) const;
+  std::string eviction_message(int wid) const;
+  const WorkloadStore& workloads() const noexcept { return w_; }
+  const ClusterQueueQueue& queue(int cq) const noexcept { return queues_[cq]; }
+  // Validates a wid from the API (throws EngineInputError).
+  void check_wid(std::int64_t wid) const;
+  std::size_t memory_bytes() const noexcept;
+
+  // ===== internals shared with the assigner, the preemptor and the tournament ======
+  Topology topo_;
+  QuotaTree tree_;
+  WorkloadStore w_;
+  FairShares shares_;
+  std::vector<ClusterQueueQueue> queues_;
+  // Per ClusterQueue: admitted workloads in candidate order (evicting first,
+  // then lower priority, most recently admitted, namespace/name, wid).
+  std::vector<std::vector<std::int32_t>> cq_admitted_;
+  std::vector<std::int64_t> cq_generation_, snapshot_generation_;
+  std::int64_t cycle_ = 0;
+  bool release_evictions_;
+  bool debug_checks_ = false;
+  AssignmentArena arena_;
+  std::vector<Target> targets_;  // the cycle's targets (Entry::t_first/t_n)
+  std::vector<Entry> entries_;
+
+  bool admitted_before(int a, int b) const noexcept;
+  bool in_cq_admitted(int wid) const noexcept;
+  void cq_admitted_insert(int wid);
+  void cq_admitted_erase(int wid);
+  // Admission record entries (resource | fr << 32, amount) of an admitted workload.
+  template <class F>
+  void for_each_usage(int wid, F&& f) const noexcept;
+  // The fr usage charged by an admitted workload (flavored entries), applied to the tree.
+  void charge(int wid, int sign) noexcept;
+  // The oracle of the flavor assigner: targets for one fr? (preemption mode, borrow)
+  GranularMode oracle(int wid, int cq, int fr, Amount quantity);
+
+ private:
+  friend class FlavorAssigner;
+  friend class Preemptor;
+  friend class FairSharingTournament;
+
+  void check_topology_for_engine() const;
+  void validate(const WorkloadInput& in) const;
+  int append_workload_spec(const WorkloadInput& in);
+  void admit(int wid, int cq, std::int64_t time_ns);
+  void release(int wid);
+  void requeue_tree(int cq);
+  void set_evicting(int wid);
+
+  // nomination
+  bool scan_state_usable(int wid, int cq) const noexcept;
+  void get_assignments(int wid, int cq, bool use_last, const std::int32_t* nomination,
+                       std::size_t nomination_ps, int& assignment, std::uint32_t& t_first, std::uint32_t& t_n);
+  bool partial_search(int wid, int cq, bool use_last, const std::int32_t* nomination, std::size_t nomination_ps,
+                      int& assignment, std::uint32_t& t_first, std::uint32_t& t_n);
+  void build_ctx(int wid, int cq, int assignment, PreemptionCtx& ctx);
+  std::uint32_t find_targets(const PreemptionCtx& ctx, std::uint32_t& t_first);
+  void record(Entry& e, int assignment, std::uint32_t t_first, std::uint32_t t_n);
+  bool nominate(Entry& e);
+
+  // processing
+  void classical_order(std::vector<std::int32_t>& order);
+  void process(Entry& e, std::int64_t now_ns);
+  bool targets_overlap(const Entry& e) const noexcept;
+  bool fits(int cq, int assignment, const Entry& e);
+  void reserve(int cq, const FrAmount* first, const FrAmount* last);
+  void issue_preemptions(const Entry& e);
+  void admit_entry(Entry& e, std::int64_t now_ns);
+  void persist_attempt(const Entry& e);
+  void append_cq_path(std::string& out, int cq) const;
+
+  FlavorAssigner assigner_;
+  Preemptor preemptor_;
+  FairSharingTournament tournament_;
+  CycleReport report_;
+  PreemptionCtx ctx_, oracle_ctx_;
+  std::vector<FrAmount> reserve_scratch_;
+  std::vector<std::int32_t> heads_, nominated_, order_, nomination_, counts_;
+  std::vector<std::int64_t> deltas_;
+  // victims of the cycle: insertion order + membership
+  std::vector<std::int32_t> victims_;
+  std::vector<std::uint8_t> is_victim_;
+  std::vector<std::int32_t> removed_;
+  // capacity reserved for this cycle only: (cq, fr, amount), undone at the end
+  std::vector<std::tuple<std::int32_t, std::int32_t, Amount>> reservations_;
+  std::vector<Amount> usage_before_;  // debug hook
+};
+
+template <class F>
+void Engine::for_each_usage(int wid, F&& f) const noexcept {
+  const Slot& s = w_.adm[wid];
+  if (s.size == 0) return;
+  const std::int64_t* p = w_.adm_pool.data() + s.offset;
+  std::int64_t n_ps = *p++;
+  for (std::int64_t i = 0; i < n_ps; ++i) {
+    ++p;  // count
+    std::int64_t n = *p++;
+    for (std::int64_t k = 0; k < n; ++k, p += 2) {
+      std::int32_t fr = static_cast<std::int32_t>(static_cast<std::uint64_t>(p[0]) >> 32);
+      if (fr >= 0) f(fr, static_cast<Amount>(p[1]));
+    }
+  }
+}
+
+}  // namespace kueue_fast

@@ -1,0 +1,377 @@
+// Same rules as kueue_fast/_reference/flavor_assigner.py.
+#include <kueue_fast/flavor_assigner.hpp>
+
+#include <algorithm>
+
+#include <kueue_fast/scheduler.hpp>
+
+namespace kueue_fast {
+
+// --- reason texts ----------------------------------------------------------------------
+
+void append_reason_text(std::string& out, const Topology& topo, const std::uint64_t* words) {
+  std::uint64_t h = words[0];
+  switch (reason_kind(h)) {
+    case RK_MAX_CAPACITY: {
+      int fr = reason_a(h);
+      int r = topo.fr_resource(fr);
+      QuantityFormat fmt = topo.resource_format(r);
+      out += "insufficient quota for ";
+      out += topo.resource_name(r);
+      out += " in flavor ";
+      out += topo.flavor_name(topo.fr_flavor(fr));
+      out += ", previously considered podsets requests (";
+      append_quantity(out, fmt, static_cast<std::int64_t>(words[1]));
+      out += ") + current podset request (";
+      append_quantity(out, fmt, static_cast<std::int64_t>(words[2]));
+      out += ") > maximum capacity (";
+      append_quantity(out, fmt, static_cast<std::int64_t>(words[3]));
+      out += ')';
+      return;
+    }
+    case RK_UNUSED: {
+      int fr = reason_a(h);
+      int r = topo.fr_resource(fr);
+      out += "insufficient unused quota for ";
+      out += topo.resource_name(r);
+      out += " in flavor ";
+      out += topo.flavor_name(topo.fr_flavor(fr));
+      out += ", ";
+      append_quantity(out, topo.resource_format(r), static_cast<std::int64_t>(words[1]));
+      out += " more needed";
+      return;
+    }
+    case RK_UNAVAILABLE:
+      out += "resource ";
+      out += topo.resource_name(reason_a(h));
+      out += " unavailable in ClusterQueue";
+      return;
+    case RK_NOMINATION:
+      out += "skipping flavor ";
+      out += topo.flavor_name(reason_a(h));
+      out += " as it is not found in the nomination mapping for resource ";
+      out += topo.resource_name(reason_b(h));
+      return;
+    case RK_REJECTION:
+      out += topo.string_at(reason_a(h));
+      return;
+  }
+}
+
+// The fixed parts of the texts contain no name characters next to the names,
+// so a needle is found in a text iff it is in the fixed part or inside one of
+// the names (numbers never contain letters of the needles).
+std::uint8_t reason_flags(const Topology& topo, const std::uint64_t* words) noexcept {
+  std::uint64_t h = words[0];
+  switch (reason_kind(h)) {
+    case RK_MAX_CAPACITY: {
+      int fr = reason_a(h);
+      return static_cast<std::uint8_t>(TEXT_CAPACITY_LIKE | topo.resource_text_flags(topo.fr_resource(fr)) |
+                                       topo.flavor_text_flags(topo.fr_flavor(fr)));
+    }
+    case RK_UNUSED: {
+      int fr = reason_a(h);
+      return static_cast<std::uint8_t>(topo.resource_text_flags(topo.fr_resource(fr)) |
+                                       topo.flavor_text_flags(topo.fr_flavor(fr)));
+    }
+    case RK_UNAVAILABLE:
+      return static_cast<std::uint8_t>(TEXT_UNAVAILABLE | topo.resource_text_flags(reason_a(h)));
+    case RK_NOMINATION:
+      return static_cast<std::uint8_t>(topo.flavor_text_flags(reason_a(h)) | topo.resource_text_flags(reason_b(h)));
+    case RK_REJECTION:
+      return topo.string_text_flags(reason_a(h));
+  }
+  return 0;
+}
+
+// Kueue resolveNoFitReason (scheduler.py _no_fit_reason).
+PendingReason no_fit_reason(const Topology& topo, const AssignmentArena& arena, int assignment) {
+  const AssignmentRec& a = arena.assignments[assignment];
+  auto severity = [](PendingReason r) {
+    switch (r) {
+      case WAITING_FOR_QUOTA: return 2;
+      case EXCEEDS_MAX_QUOTA: return 3;
+      case NO_MATCHING_FLAVOR: return 4;
+      default: return 0;
+    }
+  };
+  PendingReason worst = REASON_NONE;
+  for (std::uint32_t i = 0; i < a.ps_n; ++i) {
+    const PodSetRec& ps = arena.pod_sets[a.ps_first + i];
+    if (ps.mode != NO_FIT) continue;
+    PendingReason reason = WAITING_FOR_QUOTA;
+    bool any_unavailable = false, all_affinity_or_taint = true, all_capacity_like = true;
+    const std::uint64_t* p = arena.reasons.data() + ps.rs_first;
+    for (std::uint32_t k = 0; k < ps.rs_n; ++k) {
+      std::uint8_t f = reason_flags(topo, p);
+      any_unavailable |= (f & TEXT_UNAVAILABLE) != 0;
+      all_affinity_or_taint &= (f & TEXT_AFFINITY_OR_TAINT) != 0;
+      all_capacity_like &= (f & TEXT_CAPACITY_LIKE) != 0;
+      p += reason_words(reason_kind(*p));
+    }
+    if (any_unavailable || all_affinity_or_taint) {
+      reason = NO_MATCHING_FLAVOR;
+    } else if (ps.rs_n > 0 && all_capacity_like) {
+      reason = EXCEEDS_MAX_QUOTA;
+    }
+    if (severity(reason) > severity(worst)) worst = reason;
+  }
+  return worst == REASON_NONE ? WAITING_FOR_QUOTA : worst;
+}
+
+// --- the assigner -------------------------------------------------------------------------
+
+FlavorAssigner::FlavorAssigner(Engine& engine)
+    : e_(engine), topo_(engine.topo_), tree_(engine.tree_), arena_(&engine.arena_) {
+  std::size_t n_fr = static_cast<std::size_t>(topo_.n_fr());
+  assumed_.assign(n_fr, 0);
+  assumed_seen_.assign(n_fr, 0);
+}
+
+bool FlavorAssigner::is_preferred(GranularMode a, GranularMode b) const noexcept {
+  if (a.pm == PM_NO_FIT) return false;
+  if (b.pm == PM_NO_FIT) return true;
+  bool a_nc = a.pm == PM_NO_CANDIDATES, b_nc = b.pm == PM_NO_CANDIDATES;
+  if (a_nc != b_nc) return !a_nc;
+  if (spec_->preference == PREEMPTION_OVER_BORROWING) {
+    if (a.borrow != b.borrow) return a.borrow < b.borrow;
+    return a.pm > b.pm;
+  }
+  if (a.pm != b.pm) return a.pm > b.pm;
+  return a.borrow < b.borrow;
+}
+
+bool FlavorAssigner::should_try_next_flavor(GranularMode m) const noexcept {
+  if (m.pm == PM_NO_FIT || m.pm == PM_NO_CANDIDATES) return true;
+  if ((m.pm == PM_PREEMPT || m.pm == PM_RECLAIM) && spec_->when_can_preempt == TRY_NEXT_FLAVOR) return true;
+  return m.borrow != 0 && spec_->when_can_borrow == TRY_NEXT_FLAVOR;
+}
+
+bool FlavorAssigner::can_preempt_while_borrowing() const noexcept {
+  return spec_->borrow_within_cohort != NEVER || (topo_.fair_sharing() && spec_->reclaim_within_cohort != NEVER);
+}
+
+// fitsResourceQuota: (preemption mode, borrowing level) for `request` more on fr.
+GranularMode FlavorAssigner::fits_resource_quota(int fr, Amount assumed, Amount request) {
+  Amount available = tree_.available(cq_, fr);
+  Amount max_capacity = tree_.potential_available(cq_, fr);
+  Amount val = sat_add(assumed, request);
+  if (val > max_capacity) {
+    add_reason(reason_header(RK_MAX_CAPACITY, static_cast<std::uint64_t>(fr)));
+    arena_->reasons.push_back(static_cast<std::uint64_t>(assumed));
+    arena_->reasons.push_back(static_cast<std::uint64_t>(request));
+    arena_->reasons.push_back(static_cast<std::uint64_t>(max_capacity));
+    return {PM_NO_FIT, 0};
+  }
+  auto [borrow, may_reclaim_in_hierarchy] = tree_.lowest_subtree_that_fits(cq_, fr, val);
+  if (val <= available) return {PM_FIT, borrow};
+  add_reason(reason_header(RK_UNUSED, static_cast<std::uint64_t>(fr)));
+  arena_->reasons.push_back(static_cast<std::uint64_t>(sat_sub(val, available)));
+  if (tree_.nominal(cq_, fr) >= val || may_reclaim_in_hierarchy || can_preempt_while_borrowing()) {
+    return e_.oracle(wid_, cq_, fr, val);
+  }
+  return {PM_NO_FIT, borrow};
+}
+
+int FlavorAssigner::next_flavor(int ps_index, int group) const noexcept {
+  if (!e_.w_.ls_valid[wid_]) return 0;  // (use_last_ is checked by the caller)
+  std::uint32_t off = e_.w_.ls_off[wid_];
+  std::int16_t idx = e_.w_.ls_pool[off + static_cast<std::uint32_t>(ps_index * n_groups_ + group)];
+  return idx == TRIED_ABSENT ? 0 : idx + 1;
+}
+
+// findFlavorForPodSets for the resource group of `resource`. Fills best_ and
+// appends reasons to the arena; false when no flavor is usable.
+bool FlavorAssigner::find_flavor(int ps_index, const PodSetRec& psa, int resource, int g, std::int16_t& tried) {
+  const ResourceGroupSpec& group = spec_->groups[g];
+  const int gps = static_cast<int>(e_.w_.ps_first[wid_]) + ps_index;
+  const int cls = e_.w_.ps_class[gps];
+  const std::uint32_t rs_start = static_cast<std::uint32_t>(arena_->reasons.size());
+  const std::uint32_t rc_start = reason_count_;
+  const ResourceAmount* reqs = arena_->requests.data() + psa.req_first;
+  best_.clear();
+  bool have_best = false;
+  GranularMode best_mode{PM_NO_FIT, BORROW_UNLIMITED};
+  int attempted = -1;
+  const int n_flavors = static_cast<int>(group.flavors.size());
+  int start = use_last_ ? next_flavor(ps_index, g) : 0;
+  for (int idx = start; idx < n_flavors; ++idx) {
+    attempted = idx;
+    int flavor = group.flavors[idx];
+    if (nomination_ != nullptr) {
+      std::int32_t pinned = static_cast<std::size_t>(ps_index) < nomination_ps_
+                                ? nomination_[static_cast<std::size_t>(ps_index * n_groups_ + g)]
+                                : -1;
+      if (pinned != flavor) {
+        add_reason(reason_header(RK_NOMINATION, static_cast<std::uint64_t>(flavor), static_cast<std::uint64_t>(resource)));
+        continue;
+      }
+    }
+    std::int32_t rejection = topo_.rejection(cls, flavor);
+    if (rejection >= 0) {
+      add_reason(reason_header(RK_REJECTION, static_cast<std::uint64_t>(rejection)));
+      continue;
+    }
+    cur_.clear();
+    GranularMode mode{PM_FIT, 0};
+    for (std::uint32_t k = 0; k < psa.req_n; ++k) {
+      int r = reqs[k].resource;
+      if (topo_.group_of(cq_, r) != g) continue;  // group_requests, resource order
+      int fr = topo_.fr_id(flavor, r);
+      GranularMode m = fits_resource_quota(fr, assumed_[fr], reqs[k].amount);
+      if (is_preferred(mode, m)) mode = m;  // the representative mode is the worst one
+      if (mode.pm == PM_NO_FIT) continue;
+      cur_.push_back({r, flavor, fr, mode_of(m.pm), m.borrow});
+    }
+    if (!should_try_next_flavor(mode)) {
+      best_.swap(cur_);
+      best_mode = mode;
+      have_best = true;
+      break;
+    }
+    if (is_preferred(mode, best_mode)) {
+      best_.swap(cur_);
+      best_mode = mode;
+      have_best = true;
+    }
+  }
+  tried = static_cast<std::int16_t>(attempted == n_flavors - 1 ? -1 : attempted);
+  if (best_mode.pm == PM_FIT) {
+    arena_->reasons.resize(rs_start);
+    reason_count_ = rc_start;
+  }
+  return have_best;
+}
+
+int FlavorAssigner::assign(int wid, int cq, bool use_last, const std::int32_t* nomination,
+                           std::size_t nomination_ps, const std::int32_t* counts) {
+  wid_ = wid;
+  cq_ = cq;
+  spec_ = &topo_.cq(cq);
+  n_groups_ = topo_.n_groups(cq);
+  use_last_ = use_last;
+  nomination_ = nomination;
+  nomination_ps_ = nomination_ps;
+  AssignmentArena& ar = *arena_;
+  const WorkloadStore& w = e_.w_;
+
+  for (std::int32_t fr : assumed_keys_) {
+    assumed_[fr] = 0;
+    assumed_seen_[fr] = 0;
+  }
+  assumed_keys_.clear();
+  group_done_.assign(static_cast<std::size_t>(n_groups_), 0);
+
+  AssignmentRec a;
+  a.wid = wid;
+  a.cq = cq;
+  a.ps_first = static_cast<std::uint32_t>(ar.pod_sets.size());
+  const int pods = topo_.covers_pods(cq) ? topo_.pods_rid() : -1;
+  const std::uint32_t n_ps = w.ps_n[wid];
+  Mode worst = FIT;
+  for (std::uint32_t i = 0; i < n_ps; ++i) {
+    const std::uint32_t gps = w.ps_first[wid] + i;
+    const std::int32_t count = counts != nullptr ? counts[i] : w.ps_count[gps];
+    PodSetRec psa;
+    psa.count = count;
+    // requests = {r: v * count}, plus pods = count when the ClusterQueue covers pods.
+    psa.req_first = static_cast<std::uint32_t>(ar.requests.size());
+    {
+      bool pods_done = pods < 0;
+      const std::uint32_t rf = w.ps_req_first[gps], rn = w.ps_req_n[gps];
+      for (std::uint32_t k = 0; k < rn; ++k) {
+        int r = w.req_resource[rf + k];
+        if (!pods_done && pods <= r) {
+          if (pods < r) ar.requests.push_back({pods, count});
+          pods_done = true;
+          if (pods == r) {
+            ar.requests.push_back({pods, count});
+            continue;
+          }
+        }
+        ar.requests.push_back({r, sat_mul(w.req_amount[rf + k], count)});
+      }
+      if (!pods_done) ar.requests.push_back({pods, count});
+    }
+    psa.req_n = static_cast<std::uint32_t>(ar.requests.size()) - psa.req_first;
+    psa.fl_first = static_cast<std::uint32_t>(ar.flavors.size());
+    psa.rs_first = static_cast<std::uint32_t>(ar.reasons.size());
+    psa.tried_first = static_cast<std::uint32_t>(ar.tried.size());
+    ar.tried.insert(ar.tried.end(), static_cast<std::size_t>(n_groups_), TRIED_ABSENT);
+    std::fill(group_done_.begin(), group_done_.end(), 0);
+    reason_count_ = 0;
+    bool failed = false;
+    for (std::uint32_t k = 0; k < psa.req_n; ++k) {
+      const ResourceAmount req = ar.requests[psa.req_first + k];
+      int g = topo_.group_of(cq, req.resource);
+      if (g < 0 && req.amount == 0) continue;  // zero request of an uncovered resource: ignored
+      if (g >= 0 && group_done_[g]) continue;
+      const std::uint32_t rs_start = static_cast<std::uint32_t>(ar.reasons.size());
+      const std::uint32_t rc_start = reason_count_;
+      std::int16_t tried = -1;
+      bool ok;
+      if (g < 0) {
+        add_reason(reason_header(RK_UNAVAILABLE, static_cast<std::uint64_t>(req.resource)));
+        ok = false;
+      } else {
+        ok = find_flavor(static_cast<int>(i), psa, req.resource, g, tried);
+      }
+      if (!ok) {
+        // reasons = rs: only the failing group's reasons are kept.
+        ar.reasons.erase(ar.reasons.begin() + psa.rs_first, ar.reasons.begin() + rs_start);
+        reason_count_ -= rc_start;
+        failed = true;
+        break;
+      }
+      ar.flavors.insert(ar.flavors.end(), best_.begin(), best_.end());
+      group_done_[g] = 1;
+      ar.tried[psa.tried_first + static_cast<std::uint32_t>(g)] = tried;
+    }
+    if (failed) {
+      ar.flavors.resize(psa.fl_first);  // psa.flavors = {}
+      std::fill(ar.tried.begin() + psa.tried_first, ar.tried.end(), TRIED_ABSENT);
+    }
+    psa.fl_n = static_cast<std::uint32_t>(ar.flavors.size()) - psa.fl_first;
+    psa.rs_words = static_cast<std::uint32_t>(ar.reasons.size()) - psa.rs_first;
+    psa.rs_n = reason_count_;
+    // PodSetAssignment.mode()
+    if (psa.rs_n == 0) {
+      psa.mode = FIT;
+    } else if (psa.fl_n == 0) {
+      psa.mode = NO_FIT;
+    } else {
+      Mode m = FIT;
+      for (std::uint32_t k = 0; k < psa.fl_n; ++k) m = std::min(m, ar.flavors[psa.fl_first + k].mode);
+      psa.mode = m;
+    }
+    worst = std::min(worst, psa.mode);
+    // Assignment.append
+    for (std::uint32_t k = 0; k < psa.fl_n; ++k) {
+      const FlavorRec& fa = ar.flavors[psa.fl_first + k];
+      a.borrowing = std::max(a.borrowing, fa.borrow);
+      Amount req = 0;
+      for (std::uint32_t q = 0; q < psa.req_n; ++q) {
+        if (ar.requests[psa.req_first + q].resource == fa.resource) {
+          req = ar.requests[psa.req_first + q].amount;
+          break;
+        }
+      }
+      if (!assumed_seen_[fa.fr]) {
+        assumed_seen_[fa.fr] = 1;
+        assumed_keys_.push_back(fa.fr);
+      }
+      assumed_[fa.fr] = sat_add(assumed_[fa.fr], req);
+    }
+    ar.pod_sets.push_back(psa);
+    ++a.ps_n;
+    if (failed) break;  // later pod sets are not assigned
+  }
+  a.mode = a.ps_n == 0 ? NO_FIT : worst;
+  a.usage_first = static_cast<std::uint32_t>(ar.usage.size());
+  for (std::int32_t fr : assumed_keys_) ar.usage.push_back({fr, assumed_[fr]});
+  a.usage_n = static_cast<std::uint32_t>(assumed_keys_.size());
+  ar.assignments.push_back(a);
+  return static_cast<int>(ar.assignments.size() - 1);
+}
+
+}  // namespace kueue_fast

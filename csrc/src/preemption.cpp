@@ -1,0 +1,551 @@
+// Same rules as kueue_fast/_reference/preemption.py.
+#include <kueue_fast/preemption.hpp>
+
+#include <algorithm>
+#include <cstring>
+
+#include <kueue_fast/scheduler.hpp>
+
+namespace kueue_fast {
+
+Preemptor::Preemptor(Engine& engine) : e_(engine) {
+  fr_mark_.assign(static_cast<std::size_t>(engine.topo_.n_fr()), 0);
+  by_cq_head_.assign(static_cast<std::size_t>(engine.topo_.n_cq()), 0);
+  by_cq_end_.assign(static_cast<std::size_t>(engine.topo_.n_cq()), 0);
+  pruned_.assign(static_cast<std::size_t>(engine.topo_.n_nodes()), 0);
+  preemptor_ancestor_.assign(static_cast<std::size_t>(engine.topo_.n_nodes()), 0);
+}
+
+// --- helpers shared by both strategies ----------------------------------------------------
+
+void Preemptor::remove(int wid) noexcept { e_.charge(wid, -1); }
+void Preemptor::restore(int wid) noexcept { e_.charge(wid, +1); }
+
+void Preemptor::begin(const PreemptionCtx& ctx) {
+  ctx_ = &ctx;
+  for (std::int32_t fr : ctx.frs_need_preemption) fr_mark_[fr] = 1;
+}
+
+void Preemptor::end() {
+  for (std::int32_t fr : ctx_->frs_need_preemption) fr_mark_[fr] = 0;
+  ctx_ = nullptr;
+}
+
+const std::vector<Target>& Preemptor::get_targets(const PreemptionCtx& ctx) {
+  if (e_.debug_checks_) e_.usage_before_ = e_.tree_.usage_vector();
+  begin(ctx);
+  result_.clear();
+  if (e_.topo_.fair_sharing()) {
+    fair_preemptions();
+  } else {
+    classical_preemptions();
+  }
+  end();
+  if (e_.debug_checks_) {
+    const auto& now = e_.tree_.usage_vector();
+    if (now.size() != e_.usage_before_.size() ||
+        std::memcmp(now.data(), e_.usage_before_.data(), now.size() * sizeof(Amount)) != 0) {
+      throw EngineInvariantError("a preemption target search changed the quota tree");
+    }
+  }
+  return result_;
+}
+
+// Any fr of the workload's usage (zero amounts included: they are keys) needs preemption?
+bool Preemptor::uses_resources(int wid) const noexcept {
+  const WorkloadStore& w = e_.w_;
+  const Slot& s = w.adm[wid];
+  if (s.size == 0) return false;
+  const std::int64_t* p = w.adm_pool.data() + s.offset;
+  std::int64_t n_ps = *p++;
+  for (std::int64_t i = 0; i < n_ps; ++i) {
+    ++p;
+    std::int64_t n = *p++;
+    for (std::int64_t k = 0; k < n; ++k, p += 2) {
+      std::int32_t fr = static_cast<std::int32_t>(static_cast<std::uint64_t>(p[0]) >> 32);
+      if (fr >= 0 && fr_mark_[fr]) return true;
+    }
+  }
+  return false;
+}
+
+// Kueue SatisfiesPreemptionPolicy.
+bool Preemptor::satisfies_policy(int candidate, std::uint8_t policy) const noexcept {
+  const WorkloadStore& w = e_.w_;
+  int p = ctx_->preemptor;
+  if (policy == LOWER_PRIORITY) return w.priority[candidate] < w.priority[p];
+  if (policy == LOWER_OR_NEWER_EQUAL) {
+    return w.priority[candidate] < w.priority[p] ||
+           (w.priority[candidate] == w.priority[p] && w.queue_ts[p] < w.queue_ts[candidate]);
+  }
+  return policy == ANY;
+}
+
+bool Preemptor::workload_fits(bool allow_borrowing) const noexcept {
+  const QuotaTree& t = e_.tree_;
+  for (const auto& [fr, v] : ctx_->usage) {
+    if (!allow_borrowing && t.borrowing_with(ctx_->cq, fr, v)) return false;
+    if (v > t.available(ctx_->cq, fr)) return false;
+  }
+  return true;
+}
+
+// Put back, newest removal first, every target the workload does not need.
+void Preemptor::fill_back(std::vector<Target>& targets, bool allow_borrowing) {
+  for (int i = static_cast<int>(targets.size()) - 2; i >= 0; --i) {
+    restore(targets[i].wid);
+    if (workload_fits(allow_borrowing)) {
+      // O(1) deletion as Kueue does it: the last target takes slot i.
+      targets[i] = targets.back();
+      targets.pop_back();
+    } else {
+      remove(targets[i].wid);
+    }
+  }
+}
+
+void Preemptor::restore_all(const std::vector<Target>& targets) noexcept {
+  for (const Target& t : targets) restore(t.wid);
+}
+
+// Kueue CandidatesOrdering: evicted first, other ClusterQueues first, lower
+// priority first, most recently admitted first, then namespace and name.
+bool Preemptor::candidate_before(int a, int b) const noexcept {
+  const WorkloadStore& w = e_.w_;
+  int ea = w.evicting[a] ? 0 : 1, eb = w.evicting[b] ? 0 : 1;
+  if (ea != eb) return ea < eb;
+  int sa = w.admitted_cq[a] == ctx_->cq ? 1 : 0, sb = w.admitted_cq[b] == ctx_->cq ? 1 : 0;
+  if (sa != sb) return sa < sb;
+  if (w.priority[a] != w.priority[b]) return w.priority[a] < w.priority[b];
+  if (w.admission_time[a] != w.admission_time[b]) return w.admission_time[a] > w.admission_time[b];
+  int c = w.compare_names(a, b);
+  if (c != 0) return c < 0;
+  return a < b;
+}
+
+bool Preemptor::within_nominal(int node) const noexcept {
+  const auto& frs = ctx_->frs_need_preemption;
+  return e_.tree_.within_nominal(node, frs.data(), frs.size());
+}
+
+// --- classical --------------------------------------------------------------------------------
+
+// Kueue classifyPreemptionVariant.
+Variant Preemptor::variant(int cand, bool hierarchical_advantage) const noexcept {
+  if (!uses_resources(cand)) return V_NEVER;
+  const WorkloadStore& w = e_.w_;
+  const ClusterQueueSpec& spec = e_.topo_.cq(ctx_->cq);
+  bool same_cq = w.admitted_cq[cand] == ctx_->cq;
+  std::uint8_t policy = same_cq ? spec.within_cluster_queue : spec.reclaim_within_cohort;
+  if (!satisfies_policy(cand, policy)) return V_NEVER;
+  if (same_cq) return V_WITHIN_CQ;
+  if (hierarchical_advantage) return V_HIERARCHICAL;
+  if (spec.borrow_within_cohort == NEVER) return V_RECLAIM_WITHOUT_BORROWING;
+  std::int32_t cand_prio = w.priority[cand];
+  if (cand_prio >= w.priority[ctx_->preemptor]) return V_RECLAIM_WITHOUT_BORROWING;
+  if (spec.has_max_priority_threshold && cand_prio > spec.max_priority_threshold) return V_RECLAIM_WITHOUT_BORROWING;
+  return V_RECLAIM_WHILE_BORROWING;
+}
+
+// The ClusterQueue's admitted list is in candidate order (evicting first,
+// then by priority): once a policy's priority bound is passed, the rest of
+// the segment cannot qualify.
+void Preemptor::candidates_from_cq(int cq, int lca, bool advantage, std::vector<Candidate>& out) {
+  const WorkloadStore& w = e_.w_;
+  const ClusterQueueSpec& spec = e_.topo_.cq(ctx_->cq);
+  std::uint8_t policy = cq == ctx_->cq ? spec.within_cluster_queue : spec.reclaim_within_cohort;
+  if (policy == NEVER) return;
+  const std::int32_t p_prio = w.priority[ctx_->preemptor];
+  const auto& list = e_.cq_admitted_[cq];
+  const std::size_t n = list.size();
+  std::size_t i = 0;
+  while (i < n) {
+    std::int32_t c = list[i];
+    bool past_bound = (policy == LOWER_PRIORITY && w.priority[c] >= p_prio) ||
+                      (policy == LOWER_OR_NEWER_EQUAL && w.priority[c] > p_prio);
+    if (past_bound) {
+      if (!w.evicting[c]) break;
+      // skip the rest of the evicting segment
+      auto it = std::partition_point(list.begin() + static_cast<std::ptrdiff_t>(i), list.end(),
+                                     [&](std::int32_t x) { return w.evicting[x] != 0; });
+      i = static_cast<std::size_t>(it - list.begin());
+      continue;
+    }
+    Variant v = variant(c, advantage);
+    if (v != V_NEVER) out.push_back({c, lca, v});
+    ++i;
+  }
+}
+
+void Preemptor::collect_in_subtree(int cohort, int subtree_root, int skip, bool advantage,
+                                   std::vector<Candidate>& out) {
+  const QuotaTree& t = e_.tree_;
+  for (int child : t.child_cohorts(cohort)) {
+    if (child == skip || within_nominal(child)) continue;
+    collect_in_subtree(child, subtree_root, skip, advantage, out);
+  }
+  for (int child : t.child_cqs(cohort)) {
+    if (child == ctx_->cq) continue;
+    if (!within_nominal(child)) candidates_from_cq(child, subtree_root, advantage, out);
+  }
+}
+
+// Kueue collectCandidatesForHierarchicalReclaim: (hierarchy, priority) candidates.
+void Preemptor::hierarchical_candidates() {
+  const QuotaTree& t = e_.tree_;
+  const ClusterQueueSpec& spec = e_.topo_.cq(ctx_->cq);
+  if (t.parent(ctx_->cq) < 0 || spec.reclaim_within_cohort == NEVER) return;
+  bool advantage = t.quantities_fit_in_quota(ctx_->cq, ctx_->usage, remaining_);
+  int previous = -1;
+  for (int node : t.ancestors(ctx_->cq)) {
+    collect_in_subtree(node, node, previous, advantage, advantage ? hierarchy_ : priority_);
+    bool fits = t.quantities_fit_in_quota(node, remaining_, remaining_next_);
+    remaining_.swap(remaining_next_);
+    advantage = advantage || fits;
+    previous = node;
+  }
+}
+
+// Kueue candidateIsValid: earlier removals may make a candidate's
+// ClusterQueue (or an ancestor below the common one) no longer borrow.
+bool Preemptor::candidate_valid(const Candidate& c, bool borrowing) const noexcept {
+  int cq = e_.w_.admitted_cq[c.wid];
+  if (cq == ctx_->cq) return true;
+  if (borrowing && c.variant == V_RECLAIM_WITHOUT_BORROWING) return false;
+  if (within_nominal(cq)) return false;
+  for (int node : e_.tree_.ancestors(cq)) {
+    if (node == c.lca) break;
+    if (within_nominal(node)) return false;
+  }
+  return true;
+}
+
+// Strictly below nominal on every fr needing preemption.
+bool Preemptor::queue_under_nominal() const noexcept {
+  for (std::int32_t fr : ctx_->frs_need_preemption) {
+    if (!(e_.tree_.nominal(ctx_->cq, fr) > e_.tree_.usage(ctx_->cq, fr))) return false;
+  }
+  return true;
+}
+
+static PreemptionReason variant_reason(Variant v) {
+  switch (v) {
+    case V_WITHIN_CQ: return IN_CLUSTER_QUEUE;
+    case V_RECLAIM_WHILE_BORROWING: return IN_COHORT_RECLAIM_WHILE_BORROWING;
+    default: return IN_COHORT_RECLAMATION;
+  }
+}
+
+void Preemptor::classical_preemptions() {
+  const ClusterQueueSpec& spec = e_.topo_.cq(ctx_->cq);
+  same_.clear();
+  hierarchy_.clear();
+  priority_.clear();
+  if (spec.within_cluster_queue != NEVER) candidates_from_cq(ctx_->cq, -1, false, same_);
+  hierarchical_candidates();
+  auto by_key = [&](const Candidate& a, const Candidate& b) { return candidate_before(a.wid, b.wid); };
+  std::sort(same_.begin(), same_.end(), by_key);
+  std::sort(hierarchy_.begin(), hierarchy_.end(), by_key);
+  std::sort(priority_.begin(), priority_.end(), by_key);
+  // evicting hierarchy, priority, same; then the others in the same groups.
+  ordered_.clear();
+  const WorkloadStore& w = e_.w_;
+  for (int pass = 0; pass < 2; ++pass) {
+    bool want_evicting = pass == 0;
+    for (const auto* list : {&hierarchy_, &priority_, &same_}) {
+      for (const Candidate& c : *list) {
+        if ((w.evicting[c.wid] != 0) == want_evicting) ordered_.push_back(c);
+      }
+    }
+  }
+  bool forbidden = spec.borrow_within_cohort == NEVER;
+  bool attempts[2];
+  int n_attempts;
+  if ((hierarchy_.empty() && priority_.empty()) || (forbidden && !queue_under_nominal())) {
+    attempts[0] = true;
+    n_attempts = 1;
+  } else if (forbidden && hierarchy_.empty()) {
+    attempts[0] = false;
+    attempts[1] = true;
+    n_attempts = 2;
+  } else {
+    attempts[0] = true;
+    attempts[1] = false;
+    n_attempts = 2;
+  }
+  for (int k = 0; k < n_attempts; ++k) {
+    bool borrowing = attempts[k];
+    targets_.clear();
+    for (const Candidate& cand : ordered_) {
+      if (!candidate_valid(cand, borrowing)) continue;
+      remove(cand.wid);
+      ++evaluations;
+      targets_.push_back({cand.wid, variant_reason(cand.variant)});
+      if (workload_fits(borrowing)) {
+        fill_back(targets_, borrowing);
+        restore_all(targets_);
+        result_ = targets_;
+        return;
+      }
+    }
+    restore_all(targets_);
+  }
+}
+
+// --- fair sharing -------------------------------------------------------------------------------
+
+bool Preemptor::cq_borrowing(int cq) const noexcept {
+  const QuotaTree& t = e_.tree_;
+  if (t.parent(cq) < 0) return false;
+  for (std::int32_t fr : ctx_->frs_need_preemption) {
+    if (t.borrowing_with(cq, fr, 0)) return true;
+  }
+  return false;
+}
+
+// Kueue findCandidates: own ClusterQueue by withinClusterQueue; every
+// borrowing ClusterQueue of the whole tree by reclaimWithinCohort.
+void Preemptor::fair_candidates() {
+  const QuotaTree& t = e_.tree_;
+  const ClusterQueueSpec& spec = e_.topo_.cq(ctx_->cq);
+  candidates_.clear();
+  auto add_from = [&](int cq, std::uint8_t policy) {
+    for (std::int32_t wid : e_.cq_admitted_[cq]) {
+      if (satisfies_policy(wid, policy) && uses_resources(wid)) candidates_.push_back(wid);
+    }
+  };
+  if (spec.within_cluster_queue != NEVER) add_from(ctx_->cq, spec.within_cluster_queue);
+  if (t.parent(ctx_->cq) >= 0 && spec.reclaim_within_cohort != NEVER) {
+    for (int cq : t.subtree_cqs(t.root_of(ctx_->cq))) {
+      if (cq == ctx_->cq || !cq_borrowing(cq)) continue;
+      add_from(cq, spec.reclaim_within_cohort);
+    }
+  }
+}
+
+bool Preemptor::fits_for_fair_sharing() {
+  // The incoming usage is simulated for share computations; take it out to check fit.
+  const auto& u = ctx_->usage;
+  e_.tree_.remove_usage(ctx_->cq, u.data(), u.data() + u.size());
+  bool ok = workload_fits(true);
+  e_.tree_.add_usage(ctx_->cq, u.data(), u.data() + u.size());
+  return ok;
+}
+
+void Preemptor::take(int wid, PreemptionReason reason) {
+  remove(wid);
+  targets_.push_back({wid, reason});
+}
+
+void Preemptor::fair_preemptions() {
+  fair_candidates();
+  if (candidates_.empty()) return;
+  std::sort(candidates_.begin(), candidates_.end(), [&](std::int32_t a, std::int32_t b) { return candidate_before(a, b); });
+  const auto& configured = e_.topo_.spec().fair_strategies;
+  std::uint8_t first = configured.empty() ? std::uint8_t{LESS_THAN_OR_EQUAL_TO_FINAL_SHARE} : configured[0];
+  bool has_second = configured.empty() || configured.size() > 1;
+  QuotaTree& t = e_.tree_;
+  for (int a : t.ancestors(ctx_->cq)) preemptor_ancestor_[a] = 1;
+  const auto& u = ctx_->usage;
+  t.add_usage(ctx_->cq, u.data(), u.data() + u.size());
+  targets_.clear();
+  bool fits = first_fair_strategy(first);
+  if (!fits && has_second) fits = second_fair_strategy();
+  t.remove_usage(ctx_->cq, u.data(), u.data() + u.size());
+  for (int a : t.ancestors(ctx_->cq)) preemptor_ancestor_[a] = 0;
+  for (std::int32_t n : pruned_touched_) pruned_[n] = 0;
+  pruned_touched_.clear();
+  if (!fits) {
+    restore_all(targets_);
+    return;
+  }
+  fill_back(targets_, true);
+  restore_all(targets_);
+  result_ = targets_;
+}
+
+bool Preemptor::first_fair_strategy(std::uint8_t strategy) {
+  retry_.clear();
+  bool within_nominal_now = true;
+  for (std::int32_t fr : ctx_->frs_need_preemption) {
+    if (e_.tree_.borrowing_with(ctx_->cq, fr, 0)) within_nominal_now = false;
+  }
+  ordering_reset(candidates_);
+  for (;;) {
+    int target_cq = next_target_or_done();
+    if (target_cq < 0) break;
+    if (target_cq == ctx_->cq) {
+      take(ordering_pop(target_cq), IN_CLUSTER_QUEUE);
+      if (fits_for_fair_sharing()) return true;
+      continue;
+    }
+    if (within_nominal_now) {
+      take(ordering_pop(target_cq), IN_COHORT_RECLAMATION);
+      if (fits_for_fair_sharing()) return true;
+      continue;
+    }
+    auto [preemptor_new, target_old] = shares(target_cq);
+    if (preemptor_new.zero_weight_borrows() && !target_old.zero_weight_borrows()) {
+      // No candidate of this ClusterQueue can pass either strategy.
+      while (has_workload(target_cq)) retry_.push_back(ordering_pop(target_cq));
+      continue;
+    }
+    while (has_workload(target_cq)) {
+      std::int32_t wid = ordering_pop(target_cq);
+      ++evaluations;
+      DRS target_new = target_share_after_removal(target_cq, wid);
+      bool passed = strategy == LESS_THAN_OR_EQUAL_TO_FINAL_SHARE ? compare_drs(preemptor_new, target_new) <= 0
+                                                                   : compare_drs(preemptor_new, target_old) < 0;
+      if (passed) {
+        take(wid, IN_COHORT_FAIR_SHARING);
+        if (fits_for_fair_sharing()) return true;
+        break;  // shares changed: choose the next target ClusterQueue again
+      }
+      retry_.push_back(wid);
+    }
+  }
+  return false;
+}
+
+// Rule S2-b on the candidates the first strategy passed over.
+bool Preemptor::second_fair_strategy() {
+  candidates_.swap(retry_);  // the ordering copies its input
+  ordering_reset(candidates_);
+  for (;;) {
+    int target_cq = next_target_or_done();
+    if (target_cq < 0) break;
+    auto [preemptor_new, target_old] = shares(target_cq);
+    std::int32_t wid = ordering_pop(target_cq);
+    ++evaluations;
+    if (compare_drs(preemptor_new, target_old) < 0) {
+      take(wid, IN_COHORT_FAIR_SHARING);
+      if (fits_for_fair_sharing()) return true;
+    }
+    if (!pruned_[target_cq]) {
+      pruned_[target_cq] = 1;
+      pruned_touched_.push_back(target_cq);
+    }
+  }
+  return false;
+}
+
+// --- TargetClusterQueueOrdering ------------------------------------------------------------------
+
+void Preemptor::ordering_reset(const std::vector<std::int32_t>& candidates) {
+  const WorkloadStore& w = e_.w_;
+  for (std::int32_t cq : ordering_cqs_) by_cq_head_[cq] = by_cq_end_[cq] = 0;
+  ordering_cqs_.clear();
+  for (std::int32_t n : pruned_touched_) pruned_[n] = 0;
+  pruned_touched_.clear();
+  by_cq_.assign(candidates.begin(), candidates.end());
+  std::stable_sort(by_cq_.begin(), by_cq_.end(),
+                   [&](std::int32_t a, std::int32_t b) { return w.admitted_cq[a] < w.admitted_cq[b]; });
+  for (std::size_t i = 0; i < by_cq_.size(); ++i) {
+    std::int32_t cq = w.admitted_cq[by_cq_[i]];
+    if (i == 0 || w.admitted_cq[by_cq_[i - 1]] != cq) {
+      by_cq_head_[cq] = static_cast<std::uint32_t>(i);
+      ordering_cqs_.push_back(cq);
+    }
+    by_cq_end_[cq] = static_cast<std::uint32_t>(i + 1);
+  }
+}
+
+int Preemptor::next_target_or_done() {
+  const QuotaTree& t = e_.tree_;
+  int cq = ctx_->cq;
+  if (t.parent(cq) < 0) return has_workload(cq) ? cq : -1;
+  int root = t.root_of(cq);
+  while (!pruned_[root]) {
+    int target = next_target(root);
+    if (target >= 0) return target;
+  }
+  return -1;
+}
+
+int Preemptor::next_target(int cohort) {
+  const QuotaTree& t = e_.tree_;
+  auto prune = [&](int node) {
+    if (!pruned_[node]) {
+      pruned_[node] = 1;
+      pruned_touched_.push_back(node);
+    }
+  };
+  int best_cq = -1;
+  DRS best_cq_drs = NEGATIVE_DRS;
+  for (int cq : t.child_cqs(cohort)) {
+    if (pruned_[cq]) continue;
+    DRS drs = e_.shares_.drs(cq);
+    if ((drs.is_zero() && cq != ctx_->cq) || !has_workload(cq)) {
+      prune(cq);
+      continue;
+    }
+    int c = compare_drs(drs, best_cq_drs);
+    if (c == 0 && best_cq >= 0) {
+      // Tie: the ClusterQueue whose first candidate orders first.
+      if (candidate_before(by_cq_[by_cq_head_[cq]], by_cq_[by_cq_head_[best_cq]])) best_cq = cq;
+    } else if (c > 0) {
+      best_cq = cq;
+      best_cq_drs = drs;
+    }
+  }
+  int best_cohort = -1;
+  DRS best_cohort_drs = NEGATIVE_DRS;
+  for (int child : t.child_cohorts(cohort)) {
+    if (pruned_[child]) continue;
+    DRS drs = e_.shares_.drs(child);
+    if (drs.is_zero() && !preemptor_ancestor_[child]) {
+      prune(child);
+      continue;
+    }
+    int c = compare_drs(drs, best_cohort_drs);
+    // Kueue keeps the last of equal cohorts (unordered set); kueue-fast keeps
+    // the one whose name sorts first (scheduling contract).
+    if (c > 0 || (c == 0 && best_cohort >= 0 && e_.topo_.node_name(child) < e_.topo_.node_name(best_cohort))) {
+      best_cohort = child;
+      best_cohort_drs = drs;
+    }
+  }
+  if (best_cohort < 0 && best_cq < 0) {
+    prune(cohort);
+    return -1;
+  }
+  if (best_cohort >= 0 && compare_drs(best_cohort_drs, best_cq_drs) >= 0) return next_target(best_cohort);
+  return best_cq;
+}
+
+// Shares at the almost-lowest-common-ancestor (fairsharing/least_common_ancestor.go).
+std::pair<int, int> Preemptor::almost_lcas(int target_cq) const {
+  const QuotaTree& t = e_.tree_;
+  int lca = -1;
+  for (int a : t.ancestors(target_cq)) {
+    if (preemptor_ancestor_[a]) {
+      lca = a;
+      break;
+    }
+  }
+  auto below = [&](int cq) {
+    int node = cq;
+    for (int a : t.ancestors(cq)) {
+      if (a == lca) return node;
+      node = a;
+    }
+    throw EngineInvariantError("no common ancestor");
+  };
+  if (lca < 0) throw EngineInvariantError("no common ancestor");
+  return {below(ctx_->cq), below(target_cq)};
+}
+
+std::pair<DRS, DRS> Preemptor::shares(int target_cq) const {
+  auto [preemptor_side, target_side] = almost_lcas(target_cq);
+  return {e_.shares_.drs(preemptor_side), e_.shares_.drs(target_side)};
+}
+
+DRS Preemptor::target_share_after_removal(int target_cq, int wid) {
+  remove(wid);
+  int target_side = almost_lcas(target_cq).second;
+  DRS drs = e_.shares_.drs(target_side);
+  restore(wid);
+  return drs;
+}
+
+}  // namespace kueue_fast

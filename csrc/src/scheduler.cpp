@@ -1,0 +1,1002 @@
+// Same cycle as kueue_fast/_reference/scheduler.py (kueue
+// pkg/scheduler/scheduler.go).
+#include <kueue_fast/scheduler.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+namespace kueue_fast {
+
+namespace {
+
+constexpr std::int64_t INT32_LO = std::numeric_limits<std::int32_t>::min();
+constexpr std::int64_t INT32_HI = std::numeric_limits<std::int32_t>::max();
+
+[[noreturn]] void bad(const std::string& what) { throw EngineInputError(what); }
+
+void check_range(std::int64_t v, std::int64_t lo, std::int64_t hi, const char* what) {
+  if (v < lo || v > hi) {
+    bad(std::string(what) + " " + std::to_string(v) + " out of range [" + std::to_string(lo) + ", " +
+        std::to_string(hi) + "]");
+  }
+}
+
+// Python's floor division for b > 0.
+std::int64_t floor_div(std::int64_t a, std::int64_t b) {
+  std::int64_t q = a / b;
+  if ((a % b != 0) && (a < 0)) --q;
+  return q;
+}
+
+}  // namespace
+
+Engine::Engine(TopologySpec topology, bool release_evictions)
+    : topo_(std::move(topology)),
+      tree_(topo_),
+      shares_(topo_, tree_),
+      release_evictions_(release_evictions),
+      assigner_(*this),
+      preemptor_(*this),
+      tournament_(*this) {
+  for (int c = 0; c < topo_.n_cq(); ++c) queues_.emplace_back(topo_.cq(c).strategy);
+  cq_admitted_.resize(static_cast<std::size_t>(topo_.n_cq()));
+  cq_generation_.assign(static_cast<std::size_t>(topo_.n_cq()), 1);
+  snapshot_generation_ = cq_generation_;
+}
+
+std::size_t Engine::memory_bytes() const noexcept {
+  auto vb = [](const auto& v) { return v.capacity() * sizeof(v[0]); };
+  const WorkloadStore& w = w_;
+  std::size_t n = 0;
+  n += vb(w.cq) + vb(w.priority) + vb(w.queue_ts) + vb(w.hash) + vb(w.block) + vb(w.block_message);
+  n += vb(w.ps_first) + vb(w.ps_n) + vb(w.key_off) + vb(w.ns_len) + vb(w.name_len) + vb(w.uid_off);
+  n += vb(w.uid_len) + vb(w.key_prefix) + w.text.capacity();
+  n += vb(w.ps_count) + vb(w.ps_min_count) + vb(w.ps_class) + vb(w.ps_name) + vb(w.ps_req_first) + vb(w.ps_req_n);
+  n += vb(w.req_resource) + vb(w.req_amount);
+  n += vb(w.status) + vb(w.evicting) + vb(w.admitted_cq) + vb(w.admission_time) + vb(w.adm) + vb(w.adm_pool);
+  n += vb(w.reason) + vb(w.msg_kind) + vb(w.msg_arg) + vb(w.msg) + vb(w.msg_pool);
+  n += vb(w.ls_valid) + vb(w.ls_generation) + vb(w.ls_cycle) + vb(w.ls_off) + vb(w.ls_pool);
+  n += vb(w.evicted_cycle) + vb(w.evict_kind) + vb(w.evict_reason) + vb(w.preempted_by) + vb(w.evict_victim_cq);
+  n += vb(w.evict_custom_reason) + vb(w.evict_custom_message) + vb(w.heap_pos) + vb(w.inadmissible);
+  for (const auto& q : queues_) n += q.heap().capacity() * sizeof(std::int32_t);
+  for (const auto& l : cq_admitted_) n += vb(l);
+  return n;
+}
+
+// --- workloads in and out ---------------------------------------------------------------------
+
+void Engine::check_wid(std::int64_t wid) const {
+  if (wid < 0 || wid >= w_.size()) bad("unknown workload id " + std::to_string(wid));
+}
+
+void Engine::validate(const WorkloadInput& in) const {
+  check_range(in.cluster_queue, -1, topo_.n_cq() - 1, "cluster_queue");
+  check_range(in.priority, INT32_LO, INT32_HI, "priority");
+  check_range(in.block, 0, 2, "block");
+  if (in.ns.find('\0') != std::string::npos) bad("namespace contains a NUL character");
+  if (in.pod_sets.size() > 0xffff) bad("too many pod sets");
+  for (const auto& ps : in.pod_sets) {
+    check_range(ps.count, 0, INT32_HI, "pod set count");
+    check_range(ps.min_count, -1, INT32_HI, "pod set min_count");
+    check_range(ps.flavor_class, 0, topo_.n_classes() - 1, "flavor class");
+    for (const auto& [r, v] : ps.requests) {
+      (void)v;
+      check_range(r, 0, topo_.n_resources() - 1, "resource id");
+    }
+  }
+  if (in.has_admission) {
+    check_range(in.admission_cq, -1, topo_.n_cq() - 1, "admission cluster_queue");
+    for (const auto& ps : in.admission) {
+      check_range(ps.count, INT32_LO, INT32_HI, "admitted count");
+      for (const auto& [r, f, v] : ps.use) {
+        (void)v;
+        check_range(r, 0, topo_.n_resources() - 1, "admitted resource id");
+        check_range(f, -1, topo_.n_flavors() - 1, "admitted flavor id");
+        if (f >= 0 && topo_.fr_id(static_cast<int>(f), static_cast<int>(r)) < 0) bad("admitted flavor-resource pair has no fr id");
+      }
+    }
+  }
+}
+
+int Engine::append_workload_spec(const WorkloadInput& in) {
+  WorkloadStore& w = w_;
+  int wid = w.size();
+  w.cq.push_back(static_cast<std::int32_t>(in.cluster_queue));
+  w.priority.push_back(static_cast<std::int32_t>(in.priority));
+  w.queue_ts.push_back(in.queue_ts);
+  w.hash.push_back(in.scheduling_hash);
+  w.block.push_back(static_cast<std::uint8_t>(in.block));
+  w.block_message.push_back(in.block != BLOCK_NONE ? w.add_string(in.block_message) : -1);
+  w.ps_first.push_back(static_cast<std::uint32_t>(w.ps_count.size()));
+  w.ps_n.push_back(static_cast<std::uint32_t>(in.pod_sets.size()));
+  w.set_names(in.ns, in.name, in.uid);
+  for (const auto& ps : in.pod_sets) {
+    w.ps_count.push_back(static_cast<std::int32_t>(ps.count));
+    w.ps_min_count.push_back(static_cast<std::int32_t>(ps.min_count));
+    w.ps_class.push_back(static_cast<std::int32_t>(ps.flavor_class));
+    w.ps_name.push_back(w.intern_pod_set_name(ps.name));
+    w.ps_req_first.push_back(static_cast<std::uint32_t>(w.req_resource.size()));
+    w.ps_req_n.push_back(static_cast<std::uint32_t>(ps.requests.size()));
+    for (const auto& [r, v] : ps.requests) {
+      w.req_resource.push_back(static_cast<std::int32_t>(r));
+      w.req_amount.push_back(v);
+    }
+  }
+  w.grow_status();
+  return wid;
+}
+
+int Engine::add_workload(const WorkloadInput& input) {
+  validate(input);
+  // Requests by resource id (compiler.WorkloadCompiler sorts them); a repeated
+  // resource keeps the last amount, as the reference's dict does.
+  WorkloadInput in = input;
+  for (auto& ps : in.pod_sets) {
+    std::stable_sort(ps.requests.begin(), ps.requests.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<std::pair<std::int64_t, Amount>> dedup;
+    for (const auto& rq : ps.requests) {
+      if (!dedup.empty() && dedup.back().first == rq.first) {
+        dedup.back().second = rq.second;
+      } else {
+        dedup.push_back(rq);
+      }
+    }
+    ps.requests.swap(dedup);
+  }
+  int wid = append_workload_spec(in);
+  if (in.has_admission && in.admission_cq >= 0) {
+    std::uint32_t words = 1;
+    for (const auto& ps : in.admission) words += 2 + 2 * static_cast<std::uint32_t>(ps.use.size());
+    std::int64_t* p = w_.admission_block(wid, words);
+    *p++ = static_cast<std::int64_t>(in.admission.size());
+    for (const auto& ps : in.admission) {
+      *p++ = ps.count;
+      *p++ = static_cast<std::int64_t>(ps.use.size());
+      for (const auto& [r, f, v] : ps.use) {
+        std::int32_t fr = f >= 0 ? topo_.fr_id(static_cast<int>(f), static_cast<int>(r)) : -1;
+        *p++ = static_cast<std::int64_t>(static_cast<std::uint64_t>(static_cast<std::uint32_t>(r)) |
+                                         (static_cast<std::uint64_t>(static_cast<std::uint32_t>(fr)) << 32));
+        *p++ = v;
+      }
+    }
+    admit(wid, static_cast<int>(in.admission_cq), in.admission_time);
+  } else if (in.has_admission) {
+    // Admitted to a ClusterQueue that does not exist: it holds nothing.
+    w_.status[wid] = STATUS_ADMITTED;
+  } else if (in.cluster_queue >= 0) {
+    queues_[in.cluster_queue].push(w_, wid);
+  }
+  return wid;
+}
+
+int Engine::add_workloads(const BulkWorkloads& in) {
+  // 1. validate everything before changing anything
+  if (in.namespaces.size() != in.n || in.names.size() != in.n) bad("namespaces and names need one entry per workload");
+  if (!in.uids.empty() && in.uids.size() != in.n) bad("uids need one entry per workload (or none)");
+  if (in.ps_offsets[0] != 0 || in.ps_offsets[in.n] != static_cast<std::int64_t>(in.n_ps)) {
+    bad("pod_set_offsets must start at 0 and end at the number of pod sets");
+  }
+  if (in.req_offsets[0] != 0 || in.req_offsets[in.n_ps] != static_cast<std::int64_t>(in.n_req)) {
+    bad("request_offsets must start at 0 and end at the number of requests");
+  }
+  for (std::size_t i = 0; i < in.n; ++i) {
+    if (in.ps_offsets[i + 1] < in.ps_offsets[i]) bad("pod_set_offsets must not decrease");
+    check_range(in.cluster_queue[i], -1, topo_.n_cq() - 1, "cluster_queue");
+    check_range(in.priority[i], INT32_LO, INT32_HI, "priority");
+    if (in.namespaces[i].find('\0') != std::string::npos) bad("namespace contains a NUL character");
+  }
+  for (std::size_t p = 0; p < in.n_ps; ++p) {
+    if (in.req_offsets[p + 1] < in.req_offsets[p]) bad("request_offsets must not decrease");
+    check_range(in.ps_count[p], 0, INT32_HI, "pod set count");
+    check_range(in.ps_min_count[p], -1, INT32_HI, "pod set min_count");
+    check_range(in.ps_flavor_class[p], 0, topo_.n_classes() - 1, "flavor class");
+    if (in.ps_name != nullptr) {
+      check_range(in.ps_name[p], 0, static_cast<std::int64_t>(in.pod_set_names.size()) - 1, "pod set name index");
+    }
+    for (std::int64_t k = in.req_offsets[p]; k < in.req_offsets[p + 1]; ++k) {
+      check_range(in.req_resource[k], 0, topo_.n_resources() - 1, "resource id");
+      if (k > in.req_offsets[p] && in.req_resource[k] <= in.req_resource[k - 1]) {
+        bad("requests of a pod set must have strictly increasing resource ids");
+      }
+    }
+  }
+  // 2. append
+  WorkloadStore& w = w_;
+  const int first = w.size();
+  std::vector<int> names;
+  names.reserve(in.pod_set_names.size());
+  for (const auto& n : in.pod_set_names) names.push_back(w.intern_pod_set_name(n));
+  const int main_name = in.ps_name == nullptr ? w.intern_pod_set_name("main") : -1;
+  std::string uid;
+  for (std::size_t i = 0; i < in.n; ++i) {
+    int wid = w.size();
+    w.cq.push_back(static_cast<std::int32_t>(in.cluster_queue[i]));
+    w.priority.push_back(static_cast<std::int32_t>(in.priority[i]));
+    w.queue_ts.push_back(in.queue_ts[i]);
+    w.hash.push_back(in.scheduling_hash[i]);
+    w.block.push_back(BLOCK_NONE);
+    w.block_message.push_back(-1);
+    w.ps_first.push_back(static_cast<std::uint32_t>(w.ps_count.size()));
+    w.ps_n.push_back(static_cast<std::uint32_t>(in.ps_offsets[i + 1] - in.ps_offsets[i]));
+    if (in.uids.empty()) {
+      uid.assign(in.namespaces[i]);
+      uid.push_back('/');
+      uid.append(in.names[i]);
+      w.set_names(in.namespaces[i], in.names[i], uid);
+    } else {
+      w.set_names(in.namespaces[i], in.names[i], in.uids[i]);
+    }
+    for (std::int64_t p = in.ps_offsets[i]; p < in.ps_offsets[i + 1]; ++p) {
+      w.ps_count.push_back(static_cast<std::int32_t>(in.ps_count[p]));
+      w.ps_min_count.push_back(static_cast<std::int32_t>(in.ps_min_count[p]));
+      w.ps_class.push_back(static_cast<std::int32_t>(in.ps_flavor_class[p]));
+      w.ps_name.push_back(in.ps_name != nullptr ? names[static_cast<std::size_t>(in.ps_name[p])] : main_name);
+      w.ps_req_first.push_back(static_cast<std::uint32_t>(w.req_resource.size()));
+      w.ps_req_n.push_back(static_cast<std::uint32_t>(in.req_offsets[p + 1] - in.req_offsets[p]));
+      for (std::int64_t k = in.req_offsets[p]; k < in.req_offsets[p + 1]; ++k) {
+        w.req_resource.push_back(static_cast<std::int32_t>(in.req_resource[k]));
+        w.req_amount.push_back(in.req_amount[k]);
+      }
+    }
+    w.grow_status();
+    if (in.cluster_queue[i] >= 0) queues_[in.cluster_queue[i]].push(w, wid);
+  }
+  return first;
+}
+
+// Kueue's ordering of a ClusterQueue's admitted workloads as preemption
+// candidates, without the "other ClusterQueue first" part (constant here).
+bool Engine::admitted_before(int a, int b) const noexcept {
+  const WorkloadStore& w = w_;
+  if (w.evicting[a] != w.evicting[b]) return w.evicting[a] > w.evicting[b];
+  if (w.priority[a] != w.priority[b]) return w.priority[a] < w.priority[b];
+  if (w.admission_time[a] != w.admission_time[b]) return w.admission_time[a] > w.admission_time[b];
+  int c = w.compare_names(a, b);
+  if (c != 0) return c < 0;
+  return a < b;
+}
+
+bool Engine::in_cq_admitted(int wid) const noexcept {
+  int cq = w_.admitted_cq[wid];
+  if (cq < 0) return false;
+  const auto& l = cq_admitted_[cq];
+  auto it = std::lower_bound(l.begin(), l.end(), wid, [&](std::int32_t x, int y) { return admitted_before(x, y); });
+  return it != l.end() && *it == wid;
+}
+
+void Engine::cq_admitted_insert(int wid) {
+  auto& l = cq_admitted_[w_.admitted_cq[wid]];
+  auto it = std::lower_bound(l.begin(), l.end(), wid, [&](std::int32_t x, int y) { return admitted_before(x, y); });
+  if (it != l.end() && *it == wid) return;
+  l.insert(it, wid);
+}
+
+void Engine::cq_admitted_erase(int wid) {
+  auto& l = cq_admitted_[w_.admitted_cq[wid]];
+  auto it = std::lower_bound(l.begin(), l.end(), wid, [&](std::int32_t x, int y) { return admitted_before(x, y); });
+  if (it != l.end() && *it == wid) l.erase(it);
+}
+
+void Engine::charge(int wid, int sign) noexcept {
+  int cq = w_.admitted_cq[wid];
+  if (sign > 0) {
+    for_each_usage(wid, [&](int fr, Amount v) { tree_.add_usage(cq, fr, v); });
+  } else {
+    for_each_usage(wid, [&](int fr, Amount v) { tree_.remove_usage(cq, fr, v); });
+  }
+}
+
+void Engine::admit(int wid, int cq, std::int64_t time_ns) {
+  w_.status[wid] = STATUS_ADMITTED;
+  w_.admitted_cq[wid] = cq;
+  w_.admission_time[wid] = time_ns;
+  w_.ls_valid[wid] = 0;
+  charge(wid, +1);
+  cq_admitted_insert(wid);
+}
+
+// Take an admitted workload's usage out of its ClusterQueue.
+void Engine::release(int wid) {
+  int cq = w_.admitted_cq[wid];
+  if (cq >= 0 && in_cq_admitted(wid)) {
+    charge(wid, -1);
+    cq_admitted_erase(wid);
+    ++cq_generation_[cq];
+  }
+  w_.admitted_cq[wid] = -1;
+  w_.evicting[wid] = 0;
+}
+
+void Engine::set_evicting(int wid) {
+  bool listed = in_cq_admitted(wid);
+  if (listed) cq_admitted_erase(wid);
+  w_.evicting[wid] = 1;
+  if (listed) cq_admitted_insert(wid);
+}
+
+void Engine::remove_workload(int wid) {
+  check_wid(wid);
+  int freed_cq = w_.status[wid] == STATUS_ADMITTED ? w_.admitted_cq[wid] : -1;
+  if (w_.status[wid] == STATUS_ADMITTED) {
+    release(wid);
+  } else if (w_.cq[wid] >= 0) {
+    queues_[w_.cq[wid]].remove(w_, wid);
+  }
+  w_.status[wid] = STATUS_FINISHED;
+  if (freed_cq >= 0) requeue_tree(freed_cq);
+}
+
+void Engine::release_eviction(int wid) {
+  check_wid(wid);
+  if (w_.status[wid] != STATUS_ADMITTED || !w_.evicting[wid]) return;
+  int cq = w_.admitted_cq[wid];
+  release(wid);
+  w_.status[wid] = STATUS_PENDING;
+  requeue_tree(cq);
+  if (w_.cq[wid] >= 0) queues_[w_.cq[wid]].push(w_, wid);
+}
+
+void Engine::evict(int wid, const std::string& reason, const std::string& message) {
+  check_wid(wid);
+  if (w_.status[wid] != STATUS_ADMITTED || w_.evicting[wid]) return;
+  set_evicting(wid);
+  w_.evicted_cycle[wid] = cycle_ + 1;  // called before the cycle it belongs to
+  w_.evict_kind[wid] = EVICT_CUSTOM;
+  w_.evict_custom_reason[wid] = w_.add_string(reason);
+  w_.evict_custom_message[wid] = w_.add_string(message);
+  w_.preempted_by[wid] = -1;
+  if (release_evictions_) release_eviction(wid);
+}
+
+// Quota was freed in cq's cohort tree: its parked workloads may fit now.
+// cq is -1 for a workload admitted to a missing ClusterQueue: the reference
+// then indexes its Python lists with -1, which wraps to the last element; we
+// do the same so that both engines agree (see the report on this).
+void Engine::requeue_tree(int cq) {
+  const int n_nodes = tree_.n_nodes();
+  auto wrap = [](int i, int n) { return i < 0 ? i + n : i; };
+  int node = cq;
+  while (tree_.parent(wrap(node, n_nodes)) >= 0) node = tree_.parent(wrap(node, n_nodes));
+  if (node != cq) {
+    for (int c : tree_.subtree_cqs(node)) queues_[c].queue_inadmissible(w_);
+  } else if (topo_.n_cq() > 0) {
+    queues_[wrap(cq, topo_.n_cq())].queue_inadmissible(w_);
+  }
+}
+
+// --- reading decisions ---------------------------------------------------------------------------
+
+ViewState Engine::state(int wid) const noexcept {
+  if (w_.status[wid] == STATUS_FINISHED) return STATE_FINISHED;
+  if (w_.evicting[wid] || (w_.status[wid] == STATUS_PENDING && w_.evicted_cycle[wid] == cycle_ && cycle_ > 0)) {
+    return STATE_EVICTED;
+  }
+  if (w_.status[wid] == STATUS_ADMITTED) return STATE_ADMITTED;
+  return STATE_PENDING;
+}
+
+std::string Engine::message(int wid) const {
+  switch (static_cast<MessageKind>(w_.msg_kind[wid])) {
+    case MSG_NONE: return "";
+    case MSG_OVERLAP: return "Workload has overlapping preemption targets with another workload";
+    case MSG_NO_LONGER_FITS: return "Workload no longer fits after processing another workload";
+    case MSG_DEFERRED:
+      return "Workload has overlapping preemption targets with another workload, "
+             "but will fit after these preemptions complete";
+    case MSG_INACTIVE: return topo_.cq(w_.msg_arg[wid]).inactive_message;
+    case MSG_BLOCK: return w_.strings[w_.block_message[wid]];
+    case MSG_ASSIGNMENT:
+    case MSG_ASSIGNMENT_PENDING: break;
+  }
+  // Assignment.message(): per pod set with reasons, the sorted reason texts.
+  std::string out;
+  const Slot& s = w_.msg[wid];
+  const std::uint64_t* p = w_.msg_pool.data() + s.offset;
+  const std::uint64_t n_parts = s.size == 0 ? 0 : *p++;
+  std::vector<std::string> texts;
+  for (std::uint64_t part = 0; part < n_parts; ++part) {
+    std::uint64_t header = *p++;
+    std::uint32_t ps_index = static_cast<std::uint32_t>(header & 0xffffffffu);
+    std::uint32_t n = static_cast<std::uint32_t>(header >> 32);
+    texts.clear();
+    for (std::uint32_t k = 0; k < n; ++k) {
+      texts.emplace_back();
+      append_reason_text(texts.back(), topo_, p);
+      p += reason_words(reason_kind(*p));
+    }
+    std::sort(texts.begin(), texts.end());  // byte order = Python's code point order
+    if (part > 0) out += "; ";
+    out += "couldn't assign flavors to pod set ";
+    out += w_.pod_set_names[w_.ps_name[w_.ps_first[wid] + ps_index]];
+    out += ": ";
+    for (std::size_t k = 0; k < texts.size(); ++k) {
+      if (k > 0) out += ", ";
+      out += texts[k];
+    }
+  }
+  if (w_.msg_kind[wid] == MSG_ASSIGNMENT_PENDING) {
+    out += ". Pending the preemption of ";
+    out += std::to_string(w_.msg_arg[wid]);
+    out += " workload(s)";
+  }
+  return out;
+}
+
+std::string Engine::eviction_reason(int wid) const {
+  switch (w_.evict_kind[wid]) {
+    case EVICT_PREEMPTED: return preemption_reason_name(static_cast<PreemptionReason>(w_.evict_reason[wid]));
+    case EVICT_CUSTOM: return w_.strings[w_.evict_custom_reason[wid]];
+    default: return "";
+  }
+}
+
+void Engine::append_cq_path(std::string& out, int cq) const {
+  IdRange anc = tree_.ancestors(cq);
+  for (std::size_t k = anc.size(); k > 0; --k) {
+    out += '/';
+    out += topo_.node_name(anc[k - 1]);
+  }
+  out += '/';
+  out += topo_.node_name(cq);
+}
+
+std::string Engine::eviction_message(int wid) const {
+  switch (w_.evict_kind[wid]) {
+    case EVICT_PREEMPTED: {
+      int by = w_.preempted_by[wid];
+      std::string out = "Preempted to accommodate a workload (UID: ";
+      out += w_.uid(by);
+      out += ", JobUID: UNKNOWN) due to ";
+      out += preemption_reason_human(static_cast<PreemptionReason>(w_.evict_reason[wid]));
+      out += "; preemptor path: ";
+      append_cq_path(out, w_.cq[by]);
+      out += "; preemptee path: ";
+      append_cq_path(out, w_.evict_victim_cq[wid]);
+      return out;
+    }
+    case EVICT_CUSTOM: return w_.strings[w_.evict_custom_message[wid]];
+    default: return "";
+  }
+}
+
+// --- nomination ------------------------------------------------------------------------------------
+
+// The recorded flavor scan, unless outdated (FlavorFungibilityPreserveScanProgress).
+bool Engine::scan_state_usable(int wid, int cq) const noexcept {
+  if (!w_.ls_valid[wid]) return false;
+  if (cycle_ - w_.ls_cycle[wid] <= 1) return true;
+  return !(snapshot_generation_[cq] > w_.ls_generation[wid]);
+}
+
+// The oracle: for this fr and total, are there targets, in the ClusterQueue
+// itself (PM_PREEMPT) or only elsewhere (PM_RECLAIM), and at which borrowing
+// height would the workload be once they are gone.
+GranularMode Engine::oracle(int wid, int cq, int fr, Amount quantity) {
+  PreemptionCtx& ctx = oracle_ctx_;  // not ctx_: the oracle runs inside an assignment
+  ctx.clear();
+  ctx.preemptor = wid;
+  ctx.cq = cq;
+  ctx.frs_need_preemption.push_back(fr);
+  ctx.usage.push_back({fr, quantity});
+  const std::vector<Target>& targets = preemptor_.get_targets(ctx);
+  if (targets.empty()) return {PM_NO_CANDIDATES, tree_.lowest_subtree_that_fits(cq, fr, quantity).first};
+  for (const Target& t : targets) preemptor_.remove(t.wid);
+  int borrow = tree_.lowest_subtree_that_fits(cq, fr, quantity).first;
+  for (const Target& t : targets) preemptor_.restore(t.wid);
+  for (const Target& t : targets) {
+    if (w_.admitted_cq[t.wid] == cq) return {PM_PREEMPT, borrow};
+  }
+  return {PM_RECLAIM, borrow};
+}
+
+// Kueue buildContext: the workload's own requests (TotalRequestsFor: no
+// `pods`, no zero amounts) and the flavor-resources needing preemption.
+void Engine::build_ctx(int wid, int cq, int assignment, PreemptionCtx& ctx) {
+  ctx.clear();
+  ctx.preemptor = wid;
+  ctx.cq = cq;
+  const AssignmentRec& a = arena_[assignment];
+  for (std::uint32_t i = 0; i < a.ps_n; ++i) {
+    const PodSetRec& ps = arena_.pod_sets[a.ps_first + i];
+    const std::uint32_t gps = w_.ps_first[wid] + i;
+    for (std::uint32_t k = 0; k < w_.ps_req_n[gps]; ++k) {
+      const std::uint32_t ri = w_.ps_req_first[gps] + k;
+      Amount q = sat_mul(w_.req_amount[ri], ps.count);
+      if (q == 0) continue;
+      int r = w_.req_resource[ri];
+      const FlavorRec* fa = nullptr;
+      for (std::uint32_t f = 0; f < ps.fl_n; ++f) {
+        if (arena_.flavors[ps.fl_first + f].resource == r) {
+          fa = &arena_.flavors[ps.fl_first + f];
+          break;
+        }
+      }
+      if (fa == nullptr) continue;
+      auto it = std::find_if(ctx.usage.begin(), ctx.usage.end(), [&](const FrAmount& u) { return u.fr == fa->fr; });
+      if (it == ctx.usage.end()) {
+        ctx.usage.push_back({fa->fr, q});
+      } else {
+        it->amount = sat_add(it->amount, q);
+      }
+    }
+    for (std::uint32_t f = 0; f < ps.fl_n; ++f) {
+      const FlavorRec& fa = arena_.flavors[ps.fl_first + f];
+      if (fa.mode != PREEMPT) continue;
+      auto& need = ctx.frs_need_preemption;
+      if (std::find(need.begin(), need.end(), fa.fr) == need.end()) need.push_back(fa.fr);
+    }
+  }
+}
+
+std::uint32_t Engine::find_targets(const PreemptionCtx& ctx, std::uint32_t& t_first) {
+  const std::vector<Target>& t = preemptor_.get_targets(ctx);
+  t_first = static_cast<std::uint32_t>(targets_.size());
+  targets_.insert(targets_.end(), t.begin(), t.end());
+  return static_cast<std::uint32_t>(t.size());
+}
+
+// Kueue getInitialAssignments: full assignment, its targets, else partial admission.
+void Engine::get_assignments(int wid, int cq, bool use_last, const std::int32_t* nomination,
+                             std::size_t nomination_ps, int& assignment, std::uint32_t& t_first,
+                             std::uint32_t& t_n) {
+  int full = assigner_.assign(wid, cq, use_last, nomination, nomination_ps, nullptr);
+  assignment = full;
+  t_first = 0;
+  t_n = 0;
+  Mode mode = arena_[full].mode;
+  if (mode == FIT) return;
+  if (mode == PREEMPT) {
+    build_ctx(wid, cq, full, ctx_);
+    std::uint32_t first = 0;
+    std::uint32_t n = find_targets(ctx_, first);
+    if (n > 0) {
+      t_first = first;
+      t_n = n;
+      return;
+    }
+  }
+  std::int64_t total = 0;
+  const std::uint32_t n_ps = w_.ps_n[wid];
+  deltas_.clear();
+  for (std::uint32_t i = 0; i < n_ps; ++i) {
+    const std::uint32_t gps = w_.ps_first[wid] + i;
+    std::int64_t count = w_.ps_count[gps];
+    std::int64_t min_count = w_.ps_min_count[gps] >= 0 ? w_.ps_min_count[gps] : count;
+    deltas_.push_back(count - min_count);
+    total += count - min_count;
+  }
+  if (total > 0) {
+    int a2;
+    std::uint32_t f2, n2;
+    if (partial_search(wid, cq, use_last, nomination, nomination_ps, a2, f2, n2)) {
+      assignment = a2;
+      t_first = f2;
+      t_n = n2;
+    }
+  }
+}
+
+// Kueue PodSetReducer.Search: the smallest reduction k in [0, D] whose counts
+// count_i - floor(delta_i * k / D) fit, by binary search.
+bool Engine::partial_search(int wid, int cq, bool use_last, const std::int32_t* nomination,
+                            std::size_t nomination_ps, int& assignment, std::uint32_t& t_first,
+                            std::uint32_t& t_n) {
+  const std::uint32_t n_ps = w_.ps_n[wid];
+  std::int64_t total = 0;
+  for (std::int64_t d : deltas_) total += d;
+  const std::vector<std::int64_t>& deltas = deltas_;  // untouched by assign and build_ctx
+  int last_good_a = -1;
+  std::uint32_t last_good_first = 0, last_good_n = 0;
+  std::int64_t last_good_k = -1;
+  auto fits = [&](std::int64_t k) {
+    counts_.resize(n_ps);
+    for (std::uint32_t i = 0; i < n_ps; ++i) {
+      counts_[i] = static_cast<std::int32_t>(w_.ps_count[w_.ps_first[wid] + i] - floor_div(deltas[i] * k, total));
+    }
+    int a = assigner_.assign(wid, cq, use_last, nomination, nomination_ps, counts_.data());
+    Mode m = arena_[a].mode;
+    bool ok = false;
+    std::uint32_t first = 0, n = 0;
+    if (m == FIT) {
+      ok = true;
+    } else if (m == PREEMPT) {
+      build_ctx(wid, cq, a, ctx_);
+      n = find_targets(ctx_, first);
+      ok = n > 0;
+    }
+    if (ok) {
+      last_good_a = a;
+      last_good_first = first;
+      last_good_n = n;
+      last_good_k = k;
+    }
+    return ok;
+  };
+  std::int64_t lo = 0, hi = total + 1;
+  while (lo < hi) {
+    std::int64_t mid = (lo + hi) >> 1;
+    if (!fits(mid)) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  if (lo != last_good_k) return false;
+  assignment = last_good_a;
+  t_first = last_good_first;
+  t_n = last_good_n;
+  return true;
+}
+
+void Engine::record(Entry& e, int assignment, std::uint32_t t_first, std::uint32_t t_n) {
+  e.assignment = assignment;
+  e.t_first = t_first;
+  e.t_n = t_n;
+  e.msg_kind = MSG_ASSIGNMENT;
+  // LastState(a.last_tried, snapshot generation, cycle)
+  const int wid = e.wid;
+  const int ng = topo_.n_groups(e.cq);
+  const std::uint32_t n_ps = w_.ps_n[wid];
+  const std::uint32_t size = n_ps * static_cast<std::uint32_t>(ng);
+  if (w_.ls_off[wid] == std::numeric_limits<std::uint32_t>::max()) {
+    w_.ls_off[wid] = static_cast<std::uint32_t>(w_.ls_pool.size());
+    w_.ls_pool.resize(w_.ls_pool.size() + size);
+  }
+  std::int16_t* block = w_.ls_pool.data() + w_.ls_off[wid];
+  std::fill(block, block + size, TRIED_ABSENT);
+  const AssignmentRec& a = arena_[assignment];
+  for (std::uint32_t i = 0; i < a.ps_n; ++i) {
+    const PodSetRec& ps = arena_.pod_sets[a.ps_first + i];
+    std::copy_n(arena_.tried.data() + ps.tried_first, ng, block + i * static_cast<std::uint32_t>(ng));
+  }
+  w_.ls_valid[wid] = 1;
+  w_.ls_generation[wid] = snapshot_generation_[e.cq];
+  w_.ls_cycle[wid] = cycle_;
+}
+
+// (entry, nominated?) for a head. Not nominated: inadmissible for a reason.
+bool Engine::nominate(Entry& e) {
+  const int wid = e.wid, cq = e.cq;
+  const ClusterQueueSpec& spec = topo_.cq(cq);
+  if (!spec.active) {
+    e.msg_kind = MSG_INACTIVE;
+    e.msg_arg = cq;
+    e.reason = SUSPENDED;
+    return false;
+  }
+  if (w_.block[wid] != BLOCK_NONE) {
+    e.msg_kind = MSG_BLOCK;
+    e.reason = MISCONFIGURED;
+    if (w_.block[wid] == BLOCK_NAMESPACE_MISMATCH) e.requeue_reason = REQUEUE_NAMESPACE_MISMATCH;
+    return false;
+  }
+  int a;
+  std::uint32_t tf, tn;
+  get_assignments(wid, cq, scan_state_usable(wid, cq), nullptr, 0, a, tf, tn);
+  record(e, a, tf, tn);
+  return true;
+}
+
+// --- processing ----------------------------------------------------------------------------------------
+
+void Engine::classical_order(std::vector<std::int32_t>& order) {
+  std::sort(order.begin(), order.end(), [&](std::int32_t x, std::int32_t y) {
+    const Entry& a = entries_[x];
+    const Entry& b = entries_[y];
+    std::int64_t ba = arena_[a.assignment].borrowing, bb = arena_[b.assignment].borrowing;
+    if (ba != bb) return ba < bb;
+    int wa = a.wid, wb = b.wid;
+    if (w_.priority[wa] != w_.priority[wb]) return w_.priority[wa] > w_.priority[wb];
+    if (w_.queue_ts[wa] != w_.queue_ts[wb]) return w_.queue_ts[wa] < w_.queue_ts[wb];
+    int c = w_.compare_names(wa, wb);
+    if (c != 0) return c < 0;
+    return x < y;  // sorted() is stable
+  });
+}
+
+bool Engine::targets_overlap(const Entry& e) const noexcept {
+  for (std::uint32_t k = 0; k < e.t_n; ++k) {
+    if (is_victim_[targets_[e.t_first + k].wid]) return true;
+  }
+  return false;
+}
+
+bool Engine::fits(int cq, int assignment, const Entry& e) {
+  removed_.assign(victims_.begin(), victims_.end());
+  for (std::uint32_t k = 0; k < e.t_n; ++k) {
+    std::int32_t w = targets_[e.t_first + k].wid;
+    if (!is_victim_[w] && std::find(removed_.begin() + static_cast<std::ptrdiff_t>(victims_.size()), removed_.end(), w) == removed_.end()) {
+      removed_.push_back(w);
+    }
+  }
+  for (std::int32_t w : removed_) preemptor_.remove(w);
+  bool ok = true;
+  const AssignmentRec& a = arena_[assignment];
+  for (std::uint32_t k = 0; k < a.usage_n; ++k) {
+    const FrAmount& u = arena_.usage[a.usage_first + k];
+    if (!(tree_.available(cq, u.fr) >= u.amount)) {
+      ok = false;
+      break;
+    }
+  }
+  for (std::int32_t w : removed_) preemptor_.restore(w);
+  return ok;
+}
+
+// Usage that only lives in this cycle's snapshot.
+void Engine::reserve(int cq, const FrAmount* first, const FrAmount* last) {
+  for (; first != last; ++first) {
+    tree_.add_usage(cq, first->fr, first->amount);
+    reservations_.emplace_back(cq, first->fr, first->amount);
+  }
+}
+
+void Engine::issue_preemptions(const Entry& e) {
+  for (std::uint32_t k = 0; k < e.t_n; ++k) {
+    const Target& t = targets_[e.t_first + k];
+    int v = t.wid;
+    if (w_.evicting[v]) continue;  // eviction already under way
+    set_evicting(v);
+    w_.evicted_cycle[v] = cycle_;
+    w_.preempted_by[v] = e.wid;
+    w_.evict_kind[v] = EVICT_PREEMPTED;
+    w_.evict_reason[v] = t.reason;
+    w_.evict_victim_cq[v] = w_.admitted_cq[v];
+  }
+}
+
+void Engine::admit_entry(Entry& e, std::int64_t now_ns) {
+  const AssignmentRec& a = arena_[e.assignment];
+  std::uint32_t words = 1;
+  for (std::uint32_t i = 0; i < a.ps_n; ++i) words += 2 + 2 * arena_.pod_sets[a.ps_first + i].fl_n;
+  // Room for any later admission of this workload by the engine: every request plus pods.
+  std::uint32_t room = 1;
+  for (std::uint32_t i = 0; i < w_.ps_n[e.wid]; ++i) room += 2 + 2 * (w_.ps_req_n[w_.ps_first[e.wid] + i] + 1);
+  w_.admission_block(e.wid, std::max(words, room));
+  w_.adm[e.wid].size = words;
+  std::int64_t* p = w_.adm_pool.data() + w_.adm[e.wid].offset;
+  *p++ = a.ps_n;
+  for (std::uint32_t i = 0; i < a.ps_n; ++i) {
+    const PodSetRec& ps = arena_.pod_sets[a.ps_first + i];
+    *p++ = ps.count;
+    *p++ = ps.fl_n;
+    for (std::uint32_t f = 0; f < ps.fl_n; ++f) {
+      const FlavorRec& fa = arena_.flavors[ps.fl_first + f];
+      Amount req = 0;
+      for (std::uint32_t q = 0; q < ps.req_n; ++q) {
+        if (arena_.requests[ps.req_first + q].resource == fa.resource) {
+          req = arena_.requests[ps.req_first + q].amount;
+          break;
+        }
+      }
+      *p++ = static_cast<std::int64_t>(static_cast<std::uint64_t>(static_cast<std::uint32_t>(fa.resource)) |
+                                       (static_cast<std::uint64_t>(static_cast<std::uint32_t>(fa.fr)) << 32));
+      *p++ = req;
+    }
+  }
+  admit(e.wid, e.cq, now_ns);
+  ++cq_generation_[e.cq];  // the admission's status update reaches the cache
+  queues_[e.cq].clear_preemptor(e.wid);
+  w_.reason[e.wid] = REASON_NONE;
+  w_.msg_kind[e.wid] = MSG_NONE;
+  e.status = ENTRY_ASSUMED;
+}
+
+// Kueue processEntry.
+void Engine::process(Entry& e, std::int64_t now_ns) {
+  const int cq = e.cq;
+  // Targets taken by an earlier entry: recompute on the projected snapshot
+  // (RecomputeAssignmentUponPreemptionTargetsOverlap, beta, on).
+  if (targets_overlap(e)) {
+    const AssignmentRec& a = arena_[e.assignment];
+    const int ng = topo_.n_groups(cq);
+    nomination_.assign(static_cast<std::size_t>(a.ps_n) * static_cast<std::size_t>(ng), -1);
+    for (std::uint32_t i = 0; i < a.ps_n; ++i) {
+      const PodSetRec& ps = arena_.pod_sets[a.ps_first + i];
+      for (std::uint32_t f = 0; f < ps.fl_n; ++f) {
+        const FlavorRec& fa = arena_.flavors[ps.fl_first + f];
+        nomination_[i * static_cast<std::uint32_t>(ng) + static_cast<std::uint32_t>(topo_.group_of(cq, fa.resource))] = fa.flavor;
+      }
+    }
+    const std::size_t nomination_ps = a.ps_n;
+    w_.ls_valid[e.wid] = 0;
+    for (std::int32_t v : victims_) {  // _simulate_removal
+      preemptor_.remove(v);
+      cq_admitted_erase(v);
+    }
+    int a2;
+    std::uint32_t tf, tn;
+    get_assignments(e.wid, cq, false, nomination_.data(), nomination_ps, a2, tf, tn);
+    for (std::int32_t v : victims_) {  // _undo_removal
+      preemptor_.restore(v);
+      cq_admitted_insert(v);
+    }
+    record(e, a2, tf, tn);
+    if (arena_[a2].mode == FIT) e.deferred = true;
+  }
+  const AssignmentRec& a = arena_[e.assignment];
+  const FrAmount* u0 = arena_.usage.data() + a.usage_first;
+  const FrAmount* u1 = u0 + a.usage_n;
+  Mode mode = e.deferred ? DEFERRED_FIT : a.mode;
+  if (mode == NO_FIT) {
+    e.requeue_reason = REQUEUE_NO_FIT;
+    e.reason = no_fit_reason(topo_, arena_, e.assignment);
+    return;
+  }
+  if (mode == PREEMPT && e.t_n == 0) {
+    e.requeue_reason = REQUEUE_PREEMPTION_NO_CANDIDATES;
+    e.reason = WAITING_FOR_QUOTA;
+    if (topo_.cq(cq).reclaim_within_cohort != ANY) {  // CanAlwaysReclaim
+      // Kueue quotaResourcesToReserve, computed before any of it is reserved.
+      std::vector<FrAmount>& out = reserve_scratch_;
+      out.clear();
+      for (const FrAmount* u = u0; u != u1; ++u) {
+        Amount nominal = tree_.nominal(cq, u->fr);
+        Amount used = tree_.usage(cq, u->fr);
+        Amount v;
+        if (a.borrowing > 0) {
+          Amount bl = tree_.borrowing_limit(cq, u->fr);
+          v = bl == NO_LIMIT ? u->amount : amount_min(u->amount, sat_sub(sat_add(nominal, bl), used));
+        } else {
+          v = amount_max(0, amount_min(u->amount, sat_sub(nominal, used)));
+        }
+        out.push_back({u->fr, v});
+      }
+      reserve(cq, out.data(), out.data() + out.size());
+    }
+    return;
+  }
+  if (mode == DEFERRED_FIT) {
+    e.msg_kind = MSG_DEFERRED;
+    e.reason = WAITING_FOR_PREEMPTED;
+    e.requeue_reason = REQUEUE_PENDING_PREEMPTION;
+    w_.ls_valid[e.wid] = 0;
+    reserve(cq, u0, u1);
+    return;
+  }
+  if (targets_overlap(e)) {
+    e.status = ENTRY_SKIPPED;
+    e.msg_kind = MSG_OVERLAP;
+    e.reason = WAITING_FOR_QUOTA;
+    return;
+  }
+  if (!fits(cq, e.assignment, e)) {
+    e.status = ENTRY_SKIPPED;
+    e.msg_kind = MSG_NO_LONGER_FITS;
+    e.reason = WAITING_FOR_QUOTA;
+    return;
+  }
+  for (std::uint32_t k = 0; k < e.t_n; ++k) {
+    std::int32_t v = targets_[e.t_first + k].wid;
+    if (!is_victim_[v]) {
+      is_victim_[v] = 1;
+      victims_.push_back(v);
+    }
+  }
+  if (mode == PREEMPT) {
+    reserve(cq, u0, u1);
+    issue_preemptions(e);
+    for (std::uint32_t k = 0; k < e.t_n; ++k) report_.preempted.push_back(targets_[e.t_first + k].wid);
+    w_.ls_valid[e.wid] = 0;
+    e.reason = WAITING_FOR_PREEMPTED;
+    if (e.t_n > 0) {
+      e.msg_kind = MSG_ASSIGNMENT_PENDING;
+      e.msg_arg = static_cast<std::int32_t>(e.t_n);
+      e.requeue_reason = REQUEUE_PENDING_PREEMPTION;
+    }
+    return;
+  }
+  admit_entry(e, now_ns);
+  report_.admitted.push_back(e.wid);
+}
+
+// rec.reason, rec.message = e.reason, e.message (the message kept structured).
+void Engine::persist_attempt(const Entry& e) {
+  const int wid = e.wid;
+  w_.reason[wid] = e.reason;
+  w_.msg_kind[wid] = e.msg_kind;
+  w_.msg_arg[wid] = e.msg_arg;
+  if (e.msg_kind != MSG_ASSIGNMENT && e.msg_kind != MSG_ASSIGNMENT_PENDING) return;
+  const AssignmentRec& a = arena_[e.assignment];
+  std::uint32_t words = 1;
+  for (std::uint32_t i = 0; i < a.ps_n; ++i) {
+    const PodSetRec& ps = arena_.pod_sets[a.ps_first + i];
+    if (ps.rs_n > 0) words += 1 + ps.rs_words;
+  }
+  std::uint64_t* p = w_.message_block(wid, words);
+  std::uint64_t* count = p++;
+  *count = 0;
+  for (std::uint32_t i = 0; i < a.ps_n; ++i) {
+    const PodSetRec& ps = arena_.pod_sets[a.ps_first + i];
+    if (ps.rs_n == 0) continue;
+    ++*count;
+    *p++ = static_cast<std::uint64_t>(i) | (static_cast<std::uint64_t>(ps.rs_n) << 32);
+    std::copy_n(arena_.reasons.data() + ps.rs_first, ps.rs_words, p);
+    p += ps.rs_words;
+  }
+}
+
+// --- the cycle -------------------------------------------------------------------------------------------
+
+const CycleReport& Engine::run_cycle(std::int64_t now_ns) {
+  ++cycle_;
+  report_.cycle = cycle_;
+  report_.admitted.clear();
+  report_.preempted.clear();
+  report_.newly_parked = 0;
+  snapshot_generation_ = cq_generation_;
+  arena_.clear();
+  targets_.clear();
+  entries_.clear();
+  if (is_victim_.size() < static_cast<std::size_t>(w_.size())) is_victim_.resize(static_cast<std::size_t>(w_.size()), 0);
+
+  // 1. heads
+  for (int cq = 0; cq < topo_.n_cq(); ++cq) {
+    if (topo_.cq(cq).active && queues_[cq].has_active()) {
+      int wid = queues_[cq].pop(w_);
+      if (wid >= 0) {
+        Entry e;
+        e.wid = wid;
+        e.cq = cq;
+        entries_.push_back(e);
+      }
+    }
+  }
+  report_.heads = static_cast<std::int64_t>(entries_.size());
+
+  // 2-3. nominate against the snapshot as it is at the start of the cycle
+  nominated_.clear();
+  for (std::size_t i = 0; i < entries_.size(); ++i) {
+    if (nominate(entries_[i])) nominated_.push_back(static_cast<std::int32_t>(i));
+  }
+
+  // 4-5. order and process
+  victims_.clear();
+  reservations_.clear();
+  if (topo_.fair_sharing()) {
+    tournament_.reset(nominated_);
+    while (!tournament_.empty()) process(entries_[tournament_.pop()], now_ns);
+  } else {
+    order_ = nominated_;
+    classical_order(order_);
+    for (std::int32_t i : order_) process(entries_[i], now_ns);
+  }
+
+  // 6. requeue the heads that were not admitted
+  for (Entry& e : entries_) {
+    if (e.status == ENTRY_ASSUMED) continue;
+    persist_attempt(e);
+    RequeueReason reason = e.requeue_reason;
+    if (e.status == ENTRY_SKIPPED && reason == REQUEUE_GENERIC) reason = REQUEUE_FAILED_AFTER_NOMINATION;
+    bool pending_flavors = false;
+    if (w_.ls_valid[e.wid]) {
+      const std::int16_t* block = w_.ls_pool.data() + w_.ls_off[e.wid];
+      const std::uint32_t size = w_.ps_n[e.wid] * static_cast<std::uint32_t>(topo_.n_groups(e.cq));
+      for (std::uint32_t k = 0; k < size; ++k) {
+        if (block[k] != TRIED_ABSENT && block[k] != -1) {
+          pending_flavors = true;
+          break;
+        }
+      }
+    }
+    report_.newly_parked += queues_[e.cq].requeue(w_, e.wid, reason, pending_flavors);
+  }
+
+  // the snapshot is gone: capacity reserved for this cycle only is free again
+  for (auto it = reservations_.rbegin(); it != reservations_.rend(); ++it) {
+    tree_.remove_usage(std::get<0>(*it), std::get<1>(*it), std::get<2>(*it));
+  }
+  reservations_.clear();
+  for (std::int32_t v : victims_) is_victim_[v] = 0;
+  victims_.clear();
+
+  // 7. evictions take effect (offline)
+  if (release_evictions_) {
+    for (std::int32_t wid : report_.preempted) release_eviction(wid);
+  }
+  return report_;
+}
+
+}  // namespace kueue_fast
