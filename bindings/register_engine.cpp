@@ -1,0 +1,574 @@
+// kueue_fast._core.Engine: the native engine (kueue_fast/_native.py wraps it
+// with the reference engine's Python interface).
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <kueue_fast/scheduler.hpp>
+
+#include "common.hpp"
+
+namespace kueue_fast_bindings {
+
+using kueue_fast::Amount;
+using kueue_fast::CycleReport;
+using kueue_fast::Engine;
+using kueue_fast::EngineInputError;
+using kueue_fast::TopologySpec;
+using kueue_fast::WorkloadInput;
+
+namespace {
+
+// The engine and the lock that serialises every call into it. run_cycle
+// releases the GIL while it holds the lock; the other methods take the lock
+// with the GIL held. No call needs the GIL while holding the lock, so the two
+// never wait on each other in opposite orders.
+struct PyEngine {
+  std::mutex mutex;
+  Engine engine;
+  PyEngine(TopologySpec spec, bool release_evictions) : engine(std::move(spec), release_evictions) {}
+};
+
+[[noreturn]] void bad(const std::string& what) { throw EngineInputError(what); }
+
+// An integer (int or anything with __index__, not float) as int64.
+std::int64_t to_i64(py::handle h, const char* what) {
+  if (h.is_none() || PyFloat_Check(h.ptr())) bad(std::string(what) + ": expected an integer");
+  PyObject* idx = PyNumber_Index(h.ptr());
+  if (idx == nullptr) {
+    PyErr_Clear();
+    bad(std::string(what) + ": expected an integer");
+  }
+  int overflow = 0;
+  long long v = PyLong_AsLongLongAndOverflow(idx, &overflow);
+  Py_DECREF(idx);
+  if (overflow != 0 || (v == -1 && PyErr_Occurred())) {
+    PyErr_Clear();
+    bad(std::string(what) + ": integer out of the int64 range");
+  }
+  return static_cast<std::int64_t>(v);
+}
+
+std::uint64_t to_u64(py::handle h, const char* what) {
+  if (h.is_none() || PyFloat_Check(h.ptr())) bad(std::string(what) + ": expected an integer");
+  PyObject* idx = PyNumber_Index(h.ptr());
+  if (idx == nullptr) {
+    PyErr_Clear();
+    bad(std::string(what) + ": expected an integer");
+  }
+  unsigned long long v = PyLong_AsUnsignedLongLong(idx);
+  Py_DECREF(idx);
+  if (v == static_cast<unsigned long long>(-1) && PyErr_Occurred()) {
+    PyErr_Clear();
+    bad(std::string(what) + ": integer out of the uint64 range");
+  }
+  return static_cast<std::uint64_t>(v);
+}
+
+std::string to_str(py::handle h, const char* what) {
+  if (!PyUnicode_Check(h.ptr())) bad(std::string(what) + ": expected a str");
+  Py_ssize_t n = 0;
+  const char* s = PyUnicode_AsUTF8AndSize(h.ptr(), &n);
+  if (s == nullptr) {
+    PyErr_Clear();
+    bad(std::string(what) + ": not encodable as UTF-8");
+  }
+  return std::string(s, static_cast<std::size_t>(n));
+}
+
+py::sequence to_seq(py::handle h, const char* what) {
+  if (!PySequence_Check(h.ptr()) || PyUnicode_Check(h.ptr()) || PyBytes_Check(h.ptr())) {
+    bad(std::string(what) + ": expected a sequence");
+  }
+  return py::reinterpret_borrow<py::sequence>(h);
+}
+
+py::object item(const py::dict& d, const char* key) {
+  if (!d.contains(key)) bad(std::string("topology: missing ") + key);
+  return d[key];
+}
+
+TopologySpec topology_from(const py::dict& d) {
+  TopologySpec t;
+  for (auto x : to_seq(item(d, "resource_names"), "resource_names")) t.resource_names.push_back(to_str(x, "resource name"));
+  for (auto x : to_seq(item(d, "flavor_names"), "flavor_names")) t.flavor_names.push_back(to_str(x, "flavor name"));
+  for (auto x : to_seq(item(d, "node_names"), "node_names")) t.node_names.push_back(to_str(x, "node name"));
+  for (auto x : to_seq(item(d, "fr_pairs"), "fr_pairs")) {
+    py::sequence p = to_seq(x, "fr pair");
+    if (p.size() != 2) bad("fr pair: expected (flavor, resource)");
+    t.fr_pairs.emplace_back(static_cast<std::int32_t>(to_i64(p[0], "fr flavor")),
+                            static_cast<std::int32_t>(to_i64(p[1], "fr resource")));
+  }
+  t.n_cq = static_cast<std::int32_t>(to_i64(item(d, "n_cq"), "n_cq"));
+  for (auto x : to_seq(item(d, "node_parent"), "node_parent")) t.node_parent.push_back(static_cast<std::int32_t>(to_i64(x, "parent")));
+  for (auto row : to_seq(item(d, "quotas"), "quotas")) {
+    std::vector<kueue_fast::QuotaEntry> entries;
+    for (auto q : to_seq(row, "quota row")) {
+      py::sequence e = to_seq(q, "quota entry");
+      if (e.size() != 4) bad("quota entry: expected (fr, nominal, borrowing_limit, lending_limit)");
+      entries.push_back({static_cast<std::int32_t>(to_i64(e[0], "quota fr")), to_i64(e[1], "nominal"),
+                         to_i64(e[2], "borrowing_limit"), to_i64(e[3], "lending_limit")});
+    }
+    t.quotas.push_back(std::move(entries));
+  }
+  for (auto x : to_seq(item(d, "fair_weight"), "fair_weight")) t.fair_weight.push_back(x.cast<double>());
+  for (auto x : to_seq(item(d, "cluster_queues"), "cluster_queues")) {
+    py::dict c = py::reinterpret_borrow<py::dict>(x);
+    kueue_fast::ClusterQueueSpec s;
+    s.name = to_str(item(c, "name"), "name");
+    for (auto g : to_seq(item(c, "groups"), "groups")) {
+      py::sequence gs = to_seq(g, "group");
+      if (gs.size() != 2) bad("group: expected (resources, flavors)");
+      kueue_fast::ResourceGroupSpec rg;
+      for (auto r : to_seq(gs[0], "group resources")) rg.resources.push_back(static_cast<std::int32_t>(to_i64(r, "resource")));
+      for (auto f : to_seq(gs[1], "group flavors")) rg.flavors.push_back(static_cast<std::int32_t>(to_i64(f, "flavor")));
+      s.groups.push_back(std::move(rg));
+    }
+    auto code = [&](const char* key) { return static_cast<std::uint8_t>(to_i64(item(c, key), key)); };
+    s.strategy = code("strategy");
+    s.within_cluster_queue = code("within_cluster_queue");
+    s.reclaim_within_cohort = code("reclaim_within_cohort");
+    s.borrow_within_cohort = code("borrow_within_cohort");
+    py::object thr = item(c, "max_priority_threshold");
+    s.has_max_priority_threshold = !thr.is_none();
+    s.max_priority_threshold = thr.is_none() ? 0 : to_i64(thr, "max_priority_threshold");
+    s.when_can_borrow = code("when_can_borrow");
+    s.when_can_preempt = code("when_can_preempt");
+    s.preference = code("preference");
+    s.active = item(c, "active").cast<bool>();
+    s.inactive_message = to_str(item(c, "inactive_message"), "inactive_message");
+    s.fair_weight = item(c, "fair_weight").cast<double>();
+    t.cluster_queues.push_back(std::move(s));
+  }
+  t.fair_sharing = item(d, "fair_sharing").cast<bool>();
+  for (auto x : to_seq(item(d, "fair_strategies"), "fair_strategies")) {
+    t.fair_strategies.push_back(static_cast<std::uint8_t>(to_i64(x, "fair strategy")));
+  }
+  return t;
+}
+
+WorkloadInput workload_from(py::handle ns, py::handle name, py::handle uid, py::handle cq, py::handle priority,
+                            py::handle queue_ts, py::handle hash, py::handle block, py::handle block_message,
+                            py::handle pod_sets, py::handle admission) {
+  WorkloadInput in;
+  in.ns = to_str(ns, "namespace");
+  in.name = to_str(name, "name");
+  in.uid = to_str(uid, "uid");
+  in.cluster_queue = to_i64(cq, "cluster_queue");
+  in.priority = to_i64(priority, "priority");
+  in.queue_ts = to_i64(queue_ts, "queue_ts");
+  in.scheduling_hash = to_u64(hash, "scheduling_hash");
+  in.block = to_i64(block, "block");
+  in.block_message = to_str(block_message, "block_message");
+  for (auto ps : to_seq(pod_sets, "pod_sets")) {
+    py::sequence p = to_seq(ps, "pod set");
+    if (p.size() != 5) bad("pod set: expected (name, count, min_count, flavor_class, requests)");
+    WorkloadInput::PodSet s;
+    s.name = to_str(p[0], "pod set name");
+    s.count = to_i64(p[1], "pod set count");
+    s.min_count = p[2].is_none() ? -1 : to_i64(p[2], "pod set min_count");
+    if (!p[2].is_none() && s.min_count < 0) bad("pod set min_count must be >= 0");
+    s.flavor_class = to_i64(p[3], "flavor_class");
+    for (auto rq : to_seq(p[4], "requests")) {
+      py::sequence r = to_seq(rq, "request");
+      if (r.size() != 2) bad("request: expected (resource, amount)");
+      s.requests.emplace_back(to_i64(r[0], "request resource"), to_i64(r[1], "request amount"));
+    }
+    in.pod_sets.push_back(std::move(s));
+  }
+  if (!admission.is_none()) {
+    py::sequence a = to_seq(admission, "admission");
+    if (a.size() != 3) bad("admission: expected (cluster_queue, time_ns, pod_sets)");
+    in.has_admission = true;
+    in.admission_cq = to_i64(a[0], "admission cluster_queue");
+    in.admission_time = to_i64(a[1], "admission time");
+    for (auto ps : to_seq(a[2], "admission pod sets")) {
+      py::sequence p = to_seq(ps, "admitted pod set");
+      if (p.size() != 2) bad("admitted pod set: expected (count, use)");
+      WorkloadInput::AdmittedPodSet s;
+      s.count = to_i64(p[0], "admitted count");
+      for (auto u : to_seq(p[1], "admitted use")) {
+        py::sequence e = to_seq(u, "admitted use entry");
+        if (e.size() != 3) bad("admitted use entry: expected (resource, flavor, amount)");
+        s.use.emplace_back(to_i64(e[0], "admitted resource"), to_i64(e[1], "admitted flavor"),
+                           to_i64(e[2], "admitted amount"));
+      }
+      in.admission.push_back(std::move(s));
+    }
+  }
+  return in;
+}
+
+using I64Array = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>;
+
+// A 1-D integer array as C-contiguous int64 (no copy when it already is one).
+// Floats, bools, strings and objects are rejected: integers given as floats
+// are an error, not a silent cast.
+I64Array int_array(py::handle obj, const char* what, py::ssize_t expect = -1) {
+  if (obj.is_none()) bad(std::string(what) + ": missing");
+  py::array a = py::array::ensure(obj);
+  if (!a) {
+    PyErr_Clear();
+    bad(std::string(what) + ": not an array");
+  }
+  if (a.ndim() != 1) bad(std::string(what) + ": expected a 1-D array, got " + std::to_string(a.ndim()) + " dimensions");
+  char kind = a.dtype().kind();
+  if (a.size() > 0 && kind != 'i' && kind != 'u') {
+    bad(std::string(what) + ": expected integers, got dtype " + py::str(a.dtype()).cast<std::string>());
+  }
+  if (kind == 'u' && a.itemsize() == 8 && a.size() > 0) {
+    auto u = py::array_t<std::uint64_t, py::array::c_style | py::array::forcecast>::ensure(a);
+    const std::uint64_t* p = u.data();
+    for (py::ssize_t i = 0; i < u.size(); ++i) {
+      if (p[i] > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+        bad(std::string(what) + ": value above the int64 range");
+      }
+    }
+  }
+  I64Array r = a.size() == 0 ? I64Array(0) : I64Array::ensure(a);
+  if (!r) {
+    PyErr_Clear();
+    bad(std::string(what) + ": cannot be read as int64");
+  }
+  if (expect >= 0 && r.size() != expect) {
+    bad(std::string(what) + ": expected " + std::to_string(expect) + " entries, got " + std::to_string(r.size()));
+  }
+  return r;
+}
+
+std::vector<std::string> str_list(py::handle obj, const char* what, std::size_t expect) {
+  if (obj.is_none()) bad(std::string(what) + ": missing");
+  py::sequence s = to_seq(obj, what);
+  if (static_cast<std::size_t>(s.size()) != expect) {
+    bad(std::string(what) + ": expected " + std::to_string(expect) + " entries, got " + std::to_string(s.size()));
+  }
+  std::vector<std::string> out;
+  out.reserve(expect);
+  for (auto x : s) out.push_back(to_str(x, what));
+  return out;
+}
+
+// A read-only, zero-copy (n_nodes, n_fr) view of one of the tree's arrays;
+// `owner` (the Python engine) is its base and keeps the memory alive. The
+// arrays are sized once at construction and never reallocated.
+py::array tree_view(py::handle owner, const Amount* data, int n_nodes, int n_fr) {
+  std::vector<py::ssize_t> shape{n_nodes, n_fr};
+  std::vector<py::ssize_t> strides{static_cast<py::ssize_t>(n_fr) * 8, 8};
+  py::array a(py::dtype::of<std::int64_t>(), shape, strides, data, owner);
+  a.attr("setflags")(py::arg("write") = false);
+  return a;
+}
+
+const char* state_name(kueue_fast::ViewState s) {
+  switch (s) {
+    case kueue_fast::STATE_ADMITTED: return "admitted";
+    case kueue_fast::STATE_EVICTED: return "evicted";
+    case kueue_fast::STATE_FINISHED: return "finished";
+    default: return "pending";
+  }
+}
+
+template <class T>
+py::array_t<T> to_numpy(const std::vector<T>& v) {
+  py::array_t<T> a(static_cast<py::ssize_t>(v.size()));
+  if (!v.empty()) std::memcpy(a.mutable_data(), v.data(), v.size() * sizeof(T));
+  return a;
+}
+
+}  // namespace
+
+void register_engine(py::module_& m) {
+  py::class_<PyEngine>(m, "Engine", "The native engine over one topology (see kueue_fast._native.NativeEngine).")
+      .def(py::init([](const py::dict& topology, bool release_evictions) {
+             return std::make_unique<PyEngine>(topology_from(topology), release_evictions);
+           }),
+           py::arg("topology"), py::arg("release_evictions") = true)
+      .def("add_flavor_class",
+           [](PyEngine& self, const py::handle& row) {
+             std::vector<std::optional<std::string>> r;
+             for (auto x : to_seq(row, "flavor class")) {
+               if (x.is_none()) {
+                 r.emplace_back();
+               } else {
+                 r.emplace_back(to_str(x, "flavor class entry"));
+               }
+             }
+             std::lock_guard<std::mutex> lock(self.mutex);
+             return self.engine.add_flavor_class(r);
+           })
+      .def_property_readonly("n_classes",
+                             [](PyEngine& self) {
+                               std::lock_guard<std::mutex> lock(self.mutex);
+                               return self.engine.topology().n_classes();
+                             })
+      .def(
+          "add_workload",
+          [](PyEngine& self, py::handle ns, py::handle name, py::handle uid, py::handle cq, py::handle priority,
+             py::handle queue_ts, py::handle hash, py::handle block, py::handle block_message, py::handle pod_sets,
+             py::handle admission) {
+            WorkloadInput in =
+                workload_from(ns, name, uid, cq, priority, queue_ts, hash, block, block_message, pod_sets, admission);
+            std::lock_guard<std::mutex> lock(self.mutex);
+            return self.engine.add_workload(in);
+          },
+          py::arg("namespace"), py::arg("name"), py::arg("uid"), py::arg("cluster_queue"), py::arg("priority"),
+          py::arg("queue_ts"), py::arg("scheduling_hash"), py::arg("block"), py::arg("block_message"),
+          py::arg("pod_sets"), py::arg("admission"))
+      .def(
+          "add_workloads",
+          [](PyEngine& self, py::handle cluster_queue, py::handle priority, py::handle queue_ts,
+             py::handle scheduling_hash, py::handle pod_set_offsets, py::handle pod_set_count,
+             py::handle pod_set_min_count, py::handle pod_set_flavor_class, py::handle request_offsets,
+             py::handle request_resource, py::handle request_amount, py::handle namespaces, py::handle names,
+             py::handle uids, py::handle pod_set_name, py::handle pod_set_names) {
+            I64Array cq = int_array(cluster_queue, "cluster_queue");
+            const py::ssize_t n = cq.size();
+            I64Array prio = int_array(priority, "priority", n);
+            I64Array ts = int_array(queue_ts, "queue_ts", n);
+            I64Array hash = int_array(scheduling_hash, "scheduling_hash", n);
+            I64Array pso = int_array(pod_set_offsets, "pod_set_offsets", n + 1);
+            I64Array psc = int_array(pod_set_count, "pod_set_count");
+            const py::ssize_t n_ps = psc.size();
+            I64Array psm = int_array(pod_set_min_count, "pod_set_min_count", n_ps);
+            I64Array psf = int_array(pod_set_flavor_class, "pod_set_flavor_class", n_ps);
+            I64Array rqo = int_array(request_offsets, "request_offsets", n_ps + 1);
+            I64Array rqr = int_array(request_resource, "request_resource");
+            I64Array rqa = int_array(request_amount, "request_amount", rqr.size());
+            kueue_fast::BulkWorkloads b;
+            b.n = static_cast<std::size_t>(n);
+            b.cluster_queue = cq.data();
+            b.priority = prio.data();
+            b.queue_ts = ts.data();
+            b.scheduling_hash = reinterpret_cast<const std::uint64_t*>(hash.data());
+            b.ps_offsets = pso.data();
+            b.n_ps = static_cast<std::size_t>(n_ps);
+            b.ps_count = psc.data();
+            b.ps_min_count = psm.data();
+            b.ps_flavor_class = psf.data();
+            b.req_offsets = rqo.data();
+            b.n_req = static_cast<std::size_t>(rqr.size());
+            b.req_resource = rqr.data();
+            b.req_amount = rqa.data();
+            b.namespaces = str_list(namespaces, "namespaces", b.n);
+            b.names = str_list(names, "names", b.n);
+            if (!uids.is_none()) b.uids = str_list(uids, "uids", b.n);
+            I64Array psn;
+            if (!pod_set_name.is_none()) {
+              psn = int_array(pod_set_name, "pod_set_name", n_ps);
+              b.ps_name = psn.data();
+              if (pod_set_names.is_none()) bad("pod_set_name needs pod_set_names");
+              for (auto x : to_seq(pod_set_names, "pod_set_names")) b.pod_set_names.push_back(to_str(x, "pod set name"));
+            }
+            std::lock_guard<std::mutex> lock(self.mutex);
+            return self.engine.add_workloads(b);
+          },
+          py::arg("cluster_queue"), py::arg("priority"), py::arg("queue_ts"), py::arg("scheduling_hash"),
+          py::arg("pod_set_offsets"), py::arg("pod_set_count"), py::arg("pod_set_min_count"),
+          py::arg("pod_set_flavor_class"), py::arg("request_offsets"), py::arg("request_resource"),
+          py::arg("request_amount"), py::arg("namespaces"), py::arg("names"), py::arg("uids") = py::none(),
+          py::arg("pod_set_name") = py::none(), py::arg("pod_set_names") = py::none())
+      .def("remove_workload",
+           [](PyEngine& self, py::handle wid) {
+             std::int64_t w = to_i64(wid, "workload id");
+             std::lock_guard<std::mutex> lock(self.mutex);
+             self.engine.check_wid(w);
+             self.engine.remove_workload(static_cast<int>(w));
+           })
+      .def("release_eviction",
+           [](PyEngine& self, py::handle wid) {
+             std::int64_t w = to_i64(wid, "workload id");
+             std::lock_guard<std::mutex> lock(self.mutex);
+             self.engine.check_wid(w);
+             self.engine.release_eviction(static_cast<int>(w));
+           })
+      .def("evict",
+           [](PyEngine& self, py::handle wid, py::handle reason, py::handle message) {
+             std::int64_t w = to_i64(wid, "workload id");
+             std::string r = to_str(reason, "reason"), msg = to_str(message, "message");
+             std::lock_guard<std::mutex> lock(self.mutex);
+             self.engine.check_wid(w);
+             self.engine.evict(static_cast<int>(w), r, msg);
+           })
+      .def(
+          "run_cycle",
+          [](PyEngine& self, std::int64_t now_ns) {
+            CycleReport r;
+            {
+              // Safe without the GIL: the engine touches no Python object, the
+              // lock keeps other threads out of the engine, and the numpy views
+              // only read memory that is never reallocated (a reader on another
+              // thread during the cycle sees numbers mid-update, as with any
+              // shared array).
+              py::gil_scoped_release release;
+              std::lock_guard<std::mutex> lock(self.mutex);
+              r = self.engine.run_cycle(now_ns);
+            }
+            return py::make_tuple(r.cycle, to_numpy(r.admitted), to_numpy(r.preempted), r.newly_parked, r.heads);
+          },
+          py::arg("now_ns"))
+      .def_property_readonly("cycle",
+                             [](PyEngine& self) {
+                               std::lock_guard<std::mutex> lock(self.mutex);
+                               return self.engine.cycle();
+                             })
+      .def_property_readonly("evaluations",
+                             [](PyEngine& self) {
+                               std::lock_guard<std::mutex> lock(self.mutex);
+                               return self.engine.evaluations();
+                             })
+      .def_property_readonly("n_workloads",
+                             [](PyEngine& self) {
+                               std::lock_guard<std::mutex> lock(self.mutex);
+                               return self.engine.n_workloads();
+                             })
+      .def_property(
+          "debug_checks",
+          [](PyEngine& self) {
+            std::lock_guard<std::mutex> lock(self.mutex);
+            return self.engine.debug_checks();
+          },
+          [](PyEngine& self, bool on) {
+            std::lock_guard<std::mutex> lock(self.mutex);
+            self.engine.set_debug_checks(on);
+          })
+      .def("memory_bytes",
+           [](PyEngine& self) {
+             std::lock_guard<std::mutex> lock(self.mutex);
+             return self.engine.memory_bytes();
+           })
+      .def("workload_view",
+           [](PyEngine& self, py::handle wid_obj) {
+             std::int64_t wid64 = to_i64(wid_obj, "workload id");
+             std::lock_guard<std::mutex> lock(self.mutex);
+             const Engine& e = self.engine;
+             e.check_wid(wid64);
+             const int wid = static_cast<int>(wid64);
+             const auto& w = e.workloads();
+             py::list pod_sets, resource_usage;
+             const auto& slot = w.adm[wid];
+             if (slot.size > 0) {
+               const std::int64_t* p = w.adm_pool.data() + slot.offset;
+               std::int64_t n_ps = *p++;
+               for (std::int64_t i = 0; i < n_ps; ++i) {
+                 std::int64_t count = *p++;
+                 std::int64_t n = *p++;
+                 py::dict flavors, usage;
+                 for (std::int64_t k = 0; k < n; ++k, p += 2) {
+                   std::uint64_t word = static_cast<std::uint64_t>(p[0]);
+                   int r = static_cast<int>(static_cast<std::uint32_t>(word & 0xffffffffu));
+                   int fr = static_cast<std::int32_t>(word >> 32);
+                   if (fr >= 0) flavors[py::int_(r)] = py::int_(e.topology().fr_flavor(fr));
+                   usage[py::int_(r)] = py::int_(p[1]);
+                 }
+                 pod_sets.append(py::make_tuple(count, flavors));
+                 resource_usage.append(usage);
+               }
+             }
+             py::dict d;
+             d["state"] = state_name(e.state(wid));
+             d["admitted_cq"] = w.admitted_cq[wid];
+             d["admission_time"] = w.admission_time[wid];
+             d["pod_sets"] = pod_sets;
+             d["resource_usage"] = resource_usage;
+             d["reason"] = e.reason(wid);
+             d["message"] = e.message(wid);
+             d["eviction_reason"] = e.eviction_reason(wid);
+             d["eviction_message"] = e.eviction_message(wid);
+             d["preempted_by"] = w.preempted_by[wid];
+             return d;
+           })
+      .def("workload_spec",
+           [](PyEngine& self, py::handle wid_obj) {
+             std::int64_t wid64 = to_i64(wid_obj, "workload id");
+             std::lock_guard<std::mutex> lock(self.mutex);
+             const Engine& e = self.engine;
+             e.check_wid(wid64);
+             const int wid = static_cast<int>(wid64);
+             const auto& w = e.workloads();
+             py::list pod_sets;
+             for (std::uint32_t i = 0; i < w.ps_n[wid]; ++i) {
+               std::uint32_t g = w.ps_first[wid] + i;
+               py::list reqs;
+               for (std::uint32_t k = 0; k < w.ps_req_n[g]; ++k) {
+                 reqs.append(py::make_tuple(w.req_resource[w.ps_req_first[g] + k], w.req_amount[w.ps_req_first[g] + k]));
+               }
+               py::object min_count = w.ps_min_count[g] < 0 ? py::object(py::none()) : py::object(py::int_(w.ps_min_count[g]));
+               pod_sets.append(py::make_tuple(w.pod_set_names[w.ps_name[g]], w.ps_count[g], reqs, min_count, w.ps_class[g]));
+             }
+             std::string block_message = w.block_message[wid] >= 0 ? w.strings[w.block_message[wid]] : "";
+             return py::make_tuple(std::string(w.ns(wid)), std::string(w.name(wid)), std::string(w.uid(wid)), w.cq[wid],
+                                   w.priority[wid], w.queue_ts[wid], w.hash[wid], pod_sets, w.block[wid], block_message);
+           })
+      .def("queue_state",
+           [](PyEngine& self, py::handle cq_obj) {
+             std::int64_t cq = to_i64(cq_obj, "cluster_queue");
+             std::lock_guard<std::mutex> lock(self.mutex);
+             const Engine& e = self.engine;
+             if (cq < 0 || cq >= e.topology().n_cq()) bad("unknown cluster_queue " + std::to_string(cq));
+             const auto& w = e.workloads();
+             py::list active, parked;
+             for (int wid = 0; wid < e.n_workloads(); ++wid) {
+               if (w.cq[wid] != cq) continue;
+               if (w.heap_pos[wid] >= 0) active.append(wid);
+               if (w.inadmissible[wid]) parked.append(wid);
+             }
+             const auto& q = e.queue(static_cast<int>(cq));
+             return py::make_tuple(active, parked, q.sticky(), q.pop_cycle(), q.queue_inadmissible_cycle());
+           },
+           "(active wids, inadmissible wids, sticky, pop cycle, requeue cycle) of a ClusterQueue (for tests).")
+      .def("decisions",
+           [](PyEngine& self) {
+             std::lock_guard<std::mutex> lock(self.mutex);
+             const Engine& e = self.engine;
+             const auto& w = e.workloads();
+             const py::ssize_t n = e.n_workloads();
+             py::array_t<std::int8_t> state(n);
+             py::array_t<std::int32_t> cq(n);
+             py::array_t<std::int64_t> time(n);
+             auto* s = state.mutable_data();
+             for (py::ssize_t i = 0; i < n; ++i) s[i] = e.state(static_cast<int>(i));
+             if (n > 0) {
+               std::memcpy(cq.mutable_data(), w.admitted_cq.data(), static_cast<std::size_t>(n) * sizeof(std::int32_t));
+               std::memcpy(time.mutable_data(), w.admission_time.data(), static_cast<std::size_t>(n) * sizeof(std::int64_t));
+             }
+             return py::make_tuple(state, cq, time);
+           })
+      .def_property_readonly("usage",
+                             [](py::object self_obj) {
+                               PyEngine& self = self_obj.cast<PyEngine&>();
+                               const auto& t = self.engine.tree();
+                               return tree_view(self_obj, t.usage_data(), t.n_nodes(), t.n_fr());
+                             })
+      .def_property_readonly("subtree_quota",
+                             [](py::object self_obj) {
+                               PyEngine& self = self_obj.cast<PyEngine&>();
+                               const auto& t = self.engine.tree();
+                               return tree_view(self_obj, t.subtree_quota_data(), t.n_nodes(), t.n_fr());
+                             })
+      .def_property_readonly("nominal",
+                             [](py::object self_obj) {
+                               PyEngine& self = self_obj.cast<PyEngine&>();
+                               const auto& t = self.engine.tree();
+                               return tree_view(self_obj, t.nominal_data(), t.n_nodes(), t.n_fr());
+                             })
+      .def_property_readonly("borrowing_limit",
+                             [](py::object self_obj) {
+                               PyEngine& self = self_obj.cast<PyEngine&>();
+                               const auto& t = self.engine.tree();
+                               return tree_view(self_obj, t.borrowing_limit_data(), t.n_nodes(), t.n_fr());
+                             })
+      .def_property_readonly("lending_limit", [](py::object self_obj) {
+        PyEngine& self = self_obj.cast<PyEngine&>();
+        const auto& t = self.engine.tree();
+        return tree_view(self_obj, t.lending_limit_data(), t.n_nodes(), t.n_fr());
+      });
+}
+
+}  // namespace kueue_fast_bindings

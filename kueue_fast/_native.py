@@ -1,0 +1,298 @@
+"""The native engine with the reference engine's Python interface.
+
+``NativeEngine`` wraps ``kueue_fast._core.Engine`` (C++17, see
+``csrc/include/kueue_fast/scheduler.hpp``) and makes the same decisions as
+``kueue_fast._reference.scheduler.ReferenceEngine``, byte for byte: the
+facade (``kueue_fast.cluster``) uses either through the same calls.
+
+Beyond that interface it has a bulk path for simulators and benchmarks:
+
+* ``add_workloads(arrays)`` ingests many pending workloads from flat numpy
+  arrays (:class:`WorkloadArrays`) without Python work per workload;
+* ``decisions()`` returns state code, admitted ClusterQueue and admission
+  time of every workload as numpy arrays;
+* ``usage``, ``subtree_quota``, ``nominal``, ``borrowing_limit`` and
+  ``lending_limit`` are read-only, zero-copy ``(n_nodes, n_fr)`` int64 views
+  of the engine's quota tree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from . import _core
+from .compiler import PodSetSpec, Topology, WorkloadSpec
+
+__all__ = ["NativeEngine", "NativeCycleReport", "WorkloadArrays", "STATE_NAMES"]
+
+# decisions() state codes (csrc/include/kueue_fast/types.hpp ViewState).
+STATE_PENDING, STATE_ADMITTED, STATE_EVICTED, STATE_FINISHED = 0, 1, 2, 3
+STATE_NAMES = ("pending", "admitted", "evicted", "finished")
+
+
+@dataclass
+class NativeCycleReport:
+    """What one cycle did (the reference's CycleReport)."""
+
+    cycle: int
+    admitted: list[int] = field(default_factory=list)
+    preempted: list[int] = field(default_factory=list)
+    newly_parked: int = 0
+    heads: int = 0
+
+
+@dataclass
+class WorkloadArrays:
+    """Many pending workloads as flat arrays (CSR for pod sets and requests).
+
+    Per workload (length n): ``cluster_queue`` (-1: in no queue), ``priority``,
+    ``queue_ts`` (ns), ``scheduling_hash``, ``pod_set_offsets`` (length n+1:
+    workload i owns pod sets ``pod_set_offsets[i]:pod_set_offsets[i+1]``),
+    ``namespaces``/``names`` (the tie-break; sequences of str) and optionally
+    ``uids`` (default ``namespace/name``).
+
+    Per pod set: ``pod_set_count``, ``pod_set_min_count`` (-1: none),
+    ``pod_set_flavor_class`` (a row of ``Topology.flavor_classes``),
+    ``request_offsets`` (length n_pod_sets+1) and optionally ``pod_set_name``
+    (indexes into ``pod_set_names``; default every pod set is "main").
+
+    Per request: ``request_resource`` (resource id, strictly increasing within
+    a pod set) and ``request_amount`` (per-pod amount, canonical units).
+
+    Integer arrays must have an integer dtype: floats are rejected.
+    """
+
+    cluster_queue: npt.ArrayLike
+    priority: npt.ArrayLike
+    queue_ts: npt.ArrayLike
+    scheduling_hash: npt.ArrayLike
+    pod_set_offsets: npt.ArrayLike
+    pod_set_count: npt.ArrayLike
+    pod_set_min_count: npt.ArrayLike
+    pod_set_flavor_class: npt.ArrayLike
+    request_offsets: npt.ArrayLike
+    request_resource: npt.ArrayLike
+    request_amount: npt.ArrayLike
+    namespaces: Any
+    names: Any
+    uids: Any = None
+    pod_set_name: npt.ArrayLike | None = None
+    pod_set_names: list[str] | None = None
+
+
+def topology_dict(t: Topology) -> dict[str, Any]:
+    """The Topology in the shape ``_core.Engine`` reads."""
+    return {
+        "resource_names": list(t.resource_names),
+        "flavor_names": list(t.flavor_names),
+        "fr_pairs": [tuple(p) for p in t.fr_pairs],
+        "node_names": list(t.node_names),
+        "n_cq": t.n_cq,
+        "node_parent": list(t.node_parent),
+        "quotas": [[(fr, q[0], q[1], q[2]) for fr, q in d.items()] for d in t.quotas],
+        "fair_weight": [float(w) for w in t.fair_weight],
+        "cluster_queues": [
+            {
+                "name": cq.name,
+                "groups": [(list(g.resources), list(g.flavors)) for g in cq.groups],
+                "strategy": cq.strategy,
+                "within_cluster_queue": cq.within_cluster_queue,
+                "reclaim_within_cohort": cq.reclaim_within_cohort,
+                "borrow_within_cohort": cq.borrow_within_cohort,
+                "max_priority_threshold": cq.max_priority_threshold,
+                "when_can_borrow": cq.when_can_borrow,
+                "when_can_preempt": cq.when_can_preempt,
+                "preference": cq.preference,
+                "active": cq.active,
+                "inactive_message": cq.inactive_message,
+                "fair_weight": float(cq.fair_weight),
+            }
+            for cq in t.cluster_queues
+        ],
+        "fair_sharing": bool(t.fair_sharing),
+        "fair_strategies": list(t.fair_strategies),
+    }
+
+
+class NativeEngine:
+    """Kueue's scheduler over a Topology, in C++ (same interface as ReferenceEngine)."""
+
+    name = "native"
+
+    def __init__(self, topology: Topology, release_evictions: bool = True) -> None:
+        self.topo = topology
+        self._core = _core.Engine(topology_dict(topology), release_evictions)
+        self._specs: list[WorkloadSpec | None] = []
+        self._sync_classes()
+
+    # --- configuration -------------------------------------------------------------------
+
+    def _sync_classes(self) -> None:
+        """Flavor classes grow as the compiler meets new pod template shapes."""
+        known = self._core.n_classes
+        for row in self.topo.flavor_classes[known:]:
+            self._core.add_flavor_class(row)
+
+    @property
+    def cycle(self) -> int:
+        return int(self._core.cycle)
+
+    @property
+    def evaluations(self) -> int:
+        """Preemption candidate evaluations so far (the reference's preemptor.evaluations)."""
+        return int(self._core.evaluations)
+
+    @property
+    def debug_checks(self) -> bool:
+        """Check that every preemption target search leaves the quota tree unchanged."""
+        return bool(self._core.debug_checks)
+
+    @debug_checks.setter
+    def debug_checks(self, on: bool) -> None:
+        self._core.debug_checks = on
+
+    @property
+    def n_workloads(self) -> int:
+        return int(self._core.n_workloads)
+
+    def memory_bytes(self) -> int:
+        """Bytes held for workloads and queues (capacity of the engine's arrays)."""
+        return int(self._core.memory_bytes())
+
+    # --- workloads in and out ----------------------------------------------------------------
+
+    def add_workload(self, spec: WorkloadSpec) -> int:
+        self._sync_classes()
+        adm = spec.admission
+        admission = None
+        if adm is not None:
+            admission = (
+                adm.cluster_queue,
+                adm.time_ns,
+                [(count, [(r, f, v) for r, f, v in use]) for count, use in adm.pod_sets],
+            )
+        wid = int(
+            self._core.add_workload(
+                spec.namespace,
+                spec.name,
+                spec.uid,
+                spec.cluster_queue,
+                spec.priority,
+                spec.queue_ts,
+                spec.scheduling_hash,
+                spec.block,
+                spec.block_message,
+                [(ps.name, ps.count, ps.min_count, ps.flavor_class, ps.requests) for ps in spec.pod_sets],
+                admission,
+            )
+        )
+        self._specs.append(spec)
+        return wid
+
+    def add_workloads(self, arrays: WorkloadArrays) -> range:
+        """Bulk ingestion of pending workloads; returns the range of their wids."""
+        self._sync_classes()
+        n = len(arrays.names)
+        first = int(
+            self._core.add_workloads(
+                arrays.cluster_queue,
+                arrays.priority,
+                arrays.queue_ts,
+                arrays.scheduling_hash,
+                arrays.pod_set_offsets,
+                arrays.pod_set_count,
+                arrays.pod_set_min_count,
+                arrays.pod_set_flavor_class,
+                arrays.request_offsets,
+                arrays.request_resource,
+                arrays.request_amount,
+                arrays.namespaces,
+                arrays.names,
+                arrays.uids,
+                arrays.pod_set_name,
+                arrays.pod_set_names,
+            )
+        )
+        self._specs.extend([None] * n)
+        return range(first, first + n)
+
+    def remove_workload(self, wid: int) -> None:
+        self._core.remove_workload(wid)
+
+    def release_eviction(self, wid: int) -> None:
+        self._core.release_eviction(wid)
+
+    def evict(self, wid: int, reason: str, message: str) -> None:
+        self._core.evict(wid, reason, message)
+
+    # --- the cycle ---------------------------------------------------------------------------------
+
+    def run_cycle(self, now_ns: int) -> NativeCycleReport:
+        cycle, admitted, preempted, newly_parked, heads = self._core.run_cycle(now_ns)
+        return NativeCycleReport(cycle, admitted.tolist(), preempted.tolist(), int(newly_parked), int(heads))
+
+    def run_cycle_arrays(self, now_ns: int) -> tuple[int, npt.NDArray[np.int32], npt.NDArray[np.int32], int, int]:
+        """run_cycle without list conversion: (cycle, admitted, preempted, newly_parked, heads)."""
+        cycle, admitted, preempted, newly_parked, heads = self._core.run_cycle(now_ns)
+        return int(cycle), admitted, preempted, int(newly_parked), int(heads)
+
+    # --- decisions -----------------------------------------------------------------------------------
+
+    def spec(self, wid: int) -> WorkloadSpec:
+        s = self._specs[wid] if 0 <= wid < len(self._specs) else None
+        if s is not None:
+            return s
+        ns, name, uid, cq, prio, ts, h, pod_sets, block, block_message = self._core.workload_spec(wid)
+        return WorkloadSpec(
+            namespace=ns,
+            name=name,
+            uid=uid,
+            cluster_queue=cq,
+            priority=prio,
+            queue_ts=ts,
+            scheduling_hash=h,
+            pod_sets=[PodSetSpec(n, c, list(r), m, k) for n, c, r, m, k in pod_sets],
+            block=block,
+            block_message=block_message,
+            admission=None,
+        )
+
+    def workload_view(self, wid: int) -> dict[str, object]:
+        """The decision fields of one workload, in ids (the reference's keys)."""
+        view: dict[str, object] = self._core.workload_view(wid)
+        out: dict[str, object] = {"spec": self.spec(wid)}
+        out.update(view)
+        return out
+
+    def decisions(self) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.int32], npt.NDArray[np.int64]]:
+        """Per wid: state code (STATE_NAMES), admitted ClusterQueue (-1: none), admission time (ns)."""
+        state, cq, time = self._core.decisions()
+        return state, cq, time
+
+    # --- the quota tree (read-only, zero-copy) --------------------------------------------------------
+
+    @property
+    def usage(self) -> npt.NDArray[np.int64]:
+        return self._core.usage  # type: ignore[no-any-return]
+
+    @property
+    def subtree_quota(self) -> npt.NDArray[np.int64]:
+        return self._core.subtree_quota  # type: ignore[no-any-return]
+
+    @property
+    def nominal(self) -> npt.NDArray[np.int64]:
+        return self._core.nominal  # type: ignore[no-any-return]
+
+    @property
+    def borrowing_limit(self) -> npt.NDArray[np.int64]:
+        return self._core.borrowing_limit  # type: ignore[no-any-return]
+
+    @property
+    def lending_limit(self) -> npt.NDArray[np.int64]:
+        return self._core.lending_limit  # type: ignore[no-any-return]
+
+
