@@ -1,0 +1,3 @@
+#include "harness.hpp"
+
+int main() { return kf_test::run_all(); }
