@@ -26,6 +26,7 @@ import numpy.typing as npt
 
 from . import _core
 from .compiler import PodSetSpec, Topology, WorkloadSpec
+from .errors import EngineError
 
 __all__ = ["NativeEngine", "NativeCycleReport", "WorkloadArrays", "STATE_NAMES"]
 
@@ -124,6 +125,13 @@ class NativeEngine:
     name = "native"
 
     def __init__(self, topology: Topology, release_evictions: bool = True) -> None:
+        afs = getattr(topology, "admission_fair_sharing", None)
+        if afs is not None and any(getattr(cq, "admission_fair_sharing", False) for cq in topology.cluster_queues):
+            # Refuse rather than decide differently from the reference.
+            raise EngineError(
+                "admission fair sharing (UsageBasedAdmissionFairSharing ClusterQueues) is not implemented "
+                "in the native engine yet: use engine='reference' (--engine reference)"
+            )
         self.topo = topology
         self._core = _core.Engine(topology_dict(topology), release_evictions)
         self._specs: list[WorkloadSpec | None] = []
