@@ -14,8 +14,10 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
+from typing import Any
 
 from . import node_affinity
+from .features import FeatureGates
 from .model import ClusterQueue, ClusterState, Cohort, PodSet, ResourceGroup, Workload
 
 # One sentinel for "no limit" (conventions: INT64_MAX).
@@ -121,6 +123,8 @@ class Topology:
     # admission fair sharing applies).
     local_queues: list[LocalQueueSpec] = field(default_factory=list)
     admission_fair_sharing: AdmissionFairSharingSpec | None = None
+    # The Configuration's feature gates, resolved with Kueue's defaults.
+    gates: FeatureGates = field(default_factory=FeatureGates)
 
     @property
     def n_nodes(self) -> int:
@@ -354,6 +358,7 @@ def compile_topology(state: ClusterState, extra_resources: set[str] | None = Non
         fair_strategies=[FAIR_STRATEGY_CODES[s] for s in fs.preemption_strategies] if fs else [],
         local_queues=local_queues,
         admission_fair_sharing=afs,
+        gates=FeatureGates.resolve(state.configuration.feature_gates),
     )
 
 
@@ -396,9 +401,13 @@ class WorkloadCompiler:
         return rid
 
     def compile(self, wl: Workload) -> WorkloadSpec:
+        gates = self.topology.gates
         pod_sets = []
+        counts = []
         for ps in wl.pod_sets:
-            count = max(0, ps.count - ps.reclaimable)
+            # ReclaimablePods: pods the job declared done no longer need quota.
+            count = max(0, ps.count - ps.reclaimable) if gates.reclaimable_pods else ps.count
+            counts.append(count)
             requests = sorted(((self._rid[r], v) for r, v in ps.requests.items()), key=lambda x: x[0])
             pod_sets.append(PodSetSpec(ps.name, count, requests, ps.min_count, self.flavor_class(ps)))
         spec = WorkloadSpec(
@@ -408,7 +417,9 @@ class WorkloadCompiler:
             cluster_queue=-1,
             priority=wl.priority,
             queue_ts=wl.queue_timestamp_ns,
-            scheduling_hash=scheduling_hash(wl),
+            scheduling_hash=scheduling_hash(
+                wl, counts, gates.scheduling_equivalence_hashing_ignore_pod_set_name
+            ),
             pod_sets=pod_sets,
             local_queue=self._lq_id.get(f"{wl.namespace}/{wl.queue_name}", -1),
             queue_name=wl.queue_name,
@@ -466,14 +477,50 @@ class WorkloadCompiler:
                 return
 
 
-def scheduling_hash(wl: Workload) -> int:
-    """Kueue's scheduling equivalence: same priority and same pod sets
-    (template, count, minCount) fail the same way (SchedulingEquivalenceHashing)."""
-    pod_sets = wl.raw.get("spec", {}).get("podSets") if wl.raw else None
-    if pod_sets is None:
-        pod_sets = [
-            [ps.name, ps.count, ps.min_count, sorted(ps.requests.items()), sorted(ps.node_selector.items())]
-            for ps in wl.pod_sets
+# The pod template fields that make two workloads schedule alike (kueue
+# pkg/util/pod SpecShape): requests and ports of every container, and what
+# decides where pods may run.
+_SHAPE_FIELDS = (
+    "nodeSelector",
+    "affinity",
+    "tolerations",
+    "runtimeClassName",
+    "priority",
+    "topologySpreadConstraints",
+    "overhead",
+    "resourceClaims",
+)
+
+
+def _spec_shape(template_spec: dict[str, Any]) -> dict[str, Any]:
+    shape: dict[str, Any] = {k: template_spec[k] for k in _SHAPE_FIELDS if k in template_spec}
+    for kind in ("initContainers", "containers"):
+        shape[kind] = [
+            {"requests": (c.get("resources") or {}).get("requests"), "ports": c.get("ports")}
+            for c in template_spec.get(kind) or []
+            if isinstance(c, dict)
         ]
-    payload = json.dumps([wl.priority, pod_sets], sort_keys=True, default=str, separators=(",", ":"))
+    return shape
+
+
+def scheduling_hash(wl: Workload, counts: list[int], ignore_pod_set_name: bool) -> int:
+    """Kueue computeSchedulingHash (pkg/workload/workload.go): workloads with the
+    same priority and the same pod sets (template shape, effective count and
+    requests, minCount) fail the same way, so one failure parks them all
+    (SchedulingEquivalenceHashing)."""
+    raw_pod_sets = (wl.raw.get("spec") or {}).get("podSets") or [] if wl.raw else []
+    shapes = []
+    for i, ps in enumerate(wl.pod_sets):
+        raw = raw_pod_sets[i] if i < len(raw_pod_sets) and isinstance(raw_pod_sets[i], dict) else {}
+        template = ((raw.get("template") or {}).get("spec")) or {}
+        shape: dict[str, Any] = {
+            "spec": _spec_shape(template) if isinstance(template, dict) else None,
+            "count": counts[i],
+            "requests": sorted((r, v * counts[i]) for r, v in ps.requests.items()),
+            "minCount": ps.min_count,
+        }
+        if not ignore_pod_set_name:
+            shape["name"] = ps.name
+        shapes.append(shape)
+    payload = json.dumps({"podSets": shapes, "priority": wl.priority}, sort_keys=True, default=str)
     return int.from_bytes(hashlib.blake2b(payload.encode(), digest_size=8).digest(), "little") >> 1

@@ -28,6 +28,7 @@ import yaml
 from . import model as m
 from . import validation as v
 from .errors import InputError, MissingReferenceError, ParseError, ValidationError
+from .features import KNOWN_GATES
 from .requests import pod_requests
 
 __all__ = [
@@ -669,7 +670,11 @@ def parse_configuration(obj: Mapping[str, Any]) -> m.Configuration:
         cfg.admission_fair_sharing = a
     fg = v.opt_map(obj, "featureGates", ref, "")
     for gate, on in (fg or {}).items():
-        cfg.feature_gates[gate] = v.as_bool(on, ref, v.key("featureGates", gate))
+        gp = v.key("featureGates", gate)
+        if gate not in KNOWN_GATES:
+            # Kueue refuses to start with an unrecognized feature gate.
+            v.invalid(ref, gp, gate, "unrecognized feature gate")
+        cfg.feature_gates[gate] = v.as_bool(on, ref, gp)
     res = v.opt_map(obj, "resources", ref, "")
     if res is not None:
         v.check_fields(

@@ -423,6 +423,7 @@ def build_state(
     namespaces: Mapping[str, Mapping[str, str]] | None = None,
     fair_sharing: Sequence[str] | bool | None = None,
     default_namespace: str | None = "default",
+    feature_gates: Mapping[str, bool] | None = None,
 ) -> ClusterState:
     """The ClusterState of a case. Every ClusterQueue gets a LocalQueue of its
     own name in ``default_namespace`` (unless None); ``local_queues`` adds
@@ -452,6 +453,7 @@ def build_state(
     if fair_sharing:
         cfg = FairSharingConfig() if fair_sharing is True else FairSharingConfig(list(fair_sharing))
         state.configuration = Configuration(fair_sharing=cfg)
+    state.configuration.feature_gates.update(feature_gates or {})
     return state
 
 

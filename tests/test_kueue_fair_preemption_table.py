@@ -518,10 +518,6 @@ CASES: list[FairCase] = [
         # within the ClusterQueue), after which b1 and b2 pass.
         "can admit after preempting workloads from the preemptor's CQ with lower processing priority",
         feature_gates={"FairSharingReevaluatePreemptionCandidates": True},
-        differs=(
-            "feature gate FairSharingReevaluatePreemptionCandidates is not implemented: cohort candidates "
-            "that failed the strategy are not re-tested after the preemptor's own workloads are removed"
-        ),
         strategies=(S2A,),
         cohorts=[
             cohort("root").flavor("default", cpu="15"),

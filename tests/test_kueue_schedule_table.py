@@ -152,6 +152,8 @@ class ScheduleCase:
     flavors: tuple[ResourceFlavor | str, ...] = SCHEDULE_FLAVORS
     differs: str | None = None
     unverified: str | None = None
+    # Feature gates set in the Configuration (Kueue's tables set them per case).
+    feature_gates: dict[str, bool] = field(default_factory=dict)
 
     @property
     def id(self) -> str:
@@ -624,12 +626,10 @@ CASES += [
             "eng-alpha/alpha1": (IN_COHORT_FAIR_SHARING, "eng-beta/preemptor"),
             "eng-gamma/gamma1": (IN_COHORT_FAIR_SHARING, "eng-beta/preemptor"),
         },
-        unverified=(
-            "this v1beta2 TestSchedule table expects InCohortFairSharing although eng-beta stays within "
-            "its on-demand nominal quota (30 <= 50); the fair-preemption table of the "
-            "FairSharingPreemptWithinNominal era (and the reference engine) give InCohortReclamation for "
-            "a preemptor within nominal, so this expectation likely predates that gate"
-        ),
+        # The table predates FairSharingPreemptWithinNominal (beta, on since 0.17):
+        # with it a preemptor within nominal reclaims (InCohortReclamation), so the
+        # case runs with the gate off, as the table was written.
+        feature_gates={"FairSharingPreemptWithinNominal": False},
         messages={
             "eng-beta/preemptor": "couldn't assign flavors to pod set main: "
             "insufficient unused quota for cpu in flavor on-demand, 30 more needed, "
@@ -781,13 +781,10 @@ CASES += [
                 "Workload has overlapping preemption targets with another workload"
             ),
         },
-        unverified=(
-            "this table (v1beta2, but apparently older than the gate "
-            "RecomputeAssignmentUponPreemptionTargetsOverlap, beta on in 0.20) skips beta's preemptor; "
-            "with the gate, Kueue re-computes its targets without "
-            "the earlier victims a1 and c1 (as TestScheduleRecomputePreemptionTargets shows), "
-            "finds b1 alone, and preempts it - which is what the reference engine does"
-        ),
+        # The table predates RecomputeAssignmentUponPreemptionTargetsOverlap (beta,
+        # on in 0.20), which re-computes beta's targets instead of skipping it
+        # (TestScheduleRecomputePreemptionTargets); run with the gate off.
+        feature_gates={"RecomputeAssignmentUponPreemptionTargetsOverlap": False},
     ),
     ts(
         "not enough resources",
@@ -1315,6 +1312,7 @@ def test_kueue_schedule(case: ScheduleCase, engine: str) -> None:
         namespaces=NAMESPACES if case.base else None,
         fair_sharing=case.fair_sharing,
         default_namespace=None,
+        feature_gates=case.feature_gates,
     )
     decisions = run_one_cycle(state, engine)
 

@@ -153,6 +153,7 @@ class FlavorAssigner:
         self.oracle = oracle
         # Flavors pinned by a recomputation within the cycle: pod set -> resource -> flavor.
         self.nomination = nomination
+        self.fungibility = engine.topo.gates.flavor_fungibility
 
     # --- preferences between modes ----------------------------------------------------------
 
@@ -235,7 +236,7 @@ class FlavorAssigner:
         best: dict[int, FlavorAssignment] | None = None
         best_mode = (PM_NO_FIT, BORROW_UNLIMITED)
         attempted = -1
-        start = self.last.next_flavor(ps_index, resource) if self.last is not None else 0
+        start = self.last.next_flavor(ps_index, resource) if self.last is not None and self.fungibility else 0
         for idx in range(start, len(group.flavors)):
             attempted = idx
             flavor = group.flavors[idx]
@@ -260,11 +261,24 @@ class FlavorAssigner:
                 if mode[0] == PM_NO_FIT:
                     continue
                 assignments[r] = FlavorAssignment(flavor, _PM_TO_MODE[pm], borrow)
+            if not self.fungibility:
+                # FlavorFungibility off: the first flavor that fits wins; otherwise
+                # the best preemption mode, the earliest flavor on ties.
+                if mode[0] > best_mode[0]:
+                    best, best_mode = assignments, mode
+                    if mode[0] == PM_FIT:
+                        return best, []
+                continue
             if not self.should_try_next_flavor(mode):
                 best, best_mode = assignments, mode
                 break
             if self.is_preferred(mode, best_mode):
                 best, best_mode = assignments, mode
+        if not self.fungibility:
+            # No scan record then: every tried index stays 0, Kueue's zero value.
+            for fa in (best or {}).values():
+                fa.tried_idx = 0
+            return best, reasons
         tried = -1 if attempted == len(group.flavors) - 1 else attempted
         for fa in (best or {}).values():
             fa.tried_idx = tried

@@ -360,6 +360,14 @@ class Preemptor:
         self.tree.add_usage_map(ctx.cq, ctx.usage, +1)
         targets: list[Target] = []
         fits, retry = self._first_fair_strategy(ctx, candidates, strategies[0], targets)
+        if (
+            not fits
+            and self.e.topo.gates.fair_sharing_reevaluate_preemption_candidates
+            and any(self.e.workloads[t.wid].admitted_cq == ctx.cq for t in targets)
+        ):
+            # Taking the preemptor's own workloads lowered its share: candidates
+            # that failed the strategy get one more chance (fair_strategy.go).
+            fits, retry = self._first_fair_strategy(ctx, retry, strategies[0], targets)
         if not fits and len(strategies) > 1:
             fits = self._second_fair_strategy(ctx, retry, targets)
         self.tree.add_usage_map(ctx.cq, ctx.usage, -1)
@@ -375,7 +383,9 @@ class Preemptor:
     ) -> tuple[bool, list[int]]:
         ordering = TargetOrdering(self, ctx, candidates)
         retry: list[int] = []
-        within_nominal = not any(self.tree.borrowing_with(ctx.cq, fr, 0) for fr in ctx.frs_need_preemption)
+        within_nominal = self.e.topo.gates.fair_sharing_preempt_within_nominal and not any(
+            self.tree.borrowing_with(ctx.cq, fr, 0) for fr in ctx.frs_need_preemption
+        )
         for target_cq in ordering:
             if target_cq == ctx.cq:
                 wid = ordering.pop(target_cq)

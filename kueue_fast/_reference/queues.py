@@ -44,8 +44,11 @@ class ClusterQueueQueue:
         strategy: int,
         order_key: Callable[[int], tuple[object, ...]],
         afs_usage: Callable[[int], float] | None = None,
+        equivalence_hashing: bool = True,
     ) -> None:
         self.strategy = strategy
+        # SchedulingEquivalenceHashing (gate): park equivalent workloads together.
+        self.equivalence_hashing = equivalence_hashing
         self._order_key = order_key
         # Admission fair sharing: the usage of a workload's LocalQueue. Usages
         # change between pops (sampling, entry penalties), so the head is
@@ -60,6 +63,9 @@ class ClusterQueueQueue:
         # The sticky workload (BestEffortFIFO): the last one requeued after issuing
         # preemptions (or deferred); it is the head whenever it is in the heap.
         self.sticky: int = -1
+        # The workload waiting for the preemptions it issued, under either
+        # strategy (Kueue preemptorWorkload; read by PrioritizePreemptorWorkloads).
+        self.preemptor: int = -1
         self.pop_cycle = 0
         self.queue_inadmissible_cycle = -1
 
@@ -129,6 +135,8 @@ class ClusterQueueQueue:
         Kueue ClusterQueue.delete is the only place that clears the sticky workload."""
         if self.sticky == wid:
             self.sticky = -1
+        if self.preemptor == wid:
+            self.preemptor = -1
 
     def requeue(
         self,
@@ -155,8 +163,10 @@ class ClusterQueueQueue:
         # leaving the queue (clear_preemptor) or another workload issuing
         # preemptions ends it. (Clearing on other reasons came with kueue#14863,
         # after ff69552.)
-        if reason == REQUEUE_PENDING_PREEMPTION and self.strategy == BEST_EFFORT_FIFO:
-            self.sticky = wid
+        if reason == REQUEUE_PENDING_PREEMPTION:
+            self.preemptor = wid
+            if self.strategy == BEST_EFFORT_FIFO:
+                self.sticky = wid
         if immediate or self.queue_inadmissible_cycle >= self.pop_cycle or pending_flavors:
             self.inadmissible.discard(wid)
             self._push_active(wid)
@@ -165,7 +175,11 @@ class ClusterQueueQueue:
             return 0
         self.inadmissible.add(wid)
         parked = 1
-        if self.strategy == BEST_EFFORT_FIFO and reason in (REQUEUE_NO_FIT, REQUEUE_PREEMPTION_NO_CANDIDATES):
+        if (
+            self.equivalence_hashing
+            and self.strategy == BEST_EFFORT_FIFO
+            and reason in (REQUEUE_NO_FIT, REQUEUE_PREEMPTION_NO_CANDIDATES)
+        ):
             h = hash_of(wid)
             self.parked_hashes.add(h)
             for other in [w for w in self.active if hash_of(w) == h]:

@@ -37,7 +37,7 @@ from ..compiler import (
 from . import flavor_assigner as fa
 from .admission_fair_sharing import Amounts, UsageLedger
 from .fair_sharing import DRS, compare_drs, dominant_resource_share
-from .preemption import HUMAN_REASONS, PreemptionCtx, Preemptor, Target
+from .preemption import HUMAN_REASONS, IN_COHORT_RECLAIM_WHILE_BORROWING, PreemptionCtx, Preemptor, Target
 from .queues import (
     REQUEUE_FAILED_AFTER_NOMINATION,
     REQUEUE_GENERIC,
@@ -103,6 +103,7 @@ class Entry:
     reason: str = ""
     requeue_reason: str = REQUEUE_GENERIC
     deferred: bool = False
+    is_preemptor: bool = False  # waiting for its preemptions (PrioritizePreemptorWorkloads)
 
 
 @dataclass
@@ -146,6 +147,7 @@ class ReferenceEngine:
                 cq.strategy,
                 self._heap_key,
                 self._queued_lq_usage if cq.admission_fair_sharing and self.afs is not None else None,
+                equivalence_hashing=topology.gates.scheduling_equivalence_hashing,
             )
             for cq in topology.cluster_queues
         ]
@@ -455,7 +457,7 @@ class ReferenceEngine:
         last = self.workloads[wid].last_state
         if last is None:
             return None
-        if self.cycle - last.cycle <= 1:
+        if self.topo.gates.flavor_fungibility_preserve_scan_progress and self.cycle - last.cycle <= 1:
             return last
         if self._snapshot_generation[cq] > last.generation:
             return None
@@ -477,7 +479,7 @@ class ReferenceEngine:
                 return full, targets
         deltas = [ps.count - (ps.min_count if ps.min_count is not None else ps.count) for ps in spec.pod_sets]
         total = sum(deltas)
-        if total > 0:
+        if total > 0 and self.topo.gates.partial_admission:
             found = self._partial_search(wid, cq, assigner, deltas, total)
             if found is not None:
                 return found
@@ -549,7 +551,15 @@ class ReferenceEngine:
         def key(e: Entry) -> tuple[object, ...]:
             s = self.workloads[e.wid].spec
             assert e.assignment is not None
-            return (e.assignment.borrowing, -s.priority, s.queue_ts, s.namespace, s.name)
+            gates = self.topo.gates
+            return (
+                0 if gates.prioritize_preemptor_workloads and e.is_preemptor else 1,
+                e.assignment.borrowing,
+                -s.priority if gates.priority_sorting_within_cohort else 0,
+                s.queue_ts,
+                s.namespace,
+                s.name,
+            )
 
         return sorted(entries, key=key)
 
@@ -576,15 +586,19 @@ class ReferenceEngine:
             self.tree.add_usage_map(c, usage, -1)
 
         def less(a: Entry, b: Entry, cohort: int) -> bool:
+            gates = self.topo.gates
+            if gates.prioritize_preemptor_workloads and a.is_preemptor != b.is_preemptor:
+                return a.is_preemptor
             ad, bd = drs_at[(cohort, a.wid)], drs_at[(cohort, b.wid)]
-            ab, bb = ad.is_borrowing_on(requested[a.wid]), bd.is_borrowing_on(requested[b.wid])
-            if ab != bb:
-                return not ab
+            if gates.fair_sharing_prioritize_non_borrowing:
+                ab, bb = ad.is_borrowing_on(requested[a.wid]), bd.is_borrowing_on(requested[b.wid])
+                if ab != bb:
+                    return not ab
             c = compare_drs(ad, bd)
             if c != 0:
                 return c < 0
             sa, sb = self.workloads[a.wid].spec, self.workloads[b.wid].spec
-            if sa.priority != sb.priority:
+            if gates.priority_sorting_within_cohort and sa.priority != sb.priority:
                 return sa.priority > sb.priority
             if sa.queue_ts != sb.queue_ts:
                 return sa.queue_ts < sb.queue_ts
@@ -689,7 +703,9 @@ class ReferenceEngine:
         fits = None
         # Targets taken by an earlier entry: recompute on the projected snapshot
         # (RecomputeAssignmentUponPreemptionTargetsOverlap, beta, on).
-        if any(t.wid in victims for t in e.targets):
+        if self.topo.gates.recompute_assignment_upon_preemption_targets_overlap and any(
+            t.wid in victims for t in e.targets
+        ):
             nomination = [{r: f.flavor for r, f in ps.flavors.items()} for ps in e.assignment.pod_sets]
             self.workloads[e.wid].last_state = None
             gone = list(victims)
@@ -718,18 +734,18 @@ class ReferenceEngine:
             self._reserve(cq, usage, reservations)
             return
         if any(t.wid in victims for t in e.targets):
-            e.status, e.message, e.reason = "skipped", MSG_OVERLAP, WAITING_FOR_QUOTA
+            self._skip(e, MSG_OVERLAP)
             return
         if fits is None:
             fits = self._fits(cq, usage, victims, e.targets)
         if not fits:
-            e.status, e.message, e.reason = "skipped", MSG_NO_LONGER_FITS, WAITING_FOR_QUOTA
+            self._skip(e, MSG_NO_LONGER_FITS)
             return
         for t in e.targets:
             victims[t.wid] = t
         if mode == fa.PREEMPT:
             self._reserve(cq, usage, reservations)
-            issued = self._issue_preemptions(e)
+            issued = self._issue_preemptions(e, now_ns)
             report.preempted.extend(t.wid for t in e.targets)
             self.workloads[e.wid].last_state = None
             e.reason = WAITING_FOR_PREEMPTED
@@ -740,11 +756,18 @@ class ReferenceEngine:
         self._admit_entry(e, now_ns)
         report.admitted.append(e.wid)
 
+    def _skip(self, e: Entry, message: str) -> None:
+        """Kueue markSkipped: the scan record is kept only with
+        FlavorFungibilityPreserveScanProgress."""
+        e.status, e.message, e.reason = "skipped", message, WAITING_FOR_QUOTA
+        if not self.topo.gates.flavor_fungibility_preserve_scan_progress:
+            self.workloads[e.wid].last_state = None
+
     def _cq_path(self, cq: int) -> str:
         names = [self.topo.node_names[n] for n in reversed(self.tree.ancestors(cq))]
         return "/" + "/".join([*names, self.topo.node_names[cq]])
 
-    def _issue_preemptions(self, e: Entry) -> int:
+    def _issue_preemptions(self, e: Entry, now_ns: int) -> int:
         preemptor = self.workloads[e.wid].spec
         for t in e.targets:
             victim = self.workloads[t.wid]
@@ -754,6 +777,11 @@ class ReferenceEngine:
             victim.evicted_cycle = self.cycle
             victim.preempted_by = e.wid
             victim.eviction_reason = t.reason
+            gates = self.topo.gates
+            if t.reason == IN_COHORT_RECLAIM_WHILE_BORROWING and not gates.priority_sorting_within_cohort:
+                # Kueue workload.Ordering: without PrioritySortingWithinCohort such a
+                # victim queues as if it arrived just after its eviction.
+                victim.spec.queue_ts = now_ns + 1_000_000
             victim.eviction_message = (
                 f"Preempted to accommodate a workload (UID: {preemptor.uid}, JobUID: UNKNOWN) due to "
                 f"{HUMAN_REASONS[t.reason]}; preemptor path: {self._cq_path(e.cq)}; "
@@ -798,6 +826,7 @@ class ReferenceEngine:
         inadmissible: list[Entry] = []
         for wid in heads:
             e, nominated = self.nominate(wid)
+            e.is_preemptor = self.queues[e.cq].preemptor == wid
             (entries if nominated else inadmissible).append(e)
         # 4-5. order and process
         victims: dict[int, Target] = {}
