@@ -1,0 +1,394 @@
+"""The native engine against the reference engine, decision by decision.
+
+Hypothesis draws whole clusters: flavors with node labels and taints,
+ClusterQueues with one or two resource groups of one to three flavors, cohort
+trees whose Cohort objects carry quota and borrowing/lending limits at every
+level, preemption policies, flavor fungibility, fair sharing on or off with
+weights and strategies, priorities, pod sets with minCount, node selectors and
+tolerations, admitted and pending workloads. Both engines run the same cycles,
+with workloads added and removed between cycles, and after every cycle we
+compare the cycle report, every workload's full view (state, ClusterQueue,
+pod set counts and flavors, usage, reason, message, eviction reason and
+message, preempted_by, admission time), the quota tree's usage numbers and
+the count of preemption candidate evaluations.
+
+The native engine runs with its debug checks on: every preemption target
+search must leave the quota tree byte-identical.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kueue_fast import Cluster
+from kueue_fast.model import (
+    Admission,
+    ClusterQueue,
+    ClusterState,
+    Cohort,
+    Configuration,
+    FairSharingConfig,
+    FlavorFungibility,
+    FlavorQuotas,
+    LabelSelector,
+    LocalQueue,
+    PodSet,
+    PodSetAssignment,
+    Preemption,
+    ResourceFlavor,
+    ResourceGroup,
+    ResourceQuota,
+    Taint,
+    Toleration,
+    Workload,
+)
+
+SECOND = 1_000_000_000
+T0 = 1_700_000_000 * SECOND
+GI = 1 << 30
+
+# Per resource: the unit a quantity is drawn in (cpu milli, memory bytes, counts).
+UNITS = {"cpu": 500, "memory": GI, "example.com/gpu": 1}
+RESOURCE_GROUPS = [["cpu", "memory"], ["example.com/gpu"]]
+FLAVORS = ["on-demand", "spot", "gpu-a", "gpu-b", "reserved"]
+# Weighted towards policies that preempt, so that contention is the usual case.
+POLICIES_WITHIN = ["Never", "LowerPriority", "LowerPriority", "LowerOrNewerEqualPriority"]
+POLICIES_RECLAIM = ["Never", "LowerPriority", "LowerPriority", "Any"]
+
+
+# --- drawing a cluster -----------------------------------------------------------------
+
+
+@st.composite
+def quota_entry(draw: Any, resource: str, in_cohort: bool, is_cohort: bool = False) -> ResourceQuota:
+    unit = UNITS[resource]
+    nominal = draw(st.integers(0, 8)) * unit
+    borrow = lend = None
+    if in_cohort:
+        if draw(st.integers(0, 3)) == 0:
+            borrow = draw(st.integers(0, 6)) * unit
+        if draw(st.integers(0, 3)) == 0:
+            hi = 10 if is_cohort else nominal // unit  # cohorts may lend more than nominal
+            lend = draw(st.integers(0, hi)) * unit
+    return ResourceQuota(resource, nominal, borrow, lend)
+
+
+@st.composite
+def resource_groups(draw: Any, in_cohort: bool, is_cohort: bool = False, pods: bool = False) -> list[ResourceGroup]:
+    groups = []
+    n_groups = draw(st.integers(1, 2))
+    available = list(FLAVORS)
+    for g in range(n_groups):
+        covered = list(RESOURCE_GROUPS[g])
+        if pods and g == 0:
+            covered.append("pods")
+        n_flavors = draw(st.integers(1, 3))
+        names = draw(st.permutations(available))[:n_flavors]
+        available = [f for f in available if f not in names]
+        flavors = []
+        for name in names:
+            quotas = []
+            for r in covered:
+                if r == "pods":
+                    quotas.append(ResourceQuota("pods", draw(st.integers(0, 6)), None, None))
+                else:
+                    quotas.append(draw(quota_entry(r, in_cohort, is_cohort)))
+            flavors.append(FlavorQuotas(name, quotas))
+        groups.append(ResourceGroup(covered, flavors))
+    return groups
+
+
+@dataclass
+class Scenario:
+    state: ClusterState
+    extra: list[Workload] = field(default_factory=list)  # added between cycles
+    ops: list[tuple[str, int]] = field(default_factory=list)  # ("add", i) / ("remove", i) / ("cycle", 0)
+
+
+@st.composite
+def scenarios(draw: Any) -> Scenario:
+    state = ClusterState()
+    # Flavors: some with a zone label, some tainted.
+    for name in FLAVORS:
+        labels = {"zone": draw(st.sampled_from(["a", "b"]))} if draw(st.booleans()) else {}
+        taints = [Taint("spot", "true", "NoSchedule")] if draw(st.integers(0, 4)) == 0 else []
+        state.resource_flavors[name] = ResourceFlavor(name, labels, taints)
+    # Cohort trees: cohorts c0..cN, each with an earlier parent or none.
+    n_cohorts = draw(st.sampled_from([0, 1, 1, 2, 2, 3, 4]))
+    cohort_names = [f"co-{i}" for i in range(n_cohorts)]
+    for i, name in enumerate(cohort_names):
+        parent = None
+        if i > 0 and draw(st.booleans()):
+            parent = cohort_names[draw(st.integers(0, i - 1))]
+        groups = draw(resource_groups(parent is not None, True)) if draw(st.integers(0, 2)) == 0 else []
+        weight = draw(st.sampled_from([1.0, 1.0, 0.5, 2.0, 0.0]))
+        state.cohorts[name] = Cohort(name, parent, groups, weight)
+    # ClusterQueues.
+    n_cq = draw(st.integers(1, 7))
+    fair = draw(st.integers(0, 2)) == 0
+    for i in range(n_cq):
+        name = f"cq-{i}"
+        cohort = draw(st.sampled_from(cohort_names)) if cohort_names and draw(st.integers(0, 9)) else None
+        reclaim = draw(st.sampled_from(POLICIES_RECLAIM))
+        borrow_policy = "Never"
+        threshold = None
+        if reclaim != "Never" and not fair and draw(st.booleans()):
+            borrow_policy = "LowerPriority"
+            if draw(st.booleans()):
+                threshold = draw(st.integers(-1, 2))
+        when_borrow = draw(st.sampled_from(["MayStopSearch", "TryNextFlavor"]))
+        when_preempt = draw(st.sampled_from(["MayStopSearch", "TryNextFlavor"]))
+        preference = None
+        if when_borrow == when_preempt == "TryNextFlavor" and draw(st.booleans()):
+            preference = draw(st.sampled_from(["BorrowingOverPreemption", "PreemptionOverBorrowing"]))
+        selector: LabelSelector | None = LabelSelector() if draw(st.integers(0, 19)) else None
+        stop = "None"
+        if draw(st.integers(0, 14)) == 0:
+            stop = draw(st.sampled_from(["Hold", "HoldAndDrain"]))
+        state.cluster_queues[name] = ClusterQueue(
+            name=name,
+            resource_groups=draw(resource_groups(cohort is not None, pods=draw(st.integers(0, 3)) == 0)),
+            cohort=cohort,
+            namespace_selector=selector,
+            queueing_strategy=draw(st.sampled_from(["BestEffortFIFO", "BestEffortFIFO", "StrictFIFO"])),
+            preemption=Preemption(
+                within_cluster_queue=draw(st.sampled_from(POLICIES_WITHIN)),
+                reclaim_within_cohort=reclaim,
+                borrow_within_cohort_policy=borrow_policy,
+                max_priority_threshold=threshold,
+            ),
+            flavor_fungibility=FlavorFungibility(when_borrow, when_preempt, preference),
+            stop_policy=stop,
+            fair_weight=draw(st.sampled_from([1.0, 1.0, 0.5, 2.0, 0.0])),
+        )
+        state.local_queues[f"ns/lq-{i}"] = LocalQueue("ns", f"lq-{i}", name)
+    if fair:
+        strategies = draw(
+            st.sampled_from(
+                [
+                    ["LessThanOrEqualToFinalShare", "LessThanInitialShare"],
+                    ["LessThanOrEqualToFinalShare"],
+                    ["LessThanInitialShare"],
+                ]
+            )
+        )
+        state.configuration = Configuration(fair_sharing=FairSharingConfig(strategies))
+    # Workloads: some admitted (as their status says), most pending.
+    n_wl = draw(st.integers(0, 30))
+    split = draw(st.integers(0, n_wl))
+    # Later arrivals tend to have higher priorities: they preempt earlier ones.
+    workloads = [draw(workload(state, i, n_cq, late=i >= split)) for i in range(n_wl)]
+    for wl in workloads[:split]:
+        state.workloads[wl.key] = wl
+    extra = workloads[split:]
+    # Operations: cycles, with additions and removals in between.
+    ops: list[tuple[str, int]] = []
+    added = 0
+    for _ in range(draw(st.integers(1, 10))):
+        ops.append(("cycle", 0))
+        while added < len(extra) and draw(st.booleans()):
+            ops.append(("add", added))
+            added += 1
+        if draw(st.integers(0, 3)) == 0:
+            ops.append(("remove", draw(st.integers(0, max(0, n_wl - 1)))))
+    ops.append(("cycle", 0))
+    return Scenario(state, extra, ops)
+
+
+@st.composite
+def workload(draw: Any, state: ClusterState, i: int, n_cq: int, late: bool) -> Workload:
+    n_ps = draw(st.integers(1, 2))
+    pod_sets = []
+    min_count_at = draw(st.integers(-1, n_ps - 1)) if draw(st.integers(0, 3)) == 0 else -1
+    for p in range(n_ps):
+        count = draw(st.integers(1, 3))
+        requests = {}
+        for r in ("cpu", "memory"):
+            if draw(st.integers(0, 3)):
+                requests[r] = draw(st.sampled_from([0, 1, 1, 2, 2, 3])) * UNITS[r]
+        if draw(st.integers(0, 3)) == 0:
+            requests["example.com/gpu"] = draw(st.integers(0, 2))
+        selector = {"zone": draw(st.sampled_from(["a", "b"]))} if draw(st.integers(0, 4)) == 0 else {}
+        tolerations = [Toleration("spot", "Exists")] if draw(st.integers(0, 2)) == 0 else []
+        pod_sets.append(
+            PodSet(
+                name=f"ps-{p}",
+                count=count,
+                requests=requests,
+                min_count=draw(st.integers(0, count - 1)) if p == min_count_at else None,
+                node_selector=selector,
+                tolerations=tolerations,
+            )
+        )
+    lq = draw(st.integers(0, n_cq)) if draw(st.integers(0, 9)) == 0 else draw(st.integers(0, n_cq - 1))
+    priority = draw(st.integers(0, 3)) if late else draw(st.integers(-1, 1))
+    creation = T0 - draw(st.integers(1, 40)) * SECOND
+    wl = Workload(
+        namespace="ns",
+        name=f"wl-{i:02d}",
+        queue_name=f"lq-{lq}",
+        pod_sets=pod_sets,
+        creation_ns=creation,
+        priority=priority,
+        uid=f"uid-{i}",
+    )
+    # Admitted as its status says: one flavor per resource group of the ClusterQueue.
+    if lq < n_cq and not late and draw(st.booleans()):
+        cq = state.cluster_queues[f"cq-{lq}"]
+        assignments = []
+        for ps in pod_sets:
+            flavors, usage = {}, {}
+            for g in cq.resource_groups:
+                f = draw(st.sampled_from([fq.name for fq in g.flavors]))
+                for r in g.covered_resources:
+                    if r in ps.requests:
+                        flavors[r] = f
+                    if r == "pods":
+                        flavors[r] = f
+                        usage[r] = ps.count
+            for r, v in ps.requests.items():
+                usage[r] = v * ps.count
+            assignments.append(PodSetAssignment(ps.name, ps.count, flavors, usage))
+        wl.admission = Admission(cq.name, assignments)
+        wl.admission_ns = creation + draw(st.integers(0, 5)) * SECOND
+    return wl
+
+
+@st.composite
+def contended_scenarios(draw: Any) -> Scenario:
+    """One cohort (optionally under a parent with its own quota): a borrower
+    ClusterQueue full of admitted low-priority workloads, and lenders that get
+    high-priority workloads all at once, so that several preemptors of one
+    cycle aim at the same victims (overlapping targets, recomputation,
+    deferred admission, "no longer fits")."""
+    state = ClusterState()
+    flavors = ["f0", "f1"]
+    for name in flavors:
+        state.resource_flavors[name] = ResourceFlavor(name)
+    fair = draw(st.booleans())
+    if fair:
+        state.configuration = Configuration(fair_sharing=FairSharingConfig())
+    parent = "root" if draw(st.booleans()) else None
+    if parent:
+        q = [ResourceQuota("cpu", draw(st.integers(0, 4)) * 1000)]
+        state.cohorts["root"] = Cohort("root", None, [ResourceGroup(["cpu"], [FlavorQuotas("f0", q)])])
+    state.cohorts["team"] = Cohort("team", parent, [], draw(st.sampled_from([1.0, 2.0])))
+    n_cq = draw(st.integers(2, 5))
+    n_flavors = draw(st.integers(1, 2))
+    for i in range(n_cq):
+        quotas = []
+        for f in flavors[:n_flavors]:
+            nominal = 0 if i == 0 else draw(st.integers(1, 4)) * 1000
+            lend = draw(st.sampled_from([None, None, nominal // 2]))
+            quotas.append(FlavorQuotas(f, [ResourceQuota("cpu", nominal, None, lend)]))
+        reclaim = draw(st.sampled_from(["LowerPriority", "Any", "LowerPriority"]))
+        borrow = "LowerPriority" if not fair and draw(st.booleans()) else "Never"
+        state.cluster_queues[f"cq-{i}"] = ClusterQueue(
+            name=f"cq-{i}",
+            resource_groups=[ResourceGroup(["cpu"], quotas)],
+            cohort="team" if i < n_cq - 1 or draw(st.booleans()) else None,
+            namespace_selector=LabelSelector(),
+            queueing_strategy=draw(st.sampled_from(["BestEffortFIFO", "StrictFIFO"])),
+            preemption=Preemption(draw(st.sampled_from(POLICIES_WITHIN)), reclaim, borrow),
+            flavor_fungibility=FlavorFungibility(
+                draw(st.sampled_from(["MayStopSearch", "TryNextFlavor"])),
+                draw(st.sampled_from(["MayStopSearch", "TryNextFlavor"])),
+            ),
+            fair_weight=draw(st.sampled_from([1.0, 0.5, 2.0])),
+        )
+        state.local_queues[f"ns/lq-{i}"] = LocalQueue("ns", f"lq-{i}", f"cq-{i}")
+    # The borrower holds low-priority workloads admitted on the lenders' quota.
+    k = 0
+    for _ in range(draw(st.integers(1, 8))):
+        cpu = draw(st.integers(1, 3)) * 500
+        f = draw(st.sampled_from(flavors[:n_flavors]))
+        wl = Workload(
+            "ns", f"low-{k:02d}", "lq-0", [PodSet("main", 1, {"cpu": cpu})],
+            creation_ns=T0 - 100 * SECOND + k, priority=draw(st.integers(-2, 0)), uid=f"low-{k}",
+        )
+        wl.admission = Admission("cq-0", [PodSetAssignment("main", 1, {"cpu": f}, {"cpu": cpu})])
+        wl.admission_ns = T0 - 50 * SECOND + draw(st.integers(0, 3)) * SECOND
+        state.workloads[wl.key] = wl
+        k += 1
+    extra = []
+    for j in range(draw(st.integers(2, 10))):
+        i = draw(st.integers(0, n_cq - 1))
+        count = draw(st.integers(1, 3))
+        min_count = draw(st.integers(1, count)) if draw(st.integers(0, 3)) == 0 else None
+        wl = Workload(
+            "ns", f"high-{j:02d}", f"lq-{i}",
+            [PodSet("main", count, {"cpu": draw(st.integers(1, 4)) * 500}, min_count)],
+            creation_ns=T0 - 10 * SECOND + draw(st.integers(0, 3)), priority=draw(st.integers(0, 3)), uid=f"high-{j}",
+        )
+        extra.append(wl)
+    ops: list[tuple[str, int]] = [("cycle", 0)] + [("add", j) for j in range(len(extra))]
+    ops += [("cycle", 0)] * draw(st.integers(1, 6))
+    return Scenario(state, extra, ops)
+
+
+# --- running both engines ------------------------------------------------------------------------
+
+
+def _dense_usage(engine: Any) -> np.ndarray:
+    tree = engine.tree
+    out = np.zeros((engine.topo.n_nodes, len(engine.topo.fr_pairs)), dtype=np.int64)
+    for node, d in enumerate(tree.usage):
+        for fr, v in d.items():
+            out[node, fr] = v
+    return out
+
+
+def _compare(ref: Cluster, nat: Cluster, where: str) -> None:
+    re, ne = ref.engine, nat.engine
+    assert len(re.workloads) == nat.engine.n_workloads, where
+    for wid in range(len(re.workloads)):
+        a, b = re.workload_view(wid), ne.workload_view(wid)
+        if a != b:
+            diff = {k: (a[k], b.get(k)) for k in a if a[k] != b.get(k)}
+            raise AssertionError(f"{where}: workload {a['spec'].namespace}/{a['spec'].name} differs: {diff}")
+    ur, un = _dense_usage(re), ne.usage
+    assert (ur == un).all(), f"{where}: usage differs\nreference:\n{ur}\nnative:\n{un}"
+    assert re.preemptor.evaluations == ne.evaluations, f"{where}: preemption evaluations differ"
+
+
+def run_both(sc: Scenario) -> None:
+    clusters = {}
+    for name in ("reference", "native"):
+        clusters[name] = Cluster(copy.deepcopy(sc.state), name, start_time_ns=T0)
+    ref, nat = clusters["reference"], clusters["native"]
+    nat.engine.debug_checks = True
+    _compare(ref, nat, "after loading")
+    for step, (op, i) in enumerate(sc.ops):
+        where = f"step {step} ({op} {i})"
+        if op == "cycle":
+            a, b = ref.run_cycle(), nat.run_cycle()
+            assert a == b, f"{where}: cycle results differ\nreference: {a}\nnative:    {b}"
+        elif op == "add":
+            for c in (ref, nat):
+                c.add_workload(copy.deepcopy(sc.extra[i]))
+        elif op == "remove":
+            keys = ref.keys()
+            if keys:
+                key = keys[i % len(keys)]
+                for c in (ref, nat):
+                    c.remove_workload(key)
+        _compare(ref, nat, where)
+
+
+@settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large], deadline=None)
+@given(scenarios())
+def test_native_matches_reference(sc: Scenario) -> None:
+    run_both(sc)
+
+
+@settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large], deadline=None)
+@given(contended_scenarios())
+def test_native_matches_reference_in_a_contended_cohort(sc: Scenario) -> None:
+    run_both(sc)
