@@ -151,6 +151,24 @@ TopologySpec topology_from(const py::dict& d) {
   for (auto x : to_seq(item(d, "fair_strategies"), "fair_strategies")) {
     t.fair_strategies.push_back(static_cast<std::uint8_t>(to_i64(x, "fair strategy")));
   }
+  if (d.contains("gates")) {  // kueue_fast.features.FeatureGates, by attribute name
+    py::dict g = py::reinterpret_borrow<py::dict>(d["gates"]);
+    auto gate = [&](const char* key, bool& out) {
+      if (g.contains(key)) out = g[key].cast<bool>();
+    };
+    kueue_fast::FeatureGates& f = t.gates;
+    gate("partial_admission", f.partial_admission);
+    gate("flavor_fungibility", f.flavor_fungibility);
+    gate("flavor_fungibility_preserve_scan_progress", f.flavor_fungibility_preserve_scan_progress);
+    gate("priority_sorting_within_cohort", f.priority_sorting_within_cohort);
+    gate("fair_sharing_preempt_within_nominal", f.fair_sharing_preempt_within_nominal);
+    gate("fair_sharing_prioritize_non_borrowing", f.fair_sharing_prioritize_non_borrowing);
+    gate("fair_sharing_reevaluate_preemption_candidates", f.fair_sharing_reevaluate_preemption_candidates);
+    gate("recompute_assignment_upon_preemption_targets_overlap",
+         f.recompute_assignment_upon_preemption_targets_overlap);
+    gate("scheduling_equivalence_hashing", f.scheduling_equivalence_hashing);
+    gate("prioritize_preemptor_workloads", f.prioritize_preemptor_workloads);
+  }
   return t;
 }
 

@@ -18,6 +18,7 @@ Beyond that interface it has a bulk path for simulators and benchmarks:
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -87,6 +88,7 @@ class WorkloadArrays:
 
 def topology_dict(t: Topology) -> dict[str, Any]:
     """The Topology in the shape ``_core.Engine`` reads."""
+    gates = getattr(t, "gates", None)
     return {
         "resource_names": list(t.resource_names),
         "flavor_names": list(t.flavor_names),
@@ -116,6 +118,9 @@ def topology_dict(t: Topology) -> dict[str, Any]:
         ],
         "fair_sharing": bool(t.fair_sharing),
         "fair_strategies": list(t.fair_strategies),
+        # Feature gates by attribute name (the engine ignores those it does not model,
+        # e.g. reclaimable_pods and the hashing ones applied by the compiler).
+        "gates": {f.name: bool(getattr(gates, f.name)) for f in dataclasses.fields(gates)} if gates else {},
     }
 
 
@@ -134,6 +139,8 @@ class NativeEngine:
             )
         self.topo = topology
         self._core = _core.Engine(topology_dict(topology), release_evictions)
+        gates = getattr(topology, "gates", None)
+        self._queue_ts_moves = gates is not None and not gates.priority_sorting_within_cohort
         self._specs: list[WorkloadSpec | None] = []
         self._sync_classes()
 
@@ -241,7 +248,19 @@ class NativeEngine:
 
     def run_cycle(self, now_ns: int) -> NativeCycleReport:
         cycle, admitted, preempted, newly_parked, heads = self._core.run_cycle(now_ns)
-        return NativeCycleReport(cycle, admitted.tolist(), preempted.tolist(), int(newly_parked), int(heads))
+        report = NativeCycleReport(cycle, admitted.tolist(), preempted.tolist(), int(newly_parked), int(heads))
+        if self._queue_ts_moves and report.preempted:
+            self._sync_queue_ts(report.preempted)
+        return report
+
+    def _sync_queue_ts(self, wids: list[int]) -> None:
+        """Without PrioritySortingWithinCohort the engine moves the queue-order
+        timestamp of a victim reclaimed while borrowing; the reference engine
+        does it on the WorkloadSpec itself, so mirror it on ours."""
+        for w in wids:
+            spec = self._specs[w]
+            if spec is not None:
+                spec.queue_ts = int(self._core.workload_spec(w)[5])
 
     def run_cycle_arrays(self, now_ns: int) -> tuple[int, npt.NDArray[np.int32], npt.NDArray[np.int32], int, int]:
         """run_cycle without list conversion: (cycle, admitted, preempted, newly_parked, heads)."""

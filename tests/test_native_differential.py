@@ -50,6 +50,11 @@ from kueue_fast.model import (
     Workload,
 )
 
+from kueue_fast.features import MODELLED_DEFAULTS
+
+# Gates both engines model (admission fair sharing aside: the native engine refuses it).
+GATES = sorted(g for g in MODELLED_DEFAULTS if g != "AdmissionFairSharing")
+
 SECOND = 1_000_000_000
 T0 = 1_700_000_000 * SECOND
 GI = 1 << 30
@@ -103,6 +108,15 @@ def resource_groups(draw: Any, in_cohort: bool, is_cohort: bool = False, pods: b
             flavors.append(FlavorQuotas(name, quotas))
         groups.append(ResourceGroup(covered, flavors))
     return groups
+
+
+@st.composite
+def feature_gates(draw: Any) -> dict[str, bool]:
+    """Kueue's defaults most of the time; otherwise a few gates flipped."""
+    if draw(st.integers(0, 2)):
+        return {}
+    flipped = draw(st.lists(st.sampled_from(GATES), min_size=1, max_size=4, unique=True))
+    return {g: not MODELLED_DEFAULTS[g] for g in flipped}
 
 
 @dataclass
@@ -180,6 +194,7 @@ def scenarios(draw: Any) -> Scenario:
             )
         )
         state.configuration = Configuration(fair_sharing=FairSharingConfig(strategies))
+    state.configuration.feature_gates = draw(feature_gates())
     # Workloads: some admitted (as their status says), most pending.
     n_wl = draw(st.integers(0, 30))
     split = draw(st.integers(0, n_wl))
@@ -275,6 +290,7 @@ def contended_scenarios(draw: Any) -> Scenario:
     fair = draw(st.booleans())
     if fair:
         state.configuration = Configuration(fair_sharing=FairSharingConfig())
+    state.configuration.feature_gates = draw(feature_gates())
     parent = "root" if draw(st.booleans()) else None
     if parent:
         q = [ResourceQuota("cpu", draw(st.integers(0, 4)) * 1000)]

@@ -93,14 +93,20 @@ const FairSharingTournament::Share& FairSharingTournament::share_at(std::int32_t
 }
 
 bool FairSharingTournament::less(std::int32_t a, std::int32_t b, int cohort) const {
+  const FeatureGates& gates = e_.topo_.gates();
+  const Entry& ea = e_.entries_[a];
+  const Entry& eb = e_.entries_[b];
+  if (gates.prioritize_preemptor_workloads && ea.is_preemptor != eb.is_preemptor) return ea.is_preemptor;
   const Share& sa = share_at(a, cohort);
   const Share& sb = share_at(b, cohort);
-  if (sa.borrowing_on_request != sb.borrowing_on_request) return !sa.borrowing_on_request;
+  if (gates.fair_sharing_prioritize_non_borrowing && sa.borrowing_on_request != sb.borrowing_on_request) {
+    return !sa.borrowing_on_request;
+  }
   int c = compare_drs(sa.drs, sb.drs);
   if (c != 0) return c < 0;
   const WorkloadStore& w = e_.w_;
-  int wa = e_.entries_[a].wid, wb = e_.entries_[b].wid;
-  if (w.priority[wa] != w.priority[wb]) return w.priority[wa] > w.priority[wb];
+  int wa = ea.wid, wb = eb.wid;
+  if (gates.priority_sorting_within_cohort && w.priority[wa] != w.priority[wb]) return w.priority[wa] > w.priority[wb];
   if (w.queue_ts[wa] != w.queue_ts[wb]) return w.queue_ts[wa] < w.queue_ts[wb];
   return w.compare_names(wa, wb) < 0;
 }

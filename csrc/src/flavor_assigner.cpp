@@ -194,7 +194,8 @@ bool FlavorAssigner::find_flavor(int ps_index, const PodSetRec& psa, int resourc
   GranularMode best_mode{PM_NO_FIT, BORROW_UNLIMITED};
   int attempted = -1;
   const int n_flavors = static_cast<int>(group.flavors.size());
-  int start = use_last_ ? next_flavor(ps_index, g) : 0;
+  const bool fungibility = topo_.gates().flavor_fungibility;
+  int start = use_last_ && fungibility ? next_flavor(ps_index, g) : 0;
   for (int idx = start; idx < n_flavors; ++idx) {
     attempted = idx;
     int flavor = group.flavors[idx];
@@ -223,6 +224,22 @@ bool FlavorAssigner::find_flavor(int ps_index, const PodSetRec& psa, int resourc
       if (mode.pm == PM_NO_FIT) continue;
       cur_.push_back({r, flavor, fr, mode_of(m.pm), m.borrow});
     }
+    if (!fungibility) {
+      // FlavorFungibility off: the first flavor that fits wins; otherwise the
+      // best preemption mode, the earliest flavor on ties.
+      if (mode.pm > best_mode.pm) {
+        best_.swap(cur_);
+        best_mode = mode;
+        have_best = true;
+        if (mode.pm == PM_FIT) {
+          tried = -1;  // returned before any tried index is set
+          arena_->reasons.resize(rs_start);
+          reason_count_ = rc_start;
+          return true;
+        }
+      }
+      continue;
+    }
     if (!should_try_next_flavor(mode)) {
       best_.swap(cur_);
       best_mode = mode;
@@ -234,6 +251,10 @@ bool FlavorAssigner::find_flavor(int ps_index, const PodSetRec& psa, int resourc
       best_mode = mode;
       have_best = true;
     }
+  }
+  if (!fungibility) {
+    tried = 0;  // no scan record then: every tried index stays 0, Kueue's zero value
+    return have_best;
   }
   tried = static_cast<std::int16_t>(attempted == n_flavors - 1 ? -1 : attempted);
   if (best_mode.pm == PM_FIT) {

@@ -350,6 +350,16 @@ void Preemptor::fair_preemptions() {
   t.add_usage(ctx_->cq, u.data(), u.data() + u.size());
   targets_.clear();
   bool fits = first_fair_strategy(first);
+  if (!fits && e_.topo_.gates().fair_sharing_reevaluate_preemption_candidates) {
+    bool own = false;
+    for (const Target& tg : targets_) own = own || e_.w_.admitted_cq[tg.wid] == ctx_->cq;
+    if (own) {
+      // Taking the preemptor's own workloads lowered its share: candidates
+      // that failed the strategy get one more chance (fair_strategy.go).
+      candidates_.swap(retry_);
+      fits = first_fair_strategy(first);
+    }
+  }
   if (!fits && has_second) fits = second_fair_strategy();
   t.remove_usage(ctx_->cq, u.data(), u.data() + u.size());
   for (int a : t.ancestors(ctx_->cq)) preemptor_ancestor_[a] = 0;
@@ -366,7 +376,7 @@ void Preemptor::fair_preemptions() {
 
 bool Preemptor::first_fair_strategy(std::uint8_t strategy) {
   retry_.clear();
-  bool within_nominal_now = true;
+  bool within_nominal_now = e_.topo_.gates().fair_sharing_preempt_within_nominal;
   for (std::int32_t fr : ctx_->frs_need_preemption) {
     if (e_.tree_.borrowing_with(ctx_->cq, fr, 0)) within_nominal_now = false;
   }

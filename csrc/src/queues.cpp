@@ -125,7 +125,10 @@ int ClusterQueueQueue::requeue(WorkloadStore& w, int wid, RequeueReason reason, 
   // Kueue requeueIfNotPresent (ff69552): requeued with PendingPreemption, the
   // workload becomes the sticky head of a BestEffortFIFO queue; requeued for
   // any other reason it stays sticky (queues.py).
-  if (reason == REQUEUE_PENDING_PREEMPTION && strategy_ == BEST_EFFORT_FIFO) sticky_ = wid;
+  if (reason == REQUEUE_PENDING_PREEMPTION) {
+    preemptor_ = wid;
+    if (strategy_ == BEST_EFFORT_FIFO) sticky_ = wid;
+  }
   if (immediate || queue_inadmissible_cycle_ >= pop_cycle_ || pending_flavors) {
     if (w.inadmissible[wid]) {
       w.inadmissible[wid] = 0;
@@ -137,7 +140,7 @@ int ClusterQueueQueue::requeue(WorkloadStore& w, int wid, RequeueReason reason, 
   if (w.inadmissible[wid] || w.heap_pos[wid] >= 0) return 0;
   park(w, wid);
   int parked = 1;
-  if (strategy_ == BEST_EFFORT_FIFO &&
+  if (equivalence_hashing_ && strategy_ == BEST_EFFORT_FIFO &&
       (reason == REQUEUE_NO_FIT || reason == REQUEUE_PREEMPTION_NO_CANDIDATES)) {
     std::uint64_t h = w.hash[wid];
     auto it = std::lower_bound(parked_hashes_.begin(), parked_hashes_.end(), h);

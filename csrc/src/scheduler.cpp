@@ -39,7 +39,9 @@ Engine::Engine(TopologySpec topology, bool release_evictions)
       assigner_(*this),
       preemptor_(*this),
       tournament_(*this) {
-  for (int c = 0; c < topo_.n_cq(); ++c) queues_.emplace_back(topo_.cq(c).strategy);
+  for (int c = 0; c < topo_.n_cq(); ++c) {
+    queues_.emplace_back(topo_.cq(c).strategy, topo_.gates().scheduling_equivalence_hashing);
+  }
   cq_admitted_.resize(static_cast<std::size_t>(topo_.n_cq()));
   cq_generation_.assign(static_cast<std::size_t>(topo_.n_cq()), 1);
   snapshot_generation_ = cq_generation_;
@@ -466,7 +468,7 @@ std::string Engine::eviction_message(int wid) const {
 // The recorded flavor scan, unless outdated (FlavorFungibilityPreserveScanProgress).
 bool Engine::scan_state_usable(int wid, int cq) const noexcept {
   if (!w_.ls_valid[wid]) return false;
-  if (cycle_ - w_.ls_cycle[wid] <= 1) return true;
+  if (topo_.gates().flavor_fungibility_preserve_scan_progress && cycle_ - w_.ls_cycle[wid] <= 1) return true;
   return !(snapshot_generation_[cq] > w_.ls_generation[wid]);
 }
 
@@ -567,7 +569,7 @@ void Engine::get_assignments(int wid, int cq, bool use_last, const std::int32_t*
     deltas_.push_back(count - min_count);
     total += count - min_count;
   }
-  if (total > 0) {
+  if (total > 0 && topo_.gates().partial_admission) {
     int a2;
     std::uint32_t f2, n2;
     if (partial_search(wid, cq, use_last, nomination, nomination_ps, a2, f2, n2)) {
@@ -682,13 +684,17 @@ bool Engine::nominate(Entry& e) {
 // --- processing ----------------------------------------------------------------------------------------
 
 void Engine::classical_order(std::vector<std::int32_t>& order) {
+  const FeatureGates& gates = topo_.gates();
   std::sort(order.begin(), order.end(), [&](std::int32_t x, std::int32_t y) {
     const Entry& a = entries_[x];
     const Entry& b = entries_[y];
+    if (gates.prioritize_preemptor_workloads && a.is_preemptor != b.is_preemptor) return a.is_preemptor;
     std::int64_t ba = arena_[a.assignment].borrowing, bb = arena_[b.assignment].borrowing;
     if (ba != bb) return ba < bb;
     int wa = a.wid, wb = b.wid;
-    if (w_.priority[wa] != w_.priority[wb]) return w_.priority[wa] > w_.priority[wb];
+    if (gates.priority_sorting_within_cohort && w_.priority[wa] != w_.priority[wb]) {
+      return w_.priority[wa] > w_.priority[wb];
+    }
     if (w_.queue_ts[wa] != w_.queue_ts[wb]) return w_.queue_ts[wa] < w_.queue_ts[wb];
     int c = w_.compare_names(wa, wb);
     if (c != 0) return c < 0;
@@ -733,7 +739,16 @@ void Engine::reserve(int cq, const FrAmount* first, const FrAmount* last) {
   }
 }
 
-void Engine::issue_preemptions(const Entry& e) {
+// Kueue markSkipped: the scan record is kept only with
+// FlavorFungibilityPreserveScanProgress.
+void Engine::skip(Entry& e, MessageKind message) {
+  e.status = ENTRY_SKIPPED;
+  e.msg_kind = message;
+  e.reason = WAITING_FOR_QUOTA;
+  if (!topo_.gates().flavor_fungibility_preserve_scan_progress) w_.ls_valid[e.wid] = 0;
+}
+
+void Engine::issue_preemptions(const Entry& e, std::int64_t now_ns) {
   for (std::uint32_t k = 0; k < e.t_n; ++k) {
     const Target& t = targets_[e.t_first + k];
     int v = t.wid;
@@ -744,6 +759,11 @@ void Engine::issue_preemptions(const Entry& e) {
     w_.evict_kind[v] = EVICT_PREEMPTED;
     w_.evict_reason[v] = t.reason;
     w_.evict_victim_cq[v] = w_.admitted_cq[v];
+    if (t.reason == IN_COHORT_RECLAIM_WHILE_BORROWING && !topo_.gates().priority_sorting_within_cohort) {
+      // Kueue workload.Ordering: without PrioritySortingWithinCohort such a
+      // victim queues as if it arrived just after its eviction.
+      w_.queue_ts[v] = now_ns + 1000000;
+    }
   }
 }
 
@@ -789,7 +809,7 @@ void Engine::process(Entry& e, std::int64_t now_ns) {
   const int cq = e.cq;
   // Targets taken by an earlier entry: recompute on the projected snapshot
   // (RecomputeAssignmentUponPreemptionTargetsOverlap, beta, on).
-  if (targets_overlap(e)) {
+  if (topo_.gates().recompute_assignment_upon_preemption_targets_overlap && targets_overlap(e)) {
     const AssignmentRec& a = arena_[e.assignment];
     const int ng = topo_.n_groups(cq);
     nomination_.assign(static_cast<std::size_t>(a.ps_n) * static_cast<std::size_t>(ng), -1);
@@ -857,15 +877,11 @@ void Engine::process(Entry& e, std::int64_t now_ns) {
     return;
   }
   if (targets_overlap(e)) {
-    e.status = ENTRY_SKIPPED;
-    e.msg_kind = MSG_OVERLAP;
-    e.reason = WAITING_FOR_QUOTA;
+    skip(e, MSG_OVERLAP);
     return;
   }
   if (!fits(cq, e.assignment, e)) {
-    e.status = ENTRY_SKIPPED;
-    e.msg_kind = MSG_NO_LONGER_FITS;
-    e.reason = WAITING_FOR_QUOTA;
+    skip(e, MSG_NO_LONGER_FITS);
     return;
   }
   for (std::uint32_t k = 0; k < e.t_n; ++k) {
@@ -877,7 +893,7 @@ void Engine::process(Entry& e, std::int64_t now_ns) {
   }
   if (mode == PREEMPT) {
     reserve(cq, u0, u1);
-    issue_preemptions(e);
+    issue_preemptions(e, now_ns);
     for (std::uint32_t k = 0; k < e.t_n; ++k) report_.preempted.push_back(targets_[e.t_first + k].wid);
     w_.ls_valid[e.wid] = 0;
     e.reason = WAITING_FOR_PREEMPTED;
@@ -949,7 +965,10 @@ const CycleReport& Engine::run_cycle(std::int64_t now_ns) {
   // 2-3. nominate against the snapshot as it is at the start of the cycle
   nominated_.clear();
   for (std::size_t i = 0; i < entries_.size(); ++i) {
-    if (nominate(entries_[i])) nominated_.push_back(static_cast<std::int32_t>(i));
+    Entry& e = entries_[i];
+    bool nominated = nominate(e);
+    e.is_preemptor = queues_[e.cq].preemptor() == e.wid;
+    if (nominated) nominated_.push_back(static_cast<std::int32_t>(i));
   }
 
   // 4-5. order and process

@@ -25,13 +25,15 @@ namespace kueue_fast {
 
 class ClusterQueueQueue {
  public:
-  explicit ClusterQueueQueue(std::uint8_t strategy = BEST_EFFORT_FIFO) : strategy_(strategy) {}
+  explicit ClusterQueueQueue(std::uint8_t strategy = BEST_EFFORT_FIFO, bool equivalence_hashing = true)
+      : strategy_(strategy), equivalence_hashing_(equivalence_hashing) {}
 
   bool has_active() const noexcept { return !heap_.empty(); }
   std::size_t n_active() const noexcept { return heap_.size(); }
   std::size_t n_inadmissible() const noexcept { return n_inadmissible_; }
   const std::vector<std::int32_t>& heap() const noexcept { return heap_; }
   int sticky() const noexcept { return sticky_; }
+  int preemptor() const noexcept { return preemptor_; }
   std::int64_t pop_cycle() const noexcept { return pop_cycle_; }
   std::int64_t queue_inadmissible_cycle() const noexcept { return queue_inadmissible_cycle_; }
 
@@ -44,6 +46,7 @@ class ClusterQueueQueue {
   // Kueue ClusterQueue.delete is the only place that clears the sticky workload.
   void clear_preemptor(int wid) noexcept {
     if (sticky_ == wid) sticky_ = -1;
+    if (preemptor_ == wid) preemptor_ = -1;
   }
   // A head that was not admitted (Kueue RequeueIfNotPresent). Returns how
   // many workloads were newly parked (the head and its equivalents).
@@ -81,6 +84,10 @@ class ClusterQueueQueue {
   // The sticky workload (BestEffortFIFO): the last one requeued after issuing
   // preemptions (or deferred); it is the head whenever it is in the heap.
   int sticky_ = -1;
+  // The workload waiting for the preemptions it issued, under either strategy
+  // (Kueue preemptorWorkload; read by PrioritizePreemptorWorkloads).
+  int preemptor_ = -1;
+  bool equivalence_hashing_;  // SchedulingEquivalenceHashing
   std::int64_t pop_cycle_ = 0;
   std::int64_t queue_inadmissible_cycle_ = -1;
 };

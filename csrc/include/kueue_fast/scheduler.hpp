@@ -113,6 +113,7 @@ struct Entry {
   PendingReason reason = REASON_NONE;
   RequeueReason requeue_reason = REQUEUE_GENERIC;
   bool deferred = false;
+  bool is_preemptor = false;  // waiting for its preemptions (PrioritizePreemptorWorkloads)
   MessageKind msg_kind = MSG_NONE;
   std::int32_t msg_arg = 0;
 };
@@ -217,7 +218,8 @@ class Engine {
   bool targets_overlap(const Entry& e) const noexcept;
   bool fits(int cq, int assignment, const Entry& e);
   void reserve(int cq, const FrAmount* first, const FrAmount* last);
-  void issue_preemptions(const Entry& e);
+  void issue_preemptions(const Entry& e, std::int64_t now_ns);
+  void skip(Entry& e, MessageKind message);
   void admit_entry(Entry& e, std::int64_t now_ns);
   void persist_attempt(const Entry& e);
   void append_cq_path(std::string& out, int cq) const;

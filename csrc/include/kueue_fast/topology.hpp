@@ -45,6 +45,21 @@ struct QuotaEntry {
   Amount lending_limit = NO_LIMIT;
 };
 
+// Kueue's feature gates that change decisions (kueue_fast/features.py
+// FeatureGates; defaults at the Kueue commit kueue-fast follows).
+struct FeatureGates {
+  bool partial_admission = true;
+  bool flavor_fungibility = true;
+  bool flavor_fungibility_preserve_scan_progress = true;
+  bool priority_sorting_within_cohort = true;
+  bool fair_sharing_preempt_within_nominal = true;
+  bool fair_sharing_prioritize_non_borrowing = true;
+  bool fair_sharing_reevaluate_preemption_candidates = false;
+  bool recompute_assignment_upon_preemption_targets_overlap = true;
+  bool scheduling_equivalence_hashing = true;
+  bool prioritize_preemptor_workloads = false;
+};
+
 // The input, as compiler.Topology has it.
 struct TopologySpec {
   std::vector<std::string> resource_names;
@@ -58,6 +73,7 @@ struct TopologySpec {
   std::vector<ClusterQueueSpec> cluster_queues;
   bool fair_sharing = false;
   std::vector<std::uint8_t> fair_strategies;
+  FeatureGates gates;
 };
 
 // Substring flags Kueue's resolveNoFitReason looks for in reason texts.
@@ -81,6 +97,7 @@ class Topology {
   int n_cq() const noexcept { return spec_.n_cq; }
   int pods_rid() const noexcept { return pods_rid_; }
   bool fair_sharing() const noexcept { return spec_.fair_sharing; }
+  const FeatureGates& gates() const noexcept { return spec_.gates; }
 
   // -1 when the pair has no fr id.
   int fr_id(int flavor, int resource) const noexcept {
