@@ -47,32 +47,56 @@ _KUEUE_PREFIX = "kueue.x-k8s.io/"
 _META_KEEP = ("name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp")
 
 
+def _deep_intern(o: Any) -> Any:
+    """A copy with every dict key and short string interned (JSON decoding
+    makes a new string object for each occurrence)."""
+    if isinstance(o, dict):
+        return {sys.intern(k): _deep_intern(v) for k, v in o.items()}
+    if isinstance(o, list):
+        return [_deep_intern(v) for v in o]
+    if isinstance(o, str) and len(o) <= 64:
+        return sys.intern(o)
+    return o
+
+
 class Slimmer:
-    """Keeps only what the controller reads, and shares what repeats: pod
-    specs (identical in Jobs made from one template) and short strings."""
+    """Keeps only what the controller reads, and shares what repeats.
 
-    def __init__(self, max_specs: int = 50_000) -> None:
-        self._specs: dict[bytes, JSON] = {}
-        self.max_specs = max_specs
+    Sub-objects that are the same in many objects (a pod spec of Jobs made
+    from one template, the pod sets of their Workloads, an admission, a
+    conditions list) are kept once: ``share`` returns the first equal object
+    it saw. Shared objects are never modified (the controller replaces
+    objects, it does not edit them); strings are interned."""
 
-    def pod_spec(self, spec: JSON | None) -> JSON:
-        if not spec:
-            return {}
-        digest = hashlib.blake2b(json.dumps(spec, sort_keys=True, separators=(",", ":")).encode(),
+    def __init__(self, max_shared: int = 50_000) -> None:
+        self._shared: dict[bytes, Any] = {}
+        self.max_shared = max_shared
+
+    def share(self, obj: Any) -> Any:
+        if not obj:
+            return obj
+        digest = hashlib.blake2b(json.dumps(obj, sort_keys=True, separators=(",", ":")).encode(),
                                  digest_size=16).digest()
-        got = self._specs.get(digest)
+        got = self._shared.get(digest)
         if got is not None:
             return got
-        if len(self._specs) >= self.max_specs:
-            self._specs.clear()  # holders keep theirs; sharing starts again
-        self._specs[digest] = spec
-        return spec
+        if len(self._shared) >= self.max_shared:
+            self._shared.clear()  # holders keep theirs; sharing starts again
+        obj = _deep_intern(obj)
+        self._shared[digest] = obj
+        return obj
+
+    def pod_spec(self, spec: JSON | None) -> JSON:
+        return self.share(spec) if spec else {}
 
     @staticmethod
     def _s(v: Any) -> Any:
         return sys.intern(v) if isinstance(v, str) and len(v) <= 64 else v
 
     def meta(self, md: JSON, *, labels: str = "all", annotations: str = "kueue", owners: bool = False) -> JSON:
+        return _deep_intern(self._meta(md, labels=labels, annotations=annotations, owners=owners))  # type: ignore[no-any-return]
+
+    def _meta(self, md: JSON, *, labels: str = "all", annotations: str = "kueue", owners: bool = False) -> JSON:
         out = {k: self._s(md[k]) for k in _META_KEEP if md.get(k) is not None}
         lab = md.get("labels") or {}
         if labels == "all" and lab:
@@ -95,19 +119,35 @@ class Slimmer:
             ]
         return out
 
-    def template(self, t: JSON | None) -> JSON:
+    def template(self, t: JSON | None, metadata: bool = True) -> JSON:
         t = t or {}
         out: JSON = {"spec": self.pod_spec(t.get("spec"))}
         tmd = t.get("metadata") or {}
-        if tmd:
-            out["metadata"] = {k: tmd[k] for k in ("labels", "annotations") if tmd.get(k)}
+        if tmd and metadata:
+            out["metadata"] = {k: _deep_intern(tmd[k]) for k in ("labels", "annotations") if tmd.get(k)}
         return out
 
     def conditions(self, conds: list[JSON] | None) -> list[JSON]:
         return [{k: self._s(v) for k, v in c.items()} for c in conds or []]
 
     def job(self, obj: JSON) -> JSON:
+        """The labels the API server puts on every Job's pod template (its uid
+        and name) are left out and put back by :func:`job_template`."""
         spec = obj.get("spec") or {}
+        md = obj["metadata"]
+        template = self.template(spec.get("template"))
+        labels = (template.get("metadata") or {}).get("labels")
+        if labels:
+            derived = _derived_labels(md)
+            dropped = tuple(k for k, v in derived.items() if labels.get(k) == v)
+            if dropped:
+                rest = {k: v for k, v in labels.items() if k not in dropped}
+                tmd = {k: v for k, v in template["metadata"].items() if k != "labels"}
+                if rest:
+                    tmd["labels"] = rest
+                template = {"spec": template["spec"], "derivedLabels": self.share(list(dropped))}
+                if tmd:
+                    template["metadata"] = tmd
         st = obj.get("status") or {}
         out_st: JSON = {}
         if st.get("startTime"):
@@ -123,34 +163,36 @@ class Slimmer:
                 "suspend": bool(spec.get("suspend")),
                 "parallelism": spec.get("parallelism"),
                 "completions": spec.get("completions"),
-                "template": self.template(spec.get("template")),
+                "template": template,
             },
-            "status": out_st,
+            "status": _deep_intern(out_st),
         }
 
     def workload(self, obj: JSON) -> JSON:
-        spec = dict(obj.get("spec") or {})
-        spec["podSets"] = [
-            {**{k: v for k, v in ps.items() if k != "template"}, "template": self.template(ps.get("template"))}
-            for ps in spec.get("podSets") or []
-        ]
+        """The pod templates' metadata is dropped (the engine reads the pod
+        specs; the Job keeps its own labels), so that the pod sets of Jobs
+        made from one template are shared."""
+        spec = _deep_intern({k: v for k, v in (obj.get("spec") or {}).items() if k != "podSets"})
+        spec["podSets"] = self.share([
+            {**{k: v for k, v in ps.items() if k != "template"},
+             "template": self.template(ps.get("template"), metadata=False)}
+            for ps in (obj.get("spec") or {}).get("podSets") or []
+        ])
         out: JSON = {
-            "apiVersion": obj.get("apiVersion", "kueue.x-k8s.io/v1beta2"),
+            "apiVersion": sys.intern(obj.get("apiVersion", "kueue.x-k8s.io/v1beta2")),
             "kind": "Workload",
             "metadata": self.meta(obj["metadata"], owners=True),
             "spec": spec,
         }
         st = obj.get("status")
         if st:
-            st = dict(st)
-            if st.get("conditions"):
-                st["conditions"] = self.conditions(st["conditions"])
+            st = {sys.intern(k): (self.share(v) if isinstance(v, (dict, list)) else v) for k, v in st.items()}
             out["status"] = st
         return out
 
     def config(self, obj: JSON) -> JSON:
         """Queues, flavors, cohorts, priority classes: small, kept whole."""
-        out = {k: v for k, v in obj.items() if k != "metadata"}
+        out = {k: _deep_intern(v) for k, v in obj.items() if k != "metadata"}
         out["metadata"] = self.meta(obj["metadata"])
         return out
 
@@ -286,6 +328,26 @@ class Informer:
             if e.status == 410:
                 raise Gone() from None
             raise
+
+
+def _derived_labels(md: JSON) -> dict[str, str]:
+    uid, name = md.get("uid", ""), md.get("name", "")
+    return {"batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name": name,
+            "controller-uid": uid, "job-name": name}
+
+
+def job_template(job: JSON) -> JSON:
+    """The Job's pod template as the API server has it (labels put back)."""
+    t = (job.get("spec") or {}).get("template") or {}
+    derived = t.get("derivedLabels")
+    if not derived:
+        return t
+    md = dict(t.get("metadata") or {})
+    all_labels = _derived_labels(job["metadata"])
+    labels = {k: all_labels[k] for k in derived}
+    labels.update(md.get("labels") or {})
+    md["labels"] = labels
+    return {"metadata": md, "spec": t.get("spec") or {}}
 
 
 def job_selector() -> str:

@@ -73,12 +73,14 @@ def template_spec(job: JSON) -> JSON:
 
 def build_workload(job: JSON, priority: int | None, priority_class: str | None) -> JSON:
     """The Workload Kueue's job reconciler creates for a queued Job."""
+    from .informers import job_template
+
     md = job["metadata"]
     spec = job.get("spec") or {}
     wl_spec: JSON = {
         "queueName": (md.get("labels") or {}).get(QUEUE_LABEL, ""),
         "active": True,
-        "podSets": [{"name": "main", "count": pods_count(spec), "template": spec.get("template") or {}}],
+        "podSets": [{"name": "main", "count": pods_count(spec), "template": job_template(job)}],
     }
     if priority_class:
         wl_spec["priorityClassRef"] = {

@@ -110,6 +110,7 @@ class Options:
     max_cycle_time: float = 0.05  # seconds of cycles before the loop looks at events again
     page_size: int = 500
     watch_timeout: int = 300
+    max_queued: int = 64  # writes waiting in the writer's queue at most
     max_failures: int = 5  # failed admission writes before a workload is set aside
     quarantine: float = 60.0  # seconds it stays aside (unless it changes)
 
@@ -181,8 +182,11 @@ class Controller:
         self.m_wpcs: dict[str, Any] = {}
         self.m_namespaces: dict[str, Any] = {}
         self.tracks: dict[str, Track] = {}
+        self._usages: dict[tuple[tuple[str, str, int], ...], tuple[tuple[str, str, int], ...]] = {}
         self.job_unit: dict[str, str] = {}
-        self.dirty: set[str] = set()
+        self.dirty: dict[str, None] = {}  # an ordered set: first dirtied, first reconciled
+        # keys whose admission flow moves on (a decision, a write done): before the others
+        self.hot: dict[str, None] = {}
         self.inflight: dict[str, str] = {}
         self.timers: list[tuple[float, str]] = []
         self.synced: set[str] = set()
@@ -294,7 +298,8 @@ class Controller:
                 self.fatal = e
 
     def _timeout(self) -> float:
-        if self.sched_dirty or (self.dirty and self.engine is not None):
+        if self.sched_dirty or ((self.dirty or self.hot) and self.engine is not None
+                                and self.writer.depth() < self.opts.max_queued):
             return 0.0
         t = 0.5
         if self.timers:
@@ -327,7 +332,7 @@ class Controller:
         now = self.clock.monotonic()
         while self.timers and self.timers[0][0] <= now:
             _, key = heapq.heappop(self.timers)
-            self.dirty.add(key)
+            self.dirty[key] = None
         if not self.ready() or not self.leader:
             return
         if self.engine is None:
@@ -392,7 +397,7 @@ class Controller:
             t.phase = EVICTING
             pre = S.get_condition(self.objs["workload"][key], S.PREEMPTED)
             t.evict = (reason, message, str(pre.get("reason")) if pre and pre.get("status") == "True" else None)
-        self.dirty.update(self.tracks)
+        self.dirty.update(dict.fromkeys(self.tracks))
         self.sched_dirty = True
         self.queues_dirty = True
         self.metrics.engine_rebuilds_total.inc()
@@ -438,20 +443,20 @@ class Controller:
                 if jk is not None:
                     t.job_key = jk
                     self.job_unit[jk] = key
-            self.dirty.add(key)
+            self.dirty[key] = None
         elif kind == "job":
             if obj is not None:
                 ukey = f"{obj['metadata']['namespace']}/{J.workload_name(obj['metadata']['name'], obj['metadata']['uid'])}"
                 prev = self.job_unit.get(key)
                 if prev is not None and prev != ukey:
-                    self.dirty.add(prev)
+                    self.dirty[prev] = None
                 self.job_unit[key] = ukey
                 self._track(ukey).job_key = key
-                self.dirty.add(ukey)
+                self.dirty[ukey] = None
             else:
                 ukey = self.job_unit.get(key, "")
                 if ukey:
-                    self.dirty.add(ukey)
+                    self.dirty[ukey] = None
 
     def _on_config(self, kind: str, key: str, obj: JSON | None, old: JSON | None) -> None:
         parsers = {
@@ -512,7 +517,7 @@ class Controller:
             self.engine.reconfigure(self._config_state())
             self.config_dirty = False
             self.sched_dirty = True
-            self.dirty.update(self.tracks)
+            self.dirty.update(dict.fromkeys(self.tracks))
             log.info("configuration applied: %d ClusterQueues, %d LocalQueues, %d flavors",
                      len(self.m_cqs), len(self.m_lqs), len(self.m_flavors))
         elif self.engine.purge_due() and not self._evictions_in_flight():
@@ -525,6 +530,15 @@ class Controller:
         if t is None:
             t = self.tracks[key] = Track(key)
         return t
+
+    def _usage(self, u: tuple[tuple[str, str, int], ...]) -> tuple[tuple[str, str, int], ...]:
+        """Equal usages are kept once (memory: one per workload otherwise)."""
+        got = self._usages.get(u)
+        if got is None:
+            if len(self._usages) > 10_000:
+                self._usages.clear()
+            got = self._usages[u] = u
+        return got
 
     def _wants_engine(self, t: Track, wl: JSON | None) -> bool:
         if wl is None or _deleting(wl) or S.condition_true(wl, S.FINISHED):
@@ -539,8 +553,10 @@ class Controller:
         spec["podSets"] = [{k: v for k, v in ps.items() if k in _PODSET_FIELDS} for ps in spec.get("podSets") or []]
         obj = {"apiVersion": wl.get("apiVersion") or KUEUE_API, "kind": "Workload", "metadata": wl["metadata"],
                "spec": spec}
-        if wl.get("status"):
-            obj["status"] = wl["status"]
+        st = wl.get("status")
+        if st:
+            # the loader marks conditions while it reads them: give it copies (ours are shared)
+            obj["status"] = {**st, "conditions": [dict(c) for c in st.get("conditions") or []]}
         try:
             return parse_workload(obj, self.m_wpcs)
         except InputError as e:
@@ -555,10 +571,10 @@ class Controller:
         if model.admission is not None:
             t.phase = ADMITTED_P
             t.adm_cq = model.admission.cluster_queue
-            t.adm_usage = tuple(
+            t.adm_usage = self._usage(tuple(
                 (psa.flavors[r], r, v) for psa in model.admission.pod_set_assignments
                 for r, v in psa.resource_usage.items() if r in psa.flavors
-            )
+            ))
         else:
             t.phase = PENDING
             t.adm_cq, t.adm_usage = None, ()
@@ -693,8 +709,8 @@ class Controller:
             return
         t.phase = ADMITTED_P
         t.adm_cq = d.cluster_queue
-        t.adm_usage = tuple((ps.flavors[r], r, v) for ps in d.pod_sets for r, v in ps.resource_usage.items()
-                            if r in ps.flavors)
+        t.adm_usage = self._usage(tuple((ps.flavors[r], r, v) for ps in d.pod_sets
+                                        for r, v in ps.resource_usage.items() if r in ps.flavors))
         t.evict = None
         t.pending_written = None
         self.admissions += 1
@@ -704,7 +720,7 @@ class Controller:
         self.metrics.quota_reserved_wait_time_seconds.labels(cq).observe(wait)
         self.metrics.admitted_workloads_total.labels(cq).inc()
         self.metrics.admission_wait_time_seconds.labels(cq).observe(wait)
-        self.dirty.add(key)
+        self.hot[key] = None
         self.queues_dirty = True
 
     def _admission_denied(self, key: str, d: Decision) -> str:
@@ -756,7 +772,7 @@ class Controller:
         t.phase = EVICTING
         t.evict = (reason, message, pre_reason)
         self.metrics.evicted_workloads_total.labels(t.adm_cq or "", reason).inc()
-        self.dirty.add(key)
+        self.hot[key] = None
 
     # --- deciding writes ------------------------------------------------------------------------------
 
@@ -764,13 +780,18 @@ class Controller:
         heapq.heappush(self.timers, (self.clock.monotonic() + seconds, key))
 
     def _reconcile_dirty(self) -> None:
-        keys, self.dirty = self.dirty, set()
-        for key in keys:
-            if key.startswith(("#cq/", "#rf/", "#lq/")):
-                continue
-            if key in self.inflight:
-                continue
-            self._reconcile(key)
+        """Decide the next writes, oldest change first, while the writer has
+        room: its queue stays short (memory), the rest waits here as keys."""
+        limit = self.opts.max_queued
+        budget = 20_000
+        for keys in (self.hot, self.dirty):
+            while keys and budget > 0 and self.writer.depth() < limit:
+                budget -= 1
+                key = next(iter(keys))
+                del keys[key]
+                if key.startswith("#") or key in self.inflight:
+                    continue
+                self._reconcile(key)
 
     def _submit(self, key: str, name: str, prio: int, fn: Any, refetch: tuple[Resource, str, str | None] | None,
                 data: Any) -> None:
@@ -944,7 +965,7 @@ class Controller:
             return
         if self.inflight.get(op.key) == op.name:
             del self.inflight[op.key]
-        self.dirty.add(op.key)
+        self.hot[op.key] = None
         if op.key.startswith(("#cq/", "#lq/", "#rf/")):
             return
         t = self.tracks.get(op.key)

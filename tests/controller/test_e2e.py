@@ -63,21 +63,24 @@ def test_jobs_admitted_within_quota_with_flavor_injected(cluster: Harness) -> No
         h.create(job(ns, f"job-{i}", "lq", cpu="1"))
 
     # two fit in 2 cpu, the third waits
-    wait_for(lambda: running(h, ns, "job-0") and running(h, ns, "job-1"), what="two jobs running")
-    j0 = h.get(JOBS, "job-0", ns)
+    names = [f"job-{i}" for i in range(3)]
+    wait_for(lambda: sum(1 for n in names if running(h, ns, n)) == 2, what="two jobs running")
+    first = [n for n in names if running(h, ns, n)][0]
+    waiting = [n for n in names if not running(h, ns, n)][0]
+    j0 = h.get(JOBS, first, ns)
     assert j0 is not None
     pod = j0["spec"]["template"]["spec"]
     assert pod["nodeSelector"] == {"kubernetes.io/os": "linux"}
     assert pod["tolerations"] == [TOLERATION]
 
-    wl = h.get(WORKLOADS, workload_name("job-0", j0["metadata"]["uid"]), ns)
+    wl = h.get(WORKLOADS, workload_name(first, j0["metadata"]["uid"]), ns)
     assert wl is not None
     md = wl["metadata"]
-    assert md["name"].startswith("job-job-0-") and len(md["name"]) == len("job-job-0-") + 5
+    assert md["name"].startswith(f"job-{first}-") and len(md["name"]) == len(f"job-{first}-") + 5
     assert md["labels"][JOB_UID_LABEL] == j0["metadata"]["uid"]
     assert RESOURCE_IN_USE in md["finalizers"]
     owner = md["ownerReferences"][0]
-    assert (owner["kind"], owner["name"], owner["controller"], owner["blockOwnerDeletion"]) == ("Job", "job-0", True, True)
+    assert (owner["kind"], owner["name"], owner["controller"], owner["blockOwnerDeletion"]) == ("Job", first, True, True)
     assert wl["spec"]["queueName"] == "lq" and wl["spec"]["podSets"][0]["count"] == 1
     adm = wl["status"]["admission"]
     assert adm["clusterQueue"] == cq
@@ -91,11 +94,13 @@ def test_jobs_admitted_within_quota_with_flavor_injected(cluster: Harness) -> No
     assert qr["observedGeneration"] == wl["metadata"]["generation"]
 
     # the third is pending with Kueue's reason, its Job suspended
-    wl2 = wait_for(lambda: (w := h.workload_of(ns, "job-2")) and cond(w, "QuotaReserved") and w, what="pending reason")
+    wl2 = wait_for(lambda: (w := h.workload_of(ns, waiting)) and cond(w, "QuotaReserved") and w, what="pending reason")
     qr2 = cond(wl2, "QuotaReserved")
     assert qr2 is not None and qr2["status"] == "False" and qr2["reason"] == "WaitingForQuota"
     assert "insufficient unused quota for cpu in flavor" in qr2["message"]
-    assert h.get(JOBS, "job-2", ns)["spec"]["suspend"] is True  # type: ignore[index]
+    assert h.get(JOBS, waiting, ns)["spec"]["suspend"] is True  # type: ignore[index]
+    # the pod template the Workload carries is the Job's, with the labels the API server put on it
+    assert wl["spec"]["podSets"][0]["template"]["metadata"]["labels"]["batch.kubernetes.io/job-name"] == first
 
     # queue status
     def cq_status() -> JSON | None:
@@ -120,8 +125,9 @@ def test_finished_job_releases_quota(cluster: Harness) -> None:
     ns, rf, cq = setup_queues(h, cpu="1")
     h.controller()
     h.create(job(ns, "first", "lq"))
-    h.create(job(ns, "second", "lq"))
     wait_for(lambda: running(h, ns, "first"), what="first running")
+    h.create(job(ns, "second", "lq"))
+    wait_for(lambda: h.workload_of(ns, "second"), what="second's workload")
     assert h.get(JOBS, "second", ns)["spec"]["suspend"] is True  # type: ignore[index]
     h.finish_job(ns, "first")
     wl = wait_for(lambda: (w := h.workload_of(ns, "first")) and is_true(w, "Finished") and w, what="Finished")
