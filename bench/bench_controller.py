@@ -54,6 +54,13 @@ def rss_kib(pid: int) -> tuple[int, int]:
     return vals.get("VmRSS", 0), vals.get("VmHWM", 0)
 
 
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a process."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def setup(api: FakeAPIServer, namespaces: int, jobs: int) -> list[str]:
     api.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kueue-system"}})
     api.create({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "default"},
@@ -93,10 +100,11 @@ def main() -> int:
     p.add_argument("--namespaces", type=int, default=10)
     p.add_argument("--qps", type=float, default=300)
     p.add_argument("--burst", type=int, default=500)
-    p.add_argument("--workers", type=int, default=16)
+    p.add_argument("--workers", type=int, default=32)
     p.add_argument("--engine", default=None, help="native|reference (default: native if built, else reference)")
     p.add_argument("--timeout", type=float, default=1200)
     p.add_argument("--json", default=None, help="also write the result to this file")
+    p.add_argument("--timeline", action="store_true", help="print the controller's writes per 5 s")
     args = p.parse_args()
     engine = args.engine
     if engine is None:
@@ -117,9 +125,12 @@ def main() -> int:
     started: dict[str, float] = {}
     lock = threading.Lock()
 
+    write_times: list[float] = []
+
     def hook(info: WriteInfo) -> None:
         if not info.user_agent.startswith(AGENT) or info.obj is None:
             return
+        write_times.append(time.monotonic())
         if info.resource == "workloads" and info.subresource == "status":
             if (info.obj.get("status") or {}).get("admission"):
                 with lock:
@@ -148,6 +159,7 @@ def main() -> int:
         idle_rss, _ = rss_kib(proc.pid)
         base_counts = api.counts(AGENT)
 
+        cpu0_ctl, cpu0_self = cpu_s(proc.pid), sum(os.times()[:2])
         t0 = time.monotonic()
         per = (args.jobs + args.namespaces - 1) // args.namespaces
         n = 0
@@ -169,6 +181,7 @@ def main() -> int:
             time.sleep(0.25)
         _, hwm = rss_kib(proc.pid)
         counts = api.counts(AGENT)
+        cpu_ctl, cpu_self = cpu_s(proc.pid) - cpu0_ctl, sum(os.times()[:2]) - cpu0_self
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
@@ -214,8 +227,16 @@ def main() -> int:
         "controller_idle_rss_mib": round(idle_rss / 1024, 1),
         "controller_peak_rss_mib": round(max(hwm, peak_rss) / 1024, 1),
         "controller_rss_growth_mib": round((max(hwm, peak_rss) - idle_rss) / 1024, 1),
+        "controller_cpu_s": round(cpu_ctl, 1),
+        "apiserver_and_bench_cpu_s": round(cpu_self, 1),
     }
     print(json.dumps(result))
+    if args.timeline:
+        buckets: dict[int, int] = {}
+        for t in write_times:
+            buckets[int((t - t0) // 5)] = buckets.get(int((t - t0) // 5), 0) + 1
+        print("writes per second, by 5 s window:", {k * 5: round(v / 5) for k, v in sorted(buckets.items())},
+              file=sys.stderr)
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
     print(
@@ -224,7 +245,8 @@ def main() -> int:
         f"requests per admission {per_adm:.2f} (writes {writes / max(1, n_started):.2f}): "
         + ", ".join(f"{k} {v / max(1, n_started):.2f}" for k, v in sorted(by_verb.items()))
         + f"\nQPS {args.qps:g} allows {budget:.1f} admissions/s at that count: reached {rate / budget:.0%}\n"
-        f"controller memory: idle {idle_rss / 1024:.0f} MiB, peak {max(hwm, peak_rss) / 1024:.0f} MiB",
+        f"controller memory: idle {idle_rss / 1024:.0f} MiB, peak {max(hwm, peak_rss) / 1024:.0f} MiB; "
+        f"CPU: controller {cpu_ctl:.0f} s, API server (+ Job creation) {cpu_self:.0f} s",
         file=sys.stderr,
     )
     return 0 if n_started == args.jobs else 1

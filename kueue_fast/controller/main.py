@@ -30,7 +30,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
     p.add_argument("--engine", choices=("native", "reference"), default=None,
                    help="which engine decides (default: $KUEUE_FAST_ENGINE or native)")
-    p.add_argument("--workers", type=int, default=16, help="concurrent writes (default: 16)")
+    p.add_argument("--workers", type=int, default=32, help="concurrent writes (default: 32)")
     p.add_argument("--identity", default=None, help="leader election identity (default: $POD_NAME or host name)")
     p.add_argument("--status-interval", type=float, default=1.0,
                    help="seconds between queue status updates (default: 1)")

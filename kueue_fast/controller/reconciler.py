@@ -104,7 +104,7 @@ class Options:
     lease_duration: float = 15.0
     renew_deadline: float = 10.0
     retry_period: float = 2.0
-    workers: int = 16
+    workers: int = 32
     status_interval: float = 1.0
     pending_interval: float = 1.0
     max_cycle_time: float = 0.05  # seconds of cycles before the loop looks at events again

@@ -1,0 +1,143 @@
+"""Pieces of the controller on their own: Kueue's Job rules, statuses, the
+token bucket, manifests, metrics endpoint."""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import urllib.request
+
+import pytest
+from conftest import Harness, cluster_queue, flavor, job, local_queue, wait_for
+from test_e2e import running
+
+from kueue_fast.controller import jobs as J
+from kueue_fast.controller import manifests
+from kueue_fast.controller import status as S
+from kueue_fast.controller.kube import TokenBucket
+from kueue_fast.controller.metrics import HealthServer
+
+
+def test_workload_name_is_kueues() -> None:
+    h = hashlib.sha1(b"Job\nbatch\nmy-job\nuid-1").hexdigest()[:5]
+    assert J.workload_name("my-job", "uid-1") == f"job-my-job-{h}"
+    long = "a" * 300
+    name = J.workload_name(long, "u")
+    assert len(name) == 253 and name.startswith("job-aaa") and name[-6] == "-"
+
+
+def test_pods_count_and_finished() -> None:
+    assert J.pods_count({"parallelism": 4, "completions": 2}) == 2
+    assert J.pods_count({"parallelism": 3}) == 3
+    assert J.finished({"status": {"conditions": [{"type": "Failed", "status": "True", "message": "m"}]}}) == (True, True, "m")
+    assert J.finished({"status": {}})[0] is False
+
+
+def _job(suspend: bool, selector: dict[str, str], tolerations: list[dict[str, str]], start: bool = False,
+         annotations: dict[str, str] | None = None) -> dict:  # type: ignore[type-arg]
+    return {"metadata": {"name": "j", "namespace": "n", "resourceVersion": "7", "annotations": annotations or {}},
+            "spec": {"suspend": suspend, "template": {"spec": {"nodeSelector": selector, "tolerations": tolerations}}},
+            "status": {"startTime": "t"} if start else {}}
+
+
+def test_start_patch_merges_labels_and_tolerations_once() -> None:
+    t1 = {"key": "a", "operator": "Exists"}
+    f = {"spec": {"nodeLabels": {"pool": "x"}, "tolerations": [t1]}}
+    original = {"nodeSelector": {"team": "t"}, "tolerations": [t1]}
+    patch = J.start_patch(_job(True, {"team": "t"}, [t1]), original, [f])
+    assert patch == {"metadata": {"resourceVersion": "7"}, "spec": {"suspend": False, "template": {"spec": {
+        "nodeSelector": {"team": "t", "pool": "x"}, "tolerations": [t1]}}}}
+    assert J.start_patch(_job(False, {"team": "t", "pool": "x"}, [t1]), original, [f]) is None
+
+
+def test_stop_takes_three_steps() -> None:
+    original = {"nodeSelector": {"team": "t"}, "tolerations": []}
+    running_job = _job(False, {"team": "t", "pool": "x"}, [{"key": "a"}], start=True)
+    kind, patch = J.stop_step(running_job, original)  # type: ignore[misc]
+    assert kind == "suspend" and patch["metadata"]["annotations"] == {J.STOPPING_ANNOTATION: "true"}
+    kind, patch = J.stop_step(_job(True, {"team": "t", "pool": "x"}, [{"key": "a"}], start=True,
+                                   annotations={J.STOPPING_ANNOTATION: "true"}), original)  # type: ignore[misc]
+    assert kind == "clear-start" and patch["status"] == {"startTime": None}
+    kind, patch = J.stop_step(_job(True, {"team": "t", "pool": "x"}, [{"key": "a"}],
+                                   annotations={J.STOPPING_ANNOTATION: "true"}), original)  # type: ignore[misc]
+    assert kind == "restore"
+    assert patch["spec"]["template"]["spec"] == {"nodeSelector": {"pool": None, "team": "t"}, "tolerations": None}
+    assert patch["metadata"]["annotations"] == {J.STOPPING_ANNOTATION: None}
+    assert J.stop_step(_job(True, {"team": "t"}, []), original) is None
+
+
+def test_conditions_keep_transition_time_unless_status_flips() -> None:
+    c = S.set_condition([], "A", "True", "r", "m", 10**18, 1)
+    c2 = S.set_condition(c, "A", "True", "r2", "m2", 2 * 10**18, 2)
+    assert c2[0]["lastTransitionTime"] == c[0]["lastTransitionTime"] and c2[0]["reason"] == "r2"
+    c3 = S.set_condition(c2, "A", "False", "r", "m", 2 * 10**18, 2)
+    assert c3[0]["lastTransitionTime"] != c[0]["lastTransitionTime"]
+    assert S.preemption_reason("... due to reclamation within the cohort while borrowing; ...") == "InCohortReclaimWhileBorrowing"
+    assert S.preemption_reason("... due to reclamation within the cohort; ...") == "InCohortReclamation"
+
+
+def test_token_bucket() -> None:
+    now = [0.0]
+    b = TokenBucket(10, 2, clock=lambda: now[0])
+    assert b.reserve() == 0 and b.reserve() == 0
+    assert b.reserve() == pytest.approx(0.1)
+    now[0] = 1.0
+    assert b.reserve() == 0  # refilled (up to the burst)
+    stop = threading.Event()
+    stop.set()
+    from kueue_fast.controller.kube import ClientClosed
+
+    tb = TokenBucket(1, 1, clock=lambda: 0.0)
+    tb.take(stop)  # the burst: no wait
+    with pytest.raises(ClientClosed):  # would wait a second: the client is closing
+        tb.take(stop)
+
+
+def test_manifests() -> None:
+    crds = manifests.crds()
+    assert sorted(c["spec"]["names"]["kind"] for c in crds) == sorted(
+        ["ResourceFlavor", "ClusterQueue", "Cohort", "LocalQueue", "WorkloadPriorityClass", "Workload"])
+    for c in crds:
+        v = c["spec"]["versions"][0]
+        assert v["name"] == "v1beta2" and v["storage"] and v["schema"]["openAPIV3Schema"]["type"] == "object"
+    docs = manifests.deploy(namespace="kf", image="example/kueue-fast:1")
+    kinds = [d["kind"] for d in docs]
+    assert {"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "Deployment"} <= set(kinds)
+    role = next(d for d in docs if d["kind"] == "ClusterRole")
+    verbs = {v for r in role["rules"] for v in r["verbs"]}
+    assert "*" not in verbs and not verbs & {"deletecollection", "escalate", "bind", "impersonate"}
+    resources = {res for r in role["rules"] for res in r["resources"]}
+    assert not resources & {"pods", "secrets", "*"}
+    dep = next(d for d in docs if d["kind"] == "Deployment")
+    assert dep["metadata"]["namespace"] == "kf"
+    assert dep["spec"]["template"]["spec"]["containers"][0]["image"] == "example/kueue-fast:1"
+    with pytest.raises(ValueError):
+        manifests.deploy_yaml(namespace="Bad Name")
+
+
+def test_metrics_health_and_ready_endpoints(fake_cluster: Harness) -> None:
+    h = fake_cluster
+    ns = h.namespace("m")
+    h.create(flavor("rf"))
+    h.create(cluster_queue("cq", {"rf": {"cpu": "1"}}))
+    h.create(local_queue(ns, "lq", "cq"))
+    ctl = h.controller()
+    srv = HealthServer("127.0.0.1:0", ctl.metrics, ctl.healthy, ctl.ready)
+    srv.start()
+    try:
+        h.create(job(ns, "a", "lq"))
+        wait_for(lambda: running(h, ns, "a"), what="a running")
+        base = f"http://{srv.address}"
+        wait_for(lambda: urllib.request.urlopen(base + "/readyz").status == 200)
+        with urllib.request.urlopen(base + "/healthz") as r:
+            assert r.status == 200
+        body = wait_for(lambda: (b := urllib.request.urlopen(base + "/metrics").read().decode())
+                        and 'kueue_cluster_queue_resource_usage{cluster_queue="cq",cohort="",flavor="rf",resource="cpu"} 1.0' in b
+                        and b, what="usage metric")
+        assert 'kueue_admitted_workloads_total{cluster_queue="cq"} 1.0' in body
+        assert 'kueue_admission_attempts_total{result="success"}' in body
+        assert 'kueue_cluster_queue_nominal_quota{cluster_queue="cq",cohort="",flavor="rf",resource="cpu"} 1.0' in body
+        assert "kueue_admission_wait_time_seconds_bucket" in body
+        assert 'kueue_fast_api_requests_total{code="200",resource="workloads",verb="create"}' in body
+    finally:
+        srv.stop()
