@@ -63,34 +63,78 @@ def cpu_s(pid: int) -> float:
 
 def setup(api: FakeAPIServer, namespaces: int, jobs: int) -> list[str]:
     api.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kueue-system"}})
-    api.create({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "default"},
-                "spec": {"nodeLabels": {"pool": "default"}}})
+    api.create(
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "ResourceFlavor",
+            "metadata": {"name": "default"},
+            "spec": {"nodeLabels": {"pool": "default"}},
+        }
+    )
     per = (jobs + namespaces - 1) // namespaces
     names = []
     for i in range(namespaces):
         ns = f"team-{i}"
         names.append(ns)
         api.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
-        api.create({
-            "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": f"cq-{i}"},
-            "spec": {"namespaceSelector": {}, "cohortName": "all",
-                     "resourceGroups": [{"coveredResources": ["cpu", "memory"],
-                                         "flavors": [{"name": "default", "resources": [
-                                             {"name": "cpu", "nominalQuota": str(per)},
-                                             {"name": "memory", "nominalQuota": f"{per}Gi"}]}]}]}})
-        api.create({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
-                    "metadata": {"name": "lq", "namespace": ns}, "spec": {"clusterQueue": f"cq-{i}"}})
+        api.create(
+            {
+                "apiVersion": "kueue.x-k8s.io/v1beta2",
+                "kind": "ClusterQueue",
+                "metadata": {"name": f"cq-{i}"},
+                "spec": {
+                    "namespaceSelector": {},
+                    "cohortName": "all",
+                    "resourceGroups": [
+                        {
+                            "coveredResources": ["cpu", "memory"],
+                            "flavors": [
+                                {
+                                    "name": "default",
+                                    "resources": [
+                                        {"name": "cpu", "nominalQuota": str(per)},
+                                        {"name": "memory", "nominalQuota": f"{per}Gi"},
+                                    ],
+                                }
+                            ],
+                        }
+                    ],
+                },
+            }
+        )
+        api.create(
+            {
+                "apiVersion": "kueue.x-k8s.io/v1beta2",
+                "kind": "LocalQueue",
+                "metadata": {"name": "lq", "namespace": ns},
+                "spec": {"clusterQueue": f"cq-{i}"},
+            }
+        )
     return names
 
 
 def job(ns: str, name: str) -> dict:
     return {
-        "apiVersion": "batch/v1", "kind": "Job",
+        "apiVersion": "batch/v1",
+        "kind": "Job",
         "metadata": {"name": name, "namespace": ns, "labels": {"kueue.x-k8s.io/queue-name": "lq"}},
-        "spec": {"parallelism": 1, "completions": 1, "suspend": True, "template": {"spec": {
-            "restartPolicy": "Never",
-            "containers": [{"name": "main", "image": "registry.k8s.io/pause:3.9",
-                            "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}]}}},
+        "spec": {
+            "parallelism": 1,
+            "completions": 1,
+            "suspend": True,
+            "template": {
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [
+                        {
+                            "name": "main",
+                            "image": "registry.k8s.io/pause:3.9",
+                            "resources": {"requests": {"cpu": "1", "memory": "1Gi"}},
+                        }
+                    ],
+                }
+            },
+        },
     }
 
 
@@ -101,7 +145,9 @@ def main() -> int:
     p.add_argument("--qps", type=float, default=300)
     p.add_argument("--burst", type=int, default=500)
     p.add_argument("--workers", type=int, default=32)
-    p.add_argument("--engine", default=None, help="native|reference (default: native if built, else reference)")
+    p.add_argument(
+        "--engine", default=None, help="native|reference (default: native if built, else reference)"
+    )
     p.add_argument("--timeout", type=float, default=1200)
     p.add_argument("--json", default=None, help="also write the result to this file")
     p.add_argument("--timeline", action="store_true", help="print the controller's writes per 5 s")
@@ -141,9 +187,26 @@ def main() -> int:
 
     api.add_write_hook(hook)
     env = dict(os.environ, KUEUE_FAST_ENGINE=engine)
-    cmd = [sys.executable, "-m", "kueue_fast.controller", "--kubeconfig", kubeconfig, "--no-leader-elect",
-           "--qps", str(args.qps), "--burst", str(args.burst), "--workers", str(args.workers),
-           "--metrics-bind-address", "0", "--log-level", "warning", "--engine", engine]
+    cmd = [
+        sys.executable,
+        "-m",
+        "kueue_fast.controller",
+        "--kubeconfig",
+        kubeconfig,
+        "--no-leader-elect",
+        "--qps",
+        str(args.qps),
+        "--burst",
+        str(args.burst),
+        "--workers",
+        str(args.workers),
+        "--metrics-bind-address",
+        "0",
+        "--log-level",
+        "warning",
+        "--engine",
+        engine,
+    ]
     proc = subprocess.Popen(cmd, env=env, cwd=str(ROOT))
     try:
         # synced: every informer has opened its watch
@@ -194,8 +257,11 @@ def main() -> int:
         n_adm, n_started = len(admitted), len(started)
         t_last_adm = max(admitted.values()) if admitted else float("nan")
         t_last_start = max(started.values()) if started else float("nan")
-    delta = {f"{verb} {res}": counts[(verb, res)] - base_counts.get((verb, res), 0)
-             for (verb, res) in sorted(counts) if counts[(verb, res)] - base_counts.get((verb, res), 0)}
+    delta = {
+        f"{verb} {res}": counts[(verb, res)] - base_counts.get((verb, res), 0)
+        for (verb, res) in sorted(counts)
+        if counts[(verb, res)] - base_counts.get((verb, res), 0)
+    }
     by_verb: dict[str, int] = {}
     for k, v in delta.items():
         by_verb[k.split()[0]] = by_verb.get(k.split()[0], 0) + v
@@ -235,8 +301,11 @@ def main() -> int:
         buckets: dict[int, int] = {}
         for t in write_times:
             buckets[int((t - t0) // 5)] = buckets.get(int((t - t0) // 5), 0) + 1
-        print("writes per second, by 5 s window:", {k * 5: round(v / 5) for k, v in sorted(buckets.items())},
-              file=sys.stderr)
+        print(
+            "writes per second, by 5 s window:",
+            {k * 5: round(v / 5) for k, v in sorted(buckets.items())},
+            file=sys.stderr,
+        )
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
     print(

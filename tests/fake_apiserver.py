@@ -45,7 +45,6 @@ Requests are counted by user agent, verb and resource (``request_counts``).
 from __future__ import annotations
 
 import collections
-import copy
 import datetime as dt
 import json
 import random
@@ -56,7 +55,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -110,8 +109,12 @@ _REASONS = {
 
 
 def _not_found(rt: ResourceType, name: str) -> ApiError:
-    return ApiError(404, "NotFound", f'{rt.plural}.{rt.group} "{name}" not found' if rt.group else f'{rt.plural} "{name}" not found',
-                    {"name": name, "group": rt.group, "kind": rt.plural})
+    return ApiError(
+        404,
+        "NotFound",
+        f'{rt.plural}.{rt.group} "{name}" not found' if rt.group else f'{rt.plural} "{name}" not found',
+        {"name": name, "group": rt.group, "kind": rt.plural},
+    )
 
 
 def _conflict(rt: ResourceType, name: str) -> ApiError:
@@ -154,7 +157,9 @@ BUILTIN_TYPES = [
     ResourceType("batch", "v1", "jobs", "Job", True, True),
     ResourceType("coordination.k8s.io", "v1", "leases", "Lease", True, False),
     ResourceType("events.k8s.io", "v1", "events", "Event", True, False),
-    ResourceType("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", False, True),
+    ResourceType(
+        "apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", False, True
+    ),
 ]
 
 
@@ -443,7 +448,11 @@ def json_patch(doc: Any, ops: list[JSON]) -> Any:
             else:
                 raise ApiError(422, "Invalid", f"unknown JSON patch op {kind!r}")
         except (KeyError, IndexError, ValueError, TypeError) as e:
-            raise ApiError(422, "Invalid", f"the server rejected our request due to an error in our request: {kind} {op.get('path')}: {e}") from None
+            raise ApiError(
+                422,
+                "Invalid",
+                f"the server rejected our request due to an error in our request: {kind} {op.get('path')}: {e}",  # noqa: E501
+            ) from None
     return doc
 
 
@@ -721,7 +730,9 @@ class FakeAPIServer:
             "kind": "Config",
             "clusters": [{"name": "fake", "cluster": {"server": self.url}}],
             "users": [{"name": "fake", "user": {"token": "fake-token"}}],
-            "contexts": [{"name": "fake", "context": {"cluster": "fake", "user": "fake", "namespace": namespace}}],
+            "contexts": [
+                {"name": "fake", "context": {"cluster": "fake", "user": "fake", "namespace": namespace}}
+            ],
             "current-context": "fake",
         }
         with open(path, "w") as f:
@@ -848,13 +859,37 @@ class FakeAPIServer:
             now = _now()
             ctype = "Failed" if failed else "Complete"
             reason = "BackoffLimitExceeded" if failed else "Completed"
-            msg = message or ("Job has reached the specified backoff limit" if failed else "Reached expected number of succeeded pods")
-            conds = [c for c in st.get("conditions", []) if c.get("type") not in (ctype, "SuccessCriteriaMet", "FailureTarget")]
+            msg = message or (
+                "Job has reached the specified backoff limit"
+                if failed
+                else "Reached expected number of succeeded pods"
+            )
+            conds = [
+                c
+                for c in st.get("conditions", [])
+                if c.get("type") not in (ctype, "SuccessCriteriaMet", "FailureTarget")
+            ]
             extra = "FailureTarget" if failed else "SuccessCriteriaMet"
-            conds.append({"type": extra, "status": "True", "reason": reason, "message": msg,
-                          "lastProbeTime": now, "lastTransitionTime": now})
-            conds.append({"type": ctype, "status": "True", "reason": reason, "message": msg,
-                          "lastProbeTime": now, "lastTransitionTime": now})
+            conds.append(
+                {
+                    "type": extra,
+                    "status": "True",
+                    "reason": reason,
+                    "message": msg,
+                    "lastProbeTime": now,
+                    "lastTransitionTime": now,
+                }
+            )
+            conds.append(
+                {
+                    "type": ctype,
+                    "status": "True",
+                    "reason": reason,
+                    "message": msg,
+                    "lastProbeTime": now,
+                    "lastTransitionTime": now,
+                }
+            )
             st["conditions"] = conds
             st["active"] = 0
             if failed:
@@ -904,7 +939,11 @@ class FakeAPIServer:
     def _find_type(self, group: str, version: str, plural: str) -> ResourceType:
         rt = self.types.get((group, version, plural))
         if rt is None:
-            raise ApiError(404, "NotFound", f"the server could not find the requested resource ({group}/{version} {plural})")
+            raise ApiError(
+                404,
+                "NotFound",
+                f"the server could not find the requested resource ({group}/{version} {plural})",
+            )
         return rt
 
     def _run_hooks(self, info: WriteInfo) -> None:
@@ -1022,7 +1061,11 @@ class FakeAPIServer:
                 except (ValueError, KeyError, TypeError):
                     raise ApiError(400, "BadRequest", "invalid continue token") from None
                 if list_rv < self.compacted[req.rt.store_key]:
-                    raise ApiError(410, "Expired", "The provided continue parameter is too old to display a consistent list result.")
+                    raise ApiError(
+                        410,
+                        "Expired",
+                        "The provided continue parameter is too old to display a consistent list result.",
+                    )
             items = []
             more = None
             for key in sorted(self._store(req.rt)):
@@ -1039,16 +1082,32 @@ class FakeAPIServer:
                 items.append(self._out(req.rt, obj))
         md: JSON = {"resourceVersion": str(list_rv)}
         if more is not None:
-            md["continue"] = json.dumps({"rv": list_rv, "ns": more.get("namespace", ""), "name": more["name"]})
-        return {"kind": f"{req.rt.kind}List", "apiVersion": req.rt.api_version, "metadata": md, "items": items}
+            md["continue"] = json.dumps(
+                {"rv": list_rv, "ns": more.get("namespace", ""), "name": more["name"]}
+            )
+        return {
+            "kind": f"{req.rt.kind}List",
+            "apiVersion": req.rt.api_version,
+            "metadata": md,
+            "items": items,
+        }
 
     def _check_namespace(self, req: Request) -> None:
         if req.rt.namespaced:
             ns = self.objects[("", "namespaces")].get(("", req.namespace))
             if ns is None:
-                raise ApiError(404, "NotFound", f'namespaces "{req.namespace}" not found', {"name": req.namespace, "kind": "namespaces"})
+                raise ApiError(
+                    404,
+                    "NotFound",
+                    f'namespaces "{req.namespace}" not found',
+                    {"name": req.namespace, "kind": "namespaces"},
+                )
             if req.verb == "create" and ns["metadata"].get("deletionTimestamp"):
-                raise ApiError(403, "Forbidden", f"unable to create new content in namespace {req.namespace} because it is being terminated")
+                raise ApiError(
+                    403,
+                    "Forbidden",
+                    f"unable to create new content in namespace {req.namespace} because it is being terminated",  # noqa: E501
+                )
 
     def do_create(self, req: Request, obj: JSON | None = None) -> JSON:
         if obj is None:
@@ -1061,13 +1120,23 @@ class FakeAPIServer:
         md = obj.setdefault("metadata", {})
         if not md.get("name"):
             if md.get("generateName"):
-                md["name"] = md["generateName"] + "".join(random.choices(string.ascii_lowercase + string.digits, k=5))
+                md["name"] = md["generateName"] + "".join(
+                    random.choices(string.ascii_lowercase + string.digits, k=5)
+                )
             else:
-                raise ApiError(422, "Invalid", f"{req.rt.kind} is invalid: metadata.name: Required value: name or generateName is required")
+                raise ApiError(
+                    422,
+                    "Invalid",
+                    f"{req.rt.kind} is invalid: metadata.name: Required value: name or generateName is required",  # noqa: E501
+                )
         if req.rt.namespaced:
             md["namespace"] = req.namespace
             if obj["metadata"].get("namespace") != req.namespace:
-                raise ApiError(400, "BadRequest", "the namespace of the object does not match the namespace on the request")
+                raise ApiError(
+                    400,
+                    "BadRequest",
+                    "the namespace of the object does not match the namespace on the request",
+                )
         else:
             md.pop("namespace", None)
         obj["apiVersion"], obj["kind"] = req.rt.api_version, req.rt.kind
@@ -1075,8 +1144,12 @@ class FakeAPIServer:
             self._check_namespace(req)
             if (md.get("namespace", ""), md["name"]) in self._store(req.rt):
                 what = f"{req.rt.plural}.{req.rt.group}" if req.rt.group else req.rt.plural
-                raise ApiError(409, "AlreadyExists", f'{what} "{md["name"]}" already exists',
-                               {"name": md["name"], "group": req.rt.group, "kind": req.rt.plural})
+                raise ApiError(
+                    409,
+                    "AlreadyExists",
+                    f'{what} "{md["name"]}" already exists',
+                    {"name": md["name"], "group": req.rt.group, "kind": req.rt.plural},
+                )
             md["uid"] = str(uuid.uuid4())
             md["creationTimestamp"] = _now()
             md.pop("resourceVersion", None)
@@ -1140,12 +1213,18 @@ class FakeAPIServer:
             if old_md.get("deletionTimestamp"):
                 added = set(md.get("finalizers") or []) - set(old_md.get("finalizers") or [])
                 if added:
-                    raise ApiError(422, "Invalid", "metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted")
+                    raise ApiError(
+                        422,
+                        "Invalid",
+                        "metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted",  # noqa: E501
+                    )
             if rt.kind == "Job" and rt.group == "batch":
                 _validate_job_update(cur, new)
             if self._has_spec(rt):
                 strip = ("metadata", "status", "apiVersion", "kind")
-                if {k: v for k, v in cur.items() if k not in strip} != {k: v for k, v in new.items() if k not in strip}:
+                if {k: v for k, v in cur.items() if k not in strip} != {
+                    k: v for k, v in new.items() if k not in strip
+                }:
                     md["generation"] = int(old_md.get("generation", 1)) + 1
         new["metadata"]["resourceVersion"] = old_md["resourceVersion"]
         if new == cur:
@@ -1188,9 +1267,12 @@ class FakeAPIServer:
                 self._precondition(req.rt, cur, body)
             elif ctype == "application/strategic-merge-patch+json":
                 if req.rt.custom:
-                    raise ApiError(415, "UnsupportedMediaType",
-                                   "the body of the request was in an unknown format - accepted media types include: "
-                                   "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml")
+                    raise ApiError(
+                        415,
+                        "UnsupportedMediaType",
+                        "the body of the request was in an unknown format - accepted media types include: "
+                        "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",  # noqa: E501
+                    )
                 if not isinstance(body, dict):
                     raise ApiError(400, "BadRequest", "a strategic merge patch must be an object")
                 new = strategic_merge(base, body)
@@ -1210,10 +1292,16 @@ class FakeAPIServer:
             raise ApiError(400, "BadRequest", "an apply patch must be an object")
         manager = req.query.get("fieldManager")
         if not manager:
-            raise ApiError(422, "Invalid", "PatchOptions.meta.k8s.io is invalid: fieldManager: Required value: is required for apply patch")
+            raise ApiError(
+                422,
+                "Invalid",
+                "PatchOptions.meta.k8s.io is invalid: fieldManager: Required value: is required for apply patch",  # noqa: E501
+            )
         force = req.query.get("force") in ("true", "1")
         if body.get("apiVersion") != req.rt.api_version or body.get("kind") != req.rt.kind:
-            raise ApiError(400, "BadRequest", "apiVersion and kind of an apply configuration must match the request")
+            raise ApiError(
+                400, "BadRequest", "apiVersion and kind of an apply configuration must match the request"
+            )
         if cur is None:
             if req.sub:
                 raise _not_found(req.rt, req.name)
@@ -1221,7 +1309,9 @@ class FakeAPIServer:
             applied.setdefault("metadata", {})["name"] = req.name
             created = self.do_create(req, applied)
             key = (req.rt.group, req.rt.plural, req.namespace, req.name)
-            self.managed[key] = {manager: _fields({k: v for k, v in body.items() if k not in ("apiVersion", "kind")})}
+            self.managed[key] = {
+                manager: _fields({k: v for k, v in body.items() if k not in ("apiVersion", "kind")})
+            }
             return created
         self._precondition(req.rt, cur, body)
         if req.sub == "status":
@@ -1245,8 +1335,13 @@ class FakeAPIServer:
                 if _value_at(cur, p) != _value_at(part, p):
                     conflicts.append((other, p))
         if conflicts and not force:
-            causes = [{"type": "FieldManagerConflict", "message": f'conflict with "{m}"', "field": _path_str(p)} for m, p in conflicts]
-            raise ApiError(409, "Conflict", f"Apply failed with {len(conflicts)} conflict(s)", {"causes": causes})
+            causes = [
+                {"type": "FieldManagerConflict", "message": f'conflict with "{m}"', "field": _path_str(p)}
+                for m, p in conflicts
+            ]
+            raise ApiError(
+                409, "Conflict", f"Apply failed with {len(conflicts)} conflict(s)", {"causes": causes}
+            )
         new = _clone(cur)
         # deepest first, list-map keys last (an item is found by its key)
         gone = sorted(owners.get(manager, set()) - new_fields, key=lambda p: (_is_key_leaf(p), -len(p)))
@@ -1270,7 +1365,9 @@ class FakeAPIServer:
             if cur is None:
                 raise _not_found(req.rt, req.name)
             if pre.get("uid") and pre["uid"] != cur["metadata"]["uid"]:
-                raise ApiError(409, "Conflict", "Precondition failed: UID in precondition does not match the object")
+                raise ApiError(
+                    409, "Conflict", "Precondition failed: UID in precondition does not match the object"
+                )
             if pre.get("resourceVersion") and pre["resourceVersion"] != cur["metadata"]["resourceVersion"]:
                 raise _conflict(req.rt, req.name)
             return self._out(req.rt, self._delete(req.rt, cur, propagation))
@@ -1322,7 +1419,10 @@ class FakeAPIServer:
         """On a started Job: set status.startTime (the Job controller does it
         when a Job runs, or resumes from suspension)."""
         spec, status = job.get("spec") or {}, job.get("status") or {}
-        finished = any(c.get("type") in ("Complete", "Failed") and c.get("status") == "True" for c in status.get("conditions") or [])
+        finished = any(
+            c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
+            for c in status.get("conditions") or []
+        )
         if finished:
             return job
         new = _clone(job)
@@ -1369,7 +1469,11 @@ class FakeAPIServer:
             with self.lock:
                 if rv_param in ("", "0"):
                     cursor = self.rv
-                    initial = [{"type": "ADDED", "object": self._out(rt, o)} for _, o in sorted(self._store(rt).items()) if visible(o)]
+                    initial = [
+                        {"type": "ADDED", "object": self._out(rt, o)}
+                        for _, o in sorted(self._store(rt).items())
+                        if visible(o)
+                    ]
                 else:
                     try:
                         cursor = int(rv_param)
@@ -1419,11 +1523,22 @@ class FakeAPIServer:
                             if etype:
                                 out.append({"type": etype, "object": self._out(rt, ev.obj)})
                             cursor = ev.rv
-                        if not out and bookmarks and time.monotonic() - last_bookmark >= self.bookmark_interval:
+                        if (
+                            not out
+                            and bookmarks
+                            and time.monotonic() - last_bookmark >= self.bookmark_interval
+                        ):
                             cursor = max(cursor, self.rv) if not pending else cursor
-                            out.append({"type": "BOOKMARK", "object": {
-                                "kind": rt.kind, "apiVersion": rt.api_version,
-                                "metadata": {"resourceVersion": str(cursor)}}})
+                            out.append(
+                                {
+                                    "type": "BOOKMARK",
+                                    "object": {
+                                        "kind": rt.kind,
+                                        "apiVersion": rt.api_version,
+                                        "metadata": {"resourceVersion": str(cursor)},
+                                    },
+                                }
+                            )
                             last_bookmark = time.monotonic()
                 for ev in out:
                     _write_chunk(h, ev)
@@ -1472,14 +1587,26 @@ def _default_job(job: JSON) -> None:
     spec.setdefault("selector", {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}})
     tmpl = spec.setdefault("template", {})
     labels = tmpl.setdefault("metadata", {}).setdefault("labels", {})
-    labels.update({"batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name": name,
-                   "controller-uid": uid, "job-name": name})
+    labels.update(
+        {
+            "batch.kubernetes.io/controller-uid": uid,
+            "batch.kubernetes.io/job-name": name,
+            "controller-uid": uid,
+            "job-name": name,
+        }
+    )
     tspec = tmpl.setdefault("spec", {})
     if tspec.get("restartPolicy") not in ("Never", "OnFailure"):
-        raise ApiError(422, "Invalid", f'Job.batch "{name}" is invalid: spec.template.spec.restartPolicy: '
-                                       'Required value: valid values: "OnFailure", "Never"')
+        raise ApiError(
+            422,
+            "Invalid",
+            f'Job.batch "{name}" is invalid: spec.template.spec.restartPolicy: '
+            'Required value: valid values: "OnFailure", "Never"',
+        )
     if not tspec.get("containers"):
-        raise ApiError(422, "Invalid", f'Job.batch "{name}" is invalid: spec.template.spec.containers: Required value')
+        raise ApiError(
+            422, "Invalid", f'Job.batch "{name}" is invalid: spec.template.spec.containers: Required value'
+        )
 
 
 _MUTABLE_SCHEDULING = ("nodeSelector", "tolerations", "schedulingGates")
@@ -1510,7 +1637,9 @@ def _validate_job_update(old: JSON, new: JSON) -> None:
 
     mutable = bool(o.get("suspend")) and not (old.get("status") or {}).get("startTime")
     if strip(ot) != strip(nt) or not mutable:
-        raise ApiError(422, "Invalid", f'Job.batch "{name}" is invalid: spec.template: Invalid value: field is immutable')
+        raise ApiError(
+            422, "Invalid", f'Job.batch "{name}" is invalid: spec.template: Invalid value: field is immutable'
+        )
 
 
 # --- HTTP ------------------------------------------------------------------------------------
@@ -1538,7 +1667,12 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
         if self.path.split("?")[0] in ("/version", "/healthz", "/readyz", "/livez"):
-            self._send(200, {"major": "1", "minor": "32", "gitVersion": "v1.32.0-fake"} if self.path.startswith("/version") else {"status": "ok"})
+            self._send(
+                200,
+                {"major": "1", "minor": "32", "gitVersion": "v1.32.0-fake"}
+                if self.path.startswith("/version")
+                else {"status": "ok"},
+            )
             return
         try:
             req = api.route(method, self.path, self.headers, body)
@@ -1559,8 +1693,18 @@ class _Handler(BaseHTTPRequestHandler):
                 raise ApiError(405, "MethodNotAllowed", f"{req.verb} is not supported")
             out = handler(req)
             if req.verb in ("create", "update", "patch", "delete"):
-                api._run_hooks(WriteInfo(req.verb, req.rt.plural, req.sub, req.namespace,
-                                         req.name or out["metadata"]["name"], out, req.user_agent, api))
+                api._run_hooks(
+                    WriteInfo(
+                        req.verb,
+                        req.rt.plural,
+                        req.sub,
+                        req.namespace,
+                        req.name or out["metadata"]["name"],
+                        out,
+                        req.user_agent,
+                        api,
+                    )
+                )
             api.check_faults(req, after=True)
             self._send(201 if req.verb == "create" else 200, out)
         except DropConnection:

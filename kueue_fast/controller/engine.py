@@ -51,7 +51,9 @@ class EngineHandle:
             return True
         if wl.admission is not None:
             for psa in wl.admission.pod_set_assignments:
-                if any(r not in names for r in psa.resource_usage) or any(f not in flavors for f in psa.flavors.values()):
+                if any(r not in names for r in psa.resource_usage) or any(
+                    f not in flavors for f in psa.flavors.values()
+                ):
                     return True
         return False
 

@@ -44,7 +44,15 @@ def object_key(obj: JSON) -> str:
 
 
 _KUEUE_PREFIX = "kueue.x-k8s.io/"
-_META_KEEP = ("name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp")
+_META_KEEP = (
+    "name",
+    "namespace",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+)
 
 
 def _deep_intern(o: Any) -> Any:
@@ -75,8 +83,9 @@ class Slimmer:
     def share(self, obj: Any) -> Any:
         if not obj:
             return obj
-        digest = hashlib.blake2b(json.dumps(obj, sort_keys=True, separators=(",", ":")).encode(),
-                                 digest_size=16).digest()
+        digest = hashlib.blake2b(
+            json.dumps(obj, sort_keys=True, separators=(",", ":")).encode(), digest_size=16
+        ).digest()
         got = self._shared.get(digest)
         if got is not None:
             return got
@@ -93,10 +102,14 @@ class Slimmer:
     def _s(v: Any) -> Any:
         return sys.intern(v) if isinstance(v, str) and len(v) <= 64 else v
 
-    def meta(self, md: JSON, *, labels: str = "all", annotations: str = "kueue", owners: bool = False) -> JSON:
+    def meta(
+        self, md: JSON, *, labels: str = "all", annotations: str = "kueue", owners: bool = False
+    ) -> JSON:
         return _deep_intern(self._meta(md, labels=labels, annotations=annotations, owners=owners))  # type: ignore[no-any-return]
 
-    def _meta(self, md: JSON, *, labels: str = "all", annotations: str = "kueue", owners: bool = False) -> JSON:
+    def _meta(
+        self, md: JSON, *, labels: str = "all", annotations: str = "kueue", owners: bool = False
+    ) -> JSON:
         out = {k: self._s(md[k]) for k in _META_KEEP if md.get(k) is not None}
         lab = md.get("labels") or {}
         if labels == "all" and lab:
@@ -173,11 +186,15 @@ class Slimmer:
         specs; the Job keeps its own labels), so that the pod sets of Jobs
         made from one template are shared."""
         spec = _deep_intern({k: v for k, v in (obj.get("spec") or {}).items() if k != "podSets"})
-        spec["podSets"] = self.share([
-            {**{k: v for k, v in ps.items() if k != "template"},
-             "template": self.template(ps.get("template"), metadata=False)}
-            for ps in (obj.get("spec") or {}).get("podSets") or []
-        ])
+        spec["podSets"] = self.share(
+            [
+                {
+                    **{k: v for k, v in ps.items() if k != "template"},
+                    "template": self.template(ps.get("template"), metadata=False),
+                }
+                for ps in (obj.get("spec") or {}).get("podSets") or []
+            ]
+        )
         out: JSON = {
             "apiVersion": sys.intern(obj.get("apiVersion", "kueue.x-k8s.io/v1beta2")),
             "kind": "Workload",
@@ -197,7 +214,11 @@ class Slimmer:
         return out
 
     def namespace(self, obj: JSON) -> JSON:
-        return {"apiVersion": "v1", "kind": "Namespace", "metadata": self.meta(obj["metadata"], annotations="none")}
+        return {
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": self.meta(obj["metadata"], annotations="none"),
+        }
 
 
 # --- the informer ---------------------------------------------------------------------------------
@@ -263,8 +284,9 @@ class Informer:
         cont: str | None = None
         while True:
             try:
-                page = self.client.list(self.res, label_selector=self.label_selector, limit=self.page_size,
-                                        continue_=cont)
+                page = self.client.list(
+                    self.res, label_selector=self.label_selector, limit=self.page_size, continue_=cont
+                )
             except ApiError as e:
                 if e.status == 410 and cont:
                     items, cont = [], None  # the paged snapshot expired: start over
@@ -298,15 +320,23 @@ class Informer:
     def _watch(self) -> None:
         self.watches += 1
         try:
-            stream = self.client.watch(self.res, resource_version=self.resource_version,
-                                       label_selector=self.label_selector, timeout_seconds=self.watch_timeout)
+            stream = self.client.watch(
+                self.res,
+                resource_version=self.resource_version,
+                label_selector=self.label_selector,
+                timeout_seconds=self.watch_timeout,
+            )
             for ev in stream:
                 etype = ev.get("type")
                 obj = ev.get("object") or {}
                 if etype == "ERROR":
                     if obj.get("code") == 410:
                         raise Gone()
-                    raise ApiError(int(obj.get("code") or 500), str(obj.get("reason") or ""), str(obj.get("message") or ""))
+                    raise ApiError(
+                        int(obj.get("code") or 500),
+                        str(obj.get("reason") or ""),
+                        str(obj.get("message") or ""),
+                    )
                 rv = str((obj.get("metadata") or {}).get("resourceVersion") or "")
                 if etype == "BOOKMARK":
                     if rv:
@@ -332,8 +362,12 @@ class Informer:
 
 def _derived_labels(md: JSON) -> dict[str, str]:
     uid, name = md.get("uid", ""), md.get("name", "")
-    return {"batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name": name,
-            "controller-uid": uid, "job-name": name}
+    return {
+        "batch.kubernetes.io/controller-uid": uid,
+        "batch.kubernetes.io/job-name": name,
+        "controller-uid": uid,
+        "job-name": name,
+    }
 
 
 def job_template(job: JSON) -> JSON:

@@ -48,7 +48,8 @@ def workload_name(job_name: str, job_uid: str, kind: str = "Job", group: str = "
 
 def pods_count(spec: JSON) -> int:
     """Pods the Job runs at once: parallelism, capped by completions."""
-    n = int(spec.get("parallelism") if spec.get("parallelism") is not None else 1)
+    p = spec.get("parallelism")
+    n = int(p) if p is not None else 1
     c = spec.get("completions")
     if c is not None and int(c) < n:
         n = int(c)
@@ -114,7 +115,13 @@ def build_workload(job: JSON, priority: int | None, priority_class: str | None) 
 
 
 def _toleration_key(t: JSON) -> tuple[Any, ...]:
-    return (t.get("key"), t.get("operator") or "Equal", t.get("value"), t.get("effect"), t.get("tolerationSeconds"))
+    return (
+        t.get("key"),
+        t.get("operator") or "Equal",
+        t.get("value"),
+        t.get("effect"),
+        t.get("tolerationSeconds"),
+    )
 
 
 def injected(original: JSON, flavors: list[JSON]) -> tuple[dict[str, str], list[JSON]]:
@@ -139,7 +146,7 @@ def start_patch(job: JSON, original: JSON, flavors: list[JSON]) -> JSON | None:
     with the flavors' node labels and tolerations."""
     selector, tolerations = injected(original, flavors)
     cur = template_spec(job)
-    annotations = (job["metadata"].get("annotations") or {})
+    annotations = job["metadata"].get("annotations") or {}
     same = (
         not is_suspended(job)
         and dict(cur.get("nodeSelector") or {}) == selector
@@ -148,8 +155,10 @@ def start_patch(job: JSON, original: JSON, flavors: list[JSON]) -> JSON | None:
     )
     if same:
         return None
-    tspec: JSON = {"nodeSelector": _map_patch(cur.get("nodeSelector") or {}, selector),
-                   "tolerations": tolerations or None}
+    tspec: JSON = {
+        "nodeSelector": _map_patch(cur.get("nodeSelector") or {}, selector),
+        "tolerations": tolerations or None,
+    }
     patch: JSON = {
         "metadata": {"resourceVersion": job["metadata"]["resourceVersion"]},
         "spec": {"suspend": False, "template": {"spec": tspec}},
@@ -197,7 +206,9 @@ def stop_step(job: JSON, original: JSON | None) -> tuple[str, JSON] | None:
             patch["spec"] = {
                 "template": {
                     "spec": {
-                        "nodeSelector": _map_patch(cur.get("nodeSelector") or {}, dict(original.get("nodeSelector") or {})),
+                        "nodeSelector": _map_patch(
+                            cur.get("nodeSelector") or {}, dict(original.get("nodeSelector") or {})
+                        ),
                         "tolerations": list(original.get("tolerations") or []) or None,
                     }
                 }

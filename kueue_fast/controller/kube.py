@@ -47,8 +47,14 @@ STRATEGIC = "application/strategic-merge-patch+json"
 class ApiError(Exception):
     """A request the API server answered with an error (``status`` 0: no answer)."""
 
-    def __init__(self, status: int, reason: str, message: str, body: JSON | None = None,
-                 retry_after: float | None = None) -> None:
+    def __init__(
+        self,
+        status: int,
+        reason: str,
+        message: str,
+        body: JSON | None = None,
+        retry_after: float | None = None,
+    ) -> None:
         super().__init__(f"{status} {reason}: {message}")
         self.status = status
         self.reason = reason
@@ -100,7 +106,9 @@ RESOURCE_FLAVORS = Resource(KUEUE_GROUP, KUEUE_VERSION, "resourceflavors", "Reso
 CLUSTER_QUEUES = Resource(KUEUE_GROUP, KUEUE_VERSION, "clusterqueues", "ClusterQueue", False)
 COHORTS = Resource(KUEUE_GROUP, KUEUE_VERSION, "cohorts", "Cohort", False)
 LOCAL_QUEUES = Resource(KUEUE_GROUP, KUEUE_VERSION, "localqueues", "LocalQueue", True)
-PRIORITY_CLASSES = Resource(KUEUE_GROUP, KUEUE_VERSION, "workloadpriorityclasses", "WorkloadPriorityClass", False)
+PRIORITY_CLASSES = Resource(
+    KUEUE_GROUP, KUEUE_VERSION, "workloadpriorityclasses", "WorkloadPriorityClass", False
+)
 WORKLOADS = Resource(KUEUE_GROUP, KUEUE_VERSION, "workloads", "Workload", True)
 NAMESPACES = Resource("", "v1", "namespaces", "Namespace", False)
 JOBS = Resource("batch", "v1", "jobs", "Job", True)
@@ -191,13 +199,14 @@ class KubeClient:
 
         cfg = client.Configuration()
         if kubeconfig:
-            config.load_kube_config(config_file=kubeconfig, context=context, client_configuration=cfg,
-                                    persist_config=False)
+            config.load_kube_config(  # type: ignore[no-untyped-call]
+                config_file=kubeconfig, context=context, client_configuration=cfg, persist_config=False
+            )
         else:
             try:
-                config.load_incluster_config(client_configuration=cfg)
+                config.load_incluster_config(client_configuration=cfg)  # type: ignore[no-untyped-call]
             except config.ConfigException:
-                config.load_kube_config(context=context, client_configuration=cfg, persist_config=False)
+                config.load_kube_config(context=context, client_configuration=cfg, persist_config=False)  # type: ignore[no-untyped-call]
         cfg.connection_pool_maxsize = pool_size
         # The client's own retries would re-send a write blindly; we retry ourselves.
         cfg.retries = False
@@ -223,8 +232,15 @@ class KubeClient:
 
     # --- requests ---------------------------------------------------------------------------------------
 
-    def _send(self, method: str, path: str, query: list[tuple[str, str]], body: Any,
-              content_type: str | None, timeout: float | tuple[float, float] | None) -> Any:
+    def _send(
+        self,
+        method: str,
+        path: str,
+        query: list[tuple[str, str]],
+        body: Any,
+        content_type: str | None,
+        timeout: float | tuple[float, float] | None,
+    ) -> Any:
         headers = {"Accept": "application/json"}
         if content_type:
             headers["Content-Type"] = content_type
@@ -238,8 +254,9 @@ class KubeClient:
             body=body,
             auth_settings=["BearerToken"],
         )
-        return self.api.call_api(method, url, header_params=headers, body=body,
-                                 _request_timeout=timeout or self.request_timeout)
+        return self.api.call_api(
+            method, url, header_params=headers, body=body, _request_timeout=timeout or self.request_timeout
+        )
 
     def request(
         self,
@@ -283,8 +300,9 @@ class KubeClient:
             delay = min(delay * 2, self.backoff_max)
         raise AssertionError("unreachable")
 
-    def _once(self, method: str, path: str, q: list[tuple[str, str]], body: Any,
-              content_type: str | None) -> JSON | ApiError:
+    def _once(
+        self, method: str, path: str, q: list[tuple[str, str]], body: Any, content_type: str | None
+    ) -> JSON | ApiError:
         try:
             resp = self._send(method, path, q, body, content_type, None)
             data = resp.read()
@@ -309,18 +327,35 @@ class KubeClient:
             except ValueError:
                 retry_after = None
         body = obj if isinstance(obj, dict) else {}
-        return ApiError(status, str(body.get("reason") or resp.reason or ""), str(body.get("message") or ""),
-                        body, retry_after)
+        return ApiError(
+            status,
+            str(body.get("reason") or resp.reason or ""),
+            str(body.get("message") or ""),
+            body,
+            retry_after,
+        )
 
     # --- verbs -------------------------------------------------------------------------------------------
 
     def get(self, res: Resource, name: str, namespace: str | None = None) -> JSON:
         return self.request("GET", res.path(namespace, name), verb="get", resource=res.plural)
 
-    def list(self, res: Resource, *, namespace: str | None = None, label_selector: str | None = None,
-             limit: int | None = None, continue_: str | None = None, resource_version: str | None = None) -> JSON:
-        query = {"labelSelector": label_selector, "limit": limit, "continue": continue_,
-                 "resourceVersion": resource_version}
+    def list(
+        self,
+        res: Resource,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        limit: int | None = None,
+        continue_: str | None = None,
+        resource_version: str | None = None,
+    ) -> JSON:
+        query = {
+            "labelSelector": label_selector,
+            "limit": limit,
+            "continue": continue_,
+            "resourceVersion": resource_version,
+        }
         return self.request("GET", res.path(namespace), query=query, verb="list", resource=res.plural)
 
     def create(self, res: Resource, obj: JSON, namespace: str | None = None) -> JSON:
@@ -328,16 +363,36 @@ class KubeClient:
 
     def update(self, res: Resource, obj: JSON, sub: str | None = None) -> JSON:
         md = obj["metadata"]
-        return self.request("PUT", res.path(md.get("namespace"), md["name"], sub), body=obj, verb="update",
-                            resource=res.plural + (f"/{sub}" if sub else ""))
+        return self.request(
+            "PUT",
+            res.path(md.get("namespace"), md["name"], sub),
+            body=obj,
+            verb="update",
+            resource=res.plural + (f"/{sub}" if sub else ""),
+        )
 
-    def patch(self, res: Resource, name: str, patch: Any, *, namespace: str | None = None,
-              sub: str | None = None, content_type: str = MERGE) -> JSON:
-        return self.request("PATCH", res.path(namespace, name, sub), body=patch, content_type=content_type,
-                            verb="patch", resource=res.plural + (f"/{sub}" if sub else ""))
+    def patch(
+        self,
+        res: Resource,
+        name: str,
+        patch: Any,
+        *,
+        namespace: str | None = None,
+        sub: str | None = None,
+        content_type: str = MERGE,
+    ) -> JSON:
+        return self.request(
+            "PATCH",
+            res.path(namespace, name, sub),
+            body=patch,
+            content_type=content_type,
+            verb="patch",
+            resource=res.plural + (f"/{sub}" if sub else ""),
+        )
 
-    def apply(self, res: Resource, obj: JSON, *, field_manager: str, sub: str | None = None,
-              force: bool = True) -> JSON:
+    def apply(
+        self, res: Resource, obj: JSON, *, field_manager: str, sub: str | None = None, force: bool = True
+    ) -> JSON:
         md = obj["metadata"]
         return self.request(
             "PATCH",
@@ -349,26 +404,44 @@ class KubeClient:
             resource=res.plural + (f"/{sub}" if sub else ""),
         )
 
-    def delete(self, res: Resource, name: str, namespace: str | None = None,
-               propagation: str | None = "Background", uid: str | None = None) -> JSON:
+    def delete(
+        self,
+        res: Resource,
+        name: str,
+        namespace: str | None = None,
+        propagation: str | None = "Background",
+        uid: str | None = None,
+    ) -> JSON:
         body: JSON = {"kind": "DeleteOptions", "apiVersion": "v1"}
         if propagation:
             body["propagationPolicy"] = propagation
         if uid:
             body["preconditions"] = {"uid": uid}
-        return self.request("DELETE", res.path(namespace, name), body=body, verb="delete", resource=res.plural)
+        return self.request(
+            "DELETE", res.path(namespace, name), body=body, verb="delete", resource=res.plural
+        )
 
     # --- watch -------------------------------------------------------------------------------------------
 
-    def watch(self, res: Resource, *, resource_version: str, label_selector: str | None = None,
-              timeout_seconds: int = 300, bookmarks: bool = True) -> Iterator[JSON]:
+    def watch(
+        self,
+        res: Resource,
+        *,
+        resource_version: str,
+        label_selector: str | None = None,
+        timeout_seconds: int = 300,
+        bookmarks: bool = True,
+    ) -> Iterator[JSON]:
         """Decoded watch events. Ends when the server closes the stream; raises
         ApiError when it cannot be opened, ClientClosed when the client closes."""
         if self.stopped.is_set():
             raise ClientClosed()
         self.bucket.take(self.stopped)
-        query = [("watch", "true"), ("resourceVersion", resource_version),
-                 ("timeoutSeconds", str(timeout_seconds))]
+        query = [
+            ("watch", "true"),
+            ("resourceVersion", resource_version),
+            ("timeoutSeconds", str(timeout_seconds)),
+        ]
         if bookmarks:
             query.append(("allowWatchBookmarks", "true"))
         if label_selector:

@@ -111,15 +111,22 @@ class LeaderElector:
                     self.on_change(True)
             elif self.leading and now - last_renew >= self.renew_deadline:
                 self.leading = False
-                log.warning("%s lost the leadership (could not renew within %.1fs)", self.identity, self.renew_deadline)
+                log.warning(
+                    "%s lost the leadership (could not renew within %.1fs)",
+                    self.identity,
+                    self.renew_deadline,
+                )
                 self.on_change(False)
             if self.clock.sleep_until(self.stop_event, self.retry_period):
                 return
 
     def _record(self, lease: JSON) -> tuple[str, str, str]:
         spec = lease.get("spec") or {}
-        return (str(spec.get("holderIdentity") or ""), str(spec.get("renewTime") or ""),
-                str(lease["metadata"].get("resourceVersion", "")))
+        return (
+            str(spec.get("holderIdentity") or ""),
+            str(spec.get("renewTime") or ""),
+            str(lease["metadata"].get("resourceVersion", "")),
+        )
 
     def _try_acquire_or_renew(self) -> bool:
         now_ns = self.clock.time_ns()
@@ -136,8 +143,12 @@ class LeaderElector:
                 raise
             new_spec["acquireTime"] = _micro_time(now_ns)
             new_spec["leaseTransitions"] = 0
-            body = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-                    "metadata": {"name": self.name, "namespace": self.namespace}, "spec": new_spec}
+            body = {
+                "apiVersion": "coordination.k8s.io/v1",
+                "kind": "Lease",
+                "metadata": {"name": self.name, "namespace": self.namespace},
+                "spec": new_spec,
+            }
             try:
                 self._lease = self.client.create(LEASES, body, self.namespace)
             except ApiError as e2:
@@ -160,10 +171,16 @@ class LeaderElector:
         else:
             new_spec["acquireTime"] = _micro_time(now_ns)
             new_spec["leaseTransitions"] = int(spec.get("leaseTransitions") or 0) + 1
-        body = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-                "metadata": {"name": self.name, "namespace": self.namespace,
-                             "resourceVersion": lease["metadata"]["resourceVersion"]},
-                "spec": new_spec}
+        body = {
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "metadata": {
+                "name": self.name,
+                "namespace": self.namespace,
+                "resourceVersion": lease["metadata"]["resourceVersion"],
+            },
+            "spec": new_spec,
+        }
         try:
             self._lease = self.client.update(LEASES, body)
         except ApiError as e:
@@ -184,10 +201,16 @@ class LeaderElector:
         spec["holderIdentity"] = ""
         spec["leaseDurationSeconds"] = 1
         spec["renewTime"] = _micro_time(self.clock.time_ns())
-        body = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-                "metadata": {"name": self.name, "namespace": self.namespace,
-                             "resourceVersion": lease["metadata"]["resourceVersion"]},
-                "spec": spec}
+        body = {
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "metadata": {
+                "name": self.name,
+                "namespace": self.namespace,
+                "resourceVersion": lease["metadata"]["resourceVersion"],
+            },
+            "spec": spec,
+        }
         try:
             self.client.update(LEASES, body)
         except (ApiError, ClientClosed) as e:

@@ -30,80 +30,151 @@ class Metrics:
         self.admission_attempts_total = Counter(
             "kueue_admission_attempts_total",
             "Total number of attempts to admit workloads; result is success or inadmissible",
-            ["result"], registry=r)
+            ["result"],
+            registry=r,
+        )
         self.admission_attempt_duration_seconds = Histogram(
-            "kueue_admission_attempt_duration_seconds", "Latency of an admission attempt (a scheduling cycle)",
-            ["result"], buckets=_CYCLE_BUCKETS, registry=r)
+            "kueue_admission_attempt_duration_seconds",
+            "Latency of an admission attempt (a scheduling cycle)",
+            ["result"],
+            buckets=_CYCLE_BUCKETS,
+            registry=r,
+        )
         self.pending_workloads = Gauge(
-            "kueue_pending_workloads", "Number of pending workloads, per cluster_queue and status (active|inadmissible)",
-            ["cluster_queue", "status"], registry=r)
+            "kueue_pending_workloads",
+            "Number of pending workloads, per cluster_queue and status (active|inadmissible)",
+            ["cluster_queue", "status"],
+            registry=r,
+        )
         self.quota_reserved_workloads_total = Counter(
-            "kueue_quota_reserved_workloads_total", "Total number of quota reserved workloads per cluster_queue",
-            ["cluster_queue"], registry=r)
+            "kueue_quota_reserved_workloads_total",
+            "Total number of quota reserved workloads per cluster_queue",
+            ["cluster_queue"],
+            registry=r,
+        )
         self.quota_reserved_wait_time_seconds = Histogram(
             "kueue_quota_reserved_wait_time_seconds",
             "Time between a workload creation or requeue and its quota reservation, per cluster_queue",
-            ["cluster_queue"], buckets=_WAIT_BUCKETS, registry=r)
+            ["cluster_queue"],
+            buckets=_WAIT_BUCKETS,
+            registry=r,
+        )
         self.admitted_workloads_total = Counter(
-            "kueue_admitted_workloads_total", "Total number of admitted workloads per cluster_queue",
-            ["cluster_queue"], registry=r)
+            "kueue_admitted_workloads_total",
+            "Total number of admitted workloads per cluster_queue",
+            ["cluster_queue"],
+            registry=r,
+        )
         self.admission_wait_time_seconds = Histogram(
             "kueue_admission_wait_time_seconds",
             "Time between a workload creation or requeue and its admission, per cluster_queue",
-            ["cluster_queue"], buckets=_WAIT_BUCKETS, registry=r)
+            ["cluster_queue"],
+            buckets=_WAIT_BUCKETS,
+            registry=r,
+        )
         self.evicted_workloads_total = Counter(
-            "kueue_evicted_workloads_total", "Number of evicted workloads per cluster_queue and reason",
-            ["cluster_queue", "reason"], registry=r)
+            "kueue_evicted_workloads_total",
+            "Number of evicted workloads per cluster_queue and reason",
+            ["cluster_queue", "reason"],
+            registry=r,
+        )
         self.preempted_workloads_total = Counter(
-            "kueue_preempted_workloads_total", "Number of preempted workloads per preempting_cluster_queue and reason",
-            ["preempting_cluster_queue", "reason"], registry=r)
+            "kueue_preempted_workloads_total",
+            "Number of preempted workloads per preempting_cluster_queue and reason",
+            ["preempting_cluster_queue", "reason"],
+            registry=r,
+        )
         self.reserving_active_workloads = Gauge(
-            "kueue_reserving_active_workloads", "Number of workloads that reserve quota, per cluster_queue",
-            ["cluster_queue"], registry=r)
+            "kueue_reserving_active_workloads",
+            "Number of workloads that reserve quota, per cluster_queue",
+            ["cluster_queue"],
+            registry=r,
+        )
         self.admitted_active_workloads = Gauge(
-            "kueue_admitted_active_workloads", "Number of admitted workloads that are active, per cluster_queue",
-            ["cluster_queue"], registry=r)
+            "kueue_admitted_active_workloads",
+            "Number of admitted workloads that are active, per cluster_queue",
+            ["cluster_queue"],
+            registry=r,
+        )
         self.cluster_queue_status = Gauge(
-            "kueue_cluster_queue_status", "The status of the ClusterQueue (pending|active|terminating)",
-            ["cluster_queue", "status"], registry=r)
+            "kueue_cluster_queue_status",
+            "The status of the ClusterQueue (pending|active|terminating)",
+            ["cluster_queue", "status"],
+            registry=r,
+        )
         self.cluster_queue_resource_reservation = Gauge(
-            "kueue_cluster_queue_resource_reservation", "Total quantity of a resource reserved in a flavor",
-            ["cohort", "cluster_queue", "flavor", "resource"], registry=r)
+            "kueue_cluster_queue_resource_reservation",
+            "Total quantity of a resource reserved in a flavor",
+            ["cohort", "cluster_queue", "flavor", "resource"],
+            registry=r,
+        )
         self.cluster_queue_resource_usage = Gauge(
-            "kueue_cluster_queue_resource_usage", "Total quantity of a resource used in a flavor",
-            ["cohort", "cluster_queue", "flavor", "resource"], registry=r)
+            "kueue_cluster_queue_resource_usage",
+            "Total quantity of a resource used in a flavor",
+            ["cohort", "cluster_queue", "flavor", "resource"],
+            registry=r,
+        )
         self.cluster_queue_nominal_quota = Gauge(
-            "kueue_cluster_queue_nominal_quota", "Nominal quota of a resource in a flavor",
-            ["cohort", "cluster_queue", "flavor", "resource"], registry=r)
+            "kueue_cluster_queue_nominal_quota",
+            "Nominal quota of a resource in a flavor",
+            ["cohort", "cluster_queue", "flavor", "resource"],
+            registry=r,
+        )
         self.cluster_queue_borrowing_limit = Gauge(
-            "kueue_cluster_queue_borrowing_limit", "Borrowing limit of a resource in a flavor",
-            ["cohort", "cluster_queue", "flavor", "resource"], registry=r)
+            "kueue_cluster_queue_borrowing_limit",
+            "Borrowing limit of a resource in a flavor",
+            ["cohort", "cluster_queue", "flavor", "resource"],
+            registry=r,
+        )
         self.cluster_queue_lending_limit = Gauge(
-            "kueue_cluster_queue_lending_limit", "Lending limit of a resource in a flavor",
-            ["cohort", "cluster_queue", "flavor", "resource"], registry=r)
+            "kueue_cluster_queue_lending_limit",
+            "Lending limit of a resource in a flavor",
+            ["cohort", "cluster_queue", "flavor", "resource"],
+            registry=r,
+        )
         self.local_queue_pending_workloads = Gauge(
-            "kueue_local_queue_pending_workloads", "Number of pending workloads per local_queue",
-            ["name", "namespace", "status"], registry=r)
+            "kueue_local_queue_pending_workloads",
+            "Number of pending workloads per local_queue",
+            ["name", "namespace", "status"],
+            registry=r,
+        )
         self.local_queue_reserving_active_workloads = Gauge(
-            "kueue_local_queue_reserving_active_workloads", "Number of workloads reserving quota per local_queue",
-            ["name", "namespace"], registry=r)
+            "kueue_local_queue_reserving_active_workloads",
+            "Number of workloads reserving quota per local_queue",
+            ["name", "namespace"],
+            registry=r,
+        )
         # the controller's own
         self.api_requests_total = Counter(
-            "kueue_fast_api_requests_total", "API requests by verb, resource and status code",
-            ["verb", "resource", "code"], registry=r)
+            "kueue_fast_api_requests_total",
+            "API requests by verb, resource and status code",
+            ["verb", "resource", "code"],
+            registry=r,
+        )
         self.api_request_duration_seconds = Histogram(
-            "kueue_fast_api_request_duration_seconds", "API request latency by verb", ["verb"],
-            buckets=(0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30), registry=r)
-        self.write_queue_depth = Gauge("kueue_fast_write_queue_depth", "Writes waiting for the writer", registry=r)
+            "kueue_fast_api_request_duration_seconds",
+            "API request latency by verb",
+            ["verb"],
+            buckets=(0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30),
+            registry=r,
+        )
+        self.write_queue_depth = Gauge(
+            "kueue_fast_write_queue_depth", "Writes waiting for the writer", registry=r
+        )
         self.write_failures_total = Counter(
-            "kueue_fast_write_failures_total", "Writes that failed for good, by operation", ["op"], registry=r)
+            "kueue_fast_write_failures_total", "Writes that failed for good, by operation", ["op"], registry=r
+        )
         self.cycles_total = Counter("kueue_fast_scheduling_cycles_total", "Scheduling cycles run", registry=r)
         self.cycle_duration_seconds = Histogram(
-            "kueue_fast_scheduling_cycle_duration_seconds", "Duration of one scheduling cycle",
-            buckets=_CYCLE_BUCKETS, registry=r)
+            "kueue_fast_scheduling_cycle_duration_seconds",
+            "Duration of one scheduling cycle",
+            buckets=_CYCLE_BUCKETS,
+            registry=r,
+        )
         self.is_leader = Gauge("kueue_fast_is_leader", "1 when this instance is the leader", registry=r)
         self.engine_rebuilds_total = Counter(
-            "kueue_fast_engine_rebuilds_total", "Engine (re)builds from the cluster's Workloads", registry=r)
+            "kueue_fast_engine_rebuilds_total", "Engine (re)builds from the cluster's Workloads", registry=r
+        )
 
     def observe_request(self, verb: str, resource: str, code: int, seconds: float) -> None:
         self.api_requests_total.labels(verb, resource, str(code)).inc()
@@ -123,7 +194,9 @@ class HealthServer:
     """``/metrics``, ``/healthz`` (the scheduling loop is alive) and ``/readyz``
     (informers synced) on one address."""
 
-    def __init__(self, address: str, metrics: Metrics, healthy: Callable[[], bool], ready: Callable[[], bool]) -> None:
+    def __init__(
+        self, address: str, metrics: Metrics, healthy: Callable[[], bool], ready: Callable[[], bool]
+    ) -> None:
         host, port = parse_address(address)
         outer = self
 
@@ -159,7 +232,7 @@ class HealthServer:
     @property
     def address(self) -> str:
         host, port = self.httpd.server_address[:2]
-        return f"{host}:{port}"
+        return f"{host!s}:{port}"
 
     def start(self) -> None:
         self.thread.start()

@@ -44,7 +44,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..cluster import ADMITTED, EVICTED, Decision
+from ..cluster import ADMITTED, Decision
 from ..errors import InputError
 from ..loader import (
     parse_cluster_queue,
@@ -90,7 +90,14 @@ PENDING, ADMITTED_P, EVICTING = "pending", "admitted", "evicting"
 CONFIG_KINDS = ("flavor", "cq", "cohort", "lq", "wpc", "namespace")
 ALL_KINDS = (*CONFIG_KINDS, "workload", "job")
 
-_WL_SPEC_FIELDS = ("podSets", "queueName", "priorityClassRef", "priority", "active", "maximumExecutionTimeSeconds")
+_WL_SPEC_FIELDS = (
+    "podSets",
+    "queueName",
+    "priorityClassRef",
+    "priority",
+    "active",
+    "maximumExecutionTimeSeconds",
+)
 _PODSET_FIELDS = ("name", "template", "count", "minCount", "topologyRequest")
 
 
@@ -140,7 +147,8 @@ class Track:
 def _rv_newer(new: JSON, old: JSON | None) -> bool:
     if old is None:
         return True
-    a, b = new["metadata"].get("resourceVersion", ""), old["metadata"].get("resourceVersion", "")
+    a = str(new["metadata"].get("resourceVersion", ""))
+    b = str(old["metadata"].get("resourceVersion", ""))
     if a.isdigit() and b.isdigit():
         return int(a) > int(b)
     return a != b
@@ -148,7 +156,11 @@ def _rv_newer(new: JSON, old: JSON | None) -> bool:
 
 def _owner_job(wl: JSON) -> str | None:
     for r in wl["metadata"].get("ownerReferences") or []:
-        if r.get("kind") == "Job" and str(r.get("apiVersion", "")).startswith("batch/") and r.get("controller"):
+        if (
+            r.get("kind") == "Job"
+            and str(r.get("apiVersion", "")).startswith("batch/")
+            and r.get("controller")
+        ):
             return f"{wl['metadata']['namespace']}/{r['name']}"
     return None
 
@@ -160,8 +172,14 @@ def _deleting(obj: JSON) -> bool:
 class Controller:
     """kueue-fast standing in for Kueue's scheduler in a cluster."""
 
-    def __init__(self, client: KubeClient, options: Options | None = None, *, clock: Clock | None = None,
-                 metrics: Metrics | None = None) -> None:
+    def __init__(
+        self,
+        client: KubeClient,
+        options: Options | None = None,
+        *,
+        clock: Clock | None = None,
+        metrics: Metrics | None = None,
+    ) -> None:
         self.client = client
         self.opts = options or Options()
         self.clock = clock or Clock()
@@ -234,7 +252,7 @@ class Controller:
             Informer(self.client, PRIORITY_CLASSES, "wpc", sink, s.config, **kw),  # type: ignore[arg-type]
             Informer(self.client, NAMESPACES, "namespace", sink, s.namespace, **kw),  # type: ignore[arg-type]
             Informer(self.client, WORKLOADS, "workload", sink, s.workload, **kw),  # type: ignore[arg-type]
-            Informer(self.client, JOBS, "job", sink, s.job, label_selector=job_selector(), **kw),  # type: ignore[arg-type]
+            Informer(self.client, JOBS, "job", sink, s.job, label_selector=job_selector(), **kw),  # type: ignore[arg-type,unused-ignore]
         ]
 
     def _sink(self, kind: str, etype: str, key: str, obj: JSON | None) -> None:
@@ -298,8 +316,11 @@ class Controller:
                 self.fatal = e
 
     def _timeout(self) -> float:
-        if self.sched_dirty or ((self.dirty or self.hot) and self.engine is not None
-                                and self.writer.depth() < self.opts.max_queued):
+        if self.sched_dirty or (
+            (self.dirty or self.hot)
+            and self.engine is not None
+            and self.writer.depth() < self.opts.max_queued
+        ):
             return 0.0
         t = 0.5
         if self.timers:
@@ -390,19 +411,29 @@ class Controller:
             self._entered_engine(t, wl, model)
             ev = S.get_condition(wl, S.EVICTED)
             if model.admission is not None and ev is not None and ev.get("status") == "True":
-                admitted_evicting.append((key, str(ev.get("reason") or "Preempted"), str(ev.get("message") or "")))
+                admitted_evicting.append(
+                    (key, str(ev.get("reason") or "Preempted"), str(ev.get("message") or ""))
+                )
         for key, reason, message in admitted_evicting:
             self.engine.evict(key, reason, message)
             t = self.tracks[key]
             t.phase = EVICTING
             pre = S.get_condition(self.objs["workload"][key], S.PREEMPTED)
-            t.evict = (reason, message, str(pre.get("reason")) if pre and pre.get("status") == "True" else None)
+            t.evict = (
+                reason,
+                message,
+                str(pre.get("reason")) if pre and pre.get("status") == "True" else None,
+            )
         self.dirty.update(dict.fromkeys(self.tracks))
         self.sched_dirty = True
         self.queues_dirty = True
         self.metrics.engine_rebuilds_total.inc()
-        log.info("engine %s built from %d workloads (%d admitted)", self.engine.engine_name, len(state.workloads),
-                 sum(1 for w in state.workloads.values() if w.admission is not None))
+        log.info(
+            "engine %s built from %d workloads (%d admitted)",
+            self.engine.engine_name,
+            len(state.workloads),
+            sum(1 for w in state.workloads.values() if w.admission is not None),
+        )
 
     # --- objects in ------------------------------------------------------------------------------------
 
@@ -446,7 +477,8 @@ class Controller:
             self.dirty[key] = None
         elif kind == "job":
             if obj is not None:
-                ukey = f"{obj['metadata']['namespace']}/{J.workload_name(obj['metadata']['name'], obj['metadata']['uid'])}"
+                jmd = obj["metadata"]
+                ukey = f"{jmd['namespace']}/{J.workload_name(jmd['name'], jmd['uid'])}"
                 prev = self.job_unit.get(key)
                 if prev is not None and prev != ukey:
                     self.dirty[prev] = None
@@ -473,8 +505,11 @@ class Controller:
             if (obj["metadata"].get("labels") or {}) == (old["metadata"].get("labels") or {}):
                 return  # only labels matter (namespaceSelector)
         if kind != "namespace" and obj is not None and old is not None:
-            if obj.get("spec") == old.get("spec") and _deleting(obj) == _deleting(old) and obj.get("value") == old.get(
-                    "value"):
+            if (
+                obj.get("spec") == old.get("spec")
+                and _deleting(obj) == _deleting(old)
+                and obj.get("value") == old.get("value")
+            ):
                 return  # a status or metadata update (ours, mostly)
         if obj is None:
             models.pop(key, None)
@@ -488,7 +523,7 @@ class Controller:
                 models.pop(key, None)
             else:
                 if kind == "cq" and _deleting(obj):
-                    model.stop_policy = "Hold"  # terminating: admits nothing, keeps what runs
+                    model.stop_policy = "Hold"  # type: ignore[attr-defined]  # terminating: admits nothing, keeps what runs
                 models[key] = model
         if kind == "wpc":
             return  # priorities are read when a Workload is created, not by the engine
@@ -518,8 +553,12 @@ class Controller:
             self.config_dirty = False
             self.sched_dirty = True
             self.dirty.update(dict.fromkeys(self.tracks))
-            log.info("configuration applied: %d ClusterQueues, %d LocalQueues, %d flavors",
-                     len(self.m_cqs), len(self.m_lqs), len(self.m_flavors))
+            log.info(
+                "configuration applied: %d ClusterQueues, %d LocalQueues, %d flavors",
+                len(self.m_cqs),
+                len(self.m_lqs),
+                len(self.m_flavors),
+            )
         elif self.engine.purge_due() and not self._evictions_in_flight():
             self.engine.purge()
 
@@ -546,13 +585,19 @@ class Controller:
         rv = wl["metadata"].get("resourceVersion")
         if rv == t.quarantined_rv and self.clock.monotonic() < t.quarantined_until:
             return False
-        return rv != t.invalid_rv
+        return bool(rv != t.invalid_rv)
 
     def _parse(self, t: Track, wl: JSON) -> Workload | None:
         spec = {k: v for k, v in (wl.get("spec") or {}).items() if k in _WL_SPEC_FIELDS}
-        spec["podSets"] = [{k: v for k, v in ps.items() if k in _PODSET_FIELDS} for ps in spec.get("podSets") or []]
-        obj = {"apiVersion": wl.get("apiVersion") or KUEUE_API, "kind": "Workload", "metadata": wl["metadata"],
-               "spec": spec}
+        spec["podSets"] = [
+            {k: v for k, v in ps.items() if k in _PODSET_FIELDS} for ps in spec.get("podSets") or []
+        ]
+        obj = {
+            "apiVersion": wl.get("apiVersion") or KUEUE_API,
+            "kind": "Workload",
+            "metadata": wl["metadata"],
+            "spec": spec,
+        }
         st = wl.get("status")
         if st:
             # the loader marks conditions while it reads them: give it copies (ours are shared)
@@ -571,10 +616,14 @@ class Controller:
         if model.admission is not None:
             t.phase = ADMITTED_P
             t.adm_cq = model.admission.cluster_queue
-            t.adm_usage = self._usage(tuple(
-                (psa.flavors[r], r, v) for psa in model.admission.pod_set_assignments
-                for r, v in psa.resource_usage.items() if r in psa.flavors
-            ))
+            t.adm_usage = self._usage(
+                tuple(
+                    (psa.flavors[r], r, v)
+                    for psa in model.admission.pod_set_assignments
+                    for r, v in psa.resource_usage.items()
+                    if r in psa.flavors
+                )
+            )
         else:
             t.phase = PENDING
             t.adm_cq, t.adm_usage = None, ()
@@ -648,8 +697,12 @@ class Controller:
         self.sched_dirty = True
         if t.failures >= self.opts.max_failures:
             wl = self.objs["workload"].get(t.key)
-            log.error("Workload %s: admission failed %d times (%s); set aside until it changes", t.key,
-                      t.failures, why)
+            log.error(
+                "Workload %s: admission failed %d times (%s); set aside until it changes",
+                t.key,
+                t.failures,
+                why,
+            )
             eng.remove(t.key)
             t.in_engine, t.phase = False, None
             t.quarantined_rv = wl["metadata"].get("resourceVersion") if wl else None
@@ -657,7 +710,7 @@ class Controller:
             t.failures = 0
             self._later(t.key, self.opts.quarantine)
             return
-        self._later(t.key, min(30.0, 0.2 * 2 ** t.failures))
+        self._later(t.key, min(30.0, 0.2 * 2**t.failures))
 
     # --- scheduling -----------------------------------------------------------------------------------
 
@@ -709,8 +762,14 @@ class Controller:
             return
         t.phase = ADMITTED_P
         t.adm_cq = d.cluster_queue
-        t.adm_usage = self._usage(tuple((ps.flavors[r], r, v) for ps in d.pod_sets
-                                        for r, v in ps.resource_usage.items() if r in ps.flavors))
+        t.adm_usage = self._usage(
+            tuple(
+                (ps.flavors[r], r, v)
+                for ps in d.pod_sets
+                for r, v in ps.resource_usage.items()
+                if r in ps.flavors
+            )
+        )
         t.evict = None
         t.pending_written = None
         self.admissions += 1
@@ -759,7 +818,8 @@ class Controller:
             by = d.preempted_by
             if by:
                 job_uid = ((self.objs["workload"].get(by) or {}).get("metadata", {}).get("labels") or {}).get(
-                    J.JOB_UID_LABEL, "UNKNOWN")
+                    J.JOB_UID_LABEL, "UNKNOWN"
+                )
                 message = message.replace("JobUID: UNKNOWN", f"JobUID: {job_uid}")
                 by_t = self.tracks.get(by)
                 pcq = (by_t.adm_cq if by_t else None) or ""
@@ -793,8 +853,15 @@ class Controller:
                     continue
                 self._reconcile(key)
 
-    def _submit(self, key: str, name: str, prio: int, fn: Any, refetch: tuple[Resource, str, str | None] | None,
-                data: Any) -> None:
+    def _submit(
+        self,
+        key: str,
+        name: str,
+        prio: int,
+        fn: Any,
+        refetch: tuple[Resource, str, str | None] | None,
+        data: Any,
+    ) -> None:
         self.inflight[key] = name
         self.writer.submit(key, name, prio, fn, refetch=refetch, epoch=self.epoch, data=data)
 
@@ -826,9 +893,14 @@ class Controller:
                 self._write_finalizers(t, wl)
             return
         if job is None and self._orphaned(wl):
-            self._submit(key, "delete-workload", PRIO_CREATE,
-                         lambda c: c.delete(WORKLOADS, name, ns, uid=md.get("uid")),
-                         (WORKLOADS, name, ns), ("workload", key))
+            self._submit(
+                key,
+                "delete-workload",
+                PRIO_CREATE,
+                lambda c: c.delete(WORKLOADS, name, ns, uid=md.get("uid")),
+                (WORKLOADS, name, ns),
+                ("workload", key),
+            )
             return
         if S.condition_true(wl, S.FINISHED):
             if J.RESOURCE_IN_USE in (md.get("finalizers") or []):
@@ -849,7 +921,9 @@ class Controller:
             if d.state != ADMITTED:
                 return
             if not S.admission_matches(wl, d):
-                self._apply_status(t, wl, "admit", S.admitted_status(wl, d, self.clock.time_ns()), PRIO_ADMISSION)
+                self._apply_status(
+                    t, wl, "admit", S.admitted_status(wl, d, self.clock.time_ns()), PRIO_ADMISSION
+                )
                 return
             if job is not None:
                 flavors = sorted({f for ps in d.pod_sets for f in ps.flavors.values()})
@@ -867,7 +941,9 @@ class Controller:
             if job is not None:
                 step = J.stop_step(job, self._original(wl))
                 if step is not None:
-                    self._patch_job(t, job, f"stop-{step[0]}", step[1], "status" if step[0] == "clear-start" else None)
+                    self._patch_job(
+                        t, job, f"stop-{step[0]}", step[1], "status" if step[0] == "clear-start" else None
+                    )
                     return
             self._apply_status(t, wl, "requeue", S.requeued_status(wl, self.clock.time_ns()), PRIO_ADMISSION)
             return
@@ -879,7 +955,9 @@ class Controller:
         if job is not None:
             step = J.stop_step(job, self._original(wl))
             if step is not None:
-                self._patch_job(t, job, f"stop-{step[0]}", step[1], "status" if step[0] == "clear-start" else None)
+                self._patch_job(
+                    t, job, f"stop-{step[0]}", step[1], "status" if step[0] == "clear-start" else None
+                )
 
     def _orphaned(self, wl: JSON) -> bool:
         """A Job's Workload whose Job is gone (or no longer queued)."""
@@ -891,7 +969,9 @@ class Controller:
             job = self.objs["job"].get(jk)
             return job is None or (uid is not None and job["metadata"].get("uid") != uid)
         ns = wl["metadata"]["namespace"]
-        return not any(j["metadata"].get("uid") == uid for k, j in self.objs["job"].items() if k.startswith(ns + "/"))
+        return not any(
+            j["metadata"].get("uid") == uid for k, j in self.objs["job"].items() if k.startswith(ns + "/")
+        )
 
     @staticmethod
     def _original(wl: JSON) -> JSON:
@@ -907,7 +987,9 @@ class Controller:
             return
         step = J.stop_step(job, None)
         if step is not None:
-            self._patch_job(t, job, f"stop-{step[0]}", step[1], "status" if step[0] == "clear-start" else None)
+            self._patch_job(
+                t, job, f"stop-{step[0]}", step[1], "status" if step[0] == "clear-start" else None
+            )
             return
         labels = job["metadata"].get("labels") or {}
         pclass = labels.get(J.PRIORITY_LABEL)
@@ -922,35 +1004,61 @@ class Controller:
         body = J.build_workload(job, prio, pclass)
         ns = job["metadata"]["namespace"]
         name = body["metadata"]["name"]
-        self._submit(t.key, "create-workload", PRIO_CREATE, lambda c: c.create(WORKLOADS, body, ns),
-                     (WORKLOADS, name, ns), ("workload", t.key))
+        self._submit(
+            t.key,
+            "create-workload",
+            PRIO_CREATE,
+            lambda c: c.create(WORKLOADS, body, ns),
+            (WORKLOADS, name, ns),
+            ("workload", t.key),
+        )
 
     def _apply_status(self, t: Track, wl: JSON, name: str, status: JSON, prio: int) -> None:
         md = wl["metadata"]
         body = {
             "apiVersion": KUEUE_API,
             "kind": "Workload",
-            "metadata": {"name": md["name"], "namespace": md["namespace"], "resourceVersion": md["resourceVersion"]},
+            "metadata": {
+                "name": md["name"],
+                "namespace": md["namespace"],
+                "resourceVersion": md["resourceVersion"],
+            },
             "status": status,
         }
-        self._submit(t.key, name, prio,
-                     lambda c: c.apply(WORKLOADS, body, field_manager=FIELD_MANAGER, sub="status"),
-                     (WORKLOADS, md["name"], md["namespace"]), ("workload", t.key))
+        self._submit(
+            t.key,
+            name,
+            prio,
+            lambda c: c.apply(WORKLOADS, body, field_manager=FIELD_MANAGER, sub="status"),
+            (WORKLOADS, md["name"], md["namespace"]),
+            ("workload", t.key),
+        )
 
     def _patch_job(self, t: Track, job: JSON, name: str, patch: JSON, sub: str | None) -> None:
         md = job["metadata"]
         ns, jname = md["namespace"], md["name"]
-        self._submit(t.key, name, PRIO_ADMISSION,
-                     lambda c: c.patch(JOBS, jname, patch, namespace=ns, sub=sub),
-                     (JOBS, jname, ns), ("job", f"{ns}/{jname}"))
+        self._submit(
+            t.key,
+            name,
+            PRIO_ADMISSION,
+            lambda c: c.patch(JOBS, jname, patch, namespace=ns, sub=sub),
+            (JOBS, jname, ns),
+            ("job", f"{ns}/{jname}"),
+        )
 
     def _write_finalizers(self, t: Track, wl: JSON) -> None:
         md = wl["metadata"]
         keep = [f for f in md.get("finalizers") or [] if f != J.RESOURCE_IN_USE]
         patch = {"metadata": {"resourceVersion": md["resourceVersion"], "finalizers": keep or None}}
         ns, name = md["namespace"], md["name"]
-        self._submit(t.key, "finalizer", PRIO_CREATE, lambda c: c.patch(WORKLOADS, name, patch, namespace=ns),
-                     (WORKLOADS, name, ns), ("workload", t.key))
+        self._submit(
+            t.key,
+            "finalizer",
+            PRIO_CREATE,
+            lambda c: c.patch(WORKLOADS, name, patch, namespace=ns),
+            (WORKLOADS, name, ns),
+            ("workload", t.key),
+        )
 
     # --- results -------------------------------------------------------------------------------------
 
@@ -958,7 +1066,9 @@ class Controller:
         kind = op.data[0] if op.data else ""
         # whatever the term, an object the server returned is the truth (but a
         # deleted object is not brought back)
-        fresh = result.fresh if isinstance(result, Conflict) else (result if isinstance(result, dict) else None)
+        fresh = (
+            result.fresh if isinstance(result, Conflict) else (result if isinstance(result, dict) else None)
+        )
         if fresh is not None and kind and fresh.get("metadata") and not op.name.startswith("delete"):
             self._observe(kind, fresh)
         if op.epoch != self.epoch:
@@ -1016,7 +1126,7 @@ class Controller:
         key = f"{md['namespace']}/{md['name']}" if md.get("namespace") else str(md["name"])
         self._on_object(kind, "MODIFIED", key, o)
 
-    # --- pending reasons, queue status, finalizers of queues and flavors -------------------------------------
+    # --- pending reasons, queue status, finalizers of queues and flavors ----------------------------
 
     def _pending_pass(self) -> None:
         """Kueue's QuotaReserved=False reason and message on the pending
@@ -1071,13 +1181,21 @@ class Controller:
                         fr = usage.setdefault(f, {})
                         fr[r] = fr.get(r, 0) + v
         for name, cq in self.objs["cq"].items():
-            self._cq_metrics(name, cq, cq_pending.get(name, 0), cq_admitted.get(name, 0), cq_usage.get(name, {}))
+            self._cq_metrics(
+                name, cq, cq_pending.get(name, 0), cq_admitted.get(name, 0), cq_usage.get(name, {})
+            )
             if f"#cq/{name}" in self.inflight:
                 continue
             if self._queue_finalizer(f"#cq/{name}", CLUSTER_QUEUES, cq, in_use=cq_admitted.get(name, 0) > 0):
                 continue
-            st = S.cluster_queue_status(cq, cq_pending.get(name, 0), cq_admitted.get(name, 0),
-                                        cq_usage.get(name, {}), self._cq_active(name, cq), now_ns)
+            st = S.cluster_queue_status(
+                cq,
+                cq_pending.get(name, 0),
+                cq_admitted.get(name, 0),
+                cq_usage.get(name, {}),
+                self._cq_active(name, cq),
+                now_ns,
+            )
             if S.status_differs(cq.get("status"), st):
                 self._write_queue_status(f"#cq/{name}", CLUSTER_QUEUES, cq, st)
         for key, lq in self.objs["lq"].items():
@@ -1087,8 +1205,15 @@ class Controller:
             self.metrics.local_queue_reserving_active_workloads.labels(name, ns).set(lq_admitted.get(key, 0))
             if f"#lq/{key}" in self.inflight:
                 continue
-            st = S.local_queue_status(lq, self.objs["cq"].get(cqname), lq_pending.get(key, 0),
-                                      lq_admitted.get(key, 0), lq_usage.get(key, {}), self._lq_active(lq), now_ns)
+            st = S.local_queue_status(
+                lq,
+                self.objs["cq"].get(cqname),
+                lq_pending.get(key, 0),
+                lq_admitted.get(key, 0),
+                lq_usage.get(key, {}),
+                self._lq_active(lq),
+                now_ns,
+            )
             if S.status_differs(lq.get("status"), st):
                 self._write_queue_status(f"#lq/{key}", LOCAL_QUEUES, lq, st)
         used_flavors = {f.name for cq in self.m_cqs.values() for g in cq.resource_groups for f in g.flavors}
@@ -1104,11 +1229,21 @@ class Controller:
             return False, "Invalid", "Can't admit new workloads: the ClusterQueue is invalid"
         if m.stop_policy != "None":
             return False, "Stopped", "Can't admit new workloads: is stopped"
-        missing = sorted({f.name for g in m.resource_groups for f in g.flavors if f.name not in self.m_flavors})
+        missing = sorted(
+            {f.name for g in m.resource_groups for f in g.flavors if f.name not in self.m_flavors}
+        )
         if missing:
-            return False, "FlavorNotFound", f"Can't admit new workloads: references missing ResourceFlavor(s): {missing}"
+            return (
+                False,
+                "FlavorNotFound",
+                f"Can't admit new workloads: references missing ResourceFlavor(s): {missing}",
+            )
         if m.admission_checks:
-            return False, "AdmissionCheckNotFound", "Can't admit new workloads: admission checks are not supported by kueue-fast"
+            return (
+                False,
+                "AdmissionCheckNotFound",
+                "Can't admit new workloads: admission checks are not supported by kueue-fast",
+            )
         return True, "Ready", "Can admit new workloads"
 
     def _lq_active(self, lq: JSON) -> tuple[bool, str, str]:
@@ -1122,15 +1257,20 @@ class Controller:
             return False, "ClusterQueueIsInactive", "Can't submit new workloads to clusterQueue"
         return True, "Ready", "Can submit new workloads to localQueue"
 
-    def _cq_metrics(self, name: str, cq: JSON, pending: int, admitted: int, usage: dict[str, dict[str, int]]) -> None:
+    def _cq_metrics(
+        self, name: str, cq: JSON, pending: int, admitted: int, usage: dict[str, dict[str, int]]
+    ) -> None:
         m = self.metrics
         m.pending_workloads.labels(name, "active").set(pending)
         m.reserving_active_workloads.labels(name).set(admitted)
         m.admitted_active_workloads.labels(name).set(admitted)
         active = self._cq_active(name, cq)
         for st in ("pending", "active", "terminating"):
-            on = (st == "active" and active[0]) or (st == "terminating" and _deleting(cq)) or (
-                st == "pending" and not active[0] and not _deleting(cq))
+            on = (
+                (st == "active" and active[0])
+                or (st == "terminating" and _deleting(cq))
+                or (st == "pending" and not active[0] and not _deleting(cq))
+            )
             m.cluster_queue_status.labels(name, st).set(1 if on else 0)
         model = self.m_cqs.get(name)
         if model is None:
@@ -1167,8 +1307,14 @@ class Controller:
             fins.append(J.RESOURCE_IN_USE)
         patch = {"metadata": {"resourceVersion": md["resourceVersion"], "finalizers": fins or None}}
         name = md["name"]
-        self._submit(key, "queue-finalizer", PRIO_CREATE, lambda c: c.patch(res, name, patch),
-                     (res, name, None), (self._kind_of(res), name))
+        self._submit(
+            key,
+            "queue-finalizer",
+            PRIO_CREATE,
+            lambda c: c.patch(res, name, patch),
+            (res, name, None),
+            (self._kind_of(res), name),
+        )
         return True
 
     @staticmethod
@@ -1180,9 +1326,14 @@ class Controller:
         name, ns = md["name"], md.get("namespace")
         patch = {"status": st}
         okey = f"{ns}/{name}" if ns else name
-        self._submit(key, "queue-status", PRIO_STATUS,
-                     lambda c: c.patch(res, name, patch, namespace=ns, sub="status"),
-                     (res, name, ns), (self._kind_of(res), okey))
+        self._submit(
+            key,
+            "queue-status",
+            PRIO_STATUS,
+            lambda c: c.patch(res, name, patch, namespace=ns, sub="status"),
+            (res, name, ns),
+            (self._kind_of(res), okey),
+        )
 
 
 def default_identity() -> str:

@@ -52,8 +52,15 @@ def condition_true(obj: JSON, ctype: str) -> bool:
     return c is not None and c.get("status") == "True"
 
 
-def set_condition(conditions: list[JSON], ctype: str, status: str, reason: str, message: str,
-                  now_ns: int, generation: int | None) -> list[JSON]:
+def set_condition(
+    conditions: list[JSON],
+    ctype: str,
+    status: str,
+    reason: str,
+    message: str,
+    now_ns: int,
+    generation: int | None,
+) -> list[JSON]:
     """meta.SetStatusCondition on a copy."""
     out = [dict(c) for c in conditions]
     new: JSON = {"type": ctype, "status": status, "reason": reason, "message": message[:32768]}
@@ -61,7 +68,9 @@ def set_condition(conditions: list[JSON], ctype: str, status: str, reason: str, 
         new["observedGeneration"] = generation
     for i, c in enumerate(out):
         if c.get("type") == ctype:
-            new["lastTransitionTime"] = c.get("lastTransitionTime") if c.get("status") == status else rfc3339(now_ns)
+            new["lastTransitionTime"] = (
+                c.get("lastTransitionTime") if c.get("status") == status else rfc3339(now_ns)
+            )
             if not new["lastTransitionTime"]:
                 new["lastTransitionTime"] = rfc3339(now_ns)
             out[i] = new
@@ -106,14 +115,22 @@ def admitted_status(wl: JSON, d: Decision, now_ns: int) -> JSON:
     gen = _gen(wl)
     st["admission"] = admission_of(d)
     conds = st.get("conditions") or []
-    conds = set_condition(conds, QUOTA_RESERVED, "True", "QuotaReserved",
-                          f"Quota reserved in ClusterQueue {d.cluster_queue}", now_ns, gen)
+    conds = set_condition(
+        conds,
+        QUOTA_RESERVED,
+        "True",
+        "QuotaReserved",
+        f"Quota reserved in ClusterQueue {d.cluster_queue}",
+        now_ns,
+        gen,
+    )
     conds = set_condition(conds, ADMITTED, "True", "Admitted", "The workload is admitted", now_ns, gen)
     for ctype in (EVICTED, PREEMPTED):
         old = next((c for c in conds if c.get("type") == ctype), None)
         if old is not None and old.get("status") == "True":
-            conds = set_condition(conds, ctype, "False", "QuotaReserved", f"Previously: {old.get('message', '')}",
-                                  now_ns, gen)
+            conds = set_condition(
+                conds, ctype, "False", "QuotaReserved", f"Previously: {old.get('message', '')}", now_ns, gen
+            )
     st["conditions"] = conds
     return st
 
@@ -164,7 +181,9 @@ def requeued_status(wl: JSON, now_ns: int) -> JSON:
     st.pop("admission", None)
     conds = st.get("conditions") or []
     conds = set_condition(conds, QUOTA_RESERVED, "False", "Pending", message, now_ns, gen)
-    conds = set_condition(conds, ADMITTED, "False", "NoReservation", "The workload has no reservation", now_ns, gen)
+    conds = set_condition(
+        conds, ADMITTED, "False", "NoReservation", "The workload has no reservation", now_ns, gen
+    )
     conds = set_condition(conds, REQUEUED, "True", reason, message, now_ns, gen)
     st["conditions"] = conds
     stats = st.setdefault("schedulingStats", {})
@@ -185,29 +204,46 @@ def unadmitted_status(wl: JSON, message: str, now_ns: int) -> JSON:
     st = _status(wl)
     gen = _gen(wl)
     st.pop("admission", None)
-    conds = set_condition(st.get("conditions") or [], QUOTA_RESERVED, "False", "Pending", message, now_ns, gen)
+    conds = set_condition(
+        st.get("conditions") or [], QUOTA_RESERVED, "False", "Pending", message, now_ns, gen
+    )
     if get_condition(wl, ADMITTED) is not None:
-        conds = set_condition(conds, ADMITTED, "False", "NoReservation", "The workload has no reservation", now_ns, gen)
+        conds = set_condition(
+            conds, ADMITTED, "False", "NoReservation", "The workload has no reservation", now_ns, gen
+        )
     st["conditions"] = conds
     return st
 
 
 def pending_status(wl: JSON, reason: str, message: str, now_ns: int) -> JSON:
     st = _status(wl)
-    st["conditions"] = set_condition(st.get("conditions") or [], QUOTA_RESERVED, "False", reason, message,
-                                     now_ns, _gen(wl))
+    st["conditions"] = set_condition(
+        st.get("conditions") or [], QUOTA_RESERVED, "False", reason, message, now_ns, _gen(wl)
+    )
     return st
 
 
 def pending_matches(wl: JSON, reason: str, message: str) -> bool:
     c = get_condition(wl, QUOTA_RESERVED)
-    return c is not None and c.get("status") == "False" and c.get("reason") == reason and c.get("message") == message
+    return (
+        c is not None
+        and c.get("status") == "False"
+        and c.get("reason") == reason
+        and c.get("message") == message
+    )
 
 
 def finished_status(wl: JSON, failed: bool, message: str, now_ns: int) -> JSON:
     st = _status(wl)
-    st["conditions"] = set_condition(st.get("conditions") or [], FINISHED, "True",
-                                     "Failed" if failed else "Succeeded", message, now_ns, _gen(wl))
+    st["conditions"] = set_condition(
+        st.get("conditions") or [],
+        FINISHED,
+        "True",
+        "Failed" if failed else "Succeeded",
+        message,
+        now_ns,
+        _gen(wl),
+    )
     return st
 
 
@@ -245,8 +281,9 @@ def _merge_flavor_usage(into: FlavorUsage, items: Iterable[tuple[str, str, int]]
         d[r] = d.get(r, 0) + v
 
 
-def cluster_queue_status(cq_obj: JSON, pending: int, admitted: int, usage: FlavorUsage,
-                         active: tuple[bool, str, str], now_ns: int) -> JSON:
+def cluster_queue_status(
+    cq_obj: JSON, pending: int, admitted: int, usage: FlavorUsage, active: tuple[bool, str, str], now_ns: int
+) -> JSON:
     st = copy.deepcopy(cq_obj.get("status") or {})
     st["pendingWorkloads"] = pending
     st["reservingWorkloads"] = admitted
@@ -255,13 +292,21 @@ def cluster_queue_status(cq_obj: JSON, pending: int, admitted: int, usage: Flavo
     st["flavorsReservation"] = fl
     st["flavorsUsage"] = copy.deepcopy(fl)
     ok, reason, message = active
-    st["conditions"] = set_condition(st.get("conditions") or [], "Active", "True" if ok else "False", reason, message,
-                                     now_ns, _gen(cq_obj))
+    st["conditions"] = set_condition(
+        st.get("conditions") or [], "Active", "True" if ok else "False", reason, message, now_ns, _gen(cq_obj)
+    )
     return st
 
 
-def local_queue_status(lq_obj: JSON, cq_obj: JSON | None, pending: int, admitted: int, usage: FlavorUsage,
-                       active: tuple[bool, str, str], now_ns: int) -> JSON:
+def local_queue_status(
+    lq_obj: JSON,
+    cq_obj: JSON | None,
+    pending: int,
+    admitted: int,
+    usage: FlavorUsage,
+    active: tuple[bool, str, str],
+    now_ns: int,
+) -> JSON:
     st = copy.deepcopy(lq_obj.get("status") or {})
     st["pendingWorkloads"] = pending
     st["reservingWorkloads"] = admitted
@@ -270,8 +315,9 @@ def local_queue_status(lq_obj: JSON, cq_obj: JSON | None, pending: int, admitted
     st["flavorsReservation"] = fl
     st["flavorsUsage"] = copy.deepcopy(fl)
     ok, reason, message = active
-    st["conditions"] = set_condition(st.get("conditions") or [], "Active", "True" if ok else "False", reason, message,
-                                     now_ns, _gen(lq_obj))
+    st["conditions"] = set_condition(
+        st.get("conditions") or [], "Active", "True" if ok else "False", reason, message, now_ns, _gen(lq_obj)
+    )
     return st
 
 

@@ -72,7 +72,9 @@ class Writer:
         self.post = post
         self.q: queue.PriorityQueue[Op] = queue.PriorityQueue()
         self._seq = itertools.count()
-        self.threads = [threading.Thread(target=self._work, name=f"writer-{i}", daemon=True) for i in range(workers)]
+        self.threads = [
+            threading.Thread(target=self._work, name=f"writer-{i}", daemon=True) for i in range(workers)
+        ]
         self.in_flight = 0
         self._lock = threading.Lock()
 
@@ -80,8 +82,17 @@ class Writer:
         for t in self.threads:
             t.start()
 
-    def submit(self, key: str, name: str, prio: int, fn: Callable[[KubeClient], JSON], *,
-               refetch: tuple[Resource, str, str | None] | None = None, epoch: int = 0, data: Any = None) -> Op:
+    def submit(
+        self,
+        key: str,
+        name: str,
+        prio: int,
+        fn: Callable[[KubeClient], JSON],
+        *,
+        refetch: tuple[Resource, str, str | None] | None = None,
+        epoch: int = 0,
+        data: Any = None,
+    ) -> Op:
         op = Op(prio, next(self._seq), key, name, fn, refetch, epoch, data)
         self.q.put(op)
         return op

@@ -67,32 +67,59 @@ def wait_for(cond: Callable[[], Any], timeout: float = 15.0, interval: float = 0
 # --- object builders ----------------------------------------------------------------------------
 
 
-def flavor(name: str, node_labels: dict[str, str] | None = None, tolerations: list[JSON] | None = None) -> JSON:
+def flavor(
+    name: str, node_labels: dict[str, str] | None = None, tolerations: list[JSON] | None = None
+) -> JSON:
     spec: JSON = {}
     if node_labels:
         spec["nodeLabels"] = node_labels
     if tolerations:
         spec["tolerations"] = tolerations
-    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": name}, "spec": spec}
+    return {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "ResourceFlavor",
+        "metadata": {"name": name},
+        "spec": spec,
+    }
 
 
-def cluster_queue(name: str, quotas: dict[str, dict[str, str]], *, cohort: str | None = None,
-                  preemption: JSON | None = None, namespace_selector: JSON | None = None,
-                  stop_policy: str | None = None, borrowing_limit: dict[str, str] | None = None) -> JSON:
+def cluster_queue(
+    name: str,
+    quotas: dict[str, dict[str, str]],
+    *,
+    cohort: str | None = None,
+    preemption: JSON | None = None,
+    namespace_selector: JSON | None = None,
+    stop_policy: str | None = None,
+    borrowing_limit: dict[str, str] | None = None,
+) -> JSON:
     """quotas: flavor -> resource -> nominal quota (one resource group)."""
     resources = sorted({r for q in quotas.values() for r in q})
     spec: JSON = {
         "namespaceSelector": {} if namespace_selector is None else namespace_selector,
-        "resourceGroups": [{
-            "coveredResources": resources,
-            "flavors": [
-                {"name": f, "resources": [
-                    {"name": r, "nominalQuota": q.get(r, "0"),
-                     **({"borrowingLimit": borrowing_limit[r]} if borrowing_limit and r in borrowing_limit else {})}
-                    for r in resources]}
-                for f, q in quotas.items()
-            ],
-        }],
+        "resourceGroups": [
+            {
+                "coveredResources": resources,
+                "flavors": [
+                    {
+                        "name": f,
+                        "resources": [
+                            {
+                                "name": r,
+                                "nominalQuota": q.get(r, "0"),
+                                **(
+                                    {"borrowingLimit": borrowing_limit[r]}
+                                    if borrowing_limit and r in borrowing_limit
+                                    else {}
+                                ),
+                            }
+                            for r in resources
+                        ],
+                    }
+                    for f, q in quotas.items()
+                ],
+            }
+        ],
     }
     if cohort:
         spec["cohortName"] = cohort
@@ -100,22 +127,44 @@ def cluster_queue(name: str, quotas: dict[str, dict[str, str]], *, cohort: str |
         spec["preemption"] = preemption
     if stop_policy:
         spec["stopPolicy"] = stop_policy
-    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": name}, "spec": spec}
+    return {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "ClusterQueue",
+        "metadata": {"name": name},
+        "spec": spec,
+    }
 
 
 def local_queue(ns: str, name: str, cq: str) -> JSON:
-    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
-            "metadata": {"name": name, "namespace": ns}, "spec": {"clusterQueue": cq}}
+    return {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "LocalQueue",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {"clusterQueue": cq},
+    }
 
 
 def priority_class(name: str, value: int) -> JSON:
-    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "WorkloadPriorityClass", "metadata": {"name": name},
-            "value": value}
+    return {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "WorkloadPriorityClass",
+        "metadata": {"name": name},
+        "value": value,
+    }
 
 
-def job(ns: str, name: str, queue: str | None, cpu: str = "1", *, parallelism: int = 1, suspend: bool = True,
-        priority: str | None = None, node_selector: dict[str, str] | None = None,
-        tolerations: list[JSON] | None = None) -> JSON:
+def job(
+    ns: str,
+    name: str,
+    queue: str | None,
+    cpu: str = "1",
+    *,
+    parallelism: int = 1,
+    suspend: bool = True,
+    priority: str | None = None,
+    node_selector: dict[str, str] | None = None,
+    tolerations: list[JSON] | None = None,
+) -> JSON:
     labels = {}
     if queue:
         labels["kueue.x-k8s.io/queue-name"] = queue
@@ -123,8 +172,14 @@ def job(ns: str, name: str, queue: str | None, cpu: str = "1", *, parallelism: i
         labels["kueue.x-k8s.io/priority-class"] = priority
     pod: JSON = {
         "restartPolicy": "Never",
-        "containers": [{"name": "main", "image": TEST_IMAGE, "command": ["sh", "-c", "exit 0"],
-                        "resources": {"requests": {"cpu": cpu}}}],
+        "containers": [
+            {
+                "name": "main",
+                "image": TEST_IMAGE,
+                "command": ["sh", "-c", "exit 0"],
+                "resources": {"requests": {"cpu": cpu}},
+            }
+        ],
     }
     if node_selector:
         pod["nodeSelector"] = node_selector
@@ -134,8 +189,12 @@ def job(ns: str, name: str, queue: str | None, cpu: str = "1", *, parallelism: i
         "apiVersion": "batch/v1",
         "kind": "Job",
         "metadata": {"name": name, "namespace": ns, "labels": labels},
-        "spec": {"parallelism": parallelism, "completions": parallelism, "suspend": suspend,
-                 "template": {"spec": pod}},
+        "spec": {
+            "parallelism": parallelism,
+            "completions": parallelism,
+            "suspend": suspend,
+            "template": {"spec": pod},
+        },
     }
 
 
@@ -187,7 +246,9 @@ class Harness:
 
     def namespace(self, base: str, labels: dict[str, str] | None = None) -> str:
         name = self.name(base)
-        self.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": labels or {}}})
+        self.create(
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": labels or {}}}
+        )
         return name
 
     def get(self, res: Resource, name: str, ns: str | None = None) -> JSON | None:
@@ -198,7 +259,9 @@ class Harness:
                 return None
             raise
 
-    def patch(self, res: Resource, name: str, patch: JSON, ns: str | None = None, sub: str | None = None) -> JSON:
+    def patch(
+        self, res: Resource, name: str, patch: JSON, ns: str | None = None, sub: str | None = None
+    ) -> JSON:
         return self.kube.patch(res, name, patch, namespace=ns, sub=sub)
 
     def delete(self, res: Resource, name: str, ns: str | None = None) -> None:
@@ -224,9 +287,14 @@ class Harness:
             self.fake.finish_job(ns, name, failed=failed)
             return
         # a real Job controller runs the pods (`exit 0`) to completion
-        wait_for(lambda: any(c.get("type") == "Complete" and c.get("status") == "True"
-                             for c in ((self.get(JOBS, name, ns) or {}).get("status") or {}).get("conditions") or []),
-                 timeout=180, what=f"Job {ns}/{name} to complete")
+        wait_for(
+            lambda: any(
+                c.get("type") == "Complete" and c.get("status") == "True"
+                for c in ((self.get(JOBS, name, ns) or {}).get("status") or {}).get("conditions") or []
+            ),
+            timeout=180,
+            what=f"Job {ns}/{name} to complete",
+        )
 
     # controllers
     def controller(self, **kw: Any) -> Controller:
@@ -243,9 +311,14 @@ class Harness:
             workers=kw.pop("workers", 4),
             **kw,
         )
-        client = KubeClient.from_config(self.kubeconfig, backoff_base=0.01, backoff_max=0.1, max_retries=3,
-                                        user_agent=f"kueue-fast-controller/{identity}",
-                                        **{"qps": 1000, "burst": 1000, **client_kw})
+        client = KubeClient.from_config(
+            self.kubeconfig,
+            backoff_base=0.01,
+            backoff_max=0.1,
+            max_retries=3,
+            user_agent=f"kueue-fast-controller/{identity}",
+            **{"qps": 1000, "burst": 1000, **client_kw},
+        )
         ctl = Controller(client, opts).start()
         self.controllers.append(ctl)
         return ctl

@@ -80,21 +80,36 @@ def test_jobs_admitted_within_quota_with_flavor_injected(cluster: Harness) -> No
     assert md["labels"][JOB_UID_LABEL] == j0["metadata"]["uid"]
     assert RESOURCE_IN_USE in md["finalizers"]
     owner = md["ownerReferences"][0]
-    assert (owner["kind"], owner["name"], owner["controller"], owner["blockOwnerDeletion"]) == ("Job", first, True, True)
+    assert (owner["kind"], owner["name"], owner["controller"], owner["blockOwnerDeletion"]) == (
+        "Job",
+        first,
+        True,
+        True,
+    )
     assert wl["spec"]["queueName"] == "lq" and wl["spec"]["podSets"][0]["count"] == 1
     adm = wl["status"]["admission"]
     assert adm["clusterQueue"] == cq
-    assert adm["podSetAssignments"] == [{"name": "main", "flavors": {"cpu": rf}, "resourceUsage": {"cpu": "1"},
-                                         "count": 1}]
+    assert adm["podSetAssignments"] == [
+        {"name": "main", "flavors": {"cpu": rf}, "resourceUsage": {"cpu": "1"}, "count": 1}
+    ]
     qr = cond(wl, "QuotaReserved")
     assert qr is not None and (qr["status"], qr["reason"], qr["message"]) == (
-        "True", "QuotaReserved", f"Quota reserved in ClusterQueue {cq}")
+        "True",
+        "QuotaReserved",
+        f"Quota reserved in ClusterQueue {cq}",
+    )
     ad = cond(wl, "Admitted")
-    assert ad is not None and (ad["status"], ad["reason"], ad["message"]) == ("True", "Admitted", "The workload is admitted")
+    assert ad is not None and (ad["status"], ad["reason"], ad["message"]) == (
+        "True",
+        "Admitted",
+        "The workload is admitted",
+    )
     assert qr["observedGeneration"] == wl["metadata"]["generation"]
 
     # the third is pending with Kueue's reason, its Job suspended
-    wl2 = wait_for(lambda: (w := h.workload_of(ns, waiting)) and cond(w, "QuotaReserved") and w, what="pending reason")
+    wl2 = wait_for(
+        lambda: (w := h.workload_of(ns, waiting)) and cond(w, "QuotaReserved") and w, what="pending reason"
+    )
     qr2 = cond(wl2, "QuotaReserved")
     assert qr2 is not None and qr2["status"] == "False" and qr2["reason"] == "WaitingForQuota"
     assert "insufficient unused quota for cpu in flavor" in qr2["message"]
@@ -109,12 +124,23 @@ def test_jobs_admitted_within_quota_with_flavor_injected(cluster: Harness) -> No
 
     st = wait_for(cq_status, what="ClusterQueue status")
     assert st["reservingWorkloads"] == 2
-    assert st["flavorsReservation"] == [{"name": rf, "resources": [{"name": "cpu", "total": "2", "borrowed": "0"}]}]
+    assert st["flavorsReservation"] == [
+        {"name": rf, "resources": [{"name": "cpu", "total": "2", "borrowed": "0"}]}
+    ]
     assert st["flavorsUsage"] == st["flavorsReservation"]
     active = [c for c in st["conditions"] if c["type"] == "Active"][0]
-    assert (active["status"], active["reason"], active["message"]) == ("True", "Ready", "Can admit new workloads")
-    lst = wait_for(lambda: (s := (h.get(LOCAL_QUEUES, "lq", ns) or {}).get("status") or {}).get("admittedWorkloads") == 2
-                   and s, what="LocalQueue status")
+    assert (active["status"], active["reason"], active["message"]) == (
+        "True",
+        "Ready",
+        "Can admit new workloads",
+    )
+    lst = wait_for(
+        lambda: (
+            (s := (h.get(LOCAL_QUEUES, "lq", ns) or {}).get("status") or {}).get("admittedWorkloads") == 2
+            and s
+        ),
+        what="LocalQueue status",
+    )
     assert lst["flavorsUsage"] == [{"name": rf, "resources": [{"name": "cpu", "total": "2"}]}]
     la = [c for c in lst["conditions"] if c["type"] == "Active"][0]
     assert la["message"] == "Can submit new workloads to localQueue"
@@ -134,8 +160,13 @@ def test_finished_job_releases_quota(cluster: Harness) -> None:
     fin = cond(wl, "Finished")
     assert fin is not None and fin["reason"] == "Succeeded"
     # Kueue keeps the admission on a finished Workload; the finalizer goes
-    wait_for(lambda: RESOURCE_IN_USE not in ((h.workload_of(ns, "first") or {}).get("metadata", {}).get("finalizers") or []),
-             what="finalizer removed")
+    wait_for(
+        lambda: (
+            RESOURCE_IN_USE
+            not in ((h.workload_of(ns, "first") or {}).get("metadata", {}).get("finalizers") or [])
+        ),
+        what="finalizer removed",
+    )
     assert wl["status"]["admission"]["clusterQueue"] == cq
     wait_for(lambda: running(h, ns, "second"), what="second admitted after the first finished")
 
@@ -147,8 +178,14 @@ def test_queued_job_created_unsuspended_is_suspended(cluster: Harness) -> None:
     h.controller()
     wait_for(lambda: running(h, ns, "blocker"), what="blocker running")
     h.create(job(ns, "eager", "lq", suspend=False))
-    wait_for(lambda: (j := h.get(JOBS, "eager", ns)) and j["spec"]["suspend"] is True
-             and not (j.get("status") or {}).get("startTime"), what="eager suspended")
+    wait_for(
+        lambda: (
+            (j := h.get(JOBS, "eager", ns))
+            and j["spec"]["suspend"] is True
+            and not (j.get("status") or {}).get("startTime")
+        ),
+        what="eager suspended",
+    )
     wait_for(lambda: h.workload_of(ns, "eager"), what="its workload")
 
 
@@ -173,7 +210,10 @@ def test_preemption_stops_and_restores_the_job(cluster: Harness) -> None:
     h.create(job(ns, "victim", "lq", priority=low, node_selector={"team": "a"}))
     wait_for(lambda: running(h, ns, "victim"), what="victim running")
     v = h.get(JOBS, "victim", ns)
-    assert v is not None and v["spec"]["template"]["spec"]["nodeSelector"] == {"team": "a", "kubernetes.io/os": "linux"}
+    assert v is not None and v["spec"]["template"]["spec"]["nodeSelector"] == {
+        "team": "a",
+        "kubernetes.io/os": "linux",
+    }
     h.create(job(ns, "urgent", "lq", priority=high))
     wait_for(lambda: running(h, ns, "urgent"), what="urgent admitted after preemption")
 
@@ -200,7 +240,9 @@ def test_preemption_stops_and_restores_the_job(cluster: Harness) -> None:
     # the urgent job finishes: the victim comes back, Evicted/Preempted turn False
     h.finish_job(ns, "urgent")
     wait_for(lambda: running(h, ns, "victim"), what="victim admitted again")
-    vw = wait_for(lambda: (w := h.workload_of(ns, "victim")) and is_true(w, "Admitted") and w, what="readmitted")
+    vw = wait_for(
+        lambda: (w := h.workload_of(ns, "victim")) and is_true(w, "Admitted") and w, what="readmitted"
+    )
     ev = cond(vw, "Evicted")
     assert ev is not None and (ev["status"], ev["reason"]) == ("False", "QuotaReserved")
     assert ev["message"].startswith("Previously: Preempted to accommodate")
@@ -222,7 +264,9 @@ def test_configuration_changes_take_effect(cluster: Harness) -> None:
     # the ClusterQueue deleted: new jobs stay pending; running ones keep running
     h.delete(CLUSTER_QUEUES, cq)
     h.create(job(ns, "late", "lq"))
-    wl = wait_for(lambda: (w := h.workload_of(ns, "late")) and cond(w, "QuotaReserved") and w, what="late pending")
+    wl = wait_for(
+        lambda: (w := h.workload_of(ns, "late")) and cond(w, "QuotaReserved") and w, what="late pending"
+    )
     assert (cond(wl, "QuotaReserved") or {}).get("status") == "False"
     assert all(running(h, ns, f"j{i}") for i in range(3))
     # a new ClusterQueue under the same name admits it
@@ -250,12 +294,16 @@ def test_namespace_selector_and_foreign_local_queue(cluster: Harness) -> None:
     h.create(job(other, "intruder", "lq"))
     h.create(job(team, "member", "lq"))
     wait_for(lambda: running(h, team, "member"), what="member admitted")
-    wl = wait_for(lambda: (w := h.workload_of(other, "intruder")) and cond(w, "QuotaReserved") and w,
-                  what="intruder's reason")
+    wl = wait_for(
+        lambda: (w := h.workload_of(other, "intruder")) and cond(w, "QuotaReserved") and w,
+        what="intruder's reason",
+    )
     assert (cond(wl, "QuotaReserved") or {}).get("status") == "False"
     assert "namespace" in (cond(wl, "QuotaReserved") or {}).get("message", "").lower()
     assert h.get(JOBS, "intruder", other)["spec"]["suspend"] is True  # type: ignore[index]
     # a Job naming a LocalQueue that its namespace does not have is never admitted
     h.create(job(team, "nowhere", "no-such-queue"))
-    wl = wait_for(lambda: (w := h.workload_of(team, "nowhere")) and cond(w, "QuotaReserved") and w, what="nowhere")
+    wl = wait_for(
+        lambda: (w := h.workload_of(team, "nowhere")) and cond(w, "QuotaReserved") and w, what="nowhere"
+    )
     assert "doesn't exist" in (cond(wl, "QuotaReserved") or {}).get("message", "")

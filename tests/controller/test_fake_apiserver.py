@@ -13,7 +13,14 @@ from typing import Any
 
 import pytest
 from conftest import JOBS, NAMESPACES, WORKLOADS, job, wait_for
-from fake_apiserver import FakeAPIServer, json_patch, merge_patch, parse_label_selector, selector_matches, strategic_merge
+from fake_apiserver import (
+    FakeAPIServer,
+    json_patch,
+    merge_patch,
+    parse_label_selector,
+    selector_matches,
+    strategic_merge,
+)
 
 from kueue_fast.controller import manifests
 from kueue_fast.controller.kube import KUEUE_API, ApiError, KubeClient
@@ -35,13 +42,28 @@ def env(tmp_path: Path) -> Iterator[tuple[FakeAPIServer, KubeClient]]:
 
 
 def wl(name: str, labels: dict[str, str] | None = None) -> JSON:
-    return {"apiVersion": KUEUE_API, "kind": "Workload",
-            "metadata": {"name": name, "namespace": "ns", "labels": labels or {}},
-            "spec": {"queueName": "lq", "podSets": [{"name": "main", "count": 1, "template": {"spec": {
-                "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}}]}}
+    return {
+        "apiVersion": KUEUE_API,
+        "kind": "Workload",
+        "metadata": {"name": name, "namespace": "ns", "labels": labels or {}},
+        "spec": {
+            "queueName": "lq",
+            "podSets": [
+                {
+                    "name": "main",
+                    "count": 1,
+                    "template": {
+                        "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}
+                    },
+                }
+            ],
+        },
+    }
 
 
-def test_the_official_typed_client_works_against_it(env: tuple[FakeAPIServer, KubeClient], tmp_path: Path) -> None:
+def test_the_official_typed_client_works_against_it(
+    env: tuple[FakeAPIServer, KubeClient], tmp_path: Path
+) -> None:
     from kubernetes import client, config
 
     api, _ = env
@@ -68,11 +90,19 @@ def test_optimistic_concurrency_and_status_subresource(env: tuple[FakeAPIServer,
     # the main resource ignores status; /status ignores the rest
     w2 = c.patch(WORKLOADS, "w", {"spec": {"queueName": "other"}, "status": {"x": 1}}, namespace="ns")
     assert w2["spec"]["queueName"] == "other" and "status" not in w2 and w2["metadata"]["generation"] == 2
-    w3 = c.patch(WORKLOADS, "w", {"spec": {"queueName": "again"}, "status": {"x": 1}}, namespace="ns", sub="status")
-    assert w3["spec"]["queueName"] == "other" and w3["status"] == {"x": 1} and w3["metadata"]["generation"] == 2
+    w3 = c.patch(
+        WORKLOADS, "w", {"spec": {"queueName": "again"}, "status": {"x": 1}}, namespace="ns", sub="status"
+    )
+    assert (
+        w3["spec"]["queueName"] == "other" and w3["status"] == {"x": 1} and w3["metadata"]["generation"] == 2
+    )
     with pytest.raises(ApiError) as e:
-        c.patch(WORKLOADS, "w", {"metadata": {"resourceVersion": w["metadata"]["resourceVersion"]}, "spec": {"active": False}},
-                namespace="ns")
+        c.patch(
+            WORKLOADS,
+            "w",
+            {"metadata": {"resourceVersion": w["metadata"]["resourceVersion"]}, "spec": {"active": False}},
+            namespace="ns",
+        )
     assert e.value.status == 409
     with pytest.raises(ApiError) as e:
         c.update(WORKLOADS, w)
@@ -81,7 +111,13 @@ def test_optimistic_concurrency_and_status_subresource(env: tuple[FakeAPIServer,
         c.create(WORKLOADS, wl("w"), "ns")
     assert e.value.status == 409 and e.value.reason == "AlreadyExists"
     with pytest.raises(ApiError) as e:
-        c.patch(WORKLOADS, "w", {"spec": {}}, namespace="ns", content_type="application/strategic-merge-patch+json")
+        c.patch(
+            WORKLOADS,
+            "w",
+            {"spec": {}},
+            namespace="ns",
+            content_type="application/strategic-merge-patch+json",
+        )
     assert e.value.status == 415  # custom resources take no strategic merge patch
 
 
@@ -90,10 +126,23 @@ def test_server_side_apply_owns_and_removes_fields(env: tuple[FakeAPIServer, Kub
     c.create(WORKLOADS, wl("w"), "ns")
 
     def apply(status: JSON, manager: str = "m") -> JSON:
-        body = {"apiVersion": KUEUE_API, "kind": "Workload", "metadata": {"name": "w", "namespace": "ns"}, "status": status}
+        body = {
+            "apiVersion": KUEUE_API,
+            "kind": "Workload",
+            "metadata": {"name": "w", "namespace": "ns"},
+            "status": status,
+        }
         return c.apply(WORKLOADS, body, field_manager=manager, sub="status")
 
-    cnd = [{"type": "A", "status": "True", "reason": "r", "message": "", "lastTransitionTime": "2024-01-01T00:00:00Z"}]
+    cnd = [
+        {
+            "type": "A",
+            "status": "True",
+            "reason": "r",
+            "message": "",
+            "lastTransitionTime": "2024-01-01T00:00:00Z",
+        }
+    ]
     adm = {"clusterQueue": "cq", "podSetAssignments": [{"name": "main", "flavors": {"cpu": "f"}, "count": 1}]}
     out = apply({"admission": adm, "conditions": cnd})
     assert out["status"]["admission"] == adm
@@ -106,12 +155,20 @@ def test_server_side_apply_owns_and_removes_fields(env: tuple[FakeAPIServer, Kub
 
 def test_patch_flavours() -> None:
     assert merge_patch({"a": {"b": 1, "c": 2}}, {"a": {"b": None, "d": 3}}) == {"a": {"c": 2, "d": 3}}
-    got = strategic_merge({"containers": [{"name": "a", "image": "x"}], "finalizers": ["f"]},
-                          {"containers": [{"name": "a", "image": "y"}, {"name": "b"}], "finalizers": ["g"]})
+    got = strategic_merge(
+        {"containers": [{"name": "a", "image": "x"}], "finalizers": ["f"]},
+        {"containers": [{"name": "a", "image": "y"}, {"name": "b"}], "finalizers": ["g"]},
+    )
     assert got == {"containers": [{"name": "a", "image": "y"}, {"name": "b"}], "finalizers": ["f", "g"]}
     doc = {"a": [1, 2], "b": {"c~d": 1}}
-    assert json_patch(doc, [{"op": "add", "path": "/a/-", "value": 3}, {"op": "remove", "path": "/b/c~0d"},
-                            {"op": "test", "path": "/a/0", "value": 1}]) == {"a": [1, 2, 3], "b": {}}
+    assert json_patch(
+        doc,
+        [
+            {"op": "add", "path": "/a/-", "value": 3},
+            {"op": "remove", "path": "/b/c~0d"},
+            {"op": "test", "path": "/a/0", "value": 1},
+        ],
+    ) == {"a": [1, 2, 3], "b": {}}
 
 
 def test_label_selectors() -> None:
@@ -141,8 +198,12 @@ def test_list_pages_and_watch_with_bookmarks_and_410(env: tuple[FakeAPIServer, K
     t = threading.Thread(target=watch)
     t.start()
     time.sleep(0.2)
-    c.patch(WORKLOADS, "w1", {"metadata": {"labels": {"keep": "yes"}}}, namespace="ns")  # starts matching: ADDED
-    c.patch(WORKLOADS, "w0", {"metadata": {"labels": {"keep": "no"}}}, namespace="ns")  # stops matching: DELETED
+    c.patch(
+        WORKLOADS, "w1", {"metadata": {"labels": {"keep": "yes"}}}, namespace="ns"
+    )  # starts matching: ADDED
+    c.patch(
+        WORKLOADS, "w0", {"metadata": {"labels": {"keep": "no"}}}, namespace="ns"
+    )  # stops matching: DELETED
     c.delete(WORKLOADS, "w2", "ns")
     t.join(5)
     real = [e for e in events if e[0] != "BOOKMARK"]
@@ -157,8 +218,15 @@ def test_owner_references_and_finalizers(env: tuple[FakeAPIServer, KubeClient]) 
     api, c = env
     j = c.create(JOBS, job("ns", "owner", "lq"), "ns")
     w = wl("dep")
-    w["metadata"]["ownerReferences"] = [{"apiVersion": "batch/v1", "kind": "Job", "name": "owner",
-                                         "uid": j["metadata"]["uid"], "controller": True}]
+    w["metadata"]["ownerReferences"] = [
+        {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "name": "owner",
+            "uid": j["metadata"]["uid"],
+            "controller": True,
+        }
+    ]
     w["metadata"]["finalizers"] = ["kueue.x-k8s.io/resource-in-use"]
     c.create(WORKLOADS, w, "ns")
     c.delete(JOBS, "owner", "ns", propagation="Background")
@@ -170,10 +238,17 @@ def test_owner_references_and_finalizers(env: tuple[FakeAPIServer, KubeClient]) 
     assert e.value.status == 404
 
 
-def test_job_template_is_mutable_only_while_suspended_and_not_started(env: tuple[FakeAPIServer, KubeClient]) -> None:
+def test_job_template_is_mutable_only_while_suspended_and_not_started(
+    env: tuple[FakeAPIServer, KubeClient],
+) -> None:
     api, c = env
     c.create(JOBS, job("ns", "j", "lq", suspend=True), "ns")
-    ok = c.patch(JOBS, "j", {"spec": {"suspend": False, "template": {"spec": {"nodeSelector": {"a": "b"}}}}}, namespace="ns")
+    ok = c.patch(
+        JOBS,
+        "j",
+        {"spec": {"suspend": False, "template": {"spec": {"nodeSelector": {"a": "b"}}}}},
+        namespace="ns",
+    )
     assert ok["spec"]["template"]["spec"]["nodeSelector"] == {"a": "b"}
     c.patch(JOBS, "j", {"status": {"startTime": "2024-01-01T00:00:00Z"}}, namespace="ns", sub="status")
     c.patch(JOBS, "j", {"spec": {"suspend": True}}, namespace="ns")
@@ -183,7 +258,12 @@ def test_job_template_is_mutable_only_while_suspended_and_not_started(env: tuple
     c.patch(JOBS, "j", {"status": {"startTime": None}}, namespace="ns", sub="status")
     c.patch(JOBS, "j", {"spec": {"template": {"spec": {"nodeSelector": None}}}}, namespace="ns")
     with pytest.raises(ApiError) as e:  # containers are never mutable
-        c.patch(JOBS, "j", {"spec": {"template": {"spec": {"containers": [{"name": "x", "image": "y"}]}}}}, namespace="ns")
+        c.patch(
+            JOBS,
+            "j",
+            {"spec": {"template": {"spec": {"containers": [{"name": "x", "image": "y"}]}}}},
+            namespace="ns",
+        )
     assert e.value.status == 422
 
 

@@ -67,13 +67,17 @@ def test_a_write_failing_for_good_is_undone_and_requeued(fake_cluster: Harness) 
     h.create(job(ns, "doomed", "lq"))
     uid = wait_for(lambda: (j := h.get(JOBS, "doomed", ns)) and j["metadata"]["uid"])
     doomed_wl = workload_name("doomed", uid)
-    fault = api.inject(status=500, verb="patch", resource="workloads", subresource="status", name=doomed_wl, count=-1)
+    fault = api.inject(
+        status=500, verb="patch", resource="workloads", subresource="status", name=doomed_wl, count=-1
+    )
     ctl = h.controller(quarantine=1.0)
     wait_for(lambda: h.get(WORKLOADS, doomed_wl, ns), what="doomed's workload")
     h.create(job(ns, "other", "lq"))
     # "doomed" comes first but its admission cannot be written: the engine
     # forgets it and admits "other"
-    wait_for(lambda: ctl.metrics.write_failures_total.labels("admit")._value.get() >= 1, what="a failed admission")
+    wait_for(
+        lambda: ctl.metrics.write_failures_total.labels("admit")._value.get() >= 1, what="a failed admission"
+    )
     wait_for(lambda: running(h, ns, "other"), what="other admitted instead")
     assert not running(h, ns, "doomed")
     assert "admission" not in ((h.get(WORKLOADS, doomed_wl, ns) or {}).get("status") or {})

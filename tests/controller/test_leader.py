@@ -14,7 +14,11 @@ WRITE_VERBS = ("create", "update", "patch", "delete")
 def writes(h: Harness, identity: str, exclude_leases: bool = True) -> int:
     assert h.fake is not None
     counts = h.fake.counts(user_agent=f"kueue-fast-controller/{identity}")
-    return sum(n for (verb, res), n in counts.items() if verb in WRITE_VERBS and not (exclude_leases and res == "leases"))
+    return sum(
+        n
+        for (verb, res), n in counts.items()
+        if verb in WRITE_VERBS and not (exclude_leases and res == "leases")
+    )
 
 
 def test_two_controllers_one_leader(fake_cluster: Harness) -> None:
@@ -42,7 +46,11 @@ def test_two_controllers_one_leader(fake_cluster: Harness) -> None:
     wait_for(lambda: running(h, ns, "j2"), what="j2 admitted by b")
     assert writes(h, "b") > 0
     lease = h.get(LEASES, "kueue-fast-leader", h.lease_ns)
-    assert lease is not None and lease["spec"]["holderIdentity"] == "b" and lease["spec"]["leaseTransitions"] == 1
+    assert (
+        lease is not None
+        and lease["spec"]["holderIdentity"] == "b"
+        and lease["spec"]["leaseTransitions"] == 1
+    )
     assert len(h.workloads(ns)) == 3
 
 

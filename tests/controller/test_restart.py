@@ -44,8 +44,10 @@ def check_invariants(info: WriteInfo, violations: list[str]) -> None:
                     admitted += parse_quantity((psa.get("resourceUsage") or {}).get("cpu", "0"), "cpu")
         running_cpu = 0
         for j in jobs:
-            done = any(c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
-                       for c in (j.get("status") or {}).get("conditions") or [])
+            done = any(
+                c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
+                for c in (j.get("status") or {}).get("conditions") or []
+            )
             if not j["spec"].get("suspend") and not done:
                 req = j["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]["cpu"]
                 running_cpu += parse_quantity(req, "cpu") * j["spec"].get("parallelism", 1)
@@ -127,8 +129,10 @@ def test_kill_and_restart_at_many_points(fake_cluster: Harness, every: int) -> N
             if n not in done and running(h, ns, n):
                 h.finish_job(ns, n)
                 done.add(n)
-    progress(lambda: all((w := h.workload_of(ns, n)) and is_true(w, "Finished") for n in lows + highs),
-             "every workload finished")
+    progress(
+        lambda: all((w := h.workload_of(ns, n)) and is_true(w, "Finished") for n in lows + highs),
+        "every workload finished",
+    )
     api.remove_write_hook(hook)
 
     assert not violations, violations[:5]

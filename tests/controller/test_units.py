@@ -29,15 +29,29 @@ def test_workload_name_is_kueues() -> None:
 def test_pods_count_and_finished() -> None:
     assert J.pods_count({"parallelism": 4, "completions": 2}) == 2
     assert J.pods_count({"parallelism": 3}) == 3
-    assert J.finished({"status": {"conditions": [{"type": "Failed", "status": "True", "message": "m"}]}}) == (True, True, "m")
+    assert J.finished({"status": {"conditions": [{"type": "Failed", "status": "True", "message": "m"}]}}) == (
+        True,
+        True,
+        "m",
+    )
     assert J.finished({"status": {}})[0] is False
 
 
-def _job(suspend: bool, selector: dict[str, str], tolerations: list[dict[str, str]], start: bool = False,
-         annotations: dict[str, str] | None = None) -> dict:  # type: ignore[type-arg]
-    return {"metadata": {"name": "j", "namespace": "n", "resourceVersion": "7", "annotations": annotations or {}},
-            "spec": {"suspend": suspend, "template": {"spec": {"nodeSelector": selector, "tolerations": tolerations}}},
-            "status": {"startTime": "t"} if start else {}}
+def _job(
+    suspend: bool,
+    selector: dict[str, str],
+    tolerations: list[dict[str, str]],
+    start: bool = False,
+    annotations: dict[str, str] | None = None,
+) -> dict:  # type: ignore[type-arg]
+    return {
+        "metadata": {"name": "j", "namespace": "n", "resourceVersion": "7", "annotations": annotations or {}},
+        "spec": {
+            "suspend": suspend,
+            "template": {"spec": {"nodeSelector": selector, "tolerations": tolerations}},
+        },
+        "status": {"startTime": "t"} if start else {},
+    }
 
 
 def test_start_patch_merges_labels_and_tolerations_once() -> None:
@@ -45,8 +59,13 @@ def test_start_patch_merges_labels_and_tolerations_once() -> None:
     f = {"spec": {"nodeLabels": {"pool": "x"}, "tolerations": [t1]}}
     original = {"nodeSelector": {"team": "t"}, "tolerations": [t1]}
     patch = J.start_patch(_job(True, {"team": "t"}, [t1]), original, [f])
-    assert patch == {"metadata": {"resourceVersion": "7"}, "spec": {"suspend": False, "template": {"spec": {
-        "nodeSelector": {"team": "t", "pool": "x"}, "tolerations": [t1]}}}}
+    assert patch == {
+        "metadata": {"resourceVersion": "7"},
+        "spec": {
+            "suspend": False,
+            "template": {"spec": {"nodeSelector": {"team": "t", "pool": "x"}, "tolerations": [t1]}},
+        },
+    }
     assert J.start_patch(_job(False, {"team": "t", "pool": "x"}, [t1]), original, [f]) is None
 
 
@@ -55,13 +74,26 @@ def test_stop_takes_three_steps() -> None:
     running_job = _job(False, {"team": "t", "pool": "x"}, [{"key": "a"}], start=True)
     kind, patch = J.stop_step(running_job, original)  # type: ignore[misc]
     assert kind == "suspend" and patch["metadata"]["annotations"] == {J.STOPPING_ANNOTATION: "true"}
-    kind, patch = J.stop_step(_job(True, {"team": "t", "pool": "x"}, [{"key": "a"}], start=True,
-                                   annotations={J.STOPPING_ANNOTATION: "true"}), original)  # type: ignore[misc]
+    kind, patch = J.stop_step(
+        _job(
+            True,
+            {"team": "t", "pool": "x"},
+            [{"key": "a"}],
+            start=True,
+            annotations={J.STOPPING_ANNOTATION: "true"},
+        ),
+        original,
+    )  # type: ignore[misc]
     assert kind == "clear-start" and patch["status"] == {"startTime": None}
-    kind, patch = J.stop_step(_job(True, {"team": "t", "pool": "x"}, [{"key": "a"}],
-                                   annotations={J.STOPPING_ANNOTATION: "true"}), original)  # type: ignore[misc]
+    kind, patch = J.stop_step(
+        _job(True, {"team": "t", "pool": "x"}, [{"key": "a"}], annotations={J.STOPPING_ANNOTATION: "true"}),
+        original,
+    )  # type: ignore[misc]
     assert kind == "restore"
-    assert patch["spec"]["template"]["spec"] == {"nodeSelector": {"pool": None, "team": "t"}, "tolerations": None}
+    assert patch["spec"]["template"]["spec"] == {
+        "nodeSelector": {"pool": None, "team": "t"},
+        "tolerations": None,
+    }
     assert patch["metadata"]["annotations"] == {J.STOPPING_ANNOTATION: None}
     assert J.stop_step(_job(True, {"team": "t"}, []), original) is None
 
@@ -72,7 +104,10 @@ def test_conditions_keep_transition_time_unless_status_flips() -> None:
     assert c2[0]["lastTransitionTime"] == c[0]["lastTransitionTime"] and c2[0]["reason"] == "r2"
     c3 = S.set_condition(c2, "A", "False", "r", "m", 2 * 10**18, 2)
     assert c3[0]["lastTransitionTime"] != c[0]["lastTransitionTime"]
-    assert S.preemption_reason("... due to reclamation within the cohort while borrowing; ...") == "InCohortReclaimWhileBorrowing"
+    assert (
+        S.preemption_reason("... due to reclamation within the cohort while borrowing; ...")
+        == "InCohortReclaimWhileBorrowing"
+    )
     assert S.preemption_reason("... due to reclamation within the cohort; ...") == "InCohortReclamation"
 
 
@@ -96,13 +131,21 @@ def test_token_bucket() -> None:
 def test_manifests() -> None:
     crds = manifests.crds()
     assert sorted(c["spec"]["names"]["kind"] for c in crds) == sorted(
-        ["ResourceFlavor", "ClusterQueue", "Cohort", "LocalQueue", "WorkloadPriorityClass", "Workload"])
+        ["ResourceFlavor", "ClusterQueue", "Cohort", "LocalQueue", "WorkloadPriorityClass", "Workload"]
+    )
     for c in crds:
         v = c["spec"]["versions"][0]
         assert v["name"] == "v1beta2" and v["storage"] and v["schema"]["openAPIV3Schema"]["type"] == "object"
     docs = manifests.deploy(namespace="kf", image="example/kueue-fast:1")
     kinds = [d["kind"] for d in docs]
-    assert {"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "Deployment"} <= set(kinds)
+    assert {
+        "ServiceAccount",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "Role",
+        "RoleBinding",
+        "Deployment",
+    } <= set(kinds)
     role = next(d for d in docs if d["kind"] == "ClusterRole")
     verbs = {v for r in role["rules"] for v in r["verbs"]}
     assert "*" not in verbs and not verbs & {"deletecollection", "escalate", "bind", "impersonate"}
@@ -131,12 +174,21 @@ def test_metrics_health_and_ready_endpoints(fake_cluster: Harness) -> None:
         wait_for(lambda: urllib.request.urlopen(base + "/readyz").status == 200)
         with urllib.request.urlopen(base + "/healthz") as r:
             assert r.status == 200
-        body = wait_for(lambda: (b := urllib.request.urlopen(base + "/metrics").read().decode())
-                        and 'kueue_cluster_queue_resource_usage{cluster_queue="cq",cohort="",flavor="rf",resource="cpu"} 1.0' in b
-                        and b, what="usage metric")
+        body = wait_for(
+            lambda: (
+                (b := urllib.request.urlopen(base + "/metrics").read().decode())
+                and 'kueue_cluster_queue_resource_usage{cluster_queue="cq",cohort="",flavor="rf",resource="cpu"} 1.0'  # noqa: E501
+                in b
+                and b
+            ),
+            what="usage metric",
+        )
         assert 'kueue_admitted_workloads_total{cluster_queue="cq"} 1.0' in body
         assert 'kueue_admission_attempts_total{result="success"}' in body
-        assert 'kueue_cluster_queue_nominal_quota{cluster_queue="cq",cohort="",flavor="rf",resource="cpu"} 1.0' in body
+        assert (
+            'kueue_cluster_queue_nominal_quota{cluster_queue="cq",cohort="",flavor="rf",resource="cpu"} 1.0'
+            in body
+        )
         assert "kueue_admission_wait_time_seconds_bucket" in body
         assert 'kueue_fast_api_requests_total{code="200",resource="workloads",verb="create"}' in body
     finally:
