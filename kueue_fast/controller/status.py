@@ -189,11 +189,12 @@ def requeued_status(wl: JSON, now_ns: int) -> JSON:
     stats = st.setdefault("schedulingStats", {})
     evictions = [dict(e) for e in stats.get("evictions") or []]
     for e in evictions:
-        if e.get("reason") == reason:
+        if e.get("reason") == reason and not e.get("underlyingCause"):
             e["count"] = int(e.get("count", 0)) + 1
             break
     else:
-        evictions.append({"reason": reason, "count": 1})
+        # underlyingCause is required by the CRD; it may be empty
+        evictions.append({"reason": reason, "underlyingCause": "", "count": 1})
     stats["evictions"] = evictions
     return st
 

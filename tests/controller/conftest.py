@@ -327,6 +327,17 @@ class Harness:
         for c in self.controllers:
             c.stop(release_lease=False) if not c.client.closed else None
         if self.real:
+            # the controller is gone: take its finalizers off, or deletions would hang
+            for res, name, _ in self.created:
+                if res is NAMESPACES:
+                    for w in self.kube.list(WORKLOADS, namespace=name)["items"]:
+                        if w["metadata"].get("finalizers"):
+                            try:
+                                self.patch(
+                                    WORKLOADS, w["metadata"]["name"], {"metadata": {"finalizers": None}}, name
+                                )
+                            except ApiError:
+                                pass
             for res, name, ns in reversed(self.created):
                 obj = self.get(res, name, ns)
                 if obj is not None and obj["metadata"].get("finalizers") and res is not NAMESPACES:

@@ -234,7 +234,9 @@ def test_preemption_stops_and_restores_the_job(cluster: Harness) -> None:
     assert (cond(vw, "QuotaReserved") or {}).get("status") == "False"
     ad = cond(vw, "Admitted")
     assert ad is not None and (ad["status"], ad["reason"]) == ("False", "NoReservation")
-    assert vw["status"]["schedulingStats"]["evictions"] == [{"reason": "Preempted", "count": 1}]
+    assert vw["status"]["schedulingStats"]["evictions"] == [
+        {"reason": "Preempted", "underlyingCause": "", "count": 1}
+    ]
     assert vw["spec"]["priority"] == 10 and vw["spec"]["priorityClassRef"]["name"] == low
 
     # the urgent job finishes: the victim comes back, Evicted/Preempted turn False
@@ -307,3 +309,37 @@ def test_namespace_selector_and_foreign_local_queue(cluster: Harness) -> None:
         lambda: (w := h.workload_of(team, "nowhere")) and cond(w, "QuotaReserved") and w, what="nowhere"
     )
     assert "doesn't exist" in (cond(wl, "QuotaReserved") or {}).get("message", "")
+
+
+def test_hold_and_drain_stops_jobs_and_requeues(cluster: Harness) -> None:
+    h = cluster
+    ns, rf, cq = setup_queues(h, cpu="2")
+    h.controller()
+    h.create(job(ns, "a", "lq"))
+    wait_for(lambda: running(h, ns, "a"), what="a running")
+    h.patch(CLUSTER_QUEUES, cq, {"spec": {"stopPolicy": "HoldAndDrain"}})
+    wait_for(
+        lambda: (
+            (j := h.get(JOBS, "a", ns))
+            and j["spec"]["suspend"] is True
+            and not j["spec"]["template"]["spec"].get("nodeSelector")
+        ),
+        what="a stopped and restored",
+    )
+    wl = wait_for(
+        lambda: (w := h.workload_of(ns, "a")) and "admission" not in (w.get("status") or {}) and w,
+        what="admission removed",
+    )
+    ev = cond(wl, "Evicted")
+    assert ev is not None and (ev["status"], ev["reason"]) == ("True", "ClusterQueueStopped")
+    assert cond(wl, "Preempted") is None
+    st = wait_for(
+        lambda: (
+            (s := (h.get(CLUSTER_QUEUES, cq) or {}).get("status") or {}).get("pendingWorkloads") == 1 and s
+        ),
+        what="pending in the stopped queue",
+    )
+    active = [c for c in st["conditions"] if c["type"] == "Active"][0]
+    assert active["status"] == "False"
+    h.patch(CLUSTER_QUEUES, cq, {"spec": {"stopPolicy": "None"}})
+    wait_for(lambda: running(h, ns, "a"), what="a admitted again")
