@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from conftest import (
+from kf_harness import (
     CLUSTER_QUEUES,
     JOBS,
     LOCAL_QUEUES,

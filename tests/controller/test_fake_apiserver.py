@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import JOBS, NAMESPACES, WORKLOADS, job, wait_for
 from fake_apiserver import (
     FakeAPIServer,
     json_patch,
@@ -21,6 +20,7 @@ from fake_apiserver import (
     selector_matches,
     strategic_merge,
 )
+from kf_harness import JOBS, NAMESPACES, WORKLOADS, job, wait_for
 
 from kueue_fast.controller import manifests
 from kueue_fast.controller.kube import KUEUE_API, ApiError, KubeClient

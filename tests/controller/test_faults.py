@@ -4,7 +4,7 @@ for good. Decisions must come out the same, within quota."""
 
 from __future__ import annotations
 
-from conftest import JOBS, WORKLOADS, Harness, cluster_queue, flavor, job, local_queue, wait_for
+from kf_harness import JOBS, WORKLOADS, Harness, cluster_queue, flavor, job, local_queue, wait_for
 from test_e2e import cond, running
 
 from kueue_fast.controller.jobs import workload_name

@@ -3,7 +3,7 @@ writes, the standby takes over when the leader dies."""
 
 from __future__ import annotations
 
-from conftest import Harness, cluster_queue, flavor, job, local_queue, wait_for
+from kf_harness import Harness, cluster_queue, flavor, job, local_queue, wait_for
 from test_e2e import running
 
 from kueue_fast.controller.kube import LEASES

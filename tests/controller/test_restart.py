@@ -16,8 +16,8 @@ import threading
 from typing import Any
 
 import pytest
-from conftest import JOBS, Harness, cluster_queue, flavor, job, local_queue, priority_class, wait_for
 from fake_apiserver import DropConnection, WriteInfo
+from kf_harness import JOBS, Harness, cluster_queue, flavor, job, local_queue, priority_class, wait_for
 from test_e2e import is_true, running
 
 from kueue_fast.quantity import parse_quantity

@@ -8,7 +8,7 @@ import threading
 import urllib.request
 
 import pytest
-from conftest import Harness, cluster_queue, flavor, job, local_queue, wait_for
+from kf_harness import Harness, cluster_queue, flavor, job, local_queue, wait_for
 from test_e2e import running
 
 from kueue_fast.controller import jobs as J
