@@ -456,6 +456,20 @@ void register_engine(py::module_& m) {
             std::lock_guard<std::mutex> lock(self.mutex);
             self.engine.set_debug_checks(on);
           })
+      .def("stats",
+           [](PyEngine& self) {
+             std::lock_guard<std::mutex> lock(self.mutex);
+             const auto& s = self.engine.stats();
+             py::dict d;
+             d["heads"] = s.heads;
+             d["assignments"] = s.assignments;
+             d["quota_checks"] = s.quota_checks;
+             d["oracle_calls"] = s.oracle_calls;
+             d["target_searches"] = s.target_searches;
+             d["candidate_evaluations"] = self.engine.evaluations();
+             return d;
+           },
+           "Work counters since the engine was built.")
       .def("memory_bytes",
            [](PyEngine& self) {
              std::lock_guard<std::mutex> lock(self.mutex);
@@ -534,7 +548,7 @@ void register_engine(py::module_& m) {
              py::list active, parked;
              for (int wid = 0; wid < e.n_workloads(); ++wid) {
                if (w.cq[wid] != cq) continue;
-               if (w.heap_pos[wid] >= 0) active.append(wid);
+               if (w.queue_active[wid]) active.append(wid);
                if (w.inadmissible[wid]) parked.append(wid);
              }
              const auto& q = e.queue(static_cast<int>(cq));

@@ -174,6 +174,10 @@ class NativeEngine:
     def n_workloads(self) -> int:
         return int(self._core.n_workloads)
 
+    def stats(self) -> dict[str, int]:
+        """Work counters: heads, assignments, quota checks, oracle calls, target searches, evaluations."""
+        return dict(self._core.stats())
+
     def memory_bytes(self) -> int:
         """Bytes held for workloads and queues (capacity of the engine's arrays)."""
         return int(self._core.memory_bytes())

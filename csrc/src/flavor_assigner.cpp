@@ -153,6 +153,7 @@ bool FlavorAssigner::can_preempt_while_borrowing() const noexcept {
 
 // fitsResourceQuota: (preemption mode, borrowing level) for `request` more on fr.
 GranularMode FlavorAssigner::fits_resource_quota(int fr, Amount assumed, Amount request) {
+  ++e_.stats_.quota_checks;
   Amount available = tree_.available(cq_, fr);
   Amount max_capacity = tree_.potential_available(cq_, fr);
   Amount val = sat_add(assumed, request);
@@ -163,13 +164,13 @@ GranularMode FlavorAssigner::fits_resource_quota(int fr, Amount assumed, Amount 
     arena_->reasons.push_back(static_cast<std::uint64_t>(max_capacity));
     return {PM_NO_FIT, 0};
   }
-  auto [borrow, may_reclaim_in_hierarchy] = tree_.lowest_subtree_that_fits(cq_, fr, val);
-  if (val <= available) return {PM_FIT, borrow};
+  // (lowest_subtree_that_fits is pure: computed only where its result is used.)
+  if (val <= available) return {PM_FIT, tree_.lowest_subtree_that_fits(cq_, fr, val).first};
   add_reason(reason_header(RK_UNUSED, static_cast<std::uint64_t>(fr)));
   arena_->reasons.push_back(static_cast<std::uint64_t>(sat_sub(val, available)));
-  if (tree_.nominal(cq_, fr) >= val || may_reclaim_in_hierarchy || can_preempt_while_borrowing()) {
-    return e_.oracle(wid_, cq_, fr, val);
-  }
+  if (tree_.nominal(cq_, fr) >= val) return e_.oracle(wid_, cq_, fr, val);
+  auto [borrow, may_reclaim_in_hierarchy] = tree_.lowest_subtree_that_fits(cq_, fr, val);
+  if (may_reclaim_in_hierarchy || can_preempt_while_borrowing()) return e_.oracle(wid_, cq_, fr, val);
   return {PM_NO_FIT, borrow};
 }
 
@@ -266,6 +267,7 @@ bool FlavorAssigner::find_flavor(int ps_index, const PodSetRec& psa, int resourc
 
 int FlavorAssigner::assign(int wid, int cq, bool use_last, const std::int32_t* nomination,
                            std::size_t nomination_ps, const std::int32_t* counts) {
+  ++e_.stats_.assignments;
   wid_ = wid;
   cq_ = cq;
   spec_ = &topo_.cq(cq);

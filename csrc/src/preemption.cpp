@@ -32,6 +32,7 @@ void Preemptor::end() {
 }
 
 const std::vector<Target>& Preemptor::get_targets(const PreemptionCtx& ctx) {
+  ++e_.stats_.target_searches;
   if (e_.debug_checks_) e_.usage_before_ = e_.tree_.usage_vector();
   begin(ctx);
   result_.clear();
@@ -160,19 +161,19 @@ void Preemptor::candidates_from_cq(int cq, int lca, bool advantage, std::vector<
   const std::size_t n = list.size();
   std::size_t i = 0;
   while (i < n) {
-    std::int32_t c = list[i];
-    bool past_bound = (policy == LOWER_PRIORITY && w.priority[c] >= p_prio) ||
-                      (policy == LOWER_OR_NEWER_EQUAL && w.priority[c] > p_prio);
+    const AdmittedEntry& c = list[i];
+    bool past_bound = (policy == LOWER_PRIORITY && c.priority >= p_prio) ||
+                      (policy == LOWER_OR_NEWER_EQUAL && c.priority > p_prio);
     if (past_bound) {
-      if (!w.evicting[c]) break;
+      if (!c.evicting) break;
       // skip the rest of the evicting segment
       auto it = std::partition_point(list.begin() + static_cast<std::ptrdiff_t>(i), list.end(),
-                                     [&](std::int32_t x) { return w.evicting[x] != 0; });
+                                     [](const AdmittedEntry& x) { return x.evicting != 0; });
       i = static_cast<std::size_t>(it - list.begin());
       continue;
     }
-    Variant v = variant(c, advantage);
-    if (v != V_NEVER) out.push_back({c, lca, v});
+    Variant v = variant(c.wid, advantage);
+    if (v != V_NEVER) out.push_back({c.wid, lca, v});
     ++i;
   }
 }
@@ -310,8 +311,8 @@ void Preemptor::fair_candidates() {
   const ClusterQueueSpec& spec = e_.topo_.cq(ctx_->cq);
   candidates_.clear();
   auto add_from = [&](int cq, std::uint8_t policy) {
-    for (std::int32_t wid : e_.cq_admitted_[cq]) {
-      if (satisfies_policy(wid, policy) && uses_resources(wid)) candidates_.push_back(wid);
+    for (const AdmittedEntry& a : e_.cq_admitted_[cq]) {
+      if (satisfies_policy(a.wid, policy) && uses_resources(a.wid)) candidates_.push_back(a.wid);
     }
   };
   if (spec.within_cluster_queue != NEVER) add_from(ctx_->cq, spec.within_cluster_queue);

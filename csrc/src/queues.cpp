@@ -5,56 +5,40 @@
 
 namespace kueue_fast {
 
-void ClusterQueueQueue::sift_up(WorkloadStore& w, std::size_t i) {
-  std::int32_t wid = heap_[i];
+void ClusterQueueQueue::heap_push(const WorkloadStore& w, const HeapEntry& e) {
+  heap_.push_back(e);
+  std::size_t i = heap_.size() - 1;
   while (i > 0) {
     std::size_t parent = (i - 1) / 2;
-    if (!before(w, wid, heap_[parent])) break;
+    if (!before(w, e, heap_[parent])) break;
     heap_[i] = heap_[parent];
-    w.heap_pos[heap_[i]] = static_cast<std::int32_t>(i);
     i = parent;
   }
-  heap_[i] = wid;
-  w.heap_pos[wid] = static_cast<std::int32_t>(i);
+  heap_[i] = e;
 }
 
-void ClusterQueueQueue::sift_down(WorkloadStore& w, std::size_t i) {
-  std::int32_t wid = heap_[i];
+void ClusterQueueQueue::heap_pop_top(const WorkloadStore& w) {
+  HeapEntry last = heap_.back();
+  heap_.pop_back();
   const std::size_t n = heap_.size();
+  if (n == 0) return;
+  std::size_t i = 0;
   for (;;) {
     std::size_t child = 2 * i + 1;
     if (child >= n) break;
     if (child + 1 < n && before(w, heap_[child + 1], heap_[child])) ++child;
-    if (!before(w, heap_[child], wid)) break;
+    if (!before(w, heap_[child], last)) break;
     heap_[i] = heap_[child];
-    w.heap_pos[heap_[i]] = static_cast<std::int32_t>(i);
     i = child;
   }
-  heap_[i] = wid;
-  w.heap_pos[wid] = static_cast<std::int32_t>(i);
+  heap_[i] = last;
 }
 
 void ClusterQueueQueue::push_active(WorkloadStore& w, int wid) {
-  if (w.heap_pos[wid] >= 0) return;
-  heap_.push_back(wid);
-  sift_up(w, heap_.size() - 1);
-}
-
-void ClusterQueueQueue::heap_erase(WorkloadStore& w, int wid) {
-  std::int32_t pos = w.heap_pos[wid];
-  if (pos < 0) return;
-  w.heap_pos[wid] = -1;
-  std::int32_t last = heap_.back();
-  heap_.pop_back();
-  if (last == wid) return;
-  std::size_t i = static_cast<std::size_t>(pos);
-  heap_[i] = last;
-  w.heap_pos[last] = pos;
-  if (i > 0 && before(w, last, heap_[(i - 1) / 2])) {
-    sift_up(w, i);
-  } else {
-    sift_down(w, i);
-  }
+  if (w.queue_active[wid]) return;
+  w.queue_active[wid] = 1;
+  ++n_active_;
+  heap_push(w, {w.queue_ts[wid], w.priority[wid], wid, w.hash[wid]});
 }
 
 bool ClusterQueueQueue::hash_parked(std::uint64_t h) const noexcept {
@@ -85,7 +69,7 @@ void ClusterQueueQueue::push(WorkloadStore& w, int wid) {
     w.inadmissible[wid] = 0;
     --n_inadmissible_;
   }
-  if (strategy_ == BEST_EFFORT_FIFO && w.heap_pos[wid] < 0 && hash_parked(w.hash[wid])) {
+  if (strategy_ == BEST_EFFORT_FIFO && !w.queue_active[wid] && hash_parked(w.hash[wid])) {
     park(w, wid);
     return;
   }
@@ -94,19 +78,24 @@ void ClusterQueueQueue::push(WorkloadStore& w, int wid) {
 
 int ClusterQueueQueue::pop(WorkloadStore& w) {
   ++pop_cycle_;
-  if (sticky_ >= 0 && w.heap_pos[sticky_] >= 0) {
+  if (sticky_ >= 0 && w.queue_active[sticky_]) {
     int wid = sticky_;
-    heap_erase(w, wid);
+    deactivate(w, wid);  // its heap entry stays, as in heapq
     return wid;
   }
-  if (heap_.empty()) return -1;
-  int wid = heap_.front();
-  heap_erase(w, wid);
-  return wid;
+  while (!heap_.empty()) {
+    int wid = heap_.front().wid;
+    heap_pop_top(w);
+    if (w.queue_active[wid]) {
+      deactivate(w, wid);
+      return wid;
+    }
+  }
+  return -1;
 }
 
 void ClusterQueueQueue::remove(WorkloadStore& w, int wid) {
-  heap_erase(w, wid);
+  deactivate(w, wid);
   if (w.inadmissible[wid]) {
     w.inadmissible[wid] = 0;
     --n_inadmissible_;
@@ -137,7 +126,7 @@ int ClusterQueueQueue::requeue(WorkloadStore& w, int wid, RequeueReason reason, 
     push_active(w, wid);
     return 0;
   }
-  if (w.inadmissible[wid] || w.heap_pos[wid] >= 0) return 0;
+  if (w.inadmissible[wid] || w.queue_active[wid]) return 0;
   park(w, wid);
   int parked = 1;
   if (equivalence_hashing_ && strategy_ == BEST_EFFORT_FIFO &&
@@ -145,14 +134,13 @@ int ClusterQueueQueue::requeue(WorkloadStore& w, int wid, RequeueReason reason, 
     std::uint64_t h = w.hash[wid];
     auto it = std::lower_bound(parked_hashes_.begin(), parked_hashes_.end(), h);
     if (it == parked_hashes_.end() || *it != h) parked_hashes_.insert(it, h);
-    scratch_.clear();
-    for (std::int32_t other : heap_) {
-      if (w.hash[other] == h) scratch_.push_back(other);
-    }
-    for (std::int32_t other : scratch_) {
-      heap_erase(w, other);
-      park(w, other);
-      ++parked;
+    // Every active workload with the hash (each active one has an entry).
+    for (const HeapEntry& e : heap_) {
+      if (e.hash == h && w.queue_active[e.wid]) {
+        deactivate(w, e.wid);
+        park(w, e.wid);
+        ++parked;
+      }
     }
   }
   return parked;
@@ -184,11 +172,12 @@ int ClusterQueueQueue::queue_inadmissible(WorkloadStore& w) {
 }
 
 bool ClusterQueueQueue::check_heap(const WorkloadStore& w) const {
+  std::size_t active = 0;
   for (std::size_t i = 0; i < heap_.size(); ++i) {
-    if (w.heap_pos[heap_[i]] != static_cast<std::int32_t>(i)) return false;
     if (i > 0 && before(w, heap_[i], heap_[(i - 1) / 2])) return false;
   }
-  return true;
+  for (const HeapEntry& e : heap_) active += w.queue_active[e.wid] ? 1 : 0;
+  return active >= n_active_;  // duplicates of an active workload may remain
 }
 
 }  // namespace kueue_fast

@@ -173,21 +173,32 @@ void QuotaTree::remove_usage(int node, int fr, Amount value) noexcept {
   }
 }
 
+// Kueue available(), from the root down the node's path:
+//   root:  subtree_quota - usage (may be negative when over-admitted);
+//   other: local_available + parent's available, the latter capped by what
+//          the borrowing limit still allows: (subtree - local) - used in
+//          parent + borrowing_limit.
 Amount QuotaTree::available_raw(int node, int fr) const noexcept {
-  std::size_t i = at(node, fr);
-  Amount sq = subtree_quota_[i];
-  Amount u = usage_[i];
-  int p = parent_[node];
-  if (p < 0) return sat_sub(sq, u);
-  Amount parent_available = available_raw(p, fr);
-  Amount bl = borrowing_limit_[i];
-  if (bl != NO_LIMIT) {
-    Amount lq = local_quota_[i];
-    Amount stored_in_parent = sat_sub(sq, lq);
-    Amount used_in_parent = amount_max(0, sat_sub(u, lq));
-    parent_available = amount_min(sat_add(sat_sub(stored_in_parent, used_in_parent), bl), parent_available);
+  IdRange anc = ancestors(node);
+  const std::size_t k = anc.size();
+  const int root = k > 0 ? anc[k - 1] : node;
+  std::size_t i = at(root, fr);
+  Amount avail = sat_sub(subtree_quota_[i], usage_[i]);
+  for (std::size_t j = k; j-- > 0;) {
+    const int n = j > 0 ? anc[j - 1] : node;
+    i = at(n, fr);
+    const Amount u = usage_[i];
+    const Amount lq = local_quota_[i];
+    const Amount bl = borrowing_limit_[i];
+    Amount parent_available = avail;
+    if (bl != NO_LIMIT) {
+      Amount stored_in_parent = sat_sub(subtree_quota_[i], lq);
+      Amount used_in_parent = amount_max(0, sat_sub(u, lq));
+      parent_available = amount_min(sat_add(sat_sub(stored_in_parent, used_in_parent), bl), parent_available);
+    }
+    avail = sat_add(amount_max(0, sat_sub(lq, u)), parent_available);
   }
-  return sat_add(amount_max(0, sat_sub(local_quota_[i], u)), parent_available);
+  return avail;
 }
 
 bool QuotaTree::quantities_fit_in_quota(int node, const std::vector<FrAmount>& requests,

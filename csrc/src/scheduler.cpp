@@ -60,8 +60,8 @@ std::size_t Engine::memory_bytes() const noexcept {
   n += vb(w.reason) + vb(w.msg_kind) + vb(w.msg_arg) + vb(w.msg) + vb(w.msg_pool);
   n += vb(w.ls_valid) + vb(w.ls_generation) + vb(w.ls_cycle) + vb(w.ls_off) + vb(w.ls_pool);
   n += vb(w.evicted_cycle) + vb(w.evict_kind) + vb(w.evict_reason) + vb(w.preempted_by) + vb(w.evict_victim_cq);
-  n += vb(w.evict_custom_reason) + vb(w.evict_custom_message) + vb(w.heap_pos) + vb(w.inadmissible);
-  for (const auto& q : queues_) n += q.heap().capacity() * sizeof(std::int32_t);
+  n += vb(w.evict_custom_reason) + vb(w.evict_custom_message) + vb(w.queue_active) + vb(w.inadmissible);
+  for (const auto& q : queues_) n += q.heap_entries() * 24;
   for (const auto& l : cq_admitted_) n += vb(l);
   return n;
 }
@@ -250,35 +250,41 @@ int Engine::add_workloads(const BulkWorkloads& in) {
 
 // Kueue's ordering of a ClusterQueue's admitted workloads as preemption
 // candidates, without the "other ClusterQueue first" part (constant here).
-bool Engine::admitted_before(int a, int b) const noexcept {
-  const WorkloadStore& w = w_;
-  if (w.evicting[a] != w.evicting[b]) return w.evicting[a] > w.evicting[b];
-  if (w.priority[a] != w.priority[b]) return w.priority[a] < w.priority[b];
-  if (w.admission_time[a] != w.admission_time[b]) return w.admission_time[a] > w.admission_time[b];
-  int c = w.compare_names(a, b);
+bool Engine::admitted_before(const AdmittedEntry& a, const AdmittedEntry& b) const noexcept {
+  if (a.evicting != b.evicting) return a.evicting > b.evicting;
+  if (a.priority != b.priority) return a.priority < b.priority;
+  if (a.admission_time != b.admission_time) return a.admission_time > b.admission_time;
+  if (a.wid == b.wid) return false;
+  int c = w_.compare_names(a.wid, b.wid);
   if (c != 0) return c < 0;
-  return a < b;
+  return a.wid < b.wid;
 }
 
 bool Engine::in_cq_admitted(int wid) const noexcept {
   int cq = w_.admitted_cq[wid];
   if (cq < 0) return false;
   const auto& l = cq_admitted_[cq];
-  auto it = std::lower_bound(l.begin(), l.end(), wid, [&](std::int32_t x, int y) { return admitted_before(x, y); });
-  return it != l.end() && *it == wid;
+  const AdmittedEntry key = admitted_entry(wid);
+  auto it = std::lower_bound(l.begin(), l.end(), key,
+                             [&](const AdmittedEntry& x, const AdmittedEntry& y) { return admitted_before(x, y); });
+  return it != l.end() && it->wid == wid;
 }
 
 void Engine::cq_admitted_insert(int wid) {
   auto& l = cq_admitted_[w_.admitted_cq[wid]];
-  auto it = std::lower_bound(l.begin(), l.end(), wid, [&](std::int32_t x, int y) { return admitted_before(x, y); });
-  if (it != l.end() && *it == wid) return;
-  l.insert(it, wid);
+  const AdmittedEntry key = admitted_entry(wid);
+  auto it = std::lower_bound(l.begin(), l.end(), key,
+                             [&](const AdmittedEntry& x, const AdmittedEntry& y) { return admitted_before(x, y); });
+  if (it != l.end() && it->wid == wid) return;
+  l.insert(it, key);
 }
 
 void Engine::cq_admitted_erase(int wid) {
   auto& l = cq_admitted_[w_.admitted_cq[wid]];
-  auto it = std::lower_bound(l.begin(), l.end(), wid, [&](std::int32_t x, int y) { return admitted_before(x, y); });
-  if (it != l.end() && *it == wid) l.erase(it);
+  const AdmittedEntry key = admitted_entry(wid);
+  auto it = std::lower_bound(l.begin(), l.end(), key,
+                             [&](const AdmittedEntry& x, const AdmittedEntry& y) { return admitted_before(x, y); });
+  if (it != l.end() && it->wid == wid) l.erase(it);
 }
 
 void Engine::charge(int wid, int sign) noexcept {
@@ -476,6 +482,7 @@ bool Engine::scan_state_usable(int wid, int cq) const noexcept {
 // itself (PM_PREEMPT) or only elsewhere (PM_RECLAIM), and at which borrowing
 // height would the workload be once they are gone.
 GranularMode Engine::oracle(int wid, int cq, int fr, Amount quantity) {
+  ++stats_.oracle_calls;
   PreemptionCtx& ctx = oracle_ctx_;  // not ctx_: the oracle runs inside an assignment
   ctx.clear();
   ctx.preemptor = wid;
@@ -961,6 +968,7 @@ const CycleReport& Engine::run_cycle(std::int64_t now_ns) {
     }
   }
   report_.heads = static_cast<std::int64_t>(entries_.size());
+  stats_.heads += report_.heads;
 
   // 2-3. nominate against the snapshot as it is at the start of the cycle
   nominated_.clear();

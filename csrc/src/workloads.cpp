@@ -25,7 +25,7 @@ void WorkloadStore::grow_status() {
   evict_victim_cq.push_back(-1);
   evict_custom_reason.push_back(-1);
   evict_custom_message.push_back(-1);
-  heap_pos.push_back(-1);
+  queue_active.push_back(0);
   inadmissible.push_back(0);
 }
 

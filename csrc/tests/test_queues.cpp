@@ -58,7 +58,7 @@ TEST(heap_pops_in_kueue_order) {
   CHECK(q.check_heap(w));
   std::vector<int> expected;
   for (int wid : wids) {
-    if (w.heap_pos[wid] >= 0) expected.push_back(wid);
+    if (w.queue_active[wid]) expected.push_back(wid);
   }
   std::sort(expected.begin(), expected.end(), [&](int a, int b) { return reference_before(w, a, b); });
   std::vector<int> got;

@@ -11,8 +11,10 @@
 // * BestEffortFIFO parks every heap workload with the same scheduling hash
 //   as a NoFit/PreemptionNoCandidates head (SchedulingEquivalenceHashing).
 //
-// The heap is an indexed binary heap (positions in WorkloadStore::heap_pos),
-// so "active" membership is heap membership and removal is O(log n).
+// The heap is a binary heap of (key captured at push, wid) entries with lazy
+// deletion, exactly like the reference's heapq: membership in the active set
+// is the WorkloadStore::queue_active flag; entries of workloads no longer
+// active are dropped when they reach the top.
 #pragma once
 
 #include <cstdint>
@@ -28,10 +30,9 @@ class ClusterQueueQueue {
   explicit ClusterQueueQueue(std::uint8_t strategy = BEST_EFFORT_FIFO, bool equivalence_hashing = true)
       : strategy_(strategy), equivalence_hashing_(equivalence_hashing) {}
 
-  bool has_active() const noexcept { return !heap_.empty(); }
-  std::size_t n_active() const noexcept { return heap_.size(); }
+  bool has_active() const noexcept { return n_active_ > 0; }
+  std::size_t n_active() const noexcept { return n_active_; }
   std::size_t n_inadmissible() const noexcept { return n_inadmissible_; }
-  const std::vector<std::int32_t>& heap() const noexcept { return heap_; }
   int sticky() const noexcept { return sticky_; }
   int preemptor() const noexcept { return preemptor_; }
   std::int64_t pop_cycle() const noexcept { return pop_cycle_; }
@@ -55,26 +56,45 @@ class ClusterQueueQueue {
   // workloads whose namespace no longer matches stay parked.
   int queue_inadmissible(WorkloadStore& w);
 
-  // For tests: is the heap property intact and every position right?
+  // For tests: is the heap property intact?
   bool check_heap(const WorkloadStore& w) const;
+  std::size_t heap_entries() const noexcept { return heap_.size(); }
 
  private:
-  static bool before(const WorkloadStore& w, int a, int b) noexcept {
-    if (w.priority[a] != w.priority[b]) return w.priority[a] > w.priority[b];
-    if (w.queue_ts[a] != w.queue_ts[b]) return w.queue_ts[a] < w.queue_ts[b];
-    int c = w.compare_names(a, b);
+  // A heap entry: the order key as it was when the workload was pushed (the
+  // reference's heapq holds (key, wid) tuples the same way), and the
+  // scheduling hash for equivalence parking. Entries of workloads that left
+  // the active set stay until they reach the top (lazy deletion, as heapq).
+  struct HeapEntry {
+    std::int64_t queue_ts;
+    std::int32_t priority;
+    std::int32_t wid;
+    std::uint64_t hash;
+  };
+  static bool before(const WorkloadStore& w, const HeapEntry& a, const HeapEntry& b) noexcept {
+    if (a.priority != b.priority) return a.priority > b.priority;
+    if (a.queue_ts != b.queue_ts) return a.queue_ts < b.queue_ts;
+    if (a.wid == b.wid) return false;
+    int c = w.compare_names(a.wid, b.wid);
     if (c != 0) return c < 0;
-    return a < b;
+    return a.wid < b.wid;
   }
   void push_active(WorkloadStore& w, int wid);
-  void heap_erase(WorkloadStore& w, int wid);
-  void sift_up(WorkloadStore& w, std::size_t i);
-  void sift_down(WorkloadStore& w, std::size_t i);
+  void heap_push(const WorkloadStore& w, const HeapEntry& e);
+  void heap_pop_top(const WorkloadStore& w);
+  void deactivate(WorkloadStore& w, int wid) noexcept {
+    if (w.queue_active[wid]) {
+      w.queue_active[wid] = 0;
+      --n_active_;
+    }
+  }
   void park(WorkloadStore& w, int wid);
   bool hash_parked(std::uint64_t h) const noexcept;
 
   std::uint8_t strategy_;
-  std::vector<std::int32_t> heap_;
+  bool equivalence_hashing_;  // SchedulingEquivalenceHashing
+  std::vector<HeapEntry> heap_;
+  std::size_t n_active_ = 0;
   // Members of the inadmissible set, possibly with stale entries (the
   // WorkloadStore flag is the truth); compacted as it grows.
   std::vector<std::int32_t> inadmissible_;
@@ -87,7 +107,6 @@ class ClusterQueueQueue {
   // The workload waiting for the preemptions it issued, under either strategy
   // (Kueue preemptorWorkload; read by PrioritizePreemptorWorkloads).
   int preemptor_ = -1;
-  bool equivalence_hashing_;  // SchedulingEquivalenceHashing
   std::int64_t pop_cycle_ = 0;
   std::int64_t queue_inadmissible_cycle_ = -1;
 };

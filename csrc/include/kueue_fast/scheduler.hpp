@@ -95,12 +95,30 @@ struct BulkWorkloads {
   std::vector<std::string> namespaces, names, uids;  // uids may be empty: "namespace/name"
 };
 
+// Work counters since the engine was built (for profiles and benchmarks).
+struct EngineStats {
+  std::int64_t heads = 0;
+  std::int64_t assignments = 0;   // FlavorAssigner::assign calls (partial admission included)
+  std::int64_t quota_checks = 0;  // fitsResourceQuota calls
+  std::int64_t oracle_calls = 0;  // single-fr preemption simulations
+  std::int64_t target_searches = 0;
+};
+
 struct CycleReport {
   std::int64_t cycle = 0;
   std::vector<std::int32_t> admitted;
   std::vector<std::int32_t> preempted;  // victims whose eviction was issued
   std::int64_t newly_parked = 0;
   std::int64_t heads = 0;
+};
+
+// A ClusterQueue's admitted workload with its candidate-order key inline
+// (the key does not change while it is listed: evicting is re-listed).
+struct AdmittedEntry {
+  std::int64_t admission_time;
+  std::int32_t priority;
+  std::int32_t wid;
+  std::uint8_t evicting;
 };
 
 enum EntryStatus : std::uint8_t { ENTRY_NONE = 0, ENTRY_SKIPPED = 1, ENTRY_ASSUMED = 2 };
@@ -145,6 +163,7 @@ class Engine {
   const CycleReport& run_cycle(std::int64_t now_ns);
   std::int64_t cycle() const noexcept { return cycle_; }
   std::int64_t evaluations() const noexcept { return preemptor_.evaluations; }
+  const EngineStats& stats() const noexcept { return stats_; }
 
   // --- reading decisions -----------------------------------------------------------
   int n_workloads() const noexcept { return w_.size(); }
@@ -167,16 +186,20 @@ class Engine {
   std::vector<ClusterQueueQueue> queues_;
   // Per ClusterQueue: admitted workloads in candidate order (evicting first,
   // then lower priority, most recently admitted, namespace/name, wid).
-  std::vector<std::vector<std::int32_t>> cq_admitted_;
+  std::vector<std::vector<AdmittedEntry>> cq_admitted_;
   std::vector<std::int64_t> cq_generation_, snapshot_generation_;
   std::int64_t cycle_ = 0;
   bool release_evictions_;
   bool debug_checks_ = false;
+  EngineStats stats_;
   AssignmentArena arena_;
   std::vector<Target> targets_;  // the cycle's targets (Entry::t_first/t_n)
   std::vector<Entry> entries_;
 
-  bool admitted_before(int a, int b) const noexcept;
+  bool admitted_before(const AdmittedEntry& a, const AdmittedEntry& b) const noexcept;
+  AdmittedEntry admitted_entry(int wid) const noexcept {
+    return {w_.admission_time[wid], w_.priority[wid], wid, w_.evicting[wid]};
+  }
   bool in_cq_admitted(int wid) const noexcept;
   void cq_admitted_insert(int wid);
   void cq_admitted_erase(int wid);

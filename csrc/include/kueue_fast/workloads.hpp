@@ -97,7 +97,7 @@ struct WorkloadStore {
   std::vector<std::int32_t> preempted_by, evict_victim_cq, evict_custom_reason, evict_custom_message;
 
   // --- queue bookkeeping ----------------------------------------------------------
-  std::vector<std::int32_t> heap_pos;       // position in its ClusterQueue heap, -1: not active
+  std::vector<std::uint8_t> queue_active;   // in its ClusterQueue's active set (the heap)
   std::vector<std::uint8_t> inadmissible;   // in its ClusterQueue's inadmissible set
 
   int size() const noexcept { return static_cast<int>(cq.size()); }
