@@ -130,6 +130,22 @@ class QuotaTree:
             return
         self.remove_usage(p, fr, min(value, stored_in_parent))
 
+    def rederive_ancestors(self, node: int, frs: list[int]) -> None:
+        """Recompute the ancestors' usage of frs from their children's.
+
+        Kueue may reserve a negative amount for a preemptor within one cycle
+        (quotaResourcesToReserve when the ClusterQueue is over its limit), and
+        add_usage does not propagate negative values; Kueue then throws the
+        snapshot away. Undoing such a reservation therefore re-derives the
+        cohorts rather than inverting add_usage step by step.
+        """
+        for p in self.ancestors(node):
+            u = self.usage[p]
+            for fr in frs:
+                u[fr] = sum(
+                    max(0, self.usage[c].get(fr, 0) - self.local_quota(c, fr)) for c in self.children[p]
+                )
+
     def add_usage_map(self, node: int, usage: dict[int, int], sign: int = 1) -> None:
         for fr, v in usage.items():
             if sign > 0:

@@ -855,6 +855,9 @@ class ReferenceEngine:
         # the snapshot is gone: capacity reserved for this cycle only is free again
         for cq, usage in reversed(reservations):
             self.tree.add_usage_map(cq, usage, -1)
+        if any(v < 0 for _, usage in reservations for v in usage.values()):
+            for cq, usage in reservations:
+                self.tree.rederive_ancestors(cq, list(usage))
         self._settle_entry_penalties(report.admitted, now_ns)
         # 7. evictions take effect (offline)
         if self.release_evictions:
