@@ -47,6 +47,7 @@ class Step:
 class Settled:
     steps: list[Step] = field(default_factory=list)
     cycles: int = 0
+    heads: int = 0  # workloads the cycles decided on (each popped head is one decision)
     stable: bool = True
 
 
@@ -109,6 +110,7 @@ class SpecAdapter:
                 return out
             report = self.engine.run_cycle(now_ns)
             out.cycles += 1
+            out.heads += report.heads
             if report.admitted or report.preempted:
                 out.steps.append(Step(list(report.admitted), list(report.preempted)))
             elif not report.newly_parked:

@@ -32,7 +32,7 @@ import numpy as np
 
 from ..loader import build_state
 from ..model import ClusterState
-from ..trace import F64, QueueProfile, Template, Trace, generate, work_seconds
+from ..trace import QueueProfile, Template, Trace, generate, work_seconds
 from .args import DEFAULT_DAYS, DEFAULT_WORKLOADS
 
 __all__ = [
@@ -62,7 +62,10 @@ class Team:
     gpu: tuple[int, int] = (0, 0)  # nominal: h100, a100
     cpu_order: tuple[str, str] = ("on-demand", "spot")
     within: str = "LowerPriority"
-    reclaim: str = "Any"
+    # Reclaim "Any" lets two ClusterQueues that each borrow one flavor while
+    # under nominal on another reclaim from each other for ever (Kueue does
+    # that too): only production batch, which never borrows GPUs, uses it.
+    reclaim: str = "LowerPriority"
     borrow_within: tuple[str, int] | None = None  # (policy, maxPriorityThreshold)
     strategy: str = "BestEffortFIFO"
     cpu_borrowing_limit: int | None = None
@@ -102,7 +105,7 @@ TEAMS: tuple[Team, ...] = (
             _t(1, _cpu(4, 32, 1), URG, 0.08, 45),  # debugging session
             _t(1, _cpu(32, 256, 8), STD, 0.15, 120),  # fine-tuning, one node
             _t(4, _cpu(32, 256, 8), STD, 0.03, 360),  # pre-training shard, 32 GPUs
-            _t(4, _cpu(8, 64, 2), BE, 0.07, 60, min_count=1),  # hyper-parameter sweep, elastic
+            _t(4, _cpu(8, 64, 2), BE, 0.07, 60),  # hyper-parameter sweep
             _t(8, _cpu(4, 16), BE, 0.32, 30),  # data preparation, CPU only
         ),
     ),
@@ -112,7 +115,7 @@ TEAMS: tuple[Team, ...] = (
         cpu=(192, 192),
         memory_gi=(1536, 1536),
         gpu=(8, 48),
-        reclaim="LowerPriority",
+        reclaim="Never",
         share=0.12,
         load=0.75,
         templates=(
@@ -130,6 +133,7 @@ TEAMS: tuple[Team, ...] = (
         memory_gi=(1024, 1024),
         gpu=(8, 32),
         within="LowerOrNewerEqualPriority",
+        reclaim="Never",
         share=0.08,
         load=0.6,
         rhythm="steady",
@@ -148,9 +152,9 @@ TEAMS: tuple[Team, ...] = (
         within="Never",
         reclaim="Never",
         strategy="StrictFIFO",
-        gpu_borrowing_limit=8,
+        gpu_borrowing_limit=0,
         share=0.05,
-        load=1.2,
+        load=0.75,
         templates=(
             _t(1, _cpu(2, 8, 1), BE, 0.55, 30),
             _t(1, _cpu(8, 64, 4), BE, 0.10, 90),
