@@ -359,12 +359,18 @@ QUICK = {
 
 def _in_subprocess(name: str, engine: str, size: dict[str, int]) -> dict[str, Any]:
     """Run one case in a fresh interpreter; add its peak RSS."""
+    import tempfile
+
     cmd = [sys.executable, "-m", "kueue_fast.bench", "_case", name, engine, json.dumps(size)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    _, status, usage = os.wait4(proc.pid, 0)
-    out = proc.stdout.read() if proc.stdout else ""
-    err = proc.stderr.read() if proc.stderr else ""
-    proc.returncode = os.waitstatus_to_exitcode(status)
+    # output through files, not pipes: wait4 (for this child's own rusage)
+    # must reap the child, and a full pipe would block it first
+    with tempfile.TemporaryFile("w+") as fout, tempfile.TemporaryFile("w+") as ferr:
+        proc = subprocess.Popen(cmd, stdout=fout, stderr=ferr, text=True)
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        fout.seek(0)
+        ferr.seek(0)
+        out, err = fout.read(), ferr.read()
     if proc.returncode != 0:
         raise RuntimeError(f"bench case {name}/{engine} failed:\n{err.strip()[-2000:]}")
     res: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
