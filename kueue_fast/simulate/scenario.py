@@ -154,7 +154,7 @@ TEAMS: tuple[Team, ...] = (
         strategy="StrictFIFO",
         gpu_borrowing_limit=0,
         share=0.05,
-        load=0.75,
+        load=0.6,
         templates=(
             _t(1, _cpu(2, 8, 1), BE, 0.55, 30),
             _t(1, _cpu(8, 64, 4), BE, 0.10, 90),
