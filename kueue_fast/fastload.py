@@ -29,7 +29,7 @@ def parse_yaml(text: str) -> list[Any] | None:
     """The documents of a YAML stream, or None to let PyYAML do it."""
     try:
         import orjson
-        import ryml  # type: ignore[import-not-found,unused-ignore]
+        import ryml  # type: ignore[import-not-found,import-untyped,unused-ignore]
     except ImportError:
         return None
     if _RISKY.search(text):
