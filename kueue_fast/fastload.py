@@ -28,7 +28,7 @@ _RISKY = re.compile(
 def parse_yaml(text: str) -> list[Any] | None:
     """The documents of a YAML stream, or None to let PyYAML do it."""
     try:
-        import orjson
+        import orjson  # type: ignore[import-not-found,unused-ignore]
         import ryml  # type: ignore[import-not-found,import-untyped,unused-ignore]
     except ImportError:
         return None
