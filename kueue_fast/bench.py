@@ -459,21 +459,6 @@ def format_table(rows: list[dict[str, Any]]) -> str:
 # --- CLI ----------------------------------------------------------------------------------------------
 
 
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("cases", nargs="*", metavar="CASE", help="drain, preemption, simulate (default: all)")
-    p.add_argument(
-        "--engine",
-        choices=("native", "reference", "both"),
-        default="both",
-        help="which engines to run (default both, native if built)",
-    )
-    p.add_argument("--json", action="store_true", help="print the results as JSON")
-    p.add_argument("--quick", action="store_true", help="tiny sizes (a smoke test, not a benchmark)")
-    p.add_argument(
-        "--in-process", action="store_true", help="run cases in this process (no peak RSS per case)"
-    )
-
-
 def run_bench(args: argparse.Namespace) -> int:
     from .simulate.engine import native_available
 

@@ -95,16 +95,16 @@ def _run_simulate(args: argparse.Namespace) -> int:
 
 def _add_trace(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("trace", help="make and convert workload traces")
-    from .trace import add_arguments
+    from .simulate.args import add_trace_arguments
 
-    add_arguments(p)
+    add_trace_arguments(p)
 
 
 def _add_bench(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("bench", help="run the standard benchmarks and print a table")
-    from .bench import add_arguments
+    from .simulate.args import add_bench_arguments
 
-    add_arguments(p)
+    add_bench_arguments(p)
     p.set_defaults(func=_run_bench)
 
 

@@ -653,31 +653,7 @@ def work_seconds(trace: Trace, resource: str) -> F64:
 # --- the `trace` command ------------------------------------------------------------------------------
 
 
-def add_arguments(p: Any) -> None:
-    sub = p.add_subparsers(dest="trace_command", required=True, metavar="SUBCOMMAND")
-    g = sub.add_parser(
-        "generate",
-        help="write a synthetic trace",
-        description="Synthetic workloads: for the default scenario, or for the LocalQueues of the "
-        "manifests given (five job sizes from 1/64 to 1/4 of each ClusterQueue's nominal quota, "
-        "office-hours arrivals, log-normal run times calibrated to --load).",
-    )
-    g.add_argument("files", nargs="*", metavar="FILE", help="Kueue manifests; none: the default scenario")
-    g.add_argument("-n", "--workloads", type=int, default=100_000, dest="n", help="number of workloads")
-    g.add_argument("--seed", type=int, default=0)
-    g.add_argument("--days", type=float, default=7.0, help="span of the arrivals (default 7)")
-    g.add_argument(
-        "--load", type=float, default=0.7, help="offered load over nominal quota, for manifests (default 0.7)"
-    )
-    g.add_argument("-o", "--output", required=True, metavar="PATH", help="trace.csv or trace.jsonl")
-    g.set_defaults(func=_run_generate)
-    c = sub.add_parser("convert", help="convert a trace between CSV and JSON Lines")
-    c.add_argument("input")
-    c.add_argument("output")
-    c.set_defaults(func=_run_convert)
-
-
-def _run_generate(args: Any) -> int:
+def run_generate(args: Any) -> int:
     import sys
 
     if args.n < 0:
@@ -697,6 +673,6 @@ def _run_generate(args: Any) -> int:
     return 0
 
 
-def _run_convert(args: Any) -> int:
+def run_convert(args: Any) -> int:
     write_trace(read_trace(args.input), args.output)
     return 0

@@ -1,5 +1,5 @@
-"""Arguments of ``kueue-fast simulate`` (kept free of heavy imports: the CLI
-builds every subcommand's parser at start)."""
+"""Arguments of ``kueue-fast simulate``, ``trace`` and ``bench`` (kept free of
+heavy imports: the CLI builds every subcommand's parser at start)."""
 
 from __future__ import annotations
 
@@ -72,4 +72,55 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="DIR",
         default=None,
         help="write the default scenario (cluster.yaml, trace.csv) to DIR and exit",
+    )
+
+
+def add_trace_arguments(p: argparse.ArgumentParser) -> None:
+    sub = p.add_subparsers(dest="trace_command", required=True, metavar="SUBCOMMAND")
+    g = sub.add_parser(
+        "generate",
+        help="write a synthetic trace",
+        description="Synthetic workloads: for the default scenario, or for the LocalQueues of the "
+        "manifests given (five job sizes from 1/64 to 1/4 of each ClusterQueue's nominal quota, "
+        "office-hours arrivals, log-normal run times calibrated to --load).",
+    )
+    g.add_argument("files", nargs="*", metavar="FILE", help="Kueue manifests; none: the default scenario")
+    g.add_argument("-n", "--workloads", type=int, default=100_000, dest="n", help="number of workloads")
+    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--days", type=float, default=7.0, help="span of the arrivals (default 7)")
+    g.add_argument(
+        "--load", type=float, default=0.7, help="offered load over nominal quota, for manifests (default 0.7)"
+    )
+    g.add_argument("-o", "--output", required=True, metavar="PATH", help="trace.csv or trace.jsonl")
+    g.set_defaults(func=_run_trace_generate)
+    c = sub.add_parser("convert", help="convert a trace between CSV and JSON Lines")
+    c.add_argument("input")
+    c.add_argument("output")
+    c.set_defaults(func=_run_trace_convert)
+
+
+def _run_trace_generate(args: argparse.Namespace) -> int:
+    from ..trace import run_generate
+
+    return run_generate(args)
+
+
+def _run_trace_convert(args: argparse.Namespace) -> int:
+    from ..trace import run_convert
+
+    return run_convert(args)
+
+
+def add_bench_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("cases", nargs="*", metavar="CASE", help="drain, preemption, simulate (default: all)")
+    p.add_argument(
+        "--engine",
+        choices=("native", "reference", "both"),
+        default="both",
+        help="which engines to run (default both, native if built)",
+    )
+    p.add_argument("--json", action="store_true", help="print the results as JSON")
+    p.add_argument("--quick", action="store_true", help="tiny sizes (a smoke test, not a benchmark)")
+    p.add_argument(
+        "--in-process", action="store_true", help="run cases in this process (no peak RSS per case)"
     )
