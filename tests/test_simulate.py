@@ -261,3 +261,11 @@ def test_write_scenario_gives_files_the_simulator_reads_back(tmp_path: Path) -> 
     )
     ref = command.run(n=150, engine="reference", report_dir=None)
     assert out.metrics.totals == ref.metrics.totals
+
+
+def test_a_trace_of_one_instant_still_makes_a_report(tmp_path: Path) -> None:
+    """Zero simulated time: bins of at least a second, no division by zero."""
+    (tmp_path / "t.csv").write_text("arrival,namespace,queue,duration,cpu\n0,team-llm,default,60,1\n")
+    out = command.run(trace_path=str(tmp_path / "t.csv"), engine="reference", report_dir=tmp_path / "r")
+    assert out.metrics.totals["admitted"] == 1 and out.metrics.totals["simulated_s"] == 0
+    assert (tmp_path / "r" / "report.html").exists()

@@ -124,14 +124,18 @@ def compute(result: SimResult, bins: int = 336) -> Metrics:
     cq_names = result.topology_cq_names
     n_cq = len(cq_names)
     n_fr = len(result.fr_pairs)
-    start, end = result.start_ns, max(result.end_ns, result.start_ns + 1)
-    edges_ns = np.linspace(start, end, bins + 1)
+    # times relative to the start, in int64 ns: float64 cannot hold epoch
+    # nanoseconds exactly (its resolution there is 256 ns)
+    t0 = result.start_ns
+    adm_t, rel_t, arrival = log.adm_t - t0, log.rel_t - t0, log.arrival_ns - t0
+    start, end = 0, max(0, result.end_ns - t0)
+    edges_ns = np.linspace(0.0, float(max(end, int(NS))), bins + 1)  # at least one second
     res_of_fr = np.array([r for _, r in result.fr_pairs], dtype=np.int64)
     flav_of_fr = np.array([f for f, _ in result.fr_pairs], dtype=np.int64)
 
     # 1. quota events: + at admission, - when the admission ends
     rel_usage = log.adm_usage[log.rel_adm] if log.rel_adm.size else np.zeros((0, n_fr), np.int64)
-    ev_t = np.concatenate([log.adm_t, log.rel_t])
+    ev_t = np.concatenate([adm_t, rel_t])
     ev_cq = np.concatenate([log.adm_cq, log.adm_cq[log.rel_adm] if log.rel_adm.size else log.rel_adm])
     ev_d = np.concatenate([log.adm_usage, -rel_usage]).astype(np.float64)
     in_window = ev_t <= end
@@ -143,7 +147,7 @@ def compute(result: SimResult, bins: int = 336) -> Metrics:
     # 2. cluster-wide utilization per flavor-resource
     capacity = result.nominal.sum(axis=0).astype(np.float64)
     used = _bin_means(ev_t, ev_d, edges_ns)  # (bins, n_fr)
-    series = Series(edges_s=(edges_ns - start) / NS)
+    series = Series(edges_s=edges_ns / NS)
     for fr in range(n_fr):
         if capacity[fr] <= 0:
             continue
@@ -209,9 +213,9 @@ def compute(result: SimResult, bins: int = 336) -> Metrics:
     q = log.queue_cq
     pre = log.rel_kind == PREEMPTED
     pre_w = log.adm_wid[log.rel_adm[pre]] if pre.any() else np.zeros(0, np.int64)
-    p_t = np.concatenate([log.arrival_ns, log.adm_t, log.rel_t[pre]])
+    p_t = np.concatenate([arrival, adm_t, rel_t[pre]])
     p_w = np.concatenate([np.arange(q.size), log.adm_wid, pre_w])
-    p_d = np.concatenate([np.ones(q.size), -np.ones(log.adm_t.size), np.ones(pre_w.size)])
+    p_d = np.concatenate([np.ones(q.size), -np.ones(adm_t.size), np.ones(pre_w.size)])
     keep = (p_t <= end) & (q[p_w] >= 0)
     p_t, p_w, p_d = p_t[keep], p_w[keep], p_d[keep]
     pend_cq = q[p_w]
@@ -226,11 +230,11 @@ def compute(result: SimResult, bins: int = 336) -> Metrics:
         for code, reason in enumerate(EVICTION_REASONS):
             sel = pre & (log.rel_reason == code)
             if sel.any():
-                series.preemptions[reason] = np.histogram(log.rel_t[sel], bins=edges_ns)[0].astype(np.float64)
+                series.preemptions[reason] = np.histogram(rel_t[sel], bins=edges_ns)[0].astype(np.float64)
 
     # 7. per ClusterQueue counts and waits
-    adm_in = log.adm_t <= end
-    rel_in = log.rel_t <= end
+    adm_in = adm_t <= end
+    rel_in = rel_t <= end
     admitted_once = np.zeros(q.size, dtype=bool)
     admitted_once[log.adm_wid[adm_in]] = True
     n_adm = np.bincount(log.adm_wid[adm_in], minlength=q.size)
@@ -239,10 +243,10 @@ def compute(result: SimResult, bins: int = 336) -> Metrics:
     fin_sel = rel_in & (log.rel_kind == FINISHED)
     fin[log.adm_wid[log.rel_adm[fin_sel]]] = True
     running = (n_adm > n_rel) & ~fin
-    arrived = log.arrival_ns <= end
+    arrived = arrival <= end
     victim_cq = log.adm_cq[log.rel_adm[pre & rel_in]] if pre.any() else np.zeros(0, np.int64)
     pre_adm = log.rel_adm[pre & rel_in]
-    lost = (log.rel_t[pre & rel_in] - log.adm_t[pre_adm]) / NS if pre.any() else np.zeros(0)
+    lost = (rel_t[pre & rel_in] - adm_t[pre_adm]) / NS if pre.any() else np.zeros(0)
     waits: dict[str, F64] = {}
     queues: list[QueueStats] = []
     for c, name in enumerate(cq_names):
