@@ -366,7 +366,9 @@ def _in_subprocess(name: str, engine: str, size: dict[str, int]) -> dict[str, An
     # output through files, not pipes: wait4 (for this child's own rusage)
     # must reap the child, and a full pipe would block it first
     with tempfile.TemporaryFile("w+") as fout, tempfile.TemporaryFile("w+") as ferr:
-        proc = subprocess.Popen(cmd, stdout=fout, stderr=ferr, text=True)
+        # cwd elsewhere: `python -m` puts the working directory first on
+        # sys.path, where a source checkout would shadow the installed package
+        proc = subprocess.Popen(cmd, stdout=fout, stderr=ferr, text=True, cwd=tempfile.gettempdir())
         _, status, usage = os.wait4(proc.pid, 0)
         proc.returncode = os.waitstatus_to_exitcode(status)
         fout.seek(0)
