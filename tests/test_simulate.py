@@ -269,3 +269,53 @@ def test_a_trace_of_one_instant_still_makes_a_report(tmp_path: Path) -> None:
     out = command.run(trace_path=str(tmp_path / "t.csv"), engine="reference", report_dir=tmp_path / "r")
     assert out.metrics.totals["admitted"] == 1 and out.metrics.totals["simulated_s"] == 0
     assert (tmp_path / "r" / "report.html").exists()
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_manifest_workloads_are_there_at_the_start(engine: str) -> None:
+    """Admitted Workloads of the manifests hold quota from the start; pending
+    ones get their first cycles at the start (and never finish)."""
+    objs = cluster()
+
+    def wl(name: str, prio: int, admitted: bool) -> dict[str, Any]:
+        o: dict[str, Any] = {
+            "apiVersion": "kueue.x-k8s.io/v1beta1",
+            "kind": "Workload",
+            "metadata": {"name": name, "namespace": "a", "creationTimestamp": "2023-11-14T00:00:00Z"},
+            "spec": {
+                "queueName": "q",
+                "priority": prio,
+                "podSets": [
+                    {
+                        "name": "main",
+                        "count": 1,
+                        "template": {
+                            "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "2"}}}]}
+                        },
+                    }
+                ],
+            },
+        }
+        if admitted:
+            o["status"] = {
+                "admission": {
+                    "clusterQueue": "cq-a",
+                    "podSetAssignments": [
+                        {
+                            "name": "main",
+                            "count": 1,
+                            "flavors": {"cpu": "default"},
+                            "resourceUsage": {"cpu": "2"},
+                        }
+                    ],
+                }
+            }
+        return o
+
+    objs += [wl("low1", 0, True), wl("low2", 0, True), wl("high", 10, False)]
+    result, m = run_csv(objs, "arrival,namespace,queue,duration,cpu\n10,a,q,5,1\n", engine, drain=True)
+    # high preempts a low one at the start; the trace's workload finds no room
+    assert ((result.log.adm_t - START) // NS).tolist() == [0, 0, 0]
+    assert m.totals["preemptions"] == 1
+    assert (result.end_ns - START) // NS == 10
+    assert (m.totals["running"], m.totals["pending"]) == (2, 2)

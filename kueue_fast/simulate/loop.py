@@ -207,13 +207,15 @@ def simulate(
     cycles = instants = unsettled = 0
     schedule_s = 0.0
     i = 0
+    last_t = start_ns
     next_report = time.perf_counter() + 0.2
     t = start_ns
     # 3. events in time order
     while True:
         next_arr = arr_list[i] if i < n else NEVER
         next_fin = finish_heap[0][0] if finish_heap else NEVER
-        t = min(next_arr, next_fin)
+        # the manifest's pending workloads get their first cycles at the start
+        t = min(next_arr, next_fin, start_ns if m and instants == 0 else NEVER)
         if t == NEVER or (end_ns is not None and t > end_ns):
             break
         # 3a. arrivals at t
@@ -236,6 +238,7 @@ def simulate(
         schedule_s += time.perf_counter() - t0
         cycles += res.cycles
         instants += 1
+        last_t = t
         if not res.stable:
             unsettled += 1
         # 3d. in cycle order: admissions start their run; victims lose theirs
@@ -259,9 +262,8 @@ def simulate(
                     time.perf_counter() - t_wall,
                 )
             )
-    final_t = end_ns if end_ns is not None else t if t != NEVER else start_ns
-    if t == NEVER:
-        final_t = max([start_ns, *rel_t[-1:], *adm_t[-1:]])
+    # the clock stops at --until, else at the last instant simulated
+    final_t = end_ns if end_ns is not None else last_t
     log = SimLog(
         queue_cq=queue_cq,
         arrival_ns=arrival,
