@@ -325,7 +325,7 @@ def _run_simulate(engine: str, size: dict[str, int]) -> dict[str, Any]:
         "size": size,
         "workloads": r.n_workloads,
         "time_s": t1 - t0,
-        "schedule_s": r.schedule_s,
+        "schedule_s": r.schedule_s,  # inside settle(): the engine's cycles
         "simulate_s": r.wall_s,
         "cycles": r.cycles,
         "admitted": out.metrics.totals["admissions"],
@@ -397,10 +397,19 @@ def bench(
             res = _in_subprocess(name, engine, size) if isolate else run_case(name, engine, size)
             res["scale"] = scale
             res["time_full_s"] = res["time_s"] * scale
+            if name == "simulate":
+                # only the event loop grows with the number of workloads; the
+                # report's plots and the setup cost the same at any size
+                fixed = res["time_s"] - res["simulate_s"]
+                res["time_full_s"] = res["simulate_s"] * scale + fixed
             res["decisions_per_s"] = res["decisions"] / res["time_s"] if res["time_s"] > 0 else 0.0
             row[engine] = res
         if "native" in row and "reference" in row:
             row["ratio"] = row["reference"]["time_full_s"] / max(row["native"]["time_s"], 1e-9)
+            if name == "simulate":
+                # the engines' own share: time inside the scheduling cycles
+                ref, nat = row["reference"], row["native"]
+                row["engine_ratio"] = ref["schedule_s"] * ref["scale"] / max(nat["schedule_s"], 1e-9)
         rows.append(row)
     return rows
 
@@ -447,7 +456,10 @@ def format_table(rows: list[dict[str, Any]]) -> str:
                 ]
             )
         if "ratio" in row:
-            lines.append(["", "ratio", "", f"native {row['ratio']:,.0f}x faster", "", "", "", ""])
+            extra = ""
+            if "engine_ratio" in row:
+                extra = f"cycles alone: native {row['engine_ratio']:,.0f}x faster"
+            lines.append(["", "ratio", "", f"native {row['ratio']:,.0f}x faster", "", "", "", extra])
     if not any("native" in r for r in rows):
         notes.append("the native engine is not available here: reference only, no ratio")
     widths = [max(len(x[i]) for x in [head, *lines]) for i in range(len(head))]
