@@ -273,13 +273,15 @@ std::vector<std::string> str_list(py::handle obj, const char* what, std::size_t 
   return out;
 }
 
-// A read-only, zero-copy (n_nodes, n_fr) view of one of the tree's arrays;
-// `owner` (the Python engine) is its base and keeps the memory alive. The
-// arrays are sized once at construction and never reallocated.
-py::array tree_view(py::handle owner, const Amount* data, int n_nodes, int n_fr) {
+// A read-only, zero-copy (n_nodes, n_fr) view of one of the tree's tables
+// (strided when the table lives in the tree's cells); `owner` (the Python
+// engine) is its base and keeps the memory alive. The tables are sized once
+// at construction and never reallocated.
+py::array tree_view(py::handle owner, kueue_fast::QuotaTree::Table t, int n_nodes, int n_fr) {
   std::vector<py::ssize_t> shape{n_nodes, n_fr};
-  std::vector<py::ssize_t> strides{static_cast<py::ssize_t>(n_fr) * 8, 8};
-  py::array a(py::dtype::of<std::int64_t>(), shape, strides, data, owner);
+  const auto stride = static_cast<py::ssize_t>(t.stride);
+  std::vector<py::ssize_t> strides{static_cast<py::ssize_t>(n_fr) * stride, stride};
+  py::array a(py::dtype::of<std::int64_t>(), shape, strides, t.data, owner);
   a.attr("setflags")(py::arg("write") = false);
   return a;
 }
@@ -525,14 +527,16 @@ void register_engine(py::module_& m) {
              const int wid = static_cast<int>(wid64);
              const auto& w = e.workloads();
              py::list pod_sets;
-             for (std::uint32_t i = 0; i < w.ps_n[wid]; ++i) {
-               std::uint32_t g = w.ps_first[wid] + i;
+             for (std::uint32_t i = 0; i < w.pod_sets_of[wid].n; ++i) {
+               std::uint32_t g = w.pod_sets_of[wid].first + i;
+               const auto& row = w.pod_sets[g];
                py::list reqs;
-               for (std::uint32_t k = 0; k < w.ps_req_n[g]; ++k) {
-                 reqs.append(py::make_tuple(w.req_resource[w.ps_req_first[g] + k], w.req_amount[w.ps_req_first[g] + k]));
+               for (std::uint32_t k = 0; k < row.requests.n; ++k) {
+                 const auto& rq = w.requests[row.requests.first + k];
+                 reqs.append(py::make_tuple(rq.resource, rq.amount));
                }
-               py::object min_count = w.ps_min_count[g] < 0 ? py::object(py::none()) : py::object(py::int_(w.ps_min_count[g]));
-               pod_sets.append(py::make_tuple(w.pod_set_names[w.ps_name[g]], w.ps_count[g], reqs, min_count, w.ps_class[g]));
+               py::object min_count = row.min_count < 0 ? py::object(py::none()) : py::object(py::int_(row.min_count));
+               pod_sets.append(py::make_tuple(w.pod_set_names[row.name], row.count, reqs, min_count, row.flavor_class));
              }
              std::string block_message = w.block_message[wid] >= 0 ? w.strings[w.block_message[wid]] : "";
              return py::make_tuple(std::string(w.ns(wid)), std::string(w.name(wid)), std::string(w.uid(wid)), w.cq[wid],
@@ -576,30 +580,30 @@ void register_engine(py::module_& m) {
                              [](py::object self_obj) {
                                PyEngine& self = self_obj.cast<PyEngine&>();
                                const auto& t = self.engine.tree();
-                               return tree_view(self_obj, t.usage_data(), t.n_nodes(), t.n_fr());
+                               return tree_view(self_obj, t.usage_table(), t.n_nodes(), t.n_fr());
                              })
       .def_property_readonly("subtree_quota",
                              [](py::object self_obj) {
                                PyEngine& self = self_obj.cast<PyEngine&>();
                                const auto& t = self.engine.tree();
-                               return tree_view(self_obj, t.subtree_quota_data(), t.n_nodes(), t.n_fr());
+                               return tree_view(self_obj, t.subtree_quota_table(), t.n_nodes(), t.n_fr());
                              })
       .def_property_readonly("nominal",
                              [](py::object self_obj) {
                                PyEngine& self = self_obj.cast<PyEngine&>();
                                const auto& t = self.engine.tree();
-                               return tree_view(self_obj, t.nominal_data(), t.n_nodes(), t.n_fr());
+                               return tree_view(self_obj, t.nominal_table(), t.n_nodes(), t.n_fr());
                              })
       .def_property_readonly("borrowing_limit",
                              [](py::object self_obj) {
                                PyEngine& self = self_obj.cast<PyEngine&>();
                                const auto& t = self.engine.tree();
-                               return tree_view(self_obj, t.borrowing_limit_data(), t.n_nodes(), t.n_fr());
+                               return tree_view(self_obj, t.borrowing_limit_table(), t.n_nodes(), t.n_fr());
                              })
       .def_property_readonly("lending_limit", [](py::object self_obj) {
         PyEngine& self = self_obj.cast<PyEngine&>();
         const auto& t = self.engine.tree();
-        return tree_view(self_obj, t.lending_limit_data(), t.n_nodes(), t.n_fr());
+        return tree_view(self_obj, t.lending_limit_table(), t.n_nodes(), t.n_fr());
       });
 }
 

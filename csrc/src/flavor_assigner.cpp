@@ -128,28 +128,8 @@ FlavorAssigner::FlavorAssigner(Engine& engine)
   assumed_seen_.assign(n_fr, 0);
 }
 
-bool FlavorAssigner::is_preferred(GranularMode a, GranularMode b) const noexcept {
-  if (a.pm == PM_NO_FIT) return false;
-  if (b.pm == PM_NO_FIT) return true;
-  bool a_nc = a.pm == PM_NO_CANDIDATES, b_nc = b.pm == PM_NO_CANDIDATES;
-  if (a_nc != b_nc) return !a_nc;
-  if (spec_->preference == PREEMPTION_OVER_BORROWING) {
-    if (a.borrow != b.borrow) return a.borrow < b.borrow;
-    return a.pm > b.pm;
-  }
-  if (a.pm != b.pm) return a.pm > b.pm;
-  return a.borrow < b.borrow;
-}
 
-bool FlavorAssigner::should_try_next_flavor(GranularMode m) const noexcept {
-  if (m.pm == PM_NO_FIT || m.pm == PM_NO_CANDIDATES) return true;
-  if ((m.pm == PM_PREEMPT || m.pm == PM_RECLAIM) && spec_->when_can_preempt == TRY_NEXT_FLAVOR) return true;
-  return m.borrow != 0 && spec_->when_can_borrow == TRY_NEXT_FLAVOR;
-}
 
-bool FlavorAssigner::can_preempt_while_borrowing() const noexcept {
-  return spec_->borrow_within_cohort != NEVER || (topo_.fair_sharing() && spec_->reclaim_within_cohort != NEVER);
-}
 
 // fitsResourceQuota: (preemption mode, borrowing level) for `request` more on fr.
 GranularMode FlavorAssigner::fits_resource_quota(int fr, Amount assumed, Amount request) {
@@ -185,11 +165,18 @@ int FlavorAssigner::next_flavor(int ps_index, int group) const noexcept {
 // appends reasons to the arena; false when no flavor is usable.
 bool FlavorAssigner::find_flavor(int ps_index, const PodSetRec& psa, int resource, int g, std::int16_t& tried) {
   const ResourceGroupSpec& group = spec_->groups[g];
-  const int gps = static_cast<int>(e_.w_.ps_first[wid_]) + ps_index;
-  const int cls = e_.w_.ps_class[gps];
+  const int gps = static_cast<int>(e_.w_.pod_sets_of[wid_].first) + ps_index;
+  const int cls = e_.w_.pod_sets[gps].flavor_class;
   const std::uint32_t rs_start = static_cast<std::uint32_t>(arena_->reasons.size());
   const std::uint32_t rc_start = reason_count_;
-  const ResourceAmount* reqs = arena_->requests.data() + psa.req_first;
+  // group_requests: the pod set's requests covered by this group, resource order.
+  group_reqs_.clear();
+  {
+    const ResourceAmount* reqs = arena_->requests.data() + psa.req_first;
+    for (std::uint32_t k = 0; k < psa.req_n; ++k) {
+      if (topo_.group_of(cq_, reqs[k].resource) == g) group_reqs_.push_back(reqs[k]);
+    }
+  }
   best_.clear();
   bool have_best = false;
   GranularMode best_mode{PM_NO_FIT, BORROW_UNLIMITED};
@@ -216,11 +203,10 @@ bool FlavorAssigner::find_flavor(int ps_index, const PodSetRec& psa, int resourc
     }
     cur_.clear();
     GranularMode mode{PM_FIT, 0};
-    for (std::uint32_t k = 0; k < psa.req_n; ++k) {
-      int r = reqs[k].resource;
-      if (topo_.group_of(cq_, r) != g) continue;  // group_requests, resource order
-      int fr = topo_.fr_id(flavor, r);
-      GranularMode m = fits_resource_quota(fr, assumed_[fr], reqs[k].amount);
+    for (const ResourceAmount& rq : group_reqs_) {
+      const int r = rq.resource;
+      const int fr = topo_.fr_id(flavor, r);
+      GranularMode m = fits_resource_quota(fr, assumed_[fr], rq.amount);
       if (is_preferred(mode, m)) mode = m;  // the representative mode is the worst one
       if (mode.pm == PM_NO_FIT) continue;
       cur_.push_back({r, flavor, fr, mode_of(m.pm), m.borrow});
@@ -290,20 +276,21 @@ int FlavorAssigner::assign(int wid, int cq, bool use_last, const std::int32_t* n
   a.cq = cq;
   a.ps_first = static_cast<std::uint32_t>(ar.pod_sets.size());
   const int pods = topo_.covers_pods(cq) ? topo_.pods_rid() : -1;
-  const std::uint32_t n_ps = w.ps_n[wid];
+  const std::uint32_t n_ps = w.pod_sets_of[wid].n;
   Mode worst = FIT;
   for (std::uint32_t i = 0; i < n_ps; ++i) {
-    const std::uint32_t gps = w.ps_first[wid] + i;
-    const std::int32_t count = counts != nullptr ? counts[i] : w.ps_count[gps];
+    const std::uint32_t gps = w.pod_sets_of[wid].first + i;
+    const PodSetRow& row = w.pod_sets[gps];
+    const std::int32_t count = counts != nullptr ? counts[i] : row.count;
     PodSetRec psa;
     psa.count = count;
     // requests = {r: v * count}, plus pods = count when the ClusterQueue covers pods.
     psa.req_first = static_cast<std::uint32_t>(ar.requests.size());
     {
       bool pods_done = pods < 0;
-      const std::uint32_t rf = w.ps_req_first[gps], rn = w.ps_req_n[gps];
-      for (std::uint32_t k = 0; k < rn; ++k) {
-        int r = w.req_resource[rf + k];
+      const RequestRow* rq = w.requests.data() + row.requests.first;
+      for (std::uint32_t k = 0; k < row.requests.n; ++k) {
+        int r = rq[k].resource;
         if (!pods_done && pods <= r) {
           if (pods < r) ar.requests.push_back({pods, count});
           pods_done = true;
@@ -312,7 +299,7 @@ int FlavorAssigner::assign(int wid, int cq, bool use_last, const std::int32_t* n
             continue;
           }
         }
-        ar.requests.push_back({r, sat_mul(w.req_amount[rf + k], count)});
+        ar.requests.push_back({r, sat_mul(rq[k].amount, count)});
       }
       if (!pods_done) ar.requests.push_back({pods, count});
     }

@@ -23,7 +23,12 @@ void Preemptor::restore(int wid) noexcept { e_.charge(wid, +1); }
 
 void Preemptor::begin(const PreemptionCtx& ctx) {
   ctx_ = &ctx;
-  for (std::int32_t fr : ctx.frs_need_preemption) fr_mark_[fr] = 1;
+  fr_mask_ = 0;
+  for (std::int32_t fr : ctx.frs_need_preemption) {
+    fr_mark_[fr] = 1;
+    fr_mask_ |= std::uint64_t{1} << (fr & 63);
+  }
+  fr_mask_exact_ = e_.topo_.n_fr() <= 64;
 }
 
 void Preemptor::end() {
@@ -33,7 +38,7 @@ void Preemptor::end() {
 
 const std::vector<Target>& Preemptor::get_targets(const PreemptionCtx& ctx) {
   ++e_.stats_.target_searches;
-  if (e_.debug_checks_) e_.usage_before_ = e_.tree_.usage_vector();
+  if (e_.debug_checks_) e_.cells_before_ = e_.tree_.cells();
   begin(ctx);
   result_.clear();
   if (e_.topo_.fair_sharing()) {
@@ -43,9 +48,9 @@ const std::vector<Target>& Preemptor::get_targets(const PreemptionCtx& ctx) {
   }
   end();
   if (e_.debug_checks_) {
-    const auto& now = e_.tree_.usage_vector();
-    if (now.size() != e_.usage_before_.size() ||
-        std::memcmp(now.data(), e_.usage_before_.data(), now.size() * sizeof(Amount)) != 0) {
+    const auto& now = e_.tree_.cells();
+    if (now.size() != e_.cells_before_.size() ||
+        std::memcmp(now.data(), e_.cells_before_.data(), now.size() * sizeof(Cell)) != 0) {
       throw EngineInvariantError("a preemption target search changed the quota tree");
     }
   }
@@ -68,6 +73,11 @@ bool Preemptor::uses_resources(int wid) const noexcept {
     }
   }
   return false;
+}
+
+bool Preemptor::uses_resources(const AdmittedEntry& a) const noexcept {
+  if ((a.fr_mask & fr_mask_) == 0) return false;
+  return fr_mask_exact_ || uses_resources(a.wid);
 }
 
 // Kueue SatisfiesPreemptionPolicy.
@@ -172,8 +182,10 @@ void Preemptor::candidates_from_cq(int cq, int lca, bool advantage, std::vector<
       i = static_cast<std::size_t>(it - list.begin());
       continue;
     }
-    Variant v = variant(c.wid, advantage);
-    if (v != V_NEVER) out.push_back({c.wid, lca, v});
+    if (uses_resources(c)) {  // (variant() checks it first; the filter spares the pool)
+      Variant v = variant(c.wid, advantage);
+      if (v != V_NEVER) out.push_back({c.wid, lca, v});
+    }
     ++i;
   }
 }
@@ -244,6 +256,7 @@ void Preemptor::classical_preemptions() {
   priority_.clear();
   if (spec.within_cluster_queue != NEVER) candidates_from_cq(ctx_->cq, -1, false, same_);
   hierarchical_candidates();
+  if (same_.empty() && hierarchy_.empty() && priority_.empty()) return;  // nothing to try: no targets
   auto by_key = [&](const Candidate& a, const Candidate& b) { return candidate_before(a.wid, b.wid); };
   std::sort(same_.begin(), same_.end(), by_key);
   std::sort(hierarchy_.begin(), hierarchy_.end(), by_key);
@@ -312,7 +325,7 @@ void Preemptor::fair_candidates() {
   candidates_.clear();
   auto add_from = [&](int cq, std::uint8_t policy) {
     for (const AdmittedEntry& a : e_.cq_admitted_[cq]) {
-      if (satisfies_policy(a.wid, policy) && uses_resources(a.wid)) candidates_.push_back(a.wid);
+      if (satisfies_policy(a.wid, policy) && uses_resources(a)) candidates_.push_back(a.wid);
     }
   };
   if (spec.within_cluster_queue != NEVER) add_from(ctx_->cq, spec.within_cluster_queue);

@@ -60,8 +60,8 @@ QuotaTree::QuotaTree(const Topology& topo)
     subtree_cqs_.end_row();
   }
 
+  cells_.assign(cells, Cell{0, 0, 0, NO_LIMIT});
   nominal_.assign(cells, 0);
-  borrowing_limit_.assign(cells, NO_LIMIT);
   lending_limit_.assign(cells, NO_LIMIT);
   std::vector<std::uint8_t> has_quota(cells, 0);
   std::vector<std::vector<std::int32_t>> keys(static_cast<std::size_t>(n_nodes_));
@@ -69,12 +69,10 @@ QuotaTree::QuotaTree(const Topology& topo)
     for (const auto& q : spec.quotas[n]) {
       std::size_t i = at(n, q.fr);
       nominal_[i] = q.nominal;
-      borrowing_limit_[i] = q.borrowing_limit;
+      cells_[i].borrowing_limit = q.borrowing_limit;
       lending_limit_[i] = q.lending_limit;
     }
   }
-  subtree_quota_.assign(cells, 0);
-  local_quota_.assign(cells, 0);
   std::vector<std::uint8_t> has_entry(cells, 0);
   for (int n = 0; n < n_nodes_; ++n) {
     if (parent_[n] < 0) accumulate_quota(n, topo, has_entry, keys);
@@ -95,18 +93,17 @@ QuotaTree::QuotaTree(const Topology& topo)
       for (int fr = 0; fr < n_fr_; ++fr) {
         std::size_t i = at(n, fr);
         if (p < 0) {
-          potential_[i] = subtree_quota_[i];
+          potential_[i] = cells_[i].subtree_quota;
           continue;
         }
-        Amount avail = sat_add(local_quota_[i], potential_[at(p, fr)]);
-        if (borrowing_limit_[i] != NO_LIMIT) avail = amount_min(sat_add(subtree_quota_[i], borrowing_limit_[i]), avail);
+        Amount avail = sat_add(cells_[i].local_quota, potential_[at(p, fr)]);
+        if (cells_[i].borrowing_limit != NO_LIMIT) avail = amount_min(sat_add(cells_[i].subtree_quota, cells_[i].borrowing_limit), avail);
         potential_[i] = avail;
       }
     }
   }
   height_.assign(static_cast<std::size_t>(n_nodes_), 0);
   for (int n = n_cq_; n < n_nodes_; ++n) height_[n] = compute_height(n);
-  usage_.assign(cells, 0);
 }
 
 // Kueue updateCohortResourceNode / accumulateFromChild: a cohort's subtree
@@ -122,20 +119,20 @@ void QuotaTree::accumulate_quota(int node, const Topology& topo, std::vector<std
   };
   for (const auto& q : topo.spec().quotas[node]) {
     touch(q.fr);
-    subtree_quota_[at(node, q.fr)] = q.nominal;
+    cells_[at(node, q.fr)].subtree_quota = q.nominal;
   }
   for (int c : children_[node]) {
     accumulate_quota(c, topo, has_entry, keys);
     for (int fr : keys[c]) {
       touch(fr);
       std::size_t i = at(node, fr);
-      subtree_quota_[i] = sat_sub(sat_add(subtree_quota_[i], subtree_quota_[at(c, fr)]), local_quota_[at(c, fr)]);
+      cells_[i].subtree_quota = sat_sub(sat_add(cells_[i].subtree_quota, cells_[at(c, fr)].subtree_quota), cells_[at(c, fr)].local_quota);
     }
   }
   for (int fr : keys[node]) {
     std::size_t i = at(node, fr);
     Amount ll = lending_limit_[i];
-    local_quota_[i] = ll == NO_LIMIT ? 0 : amount_max(0, sat_sub(subtree_quota_[i], ll));
+    cells_[i].local_quota = ll == NO_LIMIT ? 0 : amount_max(0, sat_sub(cells_[i].subtree_quota, ll));
   }
 }
 
@@ -152,8 +149,8 @@ int QuotaTree::compute_height(int node) const {
 void QuotaTree::add_usage(int node, int fr, Amount value) noexcept {
   for (;;) {
     std::size_t i = at(node, fr);
-    Amount local_avail = amount_max(0, sat_sub(local_quota_[i], usage_[i]));
-    usage_[i] = sat_add(usage_[i], value);
+    Amount local_avail = amount_max(0, sat_sub(cells_[i].local_quota, cells_[i].usage));
+    cells_[i].usage = sat_add(cells_[i].usage, value);
     int p = parent_[node];
     if (p < 0 || !(value > local_avail)) return;
     value = value - local_avail;  // value > local_avail >= 0: no overflow
@@ -164,8 +161,8 @@ void QuotaTree::add_usage(int node, int fr, Amount value) noexcept {
 void QuotaTree::remove_usage(int node, int fr, Amount value) noexcept {
   for (;;) {
     std::size_t i = at(node, fr);
-    Amount stored_in_parent = sat_sub(usage_[i], local_quota_[i]);
-    usage_[i] = sat_sub(usage_[i], value);
+    Amount stored_in_parent = sat_sub(cells_[i].usage, cells_[i].local_quota);
+    cells_[i].usage = sat_sub(cells_[i].usage, value);
     int p = parent_[node];
     if (stored_in_parent <= 0 || p < 0) return;
     value = amount_min(value, stored_in_parent);
@@ -183,16 +180,16 @@ Amount QuotaTree::available_raw(int node, int fr) const noexcept {
   const std::size_t k = anc.size();
   const int root = k > 0 ? anc[k - 1] : node;
   std::size_t i = at(root, fr);
-  Amount avail = sat_sub(subtree_quota_[i], usage_[i]);
+  Amount avail = sat_sub(cells_[i].subtree_quota, cells_[i].usage);
   for (std::size_t j = k; j-- > 0;) {
     const int n = j > 0 ? anc[j - 1] : node;
     i = at(n, fr);
-    const Amount u = usage_[i];
-    const Amount lq = local_quota_[i];
-    const Amount bl = borrowing_limit_[i];
+    const Amount u = cells_[i].usage;
+    const Amount lq = cells_[i].local_quota;
+    const Amount bl = cells_[i].borrowing_limit;
     Amount parent_available = avail;
     if (bl != NO_LIMIT) {
-      Amount stored_in_parent = sat_sub(subtree_quota_[i], lq);
+      Amount stored_in_parent = sat_sub(cells_[i].subtree_quota, lq);
       Amount used_in_parent = amount_max(0, sat_sub(u, lq));
       parent_available = amount_min(sat_add(sat_sub(stored_in_parent, used_in_parent), bl), parent_available);
     }
@@ -207,7 +204,7 @@ bool QuotaTree::quantities_fit_in_quota(int node, const std::vector<FrAmount>& r
   remaining.clear();
   for (const auto& [fr, v] : requests) {
     std::size_t i = at(node, fr);
-    if (sat_add(usage_[i], v) > subtree_quota_[i]) fits = false;
+    if (sat_add(cells_[i].usage, v) > cells_[i].subtree_quota) fits = false;
     remaining.push_back({fr, amount_max(0, sat_sub(v, local_available(node, fr)))});
   }
   return fits;

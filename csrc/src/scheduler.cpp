@@ -43,6 +43,7 @@ Engine::Engine(TopologySpec topology, bool release_evictions)
     queues_.emplace_back(topo_.cq(c).strategy, topo_.gates().scheduling_equivalence_hashing);
   }
   cq_admitted_.resize(static_cast<std::size_t>(topo_.n_cq()));
+  for (int c = 0; c < topo_.n_cq(); ++c) cq_active_.push_back(topo_.cq(c).active ? 1 : 0);
   cq_generation_.assign(static_cast<std::size_t>(topo_.n_cq()), 1);
   snapshot_generation_ = cq_generation_;
 }
@@ -52,10 +53,9 @@ std::size_t Engine::memory_bytes() const noexcept {
   const WorkloadStore& w = w_;
   std::size_t n = 0;
   n += vb(w.cq) + vb(w.priority) + vb(w.queue_ts) + vb(w.hash) + vb(w.block) + vb(w.block_message);
-  n += vb(w.ps_first) + vb(w.ps_n) + vb(w.key_off) + vb(w.ns_len) + vb(w.name_len) + vb(w.uid_off);
+  n += vb(w.pod_sets_of) + vb(w.key_off) + vb(w.ns_len) + vb(w.name_len) + vb(w.uid_off);
   n += vb(w.uid_len) + vb(w.key_prefix) + w.text.capacity();
-  n += vb(w.ps_count) + vb(w.ps_min_count) + vb(w.ps_class) + vb(w.ps_name) + vb(w.ps_req_first) + vb(w.ps_req_n);
-  n += vb(w.req_resource) + vb(w.req_amount);
+  n += vb(w.pod_sets) + vb(w.requests);
   n += vb(w.status) + vb(w.evicting) + vb(w.admitted_cq) + vb(w.admission_time) + vb(w.adm) + vb(w.adm_pool);
   n += vb(w.reason) + vb(w.msg_kind) + vb(w.msg_arg) + vb(w.msg) + vb(w.msg_pool);
   n += vb(w.ls_valid) + vb(w.ls_generation) + vb(w.ls_cycle) + vb(w.ls_off) + vb(w.ls_pool);
@@ -110,20 +110,14 @@ int Engine::append_workload_spec(const WorkloadInput& in) {
   w.hash.push_back(in.scheduling_hash);
   w.block.push_back(static_cast<std::uint8_t>(in.block));
   w.block_message.push_back(in.block != BLOCK_NONE ? w.add_string(in.block_message) : -1);
-  w.ps_first.push_back(static_cast<std::uint32_t>(w.ps_count.size()));
-  w.ps_n.push_back(static_cast<std::uint32_t>(in.pod_sets.size()));
+  w.pod_sets_of.push_back({static_cast<std::uint32_t>(w.pod_sets.size()), static_cast<std::uint32_t>(in.pod_sets.size())});
   w.set_names(in.ns, in.name, in.uid);
   for (const auto& ps : in.pod_sets) {
-    w.ps_count.push_back(static_cast<std::int32_t>(ps.count));
-    w.ps_min_count.push_back(static_cast<std::int32_t>(ps.min_count));
-    w.ps_class.push_back(static_cast<std::int32_t>(ps.flavor_class));
-    w.ps_name.push_back(w.intern_pod_set_name(ps.name));
-    w.ps_req_first.push_back(static_cast<std::uint32_t>(w.req_resource.size()));
-    w.ps_req_n.push_back(static_cast<std::uint32_t>(ps.requests.size()));
-    for (const auto& [r, v] : ps.requests) {
-      w.req_resource.push_back(static_cast<std::int32_t>(r));
-      w.req_amount.push_back(v);
-    }
+    PodSetRow row{static_cast<std::int32_t>(ps.count), static_cast<std::int32_t>(ps.min_count),
+                  static_cast<std::int32_t>(ps.flavor_class), w.intern_pod_set_name(ps.name),
+                  {static_cast<std::uint32_t>(w.requests.size()), static_cast<std::uint32_t>(ps.requests.size())}};
+    w.pod_sets.push_back(row);
+    for (const auto& [r, v] : ps.requests) w.requests.push_back({static_cast<std::int32_t>(r), v});
   }
   w.grow_status();
   return wid;
@@ -207,6 +201,14 @@ int Engine::add_workloads(const BulkWorkloads& in) {
   // 2. append
   WorkloadStore& w = w_;
   const int first = w.size();
+  {
+    std::size_t text = 0;
+    for (std::size_t i = 0; i < in.n; ++i) {
+      text += in.namespaces[i].size() + 1 + in.names[i].size();
+      text += in.uids.empty() ? in.namespaces[i].size() + 1 + in.names[i].size() : in.uids[i].size();
+    }
+    w.reserve_more(in.n, in.n_ps, in.n_req, text);
+  }
   std::vector<int> names;
   names.reserve(in.pod_set_names.size());
   for (const auto& n : in.pod_set_names) names.push_back(w.intern_pod_set_name(n));
@@ -220,8 +222,8 @@ int Engine::add_workloads(const BulkWorkloads& in) {
     w.hash.push_back(in.scheduling_hash[i]);
     w.block.push_back(BLOCK_NONE);
     w.block_message.push_back(-1);
-    w.ps_first.push_back(static_cast<std::uint32_t>(w.ps_count.size()));
-    w.ps_n.push_back(static_cast<std::uint32_t>(in.ps_offsets[i + 1] - in.ps_offsets[i]));
+    w.pod_sets_of.push_back({static_cast<std::uint32_t>(w.pod_sets.size()),
+                             static_cast<std::uint32_t>(in.ps_offsets[i + 1] - in.ps_offsets[i])});
     if (in.uids.empty()) {
       uid.assign(in.namespaces[i]);
       uid.push_back('/');
@@ -231,15 +233,14 @@ int Engine::add_workloads(const BulkWorkloads& in) {
       w.set_names(in.namespaces[i], in.names[i], in.uids[i]);
     }
     for (std::int64_t p = in.ps_offsets[i]; p < in.ps_offsets[i + 1]; ++p) {
-      w.ps_count.push_back(static_cast<std::int32_t>(in.ps_count[p]));
-      w.ps_min_count.push_back(static_cast<std::int32_t>(in.ps_min_count[p]));
-      w.ps_class.push_back(static_cast<std::int32_t>(in.ps_flavor_class[p]));
-      w.ps_name.push_back(in.ps_name != nullptr ? names[static_cast<std::size_t>(in.ps_name[p])] : main_name);
-      w.ps_req_first.push_back(static_cast<std::uint32_t>(w.req_resource.size()));
-      w.ps_req_n.push_back(static_cast<std::uint32_t>(in.req_offsets[p + 1] - in.req_offsets[p]));
+      PodSetRow row{static_cast<std::int32_t>(in.ps_count[p]), static_cast<std::int32_t>(in.ps_min_count[p]),
+                    static_cast<std::int32_t>(in.ps_flavor_class[p]),
+                    in.ps_name != nullptr ? names[static_cast<std::size_t>(in.ps_name[p])] : main_name,
+                    {static_cast<std::uint32_t>(w.requests.size()),
+                     static_cast<std::uint32_t>(in.req_offsets[p + 1] - in.req_offsets[p])}};
+      w.pod_sets.push_back(row);
       for (std::int64_t k = in.req_offsets[p]; k < in.req_offsets[p + 1]; ++k) {
-        w.req_resource.push_back(static_cast<std::int32_t>(in.req_resource[k]));
-        w.req_amount.push_back(in.req_amount[k]);
+        w.requests.push_back({static_cast<std::int32_t>(in.req_resource[k]), in.req_amount[k]});
       }
     }
     w.grow_status();
@@ -417,7 +418,7 @@ std::string Engine::message(int wid) const {
     std::sort(texts.begin(), texts.end());  // byte order = Python's code point order
     if (part > 0) out += "; ";
     out += "couldn't assign flavors to pod set ";
-    out += w_.pod_set_names[w_.ps_name[w_.ps_first[wid] + ps_index]];
+    out += w_.pod_set_names[w_.pod_sets[w_.pod_sets_of[wid].first + ps_index].name];
     out += ": ";
     for (std::size_t k = 0; k < texts.size(); ++k) {
       if (k > 0) out += ", ";
@@ -509,12 +510,13 @@ void Engine::build_ctx(int wid, int cq, int assignment, PreemptionCtx& ctx) {
   const AssignmentRec& a = arena_[assignment];
   for (std::uint32_t i = 0; i < a.ps_n; ++i) {
     const PodSetRec& ps = arena_.pod_sets[a.ps_first + i];
-    const std::uint32_t gps = w_.ps_first[wid] + i;
-    for (std::uint32_t k = 0; k < w_.ps_req_n[gps]; ++k) {
-      const std::uint32_t ri = w_.ps_req_first[gps] + k;
-      Amount q = sat_mul(w_.req_amount[ri], ps.count);
+    const std::uint32_t gps = w_.pod_sets_of[wid].first + i;
+    const PodSetRow& row = w_.pod_sets[gps];
+    for (std::uint32_t k = 0; k < row.requests.n; ++k) {
+      const RequestRow& rq = w_.requests[row.requests.first + k];
+      Amount q = sat_mul(rq.amount, ps.count);
       if (q == 0) continue;
-      int r = w_.req_resource[ri];
+      int r = rq.resource;
       const FlavorRec* fa = nullptr;
       for (std::uint32_t f = 0; f < ps.fl_n; ++f) {
         if (arena_.flavors[ps.fl_first + f].resource == r) {
@@ -567,12 +569,12 @@ void Engine::get_assignments(int wid, int cq, bool use_last, const std::int32_t*
     }
   }
   std::int64_t total = 0;
-  const std::uint32_t n_ps = w_.ps_n[wid];
+  const std::uint32_t n_ps = w_.pod_sets_of[wid].n;
   deltas_.clear();
   for (std::uint32_t i = 0; i < n_ps; ++i) {
-    const std::uint32_t gps = w_.ps_first[wid] + i;
-    std::int64_t count = w_.ps_count[gps];
-    std::int64_t min_count = w_.ps_min_count[gps] >= 0 ? w_.ps_min_count[gps] : count;
+    const std::uint32_t gps = w_.pod_sets_of[wid].first + i;
+    std::int64_t count = w_.pod_sets[gps].count;
+    std::int64_t min_count = w_.pod_sets[gps].min_count >= 0 ? w_.pod_sets[gps].min_count : count;
     deltas_.push_back(count - min_count);
     total += count - min_count;
   }
@@ -592,7 +594,7 @@ void Engine::get_assignments(int wid, int cq, bool use_last, const std::int32_t*
 bool Engine::partial_search(int wid, int cq, bool use_last, const std::int32_t* nomination,
                             std::size_t nomination_ps, int& assignment, std::uint32_t& t_first,
                             std::uint32_t& t_n) {
-  const std::uint32_t n_ps = w_.ps_n[wid];
+  const std::uint32_t n_ps = w_.pod_sets_of[wid].n;
   std::int64_t total = 0;
   for (std::int64_t d : deltas_) total += d;
   const std::vector<std::int64_t>& deltas = deltas_;  // untouched by assign and build_ctx
@@ -602,7 +604,8 @@ bool Engine::partial_search(int wid, int cq, bool use_last, const std::int32_t* 
   auto fits = [&](std::int64_t k) {
     counts_.resize(n_ps);
     for (std::uint32_t i = 0; i < n_ps; ++i) {
-      counts_[i] = static_cast<std::int32_t>(w_.ps_count[w_.ps_first[wid] + i] - floor_div(deltas[i] * k, total));
+      counts_[i] =
+          static_cast<std::int32_t>(w_.pod_sets[w_.pod_sets_of[wid].first + i].count - floor_div(deltas[i] * k, total));
     }
     int a = assigner_.assign(wid, cq, use_last, nomination, nomination_ps, counts_.data());
     Mode m = arena_[a].mode;
@@ -647,7 +650,7 @@ void Engine::record(Entry& e, int assignment, std::uint32_t t_first, std::uint32
   // LastState(a.last_tried, snapshot generation, cycle)
   const int wid = e.wid;
   const int ng = topo_.n_groups(e.cq);
-  const std::uint32_t n_ps = w_.ps_n[wid];
+  const std::uint32_t n_ps = w_.pod_sets_of[wid].n;
   const std::uint32_t size = n_ps * static_cast<std::uint32_t>(ng);
   if (w_.ls_off[wid] == std::numeric_limits<std::uint32_t>::max()) {
     w_.ls_off[wid] = static_cast<std::uint32_t>(w_.ls_pool.size());
@@ -663,6 +666,34 @@ void Engine::record(Entry& e, int assignment, std::uint32_t t_first, std::uint32
   w_.ls_valid[wid] = 1;
   w_.ls_generation[wid] = snapshot_generation_[e.cq];
   w_.ls_cycle[wid] = cycle_;
+}
+
+// The heads' data is spread over the workload arrays. While nominating head
+// i, ask for the data of the heads a little ahead, in stages (each stage's
+// addresses come from the previous one), so that the cache misses overlap
+// with work instead of stalling every head.
+void Engine::prefetch_head(std::size_t i) const noexcept {
+  const WorkloadStore& w = w_;
+  const std::size_t n = entries_.size();
+  if (i + 12 < n) {
+    const int wid = entries_[i + 12].wid;
+    __builtin_prefetch(&w.pod_sets_of[wid]);
+    __builtin_prefetch(&w.ls_valid[wid]);
+    __builtin_prefetch(&w.ls_off[wid]);
+    __builtin_prefetch(&w.ls_cycle[wid]);
+    __builtin_prefetch(&w.block[wid]);
+  }
+  if (i + 8 < n) {
+    const int wid = entries_[i + 8].wid;
+    const Span ps = w.pod_sets_of[wid];
+    if (ps.n > 0) __builtin_prefetch(&w.pod_sets[ps.first]);
+    if (w.ls_off[wid] != std::numeric_limits<std::uint32_t>::max()) __builtin_prefetch(&w.ls_pool[w.ls_off[wid]]);
+  }
+  if (i + 4 < n) {
+    tree_.prefetch_row(entries_[i + 4].cq);
+    const Span ps = w.pod_sets_of[entries_[i + 4].wid];
+    if (ps.n > 0) __builtin_prefetch(&w.requests[w.pod_sets[ps.first].requests.first]);
+  }
 }
 
 // (entry, nominated?) for a head. Not nominated: inadmissible for a reason.
@@ -690,23 +721,34 @@ bool Engine::nominate(Entry& e) {
 
 // --- processing ----------------------------------------------------------------------------------------
 
+// scheduler.py _classical_order: (preemptor first when gated, borrowing
+// height, higher priority when gated, older timestamp, namespace, name);
+// sorted() is stable, so ties keep the heads' order. Keys are gathered first
+// so that the sort does not chase entries, assignments and workloads.
 void Engine::classical_order(std::vector<std::int32_t>& order) {
   const FeatureGates& gates = topo_.gates();
-  std::sort(order.begin(), order.end(), [&](std::int32_t x, std::int32_t y) {
-    const Entry& a = entries_[x];
-    const Entry& b = entries_[y];
-    if (gates.prioritize_preemptor_workloads && a.is_preemptor != b.is_preemptor) return a.is_preemptor;
-    std::int64_t ba = arena_[a.assignment].borrowing, bb = arena_[b.assignment].borrowing;
-    if (ba != bb) return ba < bb;
-    int wa = a.wid, wb = b.wid;
-    if (gates.priority_sorting_within_cohort && w_.priority[wa] != w_.priority[wb]) {
-      return w_.priority[wa] > w_.priority[wb];
-    }
-    if (w_.queue_ts[wa] != w_.queue_ts[wb]) return w_.queue_ts[wa] < w_.queue_ts[wb];
-    int c = w_.compare_names(wa, wb);
+  order_keys_.clear();
+  for (std::int32_t x : order) {
+    const Entry& e = entries_[x];
+    OrderKey k;
+    k.preemptor_last = gates.prioritize_preemptor_workloads && e.is_preemptor ? 0 : 1;
+    k.borrowing = arena_[e.assignment].borrowing;
+    k.neg_priority = gates.priority_sorting_within_cohort ? -static_cast<std::int64_t>(w_.priority[e.wid]) : 0;
+    k.queue_ts = w_.queue_ts[e.wid];
+    k.wid = e.wid;
+    k.entry = x;
+    order_keys_.push_back(k);
+  }
+  std::sort(order_keys_.begin(), order_keys_.end(), [&](const OrderKey& a, const OrderKey& b) {
+    if (a.preemptor_last != b.preemptor_last) return a.preemptor_last < b.preemptor_last;
+    if (a.borrowing != b.borrowing) return a.borrowing < b.borrowing;
+    if (a.neg_priority != b.neg_priority) return a.neg_priority < b.neg_priority;
+    if (a.queue_ts != b.queue_ts) return a.queue_ts < b.queue_ts;
+    int c = w_.compare_names(a.wid, b.wid);
     if (c != 0) return c < 0;
-    return x < y;  // sorted() is stable
+    return a.entry < b.entry;
   });
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = order_keys_[i].entry;
 }
 
 bool Engine::targets_overlap(const Entry& e) const noexcept {
@@ -780,7 +822,9 @@ void Engine::admit_entry(Entry& e, std::int64_t now_ns) {
   for (std::uint32_t i = 0; i < a.ps_n; ++i) words += 2 + 2 * arena_.pod_sets[a.ps_first + i].fl_n;
   // Room for any later admission of this workload by the engine: every request plus pods.
   std::uint32_t room = 1;
-  for (std::uint32_t i = 0; i < w_.ps_n[e.wid]; ++i) room += 2 + 2 * (w_.ps_req_n[w_.ps_first[e.wid] + i] + 1);
+  for (std::uint32_t i = 0; i < w_.pod_sets_of[e.wid].n; ++i) {
+    room += 2 + 2 * (w_.pod_sets[w_.pod_sets_of[e.wid].first + i].requests.n + 1);
+  }
   w_.admission_block(e.wid, std::max(words, room));
   w_.adm[e.wid].size = words;
   std::int64_t* p = w_.adm_pool.data() + w_.adm[e.wid].offset;
@@ -957,7 +1001,8 @@ const CycleReport& Engine::run_cycle(std::int64_t now_ns) {
 
   // 1. heads
   for (int cq = 0; cq < topo_.n_cq(); ++cq) {
-    if (topo_.cq(cq).active && queues_[cq].has_active()) {
+    if (cq + 4 < topo_.n_cq()) queues_[cq + 4].prefetch_top();
+    if (cq_active_[cq] && queues_[cq].has_active()) {
       int wid = queues_[cq].pop(w_);
       if (wid >= 0) {
         Entry e;
@@ -972,7 +1017,13 @@ const CycleReport& Engine::run_cycle(std::int64_t now_ns) {
 
   // 2-3. nominate against the snapshot as it is at the start of the cycle
   nominated_.clear();
+  for (std::size_t i = 0; i < std::min<std::size_t>(12, entries_.size()); ++i) {
+    const int wid = entries_[i].wid;
+    __builtin_prefetch(&w_.pod_sets_of[wid]);
+    __builtin_prefetch(&w_.ls_off[wid]);
+  }
   for (std::size_t i = 0; i < entries_.size(); ++i) {
+    prefetch_head(i);
     Entry& e = entries_[i];
     bool nominated = nominate(e);
     e.is_preemptor = queues_[e.cq].preemptor() == e.wid;
@@ -1000,7 +1051,7 @@ const CycleReport& Engine::run_cycle(std::int64_t now_ns) {
     bool pending_flavors = false;
     if (w_.ls_valid[e.wid]) {
       const std::int16_t* block = w_.ls_pool.data() + w_.ls_off[e.wid];
-      const std::uint32_t size = w_.ps_n[e.wid] * static_cast<std::uint32_t>(topo_.n_groups(e.cq));
+      const std::uint32_t size = w_.pod_sets_of[e.wid].n * static_cast<std::uint32_t>(topo_.n_groups(e.cq));
       for (std::uint32_t k = 0; k < size; ++k) {
         if (block[k] != TRIED_ABSENT && block[k] != -1) {
           pending_flavors = true;

@@ -29,6 +29,22 @@ void WorkloadStore::grow_status() {
   inadmissible.push_back(0);
 }
 
+void WorkloadStore::reserve_more(std::size_t n, std::size_t n_ps, std::size_t n_req, std::size_t n_text) {
+  const std::size_t total = cq.size() + n;
+  auto more = [&](auto& v) {
+    if (v.capacity() < total) v.reserve(total);
+  };
+  more(cq), more(priority), more(queue_ts), more(hash), more(block), more(block_message), more(pod_sets_of);
+  more(key_off), more(ns_len), more(name_len), more(uid_off), more(uid_len), more(key_prefix);
+  more(status), more(evicting), more(admitted_cq), more(admission_time), more(adm);
+  more(reason), more(msg_kind), more(msg_arg), more(msg), more(ls_valid), more(ls_generation), more(ls_cycle);
+  more(ls_off), more(evicted_cycle), more(evict_kind), more(evict_reason), more(preempted_by), more(evict_victim_cq);
+  more(evict_custom_reason), more(evict_custom_message), more(queue_active), more(inadmissible);
+  if (pod_sets.capacity() < pod_sets.size() + n_ps) pod_sets.reserve(pod_sets.size() + n_ps);
+  if (requests.capacity() < requests.size() + n_req) requests.reserve(requests.size() + n_req);
+  if (text.capacity() < text.size() + n_text) text.reserve(text.size() + n_text);
+}
+
 void WorkloadStore::set_names(std::string_view n, std::string_view nm, std::string_view u) {
   key_off.push_back(static_cast<std::uint32_t>(text.size()));
   ns_len.push_back(static_cast<std::uint32_t>(n.size()));

@@ -23,8 +23,7 @@ int add(WorkloadStore& w, const std::string& ns, const std::string& name, int pr
   w.hash.push_back(hash);
   w.block.push_back(BLOCK_NONE);
   w.block_message.push_back(-1);
-  w.ps_first.push_back(0);
-  w.ps_n.push_back(0);
+  w.pod_sets_of.push_back({0, 0});
   w.set_names(ns, name, ns + "/" + name);
   w.grow_status();
   return wid;

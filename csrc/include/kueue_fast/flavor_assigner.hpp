@@ -147,7 +147,33 @@ class FlavorAssigner {
   std::vector<std::int32_t> assumed_keys_;  // a.usage keys in insertion order
   std::vector<std::uint8_t> group_done_;
   std::vector<FlavorRec> best_, cur_;
+  std::vector<ResourceAmount> group_reqs_;
 };
+
+// --- inline members ---------------------------------------------------------------
+
+inline bool FlavorAssigner::is_preferred(GranularMode a, GranularMode b) const noexcept {
+  if (a.pm == PM_NO_FIT) return false;
+  if (b.pm == PM_NO_FIT) return true;
+  bool a_nc = a.pm == PM_NO_CANDIDATES, b_nc = b.pm == PM_NO_CANDIDATES;
+  if (a_nc != b_nc) return !a_nc;
+  if (spec_->preference == PREEMPTION_OVER_BORROWING) {
+    if (a.borrow != b.borrow) return a.borrow < b.borrow;
+    return a.pm > b.pm;
+  }
+  if (a.pm != b.pm) return a.pm > b.pm;
+  return a.borrow < b.borrow;
+}
+
+inline bool FlavorAssigner::should_try_next_flavor(GranularMode m) const noexcept {
+  if (m.pm == PM_NO_FIT || m.pm == PM_NO_CANDIDATES) return true;
+  if ((m.pm == PM_PREEMPT || m.pm == PM_RECLAIM) && spec_->when_can_preempt == TRY_NEXT_FLAVOR) return true;
+  return m.borrow != 0 && spec_->when_can_borrow == TRY_NEXT_FLAVOR;
+}
+
+inline bool FlavorAssigner::can_preempt_while_borrowing() const noexcept {
+  return spec_->borrow_within_cohort != NEVER || (topo_.fair_sharing() && spec_->reclaim_within_cohort != NEVER);
+}
 
 // Kueue resolveNoFitReason for a NoFit assignment.
 PendingReason no_fit_reason(const Topology& topo, const AssignmentArena& arena, int assignment);

@@ -27,6 +27,16 @@ namespace kueue_fast {
 
 class Engine;
 
+// A ClusterQueue's admitted workload with its candidate-order key inline
+// (the key does not change while it is listed: evicting is re-listed).
+struct AdmittedEntry {
+  std::int64_t admission_time;
+  std::uint64_t fr_mask;  // bit (fr % 64) of every fr it uses: a filter for uses_resources
+  std::int32_t priority;
+  std::int32_t wid;
+  std::uint8_t evicting;
+};
+
 struct Target {
   std::int32_t wid;
   PreemptionReason reason;
@@ -75,6 +85,8 @@ class Preemptor {
   void begin(const PreemptionCtx& ctx);
   void end();
   bool uses_resources(int wid) const noexcept;
+  // uses_resources with the admitted entry's fr filter (no pool access when it says no).
+  bool uses_resources(const AdmittedEntry& a) const noexcept;
   bool satisfies_policy(int candidate, std::uint8_t policy) const noexcept;
   bool workload_fits(bool allow_borrowing) const noexcept;
   void fill_back(std::vector<Target>& targets, bool allow_borrowing);
@@ -113,6 +125,8 @@ class Preemptor {
   Engine& e_;
   const PreemptionCtx* ctx_ = nullptr;
   std::vector<std::uint8_t> fr_mark_;  // frs_need_preemption as a dense set
+  std::uint64_t fr_mask_ = 0;          // and as a filter (bit fr % 64)
+  bool fr_mask_exact_ = false;         // every fr id < 64: the filter is exact
   std::vector<Target> targets_, result_;
   std::vector<Candidate> same_, hierarchy_, priority_, ordered_;
   std::vector<FrAmount> remaining_, remaining_next_;

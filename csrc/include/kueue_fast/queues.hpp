@@ -56,6 +56,12 @@ class ClusterQueueQueue {
   // workloads whose namespace no longer matches stay parked.
   int queue_inadmissible(WorkloadStore& w);
 
+  void prefetch_top() const noexcept {
+    if (!heap_.empty()) {
+      __builtin_prefetch(heap_.data());
+      __builtin_prefetch(heap_.data() + 3);
+    }
+  }
   // For tests: is the heap property intact?
   bool check_heap(const WorkloadStore& w) const;
   std::size_t heap_entries() const noexcept { return heap_.size(); }

@@ -2,8 +2,11 @@
 // flavor-resource (fr). The C++ twin of kueue_fast/_reference/quota.py, same
 // arithmetic as kueue pkg/cache/scheduler/resource_node.go.
 //
-// Storage: every per-(node, fr) quantity is a flat `n_nodes * n_fr` int64
-// array, row-major by node (the numpy views expose them as (n_nodes, n_fr)).
+// Storage: per-(node, fr) quantities are flat `n_nodes * n_fr` tables,
+// row-major by node. What a walk up the tree reads together (usage, subtree
+// quota, local quota, borrowing limit) sits in one 32-byte cell; nominal,
+// lending limit and potential available in their own int64 arrays. The numpy
+// views are (n_nodes, n_fr) int64, strided into the cells where needed.
 // What never changes with usage is computed once: subtree quota, local
 // quota, potential available, node heights, the tree's adjacency lists and,
 // per node, the list of fr's that have a subtree-quota entry (Kueue's map
@@ -42,6 +45,14 @@ struct Csr {
 };
 
 // (fr, amount) pairs: a workload's usage or requests on the tree.
+// What a walk up the tree reads for one (node, fr).
+struct Cell {
+  Amount usage;
+  Amount subtree_quota;
+  Amount local_quota;
+  Amount borrowing_limit;
+};
+
 struct FrAmount {
   std::int32_t fr;
   Amount amount;
@@ -76,23 +87,23 @@ class QuotaTree {
     return static_cast<std::size_t>(node) * static_cast<std::size_t>(n_fr_) + static_cast<std::size_t>(fr);
   }
   Amount nominal(int node, int fr) const noexcept { return nominal_[at(node, fr)]; }
-  Amount borrowing_limit(int node, int fr) const noexcept { return borrowing_limit_[at(node, fr)]; }
+  Amount borrowing_limit(int node, int fr) const noexcept { return cells_[at(node, fr)].borrowing_limit; }
   Amount lending_limit(int node, int fr) const noexcept { return lending_limit_[at(node, fr)]; }
   // A ClusterQueue's nominal; for a cohort its own nominal plus what each
   // child lends it (child subtree quota minus child local quota).
-  Amount subtree_quota(int node, int fr) const noexcept { return subtree_quota_[at(node, fr)]; }
+  Amount subtree_quota(int node, int fr) const noexcept { return cells_[at(node, fr)].subtree_quota; }
   // Quota only this subtree can use, never lent to the parent (>= 0):
   // max(0, subtree_quota - lending_limit) with a lending limit, else 0.
-  Amount local_quota(int node, int fr) const noexcept { return local_quota_[at(node, fr)]; }
+  Amount local_quota(int node, int fr) const noexcept { return cells_[at(node, fr)].local_quota; }
   // The most the node could get if nothing else were used (>= 0 for valid quotas).
   Amount potential_available(int node, int fr) const noexcept { return potential_[at(node, fr)]; }
 
   // --- usage --------------------------------------------------------------------------
-  Amount usage(int node, int fr) const noexcept { return usage_[at(node, fr)]; }
+  Amount usage(int node, int fr) const noexcept { return cells_[at(node, fr)].usage; }
   // Free local quota, >= 0.
   Amount local_available(int node, int fr) const noexcept {
     std::size_t i = at(node, fr);
-    return amount_max(0, sat_sub(local_quota_[i], usage_[i]));
+    return amount_max(0, sat_sub(cells_[i].local_quota, cells_[i].usage));
   }
   // Charge `value` to node; the part beyond its free local quota goes to the
   // parent, recursively. Exact inverse of remove_usage for value >= 0.
@@ -115,14 +126,14 @@ class QuotaTree {
   // ClusterQueue, subtree quota for a cohort)?
   bool borrowing_with(int node, int fr, Amount value) const noexcept {
     std::size_t i = at(node, fr);
-    Amount limit = is_cq(node) ? nominal_[i] : subtree_quota_[i];
-    return limit < sat_add(usage_[i], value);
+    Amount limit = is_cq(node) ? nominal_[i] : cells_[i].subtree_quota;
+    return limit < sat_add(cells_[i].usage, value);
   }
   // Kueue IsWithinNominalInResources: usage <= subtree quota on every fr.
   bool within_nominal(int node, const std::int32_t* frs, std::size_t n) const noexcept {
     for (std::size_t k = 0; k < n; ++k) {
       std::size_t i = at(node, frs[k]);
-      if (usage_[i] > subtree_quota_[i]) return false;
+      if (cells_[i].usage > cells_[i].subtree_quota) return false;
     }
     return true;
   }
@@ -133,13 +144,25 @@ class QuotaTree {
   // Kueue FindHeightOfLowestSubtreeThatFits: (borrowing height, may reclaim in hierarchy).
   std::pair<int, bool> lowest_subtree_that_fits(int cq, int fr, Amount value) const noexcept;
 
-  // Raw arrays (n_nodes * n_fr), for the zero-copy views and the debug hook.
-  const Amount* usage_data() const noexcept { return usage_.data(); }
-  const Amount* subtree_quota_data() const noexcept { return subtree_quota_.data(); }
-  const Amount* nominal_data() const noexcept { return nominal_.data(); }
-  const Amount* borrowing_limit_data() const noexcept { return borrowing_limit_.data(); }
-  const Amount* lending_limit_data() const noexcept { return lending_limit_.data(); }
-  const std::vector<Amount>& usage_vector() const noexcept { return usage_; }
+  // Ask for a node's cells ahead of a walk that will need them.
+  void prefetch_row(int node) const noexcept {
+    const char* p = reinterpret_cast<const char*>(cells_.data() + at(node, 0));
+    const std::size_t bytes = static_cast<std::size_t>(n_fr_) * sizeof(Cell);
+    for (std::size_t off = 0; off < bytes; off += 64) __builtin_prefetch(p + off);
+  }
+  // Raw tables (n_nodes * n_fr), for the zero-copy views and the debug hook:
+  // first element and the distance between elements in bytes.
+  struct Table {
+    const Amount* data;
+    std::size_t stride;
+  };
+  Table usage_table() const noexcept { return {&cells_.data()->usage, sizeof(Cell)}; }
+  Table subtree_quota_table() const noexcept { return {&cells_.data()->subtree_quota, sizeof(Cell)}; }
+  Table borrowing_limit_table() const noexcept { return {&cells_.data()->borrowing_limit, sizeof(Cell)}; }
+  Table nominal_table() const noexcept { return {nominal_.data(), sizeof(Amount)}; }
+  Table lending_limit_table() const noexcept { return {lending_limit_.data(), sizeof(Amount)}; }
+  // The whole mutable state, for byte comparisons (debug hook).
+  const std::vector<Cell>& cells() const noexcept { return cells_; }
 
  private:
   void accumulate_quota(int node, const Topology& topo, std::vector<std::uint8_t>& has_entry,
@@ -151,9 +174,8 @@ class QuotaTree {
   std::vector<std::uint8_t> in_snapshot_;
   std::vector<std::vector<std::int32_t>> children_;
   Csr ancestors_, child_cohorts_, child_cqs_, subtree_cqs_, subtree_frs_;
-  std::vector<Amount> nominal_, borrowing_limit_, lending_limit_;
-  std::vector<Amount> subtree_quota_, local_quota_, potential_;
-  std::vector<Amount> usage_;
+  std::vector<Cell> cells_;
+  std::vector<Amount> nominal_, lending_limit_, potential_;
 };
 
 }  // namespace kueue_fast

@@ -112,15 +112,6 @@ struct CycleReport {
   std::int64_t heads = 0;
 };
 
-// A ClusterQueue's admitted workload with its candidate-order key inline
-// (the key does not change while it is listed: evicting is re-listed).
-struct AdmittedEntry {
-  std::int64_t admission_time;
-  std::int32_t priority;
-  std::int32_t wid;
-  std::uint8_t evicting;
-};
-
 enum EntryStatus : std::uint8_t { ENTRY_NONE = 0, ENTRY_SKIPPED = 1, ENTRY_ASSUMED = 2 };
 
 struct Entry {
@@ -188,6 +179,7 @@ class Engine {
   // then lower priority, most recently admitted, namespace/name, wid).
   std::vector<std::vector<AdmittedEntry>> cq_admitted_;
   std::vector<std::int64_t> cq_generation_, snapshot_generation_;
+  std::vector<std::uint8_t> cq_active_;
   std::int64_t cycle_ = 0;
   bool release_evictions_;
   bool debug_checks_ = false;
@@ -198,8 +190,12 @@ class Engine {
 
   bool admitted_before(const AdmittedEntry& a, const AdmittedEntry& b) const noexcept;
   AdmittedEntry admitted_entry(int wid) const noexcept {
-    return {w_.admission_time[wid], w_.priority[wid], wid, w_.evicting[wid]};
+    std::uint64_t mask = 0;
+    for_each_usage_key(wid, [&](int fr) { mask |= std::uint64_t{1} << (fr & 63); });
+    return {w_.admission_time[wid], mask, w_.priority[wid], wid, w_.evicting[wid]};
   }
+  template <class F>
+  void for_each_usage_key(int wid, F&& f) const noexcept;
   bool in_cq_admitted(int wid) const noexcept;
   void cq_admitted_insert(int wid);
   void cq_admitted_erase(int wid);
@@ -234,6 +230,7 @@ class Engine {
   std::uint32_t find_targets(const PreemptionCtx& ctx, std::uint32_t& t_first);
   void record(Entry& e, int assignment, std::uint32_t t_first, std::uint32_t t_n);
   bool nominate(Entry& e);
+  void prefetch_head(std::size_t i) const noexcept;
 
   // processing
   void classical_order(std::vector<std::int32_t>& order);
@@ -254,6 +251,12 @@ class Engine {
   PreemptionCtx ctx_, oracle_ctx_;
   std::vector<FrAmount> reserve_scratch_;
   std::vector<std::int32_t> heads_, nominated_, order_, nomination_, counts_;
+  struct OrderKey {
+    std::int64_t borrowing, neg_priority, queue_ts;
+    std::int32_t wid, entry;
+    std::uint8_t preemptor_last;
+  };
+  std::vector<OrderKey> order_keys_;
   std::vector<std::int64_t> deltas_;
   // victims of the cycle: insertion order + membership
   std::vector<std::int32_t> victims_;
@@ -261,8 +264,13 @@ class Engine {
   std::vector<std::int32_t> removed_;
   // capacity reserved for this cycle only: (cq, fr, amount), undone at the end
   std::vector<std::tuple<std::int32_t, std::int32_t, Amount>> reservations_;
-  std::vector<Amount> usage_before_;  // debug hook
+  std::vector<Cell> cells_before_;  // debug hook: the tree before a target search
 };
+
+template <class F>
+void Engine::for_each_usage_key(int wid, F&& f) const noexcept {
+  for_each_usage(wid, [&](int fr, Amount) { f(fr); });
+}
 
 template <class F>
 void Engine::for_each_usage(int wid, F&& f) const noexcept {

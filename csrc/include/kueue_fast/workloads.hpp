@@ -34,6 +34,25 @@ enum MessageKind : std::uint8_t {
 
 enum EvictionKind : std::uint8_t { EVICT_NONE = 0, EVICT_PREEMPTED = 1, EVICT_CUSTOM = 2 };
 
+// [first, first + n) rows of a table.
+struct Span {
+  std::uint32_t first = 0;
+  std::uint32_t n = 0;
+};
+
+struct PodSetRow {
+  std::int32_t count;
+  std::int32_t min_count;  // -1: none
+  std::int32_t flavor_class;
+  std::int32_t name;       // index into pod_set_names
+  Span requests;
+};
+
+struct RequestRow {
+  std::int32_t resource;
+  Amount amount;  // per pod
+};
+
 // A pool slot: where a workload's variable block lives.
 struct Slot {
   std::uint32_t offset = 0;
@@ -49,8 +68,7 @@ struct WorkloadStore {
   std::vector<std::uint64_t> hash;     // scheduling equivalence hash
   std::vector<std::uint8_t> block;
   std::vector<std::int32_t> block_message;  // index into `strings`, -1 none
-  std::vector<std::uint32_t> ps_first;      // first pod set (global index)
-  std::vector<std::uint32_t> ps_n;          // number of pod sets
+  std::vector<Span> pod_sets_of;            // the workload's pod sets (global rows)
   // Tie-break key "namespace\0name" in `text`, with its first 8 bytes
   // big-endian for fast comparisons; uid after it.
   std::vector<std::uint32_t> key_off, ns_len, name_len, uid_off, uid_len;
@@ -58,13 +76,11 @@ struct WorkloadStore {
   std::string text;
   std::vector<std::string> strings;  // block messages, custom eviction reasons/messages
 
-  // pod sets (global index)
-  std::vector<std::int32_t> ps_count, ps_min_count /* -1: none */, ps_class, ps_name;
-  std::vector<std::uint32_t> ps_req_first, ps_req_n;
+  // Pod sets and their per-pod requests as compact rows, a workload's rows
+  // contiguous (one or two cache lines to read a workload's shape).
+  std::vector<PodSetRow> pod_sets;
+  std::vector<RequestRow> requests;        // by resource id ascending within a pod set
   std::vector<std::string> pod_set_names;  // interned
-  // per-pod requests (global index), by resource id ascending within a pod set
-  std::vector<std::int32_t> req_resource;
-  std::vector<Amount> req_amount;
 
   // --- status ---------------------------------------------------------------------
   std::vector<std::uint8_t> status;  // WorkloadStatus
@@ -119,6 +135,9 @@ struct WorkloadStore {
 
   // Appends the per-workload defaults for a new wid (spec fields set by the caller).
   void grow_status();
+  // Room for `n` more workloads with `pod_sets` pod sets, `requests` requests
+  // and `text` bytes of names (bulk ingestion: no doubling slack).
+  void reserve_more(std::size_t n, std::size_t pod_sets, std::size_t requests, std::size_t text);
   // Adds "ns\0name" and the uid to the text arena for the newest wid.
   void set_names(std::string_view ns, std::string_view name, std::string_view uid);
   int intern_pod_set_name(std::string_view name);
