@@ -408,3 +408,36 @@ def test_native_matches_reference(sc: Scenario) -> None:
 @given(contended_scenarios())
 def test_native_matches_reference_in_a_contended_cohort(sc: Scenario) -> None:
     run_both(sc)
+
+
+def test_negative_reservation_is_undone_like_the_reference() -> None:
+    """A ClusterQueue over nominal + borrowingLimit (admitted before a quota
+    cut) whose head needs preemption and finds no candidates reserves a
+    negative amount (Kueue quotaResourcesToReserve); undoing it must leave
+    the cohort's usage as the reference re-derives it."""
+    state = ClusterState()
+    state.resource_flavors["f"] = ResourceFlavor("f")
+    for name, nominal, borrow in (("a", 4000, 2000), ("b", 10000, None)):
+        state.cluster_queues[name] = ClusterQueue(
+            name=name,
+            resource_groups=[ResourceGroup(["cpu"], [FlavorQuotas("f", [ResourceQuota("cpu", nominal, borrow)])])],
+            cohort="co",
+            namespace_selector=LabelSelector(),
+            preemption=Preemption("Never", "LowerPriority"),
+        )
+        state.local_queues[f"ns/{name}"] = LocalQueue("ns", name, name)
+    for i in range(4):  # 8 cpu in a: over nominal 4 + borrowing limit 2
+        wl = Workload("ns", f"old-{i}", "a", [PodSet("main", 1, {"cpu": 2000})], T0 - 100 * SECOND, uid=f"o{i}")
+        wl.admission = Admission("a", [PodSetAssignment("main", 1, {"cpu": "f"}, {"cpu": 2000})])
+        wl.admission_ns = T0 - 50 * SECOND
+        state.workloads[wl.key] = wl
+    new = Workload("ns", "new", "a", [PodSet("main", 1, {"cpu": 1000})], T0 - 10 * SECOND, uid="n")
+    state.workloads[new.key] = new
+    run_both(Scenario(state, [], [("cycle", 0), ("cycle", 0)]))
+    ref = Cluster(copy.deepcopy(state), "reference", start_time_ns=T0)
+    ref.run_cycle()
+    usage = _dense_usage(ref.engine)
+    topo = ref.topology
+    cohort = topo.node_names.index("co")
+    fr = topo.fr_id(topo.flavor_names.index("f"), topo.resource_names.index("cpu"))
+    assert usage[cohort, fr] == 8000, "the cohort holds exactly what its ClusterQueues use"

@@ -175,6 +175,17 @@ void QuotaTree::remove_usage(int node, int fr, Amount value) noexcept {
 //   other: local_available + parent's available, the latter capped by what
 //          the borrowing limit still allows: (subtree - local) - used in
 //          parent + borrowing_limit.
+void QuotaTree::rederive_ancestors(int node, int fr) noexcept {
+  for (int p : ancestors(node)) {
+    Amount sum = 0;
+    for (int c : children_[p]) {
+      const Cell& cell = cells_[at(c, fr)];
+      sum = sat_add(sum, amount_max(0, sat_sub(cell.usage, cell.local_quota)));
+    }
+    cells_[at(p, fr)].usage = sum;
+  }
+}
+
 Amount QuotaTree::available_raw(int node, int fr) const noexcept {
   IdRange anc = ancestors(node);
   const std::size_t k = anc.size();

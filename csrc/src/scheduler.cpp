@@ -1063,8 +1063,18 @@ const CycleReport& Engine::run_cycle(std::int64_t now_ns) {
   }
 
   // the snapshot is gone: capacity reserved for this cycle only is free again
+  bool negative = false;
   for (auto it = reservations_.rbegin(); it != reservations_.rend(); ++it) {
     tree_.remove_usage(std::get<0>(*it), std::get<1>(*it), std::get<2>(*it));
+    negative = negative || std::get<2>(*it) < 0;
+  }
+  if (negative) {
+    // A negative reservation (quotaResourcesToReserve beyond the borrowing
+    // limit) is not inverted by remove_usage: re-derive the cohorts' usage.
+    for (const auto& [cq, fr, amount] : reservations_) {
+      (void)amount;
+      tree_.rederive_ancestors(cq, fr);
+    }
   }
   reservations_.clear();
   for (std::int32_t v : victims_) is_victim_[v] = 0;

@@ -110,6 +110,10 @@ class QuotaTree {
   void add_usage(int node, int fr, Amount value) noexcept;
   // Inverse of add_usage: release what the node stored in its parent first.
   void remove_usage(int node, int fr, Amount value) noexcept;
+  // Recompute the ancestors' usage of fr from their children's (parent
+  // first): undoing a negative reservation, which add_usage does not
+  // propagate (quota.py rederive_ancestors).
+  void rederive_ancestors(int node, int fr) noexcept;
   void add_usage(int node, const FrAmount* first, const FrAmount* last) noexcept {
     for (; first != last; ++first) add_usage(node, first->fr, first->amount);
   }
