@@ -110,7 +110,9 @@ def drain_input(
     rng = np.random.default_rng(seed)
     rid = {n: i for i, n in enumerate(topo.resource_names)}
     cpu_choices = np.array([250, 500, 1000, 1500, 2000, 3000, 4000, 6000, 8000])
-    cpu_i = rng.choice(len(cpu_choices), size=n_workloads, p=[0.1, 0.15, 0.2, 0.15, 0.15, 0.1, 0.08, 0.04, 0.03])
+    cpu_i = rng.choice(
+        len(cpu_choices), size=n_workloads, p=[0.1, 0.15, 0.2, 0.15, 0.15, 0.1, 0.08, 0.04, 0.03]
+    )
     cpu = cpu_choices[cpu_i]
     mem_per_cpu = rng.integers(2, 5, size=n_workloads)
     mem = cpu * mem_per_cpu * GI // 1000
@@ -136,7 +138,9 @@ def drain_input(
     # Workloads of one shape and priority fail alike (scheduling equivalence).
     shape = ((cpu_i * 3 + (mem_per_cpu - 2)) * 3 + gpu) * 5 + count
     shape = shape * 2 + (min_count > 0)
-    scheduling_hash = (shape.astype(np.uint64) * np.uint64(1000) + prio.astype(np.uint64)) * np.uint64(2654435761)
+    scheduling_hash = (shape.astype(np.uint64) * np.uint64(1000) + prio.astype(np.uint64)) * np.uint64(
+        2654435761
+    )
     arrays = WorkloadArrays(
         cluster_queue=cq,
         priority=prio,
@@ -310,7 +314,8 @@ def main(argv: list[str]) -> int:
         times.append(time.perf_counter() - t2)
     print(f"generate {t1 - t0:.2f} s; native drain of {args.workloads} workloads: {res}")
     print(f"  native: best {min(times) * 1e3:.1f} ms, median {sorted(times)[len(times) // 2] * 1e3:.1f} ms")
-    print(f"  engine memory {eng.memory_bytes() / args.workloads:.0f} B/workload; peak RSS {peak_rss_mb():.0f} MB")
+    per_workload = eng.memory_bytes() / args.workloads
+    print(f"  engine memory {per_workload:.0f} B/workload; peak RSS {peak_rss_mb():.0f} MB")
     print(f"  preemption candidate evaluations {eng.evaluations}")
     if not args.no_reference:
         sub = drain_input(n_workloads=args.reference_workloads)

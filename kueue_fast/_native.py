@@ -131,7 +131,9 @@ class NativeEngine:
 
     def __init__(self, topology: Topology, release_evictions: bool = True) -> None:
         afs = getattr(topology, "admission_fair_sharing", None)
-        if afs is not None and any(getattr(cq, "admission_fair_sharing", False) for cq in topology.cluster_queues):
+        if afs is not None and any(
+            getattr(cq, "admission_fair_sharing", False) for cq in topology.cluster_queues
+        ):
             # Refuse rather than decide differently from the reference.
             raise EngineError(
                 "admission fair sharing (UsageBasedAdmissionFairSharing ClusterQueues) is not implemented "
@@ -252,7 +254,9 @@ class NativeEngine:
 
     def run_cycle(self, now_ns: int) -> NativeCycleReport:
         cycle, admitted, preempted, newly_parked, heads = self._core.run_cycle(now_ns)
-        report = NativeCycleReport(cycle, admitted.tolist(), preempted.tolist(), int(newly_parked), int(heads))
+        report = NativeCycleReport(
+            cycle, admitted.tolist(), preempted.tolist(), int(newly_parked), int(heads)
+        )
         if self._queue_ts_moves and report.preempted:
             self._sync_queue_ts(report.preempted)
         return report
@@ -266,7 +270,9 @@ class NativeEngine:
             if spec is not None:
                 spec.queue_ts = int(self._core.workload_spec(w)[5])
 
-    def run_cycle_arrays(self, now_ns: int) -> tuple[int, npt.NDArray[np.int32], npt.NDArray[np.int32], int, int]:
+    def run_cycle_arrays(
+        self, now_ns: int
+    ) -> tuple[int, npt.NDArray[np.int32], npt.NDArray[np.int32], int, int]:
         """run_cycle without list conversion: (cycle, admitted, preempted, newly_parked, heads)."""
         cycle, admitted, preempted, newly_parked, heads = self._core.run_cycle(now_ns)
         return int(cycle), admitted, preempted, int(newly_parked), int(heads)
@@ -308,22 +314,20 @@ class NativeEngine:
 
     @property
     def usage(self) -> npt.NDArray[np.int64]:
-        return self._core.usage  # type: ignore[no-any-return]
+        return self._core.usage
 
     @property
     def subtree_quota(self) -> npt.NDArray[np.int64]:
-        return self._core.subtree_quota  # type: ignore[no-any-return]
+        return self._core.subtree_quota
 
     @property
     def nominal(self) -> npt.NDArray[np.int64]:
-        return self._core.nominal  # type: ignore[no-any-return]
+        return self._core.nominal
 
     @property
     def borrowing_limit(self) -> npt.NDArray[np.int64]:
-        return self._core.borrowing_limit  # type: ignore[no-any-return]
+        return self._core.borrowing_limit
 
     @property
     def lending_limit(self) -> npt.NDArray[np.int64]:
-        return self._core.lending_limit  # type: ignore[no-any-return]
-
-
+        return self._core.lending_limit

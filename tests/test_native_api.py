@@ -173,7 +173,16 @@ def test_bulk_ingestion_equals_one_by_one() -> None:
         sa, sb = a.pop("spec"), b.pop("spec")
         assert a == b
         # The spec rebuilt from the engine's arrays: what the arrays carry.
-        for f in ("namespace", "name", "uid", "cluster_queue", "priority", "queue_ts", "scheduling_hash", "pod_sets"):
+        for f in (
+            "namespace",
+            "name",
+            "uid",
+            "cluster_queue",
+            "priority",
+            "queue_ts",
+            "scheduling_hash",
+            "pod_sets",
+        ):
             assert getattr(sa, f) == getattr(sb, f), f
     assert STATE_NAMES[int(s1[0])] == ref.workload_view(0)["state"]
 

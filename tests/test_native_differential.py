@@ -23,11 +23,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kueue_fast import Cluster
+from kueue_fast.features import MODELLED_DEFAULTS
 from kueue_fast.model import (
     Admission,
     ClusterQueue,
@@ -49,8 +49,6 @@ from kueue_fast.model import (
     Toleration,
     Workload,
 )
-
-from kueue_fast.features import MODELLED_DEFAULTS
 
 # Gates both engines model (admission fair sharing aside: the native engine refuses it).
 GATES = sorted(g for g in MODELLED_DEFAULTS if g != "AdmissionFairSharing")
@@ -86,7 +84,9 @@ def quota_entry(draw: Any, resource: str, in_cohort: bool, is_cohort: bool = Fal
 
 
 @st.composite
-def resource_groups(draw: Any, in_cohort: bool, is_cohort: bool = False, pods: bool = False) -> list[ResourceGroup]:
+def resource_groups(
+    draw: Any, in_cohort: bool, is_cohort: bool = False, pods: bool = False
+) -> list[ResourceGroup]:
     groups = []
     n_groups = draw(st.integers(1, 2))
     available = list(FLAVORS)
@@ -326,8 +326,13 @@ def contended_scenarios(draw: Any) -> Scenario:
         cpu = draw(st.integers(1, 3)) * 500
         f = draw(st.sampled_from(flavors[:n_flavors]))
         wl = Workload(
-            "ns", f"low-{k:02d}", "lq-0", [PodSet("main", 1, {"cpu": cpu})],
-            creation_ns=T0 - 100 * SECOND + k, priority=draw(st.integers(-2, 0)), uid=f"low-{k}",
+            "ns",
+            f"low-{k:02d}",
+            "lq-0",
+            [PodSet("main", 1, {"cpu": cpu})],
+            creation_ns=T0 - 100 * SECOND + k,
+            priority=draw(st.integers(-2, 0)),
+            uid=f"low-{k}",
         )
         wl.admission = Admission("cq-0", [PodSetAssignment("main", 1, {"cpu": f}, {"cpu": cpu})])
         wl.admission_ns = T0 - 50 * SECOND + draw(st.integers(0, 3)) * SECOND
@@ -339,9 +344,13 @@ def contended_scenarios(draw: Any) -> Scenario:
         count = draw(st.integers(1, 3))
         min_count = draw(st.integers(1, count)) if draw(st.integers(0, 3)) == 0 else None
         wl = Workload(
-            "ns", f"high-{j:02d}", f"lq-{i}",
+            "ns",
+            f"high-{j:02d}",
+            f"lq-{i}",
             [PodSet("main", count, {"cpu": draw(st.integers(1, 4)) * 500}, min_count)],
-            creation_ns=T0 - 10 * SECOND + draw(st.integers(0, 3)), priority=draw(st.integers(0, 3)), uid=f"high-{j}",
+            creation_ns=T0 - 10 * SECOND + draw(st.integers(0, 3)),
+            priority=draw(st.integers(0, 3)),
+            uid=f"high-{j}",
         )
         extra.append(wl)
     ops: list[tuple[str, int]] = [("cycle", 0)] + [("add", j) for j in range(len(extra))]
@@ -420,14 +429,18 @@ def test_negative_reservation_is_undone_like_the_reference() -> None:
     for name, nominal, borrow in (("a", 4000, 2000), ("b", 10000, None)):
         state.cluster_queues[name] = ClusterQueue(
             name=name,
-            resource_groups=[ResourceGroup(["cpu"], [FlavorQuotas("f", [ResourceQuota("cpu", nominal, borrow)])])],
+            resource_groups=[
+                ResourceGroup(["cpu"], [FlavorQuotas("f", [ResourceQuota("cpu", nominal, borrow)])])
+            ],
             cohort="co",
             namespace_selector=LabelSelector(),
             preemption=Preemption("Never", "LowerPriority"),
         )
         state.local_queues[f"ns/{name}"] = LocalQueue("ns", name, name)
     for i in range(4):  # 8 cpu in a: over nominal 4 + borrowing limit 2
-        wl = Workload("ns", f"old-{i}", "a", [PodSet("main", 1, {"cpu": 2000})], T0 - 100 * SECOND, uid=f"o{i}")
+        wl = Workload(
+            "ns", f"old-{i}", "a", [PodSet("main", 1, {"cpu": 2000})], T0 - 100 * SECOND, uid=f"o{i}"
+        )
         wl.admission = Admission("a", [PodSetAssignment("main", 1, {"cpu": "f"}, {"cpu": 2000})])
         wl.admission_ns = T0 - 50 * SECOND
         state.workloads[wl.key] = wl

@@ -1,0 +1,93 @@
+"""Stubs of the native engine module (bindings/register_*.cpp)."""
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+def version() -> str: ...
+def format_quantity(resource: str, value: int) -> str: ...
+
+class Engine:
+    """The native engine over one topology (see kueue_fast._native.NativeEngine)."""
+
+    def __init__(self, topology: dict[str, Any], release_evictions: bool = True) -> None: ...
+    def add_flavor_class(self, row: Sequence[str | None]) -> int: ...
+    @property
+    def n_classes(self) -> int: ...
+    def add_workload(
+        self,
+        namespace: str,
+        name: str,
+        uid: str,
+        cluster_queue: int,
+        priority: int,
+        queue_ts: int,
+        scheduling_hash: int,
+        block: int,
+        block_message: str,
+        pod_sets: Sequence[tuple[str, int, int | None, int, Sequence[tuple[int, int]]]],
+        admission: tuple[int, int, Sequence[tuple[int, Sequence[tuple[int, int, int]]]]] | None,
+    ) -> int: ...
+    def add_workloads(
+        self,
+        cluster_queue: npt.ArrayLike,
+        priority: npt.ArrayLike,
+        queue_ts: npt.ArrayLike,
+        scheduling_hash: npt.ArrayLike,
+        pod_set_offsets: npt.ArrayLike,
+        pod_set_count: npt.ArrayLike,
+        pod_set_min_count: npt.ArrayLike,
+        pod_set_flavor_class: npt.ArrayLike,
+        request_offsets: npt.ArrayLike,
+        request_resource: npt.ArrayLike,
+        request_amount: npt.ArrayLike,
+        namespaces: Sequence[str],
+        names: Sequence[str],
+        uids: Sequence[str] | None = None,
+        pod_set_name: npt.ArrayLike | None = None,
+        pod_set_names: Sequence[str] | None = None,
+    ) -> int: ...
+    def remove_workload(self, wid: int) -> None: ...
+    def release_eviction(self, wid: int) -> None: ...
+    def evict(self, wid: int, reason: str, message: str) -> None: ...
+    def run_cycle(
+        self, now_ns: int
+    ) -> tuple[int, npt.NDArray[np.int32], npt.NDArray[np.int32], int, int]: ...
+    @property
+    def cycle(self) -> int: ...
+    @property
+    def evaluations(self) -> int: ...
+    @property
+    def n_workloads(self) -> int: ...
+    debug_checks: bool
+    def stats(self) -> dict[str, int]: ...
+    def memory_bytes(self) -> int: ...
+    def workload_view(self, wid: int) -> dict[str, Any]: ...
+    def workload_spec(
+        self, wid: int
+    ) -> tuple[
+        str,
+        str,
+        str,
+        int,
+        int,
+        int,
+        int,
+        list[tuple[str, int, list[tuple[int, int]], int | None, int]],
+        int,
+        str,
+    ]: ...
+    def queue_state(self, cluster_queue: int) -> tuple[list[int], list[int], int, int, int]: ...
+    def decisions(self) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.int32], npt.NDArray[np.int64]]: ...
+    @property
+    def usage(self) -> npt.NDArray[np.int64]: ...
+    @property
+    def subtree_quota(self) -> npt.NDArray[np.int64]: ...
+    @property
+    def nominal(self) -> npt.NDArray[np.int64]: ...
+    @property
+    def borrowing_limit(self) -> npt.NDArray[np.int64]: ...
+    @property
+    def lending_limit(self) -> npt.NDArray[np.int64]: ...
