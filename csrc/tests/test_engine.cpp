@@ -1,0 +1,184 @@
+// The whole engine under random cycles (and sanitizers, with
+// -DKUEUE_FAST_SANITIZE=ON): debug checks on (every target search leaves the
+// tree byte-identical), and after every cycle the tree holds exactly what the
+// admitted workloads charge, cohorts what their children use beyond their
+// local quota; every message formats.
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <kueue_fast/scheduler.hpp>
+
+#include "harness.hpp"
+
+using namespace kueue_fast;
+
+namespace {
+
+TopologySpec make_topology(std::mt19937_64& rng, bool fair) {
+  TopologySpec t;
+  t.resource_names = {"cpu", "memory", "pods"};
+  t.flavor_names = {"on-demand", "spot"};
+  for (int f = 0; f < 2; ++f)
+    for (int r = 0; r < 3; ++r) t.fr_pairs.emplace_back(f, r);
+  const int n_cq = 6;
+  t.n_cq = n_cq;
+  for (int c = 0; c < n_cq; ++c) t.node_names.push_back("cq-" + std::to_string(c));
+  t.node_names.insert(t.node_names.end(), {"root", "left", "right"});
+  const int root = n_cq, left = n_cq + 1, right = n_cq + 2;
+  for (int c = 0; c < n_cq; ++c) t.node_parent.push_back(c == 5 ? -1 : (c < 3 ? left : right));
+  t.node_parent.insert(t.node_parent.end(), {-1, root, root});
+  for (int n = 0; n < n_cq + 3; ++n) {
+    std::vector<QuotaEntry> q;
+    if (n < n_cq || n == root) {
+      for (int fr = 0; fr < 6; ++fr) {
+        if (fr % 3 == 2 && n >= n_cq) continue;
+        Amount unit = fr % 3 == 0 ? 1000 : (fr % 3 == 1 ? Amount{1} << 30 : 1);
+        Amount nominal = static_cast<Amount>(rng() % 6) * unit;
+        Amount bl = t.node_parent[n] >= 0 && rng() % 3 == 0 ? static_cast<Amount>(rng() % 4) * unit : NO_LIMIT;
+        Amount ll = t.node_parent[n] >= 0 && rng() % 3 == 0 ? static_cast<Amount>(rng() % 3) * unit : NO_LIMIT;
+        if (ll != NO_LIMIT && ll > nominal) ll = nominal;
+        q.push_back({fr, nominal, bl, ll});
+      }
+    }
+    t.quotas.push_back(q);
+    t.fair_weight.push_back(rng() % 4 == 0 ? 0.5 : 1.0);
+  }
+  for (int c = 0; c < n_cq; ++c) {
+    ClusterQueueSpec cq;
+    cq.name = t.node_names[c];
+    cq.groups.push_back({{0, 1, 2}, {0, 1}});
+    cq.strategy = rng() % 3 == 0 ? STRICT_FIFO : BEST_EFFORT_FIFO;
+    cq.within_cluster_queue = static_cast<std::uint8_t>(rng() % 3);
+    cq.reclaim_within_cohort = static_cast<std::uint8_t>(rng() % 4 == 0 ? 3 : rng() % 2);
+    cq.borrow_within_cohort = !fair && cq.reclaim_within_cohort != NEVER && rng() % 2 ? LOWER_PRIORITY : NEVER;
+    cq.when_can_borrow = static_cast<std::uint8_t>(rng() % 2);
+    cq.when_can_preempt = static_cast<std::uint8_t>(rng() % 2);
+    t.cluster_queues.push_back(cq);
+  }
+  t.fair_sharing = fair;
+  return t;
+}
+
+WorkloadInput make_workload(std::mt19937_64& rng, int i, int n_cq) {
+  WorkloadInput in;
+  in.ns = "ns";
+  in.name = "wl-" + std::to_string(i);
+  in.uid = "uid-" + std::to_string(i);
+  in.cluster_queue = static_cast<std::int64_t>(rng() % static_cast<unsigned>(n_cq));
+  in.priority = static_cast<std::int64_t>(rng() % 4);
+  in.queue_ts = static_cast<std::int64_t>(rng() % 50);
+  in.scheduling_hash = rng() % 8;
+  const int n_ps = 1 + static_cast<int>(rng() % 2);
+  for (int p = 0; p < n_ps; ++p) {
+    WorkloadInput::PodSet ps;
+    ps.name = "ps-" + std::to_string(p);
+    ps.count = 1 + static_cast<std::int64_t>(rng() % 3);
+    ps.min_count = p == 0 && rng() % 4 == 0 ? 0 : -1;
+    ps.flavor_class = static_cast<std::int64_t>(rng() % 2);
+    ps.requests.push_back({0, static_cast<Amount>(1 + rng() % 3) * 500});
+    if (rng() % 2) ps.requests.push_back({1, static_cast<Amount>(rng() % 3) << 30});
+    in.pod_sets.push_back(ps);
+  }
+  return in;
+}
+
+// Cohort usage = sum over children of max(0, child usage - child local quota);
+// ClusterQueue usage = what its admitted workloads charge.
+bool tree_consistent(const Engine& e, std::string& why) {
+  const QuotaTree& t = e.tree();
+  const WorkloadStore& w = e.workloads();
+  const int n_fr = t.n_fr();
+  std::vector<Amount> cq_usage(static_cast<std::size_t>(t.n_nodes() * n_fr), 0);
+  for (int wid = 0; wid < w.size(); ++wid) {
+    if (w.status[wid] != STATUS_ADMITTED || w.admitted_cq[wid] < 0) continue;
+    e.for_each_usage(wid, [&](int fr, Amount v) { cq_usage[t.at(w.admitted_cq[wid], fr)] += v; });
+  }
+  for (int n = 0; n < t.n_nodes(); ++n) {
+    for (int fr = 0; fr < n_fr; ++fr) {
+      Amount want;
+      if (t.is_cq(n)) {
+        want = cq_usage[t.at(n, fr)];
+      } else {
+        want = 0;
+        for (int c = 0; c < t.n_nodes(); ++c) {
+          if (t.parent(c) == n) want += std::max<Amount>(0, t.usage(c, fr) - t.local_quota(c, fr));
+        }
+      }
+      if (t.usage(n, fr) != want) {
+        why = "node " + std::to_string(n) + " fr " + std::to_string(fr) + ": usage " + std::to_string(t.usage(n, fr)) +
+              ", want " + std::to_string(want);
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST(engine_random_cycles_keep_the_tree_consistent) {
+  for (int round = 0; round < 60; ++round) {
+    std::mt19937_64 rng(static_cast<std::uint64_t>(round) * 7919 + 1);
+    const bool fair = round % 3 == 0;
+    Engine e(make_topology(rng, fair), /*release_evictions=*/round % 4 != 0);
+    e.set_debug_checks(true);
+    e.add_flavor_class({std::nullopt, std::nullopt});
+    e.add_flavor_class({std::nullopt, std::optional<std::string>("untolerated taint {spot true NoSchedule <nil>}")});
+    int next = 0;
+    for (int i = 0; i < 30; ++i) e.add_workload(make_workload(rng, next++, 6));
+    for (int cycle = 1; cycle <= 12; ++cycle) {
+      const CycleReport& r = e.run_cycle(cycle * 1000000000LL);
+      CHECK(r.heads <= 6);
+      std::string why;
+      if (!tree_consistent(e, why)) {
+        kf_test::fail(__FILE__, __LINE__, "round " + std::to_string(round) + " cycle " + std::to_string(cycle) + ": " + why);
+        return;
+      }
+      for (int wid = 0; wid < e.n_workloads(); ++wid) {
+        std::string m = e.message(wid) + e.eviction_message(wid) + e.eviction_reason(wid);
+        (void)m;
+        (void)e.state(wid);
+      }
+      // Workloads come and go between cycles; the controller mode releases evictions itself.
+      for (int k = 0; k < 3; ++k) e.add_workload(make_workload(rng, next++, 6));
+      if (e.n_workloads() > 0 && rng() % 2) e.remove_workload(static_cast<int>(rng() % static_cast<unsigned>(e.n_workloads())));
+      for (int wid = 0; wid < e.n_workloads(); ++wid) {
+        if (rng() % 8 == 0) e.release_eviction(wid);
+      }
+    }
+  }
+}
+
+TEST(engine_rejects_bad_input_without_changing_state) {
+  std::mt19937_64 rng(3);
+  Engine e(make_topology(rng, false), true);
+  e.add_flavor_class({std::nullopt, std::nullopt});
+  WorkloadInput bad = make_workload(rng, 0, 6);
+  bad.cluster_queue = 99;
+  bool threw = false;
+  try {
+    e.add_workload(bad);
+  } catch (const EngineInputError&) {
+    threw = true;
+  }
+  CHECK(threw);
+  CHECK_EQ(e.n_workloads(), 0);
+  WorkloadInput bad_class = make_workload(rng, 0, 6);
+  bad_class.pod_sets[0].flavor_class = 5;
+  threw = false;
+  try {
+    e.add_workload(bad_class);
+  } catch (const EngineInputError&) {
+    threw = true;
+  }
+  CHECK(threw);
+  threw = false;
+  try {
+    e.remove_workload(0);
+  } catch (const EngineInputError&) {
+    threw = true;
+  }
+  CHECK(threw);
+}
