@@ -1,0 +1,143 @@
+"""Behaviours of the reference engine (and facade) that look wrong.
+
+The native engine reproduces the reference decision for decision, so where
+the reference is doubtful both engines agree and these cases state the
+behaviour we would expect instead, as strict xfails: when the reference is
+fixed they start passing (and the native engine needs the same change).
+Each case says what happens and why it is doubtful.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from kueue_fast import Cluster
+from kueue_fast._native import NativeEngine
+from kueue_fast._reference.scheduler import ReferenceEngine
+from kueue_fast.compiler import AdmissionSpec, WorkloadCompiler, compile_topology
+from kueue_fast.model import (
+    Admission,
+    ClusterQueue,
+    ClusterState,
+    FlavorQuotas,
+    LabelSelector,
+    LocalQueue,
+    PodSet,
+    PodSetAssignment,
+    ResourceFlavor,
+    ResourceGroup,
+    ResourceQuota,
+    Workload,
+)
+
+SECOND = 1_000_000_000
+T0 = 1_700_000_000 * SECOND
+INT64_MAX = (1 << 63) - 1
+ENGINES = {"reference": ReferenceEngine, "native": NativeEngine}
+
+
+def _two_queues() -> ClusterState:
+    s = ClusterState()
+    s.resource_flavors["f"] = ResourceFlavor("f")
+    for name in ("a", "z"):
+        group = ResourceGroup(["cpu"], [FlavorQuotas("f", [ResourceQuota("cpu", 1000)])])
+        s.cluster_queues[name] = ClusterQueue(name, [group], namespace_selector=LabelSelector())
+        s.local_queues[f"ns/{name}"] = LocalQueue("ns", name, name)
+    for i in range(2):  # never fit: parked together (same scheduling hash)
+        s.workloads[f"ns/big-{i}"] = Workload(
+            "ns", f"big-{i}", "z", [PodSet("main", 1, {"cpu": 5000})], T0 - 10 * SECOND + i, uid=f"b{i}"
+        )
+    return s
+
+
+def _ghost() -> Workload:
+    """Admitted (per its status) to a ClusterQueue that does not exist."""
+    wl = Workload("ns", "ghost", "a", [PodSet("main", 1, {"cpu": 500})], T0 - 20 * SECOND, uid="g")
+    wl.admission = Admission("missing-cq", [PodSetAssignment("main", 1, {"cpu": "f"}, {"cpu": 500})])
+    wl.admission_ns = T0 - 15 * SECOND
+    return wl
+
+
+@pytest.mark.parametrize("engine", sorted(ENGINES))
+@pytest.mark.xfail(
+    strict=True,
+    reason="reference _requeue_tree(-1): releasing the eviction of a workload admitted to a missing "
+    "ClusterQueue calls tree.root_of(-1) and queues[-1]; Python's negative indexes wrap to the last node "
+    "and the last ClusterQueue, whose parked workloads are requeued although nothing was freed there "
+    "(the native engine mirrors it to stay identical)",
+)
+def test_evicting_a_workload_of_a_missing_cluster_queue_requeues_nothing(engine: str) -> None:
+    state = _two_queues()
+    topo = compile_topology(state)
+    comp = WorkloadCompiler(state, topo)
+    eng = ENGINES[engine](topo)
+    for key in sorted(state.workloads):
+        eng.add_workload(comp.compile(state.workloads[key]))
+    first = eng.run_cycle(T0 + SECOND)
+    assert first.newly_parked == 2  # big-0 and big-1 parked in z
+    spec = comp.compile(_ghost())
+    assert spec.admission is not None and spec.admission.cluster_queue == -1
+    wid = eng.add_workload(spec)
+    eng.evict(wid, "LocalQueueStopped", "The LocalQueue is stopped")  # released at once (offline)
+    second = eng.run_cycle(T0 + 2 * SECOND)
+    assert second.admitted == [wid]  # the ghost, pending again, fits in its own queue a
+    assert (second.heads, second.newly_parked) == (1, 0), (
+        "z's workloads should stay parked: nothing was freed there"
+    )
+
+
+@pytest.mark.parametrize("engine", sorted(ENGINES))
+@pytest.mark.xfail(
+    strict=True,
+    raises=ValueError,
+    reason="facade Cluster._decision zips spec.pod_sets with the engine's admitted pod sets strictly, but "
+    "the reference keeps no admitted pod sets for a workload admitted to a missing ClusterQueue "
+    "(add_workload sets only status), so any decision() of such a workload raises ValueError",
+)
+def test_decision_of_a_workload_admitted_to_a_missing_cluster_queue(engine: str) -> None:
+    state = _two_queues()
+    c = Cluster(state, engine, start_time_ns=T0)
+    c.add_workload(copy.deepcopy(_ghost()))
+    d = c.decision("ns/ghost")
+    assert d.state == "admitted" and d.cluster_queue == "missing-cq"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the reference sums cohort quotas with Python's unbounded ints (3 x INT64_MAX/2 here); the native "
+    "engine saturates at INT64_MAX (numeric contract, Kueue's int64 would wrap): after w2 is admitted, w1 "
+    "still fits the reference's 1.5 x INT64_MAX cohort and not the native's INT64_MAX. Decide which the "
+    "contract wants; the engines agree as long as sums stay below INT64_MAX",
+)
+def test_engines_agree_when_cohort_sums_exceed_int64() -> None:
+    s = ClusterState()
+    s.resource_flavors["f"] = ResourceFlavor("f")
+    for name in ("a", "b", "c"):
+        group = ResourceGroup(
+            ["pods-like"], [FlavorQuotas("f", [ResourceQuota("pods-like", INT64_MAX // 2)])]
+        )
+        s.cluster_queues[name] = ClusterQueue(name, [group], cohort="co", namespace_selector=LabelSelector())
+        s.local_queues[f"ns/{name}"] = LocalQueue("ns", name, name)
+    s.workloads["ns/w1"] = Workload(
+        "ns", "w1", "a", [PodSet("m", 1, {"pods-like": INT64_MAX})], T0 - 2, uid="1"
+    )
+    s.workloads["ns/w2"] = Workload(
+        "ns", "w2", "b", [PodSet("m", 1, {"pods-like": INT64_MAX // 4})], T0 - 1, uid="2"
+    )
+    results = {}
+    for name in ("reference", "native"):
+        c = Cluster(copy.deepcopy(s), name, start_time_ns=T0)
+        c.run_cycle()
+        c.run_cycle()
+        results[name] = [(d.key, d.state) for d in c.decisions()]
+    assert results["reference"] == results["native"]
+
+
+def test_admission_spec_of_a_missing_cluster_queue_is_minus_one() -> None:
+    """(Not a doubt: the compiler's encoding the cases above rely on.)"""
+    state = _two_queues()
+    topo = compile_topology(state)
+    spec = WorkloadCompiler(state, topo).compile(_ghost())
+    assert isinstance(spec.admission, AdmissionSpec) and spec.admission.cluster_queue == -1
