@@ -29,6 +29,10 @@ void Preemptor::begin(const PreemptionCtx& ctx) {
     fr_mask_ |= std::uint64_t{1} << (fr & 63);
   }
   fr_mask_exact_ = e_.topo_.n_fr() <= 64;
+  preemptor_priority_ = e_.w_.priority[ctx.preemptor];
+  const ClusterQueueSpec& spec = e_.topo_.cq(ctx.cq);
+  within_policy_ = spec.within_cluster_queue;
+  reclaim_policy_ = spec.reclaim_within_cohort;
 }
 
 void Preemptor::end() {
@@ -199,7 +203,10 @@ void Preemptor::collect_in_subtree(int cohort, int subtree_root, int skip, bool 
   }
   for (int child : t.child_cqs(cohort)) {
     if (child == ctx_->cq) continue;
-    if (!within_nominal(child)) candidates_from_cq(child, subtree_root, advantage, out);
+    // (within_nominal is pure: skipping it where no candidate can come out changes nothing.)
+    if (may_have_candidates(e_.cq_front_[child], reclaim_policy_) && !within_nominal(child)) {
+      candidates_from_cq(child, subtree_root, advantage, out);
+    }
   }
 }
 

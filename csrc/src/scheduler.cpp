@@ -43,6 +43,7 @@ Engine::Engine(TopologySpec topology, bool release_evictions)
     queues_.emplace_back(topo_.cq(c).strategy, topo_.gates().scheduling_equivalence_hashing);
   }
   cq_admitted_.resize(static_cast<std::size_t>(topo_.n_cq()));
+  cq_front_.resize(static_cast<std::size_t>(topo_.n_cq()));
   for (int c = 0; c < topo_.n_cq(); ++c) cq_active_.push_back(topo_.cq(c).active ? 1 : 0);
   cq_generation_.assign(static_cast<std::size_t>(topo_.n_cq()), 1);
   snapshot_generation_ = cq_generation_;
@@ -277,7 +278,9 @@ void Engine::cq_admitted_insert(int wid) {
   auto it = std::lower_bound(l.begin(), l.end(), key,
                              [&](const AdmittedEntry& x, const AdmittedEntry& y) { return admitted_before(x, y); });
   if (it != l.end() && it->wid == wid) return;
+  const bool front = it == l.begin();
   l.insert(it, key);
+  if (front) update_front(w_.admitted_cq[wid]);
 }
 
 void Engine::cq_admitted_erase(int wid) {
@@ -285,7 +288,11 @@ void Engine::cq_admitted_erase(int wid) {
   const AdmittedEntry key = admitted_entry(wid);
   auto it = std::lower_bound(l.begin(), l.end(), key,
                              [&](const AdmittedEntry& x, const AdmittedEntry& y) { return admitted_before(x, y); });
-  if (it != l.end() && it->wid == wid) l.erase(it);
+  if (it != l.end() && it->wid == wid) {
+    const bool front = it == l.begin();
+    l.erase(it);
+    if (front) update_front(w_.admitted_cq[wid]);
+  }
 }
 
 void Engine::charge(int wid, int sign) noexcept {

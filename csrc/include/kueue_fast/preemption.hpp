@@ -37,6 +37,15 @@ struct AdmittedEntry {
   std::uint8_t evicting;
 };
 
+// The first entry of a ClusterQueue's admitted list, kept in a compact
+// per-ClusterQueue array so that scanning siblings touches one cache line
+// per 8 ClusterQueues.
+struct AdmittedFront {
+  std::int32_t priority = 0;
+  std::uint8_t evicting = 0;
+  std::uint8_t empty = 1;
+};
+
 struct Target {
   std::int32_t wid;
   PreemptionReason reason;
@@ -98,6 +107,14 @@ class Preemptor {
   void classical_preemptions();
   Variant variant(int cand, bool hierarchical_advantage) const noexcept;
   void candidates_from_cq(int cq, int lca, bool advantage, std::vector<Candidate>& out);
+  // Could candidates_from_cq(cq) yield anything? Not when the policy admits
+  // nobody, or when no admitted workload is under the policy's priority bound
+  // (the list is ordered: evicting first, then by priority ascending).
+  bool may_have_candidates(const AdmittedFront& front, std::uint8_t policy) const noexcept {
+    if (policy == NEVER || front.empty) return false;
+    if (policy == ANY || front.evicting) return true;
+    return policy == LOWER_PRIORITY ? front.priority < preemptor_priority_ : front.priority <= preemptor_priority_;
+  }
   void collect_in_subtree(int cohort, int subtree_root, int skip, bool advantage, std::vector<Candidate>& out);
   void hierarchical_candidates();
   bool candidate_valid(const Candidate& c, bool borrowing) const noexcept;
@@ -126,6 +143,8 @@ class Preemptor {
   const PreemptionCtx* ctx_ = nullptr;
   std::vector<std::uint8_t> fr_mark_;  // frs_need_preemption as a dense set
   std::uint64_t fr_mask_ = 0;          // and as a filter (bit fr % 64)
+  std::int32_t preemptor_priority_ = 0;
+  std::uint8_t within_policy_ = NEVER, reclaim_policy_ = NEVER;
   bool fr_mask_exact_ = false;         // every fr id < 64: the filter is exact
   std::vector<Target> targets_, result_;
   std::vector<Candidate> same_, hierarchy_, priority_, ordered_;

@@ -178,6 +178,11 @@ class Engine {
   // Per ClusterQueue: admitted workloads in candidate order (evicting first,
   // then lower priority, most recently admitted, namespace/name, wid).
   std::vector<std::vector<AdmittedEntry>> cq_admitted_;
+  std::vector<AdmittedFront> cq_front_;  // cq_admitted_[cq].front(), compact
+  void update_front(int cq) noexcept {
+    const auto& l = cq_admitted_[cq];
+    cq_front_[cq] = l.empty() ? AdmittedFront{} : AdmittedFront{l.front().priority, l.front().evicting, 0};
+  }
   std::vector<std::int64_t> cq_generation_, snapshot_generation_;
   std::vector<std::uint8_t> cq_active_;
   std::int64_t cycle_ = 0;
