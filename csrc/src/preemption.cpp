@@ -162,9 +162,9 @@ Variant Preemptor::variant(int cand, bool hierarchical_advantage) const noexcept
   return V_RECLAIM_WHILE_BORROWING;
 }
 
-// The ClusterQueue's admitted list is in candidate order (evicting first,
-// then by priority): once a policy's priority bound is passed, the rest of
-// the segment cannot qualify.
+// The ClusterQueue's admitted list, walked in candidate order (evicting
+// first, then by priority; stored reversed): once a policy's priority bound
+// is passed, the rest of the segment cannot qualify.
 void Preemptor::candidates_from_cq(int cq, int lca, bool advantage, std::vector<Candidate>& out) {
   const WorkloadStore& w = e_.w_;
   const ClusterQueueSpec& spec = e_.topo_.cq(ctx_->cq);
@@ -172,17 +172,16 @@ void Preemptor::candidates_from_cq(int cq, int lca, bool advantage, std::vector<
   if (policy == NEVER) return;
   const std::int32_t p_prio = w.priority[ctx_->preemptor];
   const auto& list = e_.cq_admitted_[cq];
-  const std::size_t n = list.size();
-  std::size_t i = 0;
-  while (i < n) {
-    const AdmittedEntry& c = list[i];
+  std::size_t i = list.size();  // candidate order: from the back
+  while (i > 0) {
+    const AdmittedEntry& c = list[i - 1];
     bool past_bound = (policy == LOWER_PRIORITY && c.priority >= p_prio) ||
                       (policy == LOWER_OR_NEWER_EQUAL && c.priority > p_prio);
     if (past_bound) {
       if (!c.evicting) break;
-      // skip the rest of the evicting segment
-      auto it = std::partition_point(list.begin() + static_cast<std::ptrdiff_t>(i), list.end(),
-                                     [](const AdmittedEntry& x) { return x.evicting != 0; });
+      // skip the rest of the evicting segment (stored last)
+      auto it = std::partition_point(list.begin(), list.begin() + static_cast<std::ptrdiff_t>(i),
+                                     [](const AdmittedEntry& x) { return x.evicting == 0; });
       i = static_cast<std::size_t>(it - list.begin());
       continue;
     }
@@ -190,7 +189,7 @@ void Preemptor::candidates_from_cq(int cq, int lca, bool advantage, std::vector<
       Variant v = variant(c.wid, advantage);
       if (v != V_NEVER) out.push_back({c.wid, lca, v});
     }
-    ++i;
+    --i;
   }
 }
 

@@ -262,36 +262,41 @@ bool Engine::admitted_before(const AdmittedEntry& a, const AdmittedEntry& b) con
   return a.wid < b.wid;
 }
 
+// The lists are stored in reverse candidate order (the first candidate is
+// the last element): a new admission, the most recent, then mostly goes to
+// the end of the vector instead of shifting it.
 bool Engine::in_cq_admitted(int wid) const noexcept {
   int cq = w_.admitted_cq[wid];
   if (cq < 0) return false;
   const auto& l = cq_admitted_[cq];
   const AdmittedEntry key = admitted_entry(wid);
   auto it = std::lower_bound(l.begin(), l.end(), key,
-                             [&](const AdmittedEntry& x, const AdmittedEntry& y) { return admitted_before(x, y); });
+                             [&](const AdmittedEntry& x, const AdmittedEntry& y) { return admitted_before(y, x); });
   return it != l.end() && it->wid == wid;
 }
 
 void Engine::cq_admitted_insert(int wid) {
-  auto& l = cq_admitted_[w_.admitted_cq[wid]];
+  const int cq = w_.admitted_cq[wid];
+  auto& l = cq_admitted_[cq];
   const AdmittedEntry key = admitted_entry(wid);
   auto it = std::lower_bound(l.begin(), l.end(), key,
-                             [&](const AdmittedEntry& x, const AdmittedEntry& y) { return admitted_before(x, y); });
+                             [&](const AdmittedEntry& x, const AdmittedEntry& y) { return admitted_before(y, x); });
   if (it != l.end() && it->wid == wid) return;
-  const bool front = it == l.begin();
+  const bool first_candidate = it == l.end();
   l.insert(it, key);
-  if (front) update_front(w_.admitted_cq[wid]);
+  if (first_candidate) update_front(cq);
 }
 
 void Engine::cq_admitted_erase(int wid) {
-  auto& l = cq_admitted_[w_.admitted_cq[wid]];
+  const int cq = w_.admitted_cq[wid];
+  auto& l = cq_admitted_[cq];
   const AdmittedEntry key = admitted_entry(wid);
   auto it = std::lower_bound(l.begin(), l.end(), key,
-                             [&](const AdmittedEntry& x, const AdmittedEntry& y) { return admitted_before(x, y); });
+                             [&](const AdmittedEntry& x, const AdmittedEntry& y) { return admitted_before(y, x); });
   if (it != l.end() && it->wid == wid) {
-    const bool front = it == l.begin();
+    const bool first_candidate = it + 1 == l.end();
     l.erase(it);
-    if (front) update_front(w_.admitted_cq[wid]);
+    if (first_candidate) update_front(cq);
   }
 }
 

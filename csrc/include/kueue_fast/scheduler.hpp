@@ -175,13 +175,14 @@ class Engine {
   WorkloadStore w_;
   FairShares shares_;
   std::vector<ClusterQueueQueue> queues_;
-  // Per ClusterQueue: admitted workloads in candidate order (evicting first,
-  // then lower priority, most recently admitted, namespace/name, wid).
+  // Per ClusterQueue: admitted workloads in reverse candidate order (the
+  // first candidate - evicting first, then lower priority, most recently
+  // admitted, namespace/name, wid - is the last element).
   std::vector<std::vector<AdmittedEntry>> cq_admitted_;
   std::vector<AdmittedFront> cq_front_;  // cq_admitted_[cq].front(), compact
   void update_front(int cq) noexcept {
     const auto& l = cq_admitted_[cq];
-    cq_front_[cq] = l.empty() ? AdmittedFront{} : AdmittedFront{l.front().priority, l.front().evicting, 0};
+    cq_front_[cq] = l.empty() ? AdmittedFront{} : AdmittedFront{l.back().priority, l.back().evicting, 0};
   }
   std::vector<std::int64_t> cq_generation_, snapshot_generation_;
   std::vector<std::uint8_t> cq_active_;
