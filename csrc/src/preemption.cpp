@@ -214,6 +214,16 @@ void Preemptor::hierarchical_candidates() {
   const QuotaTree& t = e_.tree_;
   const ClusterQueueSpec& spec = e_.topo_.cq(ctx_->cq);
   if (t.parent(ctx_->cq) < 0 || spec.reclaim_within_cohort == NEVER) return;
+  // The walk below only takes candidates from the tree's other ClusterQueues
+  // and is otherwise pure: when none of them can yield one, skip it.
+  bool any = false;
+  for (int cq : t.subtree_cqs(t.root_of(ctx_->cq))) {
+    if (cq != ctx_->cq && may_have_candidates(e_.cq_front_[cq], reclaim_policy_)) {
+      any = true;
+      break;
+    }
+  }
+  if (!any) return;
   bool advantage = t.quantities_fit_in_quota(ctx_->cq, ctx_->usage, remaining_);
   int previous = -1;
   for (int node : t.ancestors(ctx_->cq)) {

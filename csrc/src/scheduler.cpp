@@ -740,22 +740,25 @@ bool Engine::nominate(Entry& e) {
 void Engine::classical_order(std::vector<std::int32_t>& order) {
   const FeatureGates& gates = topo_.gates();
   order_keys_.clear();
+  // hi: bit 62 preemptor last, bits 32-61 borrowing height (a tree height:
+  // far below 2^30), bits 0-31 the priority flipped so that higher sorts
+  // first; lo: the timestamp with its sign bit flipped (unsigned order).
   for (std::int32_t x : order) {
     const Entry& e = entries_[x];
+    const std::uint64_t preemptor_last = gates.prioritize_preemptor_workloads && e.is_preemptor ? 0 : 1;
+    const std::uint64_t borrowing = static_cast<std::uint64_t>(arena_[e.assignment].borrowing);
+    const std::uint64_t prio =
+        gates.priority_sorting_within_cohort ? static_cast<std::uint64_t>(0x7fffffffLL - w_.priority[e.wid]) : 0;
     OrderKey k;
-    k.preemptor_last = gates.prioritize_preemptor_workloads && e.is_preemptor ? 0 : 1;
-    k.borrowing = arena_[e.assignment].borrowing;
-    k.neg_priority = gates.priority_sorting_within_cohort ? -static_cast<std::int64_t>(w_.priority[e.wid]) : 0;
-    k.queue_ts = w_.queue_ts[e.wid];
+    k.hi = (preemptor_last << 62) | (borrowing << 32) | prio;
+    k.lo = static_cast<std::uint64_t>(w_.queue_ts[e.wid]) ^ (std::uint64_t{1} << 63);
     k.wid = e.wid;
     k.entry = x;
     order_keys_.push_back(k);
   }
   std::sort(order_keys_.begin(), order_keys_.end(), [&](const OrderKey& a, const OrderKey& b) {
-    if (a.preemptor_last != b.preemptor_last) return a.preemptor_last < b.preemptor_last;
-    if (a.borrowing != b.borrowing) return a.borrowing < b.borrowing;
-    if (a.neg_priority != b.neg_priority) return a.neg_priority < b.neg_priority;
-    if (a.queue_ts != b.queue_ts) return a.queue_ts < b.queue_ts;
+    if (a.hi != b.hi) return a.hi < b.hi;
+    if (a.lo != b.lo) return a.lo < b.lo;
     int c = w_.compare_names(a.wid, b.wid);
     if (c != 0) return c < 0;
     return a.entry < b.entry;

@@ -258,9 +258,9 @@ class Engine {
   std::vector<FrAmount> reserve_scratch_;
   std::vector<std::int32_t> heads_, nominated_, order_, nomination_, counts_;
   struct OrderKey {
-    std::int64_t borrowing, neg_priority, queue_ts;
+    std::uint64_t hi;  // preemptor last (1 bit), borrowing height, priority descending
+    std::uint64_t lo;  // queue-order timestamp, as unsigned order
     std::int32_t wid, entry;
-    std::uint8_t preemptor_last;
   };
   std::vector<OrderKey> order_keys_;
   std::vector<std::int64_t> deltas_;
