@@ -407,13 +407,18 @@ def run_both(sc: Scenario) -> None:
         _compare(ref, nat, where)
 
 
-@settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large], deadline=None)
+# Three times the loaded profile's examples (ci: 300 per test, ~15 s in all).
+EXAMPLES = settings.default.max_examples * 3
+SLOW_OK = [HealthCheck.too_slow, HealthCheck.data_too_large]
+
+
+@settings(max_examples=EXAMPLES, suppress_health_check=SLOW_OK, deadline=None)
 @given(scenarios())
 def test_native_matches_reference(sc: Scenario) -> None:
     run_both(sc)
 
 
-@settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large], deadline=None)
+@settings(max_examples=EXAMPLES, suppress_health_check=SLOW_OK, deadline=None)
 @given(contended_scenarios())
 def test_native_matches_reference_in_a_contended_cohort(sc: Scenario) -> None:
     run_both(sc)
