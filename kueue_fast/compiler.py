@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import node_affinity
+from .fastload import exact_key
 from .features import FeatureGates
 from .model import ClusterQueue, ClusterState, Cohort, PodSet, ResourceGroup, Workload
 
@@ -380,6 +381,8 @@ class WorkloadCompiler:
         self._lq_id = {lq.name: i for i, lq in enumerate(topology.local_queues)}
         self._class_of: dict[tuple[object, ...], int] = {}
         topology.flavor_classes.clear()
+        # scheduling_hash by an exact key of what it depends on (see _hash_key)
+        self._hash_of: dict[tuple[object, ...], tuple[list[dict[str, Any]], int]] = {}
 
     def flavor_class(self, ps: PodSet) -> int:
         shape = node_affinity.pod_set_shape(ps)
@@ -417,7 +420,7 @@ class WorkloadCompiler:
             cluster_queue=-1,
             priority=wl.priority,
             queue_ts=wl.queue_timestamp_ns,
-            scheduling_hash=scheduling_hash(
+            scheduling_hash=self._scheduling_hash(
                 wl, counts, gates.scheduling_equivalence_hashing_ignore_pod_set_name
             ),
             pod_sets=pod_sets,
@@ -429,11 +432,25 @@ class WorkloadCompiler:
         self._resolve_queue(wl, spec)
         return spec
 
+    def _scheduling_hash(self, wl: Workload, counts: list[int], ignore_pod_set_name: bool) -> int:
+        """scheduling_hash(wl, ...), computed once per distinct key: JSON
+        encoding and hashing the pod templates is most of a compile."""
+        found = _hash_key(wl, counts, ignore_pod_set_name)
+        if found is None:
+            return scheduling_hash(wl, counts, ignore_pod_set_name)
+        key, templates = found
+        hit = self._hash_of.get(key)
+        if hit is not None and all(a is b or a == b for a, b in zip(hit[0], templates, strict=True)):
+            return hit[1]
+        h = scheduling_hash(wl, counts, ignore_pod_set_name)
+        self._hash_of[key] = (templates, h)
+        return h
+
     def _admission(self, wl: Workload) -> AdmissionSpec:
         assert wl.admission is not None
         cq = self._cq_id.get(wl.admission.cluster_queue, -1)
         by_name = {psa.name: psa for psa in wl.admission.pod_set_assignments}
-        pod_sets = []
+        pod_sets: list[tuple[int, list[tuple[int, int, int]]]] = []
         for ps in wl.pod_sets:
             psa = by_name.get(ps.name)
             if psa is None:
@@ -501,6 +518,45 @@ def _spec_shape(template_spec: dict[str, Any]) -> dict[str, Any]:
             if isinstance(c, dict)
         ]
     return shape
+
+
+def _raw_templates(wl: Workload) -> list[object]:
+    """Each pod set's template spec as scheduling_hash reads it from wl.raw."""
+    raw_pod_sets = (wl.raw.get("spec") or {}).get("podSets") or [] if wl.raw else []
+    out: list[object] = []
+    for i in range(len(wl.pod_sets)):
+        raw = raw_pod_sets[i] if i < len(raw_pod_sets) and isinstance(raw_pod_sets[i], dict) else {}
+        out.append(((raw.get("template") or {}).get("spec")) or {})
+    return out
+
+
+def _hash_key(
+    wl: Workload, counts: list[int], ignore_pod_set_name: bool
+) -> tuple[tuple[object, ...], list[dict[str, Any]]] | None:
+    """An exact key of everything scheduling_hash reads, and the templates to
+    compare on a hit; None when a value is not plain JSON-like data (then the
+    hash is computed). Exact: values are checked to be of their exact types
+    (True is not 1 in the payload), templates are keyed by their orjson
+    serialization and compared with == on a hit (fastload.exact_key)."""
+    if type(wl.priority) is not int:
+        return None
+    templates: list[dict[str, Any]] = []
+    parts: list[object] = [wl.priority, ignore_pod_set_name]
+    for ps, count, template in zip(wl.pod_sets, counts, _raw_templates(wl), strict=True):
+        if type(template) is not dict or type(ps.name) is not str:
+            return None
+        if ps.min_count is not None and type(ps.min_count) is not int:
+            return None
+        requests = tuple(ps.requests.items())
+        for r, amount in requests:
+            if type(r) is not str or type(amount) is not int:
+                return None
+        tkey = exact_key(template)
+        if tkey is None:
+            return None
+        templates.append(template)
+        parts.append((None if ignore_pod_set_name else ps.name, count, ps.min_count, requests, tkey))
+    return tuple(parts), templates
 
 
 def scheduling_hash(wl: Workload, counts: list[int], ignore_pod_set_name: bool) -> int:

@@ -1,0 +1,564 @@
+"""The fast loading paths give exactly what the plain paths give.
+
+* YAML: ``fastload.parse_yaml`` (yaml-rs, YAML 1.2) gives PyYAML's documents
+  or declines (None), on every test file, on a table of plain scalars that the
+  two YAML versions read differently, and on random scalars.
+* JSON: orjson's value, else json's value or json's message.
+* Workloads: ``build_state``'s bulk path (``loader._fast_workload``) gives the
+  same ClusterState as ``parse_workload`` for every object, and the same error.
+* Compiler: the cached scheduling hash equals ``scheduling_hash``.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kueue_fast import _kernels, fastload, loader
+from kueue_fast import model as m
+from kueue_fast.compiler import WorkloadCompiler, compile_topology, scheduling_hash
+from kueue_fast.errors import InputError, ParseError
+
+TESTS = Path(__file__).parent
+YAML_FILES = sorted(
+    p for d in ("scenarios", "bad_inputs") for p in (TESTS / d).rglob("*") if p.suffix in (".yaml", ".yml")
+)
+needs_yaml_rs = pytest.mark.skipif(not fastload.available(), reason="yaml-rs is not installed")
+
+
+def pyyaml_docs(text: str) -> list[Any]:
+    return list(yaml.load_all(text, Loader=loader._LOADER))
+
+
+def typed(x: Any) -> Any:
+    """A value with its types spelled out (1, 1.0 and True differ; NaN == NaN)."""
+    if isinstance(x, dict):
+        return ("dict", [(typed(k), typed(v)) for k, v in x.items()])
+    if isinstance(x, list):
+        return ("list", [typed(v) for v in x])
+    if isinstance(x, float) and math.isnan(x):
+        return ("float", "nan")
+    return (type(x).__name__, x)
+
+
+def same_as_pyyaml(text: str) -> None:
+    fast = fastload.parse_yaml(text)
+    if fast is None:
+        return
+    assert typed(fast) == typed(pyyaml_docs(text)), text
+
+
+# --- YAML ------------------------------------------------------------------------------
+
+
+@needs_yaml_rs
+@pytest.mark.parametrize("path", YAML_FILES, ids=lambda p: p.name)
+def test_every_test_yaml_file_reads_as_pyyaml_reads_it(path: Path) -> None:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        pytest.skip("not UTF-8: the loader rejects it before parsing")
+    try:
+        want = pyyaml_docs(text)
+    except (yaml.YAMLError, ValueError, TypeError):
+        assert fastload.parse_yaml(text) is None  # PyYAML gives the error
+        return
+    fast = fastload.parse_yaml(text)
+    if fast is not None:
+        assert typed(fast) == typed(want)
+
+
+# Plain scalars whose meaning differs between YAML 1.1 (PyYAML) and YAML 1.2,
+# or that look close to such a scalar.
+SCALARS = (
+    "yes Yes YES no No NO on On ON off Off OFF y Y n N true True TRUE false False FALSE null Null NULL ~ = <<"
+    " 0 -0 +0 00 010 0755 08 09 0o17 0O17 0x1F 0X1F 0b101 1_000 0_8 1e3 1E3 1e+3 1e-7 1.5e3 1.5e+3 1.5E-3"
+    " 1. .5 -.5 +.5 1.0 -1.5 +1.5 0.1 .inf -.inf .Inf .INF .nan .NaN inf nan 1:30 1:30.5 -1:30 190:20:30"
+    " 2025-01-06 2025-01-06T00:00:00Z 500m 1Gi 16Ki 100M 1e 0x 12:ab 9223372036854775808 -1 +1 1.2.3"
+    " on-demand no-gpu yes-please a:1 a:1e3 !!str !foo &a *a ? [a] {a: 1}"
+).split()
+
+
+@needs_yaml_rs
+@pytest.mark.parametrize("scalar", SCALARS)
+def test_scalars_read_as_pyyaml_reads_them_or_go_to_pyyaml(scalar: str) -> None:
+    for text in (
+        f"k: {scalar}\n",
+        f"- {scalar}\n",
+        f"k: [{scalar}, x]\n",
+        f"k: {{a: {scalar}}}\n",
+        f'{{"k":{scalar}}}\n',
+        f"{scalar}: v\n",
+        f"k: '{scalar}'\n",
+        f"---\nk: {scalar}\n---\n- {scalar}\n",
+    ):
+        try:
+            pyyaml_docs(text)
+        except (yaml.YAMLError, ValueError, TypeError):
+            assert fastload.parse_yaml(text) is None, text
+            continue
+        same_as_pyyaml(text)
+
+
+@needs_yaml_rs
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(alphabet="0123456789+-._:eExXoObBiInNaAfFyYsStTuUlL~!&*?<=%\"' ,[]{}#\t", min_size=1, max_size=12)
+)
+def test_random_scalars_read_as_pyyaml_reads_them_or_go_to_pyyaml(scalar: str) -> None:
+    for text in (f"k: {scalar}\n", f"- {scalar}\n", f"{scalar}\n"):
+        try:
+            pyyaml_docs(text)
+        except (yaml.YAMLError, ValueError, TypeError):
+            assert fastload.parse_yaml(text) is None, text
+            continue
+        same_as_pyyaml(text)
+
+
+@needs_yaml_rs
+def test_a_stream_holding_one_list_document_stays_one_document() -> None:
+    assert fastload.parse_yaml("- a\n- b\n") == [["a", "b"]]
+    assert fastload.parse_yaml("a: 1\n---\n- x\n") == [{"a": 1}, ["x"]]
+    assert fastload.parse_yaml("---\n---\na: 1\n") == pyyaml_docs("---\n---\na: 1\n") == [None, {"a": 1}]
+
+
+@needs_yaml_rs
+def test_common_manifests_take_the_fast_path() -> None:
+    from kueue_fast.bench import drain_case, drain_objects
+
+    objs = drain_objects(drain_case(n_cq=10, n_cohorts=2, n_workloads=50))
+    text = yaml.dump_all(objs, Dumper=yaml.SafeDumper, sort_keys=False)
+    assert _kernels.yaml_1_1_risk(text) == -1
+    assert fastload.parse_yaml(text) == objs
+
+
+def test_risky_tokens_are_found_where_they_are() -> None:
+    assert _kernels.yaml_1_1_risk("a: 500m\nb: 0.5\nc: 10\nd: on-demand\n") == -1
+    assert _kernels.yaml_1_1_risk("a: 500m\nb: 010\n") == len("a: 500m\nb: ")
+    assert _kernels.yaml_1_1_risk("a: [x, yes]\n") == len("a: [x, ")
+    assert _kernels.yaml_1_1_risk("[a, b]: c\n") == len("[a, b")
+    assert _kernels.yaml_1_1_risk("\ufeffa: 1\n") == 0
+    assert _kernels.yaml_1_1_risk("1e3") == 0
+
+
+def test_yaml_errors_are_pyyaml_errors(tmp_path: Path) -> None:
+    p = tmp_path / "bad.yaml"
+    p.write_text("apiVersion: v1\nkind: Namespace\nmetadata: {name: [a\n")
+    with pytest.raises(ParseError) as e:
+        loader.read_documents([str(p)])
+    assert "invalid YAML:" in str(e.value) and "line" in str(e.value) and "column" in str(e.value)
+
+
+# --- JSON ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": NaN, "b": Infinity}',
+        '{"a": 123456789012345678901234567890}',
+        '{"a": "\\ud800"}',
+        '{"a": 1e400}',
+        '{"a": 1, "a": 2}',
+        '[{"a": [1, 2.5, true, null, "x"]}]',
+    ],
+)
+def test_json_values_are_json_values(text: str) -> None:
+    assert typed(loader._json_loads(text)) == typed(json.loads(text))
+
+
+@pytest.mark.parametrize("text", ['{"a": 1', '{"a": 1,}', "[1 2]", '{"a": tru}'])
+def test_json_errors_are_json_errors(tmp_path: Path, text: str) -> None:
+    with pytest.raises(json.JSONDecodeError) as want:
+        json.loads(text)
+    p = tmp_path / "bad.json"
+    p.write_text(text)
+    with pytest.raises(ParseError) as got:
+        loader.read_documents([str(p)])
+    assert f"invalid JSON: {want.value}" in str(got.value)
+
+
+# --- Workloads: bulk path against parse_workload ---------------------------------------------
+
+B1 = "kueue.x-k8s.io/v1beta1"
+B2 = "kueue.x-k8s.io/v1beta2"
+
+
+def pick(draw: Any, good: list[Any], bad: list[Any] | None = None) -> Any:
+    """One of ``good``; now and then (1 in 16) one of ``bad``, mostly invalid.
+    (7, not 0: Hypothesis favours the ends of a range.)"""
+    if bad and draw(st.integers(0, 15)) == 7:
+        return draw(st.sampled_from(bad))
+    return draw(st.sampled_from(good))
+
+
+@st.composite
+def quantities(draw: Any) -> Any:
+    return pick(draw, ["1", "500m", "2", "1Gi", "512Mi", 1, 2, 1.0, 0.5, "1e3"], ["-1", "x", True, None])
+
+
+@st.composite
+def resources(draw: Any) -> str:
+    return str(pick(draw, ["cpu", "memory", "nvidia.com/gpu", "hugepages-2Mi"], ["pods"]))
+
+
+resource_lists = st.dictionaries(resources(), quantities(), max_size=3)
+
+
+@st.composite
+def containers(draw: Any, init: bool = False) -> dict[str, Any]:
+    c: dict[str, Any] = {"name": draw(st.sampled_from(["c", "d"])), "image": "busybox"}
+    if draw(st.booleans()):
+        res: dict[str, Any] = {}
+        if draw(st.booleans()):
+            res["requests"] = draw(resource_lists)
+        if draw(st.booleans()):
+            res["limits"] = draw(resource_lists)
+        c["resources"] = res
+    if init and draw(st.booleans()):
+        c["restartPolicy"] = pick(draw, ["Always", "OnFailure"], [3])
+    return c
+
+
+@st.composite
+def templates(draw: Any) -> dict[str, Any]:
+    spec: dict[str, Any] = {"containers": draw(st.lists(containers(), min_size=0, max_size=2))}
+    if draw(st.integers(0, 3)) == 0:
+        spec["initContainers"] = draw(st.lists(containers(init=True), min_size=1, max_size=2))
+    if draw(st.integers(0, 4)) == 0:
+        spec["overhead"] = draw(resource_lists)
+    if draw(st.integers(0, 4)) == 0:
+        spec["resources"] = {"requests": draw(resource_lists)}
+    if draw(st.integers(0, 3)) == 0:
+        spec["nodeSelector"] = pick(draw, [{"zone": "a"}, {}], [{"zone": 1}])
+    if draw(st.integers(0, 3)) == 0:
+        spec["tolerations"] = [{"key": "k", "operator": pick(draw, ["Exists", "Equal"], [5])}]
+    if draw(st.integers(0, 4)) == 0:
+        spec["affinity"] = {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {
+                            "matchExpressions": [
+                                {"key": "zone", "operator": pick(draw, ["In"], ["Bad"]), "values": ["a"]}
+                            ]
+                        }
+                    ]
+                }
+            }
+        }
+    return spec
+
+
+TIMES = [
+    None,
+    "2025-01-06T00:00:00Z",
+    "2025-01-06T23:59:59Z",
+    "2024-02-29T12:00:00Z",
+    "2025-01-06T00:00:00.5Z",
+    "2025-01-06T01:00:00+01:00",
+]
+BAD_TIMES = [
+    "2025-02-29T12:00:00Z",
+    "2025-01-06T24:00:00Z",
+    "2025-01-06T00:60:00Z",
+    "2025-13-01T00:00:00Z",
+    "２０２５-01-06T00:00:00Z",
+    "2025-01-06 00:00:00Z",
+    "yesterday",
+    5,
+]
+
+
+@st.composite
+def workloads(draw: Any, template_pool: list[dict[str, Any]]) -> dict[str, Any]:
+    api = draw(st.sampled_from([B1, B2]))
+    md: dict[str, Any] = {"name": pick(draw, ["wl-a", "wl-b", "wl-c", "wl.x"], ["WL", ""])}
+    ns = pick(draw, ["team-a", "team-b", None, ""], ["Team", 7])
+    if ns is not None:
+        md["namespace"] = ns
+    ts = pick(draw, TIMES, BAD_TIMES)
+    if ts is not None:
+        md["creationTimestamp"] = ts
+    if draw(st.integers(0, 4)) == 0:
+        md["uid"] = pick(draw, ["u-1", ""], [5])
+    if draw(st.integers(0, 5)) == 0:
+        md["labels"] = pick(draw, [{"a": "b"}], [{"a": "-bad-"}])
+    pod_sets = []
+    for k in range(draw(st.integers(1, 3))):
+        ps: dict[str, Any] = {}
+        name = pick(
+            draw,
+            [["main", None, ""][draw(st.integers(0, 2))] if k == 0 else f"worker-{k}"],
+            ["Bad_Name", "main"],
+        )
+        if name is not None:
+            ps["name"] = name
+        if draw(st.integers(0, 5)):
+            ps["count"] = pick(draw, [1, 2, 4, 0], [-1, 2.0, True, "3"])
+        if draw(st.integers(0, 4)) == 0:
+            ps["minCount"] = pick(draw, [1], [2, 5, 0])
+        # templates are shared between workloads so that the cache is hit; a
+        # deep copy so that only values, not identities, are shared
+        ps["template"] = {"spec": copy.deepcopy(draw(st.sampled_from(template_pool)))}
+        pod_sets.append(ps)
+    spec: dict[str, Any] = {"queueName": pick(draw, ["lq", ""], ["LQ"]), "podSets": pod_sets}
+    choice = draw(st.integers(0, 6))
+    if choice == 1:
+        spec["priority"] = pick(draw, [10, -5], [2**31, 1.0, True])
+    elif choice == 2 and api == B1:
+        spec["priorityClassName"] = pick(draw, ["high"], ["missing"])
+        if draw(st.booleans()):
+            spec["priorityClassSource"] = pick(
+                draw, ["kueue.x-k8s.io/workloadpriorityclass", "scheduling.k8s.io/priorityclass"], ["x"]
+            )
+    elif choice == 2:
+        kind = draw(st.sampled_from(["WorkloadPriorityClass", "PriorityClass"]))
+        group = "kueue.x-k8s.io" if kind == "WorkloadPriorityClass" else "scheduling.k8s.io"
+        spec["priorityClassRef"] = {"group": group, "kind": kind, "name": pick(draw, ["high"], ["nope"])}
+    elif choice == 3:
+        spec["active"] = pick(draw, [False, True], ["no"])
+    elif choice == 4:
+        spec["maximumExecutionTimeSeconds"] = pick(draw, [60], [0])
+    elif choice == 5 and draw(st.integers(0, 3)) == 0:
+        spec["unknownField"] = 1
+    obj: dict[str, Any] = {"apiVersion": api, "kind": "Workload", "metadata": md, "spec": spec}
+    if draw(st.integers(0, 3)) == 0:
+        first = pod_sets[0].get("name") or "main"
+        conds = [
+            {
+                "type": "QuotaReserved",
+                "status": "True",
+                "reason": "r",
+                "message": "",
+                "lastTransitionTime": "2025-01-06T00:00:05Z",
+            }
+        ]
+        if draw(st.booleans()):
+            conds.append(
+                {
+                    "type": "Evicted",
+                    "status": "True",
+                    "reason": "PodsReadyTimeout",
+                    "message": "",
+                    "lastTransitionTime": "2025-01-06T00:00:09Z",
+                }
+            )
+        status: dict[str, Any] = {"conditions": conds}
+        if draw(st.integers(0, 4)) != 2:
+            status["admission"] = {
+                "clusterQueue": "cq",
+                "podSetAssignments": [
+                    {
+                        "name": first,
+                        "flavors": {"cpu": "default"},
+                        "resourceUsage": {"cpu": pick(draw, ["2", "4"], ["3"])},
+                        "count": 2,
+                    }
+                ],
+            }
+        if draw(st.booleans()):
+            status["reclaimablePods"] = [{"name": first, "count": pick(draw, [0, 1], [9])}]
+        obj["status"] = status
+    return obj
+
+
+def queues() -> list[dict[str, Any]]:
+    return [
+        {"apiVersion": B1, "kind": "WorkloadPriorityClass", "metadata": {"name": "high"}, "value": 1000},
+        {
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": {"name": "high"},
+            "value": 7,
+        },
+        {"apiVersion": B1, "kind": "ResourceFlavor", "metadata": {"name": "default"}},
+        {
+            "apiVersion": B1,
+            "kind": "ClusterQueue",
+            "metadata": {"name": "cq"},
+            "spec": {
+                "namespaceSelector": {},
+                "resourceGroups": [
+                    {
+                        "coveredResources": ["cpu"],
+                        "flavors": [
+                            {"name": "default", "resources": [{"name": "cpu", "nominalQuota": "10"}]}
+                        ],
+                    }
+                ],
+            },
+        },
+        {
+            "apiVersion": B1,
+            "kind": "LocalQueue",
+            "metadata": {"name": "lq", "namespace": "team-a"},
+            "spec": {"clusterQueue": "cq"},
+        },
+    ]
+
+
+def outcome(objs: list[dict[str, Any]], fast: bool, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """build_state's ClusterState, or the error it raises, by one path."""
+    with monkeypatch.context() as mp:
+        if not fast:
+            mp.setattr(loader, "_fast_workload", lambda *a, **k: None)
+        try:
+            return loader.build_state(copy.deepcopy(objs))
+        except InputError as e:
+            return (type(e).__name__, str(e))
+
+
+def check_same(objs: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch) -> Any:
+    fast = outcome(objs, True, monkeypatch)
+    plain = outcome(objs, False, monkeypatch)
+    assert fast == plain
+    return fast
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_bulk_path_gives_the_same_state_or_error(
+    data: st.DataObject, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pool = data.draw(st.lists(templates(), min_size=1, max_size=3))
+    wls = data.draw(st.lists(workloads(pool), min_size=1, max_size=4))
+    for i, w in enumerate(wls):  # distinct names unless a duplicate is meant
+        if w["metadata"]["name"] == "wl-a":
+            w["metadata"]["name"] = f"wl-a{i}"
+    check_same(queues() + wls, monkeypatch)
+
+
+def wl(name: str, template_spec: dict[str, Any], **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": B1,
+        "kind": "Workload",
+        "metadata": {"name": name, "namespace": "team-a"},
+        "spec": {
+            "queueName": "lq",
+            "podSets": [{"name": "main", "count": 2, "template": {"spec": template_spec}}],
+            **spec,
+        },
+    }
+
+
+def requests_spec(cpu: Any) -> dict[str, Any]:
+    return {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]}
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("1", 1),  # equal text, different types
+        (1, 1.0),
+        (1, True),  # True == 1 in Python, not a quantity for the API server
+        (float("nan"), None),  # orjson writes both as null
+        ("2", "2"),
+    ],
+)
+def test_template_cache_tells_values_apart(first: Any, second: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    objs = [*queues(), wl("a", requests_spec(first)), wl("b", requests_spec(second))]
+    check_same(objs, monkeypatch)
+
+
+def test_bulk_path_is_taken_and_shares_nothing_mutable(monkeypatch: pytest.MonkeyPatch) -> None:
+    tmpl = {
+        "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}],
+        "nodeSelector": {"zone": "a"},
+        "tolerations": [{"key": "k", "operator": "Exists"}],
+    }
+    objs = [*queues(), wl("a", copy.deepcopy(tmpl)), wl("b", copy.deepcopy(tmpl))]
+    calls: list[bool] = []
+    real = loader._fast_workload
+
+    def spy(*a: Any, **k: Any) -> m.Workload | None:
+        out = real(*a, **k)
+        calls.append(out is not None)
+        return out
+
+    monkeypatch.setattr(loader, "_fast_workload", spy)
+    state = loader.build_state(objs)
+    assert calls == [True, True]
+    a, b = state.workloads["team-a/a"].pod_sets[0], state.workloads["team-a/b"].pod_sets[0]
+    assert a.requests == b.requests == {"cpu": 1000}
+    assert a.requests is not b.requests and a.tolerations is not b.tolerations
+    assert a.node_selector is objs[-2]["spec"]["podSets"][0]["template"]["spec"]["nodeSelector"]
+
+
+def test_kubectl_list_of_admitted_workloads_v1beta2(monkeypatch: pytest.MonkeyPatch) -> None:
+    items = []
+    for i in range(3):
+        w = wl(f"w{i}", requests_spec("1"))
+        w["apiVersion"] = B2
+        w["metadata"]["creationTimestamp"] = f"2025-01-06T00:00:0{i}Z"
+        w["status"] = {
+            "conditions": [
+                {
+                    "type": "QuotaReserved",
+                    "status": "True",
+                    "reason": "r",
+                    "message": "",
+                    "lastTransitionTime": "2025-01-06T00:01:00Z",
+                }
+            ],
+            "admission": {
+                "clusterQueue": "cq",
+                "podSetAssignments": [
+                    {"name": "main", "flavors": {"cpu": "default"}, "resourceUsage": {"cpu": "2"}, "count": 2}
+                ],
+            },
+        }
+        items.append(w)
+    state = check_same([*queues(), {"apiVersion": "v1", "kind": "List", "items": items}], monkeypatch)
+    assert isinstance(state, m.ClusterState)
+    assert state.workloads["team-a/w1"].admission_ns == state.workloads["team-a/w1"].creation_ns + 59 * 10**9
+
+
+# --- compiler ----------------------------------------------------------------------------
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_cached_scheduling_hash_is_scheduling_hash(
+    data: st.DataObject, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pool = data.draw(st.lists(templates(), min_size=1, max_size=3))
+    wls = data.draw(st.lists(workloads(pool), min_size=1, max_size=6))
+    for i, w in enumerate(wls):
+        w["metadata"]["name"] = f"w{i}"
+    state = outcome(queues() + wls, True, monkeypatch)
+    if not isinstance(state, m.ClusterState):
+        return
+    topo = compile_topology(state)
+    compiler = WorkloadCompiler(state, topo)
+    ignore = topo.gates.scheduling_equivalence_hashing_ignore_pod_set_name
+    for w in state.workloads.values():
+        spec = compiler.compile(w)
+        counts = [ps.count for ps in spec.pod_sets]
+        assert spec.scheduling_hash == scheduling_hash(w, counts, ignore)
+
+
+def test_scheduling_hash_cache_tells_types_apart() -> None:
+    def workload(name: str, cpu: Any) -> m.Workload:
+        raw = wl(name, requests_spec(cpu))
+        ps = m.PodSet("main", 2, {"cpu": 1000})
+        return m.Workload("team-a", name, "lq", [ps], 0, raw=raw)
+
+    state = m.ClusterState()
+    state.workloads = {
+        "team-a/a": workload("a", 1),
+        "team-a/b": workload("b", True),
+        "team-a/c": workload("c", float("nan")),
+        "team-a/d": workload("d", None),
+    }
+    compiler = WorkloadCompiler(state, compile_topology(state))
+    for w in state.workloads.values():
+        assert compiler.compile(w).scheduling_hash == scheduling_hash(w, [2], False)
