@@ -7,7 +7,11 @@ Cases:
 * ``preemption``: one cohort of 100 ClusterQueues holding 10k admitted
   low-priority workloads, then 1k high-priority arrivals that must preempt
   within their ClusterQueue and by reclaiming borrowed quota;
-* ``simulate``: the default simulation (report included).
+* ``simulate``: the default simulation (report included);
+* ``load`` (only when named): 100k Workloads (the drain case's manifests) read
+  from one YAML file and from one JSON List (``kubectl get -o json``), to a
+  parsed ClusterState and to a Cluster on the engine, with the split per
+  stage (read+parse, build_state, Cluster construction).
 
 Each case runs in a fresh subprocess per engine, so that its peak RSS is its
 own. Where the reference engine would take too long it runs a smaller
@@ -268,10 +272,68 @@ def _engine_for(case: Case, engine: str) -> tuple[Any, Any, Any]:
     return sim, topo, batch
 
 
+def write_load_files(directory: str, n_workloads: int) -> dict[str, str]:
+    """The drain case's manifests with n_workloads Workloads as one YAML
+    stream and one JSON List (``kubectl get -o json``): {"yaml": path, "json": path}."""
+    import yaml
+
+    size = {"n_cq": min(1000, max(1, n_workloads // 10)), "n_cohorts": min(100, max(1, n_workloads // 100))}
+    objs = drain_objects(drain_case(n_workloads=n_workloads, **size))
+    paths = {fmt: os.path.join(directory, f"workloads.{fmt}") for fmt in ("yaml", "json")}
+    with open(paths["json"], "w", encoding="utf-8") as f:
+        json.dump({"apiVersion": "v1", "kind": "List", "items": objs}, f, indent=4)
+    with open(paths["yaml"], "w", encoding="utf-8") as f:
+        dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+        yaml.dump_all(objs, f, Dumper=dumper, sort_keys=False)
+    return paths
+
+
+def _run_load(engine: str, size: dict[str, int]) -> dict[str, Any]:
+    """Each file: read+parse, build_state, Cluster construction (compile and
+    add every workload to the engine), timed apart."""
+    import gc
+    import tempfile
+
+    from .cluster import Cluster
+    from .loader import build_state, read_documents
+
+    n = size["n_workloads"]
+    out: dict[str, Any] = {"case": "load", "size": size, "workloads": n, "cycles": 0, "decisions": 0}
+    with tempfile.TemporaryDirectory() as tmp:
+        t0 = time.perf_counter()
+        paths = write_load_files(tmp, n)
+        out["generate_s"] = time.perf_counter() - t0
+        for fmt in ("yaml", "json"):
+            gc.collect()
+            t0 = time.perf_counter()
+            docs = read_documents([paths[fmt]])
+            t1 = time.perf_counter()
+            state = build_state(docs)
+            t2 = time.perf_counter()
+            cluster = Cluster(state, engine)
+            t3 = time.perf_counter()
+            out["engine"] = cluster.engine.name
+            out[fmt] = {
+                "bytes": os.path.getsize(paths[fmt]),
+                "parse_s": t1 - t0,
+                "build_state_s": t2 - t1,
+                "cluster_s": t3 - t2,
+                "to_state_s": t2 - t0,
+                "to_cluster_s": t3 - t0,
+                "workloads": len(state.workloads),
+            }
+            del docs, state, cluster
+    out["decisions"] = out["yaml"]["workloads"] + out["json"]["workloads"]  # objects loaded
+    out["time_s"] = out["yaml"]["to_cluster_s"] + out["json"]["to_cluster_s"]
+    return out
+
+
 def run_case(name: str, engine: str, size: dict[str, int]) -> dict[str, Any]:
     """One case in this process: setup, then the timed part."""
     if name == "simulate":
         return _run_simulate(engine, size)
+    if name == "load":
+        return _run_load(engine, size)
     t0 = time.perf_counter()
     case = drain_case(**size) if name == "drain" else preemption_case(**size)
     t1 = time.perf_counter()
@@ -343,8 +405,13 @@ FULL = {
     "preemption": {"n_cq": 100, "n_admitted": 10_000, "n_arrivals": 1000},
     "simulate": {"n": 100_000},
 }
+# Cases run only when named (not part of the default set).
+EXTRA = {"load": {"n_workloads": 100_000}}
+CASES = {**FULL, **EXTRA}
 # The reference engine's instance of each case, and how its time scales to FULL.
 REFERENCE = {
+    # the reference engine's add path is Python: 10k workloads, time x10
+    "load": ({"n_workloads": 10_000}, 10.0),
     # the reference drains the full input in about 10 s: same input, no scaling
     "drain": (FULL["drain"], 1.0),
     # every preemptor searches the same 10k admitted workloads: time is linear in arrivals
@@ -355,6 +422,7 @@ QUICK = {
     "drain": ({"n_cq": 20, "n_cohorts": 4, "n_workloads": 400}, 1.0),
     "preemption": ({"n_cq": 10, "n_admitted": 200, "n_arrivals": 20}, 1.0),
     "simulate": ({"n": 200}, 1.0),
+    "load": ({"n_workloads": 300}, 1.0),
 }
 
 
@@ -393,7 +461,7 @@ def bench(
             elif engine == "reference":
                 size, scale = REFERENCE[name]
             else:
-                size, scale = FULL[name], 1.0
+                size, scale = CASES[name], 1.0
             res = _in_subprocess(name, engine, size) if isolate else run_case(name, engine, size)
             res["scale"] = scale
             res["time_full_s"] = res["time_s"] * scale
@@ -418,7 +486,24 @@ CASE_TITLES = {
     "drain": "drain: 100k pending, 1000 CQs / 100 cohorts",
     "preemption": "preemption: 100 CQs, 10k admitted, 1k preemptors",
     "simulate": "default simulation (report included)",
+    "load": "load: 100k Workloads, YAML and JSON, to a Cluster",
 }
+
+
+def _seconds(t: float) -> str:
+    return f"{t * 1000:.0f} ms" if t < 1 else f"{t:.2f} s"
+
+
+def _load_note(r: dict[str, Any]) -> str:
+    parts = []
+    for fmt in ("yaml", "json"):
+        x = r[fmt]
+        parts.append(
+            f"{fmt.upper()} {x['bytes'] / 1e6:.0f} MB: parse {_seconds(x['parse_s'])}"
+            f" + state {_seconds(x['build_state_s'])} = {_seconds(x['to_state_s'])}"
+            f", + Cluster {_seconds(x['cluster_s'])} = {_seconds(x['to_cluster_s'])}"
+        )
+    return "; ".join(parts)
 
 
 def format_table(rows: list[dict[str, Any]]) -> str:
@@ -438,6 +523,8 @@ def format_table(rows: list[dict[str, Any]]) -> str:
                     f"{r['victims_per_preemptor']:.2f} victims/preemptor, "
                     f"{r['candidate_evaluations']:,} candidate evaluations"
                 )
+            if r["case"] == "load":
+                note.append(_load_note(r))
             if not r.get("stable", True):
                 note.append("NOT STABLE")
             wall = r["time_full_s"]
@@ -478,10 +565,10 @@ def run_bench(args: argparse.Namespace) -> int:
 
     cases = list(args.cases) or list(FULL)
     for c in cases:
-        if c not in FULL:
+        if c not in CASES:
             from .errors import InputError
 
-            raise InputError("", "CASE", f"unknown case {c!r}: expected one of {', '.join(FULL)}")
+            raise InputError("", "CASE", f"unknown case {c!r}: expected one of {', '.join(CASES)}")
     engines = ["native", "reference"] if args.engine == "both" else [args.engine]
     if "native" in engines and not native_available():
         if args.engine == "native":
