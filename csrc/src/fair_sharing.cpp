@@ -84,6 +84,13 @@ void FairSharingTournament::reset(const std::vector<std::int32_t>& entry_ids) {
   next_min_ = 0;
   remaining_ = entry_ids.size();
   share_first_.assign(e_.entries_.size(), 0);
+  share_version_.assign(e_.entries_.size(), 0);
+  share_valid_.assign(e_.entries_.size(), 0);
+  shares_.clear();
+  for (std::int32_t id : entry_ids) {  // one slot per ancestor
+    share_first_[id] = static_cast<std::uint32_t>(shares_.size());
+    shares_.resize(shares_.size() + e_.tree_.ancestors(e_.entries_[id].cq).size());
+  }
 }
 
 const FairSharingTournament::Share& FairSharingTournament::share_at(std::int32_t entry, int cohort) const {
@@ -139,15 +146,18 @@ std::int32_t FairSharingTournament::pop() {
     winner = entry_of_cq_[cq];
   } else {
     int root = t.root_of(cq);
-    shares_.clear();
     for (int c : t.subtree_cqs(root)) {
       std::int32_t id = entry_of_cq_[c];
       if (id < 0) continue;
+      // A node's share depends only on its own usage, and the shares needed
+      // are those of the ClusterQueue and its ancestors below the root: while
+      // none of their usage changed, the shares computed earlier still hold.
+      if (share_valid_[id] && share_version_[id] == t.path_version_below_root(c)) continue;
       const AssignmentRec& a = e_.arena_[e_.entries_[id].assignment];
       const FrAmount* u0 = e_.arena_.usage.data() + a.usage_first;
       const FrAmount* u1 = u0 + a.usage_n;
       t.add_usage(c, u0, u1);
-      share_first_[id] = static_cast<std::uint32_t>(shares_.size());
+      Share* slot = shares_.data() + share_first_[id];
       auto borrowing_on = [&]() {
         for (std::int32_t fr : borrowed_frs_) {
           for (const FrAmount* u = u0; u != u1; ++u) {
@@ -160,13 +170,15 @@ std::int32_t FairSharingTournament::pop() {
       bool on_request = borrowing_on();
       IdRange anc = t.ancestors(c);
       for (std::size_t k = 0; k < anc.size(); ++k) {
-        shares_.push_back({share, on_request});
+        slot[k] = {share, on_request};
         if (k + 1 < anc.size()) {  // the root's own share is never compared
           share = e_.shares_.drs(anc[k], &borrowed_frs_);
           on_request = borrowing_on();
         }
       }
       t.remove_usage(c, u0, u1);
+      share_valid_[id] = 1;
+      share_version_[id] = t.path_version_below_root(c);
     }
     winner = tournament(root);
   }

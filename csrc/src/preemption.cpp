@@ -339,15 +339,36 @@ void Preemptor::fair_candidates() {
   const QuotaTree& t = e_.tree_;
   const ClusterQueueSpec& spec = e_.topo_.cq(ctx_->cq);
   candidates_.clear();
+  // Every admitted workload of cq that satisfies the policy and uses an fr
+  // needing preemption; the order does not matter (sorted afterwards). The
+  // list is walked in candidate order: past the policy's priority bound
+  // nobody qualifies (the evicting segment aside).
   auto add_from = [&](int cq, std::uint8_t policy) {
-    for (const AdmittedEntry& a : e_.cq_admitted_[cq]) {
-      if (satisfies_policy(a.wid, policy) && uses_resources(a)) candidates_.push_back(a.wid);
+    if (!may_have_candidates(e_.cq_front_[cq], policy)) return;
+    const auto& list = e_.cq_admitted_[cq];
+    std::size_t i = list.size();
+    while (i > 0) {
+      const AdmittedEntry& a = list[i - 1];
+      const bool past_bound = (policy == LOWER_PRIORITY && a.priority >= preemptor_priority_) ||
+                              (policy == LOWER_OR_NEWER_EQUAL && a.priority > preemptor_priority_);
+      if (past_bound) {
+        if (!a.evicting) break;
+        auto it = std::partition_point(list.begin(), list.begin() + static_cast<std::ptrdiff_t>(i),
+                                       [](const AdmittedEntry& x) { return x.evicting == 0; });
+        i = static_cast<std::size_t>(it - list.begin());
+        continue;
+      }
+      if (uses_resources(a) && satisfies_policy(a.wid, policy)) candidates_.push_back(a.wid);
+      --i;
     }
   };
   if (spec.within_cluster_queue != NEVER) add_from(ctx_->cq, spec.within_cluster_queue);
   if (t.parent(ctx_->cq) >= 0 && spec.reclaim_within_cohort != NEVER) {
     for (int cq : t.subtree_cqs(t.root_of(ctx_->cq))) {
-      if (cq == ctx_->cq || !cq_borrowing(cq)) continue;
+      // (cq_borrowing is pure: checking the cheap bound first changes nothing.)
+      if (cq == ctx_->cq || !may_have_candidates(e_.cq_front_[cq], spec.reclaim_within_cohort) || !cq_borrowing(cq)) {
+        continue;
+      }
       add_from(cq, spec.reclaim_within_cohort);
     }
   }

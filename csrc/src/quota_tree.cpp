@@ -102,6 +102,7 @@ QuotaTree::QuotaTree(const Topology& topo)
       }
     }
   }
+  version_.assign(static_cast<std::size_t>(n_nodes_), 0);
   height_.assign(static_cast<std::size_t>(n_nodes_), 0);
   for (int n = n_cq_; n < n_nodes_; ++n) height_[n] = compute_height(n);
 }
@@ -149,6 +150,7 @@ int QuotaTree::compute_height(int node) const {
 void QuotaTree::add_usage(int node, int fr, Amount value) noexcept {
   for (;;) {
     std::size_t i = at(node, fr);
+    ++version_[node];
     Amount local_avail = amount_max(0, sat_sub(cells_[i].local_quota, cells_[i].usage));
     cells_[i].usage = sat_add(cells_[i].usage, value);
     int p = parent_[node];
@@ -161,6 +163,7 @@ void QuotaTree::add_usage(int node, int fr, Amount value) noexcept {
 void QuotaTree::remove_usage(int node, int fr, Amount value) noexcept {
   for (;;) {
     std::size_t i = at(node, fr);
+    ++version_[node];
     Amount stored_in_parent = sat_sub(cells_[i].usage, cells_[i].local_quota);
     cells_[i].usage = sat_sub(cells_[i].usage, value);
     int p = parent_[node];
@@ -183,6 +186,7 @@ void QuotaTree::rederive_ancestors(int node, int fr) noexcept {
       sum = sat_add(sum, amount_max(0, sat_sub(cell.usage, cell.local_quota)));
     }
     cells_[at(p, fr)].usage = sum;
+    ++version_[p];
   }
 }
 

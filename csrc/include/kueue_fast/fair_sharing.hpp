@@ -84,8 +84,11 @@ class FairSharingTournament {
   std::vector<std::int32_t> order_;        // ClusterQueues with an entry, ascending
   std::size_t next_min_ = 0;
   std::size_t remaining_ = 0;
-  // Per entry: shares at each ancestor (parent first), computed per pop.
+  // Per entry: shares at each ancestor (parent first), and the path version
+  // they were computed at (reused while no usage on the path changed).
   std::vector<std::uint32_t> share_first_;
+  std::vector<std::uint64_t> share_version_;
+  std::vector<std::uint8_t> share_valid_;
   std::vector<Share> shares_;
   std::vector<std::int32_t> borrowed_frs_;
   std::vector<std::int32_t> stack_;

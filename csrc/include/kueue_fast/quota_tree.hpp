@@ -154,6 +154,17 @@ class QuotaTree {
     const std::size_t bytes = static_cast<std::size_t>(n_fr_) * sizeof(Cell);
     for (std::size_t off = 0; off < bytes; off += 64) __builtin_prefetch(p + off);
   }
+  // A counter per node that grows with every change of its usage: equal
+  // sums of versions mean no usage changed on those nodes since.
+  std::uint64_t version(int node) const noexcept { return version_[node]; }
+  // The node and its ancestors below the root (the root's own usage is not
+  // on the path for shares compared below the root).
+  std::uint64_t path_version_below_root(int node) const noexcept {
+    std::uint64_t v = version_[node];
+    IdRange anc = ancestors(node);
+    for (std::size_t k = 0; k + 1 < anc.size(); ++k) v += version_[anc[k]];
+    return v;
+  }
   // Raw tables (n_nodes * n_fr), for the zero-copy views and the debug hook:
   // first element and the distance between elements in bytes.
   struct Table {
@@ -179,6 +190,7 @@ class QuotaTree {
   std::vector<std::vector<std::int32_t>> children_;
   Csr ancestors_, child_cohorts_, child_cqs_, subtree_cqs_, subtree_frs_;
   std::vector<Cell> cells_;
+  std::vector<std::uint64_t> version_;
   std::vector<Amount> nominal_, lending_limit_, potential_;
 };
 
