@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ._gc import no_cyclic_gc
 from .compiler import (
     AdmissionSpec,
     Topology,
@@ -141,8 +142,10 @@ class Cluster:
         self._keys: list[str] = []
         self._clock_ns = start_time_ns if start_time_ns is not None else _start_time(state)
         self._build(state)
-        for key in sorted(state.workloads):
-            self.add_workload(state.workloads[key])
+        # the topology already knows every resource and flavor of the state's workloads
+        with no_cyclic_gc():
+            for key in sorted(state.workloads):
+                self._add_compiled(key, self.compiler.compile(state.workloads[key]))
 
     # --- construction ----------------------------------------------------------------------
 
@@ -171,9 +174,11 @@ class Cluster:
             raise EngineError(f"Workload/{wl.key} is already in the cluster")
         self.state.workloads[wl.key] = wl
         self._ensure_known(wl)
-        spec = self.compiler.compile(wl)
-        self._wid[wl.key] = self.engine.add_workload(spec)
-        self._keys.append(wl.key)
+        self._add_compiled(wl.key, self.compiler.compile(wl))
+
+    def _add_compiled(self, key: str, spec: WorkloadSpec) -> None:
+        self._wid[key] = self.engine.add_workload(spec)
+        self._keys.append(key)
 
     def _ensure_known(self, wl: Workload) -> None:
         """A workload naming a resource or flavor the topology lacks forces a rebuild."""

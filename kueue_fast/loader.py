@@ -15,12 +15,10 @@ Field names per version follow kueue-semantics.md §1.1 (v1beta1 ``cohort``,
 from __future__ import annotations
 
 import calendar
-import contextlib
-import gc
 import json
 import re
 import sys
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import IO, Any, TypeGuard
@@ -29,6 +27,7 @@ import yaml
 
 from . import model as m
 from . import validation as v
+from ._gc import no_cyclic_gc
 from ._kernels import digit_run
 from .errors import InputError, MissingReferenceError, ParseError, ValidationError
 from .fastload import exact_key, orjson, parse_yaml
@@ -208,29 +207,6 @@ def _yaml_problem(e: yaml.YAMLError) -> str:
     return str(problem)
 
 
-@contextlib.contextmanager
-def _no_gc() -> Iterator[None]:
-    """Without the cyclic garbage collector. Parsing and building allocate
-    millions of containers and no cycles; each collection would traverse all of
-    them again (orjson on 100k Workloads: 1.7 s with it, 0.3 s without).
-
-    On the way out, everything alive moves to the oldest generation
-    (gc.freeze + gc.unfreeze: a list splice, no traversal), as if it had
-    survived collections, which it would have: otherwise the next young
-    collections traverse all of it again, several times (Cluster construction
-    after a 100k load: 3.9 s, 2.4 s with the promotion). Nothing is hidden
-    from the collector: unfreeze gives every object back to it."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.freeze()
-            gc.unfreeze()
-            gc.enable()
-
-
 def read_documents(paths: Sequence[str], stdin: IO[str] | None = None) -> list[Document]:
     """All objects of the given files in order; ``-`` reads standard input.
     Multi-document YAML, JSON (detected by a leading ``{`` or ``[``) and List
@@ -254,7 +230,7 @@ def read_documents(paths: Sequence[str], stdin: IO[str] | None = None) -> list[D
                 raise ParseError("", "", f"cannot read: {e.strerror or e}", source=source) from None
         if "\x00" in text:
             raise ParseError("", "", "file is binary, not YAML or JSON", source=source)
-        with _no_gc():
+        with no_cyclic_gc():
             docs.extend(_parse_text(text, source))
     return docs
 
@@ -1395,7 +1371,7 @@ def _with_source(e: InputError, doc: Document) -> InputError:
 def build_state(docs: Iterable[Document | dict[str, Any]]) -> m.ClusterState:
     """Convert and validate every object; cross-object rules (duplicates, at
     most one Configuration, priority class references) are checked here."""
-    with _no_gc():
+    with no_cyclic_gc():
         return _build_state(docs)
 
 
