@@ -166,12 +166,14 @@ class ReferenceEngine:
         wid = len(self.workloads)
         rec = WorkloadRecord(spec)
         self.workloads.append(rec)
-        if spec.admission is not None and spec.admission.cluster_queue >= 0:
+        if spec.admission is not None:
             adm = spec.admission
             rec.admitted_pod_sets = [
                 (count, {r: f for r, f, _ in use if f >= 0}) for count, use in adm.pod_sets
             ]
             rec.admitted_resource_usage = [{r: v for r, _, v in use} for _, use in adm.pod_sets]
+        if spec.admission is not None and spec.admission.cluster_queue >= 0:
+            adm = spec.admission
             usage: dict[int, int] = {}
             for _, use in adm.pod_sets:
                 for r, f, v in use:
@@ -247,6 +249,8 @@ class ReferenceEngine:
 
     def _requeue_tree(self, cq: int) -> None:
         """Quota was freed in cq's cohort tree: its parked workloads may fit now."""
+        if cq < 0:  # admitted to a ClusterQueue that does not exist: nothing was freed
+            return
         root = self.tree.root_of(cq)
         cqs = self.tree.subtree_cqs(root) if root != cq else [cq]
         for c in cqs:
