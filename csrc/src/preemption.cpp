@@ -40,7 +40,28 @@ void Preemptor::end() {
   ctx_ = nullptr;
 }
 
+// Can any workload at all be a candidate for a preemptor of cq with this
+// priority? Both strategies take candidates only from cq (withinClusterQueue)
+// and from the other ClusterQueues of its tree (reclaimWithinCohort), each
+// bounded by its policy; when no list has anyone under the bound, the search
+// would find nothing and change nothing.
+bool Preemptor::any_candidate_possible(const PreemptionCtx& ctx) const noexcept {
+  const ClusterQueueSpec& spec = e_.topo_.cq(ctx.cq);
+  const std::int32_t priority = e_.w_.priority[ctx.preemptor];
+  if (may_have_candidates(e_.cq_front_[ctx.cq], spec.within_cluster_queue, priority)) return true;
+  const QuotaTree& t = e_.tree_;
+  if (t.parent(ctx.cq) < 0 || spec.reclaim_within_cohort == NEVER) return false;
+  for (int cq : t.subtree_cqs(t.root_of(ctx.cq))) {
+    if (cq != ctx.cq && may_have_candidates(e_.cq_front_[cq], spec.reclaim_within_cohort, priority)) return true;
+  }
+  return false;
+}
+
 const std::vector<Target>& Preemptor::get_targets(const PreemptionCtx& ctx) {
+  if (!any_candidate_possible(ctx)) {
+    result_.clear();
+    return result_;
+  }
   ++e_.stats_.target_searches;
   if (e_.debug_checks_) e_.cells_before_ = e_.tree_.cells();
   begin(ctx);

@@ -91,6 +91,7 @@ class Preemptor {
     std::int32_t lca;
     Variant variant;
   };
+  bool any_candidate_possible(const PreemptionCtx& ctx) const noexcept;
   void begin(const PreemptionCtx& ctx);
   void end();
   bool uses_resources(int wid) const noexcept;
@@ -110,10 +111,13 @@ class Preemptor {
   // Could candidates_from_cq(cq) yield anything? Not when the policy admits
   // nobody, or when no admitted workload is under the policy's priority bound
   // (the list is ordered: evicting first, then by priority ascending).
-  bool may_have_candidates(const AdmittedFront& front, std::uint8_t policy) const noexcept {
+  static bool may_have_candidates(const AdmittedFront& front, std::uint8_t policy, std::int32_t priority) noexcept {
     if (policy == NEVER || front.empty) return false;
     if (policy == ANY || front.evicting) return true;
-    return policy == LOWER_PRIORITY ? front.priority < preemptor_priority_ : front.priority <= preemptor_priority_;
+    return policy == LOWER_PRIORITY ? front.priority < priority : front.priority <= priority;
+  }
+  bool may_have_candidates(const AdmittedFront& front, std::uint8_t policy) const noexcept {
+    return may_have_candidates(front, policy, preemptor_priority_);
   }
   void collect_in_subtree(int cohort, int subtree_root, int skip, bool advantage, std::vector<Candidate>& out);
   void hierarchical_candidates();

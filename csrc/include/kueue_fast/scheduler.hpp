@@ -101,7 +101,7 @@ struct EngineStats {
   std::int64_t assignments = 0;   // FlavorAssigner::assign calls (partial admission included)
   std::int64_t quota_checks = 0;  // fitsResourceQuota calls
   std::int64_t oracle_calls = 0;  // single-fr preemption simulations
-  std::int64_t target_searches = 0;
+  std::int64_t target_searches = 0;  // searches run (not those answered "no candidate possible" up front)
 };
 
 struct CycleReport {
