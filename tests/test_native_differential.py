@@ -271,7 +271,8 @@ def workload(draw: Any, state: ClusterState, i: int, n_cq: int, late: bool) -> W
             for r, v in ps.requests.items():
                 usage[r] = v * ps.count
             assignments.append(PodSetAssignment(ps.name, ps.count, flavors, usage))
-        wl.admission = Admission(cq.name, assignments)
+        # Now and then admitted to a ClusterQueue that does not exist (it holds nothing).
+        wl.admission = Admission(cq.name if draw(st.integers(0, 19)) else "missing-cq", assignments)
         wl.admission_ns = creation + draw(st.integers(0, 5)) * SECOND
     return wl
 

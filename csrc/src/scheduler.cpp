@@ -143,7 +143,9 @@ int Engine::add_workload(const WorkloadInput& input) {
     ps.requests.swap(dedup);
   }
   int wid = append_workload_spec(in);
-  if (in.has_admission && in.admission_cq >= 0) {
+  // The admission record (the view's pod sets and usage) is kept even for a
+  // ClusterQueue that does not exist; only an existing one is charged.
+  if (in.has_admission) {
     std::uint32_t words = 1;
     for (const auto& ps : in.admission) words += 2 + 2 * static_cast<std::uint32_t>(ps.use.size());
     std::int64_t* p = w_.admission_block(wid, words);
@@ -158,6 +160,8 @@ int Engine::add_workload(const WorkloadInput& input) {
         *p++ = v;
       }
     }
+  }
+  if (in.has_admission && in.admission_cq >= 0) {
     admit(wid, static_cast<int>(in.admission_cq), in.admission_time);
   } else if (in.has_admission) {
     // Admitted to a ClusterQueue that does not exist: it holds nothing.
@@ -372,18 +376,13 @@ void Engine::evict(int wid, const std::string& reason, const std::string& messag
 }
 
 // Quota was freed in cq's cohort tree: its parked workloads may fit now.
-// cq is -1 for a workload admitted to a missing ClusterQueue: the reference
-// then indexes its Python lists with -1, which wraps to the last element; we
-// do the same so that both engines agree (see the report on this).
 void Engine::requeue_tree(int cq) {
-  const int n_nodes = tree_.n_nodes();
-  auto wrap = [](int i, int n) { return i < 0 ? i + n : i; };
-  int node = cq;
-  while (tree_.parent(wrap(node, n_nodes)) >= 0) node = tree_.parent(wrap(node, n_nodes));
-  if (node != cq) {
-    for (int c : tree_.subtree_cqs(node)) queues_[c].queue_inadmissible(w_);
-  } else if (topo_.n_cq() > 0) {
-    queues_[wrap(cq, topo_.n_cq())].queue_inadmissible(w_);
+  if (cq < 0) return;  // admitted to a ClusterQueue that does not exist: nothing was freed
+  const int root = tree_.root_of(cq);
+  if (root != cq) {
+    for (int c : tree_.subtree_cqs(root)) queues_[c].queue_inadmissible(w_);
+  } else {
+    queues_[cq].queue_inadmissible(w_);
   }
 }
 
