@@ -262,6 +262,7 @@ if pytest is not None:
         engines: list[NativeEngine] = []
 
         def setup() -> tuple[tuple[NativeEngine], dict[str, Any]]:
+            engines.clear()  # one engine alive at a time (peak RSS)
             eng = native_engine(full_input)
             engines.append(eng)
             return (eng,), {}
