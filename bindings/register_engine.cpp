@@ -332,15 +332,16 @@ void register_engine(py::module_& m) {
           "add_workload",
           [](PyEngine& self, py::handle ns, py::handle name, py::handle uid, py::handle cq, py::handle priority,
              py::handle queue_ts, py::handle hash, py::handle block, py::handle block_message, py::handle pod_sets,
-             py::handle admission) {
+             py::handle admission, py::handle job_uid) {
             WorkloadInput in =
                 workload_from(ns, name, uid, cq, priority, queue_ts, hash, block, block_message, pod_sets, admission);
+            in.job_uid = to_str(job_uid, "job_uid");
             std::lock_guard<std::mutex> lock(self.mutex);
             return self.engine.add_workload(in);
           },
           py::arg("namespace"), py::arg("name"), py::arg("uid"), py::arg("cluster_queue"), py::arg("priority"),
           py::arg("queue_ts"), py::arg("scheduling_hash"), py::arg("block"), py::arg("block_message"),
-          py::arg("pod_sets"), py::arg("admission"))
+          py::arg("pod_sets"), py::arg("admission"), py::arg("job_uid") = "")
       .def(
           "add_workloads",
           [](PyEngine& self, py::handle cluster_queue, py::handle priority, py::handle queue_ts,
@@ -430,7 +431,8 @@ void register_engine(py::module_& m) {
               std::lock_guard<std::mutex> lock(self.mutex);
               r = self.engine.run_cycle(now_ns);
             }
-            return py::make_tuple(r.cycle, to_numpy(r.admitted), to_numpy(r.preempted), r.newly_parked, r.heads);
+            return py::make_tuple(r.cycle, to_numpy(r.admitted), to_numpy(r.preempted), r.newly_parked, r.heads,
+                                  to_numpy(r.attempted));
           },
           py::arg("now_ns"))
       .def_property_readonly("cycle",
@@ -516,6 +518,7 @@ void register_engine(py::module_& m) {
              d["eviction_reason"] = e.eviction_reason(wid);
              d["eviction_message"] = e.eviction_message(wid);
              d["preempted_by"] = w.preempted_by[wid];
+             d["holds_quota"] = w.status[wid] == kueue_fast::STATUS_ADMITTED;
              return d;
            })
       .def("workload_spec",

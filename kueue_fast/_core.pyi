@@ -29,6 +29,7 @@ class Engine:
         block_message: str,
         pod_sets: Sequence[tuple[str, int, int | None, int, Sequence[tuple[int, int]]]],
         admission: tuple[int, int, Sequence[tuple[int, Sequence[tuple[int, int, int]]]]] | None,
+        job_uid: str = "",
     ) -> int: ...
     def add_workloads(
         self,
@@ -54,7 +55,7 @@ class Engine:
     def evict(self, wid: int, reason: str, message: str) -> None: ...
     def run_cycle(
         self, now_ns: int
-    ) -> tuple[int, npt.NDArray[np.int32], npt.NDArray[np.int32], int, int]: ...
+    ) -> tuple[int, npt.NDArray[np.int32], npt.NDArray[np.int32], int, int, npt.NDArray[np.int32]]: ...
     @property
     def cycle(self) -> int: ...
     @property

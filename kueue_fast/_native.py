@@ -45,6 +45,7 @@ class NativeCycleReport:
     preempted: list[int] = field(default_factory=list)
     newly_parked: int = 0
     heads: int = 0
+    attempted: list[int] = field(default_factory=list)  # heads tried and left pending, by wid
 
 
 @dataclass
@@ -209,6 +210,7 @@ class NativeEngine:
                 spec.block_message,
                 [(ps.name, ps.count, ps.min_count, ps.flavor_class, ps.requests) for ps in spec.pod_sets],
                 admission,
+                spec.job_uid,
             )
         )
         self._specs.append(spec)
@@ -253,9 +255,14 @@ class NativeEngine:
     # --- the cycle ---------------------------------------------------------------------------------
 
     def run_cycle(self, now_ns: int) -> NativeCycleReport:
-        cycle, admitted, preempted, newly_parked, heads = self._core.run_cycle(now_ns)
+        cycle, admitted, preempted, newly_parked, heads, attempted = self._core.run_cycle(now_ns)
         report = NativeCycleReport(
-            cycle, admitted.tolist(), preempted.tolist(), int(newly_parked), int(heads)
+            cycle,
+            admitted.tolist(),
+            preempted.tolist(),
+            int(newly_parked),
+            int(heads),
+            sorted(attempted.tolist()),
         )
         if self._queue_ts_moves and report.preempted:
             self._sync_queue_ts(report.preempted)
@@ -274,7 +281,7 @@ class NativeEngine:
         self, now_ns: int
     ) -> tuple[int, npt.NDArray[np.int32], npt.NDArray[np.int32], int, int]:
         """run_cycle without list conversion: (cycle, admitted, preempted, newly_parked, heads)."""
-        cycle, admitted, preempted, newly_parked, heads = self._core.run_cycle(now_ns)
+        cycle, admitted, preempted, newly_parked, heads, _ = self._core.run_cycle(now_ns)
         return int(cycle), admitted, preempted, int(newly_parked), int(heads)
 
     # --- decisions -----------------------------------------------------------------------------------

@@ -87,6 +87,9 @@ class Decision:
     reason: str = ""
     message: str = ""
     preempted_by: str | None = None
+    # why it was preempted (Kueue's Preempted condition reason): InClusterQueue,
+    # InCohortReclamation, InCohortFairSharing or InCohortReclaimWhileBorrowing
+    preemption_reason: str = ""
     admission_time_ns: int | None = None
 
     @property
@@ -115,6 +118,8 @@ class CycleResult:
     evicted: list[str]  # evictions for other reasons (HoldAndDrain)
     newly_parked: int
     heads: int
+    # heads the cycle tried and left pending: Kueue writes their pending reason now
+    attempted: list[str] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
@@ -193,10 +198,21 @@ class Cluster:
             self.reconfigure(self.state)
 
     def remove_workload(self, key: str) -> None:
-        """The workload finished or was deleted: its quota (if any) is released."""
+        """The workload finished or was deleted: its quota (if any) is released
+        and the cluster forgets it (the same key may be added again)."""
         self.engine.remove_workload(self._id(key))
+        del self._wid[key]
+        self.state.workloads.pop(key, None)
+
+    def evict(self, key: str, reason: str, message: str) -> None:
+        """Evict an admitted workload (deactivation, a stop policy, an admission
+        that could not be written...). Its quota is released at once offline, or
+        by release_eviction() when the cluster was built with
+        release_evictions=False; it then queues again."""
+        self.engine.evict(self._id(key), reason, message)
 
     def release_eviction(self, key: str) -> None:
+        """The evicted workload's job stopped: its quota is free, it queues again."""
         self.engine.release_eviction(self._id(key))
 
     def _id(self, key: str) -> int:
@@ -207,8 +223,9 @@ class Cluster:
 
     def reconfigure(self, state: ClusterState) -> None:
         """New configuration (quotas, queues, flavors): rebuild the topology and
-        re-add every workload, keeping admissions as they are."""
-        old = [self.decision(k) for k in self._keys]
+        re-add every workload, keeping admissions as they are (an eviction still
+        holding its quota stays so, until release_eviction())."""
+        old = [self.decision(k) for k in self._wid]
         ledger = getattr(self.engine, "afs_ledger_state", None)
         afs_history = ledger() if ledger is not None else {}
         self.state = state
@@ -216,22 +233,24 @@ class Cluster:
         restore = getattr(self.engine, "restore_afs_ledger", None)
         if afs_history and restore is not None:
             restore(afs_history)
-        keys, self._keys, self._wid = self._keys, [], {}
-        for key, d in zip(keys, old, strict=True):
-            wl = state.workloads.get(key)
+        self._keys, self._wid = [], {}
+        for d in old:
+            wl = state.workloads.get(d.key)
             if wl is None or d.state == FINISHED:
                 continue
             spec = self.compiler.compile(wl)
-            spec.admission = self._admission_of(d, spec) if d.state == ADMITTED else None
-            self._wid[key] = self.engine.add_workload(spec)
-            self._keys.append(key)
+            holds_quota = d.state == ADMITTED or (d.state == EVICTED and d.cluster_queue is not None)
+            spec.admission = self._admission_of(d, spec) if holds_quota else None
+            self._add_compiled(d.key, spec)
+            if d.state == EVICTED and holds_quota:
+                self.engine.evict(self._wid[d.key], d.preemption_reason or d.reason, d.message)
 
     def _admission_of(self, d: Decision, spec: WorkloadSpec) -> AdmissionSpec | None:
         cq_ids = {cq.name: i for i, cq in enumerate(self.topology.cluster_queues)}
         rid = {n: i for i, n in enumerate(self.topology.resource_names)}
         fid = {n: i for i, n in enumerate(self.topology.flavor_names)}
         by_name = {ps.name: ps for ps in d.pod_sets}
-        pod_sets = []
+        pod_sets: list[tuple[int, list[tuple[int, int, int]]]] = []
         for ps in spec.pod_sets:
             psd = by_name.get(ps.name)
             if psd is None:
@@ -257,7 +276,7 @@ class Cluster:
         evicted = self._drain_stopped_queues()
         report = self.engine.run_cycle(now_ns)
         self.cycles += 1
-        keys = self._keys
+        keys = self._keys  # by wid, removed workloads included
         return CycleResult(
             cycle=self.cycles,
             admitted=[keys[w] for w in report.admitted],
@@ -265,6 +284,7 @@ class Cluster:
             evicted=evicted,
             newly_parked=report.newly_parked,
             heads=report.heads,
+            attempted=[keys[w] for w in report.attempted],
         )
 
     def run(self, cycles: int) -> list[CycleResult]:
@@ -285,7 +305,7 @@ class Cluster:
         if not drained_cqs and not drained_lqs:
             return []
         out = []
-        for key in self._keys:
+        for key in list(self._wid):
             d = self.decision(key)
             if d.state != ADMITTED:
                 continue
@@ -302,7 +322,8 @@ class Cluster:
     # --- results ----------------------------------------------------------------------------------
 
     def keys(self) -> list[str]:
-        return list(self._keys)
+        """The workloads in the cluster, in the order they were added."""
+        return list(self._wid)
 
     def local_queue_fair_sharing(self, key: str) -> LocalQueueFairSharing | None:
         """Admission fair sharing state of LocalQueue ``namespace/name``; None
@@ -323,14 +344,15 @@ class Cluster:
         return self._decision(self._id(key))
 
     def decisions(self) -> list[Decision]:
-        return [self._decision(self._wid[k]) for k in sorted(self._keys)]
+        return [self._decision(self._wid[k]) for k in sorted(self._wid)]
 
     def _decision(self, wid: int) -> Decision:
         rec = self.engine.workload_view(wid)
         spec: WorkloadSpec = rec["spec"]
         topo = self.topology
         d = Decision(spec.namespace, spec.name, rec["state"])
-        if d.state == ADMITTED:
+        if d.state == ADMITTED or (d.state == EVICTED and rec["holds_quota"]):
+            # an evicted workload whose job has not stopped yet still holds its admission
             cq = rec["admitted_cq"]
             if cq >= 0:
                 d.cluster_queue = topo.cluster_queues[cq].name
@@ -348,13 +370,15 @@ class Cluster:
                         {topo.resource_names[r]: v for r, v in sorted(usage.items())},
                     )
                 )
-            return d
+            if d.state == ADMITTED:
+                return d
         if d.state == EVICTED:
             d.reason = rec["eviction_reason"]
             d.message = rec["eviction_message"]
             by = rec["preempted_by"]
             if by >= 0:
                 d.preempted_by = self._keys[by]
+                d.preemption_reason = d.reason
                 d.reason = "Preempted"
             return d
         if d.state == FINISHED:

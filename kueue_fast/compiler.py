@@ -177,6 +177,11 @@ class WorkloadSpec:
     # spec.queueName as written: Kueue's preemption ordering compares these
     # names, not LocalQueue identities (resourceUsagePreemptionEnabled).
     queue_name: str = ""
+    # The kueue.x-k8s.io/job-uid label, named in the preemption messages it causes.
+    job_uid: str = ""
+
+
+JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
 
 
 # --- topology ------------------------------------------------------------------
@@ -426,6 +431,7 @@ class WorkloadCompiler:
             pod_sets=pod_sets,
             local_queue=self._lq_id.get(f"{wl.namespace}/{wl.queue_name}", -1),
             queue_name=wl.queue_name,
+            job_uid=_job_uid(wl),
         )
         if wl.admission is not None:
             spec.admission = self._admission(wl)
@@ -492,6 +498,12 @@ class WorkloadCompiler:
                 spec.block = BLOCK_RESOURCES_INVALID
                 spec.block_message = ps.resources_validation_error
                 return
+
+
+def _job_uid(wl: Workload) -> str:
+    labels = (wl.raw.get("metadata") or {}).get("labels") if wl.raw else None
+    uid = labels.get(JOB_UID_LABEL) if isinstance(labels, dict) else None
+    return uid if isinstance(uid, str) else ""
 
 
 # The pod template fields that make two workloads schedule alike (kueue

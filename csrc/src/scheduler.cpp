@@ -62,6 +62,7 @@ std::size_t Engine::memory_bytes() const noexcept {
   n += vb(w.ls_valid) + vb(w.ls_generation) + vb(w.ls_cycle) + vb(w.ls_off) + vb(w.ls_pool);
   n += vb(w.evicted_cycle) + vb(w.evict_kind) + vb(w.evict_reason) + vb(w.preempted_by) + vb(w.evict_victim_cq);
   n += vb(w.evict_custom_reason) + vb(w.evict_custom_message) + vb(w.queue_active) + vb(w.inadmissible);
+  for (const auto& [wid, job_uid] : w.job_uids) n += sizeof(wid) + sizeof(job_uid) + job_uid.capacity() + 16;
   for (const auto& q : queues_) n += q.heap_entries() * 24;
   for (const auto& l : cq_admitted_) n += vb(l);
   return n;
@@ -113,6 +114,7 @@ int Engine::append_workload_spec(const WorkloadInput& in) {
   w.block_message.push_back(in.block != BLOCK_NONE ? w.add_string(in.block_message) : -1);
   w.pod_sets_of.push_back({static_cast<std::uint32_t>(w.pod_sets.size()), static_cast<std::uint32_t>(in.pod_sets.size())});
   w.set_names(in.ns, in.name, in.uid);
+  if (!in.job_uid.empty()) w.job_uids.emplace(wid, in.job_uid);
   for (const auto& ps : in.pod_sets) {
     PodSetRow row{static_cast<std::int32_t>(ps.count), static_cast<std::int32_t>(ps.min_count),
                   static_cast<std::int32_t>(ps.flavor_class), w.intern_pod_set_name(ps.name),
@@ -468,7 +470,10 @@ std::string Engine::eviction_message(int wid) const {
       int by = w_.preempted_by[wid];
       std::string out = "Preempted to accommodate a workload (UID: ";
       out += w_.uid(by);
-      out += ", JobUID: UNKNOWN) due to ";
+      out += ", JobUID: ";
+      std::string_view job_uid = w_.job_uid(by);
+      out += job_uid.empty() ? std::string_view{"UNKNOWN"} : job_uid;
+      out += ") due to ";
       out += preemption_reason_human(static_cast<PreemptionReason>(w_.evict_reason[wid]));
       out += "; preemptor path: ";
       append_cq_path(out, w_.cq[by]);
@@ -1006,6 +1011,7 @@ const CycleReport& Engine::run_cycle(std::int64_t now_ns) {
   report_.cycle = cycle_;
   report_.admitted.clear();
   report_.preempted.clear();
+  report_.attempted.clear();
   report_.newly_parked = 0;
   snapshot_generation_ = cq_generation_;
   arena_.clear();
@@ -1060,6 +1066,7 @@ const CycleReport& Engine::run_cycle(std::int64_t now_ns) {
   for (Entry& e : entries_) {
     if (e.status == ENTRY_ASSUMED) continue;
     persist_attempt(e);
+    report_.attempted.push_back(e.wid);
     RequeueReason reason = e.requeue_reason;
     if (e.status == ENTRY_SKIPPED && reason == REQUEUE_GENERIC) reason = REQUEUE_FAILED_AFTER_NOMINATION;
     bool pending_flavors = false;

@@ -111,6 +111,7 @@ class CycleReport:
     cycle: int
     admitted: list[int] = field(default_factory=list)
     preempted: list[int] = field(default_factory=list)  # victims whose eviction was issued
+    attempted: list[int] = field(default_factory=list)  # heads tried and left pending, by wid
     newly_parked: int = 0
     heads: int = 0
 
@@ -282,6 +283,7 @@ class ReferenceEngine:
             "eviction_reason": rec.eviction_reason,
             "eviction_message": rec.eviction_message,
             "preempted_by": rec.preempted_by,
+            "holds_quota": rec.status == ADMITTED,
         }
 
     # --- admission fair sharing ------------------------------------------------------------------
@@ -786,8 +788,9 @@ class ReferenceEngine:
                 # Kueue workload.Ordering: without PrioritySortingWithinCohort such a
                 # victim queues as if it arrived just after its eviction.
                 victim.spec.queue_ts = now_ns + 1_000_000
+            job_uid = preemptor.job_uid or "UNKNOWN"
             victim.eviction_message = (
-                f"Preempted to accommodate a workload (UID: {preemptor.uid}, JobUID: UNKNOWN) due to "
+                f"Preempted to accommodate a workload (UID: {preemptor.uid}, JobUID: {job_uid}) due to "
                 f"{HUMAN_REASONS[t.reason]}; preemptor path: {self._cq_path(e.cq)}; "
                 f"preemptee path: {self._cq_path(victim.admitted_cq)}"
             )
@@ -849,6 +852,7 @@ class ReferenceEngine:
             rec = self.workloads[e.wid]
             rec.attempted = True
             rec.reason, rec.message = e.reason, e.message
+            report.attempted.append(e.wid)
             reason = e.requeue_reason
             if e.status == "skipped" and reason == REQUEUE_GENERIC:
                 reason = REQUEUE_FAILED_AFTER_NOMINATION
@@ -856,6 +860,7 @@ class ReferenceEngine:
             report.newly_parked += self.queues[e.cq].requeue(
                 e.wid, reason, pending_flavors, lambda w: self.workloads[w].spec.scheduling_hash
             )
+        report.attempted.sort()
         # the snapshot is gone: capacity reserved for this cycle only is free again
         for cq, usage in reversed(reservations):
             self.tree.add_usage_map(cq, usage, -1)

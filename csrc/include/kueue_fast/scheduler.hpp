@@ -60,6 +60,7 @@ struct WorkloadInput {
     std::vector<std::tuple<std::int64_t, std::int64_t, Amount>> use;  // (resource, flavor or -1, total)
   };
   std::string ns, name, uid;
+  std::string job_uid;  // "" when the workload has no kueue.x-k8s.io/job-uid label
   std::int64_t cluster_queue = -1;
   std::int64_t priority = 0;
   std::int64_t queue_ts = 0;
@@ -108,6 +109,7 @@ struct CycleReport {
   std::int64_t cycle = 0;
   std::vector<std::int32_t> admitted;
   std::vector<std::int32_t> preempted;  // victims whose eviction was issued
+  std::vector<std::int32_t> attempted;  // heads tried and left pending, by wid
   std::int64_t newly_parked = 0;
   std::int64_t heads = 0;
 };

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include <kueue_fast/amount.hpp>
@@ -75,6 +76,9 @@ struct WorkloadStore {
   std::vector<std::uint64_t> key_prefix;
   std::string text;
   std::vector<std::string> strings;  // block messages, custom eviction reasons/messages
+  // The kueue.x-k8s.io/job-uid label of the few workloads that have one (the
+  // controller's; bulk ingestion has none): sparse, to keep rows small.
+  std::unordered_map<std::int32_t, std::string> job_uids;
 
   // Pod sets and their per-pod requests as compact rows, a workload's rows
   // contiguous (one or two cache lines to read a workload's shape).
@@ -121,6 +125,10 @@ struct WorkloadStore {
   std::string_view ns(int w) const noexcept { return {text.data() + key_off[w], ns_len[w]}; }
   std::string_view name(int w) const noexcept { return {text.data() + key_off[w] + ns_len[w] + 1, name_len[w]}; }
   std::string_view uid(int w) const noexcept { return {text.data() + uid_off[w], uid_len[w]}; }
+  std::string_view job_uid(int w) const noexcept {
+    auto it = job_uids.find(w);
+    return it == job_uids.end() ? std::string_view{} : std::string_view{it->second};
+  }
 
   // Order of (namespace, name), as Python compares the tuples: code points,
   // which is UTF-8 byte order. The key "ns\0name" compares the same way as

@@ -1,0 +1,95 @@
+"""The embedding API (kueue_fast.Cluster) as a controller drives it: evictions
+that hold quota until the job stops, removal and re-adding, reconfiguration
+during an eviction, what a cycle tried, why a workload was preempted."""
+
+from __future__ import annotations
+
+import pytest
+from builders import ENGINES, NOW, build_state, cq, engine_marks, wl
+
+from kueue_fast import Cluster
+from kueue_fast.errors import EngineError
+
+PARAMS = [pytest.param(e, marks=engine_marks(e)) for e in ENGINES]
+
+
+def two_queues_state(*workloads):  # type: ignore[no-untyped-def]
+    return build_state(
+        ["default"],
+        [
+            cq("a").cohort("co").flavor("default", cpu="4").preemption(within="LowerPriority", reclaim="Any"),
+            cq("b").cohort("co").flavor("default", cpu="4"),
+        ],
+        workloads,
+    )
+
+
+@pytest.mark.parametrize("engine", PARAMS)
+def test_removed_workload_is_forgotten_and_can_come_back(engine: str) -> None:
+    cluster = Cluster(two_queues_state(wl("w").queue("a").request(cpu="3")), engine)
+    cluster.run_cycle()
+    assert cluster.decision("default/w").state == "admitted"
+    again = cluster.state.workloads["default/w"]
+    cluster.remove_workload("default/w")
+    assert cluster.keys() == [] and cluster.decisions() == []
+    with pytest.raises(EngineError, match="not in the cluster"):
+        cluster.decision("default/w")
+    cluster.add_workload(again)  # the same key, e.g. a Workload recreated
+    result = cluster.run_cycle()
+    assert result.admitted == ["default/w"]
+    assert [d.key for d in cluster.decisions()] == ["default/w"]
+
+
+@pytest.mark.parametrize("engine", PARAMS)
+def test_eviction_holds_quota_until_released_and_survives_reconfigure(engine: str) -> None:
+    state = two_queues_state(
+        wl("running").queue("a").request(cpu="4"),
+        wl("next").queue("a").request(cpu="4").created(NOW + 1),
+    )
+    cluster = Cluster(state, engine, release_evictions=False)
+    cluster.run_cycle()
+    cluster.run_cycle()  # "next" borrows b's quota
+    cluster.evict("default/running", "Deactivated", "The workload is deactivated")
+    d = cluster.decision("default/running")
+    assert (d.state, d.reason, d.cluster_queue) == ("evicted", "Deactivated", "a")
+    assert d.pod_sets and d.pod_sets[0].flavors == {"cpu": "default"}
+
+    cluster.reconfigure(cluster.state)  # e.g. a quota edit while the job stops
+    d = cluster.decision("default/running")
+    assert (d.state, d.cluster_queue, d.message) == ("evicted", "a", "The workload is deactivated")
+    cluster.add_workload(wl("third").queue("b").request(cpu="1").obj())
+    assert cluster.run_cycle().admitted == []  # the cohort is still full: 4 held + 4 borrowed
+
+    cluster.release_eviction("default/running")
+    assert cluster.run_cycle().admitted  # freed quota goes to a pending workload
+    assert cluster.decision("default/running").state in ("pending", "admitted")
+
+
+@pytest.mark.parametrize("engine", PARAMS)
+def test_decision_names_the_preemption_reason(engine: str) -> None:
+    state = two_queues_state(
+        wl("low").queue("a").priority(-1).request(cpu="4").reserve("a", "default", at=NOW),
+        wl("high").queue("a").priority(5).request(cpu="4"),
+        wl("borrower").queue("b").request(cpu="4").reserve("b", "default", at=NOW),
+    )
+    state.workloads["default/high"].raw = {"metadata": {"labels": {"kueue.x-k8s.io/job-uid": "job-123"}}}
+    cluster = Cluster(state, engine)
+    result = cluster.run_cycle()
+    assert result.preempted == ["default/low"]
+    d = cluster.decision("default/low")
+    assert (d.state, d.reason, d.preemption_reason) == ("evicted", "Preempted", "InClusterQueue")
+    assert d.preempted_by == "default/high"
+    assert "(UID: default/high, JobUID: job-123)" in d.message
+
+
+@pytest.mark.parametrize("engine", PARAMS)
+def test_cycle_result_lists_the_heads_it_tried_and_left_pending(engine: str) -> None:
+    state = two_queues_state(
+        wl("fits").queue("a").request(cpu="2"),
+        wl("too-big").queue("b").request(cpu="9"),
+    )
+    cluster = Cluster(state, engine)
+    result = cluster.run_cycle()
+    assert result.admitted == ["default/fits"]
+    assert result.attempted == ["default/too-big"]
+    assert cluster.decision("default/too-big").reason  # its pending reason, written now
