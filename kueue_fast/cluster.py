@@ -321,6 +321,9 @@ class Cluster:
 
     # --- results ----------------------------------------------------------------------------------
 
+    def __contains__(self, key: object) -> bool:
+        return key in self._wid
+
     def keys(self) -> list[str]:
         """The workloads in the cluster, in the order they were added."""
         return list(self._wid)

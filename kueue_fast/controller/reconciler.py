@@ -539,16 +539,10 @@ class Controller:
             namespaces=dict(self.m_namespaces),
         )
 
-    def _evictions_in_flight(self) -> int:
-        return sum(1 for t in self.tracks.values() if t.phase == EVICTING)
-
     def _sync_config(self) -> None:
-        """Apply configuration changes, unless an eviction is in flight (see
-        engine.py): then no new cycle runs until they are through."""
+        """Apply configuration changes (evictions in flight keep their quota)."""
         assert self.engine is not None
         if self.config_dirty:
-            if self._evictions_in_flight():
-                return
             self.engine.reconfigure(self._config_state())
             self.config_dirty = False
             self.sched_dirty = True
@@ -559,8 +553,6 @@ class Controller:
                 len(self.m_lqs),
                 len(self.m_flavors),
             )
-        elif self.engine.purge_due() and not self._evictions_in_flight():
-            self.engine.purge()
 
     # --- the engine's workloads ---------------------------------------------------------------------------
 
@@ -648,9 +640,6 @@ class Controller:
             model = self._parse(t, wl)
             if model is None:
                 return True
-            if eng.would_rebuild(model) and self._evictions_in_flight():
-                self._later(t.key, 0.05)
-                return False
             eng.add(model)
             self._entered_engine(t, wl, model)
             ev = S.get_condition(wl, S.EVICTED)
@@ -666,9 +655,6 @@ class Controller:
         assert eng is not None
         spec = wl.get("spec") or {}
         if t.phase == PENDING:
-            if self._evictions_in_flight():
-                self._later(t.key, 0.05)
-                return False
             eng.remove(t.key)
             t.in_engine, t.phase = False, None
             model = self._parse(t, wl)
@@ -814,13 +800,9 @@ class Controller:
         reason = "Preempted" if preempted else (d.reason or "Evicted")
         pre_reason = None
         if preempted:
-            pre_reason = S.preemption_reason(message)
+            pre_reason = d.preemption_reason or "InClusterQueue"
             by = d.preempted_by
             if by:
-                job_uid = ((self.objs["workload"].get(by) or {}).get("metadata", {}).get("labels") or {}).get(
-                    J.JOB_UID_LABEL, "UNKNOWN"
-                )
-                message = message.replace("JobUID: UNKNOWN", f"JobUID: {job_uid}")
                 by_t = self.tracks.get(by)
                 pcq = (by_t.adm_cq if by_t else None) or ""
                 if not pcq:

@@ -27,14 +27,6 @@ PREEMPTED = "Preempted"
 REQUEUED = "Requeued"
 FINISHED = "Finished"
 
-# Preempted condition reasons by the words the engine puts in its message.
-PREEMPTION_REASONS = {
-    "prioritization in the ClusterQueue": "InClusterQueue",
-    "reclamation within the cohort while borrowing": "InCohortReclaimWhileBorrowing",
-    "reclamation within the cohort": "InCohortReclamation",
-    "Fair Sharing within the cohort": "InCohortFairSharing",
-}
-
 
 def rfc3339(ns: int) -> str:
     return dt.datetime.fromtimestamp(ns // 1_000_000_000, tz=dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -150,13 +142,6 @@ def admission_matches(wl: JSON, d: Decision) -> bool:
         if g is None or (g.get("flavors") or {}) != p["flavors"] or int(g.get("count", -1)) != p["count"]:
             return False
     return condition_true(wl, QUOTA_RESERVED) and condition_true(wl, ADMITTED)
-
-
-def preemption_reason(message: str) -> str:
-    for words, reason in PREEMPTION_REASONS.items():
-        if f"due to {words}" in message:
-            return reason
-    return "InClusterQueue"
 
 
 def evicted_status(wl: JSON, reason: str, message: str, preempted_reason: str | None, now_ns: int) -> JSON:

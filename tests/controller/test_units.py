@@ -104,11 +104,6 @@ def test_conditions_keep_transition_time_unless_status_flips() -> None:
     assert c2[0]["lastTransitionTime"] == c[0]["lastTransitionTime"] and c2[0]["reason"] == "r2"
     c3 = S.set_condition(c2, "A", "False", "r", "m", 2 * 10**18, 2)
     assert c3[0]["lastTransitionTime"] != c[0]["lastTransitionTime"]
-    assert (
-        S.preemption_reason("... due to reclamation within the cohort while borrowing; ...")
-        == "InCohortReclaimWhileBorrowing"
-    )
-    assert S.preemption_reason("... due to reclamation within the cohort; ...") == "InCohortReclamation"
 
 
 def test_token_bucket() -> None:
