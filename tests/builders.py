@@ -107,6 +107,20 @@ def engine_marks(
     return marks
 
 
+def divergence_marks(
+    engine: str, reason: str | None, engines: Sequence[str] = ENGINES
+) -> list[pytest.MarkDecorator]:
+    """Marks for a case where kueue-fast is known to decide differently from Kueue
+    on ``engines``: a strict xfail there (it must fail until the engine is fixed,
+    then the mark goes), nothing on the other engines. ``reason`` says what Kueue
+    expects, what we do and the Kueue source that decides it."""
+    if engine == "native" and not NATIVE_AVAILABLE:
+        return [pytest.mark.xfail(reason="native engine not built yet", strict=False)]
+    if reason and engine in engines:
+        return [pytest.mark.xfail(reason=f"differs from Kueue: {reason}", strict=True)]
+    return []
+
+
 def slug(text: str) -> str:
     return re.sub(r"[^0-9a-z]+", "_", text.lower()).strip("_")
 
@@ -254,6 +268,12 @@ class CohortBuilder:
     def flavor(self, name: str, **resources: str | int | Quota) -> CohortBuilder:
         fqs = flavor_quotas(name, resources)
         self._co.resource_groups.append(ResourceGroup([r.name for r in fqs.resources], [fqs]))
+        return self
+
+    def resource_group(self, *flavors: FlavorQuotas) -> CohortBuilder:
+        """A resource group with several flavors (the first one names the covered resources)."""
+        covered = [r.name for r in flavors[0].resources] if flavors else []
+        self._co.resource_groups.append(ResourceGroup(covered, list(flavors)))
         return self
 
     def weight(self, w: float) -> CohortBuilder:
@@ -409,6 +429,58 @@ class WorkloadBuilder:
 
 def wl(name: str, namespace: str = "default") -> WorkloadBuilder:
     return WorkloadBuilder(name, namespace)
+
+
+class ManifestWorkload:
+    """A Workload read from its manifest by the loader, as ``kueue-fast schedule``
+    reads it: for facts that live in the pod template (limits, init containers)
+    and the messages the loader derives from them. Offers what the tables use of
+    a :class:`WorkloadBuilder` (``name``, ``namespace``, ``key``, ``obj()``)."""
+
+    def __init__(
+        self,
+        name: str,
+        namespace: str,
+        queue: str,
+        pod_sets: Sequence[Mapping[str, Any]],
+        priority: int = 0,
+        created: int = NOW,
+    ) -> None:
+        self.name = name
+        self.namespace = namespace
+        self._manifest = {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "Workload",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {"queueName": queue, "priority": priority, "podSets": list(pod_sets)},
+        }
+        self._created = created
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    def obj(self) -> Workload:
+        from kueue_fast.loader import parse_workload
+
+        return parse_workload(self._manifest, default_creation_ns=self._created)
+
+
+def container_pod_set(
+    name: str,
+    count: int,
+    requests: Mapping[str, str],
+    limits: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """A manifest pod set with one container of these requests and limits."""
+    resources: dict[str, Any] = {"requests": dict(requests)}
+    if limits:
+        resources["limits"] = dict(limits)
+    return {
+        "name": name,
+        "count": count,
+        "template": {"spec": {"containers": [{"name": "c", "resources": resources}]}},
+    }
 
 
 # --- the whole cluster -------------------------------------------------------------------------
