@@ -323,6 +323,7 @@ class WorkloadBuilder:
         self._pod_sets: list[_PodSetSpec] = []
         self._reserve: tuple[str, str | dict[str, str], dict[str, str] | None, int] | None = None
         self._explicit: list[tuple[str, dict[str, str], dict[str, str], int | None]] | None = None
+        self._reclaimable: dict[str, int] = {}
 
     @property
     def key(self) -> str:
@@ -369,6 +370,11 @@ class WorkloadBuilder:
         )
         return self
 
+    def reclaimable(self, pod_set: str, count: int) -> WorkloadBuilder:
+        """status.reclaimablePods: ``count`` pods of ``pod_set`` finished for good."""
+        self._reclaimable[pod_set] = count
+        return self
+
     def reserve(
         self,
         cluster_queue: str,
@@ -398,6 +404,7 @@ class WorkloadBuilder:
                 node_selector=ps.node_selector,
                 required_affinity=ps.affinity,
                 tolerations=ps.tolerations,
+                reclaimable=self._reclaimable.get(ps.name, 0),
             )
             for ps in self._pod_sets
         ]
@@ -481,6 +488,36 @@ def container_pod_set(
         "count": count,
         "template": {"spec": {"containers": [{"name": "c", "resources": resources}]}},
     }
+
+
+# --- Kueue's pending messages ------------------------------------------------------------------
+#
+# The words of Kueue's flavor assigner and scheduler (pkg/scheduler/flavorassigner
+# Status/Assignment.Message, pkg/scheduler/scheduler.go), for the tables to state
+# expected QuotaReserved=False messages compactly.
+
+NO_LONGER_FITS = "Workload no longer fits after processing another workload"
+
+
+def flavors_message(pod_set: str, *reasons: str, preempting: int = 0) -> str:
+    """``couldn't assign flavors to pod set P: <reasons, sorted, comma-joined>``,
+    with the scheduler's ``. Pending the preemption of N workload(s)`` when the
+    workload issued N preemptions."""
+    text = f"couldn't assign flavors to pod set {pod_set}: " + ", ".join(sorted(reasons))
+    return text + (f". Pending the preemption of {preempting} workload(s)" if preempting else "")
+
+
+def unused_quota(resource: str, flavor_name: str, more: str | int) -> str:
+    return f"insufficient unused quota for {resource} in flavor {flavor_name}, {more} more needed"
+
+
+def over_max_quota(
+    resource: str, flavor_name: str, before: str | int, request: str | int, capacity: str | int
+) -> str:
+    return (
+        f"insufficient quota for {resource} in flavor {flavor_name}, previously considered podsets requests "
+        f"({before}) + current podset request ({request}) > maximum capacity ({capacity})"
+    )
 
 
 # --- the whole cluster -------------------------------------------------------------------------
