@@ -10,7 +10,9 @@ scheduling cycle through the public API with fair sharing enabled in the
 Configuration (Kueue's default strategies ``[LessThanOrEqualToFinalShare,
 LessThanInitialShare]`` unless a case names its own). Kueue's test sets every
 admitted workload's UID to its name so that equal candidates sort by name; our
-tie-break (namespace, then name) agrees.
+tie-break (namespace, then name) agrees. The two cases of
+``TestFairPreemptionSkipsUnsatisfiableTournament`` (same file, newer than the
+table above) are ported for their decision only: nothing is preempted.
 
 Conventions as in ``test_kueue_preemption_table.py``: namespace "default",
 one LocalQueue per ClusterQueue named after it, admission at ``NOW``; a
@@ -535,6 +537,34 @@ CASES: list[FairCase] = [
         target="left-a",
         want={"a1": IN_CLUSTER_QUEUE, "a2": IN_CLUSTER_QUEUE, "a3": IN_CLUSTER_QUEUE, "b1": FS, "b2": FS},
     ),
+]
+
+
+def unsatisfiable_tournament(name: str, weight: float) -> FairCase:
+    """TestFairPreemptionSkipsUnsatisfiableTournament (the same file): a (1 cpu,
+    reclaimWithinCohort Any, fair weight ``weight``) holds a1 at its nominal
+    quota; b (1 cpu, weight 1) holds b1 and b2, borrowing 1. a's incoming 1 cpu
+    would borrow: with weight 0 its share is +Inf, with weight 1 it equals b's
+    (1 borrowed of 2 lendable), so neither strategy lets it take b's workloads.
+    Kueue's test also counts the strategy evaluations it logs (an internal
+    optimisation); the decision, no victims, is what a cycle shows."""
+    return FairCase(
+        name,
+        test="TestFairPreemptionSkipsUnsatisfiableTournament",
+        cluster_queues=[
+            cq("a").cohort("all").weight(weight).flavor("default", cpu="1").preemption(reclaim=ANY),
+            cq("b").cohort("all").weight(1.0).flavor("default", cpu="1"),
+        ],
+        admitted=units("a", "a1") + units("b", "b1", "b2"),
+        incoming=new("a_incoming"),
+        target="a",
+        want={},
+    )
+
+
+CASES += [
+    unsatisfiable_tournament("zero weight preemptor: share is +Inf and the tournament is skipped", 0.0),
+    unsatisfiable_tournament("non-zero weight preemptor: share is finite so the tournament runs", 1.0),
 ]
 
 
