@@ -32,7 +32,7 @@ from ._kernels import digit_run
 from .errors import InputError, MissingReferenceError, ParseError, ValidationError
 from .fastload import exact_key, orjson, parse_yaml
 from .features import KNOWN_GATES
-from .requests import pod_requests
+from .requests import OverLimits, pod_requests, resources_validation_message
 
 __all__ = [
     "Document",
@@ -774,7 +774,7 @@ def _required_affinity(spec: Mapping[str, Any], ref: str, path: str) -> tuple[m.
     return _node_selector_terms(req["nodeSelectorTerms"], ref, v.child(rp, "nodeSelectorTerms"))
 
 
-def _pod_set(raw: object, ref: str, path: str) -> tuple[m.PodSet, str | None]:
+def _pod_set(raw: object, ref: str, path: str) -> tuple[m.PodSet, OverLimits]:
     d = v.as_map(raw, ref, path)
     v.check_fields(d, _PODSET_FIELDS, ref, path)
     if d.get("topologyRequest") is not None:
@@ -800,14 +800,14 @@ def _pod_set(raw: object, ref: str, path: str) -> tuple[m.PodSet, str | None]:
         v.required(ref, v.child(tp, "spec"))
     sp = v.child(tp, "spec")
     spec = v.as_map(template["spec"], ref, sp)
-    requests, reasons = pod_requests(spec, sp, ref, podset_name=name)
+    requests, over_limits = pod_requests(spec, sp, ref)
     ps = m.PodSet(name=name, count=count, requests=requests, min_count=min_count)
     if spec.get("nodeSelector") is not None:
         ps.node_selector = v.string_map(spec["nodeSelector"], ref, v.child(sp, "nodeSelector"))
     ps.required_affinity = _required_affinity(spec, ref, sp)
     if spec.get("tolerations") is not None:
         ps.tolerations = v.tolerations(spec["tolerations"], ref, v.child(sp, "tolerations"), strict=False)
-    return ps, reasons
+    return ps, over_limits
 
 
 def _conditions(status: Mapping[str, Any], ref: str) -> dict[str, dict[str, Any]]:
@@ -998,22 +998,21 @@ def parse_workload(
         v.required(ref, "spec.podSets")
     raw_sets = v.as_list(spec["podSets"], ref, "spec.podSets", min_items=1, max_items=8)
     pod_sets: list[m.PodSet] = []
-    reasons: list[str] = []
+    over_limits: list[OverLimits] = []
     names: set[str] = set()
     with_min = 0
     for i, raw in enumerate(raw_sets):
-        ps, why = _pod_set(raw, ref, f"spec.podSets[{i}]")
+        ps, over = _pod_set(raw, ref, f"spec.podSets[{i}]")
         if ps.name in names:  # listType=map, listMapKey=name
             v.duplicate(ref, f"spec.podSets[{i}].name", ps.name)
         names.add(ps.name)
         with_min += ps.min_count is not None
-        if why:
-            reasons.append(why)
+        over_limits.append(over)
         pod_sets.append(ps)
     if with_min > 1:
         v.invalid(ref, "spec.podSets", with_min, "at most one podSet can use minCount")
-    if reasons:  # pkg/workload ValidateResources: pending, not rejected
-        msg = "resource validation failed: " + "; ".join(reasons)
+    msg = resources_validation_message(over_limits)  # pending, not rejected
+    if msg is not None:
         for ps in pod_sets:
             ps.resources_validation_error = msg
 
@@ -1077,19 +1076,19 @@ _TOP_SET = frozenset(_TOP)
 class _TemplateResult:
     """What a pod set's template spec gives, whatever the workload."""
 
-    __slots__ = ("spec", "requests", "reasons", "affinity", "tolerations")
+    __slots__ = ("spec", "requests", "over_limits", "affinity", "tolerations")
 
     def __init__(
         self,
         spec: dict[str, Any],
         requests: dict[str, int],
-        reasons: str | None,
+        over_limits: OverLimits,
         affinity: tuple[m.NodeSelectorTerm, ...] | None,
         tolerations: list[m.Toleration] | None,
     ) -> None:
         self.spec = spec
         self.requests = requests
-        self.reasons = reasons
+        self.over_limits = over_limits
         self.affinity = affinity
         self.tolerations = tolerations
 
@@ -1146,9 +1145,8 @@ def _fast_time_ns(s: str, c: _BulkCaches) -> int | None:
     return day + ((h * 60 + mi) * 60 + sec) * 1_000_000_000
 
 
-def _fast_pod_set(d: object, c: _BulkCaches) -> m.PodSet | None:
-    """parse_workload's _pod_set for a valid pod set; None otherwise. The
-    resource validation reasons are left in ``resources_validation_error``."""
+def _fast_pod_set(d: object, c: _BulkCaches) -> tuple[m.PodSet, OverLimits] | None:
+    """parse_workload's _pod_set for a valid pod set; None otherwise."""
     if type(d) is not dict or not d.keys() <= _PODSET_FIELDS or d.get("topologyRequest") is not None:
         return None
     name = d.get("name")
@@ -1176,7 +1174,7 @@ def _fast_pod_set(d: object, c: _BulkCaches) -> m.PodSet | None:
     hit = c.templates.get((name, key))
     if hit is None or (hit.spec is not spec and hit.spec != spec):
         try:
-            requests, reasons = pod_requests(spec, "", "", podset_name=name)
+            requests, over_limits = pod_requests(spec, "", "")
             if spec.get("nodeSelector") is not None:
                 v.string_map(spec["nodeSelector"], "", "")
             affinity = _required_affinity(spec, "", "")
@@ -1185,7 +1183,7 @@ def _fast_pod_set(d: object, c: _BulkCaches) -> m.PodSet | None:
                 tols = v.tolerations(spec["tolerations"], "", "", strict=False)
         except Exception:  # noqa: BLE001 - parse_workload raises it, with the object and field
             return None
-        hit = _TemplateResult(spec, requests, reasons, affinity, tols)
+        hit = _TemplateResult(spec, requests, over_limits, affinity, tols)
         c.templates[(name, key)] = hit
     ps = m.PodSet(name=name, count=count, requests=dict(hit.requests), min_count=min_count)
     ns_raw = spec.get("nodeSelector")
@@ -1194,8 +1192,7 @@ def _fast_pod_set(d: object, c: _BulkCaches) -> m.PodSet | None:
     ps.required_affinity = hit.affinity
     if hit.tolerations is not None:
         ps.tolerations = list(hit.tolerations)
-    ps.resources_validation_error = hit.reasons
-    return ps
+    return ps, hit.over_limits
 
 
 def _fast_workload(
@@ -1237,23 +1234,24 @@ def _fast_workload(
     if type(raw_sets) is not list or not 1 <= len(raw_sets) <= 8:
         return None
     pod_sets: list[m.PodSet] = []
-    reasons: list[str] = []
+    over_limits: list[OverLimits] = []
     with_min = 0
     for raw in raw_sets:
-        ps = _fast_pod_set(raw, c)
-        if ps is None:
+        found = _fast_pod_set(raw, c)
+        if found is None:
             return None
+        ps, over = found
         pod_sets.append(ps)
+        over_limits.append(over)
         with_min += ps.min_count is not None
-        if ps.resources_validation_error is not None:
-            reasons.append(ps.resources_validation_error)
     if len(pod_sets) > 1 and len({ps.name for ps in pod_sets}) != len(pod_sets):
         return None  # duplicate names
     if with_min > 1:
         return None
-    msg = "resource validation failed: " + "; ".join(reasons) if reasons else None
-    for ps in pod_sets:
-        ps.resources_validation_error = msg
+    msg = resources_validation_message(over_limits)
+    if msg is not None:
+        for ps in pod_sets:
+            ps.resources_validation_error = msg
 
     # 2. queue, priority, active
     queue = spec.get("queueName")

@@ -21,18 +21,25 @@ Workload webhook errors raised here (pkg/webhooks/workload_webhook.go
 validateContainer, WorkloadValidateResourcesAreNonNegative): ``pods`` in a
 container's requests or limits, and negative requests or limits.
 A container requesting more than its limit is not an error: Kueue keeps the
-workload pending with "resource validation failed: ..." (pkg/workload
-ValidateResources); the reasons are returned for the caller to compose.
+workload pending with "resources validation failed: ..." (pkg/workload
+ValidateResources, the scheduler's nominate); pod_requests returns where,
+and resources_validation_message composes Kueue's message for a workload.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from typing import Any
 
 from . import validation as v
 from .quantity import value_from_nanos
 
-__all__ = ["pod_requests", "POD_LEVEL_RESOURCES"]
+__all__ = ["pod_requests", "resources_validation_message", "POD_LEVEL_RESOURCES"]
+
+# Where, in a pod template spec, requests exceed limits: (the field path
+# relative to the template spec, e.g. "containers[1]", the resources, sorted).
+OverLimits = list[tuple[str, tuple[str, ...]]]
 
 POD_LEVEL_RESOURCES = ("cpu", "memory")  # plus hugepages-* (IsSupportedPodLevelResource)
 
@@ -91,19 +98,15 @@ def _max_into(acc: dict[str, int], other: dict[str, int]) -> None:
             acc[k] = n
 
 
-def pod_requests(
-    template_spec: dict[str, Any], path: str, obj_ref: str, *, podset_name: str | None = None
-) -> tuple[dict[str, int], str | None]:
-    """Per-pod requests of a pod template spec in canonical int64 units, and the
-    reasons Kueue's ValidateResources would give (``None`` if requests are within
-    limits), e.g. ``podSets.main.containers[0][cpu] requests exceed it's limits``.
+def pod_requests(template_spec: dict[str, Any], path: str, obj_ref: str) -> tuple[dict[str, int], OverLimits]:
+    """Per-pod requests of a pod template spec in canonical int64 units, and
+    where requests exceed limits, in Kueue's ValidateResources order (init
+    containers, containers, pod-level resources).
 
     ``path`` is the field path of ``template_spec`` (for error messages),
-    ``obj_ref`` the object it belongs to; ``podset_name`` names the pod set in
-    the reasons (Kueue's wording uses ``podSets.<name>``)."""
+    ``obj_ref`` the object it belongs to."""
     spec = v.as_map(template_spec, obj_ref, path)
-    ps_path = f"podSets.{podset_name}" if podset_name is not None else path
-    reasons: list[str] = []
+    over_limits: OverLimits = []
 
     if "containers" not in spec:
         v.required(obj_ref, v.child(path, "containers"))
@@ -113,13 +116,13 @@ def pod_requests(
         p = v.index(cp, i)
         req, over = _container(v.as_map(raw, obj_ref, p), obj_ref, p)
         if over:
-            reasons.append(f"{ps_path}.containers[{i}][{', '.join(over)}] requests exceed it's limits")
+            over_limits.append((f"containers[{i}]", tuple(over)))
         _add(total, req)
 
     inits = spec.get("initContainers")
     if inits:
         ip = v.child(path, "initContainers")
-        init_reasons: list[str] = []
+        init_over: OverLimits = []
         sidecars: dict[str, int] = {}
         init_max: dict[str, int] = {}
         for i, raw in enumerate(v.as_list(inits, obj_ref, ip)):
@@ -127,9 +130,7 @@ def pod_requests(
             c = v.as_map(raw, obj_ref, p)
             req, over = _container(c, obj_ref, p)
             if over:
-                init_reasons.append(
-                    f"{ps_path}.initContainers[{i}][{', '.join(over)}] requests exceed it's limits"
-                )
+                init_over.append((f"initContainers[{i}]", tuple(over)))
             policy = c.get("restartPolicy")
             if policy is not None:
                 v.as_str(policy, obj_ref, v.child(p, "restartPolicy"))
@@ -142,8 +143,7 @@ def pod_requests(
                 _add(need, req)
                 _max_into(init_max, need)
         _max_into(total, init_max)
-        # Kueue lists init containers first
-        reasons = init_reasons + reasons
+        over_limits = init_over + over_limits  # Kueue lists init containers first
 
     pod_res = spec.get("resources")
     if pod_res is not None:
@@ -153,6 +153,9 @@ def pod_requests(
             pod_res.get("requests") or {}, obj_ref, v.child(rp, "requests"), container=False
         )
         plim = _resource_list(pod_res.get("limits") or {}, obj_ref, v.child(rp, "limits"), container=False)
+        pod_over = sorted(k for k, n in preq.items() if k in plim and n > plim[k])
+        if pod_over:
+            over_limits.append(("resources", tuple(pod_over)))
         merged = dict(plim)
         merged.update(preq)
         for name, n in merged.items():
@@ -164,4 +167,21 @@ def pod_requests(
         _add(total, _resource_list(overhead, obj_ref, v.child(path, "overhead"), container=False))
 
     out = {name: max(0, value_from_nanos(n, name)) for name, n in total.items()}
-    return out, ("; ".join(reasons) if reasons else None)
+    return out, over_limits
+
+
+def resources_validation_message(over_per_pod_set: Sequence[OverLimits]) -> str | None:
+    """Kueue's pending message for a workload whose requests exceed limits
+    (pkg/workload ValidateResources: one field.Invalid per container, its value
+    the resource names as JSON; aggregated as k8s.io/apimachinery does: one
+    error as it is, several between brackets), None when there is none."""
+    errors = [
+        f"spec.podSets[{i}].template.spec.{where}: Invalid value: "
+        f"{json.dumps(list(names), separators=(',', ':'))}: requests must not exceed its limits"
+        for i, over in enumerate(over_per_pod_set)
+        for where, names in over
+    ]
+    if not errors:
+        return None
+    body = errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
+    return "resources validation failed: " + body

@@ -1171,13 +1171,6 @@ CASES += [
             "sales/new": "resources validation failed: spec.podSets[0].template.spec.containers[0]: "
             'Invalid value: ["cpu"]: requests must not exceed its limits'
         },
-        diverges="Kueue (pkg/scheduler/scheduler.go nominate, pkg/workload/resources.go "
-        "ValidateResources) writes 'resources validation failed: spec.podSets[0].template.spec."
-        'containers[0]: Invalid value: ["cpu"]: requests must not exceed its limits\' '
-        "(errInvalidWLResources + field.ErrorList); the loader (kueue_fast/requests.py pod_requests) "
-        "writes the older wording 'resource validation failed: podSets.one.containers[0][cpu] "
-        "requests exceed it's limits', which Kueue replaced in PR #4216 (February 2025, also in "
-        "0.9 and 0.10), long before ff69552e",
     ),
     local_capacity_case(True),
     local_capacity_case(False),

@@ -307,7 +307,8 @@ def test_pod_set_scheduling_constraints() -> None:
     assert ps.tolerations == [m.Toleration("spot", "Exists", "", "NoSchedule")]
     assert ps.required_affinity == (m.NodeSelectorTerm((m.NodeSelectorRequirement("arch", "In", ("amd64",)),)),)
     assert ps.resources_validation_error == (
-        "resource validation failed: podSets.main.containers[0][cpu] requests exceed it's limits")
+        "resources validation failed: spec.podSets[0].template.spec.containers[0]: "
+        'Invalid value: ["cpu"]: requests must not exceed its limits')
 
 
 def test_min_count_and_default_pod_set_name() -> None:
