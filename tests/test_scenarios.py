@@ -3,7 +3,8 @@
 A scenario is a YAML file whose first document is a header (name, run, expect)
 and whose other documents are the input (see the scheduling contract in the
 README). The kueue-gen-* scenarios carry the decisions of Kueue's own
-scheduler on those inputs.
+scheduler on those inputs; ours (reason-*) also pin the pending reason and
+message (``expect.reasons``), which the public ones leave out.
 """
 
 from __future__ import annotations
@@ -93,6 +94,12 @@ def _differences(header: dict, objects: list[dict], out: dict) -> list[str]:
                 diffs.append(f"{key}/{ps_name}: flavors want {want_flavors}, got {g['flavors']}")
             if "count" in flavors and g["count"] != flavors["count"]:
                 diffs.append(f"{key}/{ps_name}: count want {flavors['count']}, got {g['count']}")
+    # Our own scenarios also pin what Kueue writes on pending workloads.
+    for key, fields in sorted((expect.get("reasons") or {}).items()):
+        w = got.get(key, {})
+        for field, value in fields.items():
+            if w.get(field) != value:
+                diffs.append(f"{key}: {field} want {value!r}, got {w.get(field)!r}")
     return diffs
 
 

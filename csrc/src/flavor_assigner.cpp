@@ -58,63 +58,35 @@ void append_reason_text(std::string& out, const Topology& topo, const std::uint6
   }
 }
 
-// The fixed parts of the texts contain no name characters next to the names,
-// so a needle is found in a text iff it is in the fixed part or inside one of
-// the names (numbers never contain letters of the needles).
-std::uint8_t reason_flags(const Topology& topo, const std::uint64_t* words) noexcept {
-  std::uint64_t h = words[0];
-  switch (reason_kind(h)) {
-    case RK_MAX_CAPACITY: {
-      int fr = reason_a(h);
-      return static_cast<std::uint8_t>(TEXT_CAPACITY_LIKE | topo.resource_text_flags(topo.fr_resource(fr)) |
-                                       topo.flavor_text_flags(topo.fr_flavor(fr)));
-    }
-    case RK_UNUSED: {
-      int fr = reason_a(h);
-      return static_cast<std::uint8_t>(topo.resource_text_flags(topo.fr_resource(fr)) |
-                                       topo.flavor_text_flags(topo.fr_flavor(fr)));
-    }
-    case RK_UNAVAILABLE:
-      return static_cast<std::uint8_t>(TEXT_UNAVAILABLE | topo.resource_text_flags(reason_a(h)));
-    case RK_NOMINATION:
-      return static_cast<std::uint8_t>(topo.flavor_text_flags(reason_a(h)) | topo.resource_text_flags(reason_b(h)));
-    case RK_REJECTION:
-      return topo.string_text_flags(reason_a(h));
+namespace {
+
+int severity(PendingReason r) noexcept {  // Kueue reasonSeverity
+  switch (r) {
+    case WAITING_FOR_QUOTA: return 2;
+    case EXCEEDS_MAX_QUOTA: return 3;
+    case NO_MATCHING_FLAVOR: return 4;
+    default: return 0;
   }
-  return 0;
 }
 
-// Kueue resolveNoFitReason (scheduler.py _no_fit_reason).
-PendingReason no_fit_reason(const Topology& topo, const AssignmentArena& arena, int assignment) {
+PendingReason most_severe(PendingReason a, PendingReason b) noexcept { return severity(b) > severity(a) ? b : a; }
+
+std::uint64_t fnv1a64(const std::string& s) noexcept {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ULL;
+  return h;
+}
+
+}  // namespace
+
+// Kueue resolveNoFitReason: the most severe of the NoFit pod sets' reasons
+// (flavor_assigner.py Assignment / scheduler.py _no_fit_reason).
+PendingReason no_fit_reason(const Topology&, const AssignmentArena& arena, int assignment) {
   const AssignmentRec& a = arena.assignments[assignment];
-  auto severity = [](PendingReason r) {
-    switch (r) {
-      case WAITING_FOR_QUOTA: return 2;
-      case EXCEEDS_MAX_QUOTA: return 3;
-      case NO_MATCHING_FLAVOR: return 4;
-      default: return 0;
-    }
-  };
   PendingReason worst = REASON_NONE;
   for (std::uint32_t i = 0; i < a.ps_n; ++i) {
     const PodSetRec& ps = arena.pod_sets[a.ps_first + i];
-    if (ps.mode != NO_FIT) continue;
-    PendingReason reason = WAITING_FOR_QUOTA;
-    bool any_unavailable = false, all_affinity_or_taint = true, all_capacity_like = true;
-    const std::uint64_t* p = arena.reasons.data() + ps.rs_first;
-    for (std::uint32_t k = 0; k < ps.rs_n; ++k) {
-      std::uint8_t f = reason_flags(topo, p);
-      any_unavailable |= (f & TEXT_UNAVAILABLE) != 0;
-      all_affinity_or_taint &= (f & TEXT_AFFINITY_OR_TAINT) != 0;
-      all_capacity_like &= (f & TEXT_CAPACITY_LIKE) != 0;
-      p += reason_words(reason_kind(*p));
-    }
-    if (any_unavailable || all_affinity_or_taint) {
-      reason = NO_MATCHING_FLAVOR;
-    } else if (ps.rs_n > 0 && all_capacity_like) {
-      reason = EXCEEDS_MAX_QUOTA;
-    }
-    if (severity(reason) > severity(worst)) worst = reason;
+    if (ps.mode == NO_FIT) worst = most_severe(worst, ps.no_fit_reason);
   }
   return worst == REASON_NONE ? WAITING_FOR_QUOTA : worst;
 }
@@ -126,6 +98,40 @@ FlavorAssigner::FlavorAssigner(Engine& engine)
   std::size_t n_fr = static_cast<std::size_t>(topo_.n_fr());
   assumed_.assign(n_fr, 0);
   assumed_seen_.assign(n_fr, 0);
+  // Kueue walks a pod set's requests as SliceRequests (VectorizedResourceRequests,
+  // beta, on): sorted by the FNV-1a 64 hash of the name, then the name
+  // (pkg/resources/slice_requests.go). It decides which resource group is tried first.
+  const int n_res = topo_.n_resources();
+  std::vector<std::int32_t> by_hash(static_cast<std::size_t>(n_res));
+  for (int r = 0; r < n_res; ++r) by_hash[static_cast<std::size_t>(r)] = r;
+  std::sort(by_hash.begin(), by_hash.end(), [&](int a, int b) {
+    std::uint64_t ha = fnv1a64(topo_.resource_name(a)), hb = fnv1a64(topo_.resource_name(b));
+    return ha != hb ? ha < hb : topo_.resource_name(a) < topo_.resource_name(b);
+  });
+  visit_rank_.assign(static_cast<std::size_t>(n_res), 0);
+  for (int k = 0; k < n_res; ++k) visit_rank_[static_cast<std::size_t>(by_hash[static_cast<std::size_t>(k)])] = k;
+}
+
+void FlavorAssigner::add_attempt(int group, bool no_fit, PendingReason reason) {
+  attempted_any_ = true;
+  if (!no_fit) return;
+  const auto g = static_cast<std::size_t>(group);
+  if (!attempt_seen_[g] || severity(reason) < severity(attempt_min_[g])) {
+    attempt_seen_[g] = 1;
+    attempt_min_[g] = reason;
+  }
+}
+
+// Per resource group the least severe reason among its NoFit flavors (they are
+// alternatives); the groups are co-requisites: the most severe of those, with
+// the pod set's own status reason. Nothing tried at all: NoMatchingFlavor.
+PendingReason FlavorAssigner::resolve_attempts() const noexcept {
+  if (!attempted_any_) return NO_MATCHING_FLAVOR;
+  PendingReason out = status_reason_;
+  for (std::size_t g = 0; g < attempt_seen_.size(); ++g) {
+    if (attempt_seen_[g]) out = most_severe(out, attempt_min_[g]);
+  }
+  return out;
 }
 
 
@@ -134,6 +140,7 @@ FlavorAssigner::FlavorAssigner(Engine& engine)
 // fitsResourceQuota: (preemption mode, borrowing level) for `request` more on fr.
 GranularMode FlavorAssigner::fits_resource_quota(int fr, Amount assumed, Amount request) {
   ++e_.stats_.quota_checks;
+  last_no_fit_ = REASON_NONE;
   Amount available = tree_.available(cq_, fr);
   Amount max_capacity = tree_.potential_available(cq_, fr);
   Amount val = sat_add(assumed, request);
@@ -142,16 +149,23 @@ GranularMode FlavorAssigner::fits_resource_quota(int fr, Amount assumed, Amount 
     arena_->reasons.push_back(static_cast<std::uint64_t>(assumed));
     arena_->reasons.push_back(static_cast<std::uint64_t>(request));
     arena_->reasons.push_back(static_cast<std::uint64_t>(max_capacity));
+    last_no_fit_ = EXCEEDS_MAX_QUOTA;
     return {PM_NO_FIT, 0};
   }
   // (lowest_subtree_that_fits is pure: computed only where its result is used.)
   if (val <= available) return {PM_FIT, tree_.lowest_subtree_that_fits(cq_, fr, val).first};
   add_reason(reason_header(RK_UNUSED, static_cast<std::uint64_t>(fr)));
   arena_->reasons.push_back(static_cast<std::uint64_t>(sat_sub(val, available)));
-  if (tree_.nominal(cq_, fr) >= val) return e_.oracle(wid_, cq_, fr, val);
-  auto [borrow, may_reclaim_in_hierarchy] = tree_.lowest_subtree_that_fits(cq_, fr, val);
-  if (may_reclaim_in_hierarchy || can_preempt_while_borrowing()) return e_.oracle(wid_, cq_, fr, val);
-  return {PM_NO_FIT, borrow};
+  GranularMode m{PM_NO_FIT, 0};
+  if (tree_.nominal(cq_, fr) >= val) {
+    m = e_.oracle(wid_, cq_, fr, val);
+  } else {
+    auto [borrow, may_reclaim_in_hierarchy] = tree_.lowest_subtree_that_fits(cq_, fr, val);
+    m.borrow = borrow;
+    if (may_reclaim_in_hierarchy || can_preempt_while_borrowing()) m = e_.oracle(wid_, cq_, fr, val);
+  }
+  if (m.pm == PM_NO_FIT) last_no_fit_ = WAITING_FOR_QUOTA;
+  return m;
 }
 
 int FlavorAssigner::next_flavor(int ps_index, int group) const noexcept {
@@ -199,18 +213,22 @@ bool FlavorAssigner::find_flavor(int ps_index, const PodSetRec& psa, int resourc
     std::int32_t rejection = topo_.rejection(cls, flavor);
     if (rejection >= 0) {
       add_reason(reason_header(RK_REJECTION, static_cast<std::uint64_t>(rejection)));
+      add_attempt(g, true, NO_MATCHING_FLAVOR);
       continue;
     }
     cur_.clear();
     GranularMode mode{PM_FIT, 0};
+    PendingReason flavor_reason = REASON_NONE;
     for (const ResourceAmount& rq : group_reqs_) {
       const int r = rq.resource;
       const int fr = topo_.fr_id(flavor, r);
       GranularMode m = fits_resource_quota(fr, assumed_[fr], rq.amount);
+      flavor_reason = most_severe(flavor_reason, last_no_fit_);
       if (is_preferred(mode, m)) mode = m;  // the representative mode is the worst one
       if (mode.pm == PM_NO_FIT) continue;
       cur_.push_back({r, flavor, fr, mode_of(m.pm), m.borrow});
     }
+    add_attempt(g, mode.pm == PM_NO_FIT, flavor_reason);
     if (!fungibility) {
       // FlavorFungibility off: the first flavor that fits wins; otherwise the
       // best preemption mode, the earliest flavor on ties.
@@ -309,9 +327,19 @@ int FlavorAssigner::assign(int wid, int cq, bool use_last, const std::int32_t* n
     psa.tried_first = static_cast<std::uint32_t>(ar.tried.size());
     ar.tried.insert(ar.tried.end(), static_cast<std::size_t>(n_groups_), TRIED_ABSENT);
     std::fill(group_done_.begin(), group_done_.end(), 0);
+    attempt_seen_.assign(static_cast<std::size_t>(n_groups_), 0);
+    attempt_min_.assign(static_cast<std::size_t>(n_groups_), REASON_NONE);
+    attempted_any_ = false;
+    status_reason_ = REASON_NONE;
     reason_count_ = 0;
     bool failed = false;
-    for (std::uint32_t k = 0; k < psa.req_n; ++k) {
+    visit_.clear();
+    for (std::uint32_t k = 0; k < psa.req_n; ++k) visit_.push_back(k);
+    std::sort(visit_.begin(), visit_.end(), [&](std::uint32_t x, std::uint32_t y) {
+      return visit_rank_[static_cast<std::size_t>(ar.requests[psa.req_first + x].resource)] <
+             visit_rank_[static_cast<std::size_t>(ar.requests[psa.req_first + y].resource)];
+    });
+    for (std::uint32_t k : visit_) {
       const ResourceAmount req = ar.requests[psa.req_first + k];
       int g = topo_.group_of(cq, req.resource);
       if (g < 0 && req.amount == 0) continue;  // zero request of an uncovered resource: ignored
@@ -322,6 +350,7 @@ int FlavorAssigner::assign(int wid, int cq, bool use_last, const std::int32_t* n
       bool ok;
       if (g < 0) {
         add_reason(reason_header(RK_UNAVAILABLE, static_cast<std::uint64_t>(req.resource)));
+        status_reason_ = NO_MATCHING_FLAVOR;
         ok = false;
       } else {
         ok = find_flavor(static_cast<int>(i), psa, req.resource, g, tried);
@@ -354,6 +383,7 @@ int FlavorAssigner::assign(int wid, int cq, bool use_last, const std::int32_t* n
       for (std::uint32_t k = 0; k < psa.fl_n; ++k) m = std::min(m, ar.flavors[psa.fl_first + k].mode);
       psa.mode = m;
     }
+    if (psa.mode == NO_FIT) psa.no_fit_reason = resolve_attempts();
     worst = std::min(worst, psa.mode);
     // Assignment.append
     for (std::uint32_t k = 0; k < psa.fl_n; ++k) {

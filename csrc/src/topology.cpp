@@ -4,15 +4,6 @@
 
 namespace kueue_fast {
 
-std::uint8_t reason_text_flags(const std::string& text) noexcept {
-  auto has = [&](const char* needle) { return text.find(needle) != std::string::npos; };
-  std::uint8_t f = 0;
-  if (has("unavailable in ClusterQueue")) f |= TEXT_UNAVAILABLE;
-  if (has("doesn't match node affinity") || has("untolerated taint")) f |= TEXT_AFFINITY_OR_TAINT;
-  if (has("maximum capacity") || has("node affinity") || has("untolerated")) f |= TEXT_CAPACITY_LIKE;
-  return f;
-}
-
 namespace {
 
 [[noreturn]] void bad(const std::string& what) { throw std::invalid_argument("topology: " + what); }
@@ -97,9 +88,7 @@ Topology::Topology(TopologySpec spec) : spec_(std::move(spec)) {
     const auto& name = spec_.resource_names[r];
     if (name == "pods" && pods_rid_ < 0) pods_rid_ = r;
     resource_format_.push_back(quantity_format_of(name));
-    resource_flags_.push_back(reason_text_flags(name));
   }
-  for (int f = 0; f < n_flavors_; ++f) flavor_flags_.push_back(reason_text_flags(spec_.flavor_names[f]));
 }
 
 int Topology::add_flavor_class(const std::vector<std::optional<std::string>>& row) {
@@ -120,7 +109,6 @@ int Topology::add_flavor_class(const std::vector<std::optional<std::string>>& ro
     if (id < 0) {
       id = static_cast<std::int32_t>(strings_.size());
       strings_.push_back(*entry);
-      string_flags_.push_back(reason_text_flags(*entry));
     }
     class_rejection_.push_back(id);
   }

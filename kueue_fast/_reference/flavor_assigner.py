@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from ..compiler import ClusterQueueSpec, WorkloadSpec
@@ -40,6 +41,38 @@ BORROW_UNLIMITED = 1 << 62  # borrowing level of "no flavor yet"
 
 INT64_MAX = (1 << 63) - 1
 
+# Why a flavor or a pod set does not fit (QuotaReserved=False reasons), by
+# severity: Kueue's reasonSeverity / mostSevereReason.
+WAITING_FOR_QUOTA = "WaitingForQuota"
+EXCEEDS_MAX_QUOTA = "ExceedsMaxQuota"
+NO_MATCHING_FLAVOR = "NoMatchingFlavor"
+NO_FIT_SEVERITY = {"": 0, WAITING_FOR_QUOTA: 2, EXCEEDS_MAX_QUOTA: 3, NO_MATCHING_FLAVOR: 4}
+
+
+def most_severe(a: str, b: str) -> str:
+    return b if NO_FIT_SEVERITY[b] > NO_FIT_SEVERITY[a] else a
+
+
+def fnv1a64(data: bytes) -> int:
+    h = 0xCBF29CE484222325
+    for byte in data:
+        h = ((h ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+@lru_cache(maxsize=64)
+def resource_visit_order(resource_names: tuple[str, ...]) -> tuple[int, ...]:
+    """Resource ids in the order Kueue walks a pod set's requests: its
+    SliceRequests (VectorizedResourceRequests, beta, on) keep them sorted by
+    the FNV-1a 64 hash of the name, then the name (pkg/resources/slice_requests.go).
+    It decides which resource group is tried first, so which failing group a
+    message names."""
+    return tuple(
+        sorted(
+            range(len(resource_names)), key=lambda r: (fnv1a64(resource_names[r].encode()), resource_names[r])
+        )
+    )
+
 
 def saturating_mul(a: int, b: int) -> int:
     v = a * b
@@ -61,6 +94,8 @@ class PodSetAssignment:
     requests: dict[int, int]  # resource id -> total for the pod set (pods included when covered)
     flavors: dict[int, FlavorAssignment] = field(default_factory=dict)
     reasons: list[str] = field(default_factory=list)
+    # When NoFit: Kueue's resolveNoFitReason for this pod set ("" otherwise).
+    no_fit_reason: str = ""
 
     def mode(self) -> int:
         if not self.reasons:
@@ -127,6 +162,35 @@ class Assignment:
         }
 
 
+@dataclass
+class FlavorAttempts:
+    """The flavors tried for one pod set, as Kueue's resolveNoFitReason reads
+    its FlavorAssignmentAttempts (flavorassigner.go, flavor_assigner_attempts.go):
+    per resource group the least severe reason among its NoFit flavors (they
+    are alternatives); the groups are co-requisites, so the most severe of
+    those decides, with the pod set's own status reason ("resource unavailable"
+    is NoMatchingFlavor). No flavor tried at all: NoMatchingFlavor."""
+
+    group_min: dict[int, str] = field(default_factory=dict)
+    tried: bool = False
+    status_reason: str = ""
+
+    def add(self, group: int, no_fit: bool, reason: str) -> None:
+        self.tried = True
+        if no_fit:
+            cur = self.group_min.get(group)
+            if cur is None or NO_FIT_SEVERITY[reason] < NO_FIT_SEVERITY[cur]:
+                self.group_min[group] = reason
+
+    def resolve(self) -> str:
+        if not self.tried:
+            return NO_MATCHING_FLAVOR
+        out = self.status_reason
+        for reason in self.group_min.values():
+            out = most_severe(out, reason)
+        return out
+
+
 # A preemption oracle answers: for this fr and total, are there targets, in
 # the ClusterQueue itself (PM_PREEMPT) or only elsewhere (PM_RECLAIM), and at
 # which borrowing height would the workload be once they are gone.
@@ -188,8 +252,9 @@ class FlavorAssigner:
 
     # --- quota check of one flavor-resource ---------------------------------------------------
 
-    def fits_resource_quota(self, fr: int, assumed: int, request: int) -> tuple[int, int, list[str]]:
-        """(preemption mode, borrowing level, reasons) for `request` more on fr."""
+    def fits_resource_quota(self, fr: int, assumed: int, request: int) -> tuple[int, int, list[str], str]:
+        """(preemption mode, borrowing level, reasons, no-fit reason) for `request`
+        more on fr; the no-fit reason is "" unless the mode is NoFit."""
         tree, cq = self.tree, self.cq
         flavor, resource = self.topo.fr_pairs[fr]
         rname = self.topo.resource_names[resource]
@@ -207,27 +272,35 @@ class FlavorAssigner:
                     f"({format_quantity(rname, request)}) > maximum capacity "
                     f"({format_quantity(rname, max_capacity)})"
                 ],
+                EXCEEDS_MAX_QUOTA,
             )
         borrow, may_reclaim_in_hierarchy = tree.lowest_subtree_that_fits(cq, fr, val)
         if val <= available:
-            return PM_FIT, borrow, []
+            return PM_FIT, borrow, [], ""
         reasons = [
             f"insufficient unused quota for {rname} in flavor {fname}, "
             f"{format_quantity(rname, val - available)} more needed"
         ]
         if tree.nominal(cq, fr) >= val or may_reclaim_in_hierarchy or self.can_preempt_while_borrowing():
             possibility, borrow_after = self.oracle(fr, val)
-            return possibility, borrow_after, reasons
-        return PM_NO_FIT, borrow, reasons
+            return possibility, borrow_after, reasons, WAITING_FOR_QUOTA if possibility == PM_NO_FIT else ""
+        return PM_NO_FIT, borrow, reasons, WAITING_FOR_QUOTA
 
     # --- one resource group of one pod set -------------------------------------------------------
 
     def find_flavor(
-        self, ps_index: int, requests: dict[int, int], resource: int, assumed: dict[int, int]
+        self,
+        ps_index: int,
+        requests: dict[int, int],
+        resource: int,
+        assumed: dict[int, int],
+        attempts: FlavorAttempts,
     ) -> tuple[dict[int, FlavorAssignment] | None, list[str]]:
-        """The flavor for the group of `resource`; None and reasons when none is usable."""
+        """The flavor for the group of `resource`; None and reasons when none
+        is usable. Every flavor tried is recorded in `attempts`."""
         g = self.spec.group_of(resource)
         if g < 0:
+            attempts.status_reason = NO_MATCHING_FLAVOR
             return None, [f"resource {self.topo.resource_names[resource]} unavailable in ClusterQueue"]
         group = self.spec.groups[g]
         group_requests = [(r, requests[r]) for r in sorted(requests) if r in group.resources]
@@ -249,18 +322,22 @@ class FlavorAssigner:
             rejection = ps_class[flavor]
             if rejection is not None:
                 reasons.append(rejection)
+                attempts.add(g, True, NO_MATCHING_FLAVOR)
                 continue
             assignments: dict[int, FlavorAssignment] = {}
             mode = (PM_FIT, 0)
+            flavor_reason = ""
             for r, val in group_requests:
                 fr = self.topo.fr_id(flavor, r)
-                pm, borrow, rs = self.fits_resource_quota(fr, assumed.get(fr, 0), val)
+                pm, borrow, rs, why = self.fits_resource_quota(fr, assumed.get(fr, 0), val)
                 reasons.extend(rs)
+                flavor_reason = most_severe(flavor_reason, why)
                 if self.is_preferred(mode, (pm, borrow)):
                     mode = (pm, borrow)  # the representative mode is the worst one
                 if mode[0] == PM_NO_FIT:
                     continue
                 assignments[r] = FlavorAssignment(flavor, _PM_TO_MODE[pm], borrow)
+            attempts.add(g, mode[0] == PM_NO_FIT, flavor_reason)
             if not self.fungibility:
                 # FlavorFungibility off: the first flavor that fits wins; otherwise
                 # the best preemption mode, the earliest flavor on ties.
@@ -292,6 +369,7 @@ class FlavorAssigner:
         a = Assignment()
         pods_rid = self.topo.pods_rid
         covers_pods = pods_rid >= 0 and self.spec.group_of(pods_rid) >= 0
+        visit_order = resource_visit_order(tuple(self.topo.resource_names))
         for i, ps in enumerate(self.wl.pod_sets):
             count = counts[i] if counts is not None else ps.count
             requests = {r: saturating_mul(v, count) for r, v in ps.requests}
@@ -300,13 +378,14 @@ class FlavorAssigner:
             psa = PodSetAssignment(ps.name, count, requests)
             group_flavors: dict[int, FlavorAssignment] | None = {}
             reasons: list[str] = []
-            for r in sorted(requests):
-                if self.spec.group_of(r) < 0 and requests[r] == 0:
+            attempts = FlavorAttempts()
+            for r in visit_order:
+                if r not in requests or (self.spec.group_of(r) < 0 and requests[r] == 0):
                     continue  # zero request of an uncovered resource: ignored
                 assert group_flavors is not None
                 if r in group_flavors:
                     continue
-                flavors, rs = self.find_flavor(i, requests, r, a.usage)
+                flavors, rs = self.find_flavor(i, requests, r, a.usage, attempts)
                 if not flavors:
                     group_flavors = None
                     reasons = rs
@@ -316,6 +395,8 @@ class FlavorAssigner:
             if group_flavors is not None:
                 psa.flavors = {r: fa for r, fa in group_flavors.items() if r in requests}
             psa.reasons = reasons
+            if psa.mode() == NO_FIT:
+                psa.no_fit_reason = attempts.resolve()
             a.append(self.topo.fr_id, psa)
             if group_flavors is None:
                 return a  # later pod sets are not assigned

@@ -51,11 +51,10 @@ from .quota import QuotaTree
 
 PENDING, ADMITTED, FINISHED = "pending", "admitted", "finished"
 
-# QuotaReserved=False reasons (UnadmittedWorkloadsObservability, beta, on).
-WAITING_FOR_QUOTA = "WaitingForQuota"
+# QuotaReserved=False reasons (UnadmittedWorkloadsObservability, beta, on);
+# the NoFit ones are the flavor assigner's.
+WAITING_FOR_QUOTA = fa.WAITING_FOR_QUOTA
 WAITING_FOR_PREEMPTED = "WaitingForPreemptedWorkloads"
-NO_MATCHING_FLAVOR = "NoMatchingFlavor"
-EXCEEDS_MAX_QUOTA = "ExceedsMaxQuota"
 MISCONFIGURED = "Misconfigured"
 SUSPENDED = "Suspended"
 
@@ -65,9 +64,6 @@ MSG_DEFERRED = (
     "Workload has overlapping preemption targets with another workload, "
     "but will fit after these preemptions complete"
 )
-
-NO_FIT_SEVERITY = {WAITING_FOR_QUOTA: 2, EXCEEDS_MAX_QUOTA: 3, NO_MATCHING_FLAVOR: 4}
-
 
 @dataclass
 class WorkloadRecord:
@@ -674,24 +670,12 @@ class ReferenceEngine:
         return out
 
     def _no_fit_reason(self, e: Entry) -> str:
-        """Kueue resolveNoFitReason, for a NoFit assignment."""
+        """Kueue resolveNoFitReason: the most severe of the NoFit pod sets' reasons."""
         assert e.assignment is not None
         worst = ""
         for ps in e.assignment.pod_sets:
-            if ps.mode() != fa.NO_FIT:
-                continue
-            reason = WAITING_FOR_QUOTA
-            rs = ps.reasons
-            if any("unavailable in ClusterQueue" in r for r in rs) or all(
-                "doesn't match node affinity" in r or "untolerated taint" in r for r in rs
-            ):
-                reason = NO_MATCHING_FLAVOR
-            elif rs and all(
-                "maximum capacity" in r or "node affinity" in r or "untolerated" in r for r in rs
-            ):
-                reason = EXCEEDS_MAX_QUOTA
-            if NO_FIT_SEVERITY.get(reason, 0) > NO_FIT_SEVERITY.get(worst, 0):
-                worst = reason
+            if ps.mode() == fa.NO_FIT:
+                worst = fa.most_severe(worst, ps.no_fit_reason)
         return worst or WAITING_FOR_QUOTA
 
     def _process(

@@ -44,9 +44,6 @@ inline std::uint32_t reason_words(ReasonKind kind) noexcept {
 }
 // Appends the text of the reason at `words` to `out`.
 void append_reason_text(std::string& out, const Topology& topo, const std::uint64_t* words);
-// The substring flags of the reason's text (topology.hpp ReasonTextFlag),
-// without building the text.
-std::uint8_t reason_flags(const Topology& topo, const std::uint64_t* words) noexcept;
 
 // --- the arena ----------------------------------------------------------------------
 struct ResourceAmount {
@@ -69,6 +66,7 @@ struct PodSetRec {  // PodSetAssignment
   std::uint32_t rs_first = 0, rs_words = 0, rs_n = 0;  // reasons (words, count)
   std::uint32_t tried_first = 0;           // n_groups entries: last flavor index tried
   Mode mode = FIT;
+  PendingReason no_fit_reason = REASON_NONE;  // when NoFit: Kueue's resolveNoFitReason for the pod set
 };
 
 struct AssignmentRec {
@@ -122,7 +120,11 @@ class FlavorAssigner {
   bool is_preferred(GranularMode a, GranularMode b) const noexcept;
   bool should_try_next_flavor(GranularMode m) const noexcept;
   bool can_preempt_while_borrowing() const noexcept;
+  // Also sets last_no_fit_: why the flavor-resource does not fit (REASON_NONE unless NoFit).
   GranularMode fits_resource_quota(int fr, Amount assumed, Amount request);
+  // A flavor tried for the pod set in progress (Kueue's FlavorAssignmentAttempts).
+  void add_attempt(int group, bool no_fit, PendingReason reason);
+  PendingReason resolve_attempts() const noexcept;
   bool find_flavor(int ps_index, const PodSetRec& psa, int resource, int group, std::int16_t& tried);
   int next_flavor(int ps_index, int group) const noexcept;
   void add_reason(std::uint64_t header) {
@@ -141,6 +143,16 @@ class FlavorAssigner {
   const std::int32_t* nomination_ = nullptr;
   std::size_t nomination_ps_ = 0;
   std::uint32_t reason_count_ = 0;
+  PendingReason last_no_fit_ = REASON_NONE;
+  // flavors tried for the pod set in progress: per group the least severe
+  // reason among its NoFit flavors (attempt_min_, valid where attempt_seen_)
+  std::vector<PendingReason> attempt_min_;
+  std::vector<std::uint8_t> attempt_seen_;
+  bool attempted_any_ = false;
+  PendingReason status_reason_ = REASON_NONE;
+  // Per resource: its rank in Kueue's walk over a pod set's requests (FNV-1a of the name).
+  std::vector<std::int32_t> visit_rank_;
+  std::vector<std::uint32_t> visit_;  // the pod set's requests (indices) in that order
   // scratch, reused
   std::vector<Amount> assumed_;             // per fr: usage of earlier pod sets (a.usage)
   std::vector<std::uint8_t> assumed_seen_;  // per fr: has a key in a.usage

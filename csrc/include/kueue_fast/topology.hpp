@@ -76,14 +76,6 @@ struct TopologySpec {
   FeatureGates gates;
 };
 
-// Substring flags Kueue's resolveNoFitReason looks for in reason texts.
-enum ReasonTextFlag : std::uint8_t {
-  TEXT_UNAVAILABLE = 1,       // "unavailable in ClusterQueue"
-  TEXT_AFFINITY_OR_TAINT = 2, // "doesn't match node affinity" or "untolerated taint"
-  TEXT_CAPACITY_LIKE = 4,     // "maximum capacity" or "node affinity" or "untolerated"
-};
-std::uint8_t reason_text_flags(const std::string& text) noexcept;
-
 class Topology {
  public:
   // Validates ids and shapes; throws std::invalid_argument naming the problem.
@@ -121,8 +113,6 @@ class Topology {
   const std::string& flavor_name(int f) const noexcept { return spec_.flavor_names[f]; }
   const std::string& node_name(int n) const noexcept { return spec_.node_names[n]; }
   QuantityFormat resource_format(int r) const noexcept { return resource_format_[r]; }
-  std::uint8_t resource_text_flags(int r) const noexcept { return resource_flags_[r]; }
-  std::uint8_t flavor_text_flags(int f) const noexcept { return flavor_flags_[f]; }
 
   // --- flavor eligibility classes (compiler.Topology.flavor_classes) ----------
   int n_classes() const noexcept { return n_classes_; }
@@ -134,7 +124,6 @@ class Topology {
                             static_cast<std::size_t>(flavor)];
   }
   const std::string& string_at(std::int32_t id) const noexcept { return strings_[id]; }
-  std::uint8_t string_text_flags(std::int32_t id) const noexcept { return string_flags_[id]; }
 
  private:
   TopologySpec spec_;
@@ -142,11 +131,9 @@ class Topology {
   std::vector<std::int32_t> fr_index_;
   std::vector<std::int8_t> group_of_;
   std::vector<QuantityFormat> resource_format_;
-  std::vector<std::uint8_t> resource_flags_, flavor_flags_;
   int n_classes_ = 0;
   std::vector<std::int32_t> class_rejection_;
   std::vector<std::string> strings_;
-  std::vector<std::uint8_t> string_flags_;
 };
 
 }  // namespace kueue_fast
