@@ -123,7 +123,9 @@ def feature_gates(draw: Any) -> dict[str, bool]:
 class Scenario:
     state: ClusterState
     extra: list[Workload] = field(default_factory=list)  # added between cycles
-    ops: list[tuple[str, int]] = field(default_factory=list)  # ("add", i) / ("remove", i) / ("cycle", 0)
+    # ("add", i) / ("remove", i) / ("cycle", 0) / ("evict", i) / ("release", i)
+    ops: list[tuple[str, int]] = field(default_factory=list)
+    release_evictions: bool = True  # False: evicted workloads hold their quota until ("release", i)
 
 
 @st.composite
@@ -359,6 +361,94 @@ def contended_scenarios(draw: Any) -> Scenario:
     return Scenario(state, extra, ops)
 
 
+@st.composite
+def many_candidate_scenarios(draw: Any) -> Scenario:
+    """The preemption candidate order under pressure: many ClusterQueues (in
+    one cohort, or two sub-cohorts under a root) each holding many admitted
+    workloads with few distinct priorities and admission times (ties decided
+    by namespace and name, across ClusterQueues: namespaces interleave), some
+    of them evicted but still holding quota (release_evictions off), then
+    preemptors everywhere. The native engine walks its per-ClusterQueue lists
+    as a lazy merge; its debug checks compare that with the sorted order."""
+    state = ClusterState()
+    state.resource_flavors["f0"] = ResourceFlavor("f0")
+    state.configuration.feature_gates = draw(feature_gates())
+    nested = draw(st.booleans())
+    if nested:
+        state.cohorts["root"] = Cohort("root", None, [])
+        for sub in ("left", "right"):
+            state.cohorts[sub] = Cohort(sub, "root", [])
+    n_cq = draw(st.integers(3, 8))
+    namespaces = ["a", "b", "c"]
+    for i in range(n_cq):
+        nominal = draw(st.integers(2, 6)) * 1000
+        lend = draw(st.sampled_from([None, None, nominal // 2]))
+        quota = FlavorQuotas("f0", [ResourceQuota("cpu", nominal, None, lend)])
+        borrow = draw(st.sampled_from(["Never", "LowerPriority"]))
+        threshold = draw(st.sampled_from([None, 0, 1])) if borrow != "Never" else None
+        state.cluster_queues[f"cq-{i}"] = ClusterQueue(
+            name=f"cq-{i}",
+            resource_groups=[ResourceGroup(["cpu"], [quota])],
+            cohort=(("left" if i % 2 else "right") if nested else "team"),
+            namespace_selector=LabelSelector(),
+            preemption=Preemption(
+                draw(st.sampled_from(POLICIES_WITHIN)),
+                draw(st.sampled_from(["LowerPriority", "Any", "LowerPriority", "Never"])),
+                borrow,
+                threshold,
+            ),
+        )
+        for ns in namespaces:
+            state.local_queues[f"{ns}/lq-{i}"] = LocalQueue(ns, f"lq-{i}", f"cq-{i}")
+    # Admitted: fill every ClusterQueue up to 1.5x or 0.5x its nominal quota.
+    k = 0
+    for i in range(n_cq):
+        nominal = state.cluster_queues[f"cq-{i}"].resource_groups[0].flavors[0].resources[0].nominal
+        held = nominal * draw(st.sampled_from([1, 3])) // 2
+        while held >= 500:
+            cpu = min(held, draw(st.sampled_from([500, 500, 1000])))
+            held -= cpu
+            ns = draw(st.sampled_from(namespaces))
+            wl = Workload(
+                ns,
+                f"w-{draw(st.integers(0, 99)):02d}-{k:03d}",
+                f"lq-{i}",
+                [PodSet("main", 1, {"cpu": cpu})],
+                creation_ns=T0 - 100 * SECOND + draw(st.integers(0, 2)),
+                priority=draw(st.integers(0, 1)),
+                uid=f"w-{k}",
+            )
+            wl.admission = Admission(f"cq-{i}", [PodSetAssignment("main", 1, {"cpu": "f0"}, {"cpu": cpu})])
+            wl.admission_ns = T0 - 50 * SECOND + draw(st.integers(0, 1)) * SECOND
+            state.workloads[wl.key] = wl
+            k += 1
+    extra = []
+    for j in range(draw(st.integers(2, 12))):
+        i = draw(st.integers(0, n_cq - 1))
+        wl = Workload(
+            draw(st.sampled_from(namespaces)),
+            f"p-{j:02d}",
+            f"lq-{i}",
+            [PodSet("main", 1, {"cpu": draw(st.integers(1, 4)) * 500})],
+            creation_ns=T0 - 10 * SECOND + draw(st.integers(0, 1)),
+            priority=draw(st.integers(1, 3)),
+            uid=f"p-{j}",
+        )
+        extra.append(wl)
+    release = draw(st.booleans())
+    n_evict = draw(st.integers(0, 4))
+    ops: list[tuple[str, int]] = [("evict", draw(st.integers(0, k - 1))) for _ in range(n_evict)]
+    for j in range(len(extra)):
+        ops.append(("add", j))
+        if draw(st.integers(0, 2)) == 0:
+            ops.append(("cycle", 0))
+    ops += [("cycle", 0)] * draw(st.integers(1, 5))
+    if not release:
+        ops += [("release", draw(st.integers(0, k))) for _ in range(draw(st.integers(0, 3)))]
+        ops += [("cycle", 0)] * draw(st.integers(0, 3))
+    return Scenario(state, extra, ops, release_evictions=release)
+
+
 # --- running both engines ------------------------------------------------------------------------
 
 
@@ -387,7 +477,9 @@ def _compare(ref: Cluster, nat: Cluster, where: str) -> None:
 def run_both(sc: Scenario) -> None:
     clusters = {}
     for name in ("reference", "native"):
-        clusters[name] = Cluster(copy.deepcopy(sc.state), name, start_time_ns=T0)
+        clusters[name] = Cluster(
+            copy.deepcopy(sc.state), name, start_time_ns=T0, release_evictions=sc.release_evictions
+        )
     ref, nat = clusters["reference"], clusters["native"]
     nat.engine.debug_checks = True
     _compare(ref, nat, "after loading")
@@ -405,6 +497,15 @@ def run_both(sc: Scenario) -> None:
                 key = keys[i % len(keys)]
                 for c in (ref, nat):
                     c.remove_workload(key)
+        elif op in ("evict", "release"):
+            keys = ref.keys()
+            if keys:
+                key = keys[i % len(keys)]
+                for c in (ref, nat):
+                    if op == "evict":  # (a no-op unless admitted and not evicting already)
+                        c.evict(key, "Deactivated", "evicted by the test")
+                    else:
+                        c.release_eviction(key)
         _compare(ref, nat, where)
 
 
@@ -422,6 +523,12 @@ def test_native_matches_reference(sc: Scenario) -> None:
 @settings(max_examples=EXAMPLES, suppress_health_check=SLOW_OK, deadline=None)
 @given(contended_scenarios())
 def test_native_matches_reference_in_a_contended_cohort(sc: Scenario) -> None:
+    run_both(sc)
+
+
+@settings(max_examples=EXAMPLES, suppress_health_check=SLOW_OK, deadline=None)
+@given(many_candidate_scenarios())
+def test_native_matches_reference_with_many_preemption_candidates(sc: Scenario) -> None:
     run_both(sc)
 
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 
 #include <kueue_fast/scheduler.hpp>
 
@@ -183,49 +184,233 @@ Variant Preemptor::variant(int cand, bool hierarchical_advantage) const noexcept
   return V_RECLAIM_WHILE_BORROWING;
 }
 
-// The ClusterQueue's admitted list, walked in candidate order (evicting
-// first, then by priority; stored reversed): once a policy's priority bound
-// is passed, the rest of the segment cannot qualify.
-void Preemptor::candidates_from_cq(int cq, int lca, bool advantage, std::vector<Candidate>& out) {
-  const WorkloadStore& w = e_.w_;
+// --- the candidate order, lazily --------------------------------------------------------------
+//
+// Kueue sorts every candidate (CandidatesOrdering) and removes them in that
+// order until the preemptor fits; most searches stop after a few. The
+// per-ClusterQueue admitted lists are kept in that order already (without
+// "other ClusterQueues first", constant within a group), so the sorted
+// groups are k-way merges of the lists' filtered segments, and the search
+// pulls candidates one at a time: O(sources + consumed x log sources)
+// instead of collecting and sorting every admitted workload under the
+// priority bound. The sequence is the same (checked against the eager
+// order under Engine::set_debug_checks).
+
+void Preemptor::add_source(int cq, int lca, bool advantage) {
   const ClusterQueueSpec& spec = e_.topo_.cq(ctx_->cq);
-  std::uint8_t policy = cq == ctx_->cq ? spec.within_cluster_queue : spec.reclaim_within_cohort;
+  const bool same = cq == ctx_->cq;
+  const std::uint8_t policy = same ? spec.within_cluster_queue : spec.reclaim_within_cohort;
   if (policy == NEVER) return;
-  const std::int32_t p_prio = w.priority[ctx_->preemptor];
+  const std::uint8_t group = same ? G_SAME : (advantage ? G_HIERARCHY : G_PRIORITY);
+  const auto s = static_cast<std::int32_t>(sources_.size());
+  sources_.push_back({cq, lca, group, policy, advantage});
+  // Stored reversed: the non-evicting entries, then the evicting ones.
   const auto& list = e_.cq_admitted_[cq];
-  std::size_t i = list.size();  // candidate order: from the back
-  while (i > 0) {
-    const AdmittedEntry& c = list[i - 1];
-    bool past_bound = (policy == LOWER_PRIORITY && c.priority >= p_prio) ||
-                      (policy == LOWER_OR_NEWER_EQUAL && c.priority > p_prio);
-    if (past_bound) {
-      if (!c.evicting) break;
-      // skip the rest of the evicting segment (stored last)
-      auto it = std::partition_point(list.begin(), list.begin() + static_cast<std::ptrdiff_t>(i),
-                                     [](const AdmittedEntry& x) { return x.evicting == 0; });
-      i = static_cast<std::size_t>(it - list.begin());
-      continue;
+  const auto n = static_cast<std::int32_t>(list.size());
+  std::int32_t ev_lo = n;
+  if (n > 0 && list.back().evicting) {
+    auto it = std::partition_point(list.begin(), list.end(), [](const AdmittedEntry& x) { return x.evicting == 0; });
+    ev_lo = static_cast<std::int32_t>(it - list.begin());
+  }
+  Cursor evicting{s, ev_lo, n - 1, V_NEVER}, rest{s, 0, ev_lo - 1, V_NEVER};
+  advance(evicting);
+  advance(rest);
+  if (evicting.pos >= evicting.lo || rest.pos >= rest.lo) group_nonempty_[group] = true;
+  cursors_init_.push_back(evicting);
+  cursors_init_.push_back(rest);
+}
+
+// Past the policy's priority bound nobody in the segment qualifies (it is
+// ordered by priority ascending); below it, a candidate must use an fr that
+// needs preemption and satisfy the policy (classifyPreemptionVariant).
+void Preemptor::advance(Cursor& c) const noexcept {
+  const Source& src = sources_[c.source];
+  const auto& list = e_.cq_admitted_[src.cq];
+  for (; c.pos >= c.lo; --c.pos) {
+    const AdmittedEntry& a = list[c.pos];
+    const bool past_bound = (src.policy == LOWER_PRIORITY && a.priority >= preemptor_priority_) ||
+                            (src.policy == LOWER_OR_NEWER_EQUAL && a.priority > preemptor_priority_);
+    if (past_bound || (merge_borrowing_ && past_borrowing_bound(src, a.priority))) {
+      c.pos = c.lo - 1;
+      return;
     }
-    if (uses_resources(c)) {  // (variant() checks it first; the filter spares the pool)
-      Variant v = variant(c.wid, advantage);
-      if (v != V_NEVER) out.push_back({c.wid, lca, v});
+    if (uses_resources(a)) {  // (variant() checks it first; the filter spares the pool)
+      c.variant = variant(a.wid, src.advantage);
+      if (c.variant != V_NEVER) return;
     }
-    --i;
   }
 }
 
-void Preemptor::collect_in_subtree(int cohort, int subtree_root, int skip, bool advantage,
-                                   std::vector<Candidate>& out) {
+// CandidatesOrdering between heads of two segments of one phase (same
+// evicting state, same "own ClusterQueue" state): lower priority, most
+// recently admitted, namespace and name, wid.
+bool Preemptor::head_before(const Cursor& a, const Cursor& b) const noexcept {
+  const AdmittedEntry& x = e_.cq_admitted_[sources_[a.source].cq][a.pos];
+  const AdmittedEntry& y = e_.cq_admitted_[sources_[b.source].cq][b.pos];
+  if (x.priority != y.priority) return x.priority < y.priority;
+  if (x.admission_time != y.admission_time) return x.admission_time > y.admission_time;
+  const int c = e_.w_.compare_names(x.wid, y.wid);
+  if (c != 0) return c < 0;
+  return x.wid < y.wid;
+}
+
+// In a borrowing attempt, is a priority-group candidate of this priority
+// V_RECLAIM_WITHOUT_BORROWING (variant()), so invalid? Monotone in priority.
+bool Preemptor::past_borrowing_bound(const Source& src, std::int32_t priority) const noexcept {
+  if (src.group != G_PRIORITY) return false;
+  const ClusterQueueSpec& spec = e_.topo_.cq(ctx_->cq);
+  if (spec.borrow_within_cohort == NEVER || priority >= preemptor_priority_) return true;
+  return spec.has_max_priority_threshold && priority > spec.max_priority_threshold;
+}
+
+// candidate_valid's tree part for every candidate of an other ClusterQueue.
+bool Preemptor::source_within_nominal(const Source& src) const noexcept {
+  if (within_nominal(src.cq)) return true;
+  for (int node : e_.tree_.ancestors(src.cq)) {
+    if (node == src.lca) break;
+    if (within_nominal(node)) return true;
+  }
+  return false;
+}
+
+void Preemptor::merge_reset(bool borrowing) {
+  merge_borrowing_ = borrowing;
+  cursors_ = cursors_init_;
+  source_dead_.assign(sources_.size(), 0);
+  if (borrowing) {
+    // The initial heads passed the unfiltered walk; the borrowing bound
+    // cuts a segment's suffix, possibly from its head.
+    for (Cursor& c : cursors_) {
+      if (c.pos < c.lo) continue;
+      const Source& src = sources_[c.source];
+      if (past_borrowing_bound(src, e_.cq_admitted_[src.cq][c.pos].priority)) c.pos = c.lo - 1;
+    }
+  }
+  phase_ = 0;
+  merge_start_phase();
+}
+
+// Phase p: evicting segments (p < 3) or the rest, of the group p % 3.
+void Preemptor::merge_start_phase() {
+  heap_.clear();
+  if (phase_ >= 6) return;
+  const std::uint8_t group = static_cast<std::uint8_t>(phase_ % 3);
+  const int segment = phase_ < 3 ? 0 : 1;
+  if (!group_nonempty_[group]) return;
+  for (std::size_t s = 0; s < sources_.size(); ++s) {
+    if (sources_[s].group != group) continue;
+    const auto k = static_cast<std::int32_t>(2 * s + segment);
+    if (!source_dead_[s] && cursors_[k].pos >= cursors_[k].lo) heap_.push_back(k);
+  }
+  auto after = [&](std::int32_t a, std::int32_t b) { return head_before(cursors_[b], cursors_[a]); };
+  std::make_heap(heap_.begin(), heap_.end(), after);
+}
+
+bool Preemptor::merge_next(Candidate& out) {
+  auto after = [&](std::int32_t a, std::int32_t b) { return head_before(cursors_[b], cursors_[a]); };
+  for (;;) {
+    while (heap_.empty()) {
+      if (phase_ >= 6) return false;
+      ++phase_;
+      merge_start_phase();
+    }
+    std::pop_heap(heap_.begin(), heap_.end(), after);
+    const Cursor& top = cursors_[heap_.back()];
+    const Source& top_src = sources_[top.source];
+    if (top_src.group == G_SAME || !source_within_nominal(top_src)) break;
+    source_dead_[top.source] = 1;  // every candidate left in it is invalid for this attempt
+    heap_.pop_back();
+  }
+  Cursor& c = cursors_[heap_.back()];
+  const Source& src = sources_[c.source];
+  out = {e_.cq_admitted_[src.cq][c.pos].wid, src.lca, c.variant};
+  --c.pos;
+  advance(c);
+  if (c.pos >= c.lo) {
+    std::push_heap(heap_.begin(), heap_.end(), after);
+  } else {
+    heap_.pop_back();
+  }
+  return true;
+}
+
+// Kueue's eager order: every candidate of every source, each group sorted
+// by candidate_before, evicting ones first (classicalPreemptions).
+void Preemptor::eager_order(std::vector<Candidate>& out) {
+  same_.clear();
+  hierarchy_.clear();
+  priority_.clear();
+  for (std::size_t s = 0; s < sources_.size(); ++s) {
+    std::vector<Candidate>& into =
+        sources_[s].group == G_SAME ? same_ : (sources_[s].group == G_HIERARCHY ? hierarchy_ : priority_);
+    for (int segment = 0; segment < 2; ++segment) {
+      Cursor c = cursors_init_[2 * s + segment];
+      for (; c.pos >= c.lo; --c.pos, advance(c)) {
+        into.push_back({e_.cq_admitted_[sources_[s].cq][c.pos].wid, sources_[s].lca, c.variant});
+      }
+    }
+  }
+  auto by_key = [&](const Candidate& a, const Candidate& b) { return candidate_before(a.wid, b.wid); };
+  std::sort(same_.begin(), same_.end(), by_key);
+  std::sort(hierarchy_.begin(), hierarchy_.end(), by_key);
+  std::sort(priority_.begin(), priority_.end(), by_key);
+  out.clear();
+  const WorkloadStore& w = e_.w_;
+  for (int pass = 0; pass < 2; ++pass) {
+    bool want_evicting = pass == 0;
+    for (const auto* list : {&hierarchy_, &priority_, &same_}) {
+      for (const Candidate& c : *list) {
+        if ((w.evicting[c.wid] != 0) == want_evicting) out.push_back(c);
+      }
+    }
+  }
+}
+
+void Preemptor::check_lazy_order() {
+  eager_order(ordered_);
+  // Unfiltered: a non-borrowing attempt before any removal drops only
+  // sources within nominal, which the eager order has but the search skips.
+  lazy_.clear();
+  merge_reset(false);
+  Candidate c{};
+  while (merge_next(c)) lazy_.push_back(c);
+  eager_valid_.clear();
+  for (const Candidate& x : ordered_) {
+    if (candidate_valid(x, false)) eager_valid_.push_back(x);
+  }
+  ordered_.swap(eager_valid_);
+  bool same = lazy_.size() == ordered_.size();
+  for (std::size_t i = 0; same && i < lazy_.size(); ++i) {
+    same = lazy_[i].wid == ordered_[i].wid && lazy_[i].lca == ordered_[i].lca &&
+           lazy_[i].variant == ordered_[i].variant;
+  }
+  if (!same) {
+    std::size_t i = 0;
+    while (i < lazy_.size() && i < ordered_.size() && lazy_[i].wid == ordered_[i].wid) ++i;
+    auto at = [](const std::vector<Candidate>& v, std::size_t k) {
+      return k < v.size() ? std::to_string(v[k].wid) : std::string("end");
+    };
+    throw EngineInvariantError("the lazy preemption candidate order differs from the sorted one for preemptor " +
+                               std::to_string(ctx_->preemptor) + " at position " + std::to_string(i) +
+                               ": wid " + at(lazy_, i) + " instead of " + at(ordered_, i));
+  }
+  bool nonempty[3] = {!hierarchy_.empty(), !priority_.empty(), !same_.empty()};
+  if (!std::equal(nonempty, nonempty + 3, group_nonempty_)) {
+    throw EngineInvariantError("lazy preemption candidate groups differ from the sorted ones");
+  }
+}
+
+void Preemptor::collect_in_subtree(int cohort, int subtree_root, int skip, bool advantage) {
   const QuotaTree& t = e_.tree_;
   for (int child : t.child_cohorts(cohort)) {
     if (child == skip || within_nominal(child)) continue;
-    collect_in_subtree(child, subtree_root, skip, advantage, out);
+    collect_in_subtree(child, subtree_root, skip, advantage);
   }
   for (int child : t.child_cqs(cohort)) {
     if (child == ctx_->cq) continue;
     // (within_nominal is pure: skipping it where no candidate can come out changes nothing.)
     if (may_have_candidates(e_.cq_front_[child], reclaim_policy_) && !within_nominal(child)) {
-      candidates_from_cq(child, subtree_root, advantage, out);
+      add_source(child, subtree_root, advantage);
     }
   }
 }
@@ -248,7 +433,7 @@ void Preemptor::hierarchical_candidates() {
   bool advantage = t.quantities_fit_in_quota(ctx_->cq, ctx_->usage, remaining_);
   int previous = -1;
   for (int node : t.ancestors(ctx_->cq)) {
-    collect_in_subtree(node, node, previous, advantage, advantage ? hierarchy_ : priority_);
+    collect_in_subtree(node, node, previous, advantage);
     bool fits = t.quantities_fit_in_quota(node, remaining_, remaining_next_);
     remaining_.swap(remaining_next_);
     advantage = advantage || fits;
@@ -288,34 +473,22 @@ static PreemptionReason variant_reason(Variant v) {
 
 void Preemptor::classical_preemptions() {
   const ClusterQueueSpec& spec = e_.topo_.cq(ctx_->cq);
-  same_.clear();
-  hierarchy_.clear();
-  priority_.clear();
-  if (spec.within_cluster_queue != NEVER) candidates_from_cq(ctx_->cq, -1, false, same_);
+  sources_.clear();
+  cursors_init_.clear();
+  std::fill(group_nonempty_, group_nonempty_ + 3, false);
+  merge_borrowing_ = false;  // the initial heads are unfiltered (group_nonempty_ decides the attempts)
+  if (spec.within_cluster_queue != NEVER) add_source(ctx_->cq, -1, false);
   hierarchical_candidates();
-  if (same_.empty() && hierarchy_.empty() && priority_.empty()) return;  // nothing to try: no targets
-  auto by_key = [&](const Candidate& a, const Candidate& b) { return candidate_before(a.wid, b.wid); };
-  std::sort(same_.begin(), same_.end(), by_key);
-  std::sort(hierarchy_.begin(), hierarchy_.end(), by_key);
-  std::sort(priority_.begin(), priority_.end(), by_key);
-  // evicting hierarchy, priority, same; then the others in the same groups.
-  ordered_.clear();
-  const WorkloadStore& w = e_.w_;
-  for (int pass = 0; pass < 2; ++pass) {
-    bool want_evicting = pass == 0;
-    for (const auto* list : {&hierarchy_, &priority_, &same_}) {
-      for (const Candidate& c : *list) {
-        if ((w.evicting[c.wid] != 0) == want_evicting) ordered_.push_back(c);
-      }
-    }
-  }
+  if (e_.debug_checks_) check_lazy_order();
+  const bool has_hierarchy = group_nonempty_[G_HIERARCHY], has_priority = group_nonempty_[G_PRIORITY];
+  if (!has_hierarchy && !has_priority && !group_nonempty_[G_SAME]) return;  // nothing to try: no targets
   bool forbidden = spec.borrow_within_cohort == NEVER;
   bool attempts[2];
   int n_attempts;
-  if ((hierarchy_.empty() && priority_.empty()) || (forbidden && !queue_under_nominal())) {
+  if ((!has_hierarchy && !has_priority) || (forbidden && !queue_under_nominal())) {
     attempts[0] = true;
     n_attempts = 1;
-  } else if (forbidden && hierarchy_.empty()) {
+  } else if (forbidden && !has_hierarchy) {
     attempts[0] = false;
     attempts[1] = true;
     n_attempts = 2;
@@ -327,7 +500,9 @@ void Preemptor::classical_preemptions() {
   for (int k = 0; k < n_attempts; ++k) {
     bool borrowing = attempts[k];
     targets_.clear();
-    for (const Candidate& cand : ordered_) {
+    merge_reset(borrowing);
+    Candidate cand{};
+    while (merge_next(cand)) {
       if (!candidate_valid(cand, borrowing)) continue;
       remove(cand.wid);
       ++evaluations;

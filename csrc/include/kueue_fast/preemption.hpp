@@ -107,7 +107,46 @@ class Preemptor {
   // classical
   void classical_preemptions();
   Variant variant(int cand, bool hierarchical_advantage) const noexcept;
-  void candidates_from_cq(int cq, int lca, bool advantage, std::vector<Candidate>& out);
+  // The ClusterQueues candidates come from, each with the group its
+  // candidates sort into (hierarchy, priority, same), its lowest common
+  // ancestor with the preemptor and its policy; collected before any trial
+  // removal, as Kueue collects its candidates.
+  enum Group : std::uint8_t { G_HIERARCHY = 0, G_PRIORITY = 1, G_SAME = 2 };
+  struct Source {
+    std::int32_t cq, lca;
+    std::uint8_t group, policy;
+    bool advantage;
+  };
+  // One segment (evicting or not) of a source's admitted list, walked in
+  // candidate order (from the back). pos is the current candidate (its
+  // variant in `variant`), or below lo when the segment is exhausted.
+  struct Cursor {
+    std::int32_t source;
+    std::int32_t lo, pos;
+    Variant variant;
+  };
+  void add_source(int cq, int lca, bool advantage);
+  void advance(Cursor& c) const noexcept;  // from pos (inclusive) to the next valid candidate
+  bool head_before(const Cursor& a, const Cursor& b) const noexcept;
+  // The lazy candidate order: Kueue's ordered list (evicting candidates of
+  // the hierarchy, priority and same groups, then the others in the same
+  // groups, each group sorted by CandidatesOrdering) as a k-way merge over
+  // the sources' segments, each already in that order. Yields only as many
+  // candidates as the search consumes; merge_reset starts it again.
+  // An attempt's filters are exact: candidate_valid would skip every
+  // candidate they drop. In a borrowing attempt a reclaim candidate of the
+  // priority group that is V_RECLAIM_WITHOUT_BORROWING is invalid, and those
+  // are a suffix of each segment (a priority bound); within one attempt usage
+  // only goes down (trial removals), so a source found within nominal on its
+  // path below the common ancestor stays so and is dropped whole.
+  void merge_reset(bool borrowing);
+  bool merge_next(Candidate& out);
+  bool past_borrowing_bound(const Source& src, std::int32_t priority) const noexcept;
+  bool source_within_nominal(const Source& src) const noexcept;
+  void merge_start_phase();
+  // Debug hook: the eager order (collect everything, sort by candidate_before).
+  void eager_order(std::vector<Candidate>& out);
+  void check_lazy_order();
   // Could candidates_from_cq(cq) yield anything? Not when the policy admits
   // nobody, or when no admitted workload is under the policy's priority bound
   // (the list is ordered: evicting first, then by priority ascending).
@@ -119,7 +158,7 @@ class Preemptor {
   bool may_have_candidates(const AdmittedFront& front, std::uint8_t policy) const noexcept {
     return may_have_candidates(front, policy, preemptor_priority_);
   }
-  void collect_in_subtree(int cohort, int subtree_root, int skip, bool advantage, std::vector<Candidate>& out);
+  void collect_in_subtree(int cohort, int subtree_root, int skip, bool advantage);
   void hierarchical_candidates();
   bool candidate_valid(const Candidate& c, bool borrowing) const noexcept;
   bool queue_under_nominal() const noexcept;
@@ -151,7 +190,14 @@ class Preemptor {
   std::uint8_t within_policy_ = NEVER, reclaim_policy_ = NEVER;
   bool fr_mask_exact_ = false;         // every fr id < 64: the filter is exact
   std::vector<Target> targets_, result_;
-  std::vector<Candidate> same_, hierarchy_, priority_, ordered_;
+  std::vector<Source> sources_;
+  std::vector<Cursor> cursors_init_, cursors_;  // two per source: evicting segment, then the rest
+  bool group_nonempty_[3] = {false, false, false};
+  int phase_ = 0;                      // 0..5: (evicting, not) x (hierarchy, priority, same)
+  bool merge_borrowing_ = false;       // the attempt's filter (see merge_reset)
+  std::vector<std::uint8_t> source_dead_;  // dropped for the rest of the attempt
+  std::vector<std::int32_t> heap_;     // cursor indices, the phase's merge
+  std::vector<Candidate> same_, hierarchy_, priority_, ordered_, lazy_, eager_valid_;  // debug checks only
   std::vector<FrAmount> remaining_, remaining_next_;
   // fair sharing
   std::vector<std::int32_t> candidates_, retry_;
