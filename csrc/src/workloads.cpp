@@ -1,5 +1,6 @@
 #include <kueue_fast/workloads.hpp>
 
+#include <algorithm>
 #include <limits>
 
 namespace kueue_fast {
@@ -29,20 +30,27 @@ void WorkloadStore::grow_status() {
   inadmissible.push_back(0);
 }
 
+// Geometric growth: the simulator adds one or two workloads per call
+// (100k calls); an exact-size reserve per call would copy every array each
+// time (quadratic). Reserve only when the capacity is exceeded, to at least
+// twice the current capacity.
+template <class V>
+static void grow_to(V& v, std::size_t needed) {
+  if (v.capacity() < needed) v.reserve(std::max(needed, 2 * v.capacity()));
+}
+
 void WorkloadStore::reserve_more(std::size_t n, std::size_t n_ps, std::size_t n_req, std::size_t n_text) {
   const std::size_t total = cq.size() + n;
-  auto more = [&](auto& v) {
-    if (v.capacity() < total) v.reserve(total);
-  };
+  auto more = [&](auto& v) { grow_to(v, total); };
   more(cq), more(priority), more(queue_ts), more(hash), more(block), more(block_message), more(pod_sets_of);
   more(key_off), more(ns_len), more(name_len), more(uid_off), more(uid_len), more(key_prefix);
   more(status), more(evicting), more(admitted_cq), more(admission_time), more(adm);
   more(reason), more(msg_kind), more(msg_arg), more(msg), more(ls_valid), more(ls_generation), more(ls_cycle);
   more(ls_off), more(evicted_cycle), more(evict_kind), more(evict_reason), more(preempted_by), more(evict_victim_cq);
   more(evict_custom_reason), more(evict_custom_message), more(queue_active), more(inadmissible);
-  if (pod_sets.capacity() < pod_sets.size() + n_ps) pod_sets.reserve(pod_sets.size() + n_ps);
-  if (requests.capacity() < requests.size() + n_req) requests.reserve(requests.size() + n_req);
-  if (text.capacity() < text.size() + n_text) text.reserve(text.size() + n_text);
+  grow_to(pod_sets, pod_sets.size() + n_ps);
+  grow_to(requests, requests.size() + n_req);
+  grow_to(text, text.size() + n_text);
 }
 
 void WorkloadStore::set_names(std::string_view n, std::string_view nm, std::string_view u) {

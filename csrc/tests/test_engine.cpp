@@ -182,3 +182,15 @@ TEST(engine_rejects_bad_input_without_changing_state) {
   }
   CHECK(threw);
 }
+
+// Many small bulk additions stay linear: capacity grows geometrically.
+TEST(workload_store_grows_geometrically) {
+  WorkloadStore w;
+  std::size_t reallocations = 0, cap = w.cq.capacity();
+  for (int i = 0; i < 100000; ++i) {
+    w.reserve_more(1, 1, 1, 16);
+    w.cq.push_back(0);
+    if (w.cq.capacity() != cap) ++reallocations, cap = w.cq.capacity();
+  }
+  CHECK(reallocations < 40);
+}

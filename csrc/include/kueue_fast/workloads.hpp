@@ -144,7 +144,7 @@ struct WorkloadStore {
   // Appends the per-workload defaults for a new wid (spec fields set by the caller).
   void grow_status();
   // Room for `n` more workloads with `pod_sets` pod sets, `requests` requests
-  // and `text` bytes of names (bulk ingestion: no doubling slack).
+  // and `text` bytes of names; grows geometrically (many small calls stay linear).
   void reserve_more(std::size_t n, std::size_t pod_sets, std::size_t requests, std::size_t text);
   // Adds "ns\0name" and the uid to the text arena for the newest wid.
   void set_names(std::string_view ns, std::string_view name, std::string_view uid);
