@@ -348,7 +348,8 @@ void register_engine(py::module_& m) {
              py::handle scheduling_hash, py::handle pod_set_offsets, py::handle pod_set_count,
              py::handle pod_set_min_count, py::handle pod_set_flavor_class, py::handle request_offsets,
              py::handle request_resource, py::handle request_amount, py::handle namespaces, py::handle names,
-             py::handle uids, py::handle pod_set_name, py::handle pod_set_names) {
+             py::handle uids, py::handle pod_set_name, py::handle pod_set_names, py::handle block,
+             py::handle block_message, py::handle block_messages) {
             I64Array cq = int_array(cluster_queue, "cluster_queue");
             const py::ssize_t n = cq.size();
             I64Array prio = int_array(priority, "priority", n);
@@ -387,6 +388,16 @@ void register_engine(py::module_& m) {
               if (pod_set_names.is_none()) bad("pod_set_name needs pod_set_names");
               for (auto x : to_seq(pod_set_names, "pod_set_names")) b.pod_set_names.push_back(to_str(x, "pod set name"));
             }
+            I64Array blk, blk_msg;
+            if (!block.is_none()) {
+              blk = int_array(block, "block", n);
+              blk_msg = int_array(block_message, "block_message", n);
+              b.block = blk.data();
+              b.block_message = blk_msg.data();
+              if (!block_messages.is_none()) {
+                for (auto x : to_seq(block_messages, "block_messages")) b.block_messages.push_back(to_str(x, "block message"));
+              }
+            }
             std::lock_guard<std::mutex> lock(self.mutex);
             return self.engine.add_workloads(b);
           },
@@ -394,7 +405,76 @@ void register_engine(py::module_& m) {
           py::arg("pod_set_offsets"), py::arg("pod_set_count"), py::arg("pod_set_min_count"),
           py::arg("pod_set_flavor_class"), py::arg("request_offsets"), py::arg("request_resource"),
           py::arg("request_amount"), py::arg("namespaces"), py::arg("names"), py::arg("uids") = py::none(),
-          py::arg("pod_set_name") = py::none(), py::arg("pod_set_names") = py::none())
+          py::arg("pod_set_name") = py::none(), py::arg("pod_set_names") = py::none(), py::arg("block") = py::none(),
+          py::arg("block_message") = py::none(), py::arg("block_messages") = py::none())
+      .def(
+          "remove_workloads",
+          [](PyEngine& self, py::handle wids) {
+            I64Array a = int_array(wids, "wids");
+            std::lock_guard<std::mutex> lock(self.mutex);
+            self.engine.remove_workloads(a.data(), static_cast<std::size_t>(a.size()));
+          },
+          py::arg("wids"), "remove_workload for many (one requeue per cohort tree).")
+      .def(
+          "run_until_stable",
+          [](PyEngine& self, std::int64_t now_ns, std::int64_t max_cycles) {
+            kueue_fast::StableRun r;
+            {
+              // Without the GIL, as run_cycle (see there).
+              py::gil_scoped_release release;
+              std::lock_guard<std::mutex> lock(self.mutex);
+              const kueue_fast::StableRun& run = self.engine.run_until_stable(now_ns, max_cycles);
+              r.cycles = run.cycles;
+              r.stable = run.stable;
+              r.heads = run.heads;
+              if (!run.admitted.empty() || !run.preempted.empty()) r = run;
+            }
+            return py::make_tuple(r.cycles, r.stable, r.heads, to_numpy(r.admitted), to_numpy(r.admitted_cycle),
+                                  to_numpy(r.preempted), to_numpy(r.preempted_cycle));
+          },
+          py::arg("now_ns"), py::arg("max_cycles"),
+          "(cycles, stable, heads, admitted, admitted cycle offset, preempted, preempted cycle offset).")
+      .def(
+          "admitted_usage",
+          [](PyEngine& self, py::handle wids) {
+            I64Array a = int_array(wids, "wids");
+            std::lock_guard<std::mutex> lock(self.mutex);
+            const Engine& e = self.engine;
+            const py::ssize_t n = a.size();
+            const py::ssize_t n_fr = e.tree().n_fr();
+            for (py::ssize_t i = 0; i < n; ++i) e.check_wid(a.data()[i]);
+            py::array_t<std::int32_t> cq(n);
+            py::array_t<std::int64_t> usage({n, n_fr});
+            auto* c = cq.mutable_data();
+            auto* u = usage.mutable_data();
+            if (n * n_fr > 0) std::memset(u, 0, static_cast<std::size_t>(n * n_fr) * sizeof(std::int64_t));
+            const auto& w = e.workloads();
+            for (py::ssize_t i = 0; i < n; ++i) {
+              const int wid = static_cast<int>(a.data()[i]);
+              // The reference's record: ClusterQueue and usage while admitted, else -1 and nothing.
+              const bool held = w.status[wid] == kueue_fast::STATUS_ADMITTED && w.admitted_cq[wid] >= 0;
+              c[i] = held ? w.admitted_cq[wid] : -1;
+              if (held) e.for_each_usage(wid, [&](int fr, Amount v) { u[i * n_fr + fr] += v; });
+            }
+            return py::make_tuple(cq, usage);
+          },
+          py::arg("wids"), "(admitted ClusterQueue or -1, usage per flavor-resource) of each wid.")
+      .def(
+          "eviction_reasons",
+          [](PyEngine& self, py::handle wids) {
+            I64Array a = int_array(wids, "wids");
+            std::lock_guard<std::mutex> lock(self.mutex);
+            const Engine& e = self.engine;
+            const py::ssize_t n = a.size();
+            for (py::ssize_t i = 0; i < n; ++i) e.check_wid(a.data()[i]);
+            py::array_t<std::int8_t> out(n);
+            auto* o = out.mutable_data();
+            for (py::ssize_t i = 0; i < n; ++i) o[i] = e.eviction_reason_code(static_cast<int>(a.data()[i]));
+            return out;
+          },
+          py::arg("wids"),
+          "Per wid: 0 InClusterQueue, 1 InCohortReclamation, 2 InCohortFairSharing, "
+          "3 InCohortReclaimWhileBorrowing, 4 any other reason (or none).")
       .def("remove_workload",
            [](PyEngine& self, py::handle wid) {
              std::int64_t w = to_i64(wid, "workload id");

@@ -11,6 +11,9 @@ Beyond that interface it has a bulk path for simulators and benchmarks:
   arrays (:class:`WorkloadArrays`) without Python work per workload;
 * ``decisions()`` returns state code, admitted ClusterQueue and admission
   time of every workload as numpy arrays;
+* ``run_until_stable(now_ns, max_cycles)`` runs the cycles of one instant
+  natively; ``admitted_usage(wids)``, ``eviction_reasons(wids)`` and
+  ``remove_workloads(wids)`` read and remove many workloads at once;
 * ``usage``, ``subtree_quota``, ``nominal``, ``borrowing_limit`` and
   ``lending_limit`` are read-only, zero-copy ``(n_nodes, n_fr)`` int64 views
   of the engine's quota tree.
@@ -66,6 +69,10 @@ class WorkloadArrays:
     Per request: ``request_resource`` (resource id, strictly increasing within
     a pod set) and ``request_amount`` (per-pod amount, canonical units).
 
+    Optionally, per workload: ``block`` (a compiler ``BLOCK_*`` code, as
+    ``WorkloadSpec.block``) and ``block_message`` (an index into
+    ``block_messages``, read where ``block`` is not ``BLOCK_NONE``).
+
     Integer arrays must have an integer dtype: floats are rejected.
     """
 
@@ -85,6 +92,9 @@ class WorkloadArrays:
     uids: Any = None
     pod_set_name: npt.ArrayLike | None = None
     pod_set_names: list[str] | None = None
+    block: npt.ArrayLike | None = None
+    block_message: npt.ArrayLike | None = None
+    block_messages: list[str] | None = None
 
 
 def topology_dict(t: Topology) -> dict[str, Any]:
@@ -238,6 +248,9 @@ class NativeEngine:
                 arrays.uids,
                 arrays.pod_set_name,
                 arrays.pod_set_names,
+                arrays.block,
+                arrays.block_message,
+                arrays.block_messages,
             )
         )
         self._specs.extend([None] * n)
@@ -245,6 +258,10 @@ class NativeEngine:
 
     def remove_workload(self, wid: int) -> None:
         self._core.remove_workload(wid)
+
+    def remove_workloads(self, wids: npt.ArrayLike) -> None:
+        """remove_workload for many at once (one requeue per cohort tree that got quota back)."""
+        self._core.remove_workloads(wids)
 
     def release_eviction(self, wid: int) -> None:
         self._core.release_eviction(wid)
@@ -284,7 +301,42 @@ class NativeEngine:
         cycle, admitted, preempted, newly_parked, heads, _ = self._core.run_cycle(now_ns)
         return int(cycle), admitted, preempted, int(newly_parked), int(heads)
 
+    def run_until_stable(
+        self, now_ns: int, max_cycles: int
+    ) -> tuple[
+        int,
+        bool,
+        int,
+        npt.NDArray[np.int32],
+        npt.NDArray[np.int32],
+        npt.NDArray[np.int32],
+        npt.NDArray[np.int32],
+    ]:
+        """Cycles at ``now_ns`` until one admits, preempts and newly parks nothing
+        (at most ``max_cycles``), natively; none when no ClusterQueue has a head
+        to pop. Returns (cycles, stable, heads popped, admitted wids, the cycle
+        offset of each admission, preempted wids, the cycle offset of each
+        preemption); offsets are 0-based within this call."""
+        cycles, stable, heads, adm, adm_cycle, pre, pre_cycle = self._core.run_until_stable(
+            now_ns, max_cycles
+        )
+        if self._queue_ts_moves and pre.size:
+            self._sync_queue_ts(pre.tolist())
+        return int(cycles), bool(stable), int(heads), adm, adm_cycle, pre, pre_cycle
+
     # --- decisions -----------------------------------------------------------------------------------
+
+    def admitted_usage(self, wids: npt.ArrayLike) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int64]]:
+        """Per wid: the ClusterQueue it is admitted to (-1: not admitted) and the
+        usage its admission charges, shape (len(wids), n_fr)."""
+        cq, usage = self._core.admitted_usage(wids)
+        return cq, usage
+
+    def eviction_reasons(self, wids: npt.ArrayLike) -> npt.NDArray[np.int8]:
+        """Per wid, why it was last evicted: 0 InClusterQueue, 1 InCohortReclamation,
+        2 InCohortFairSharing, 3 InCohortReclaimWhileBorrowing, 4 anything else (or never)."""
+        out: npt.NDArray[np.int8] = self._core.eviction_reasons(wids)
+        return out
 
     def spec(self, wid: int) -> WorkloadSpec:
         s = self._specs[wid] if 0 <= wid < len(self._specs) else None

@@ -189,6 +189,13 @@ int Engine::add_workloads(const BulkWorkloads& in) {
     check_range(in.cluster_queue[i], -1, topo_.n_cq() - 1, "cluster_queue");
     check_range(in.priority[i], INT32_LO, INT32_HI, "priority");
     if (in.namespaces[i].find('\0') != std::string::npos) bad("namespace contains a NUL character");
+    if (in.block != nullptr) {
+      check_range(in.block[i], 0, 2, "block");
+      if (in.block[i] != BLOCK_NONE) {
+        check_range(in.block_message[i], 0, static_cast<std::int64_t>(in.block_messages.size()) - 1,
+                    "block message index");
+      }
+    }
   }
   for (std::size_t p = 0; p < in.n_ps; ++p) {
     if (in.req_offsets[p + 1] < in.req_offsets[p]) bad("request_offsets must not decrease");
@@ -221,14 +228,23 @@ int Engine::add_workloads(const BulkWorkloads& in) {
   for (const auto& n : in.pod_set_names) names.push_back(w.intern_pod_set_name(n));
   const int main_name = in.ps_name == nullptr ? w.intern_pod_set_name("main") : -1;
   std::string uid;
+  std::vector<std::int32_t> message_ids(in.block_messages.size(), -1);
   for (std::size_t i = 0; i < in.n; ++i) {
     int wid = w.size();
     w.cq.push_back(static_cast<std::int32_t>(in.cluster_queue[i]));
     w.priority.push_back(static_cast<std::int32_t>(in.priority[i]));
     w.queue_ts.push_back(in.queue_ts[i]);
     w.hash.push_back(in.scheduling_hash[i]);
-    w.block.push_back(BLOCK_NONE);
-    w.block_message.push_back(-1);
+    const std::int64_t block = in.block != nullptr ? in.block[i] : BLOCK_NONE;
+    w.block.push_back(static_cast<std::uint8_t>(block));
+    if (block != BLOCK_NONE) {
+      // one string per distinct message of the call, not per workload
+      const auto m = static_cast<std::size_t>(in.block_message[i]);
+      if (message_ids[m] < 0) message_ids[m] = w.add_string(in.block_messages[m]);
+      w.block_message.push_back(message_ids[m]);
+    } else {
+      w.block_message.push_back(-1);
+    }
     w.pod_sets_of.push_back({static_cast<std::uint32_t>(w.pod_sets.size()),
                              static_cast<std::uint32_t>(in.ps_offsets[i + 1] - in.ps_offsets[i])});
     if (in.uids.empty()) {
@@ -355,6 +371,38 @@ void Engine::remove_workload(int wid) {
   if (freed_cq >= 0) requeue_tree(freed_cq);
 }
 
+void Engine::remove_workloads(const std::int64_t* wids, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) check_wid(wids[i]);
+  requeue_roots_.clear();
+  for (std::size_t i = 0; i < n; ++i) {
+    const int wid = static_cast<int>(wids[i]);
+    const int freed_cq = w_.status[wid] == STATUS_ADMITTED ? w_.admitted_cq[wid] : -1;
+    if (w_.status[wid] == STATUS_ADMITTED) {
+      release(wid);
+    } else if (w_.cq[wid] >= 0) {
+      queues_[w_.cq[wid]].remove(w_, wid);
+    }
+    w_.status[wid] = STATUS_FINISHED;
+    if (freed_cq >= 0) requeue_roots_.push_back(freed_cq);
+  }
+  // requeue_tree(cq) moves every parked workload of cq's tree back to its
+  // heap; once per tree is the same as once per freed workload (nothing parks
+  // in between, and a second pass finds nothing new to move).
+  for (std::int32_t& cq : requeue_roots_) {
+    const int root = tree_.root_of(cq);
+    if (root != cq) cq = root;
+  }
+  std::sort(requeue_roots_.begin(), requeue_roots_.end());
+  requeue_roots_.erase(std::unique(requeue_roots_.begin(), requeue_roots_.end()), requeue_roots_.end());
+  for (std::int32_t node : requeue_roots_) {
+    if (node < topo_.n_cq()) {
+      requeue_tree(node);  // a ClusterQueue outside any cohort
+    } else {
+      for (int c : tree_.subtree_cqs(node)) queues_[c].queue_inadmissible(w_);
+    }
+  }
+}
+
 void Engine::release_eviction(int wid) {
   check_wid(wid);
   if (w_.status[wid] != STATUS_ADMITTED || !w_.evicting[wid]) return;
@@ -452,6 +500,18 @@ std::string Engine::eviction_reason(int wid) const {
     case EVICT_CUSTOM: return w_.strings[w_.evict_custom_reason[wid]];
     default: return "";
   }
+}
+
+std::int8_t Engine::eviction_reason_code(int wid) const {
+  if (w_.evict_kind[wid] == EVICT_PREEMPTED) return static_cast<std::int8_t>(w_.evict_reason[wid]);
+  if (w_.evict_kind[wid] == EVICT_CUSTOM) {
+    // a custom reason spelled like a preemption reason counts as one (the reference maps names)
+    const std::string& r = w_.strings[w_.evict_custom_reason[wid]];
+    for (std::uint8_t k = 0; k < 4; ++k) {
+      if (r == preemption_reason_name(static_cast<PreemptionReason>(k))) return static_cast<std::int8_t>(k);
+    }
+  }
+  return 4;
 }
 
 void Engine::append_cq_path(std::string& out, int cq) const {
@@ -1005,6 +1065,38 @@ void Engine::persist_attempt(const Entry& e) {
 }
 
 // --- the cycle -------------------------------------------------------------------------------------------
+
+bool Engine::has_heads() const noexcept {
+  for (int cq = 0; cq < topo_.n_cq(); ++cq) {
+    if (cq_active_[cq] && queues_[cq].has_active()) return true;
+  }
+  return false;
+}
+
+const StableRun& Engine::run_until_stable(std::int64_t now_ns, std::int64_t max_cycles) {
+  StableRun& out = stable_run_;
+  out.cycles = 0;
+  out.stable = true;
+  out.heads = 0;
+  out.admitted.clear();
+  out.admitted_cycle.clear();
+  out.preempted.clear();
+  out.preempted_cycle.clear();
+  while (out.cycles < max_cycles) {
+    if (!has_heads()) return out;
+    const CycleReport& r = run_cycle(now_ns);
+    const auto offset = static_cast<std::int32_t>(out.cycles);
+    ++out.cycles;
+    out.heads += r.heads;
+    out.admitted.insert(out.admitted.end(), r.admitted.begin(), r.admitted.end());
+    out.admitted_cycle.insert(out.admitted_cycle.end(), r.admitted.size(), offset);
+    out.preempted.insert(out.preempted.end(), r.preempted.begin(), r.preempted.end());
+    out.preempted_cycle.insert(out.preempted_cycle.end(), r.preempted.size(), offset);
+    if (r.admitted.empty() && r.preempted.empty() && r.newly_parked == 0) return out;
+  }
+  out.stable = false;
+  return out;
+}
 
 const CycleReport& Engine::run_cycle(std::int64_t now_ns) {
   ++cycle_;

@@ -183,6 +183,83 @@ TEST(engine_rejects_bad_input_without_changing_state) {
   CHECK(threw);
 }
 
+// run_until_stable and remove_workloads against run_cycle and remove_workload
+// one at a time: same admissions and evictions in the same cycles, same end
+// state; no cycle at all when nothing has a head to pop.
+TEST(engine_bulk_calls_match_one_at_a_time) {
+  for (int round = 0; round < 30; ++round) {
+    std::mt19937_64 rng_a(static_cast<std::uint64_t>(round) * 104729 + 5), rng_b = rng_a;
+    const bool fair = round % 3 == 0;
+    Engine a(make_topology(rng_a, fair), true), b(make_topology(rng_b, fair), true);
+    for (Engine* e : {&a, &b}) {
+      e->set_debug_checks(true);
+      e->add_flavor_class({std::nullopt, std::nullopt});
+      e->add_flavor_class({std::nullopt, std::optional<std::string>("untolerated taint {spot true NoSchedule <nil>}")});
+    }
+    std::mt19937_64 wl_rng(static_cast<std::uint64_t>(round) + 17);
+    int next = 0;
+    for (int instant = 1; instant <= 8; ++instant) {
+      for (int k = 0; k < 8; ++k) {
+        WorkloadInput in = make_workload(wl_rng, next++, 6);
+        a.add_workload(in);
+        b.add_workload(in);
+      }
+      const std::int64_t now = instant * 1000000000LL;
+      // a: the loop the simulator used to run in Python
+      std::vector<std::int32_t> adm, adm_cycle, pre, pre_cycle;
+      std::int64_t cycles = 0;
+      bool stable = true;
+      for (;;) {
+        if (cycles == 50) {
+          stable = false;
+          break;
+        }
+        if (!a.has_heads()) break;
+        const CycleReport& r = a.run_cycle(now);
+        for (std::int32_t w : r.admitted) adm.push_back(w), adm_cycle.push_back(static_cast<std::int32_t>(cycles));
+        for (std::int32_t w : r.preempted) pre.push_back(w), pre_cycle.push_back(static_cast<std::int32_t>(cycles));
+        ++cycles;
+        if (r.admitted.empty() && r.preempted.empty() && r.newly_parked == 0) break;
+      }
+      const StableRun& run = b.run_until_stable(now, 50);
+      CHECK_EQ(run.cycles, cycles);
+      CHECK_EQ(run.stable, stable);
+      CHECK(run.admitted == adm);
+      CHECK(run.admitted_cycle == adm_cycle);
+      CHECK(run.preempted == pre);
+      CHECK(run.preempted_cycle == pre_cycle);
+      // finishes: a few admitted and pending ones, removed one by one vs at once
+      std::vector<std::int64_t> gone;
+      for (int wid = 0; wid < a.n_workloads(); ++wid) {
+        if (a.workloads().status[wid] != STATUS_FINISHED && wl_rng() % 4 == 0) gone.push_back(wid);
+      }
+      for (std::int64_t wid : gone) a.remove_workload(static_cast<int>(wid));
+      b.remove_workloads(gone.data(), gone.size());
+      for (int wid = 0; wid < a.n_workloads(); ++wid) {
+        CHECK_EQ(static_cast<int>(a.state(wid)), static_cast<int>(b.state(wid)));
+        CHECK_EQ(a.workloads().admitted_cq[wid], b.workloads().admitted_cq[wid]);
+        CHECK_EQ(a.workloads().queue_active[wid], b.workloads().queue_active[wid]);
+        CHECK_EQ(a.workloads().inadmissible[wid], b.workloads().inadmissible[wid]);
+        CHECK_EQ(a.eviction_reason_code(wid), b.eviction_reason_code(wid));
+      }
+    }
+    // nothing left with a head (the pending workloads removed; cycling until
+    // none is left need not end: a reclaimed workload can come back forever):
+    // no cycle
+    std::vector<std::int64_t> pending;
+    for (int wid = 0; wid < b.n_workloads(); ++wid) {
+      if (b.workloads().status[wid] == STATUS_PENDING) pending.push_back(wid);
+    }
+    b.remove_workloads(pending.data(), pending.size());
+    CHECK(!b.has_heads());
+    const std::int64_t before = b.cycle();
+    const StableRun& idle = b.run_until_stable(200000000000LL, 50);
+    CHECK_EQ(idle.cycles, std::int64_t{0});
+    CHECK(idle.stable);
+    CHECK_EQ(b.cycle(), before);
+  }
+}
+
 // Many small bulk additions stay linear: capacity grows geometrically.
 TEST(workload_store_grows_geometrically) {
   WorkloadStore w;

@@ -94,6 +94,11 @@ struct BulkWorkloads {
   const std::int64_t* req_resource = nullptr;
   const std::int64_t* req_amount = nullptr;
   std::vector<std::string> namespaces, names, uids;  // uids may be empty: "namespace/name"
+  // Optional (nullptr: none blocked): per workload a BLOCK_* code and an
+  // index into block_messages (-1 or any value where the code is BLOCK_NONE).
+  const std::int64_t* block = nullptr;
+  const std::int64_t* block_message = nullptr;
+  std::vector<std::string> block_messages;
 };
 
 // Work counters since the engine was built (for profiles and benchmarks).
@@ -103,6 +108,15 @@ struct EngineStats {
   std::int64_t quota_checks = 0;  // fitsResourceQuota calls
   std::int64_t oracle_calls = 0;  // single-fr preemption simulations
   std::int64_t target_searches = 0;  // searches run (not those answered "no candidate possible" up front)
+};
+
+// What run_until_stable did: the admissions and evictions of its cycles,
+// in order, each with the offset (0-based, within the call) of its cycle.
+struct StableRun {
+  std::int64_t cycles = 0;
+  bool stable = true;
+  std::int64_t heads = 0;
+  std::vector<std::int32_t> admitted, admitted_cycle, preempted, preempted_cycle;
 };
 
 struct CycleReport {
@@ -149,11 +163,21 @@ class Engine {
   // Returns the first new wid; the new ids are [first, first + n).
   int add_workloads(const BulkWorkloads& in);
   void remove_workload(int wid);
+  // remove_workload for many: the same end state, with one requeue of each
+  // cohort tree that got quota back instead of one per workload.
+  void remove_workloads(const std::int64_t* wids, std::size_t n);
   void release_eviction(int wid);
   void evict(int wid, const std::string& reason, const std::string& message);
 
   // --- the cycle -------------------------------------------------------------------
   const CycleReport& run_cycle(std::int64_t now_ns);
+  // Would a cycle pop any head (an active ClusterQueue with an active workload)?
+  bool has_heads() const noexcept;
+  // Cycles at now_ns until one admits, preempts and newly parks nothing
+  // (Cluster.run_until_stable's rule), at most max_cycles (stable false when
+  // that ends it). No cycle at all when no ClusterQueue has a head to pop: it
+  // would change nothing (the reference adapter skips it too).
+  const StableRun& run_until_stable(std::int64_t now_ns, std::int64_t max_cycles);
   std::int64_t cycle() const noexcept { return cycle_; }
   std::int64_t evaluations() const noexcept { return preemptor_.evaluations; }
   const EngineStats& stats() const noexcept { return stats_; }
@@ -164,6 +188,8 @@ class Engine {
   std::string message(int wid) const;
   const char* reason(int wid) const noexcept { return pending_reason_name(static_cast<PendingReason>(w_.reason[wid])); }
   std::string eviction_reason(int wid) const;
+  // eviction_reason as a PreemptionReason code, 4 for any other reason (or none).
+  std::int8_t eviction_reason_code(int wid) const;
   std::string eviction_message(int wid) const;
   const WorkloadStore& workloads() const noexcept { return w_; }
   const ClusterQueueQueue& queue(int cq) const noexcept { return queues_[cq]; }
@@ -256,6 +282,8 @@ class Engine {
   Preemptor preemptor_;
   FairSharingTournament tournament_;
   CycleReport report_;
+  StableRun stable_run_;
+  std::vector<std::int32_t> requeue_roots_;
   PreemptionCtx ctx_, oracle_ctx_;
   std::vector<FrAmount> reserve_scratch_;
   std::vector<std::int32_t> heads_, nominated_, order_, nomination_, counts_;
