@@ -1,5 +1,8 @@
-"""The native engine through its bulk calls (``NativeEngine.add_workloads``,
-``run_cycle_arrays``): trace rows reach the engine as array slices."""
+"""The native engine through its bulk calls: trace rows reach the engine as
+array slices (``NativeEngine.add_workloads``, blocked rows included), the
+cycles of an instant run natively (``run_until_stable``), and admissions,
+evictions and finishes are read and removed many at a time
+(``admitted_usage``, ``eviction_reasons``, ``remove_workloads``)."""
 
 from __future__ import annotations
 
@@ -10,10 +13,9 @@ import numpy.typing as npt
 
 from ..compiler import BLOCK_NONE, Topology, WorkloadSpec
 from .batch import WorkloadBatch
-from .engine import EVICTION_REASONS, Settled, Step
+from .engine import Settled, Step
 
 I64 = npt.NDArray[np.int64]
-_REASON_CODE = {r: i for i, r in enumerate(EVICTION_REASONS)}
 
 
 class BulkAdapter:
@@ -29,6 +31,7 @@ class BulkAdapter:
         self._next = 0
         # names and namespaces of every row of the batch last seen (made once)
         self._names_of: tuple[int, list[str], list[str]] | None = None
+        self._blocked_of: tuple[int, bool] | None = None
 
     def _batch_names(self, batch: WorkloadBatch) -> tuple[list[str], list[str]]:
         """Names and namespaces of every row, made once per batch with numpy."""
@@ -45,25 +48,12 @@ class BulkAdapter:
     def add(self, batch: WorkloadBatch, lo: int, hi: int) -> None:
         if hi <= lo:
             return
-        blocked = np.flatnonzero(batch.block[lo:hi] != BLOCK_NONE)
-        if blocked.size:
-            # rows the compiler blocked (namespace selector): their reason
-            # travels in a WorkloadSpec; the rest go in bulk around them
-            start = lo
-            for b in (blocked + lo).tolist():
-                self._add_rows(batch, start, b)
-                self.add_specs([batch.spec(b)])
-                start = b + 1
-            self._add_rows(batch, start, hi)
-            return
-        self._add_rows(batch, lo, hi)
-
-    def _add_rows(self, batch: WorkloadBatch, lo: int, hi: int) -> None:
-        if hi <= lo:
-            return
         names, namespaces = self._batch_names(batch)
         p0, p1 = int(batch.ps_offsets[lo]), int(batch.ps_offsets[hi])
-        r0 = int(batch.req_offsets[p0])
+        r0, r1 = int(batch.req_offsets[p0]), int(batch.req_offsets[p1])
+        # rows the compiler blocked (namespace selector) carry their code and
+        # message; the rest have BLOCK_NONE
+        blocked = self._any_blocked(batch)
         arrays = self._arrays(
             cluster_queue=batch.cluster_queue[lo:hi],
             priority=batch.priority[lo:hi],
@@ -74,17 +64,25 @@ class BulkAdapter:
             pod_set_min_count=batch.ps_min_count[p0:p1],
             pod_set_flavor_class=batch.ps_flavor_class[p0:p1],
             request_offsets=batch.req_offsets[p0 : p1 + 1] - r0,
-            request_resource=batch.req_resource[r0 : int(batch.req_offsets[p1])],
-            request_amount=batch.req_amount[r0 : int(batch.req_offsets[p1])],
+            request_resource=batch.req_resource[r0:r1],
+            request_amount=batch.req_amount[r0:r1],
             namespaces=namespaces[lo:hi],
             names=names[lo:hi],
             pod_set_name=batch.ps_name[p0:p1],
             pod_set_names=batch.pod_set_names,
+            block=batch.block[lo:hi] if blocked else None,
+            block_message=batch.block_msg[lo:hi] if blocked else None,
+            block_messages=batch.block_messages if blocked else None,
         )
         wids = self.engine.add_workloads(arrays)
         if wids.start != self._next:
             raise RuntimeError(f"engine gave workload ids from {wids.start}, expected {self._next}")
         self._next = wids.stop
+
+    def _any_blocked(self, batch: WorkloadBatch) -> bool:
+        if self._blocked_of is None or self._blocked_of[0] != id(batch):
+            self._blocked_of = (id(batch), bool((batch.block != BLOCK_NONE).any()))
+        return self._blocked_of[1]
 
     def add_specs(self, specs: list[WorkloadSpec]) -> None:
         for spec in specs:
@@ -94,42 +92,37 @@ class BulkAdapter:
             self._next += 1
 
     def remove(self, wids: list[int]) -> None:
-        rm = self.engine.remove_workload
-        for w in wids:
-            rm(w)
+        self.engine.remove_workloads(np.asarray(wids, dtype=np.int64))
 
     def settle(self, now_ns: int, max_cycles: int) -> Settled:
-        out = Settled()
-        run = self.engine.run_cycle_arrays
-        while out.cycles < max_cycles:
-            _, admitted, preempted, newly_parked, heads = run(now_ns)
-            out.cycles += 1
-            out.heads += heads
-            if admitted.size or preempted.size:
-                out.steps.append(Step(admitted.tolist(), preempted.tolist()))
-            elif not newly_parked:
-                return out
-        out.stable = False
+        cycles, stable, heads, adm, adm_cycle, pre, pre_cycle = self.engine.run_until_stable(
+            now_ns, max_cycles
+        )
+        out = Settled(cycles=cycles, heads=heads, stable=stable)
+        if not (adm.size or pre.size):
+            return out
+        last = max(int(adm_cycle[-1]) if adm.size else 0, int(pre_cycle[-1]) if pre.size else 0)
+        first = min(int(adm_cycle[0]) if adm.size else last, int(pre_cycle[0]) if pre.size else last)
+        if first == last:  # the usual case: one cycle changed something
+            out.steps.append(Step(adm.tolist(), pre.tolist()))
+            return out
+        # the steps in cycle order (the offsets are sorted)
+        offsets = np.union1d(adm_cycle, pre_cycle)
+        a = np.searchsorted(adm_cycle, offsets, side="right").tolist()
+        p = np.searchsorted(pre_cycle, offsets, side="right").tolist()
+        adm_l, pre_l = adm.tolist(), pre.tolist()
+        a0 = p0 = 0
+        for a1, p1 in zip(a, p, strict=True):
+            out.steps.append(Step(adm_l[a0:a1], pre_l[p0:p1]))
+            a0, p0 = a1, p1
         return out
 
     def admitted_usage(self, wids: list[int]) -> tuple[I64, I64]:
-        cq = np.empty(len(wids), dtype=np.int64)
-        usage = np.zeros((len(wids), self.n_fr), dtype=np.int64)
-        view = self.engine._core.workload_view
-        fr = self._fr
-        for k, w in enumerate(wids):
-            v = view(w)
-            cq[k] = v["admitted_cq"]
-            for (_, flavors), per_res in zip(v["pod_sets"], v["resource_usage"], strict=True):
-                for r, f in flavors.items():
-                    usage[k, fr[(f, r)]] += per_res[r]
-        return cq, usage
+        cq, usage = self.engine.admitted_usage(np.asarray(wids, dtype=np.int64))
+        return cq.astype(np.int64), usage
 
     def eviction_reasons(self, wids: list[int]) -> I64:
-        view = self.engine._core.workload_view
-        out = np.empty(len(wids), dtype=np.int64)
-        for k, w in enumerate(wids):
-            out[k] = _REASON_CODE.get(str(view(w)["eviction_reason"]), len(EVICTION_REASONS) - 1)
+        out: I64 = self.engine.eviction_reasons(np.asarray(wids, dtype=np.int64)).astype(np.int64)
         return out
 
     def candidate_evaluations(self) -> int:

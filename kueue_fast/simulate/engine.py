@@ -7,7 +7,8 @@ Two adapters:
   (``add_workload(spec)``, ``run_cycle(now)``, ``workload_view(wid)``): the
   reference engine, and the native engine until it offers bulk calls;
 * ``BulkAdapter`` uses the native engine's array calls (``add_workloads``,
-  ``run_until_stable``, bulk readouts) when ``kueue_fast._native`` has them.
+  ``run_until_stable``, ``admitted_usage``, ``eviction_reasons``,
+  ``remove_workloads``).
 """
 
 from __future__ import annotations
@@ -98,9 +99,12 @@ class SpecAdapter:
             self.engine.remove_workload(w)
 
     def _has_heads(self) -> bool:
+        """Would a cycle pop a head? (An active ClusterQueue with an active
+        workload: the native engine's run_until_stable asks the same.)"""
         if self._queues is None:
             return True
-        return any(q.active for q in self._queues)
+        cqs = self.topo.cluster_queues
+        return any(q.active and cqs[k].active for k, q in enumerate(self._queues))
 
     def settle(self, now_ns: int, max_cycles: int) -> Settled:
         out = Settled()
