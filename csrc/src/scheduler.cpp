@@ -235,7 +235,7 @@ int Engine::add_workloads(const BulkWorkloads& in) {
     w.priority.push_back(static_cast<std::int32_t>(in.priority[i]));
     w.queue_ts.push_back(in.queue_ts[i]);
     w.hash.push_back(in.scheduling_hash[i]);
-    const std::int64_t block = in.block != nullptr ? in.block[i] : BLOCK_NONE;
+    const std::int64_t block = in.block != nullptr ? in.block[i] : std::int64_t{BLOCK_NONE};
     w.block.push_back(static_cast<std::uint8_t>(block));
     if (block != BLOCK_NONE) {
       // one string per distinct message of the call, not per workload
