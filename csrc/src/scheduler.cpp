@@ -40,7 +40,8 @@ Engine::Engine(TopologySpec topology, bool release_evictions)
       preemptor_(*this),
       tournament_(*this) {
   for (int c = 0; c < topo_.n_cq(); ++c) {
-    queues_.emplace_back(topo_.cq(c).strategy, topo_.gates().scheduling_equivalence_hashing);
+    queues_.emplace_back(topo_.cq(c).strategy, topo_.gates().scheduling_equivalence_hashing,
+                         /*fixed_keys=*/topo_.gates().priority_sorting_within_cohort);
   }
   cq_admitted_.resize(static_cast<std::size_t>(topo_.n_cq()));
   cq_front_.resize(static_cast<std::size_t>(topo_.n_cq()));

@@ -127,3 +127,64 @@ TEST(parking_by_scheduling_hash) {
   CHECK_EQ(s.requeue(w2, x, REQUEUE_NAMESPACE_MISMATCH, false), 1);
   CHECK(!s.has_active());
 }
+
+// Heap compaction changes no decision: a queue with fixed order keys drops
+// stale entries eagerly; the same operations on a queue that keeps every
+// stale entry (keys "may move", nothing finishes) pop the same heads, park
+// the same workloads and keep the same flags. Many requeues of the parked
+// workloads and few scheduling hashes grow the stale entries past the
+// compaction threshold many times over.
+TEST(heap_compaction_changes_no_decision) {
+  for (int round = 0; round < 20; ++round) {
+    std::mt19937 rng(static_cast<unsigned>(round) * 7919 + 3);
+    WorkloadStore wa, wb;
+    const std::uint8_t strategy = round % 4 == 3 ? STRICT_FIFO : BEST_EFFORT_FIFO;
+    ClusterQueueQueue qa(strategy, true, /*fixed_keys=*/true), qb(strategy, true, /*fixed_keys=*/false);
+    std::vector<int> live;
+    const RequeueReason reasons[] = {REQUEUE_GENERIC, REQUEUE_NO_FIT, REQUEUE_PREEMPTION_NO_CANDIDATES,
+                                     REQUEUE_PENDING_PREEMPTION, REQUEUE_FAILED_AFTER_NOMINATION};
+    for (int step = 0; step < 4000; ++step) {
+      const auto op = rng() % 10;
+      if (op < 3 || live.empty()) {
+        const int n = wa.size();
+        const int prio = static_cast<int>(rng() % 3);
+        const auto ts = static_cast<std::int64_t>(rng() % 50);
+        const std::uint64_t hash = rng() % 4;
+        const std::string name = "w" + std::to_string(n);
+        CHECK_EQ(add(wa, "ns", name, prio, ts, hash), add(wb, "ns", name, prio, ts, hash));
+        qa.push(wa, n);
+        qb.push(wb, n);
+        live.push_back(n);
+      } else if (op < 7) {
+        const int a = qa.pop(wa), b = qb.pop(wb);
+        CHECK_EQ(a, b);
+        if (a >= 0 && rng() % 8 != 0) {  // most heads fail and are requeued
+          const RequeueReason r = reasons[rng() % 5];
+          CHECK_EQ(qa.requeue(wa, a, r, false), qb.requeue(wb, b, r, false));
+        } else if (a >= 0) {  // admitted: leaves the queue for good
+          qa.clear_preemptor(a);
+          qb.clear_preemptor(b);
+          wa.status[a] = wb.status[b] = STATUS_FINISHED;
+          live.erase(std::find(live.begin(), live.end(), a));
+        }
+      } else if (op < 9) {
+        CHECK_EQ(qa.queue_inadmissible(wa), qb.queue_inadmissible(wb));
+      } else {
+        const std::size_t k = rng() % live.size();
+        const int wid = live[k];
+        qa.remove(wa, wid);
+        qb.remove(wb, wid);
+        wa.status[wid] = wb.status[wid] = STATUS_FINISHED;
+        live.erase(live.begin() + static_cast<std::ptrdiff_t>(k));
+      }
+      CHECK_EQ(qa.n_active(), qb.n_active());
+      CHECK_EQ(qa.n_inadmissible(), qb.n_inadmissible());
+      CHECK_EQ(qa.sticky(), qb.sticky());
+    }
+    CHECK(wa.queue_active == wb.queue_active);
+    CHECK(wa.inadmissible == wb.inadmissible);
+    CHECK(qa.check_heap(wa));
+    CHECK(qa.heap_entries() <= 2 * qa.n_active() + 65);
+    if (strategy == BEST_EFFORT_FIFO) CHECK(qa.compactions() > 20);  // strict FIFO parks (almost) nothing
+  }
+}

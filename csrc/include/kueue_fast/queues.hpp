@@ -14,7 +14,8 @@
 // The heap is a binary heap of (key captured at push, wid) entries with lazy
 // deletion, exactly like the reference's heapq: membership in the active set
 // is the WorkloadStore::queue_active flag; entries of workloads no longer
-// active are dropped when they reach the top.
+// active are dropped when they reach the top, or by compaction when they
+// outnumber the active ones (see compact()).
 #pragma once
 
 #include <cstdint>
@@ -27,8 +28,13 @@ namespace kueue_fast {
 
 class ClusterQueueQueue {
  public:
-  explicit ClusterQueueQueue(std::uint8_t strategy = BEST_EFFORT_FIFO, bool equivalence_hashing = true)
-      : strategy_(strategy), equivalence_hashing_(equivalence_hashing) {}
+  // fixed_keys: a workload's order key (priority, queue-order timestamp)
+  // never changes (false when victims reclaimed while borrowing get a new
+  // timestamp, PrioritySortingWithinCohort off); it decides which stale heap
+  // entries compaction may drop.
+  explicit ClusterQueueQueue(std::uint8_t strategy = BEST_EFFORT_FIFO, bool equivalence_hashing = true,
+                             bool fixed_keys = true)
+      : strategy_(strategy), equivalence_hashing_(equivalence_hashing), fixed_keys_(fixed_keys) {}
 
   bool has_active() const noexcept { return n_active_ > 0; }
   std::size_t n_active() const noexcept { return n_active_; }
@@ -65,6 +71,7 @@ class ClusterQueueQueue {
   // For tests: is the heap property intact?
   bool check_heap(const WorkloadStore& w) const;
   std::size_t heap_entries() const noexcept { return heap_.size(); }
+  std::size_t compactions() const noexcept { return compactions_; }
 
  private:
   // A heap entry: the order key as it was when the workload was pushed (the
@@ -86,8 +93,9 @@ class ClusterQueueQueue {
     return a.wid < b.wid;
   }
   void push_active(WorkloadStore& w, int wid);
-  void heap_push(const WorkloadStore& w, const HeapEntry& e);
+  void heap_push(WorkloadStore& w, const HeapEntry& e);
   void heap_pop_top(const WorkloadStore& w);
+  void compact(WorkloadStore& w);
   void deactivate(WorkloadStore& w, int wid) noexcept {
     if (w.queue_active[wid]) {
       w.queue_active[wid] = 0;
@@ -99,7 +107,10 @@ class ClusterQueueQueue {
 
   std::uint8_t strategy_;
   bool equivalence_hashing_;  // SchedulingEquivalenceHashing
+  bool fixed_keys_;
   std::vector<HeapEntry> heap_;
+  std::size_t compact_at_ = 64;  // heap_ size that triggers the next compaction (keys not fixed)
+  std::size_t compactions_ = 0;
   std::size_t n_active_ = 0;
   // Members of the inadmissible set, possibly with stale entries (the
   // WorkloadStore flag is the truth); compacted as it grows.
