@@ -70,11 +70,14 @@ void ClusterQueueQueue::compact(WorkloadStore& w) {
   }
   if (out != heap_.size()) {
     heap_.resize(out);
-    // Same layout rule as heap_push / heap_pop_top: a parent comes before its children.
-    std::make_heap(heap_.begin(), heap_.end(),
-                   [&w](const HeapEntry& a, const HeapEntry& b) { return before(w, b, a); });
+    make_heap(w);
   }
   compact_at_ = std::max<std::size_t>(64, 2 * heap_.size());
+}
+
+void ClusterQueueQueue::make_heap(const WorkloadStore& w) {
+  // Same layout rule as heap_push / heap_pop_top: a parent comes before its children.
+  std::make_heap(heap_.begin(), heap_.end(), [&w](const HeapEntry& a, const HeapEntry& b) { return before(w, b, a); });
 }
 
 void ClusterQueueQueue::push_active(WorkloadStore& w, int wid) {
@@ -178,11 +181,32 @@ int ClusterQueueQueue::requeue(WorkloadStore& w, int wid, RequeueReason reason, 
     auto it = std::lower_bound(parked_hashes_.begin(), parked_hashes_.end(), h);
     if (it == parked_hashes_.end() || *it != h) parked_hashes_.insert(it, h);
     // Every active workload with the hash (each active one has an entry).
-    for (const HeapEntry& e : heap_) {
-      if (e.hash == h && w.queue_active[e.wid]) {
-        deactivate(w, e.wid);
-        park(w, e.wid);
-        ++parked;
+    if (fixed_keys_) {
+      // The scan reads every entry anyway: keep only one entry per workload
+      // still active (see compact()), so the parked ones leave no stale
+      // entries behind to pop one by one later.
+      std::size_t out = 0;
+      for (const HeapEntry& e : heap_) {
+        if (w.queue_active[e.wid] != 1) continue;  // stale, or a duplicate of a kept entry (2)
+        if (e.hash == h) {
+          deactivate(w, e.wid);
+          park(w, e.wid);
+          ++parked;
+        } else {
+          w.queue_active[e.wid] = 2;
+          heap_[out++] = e;
+        }
+      }
+      for (std::size_t k = 0; k < out; ++k) w.queue_active[heap_[k].wid] = 1;
+      heap_.resize(out);
+      make_heap(w);
+    } else {
+      for (const HeapEntry& e : heap_) {
+        if (e.hash == h && w.queue_active[e.wid]) {
+          deactivate(w, e.wid);
+          park(w, e.wid);
+          ++parked;
+        }
       }
     }
   }

@@ -96,6 +96,7 @@ class ClusterQueueQueue {
   void heap_push(WorkloadStore& w, const HeapEntry& e);
   void heap_pop_top(const WorkloadStore& w);
   void compact(WorkloadStore& w);
+  void make_heap(const WorkloadStore& w);
   void deactivate(WorkloadStore& w, int wid) noexcept {
     if (w.queue_active[wid]) {
       w.queue_active[wid] = 0;
