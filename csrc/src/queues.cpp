@@ -181,34 +181,17 @@ int ClusterQueueQueue::requeue(WorkloadStore& w, int wid, RequeueReason reason, 
     auto it = std::lower_bound(parked_hashes_.begin(), parked_hashes_.end(), h);
     if (it == parked_hashes_.end() || *it != h) parked_hashes_.insert(it, h);
     // Every active workload with the hash (each active one has an entry).
-    if (fixed_keys_) {
-      // The scan reads every entry anyway: keep only one entry per workload
-      // still active (see compact()), so the parked ones leave no stale
-      // entries behind to pop one by one later.
-      std::size_t out = 0;
-      for (const HeapEntry& e : heap_) {
-        if (w.queue_active[e.wid] != 1) continue;  // stale, or a duplicate of a kept entry (2)
-        if (e.hash == h) {
-          deactivate(w, e.wid);
-          park(w, e.wid);
-          ++parked;
-        } else {
-          w.queue_active[e.wid] = 2;
-          heap_[out++] = e;
-        }
-      }
-      for (std::size_t k = 0; k < out; ++k) w.queue_active[heap_[k].wid] = 1;
-      heap_.resize(out);
-      make_heap(w);
-    } else {
-      for (const HeapEntry& e : heap_) {
-        if (e.hash == h && w.queue_active[e.wid]) {
-          deactivate(w, e.wid);
-          park(w, e.wid);
-          ++parked;
-        }
+    for (const HeapEntry& e : heap_) {
+      if (e.hash == h && w.queue_active[e.wid]) {
+        deactivate(w, e.wid);
+        park(w, e.wid);
+        ++parked;
       }
     }
+    // The entries of the parked workloads are stale now: when they are most
+    // of the heap, drop them at once (O(n), as the scan) rather than pop
+    // them one by one later.
+    if (fixed_keys_ && heap_.size() > 2 * n_active_ + 8) compact(w);
   }
   return parked;
 }
