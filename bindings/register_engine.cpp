@@ -30,9 +30,20 @@ namespace {
 // releases the GIL while it holds the lock; the other methods take the lock
 // with the GIL held. No call needs the GIL while holding the lock, so the two
 // never wait on each other in opposite orders.
+// Workload arrays handed over once (stage_workloads), added later by row
+// ranges (add_staged): the simulator adds each arrival instant's rows
+// without building and converting a dozen array slices per call.
+struct StagedWorkloads {
+  std::vector<std::int64_t> cq, prio, ts, hash, pso, psc, psm, psf, rqo, rqr, rqa, psn, blk, blk_msg;
+  std::vector<std::string> namespaces, names, uids, pod_set_names, block_messages;
+  bool has_psn = false, has_block = false;
+  std::size_t n = 0;
+};
+
 struct PyEngine {
   std::mutex mutex;
   Engine engine;
+  StagedWorkloads staged;
   PyEngine(TopologySpec spec, bool release_evictions) : engine(std::move(spec), release_evictions) {}
 };
 
@@ -407,6 +418,121 @@ void register_engine(py::module_& m) {
           py::arg("request_amount"), py::arg("namespaces"), py::arg("names"), py::arg("uids") = py::none(),
           py::arg("pod_set_name") = py::none(), py::arg("pod_set_names") = py::none(), py::arg("block") = py::none(),
           py::arg("block_message") = py::none(), py::arg("block_messages") = py::none())
+      .def(
+          "stage_workloads",
+          [](PyEngine& self, py::handle cluster_queue, py::handle priority, py::handle queue_ts,
+             py::handle scheduling_hash, py::handle pod_set_offsets, py::handle pod_set_count,
+             py::handle pod_set_min_count, py::handle pod_set_flavor_class, py::handle request_offsets,
+             py::handle request_resource, py::handle request_amount, py::handle namespaces, py::handle names,
+             py::handle uids, py::handle pod_set_name, py::handle pod_set_names, py::handle block,
+             py::handle block_message, py::handle block_messages) {
+            auto vec = [](const I64Array& a) { return std::vector<std::int64_t>(a.data(), a.data() + a.size()); };
+            StagedWorkloads st;
+            I64Array cq = int_array(cluster_queue, "cluster_queue");
+            const py::ssize_t n = cq.size();
+            st.n = static_cast<std::size_t>(n);
+            st.cq = vec(cq);
+            st.prio = vec(int_array(priority, "priority", n));
+            st.ts = vec(int_array(queue_ts, "queue_ts", n));
+            st.hash = vec(int_array(scheduling_hash, "scheduling_hash", n));
+            st.pso = vec(int_array(pod_set_offsets, "pod_set_offsets", n + 1));
+            st.psc = vec(int_array(pod_set_count, "pod_set_count"));
+            const py::ssize_t n_ps = static_cast<py::ssize_t>(st.psc.size());
+            st.psm = vec(int_array(pod_set_min_count, "pod_set_min_count", n_ps));
+            st.psf = vec(int_array(pod_set_flavor_class, "pod_set_flavor_class", n_ps));
+            st.rqo = vec(int_array(request_offsets, "request_offsets", n_ps + 1));
+            st.rqr = vec(int_array(request_resource, "request_resource"));
+            st.rqa = vec(int_array(request_amount, "request_amount", static_cast<py::ssize_t>(st.rqr.size())));
+            // The offsets decide where add_staged's slices start: check them
+            // here (add_workloads checks everything else on each slice).
+            auto offsets_ok = [](const std::vector<std::int64_t>& o, std::size_t end) {
+              if (o.front() != 0 || o.back() != static_cast<std::int64_t>(end)) return false;
+              for (std::size_t i = 1; i < o.size(); ++i) {
+                if (o[i] < o[i - 1]) return false;
+              }
+              return true;
+            };
+            if (!offsets_ok(st.pso, st.psc.size())) bad("pod_set_offsets must start at 0, not decrease and end at the number of pod sets");
+            if (!offsets_ok(st.rqo, st.rqr.size())) bad("request_offsets must start at 0, not decrease and end at the number of requests");
+            st.namespaces = str_list(namespaces, "namespaces", st.n);
+            st.names = str_list(names, "names", st.n);
+            if (!uids.is_none()) st.uids = str_list(uids, "uids", st.n);
+            if (!pod_set_name.is_none()) {
+              st.has_psn = true;
+              st.psn = vec(int_array(pod_set_name, "pod_set_name", n_ps));
+              if (pod_set_names.is_none()) bad("pod_set_name needs pod_set_names");
+              for (auto x : to_seq(pod_set_names, "pod_set_names")) st.pod_set_names.push_back(to_str(x, "pod set name"));
+            }
+            if (!block.is_none()) {
+              st.has_block = true;
+              st.blk = vec(int_array(block, "block", n));
+              st.blk_msg = vec(int_array(block_message, "block_message", n));
+              if (!block_messages.is_none()) {
+                for (auto x : to_seq(block_messages, "block_messages")) st.block_messages.push_back(to_str(x, "block message"));
+              }
+            }
+            std::lock_guard<std::mutex> lock(self.mutex);
+            self.staged = std::move(st);
+          },
+          py::arg("cluster_queue"), py::arg("priority"), py::arg("queue_ts"), py::arg("scheduling_hash"),
+          py::arg("pod_set_offsets"), py::arg("pod_set_count"), py::arg("pod_set_min_count"),
+          py::arg("pod_set_flavor_class"), py::arg("request_offsets"), py::arg("request_resource"),
+          py::arg("request_amount"), py::arg("namespaces"), py::arg("names"), py::arg("uids") = py::none(),
+          py::arg("pod_set_name") = py::none(), py::arg("pod_set_names") = py::none(), py::arg("block") = py::none(),
+          py::arg("block_message") = py::none(), py::arg("block_messages") = py::none(),
+          "Keep workload arrays (add_workloads' arguments) for add_staged; replaces any staged before.")
+      .def(
+          "add_staged",
+          [](PyEngine& self, std::int64_t lo, std::int64_t hi) {
+            std::lock_guard<std::mutex> lock(self.mutex);
+            const StagedWorkloads& st = self.staged;
+            if (lo < 0 || hi < lo || hi > static_cast<std::int64_t>(st.n)) {
+              bad("add_staged: rows [" + std::to_string(lo) + ", " + std::to_string(hi) + ") outside the " +
+                  std::to_string(st.n) + " staged workloads");
+            }
+            const auto l = static_cast<std::size_t>(lo), h = static_cast<std::size_t>(hi);
+            const auto p0 = static_cast<std::size_t>(st.pso[l]), p1 = static_cast<std::size_t>(st.pso[h]);
+            const auto r0 = static_cast<std::size_t>(st.rqo[p0]), r1 = static_cast<std::size_t>(st.rqo[p1]);
+            // offsets of the slice, rebased to 0
+            std::vector<std::int64_t> pso(st.pso.begin() + static_cast<std::ptrdiff_t>(l),
+                                          st.pso.begin() + static_cast<std::ptrdiff_t>(h) + 1);
+            for (auto& x : pso) x -= static_cast<std::int64_t>(p0);
+            std::vector<std::int64_t> rqo(st.rqo.begin() + static_cast<std::ptrdiff_t>(p0),
+                                          st.rqo.begin() + static_cast<std::ptrdiff_t>(p1) + 1);
+            for (auto& x : rqo) x -= static_cast<std::int64_t>(r0);
+            kueue_fast::BulkWorkloads b;
+            b.n = h - l;
+            b.cluster_queue = st.cq.data() + l;
+            b.priority = st.prio.data() + l;
+            b.queue_ts = st.ts.data() + l;
+            b.scheduling_hash = reinterpret_cast<const std::uint64_t*>(st.hash.data() + l);
+            b.ps_offsets = pso.data();
+            b.n_ps = p1 - p0;
+            b.ps_count = st.psc.data() + p0;
+            b.ps_min_count = st.psm.data() + p0;
+            b.ps_flavor_class = st.psf.data() + p0;
+            b.req_offsets = rqo.data();
+            b.n_req = r1 - r0;
+            b.req_resource = st.rqr.data() + r0;
+            b.req_amount = st.rqa.data() + r0;
+            b.namespaces.assign(st.namespaces.begin() + static_cast<std::ptrdiff_t>(l),
+                                st.namespaces.begin() + static_cast<std::ptrdiff_t>(h));
+            b.names.assign(st.names.begin() + static_cast<std::ptrdiff_t>(l), st.names.begin() + static_cast<std::ptrdiff_t>(h));
+            if (!st.uids.empty()) {
+              b.uids.assign(st.uids.begin() + static_cast<std::ptrdiff_t>(l), st.uids.begin() + static_cast<std::ptrdiff_t>(h));
+            }
+            if (st.has_psn) {
+              b.ps_name = st.psn.data() + p0;
+              b.pod_set_names = st.pod_set_names;
+            }
+            if (st.has_block) {
+              b.block = st.blk.data() + l;
+              b.block_message = st.blk_msg.data() + l;
+              b.block_messages = st.block_messages;
+            }
+            return self.engine.add_workloads(b);
+          },
+          py::arg("lo"), py::arg("hi"), "add_workloads of the staged rows [lo, hi); returns the first new wid.")
       .def(
           "remove_workloads",
           [](PyEngine& self, py::handle wids) {

@@ -53,6 +53,29 @@ class Engine:
         block_message: npt.ArrayLike | None = None,
         block_messages: Sequence[str] | None = None,
     ) -> int: ...
+    def stage_workloads(
+        self,
+        cluster_queue: npt.ArrayLike,
+        priority: npt.ArrayLike,
+        queue_ts: npt.ArrayLike,
+        scheduling_hash: npt.ArrayLike,
+        pod_set_offsets: npt.ArrayLike,
+        pod_set_count: npt.ArrayLike,
+        pod_set_min_count: npt.ArrayLike,
+        pod_set_flavor_class: npt.ArrayLike,
+        request_offsets: npt.ArrayLike,
+        request_resource: npt.ArrayLike,
+        request_amount: npt.ArrayLike,
+        namespaces: Sequence[str],
+        names: Sequence[str],
+        uids: Sequence[str] | None = None,
+        pod_set_name: npt.ArrayLike | None = None,
+        pod_set_names: Sequence[str] | None = None,
+        block: npt.ArrayLike | None = None,
+        block_message: npt.ArrayLike | None = None,
+        block_messages: Sequence[str] | None = None,
+    ) -> None: ...
+    def add_staged(self, lo: int, hi: int) -> int: ...
     def remove_workload(self, wid: int) -> None: ...
     def remove_workloads(self, wids: npt.ArrayLike) -> None: ...
     def run_until_stable(

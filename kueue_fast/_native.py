@@ -11,6 +11,9 @@ Beyond that interface it has a bulk path for simulators and benchmarks:
   arrays (:class:`WorkloadArrays`) without Python work per workload;
 * ``decisions()`` returns state code, admitted ClusterQueue and admission
   time of every workload as numpy arrays;
+* ``stage_workloads(arrays)`` keeps such arrays in the engine and
+  ``add_staged(lo, hi)`` adds a range of their rows (one call per arrival
+  instant in the simulator);
 * ``run_until_stable(now_ns, max_cycles)`` runs the cycles of one instant
   natively; ``admitted_usage(wids)``, ``eviction_reasons(wids)`` and
   ``remove_workloads(wids)`` read and remove many workloads at once;
@@ -255,6 +258,39 @@ class NativeEngine:
         )
         self._specs.extend([None] * n)
         return range(first, first + n)
+
+    def stage_workloads(self, arrays: WorkloadArrays) -> None:
+        """Keep workload arrays in the engine (a copy) for :meth:`add_staged`,
+        replacing any staged before; nothing is added yet."""
+        self._core.stage_workloads(
+            arrays.cluster_queue,
+            arrays.priority,
+            arrays.queue_ts,
+            arrays.scheduling_hash,
+            arrays.pod_set_offsets,
+            arrays.pod_set_count,
+            arrays.pod_set_min_count,
+            arrays.pod_set_flavor_class,
+            arrays.request_offsets,
+            arrays.request_resource,
+            arrays.request_amount,
+            arrays.namespaces,
+            arrays.names,
+            arrays.uids,
+            arrays.pod_set_name,
+            arrays.pod_set_names,
+            arrays.block,
+            arrays.block_message,
+            arrays.block_messages,
+        )
+
+    def add_staged(self, lo: int, hi: int) -> range:
+        """``add_workloads`` of the staged rows ``[lo, hi)`` (no array
+        slicing or conversion per call); returns the range of their wids."""
+        self._sync_classes()
+        first = int(self._core.add_staged(lo, hi))
+        self._specs.extend([None] * (hi - lo))
+        return range(first, first + hi - lo)
 
     def remove_workload(self, wid: int) -> None:
         self._core.remove_workload(wid)

@@ -199,6 +199,41 @@ def test_bulk_ingestion_appends_after_existing_workloads() -> None:
     assert eng.workload_view(7)["spec"].name == specs[7].name
 
 
+def test_staged_rows_added_by_ranges_equal_bulk_ingestion() -> None:
+    """stage_workloads once, then add_staged by uneven row ranges (empty ones
+    included), interleaved with cycles: the same decisions and views as
+    add_workloads of the same slices."""
+    state = small_state()
+    comp, specs = specs_for(state, 200, seed=5)
+    arrays = arrays_of(specs)
+    staged = NativeEngine(comp.topology)
+    bulk = NativeEngine(comp.topology)
+    staged.stage_workloads(arrays)
+    cuts = [0, 1, 1, 7, 40, 41, 120, 200]
+    for k, (lo, hi) in enumerate(zip(cuts, cuts[1:], strict=False)):
+        assert staged.add_staged(lo, hi) == range(lo, hi)
+        assert bulk.add_workloads(arrays_of(specs[lo:hi])) == range(lo, hi)
+        for eng in (staged, bulk):
+            eng.run_cycle(T0 + k * SECOND)
+    assert run_until_stable(staged) == run_until_stable(bulk)
+    for a, b in zip(staged.decisions(), bulk.decisions(), strict=True):
+        assert (a == b).all()
+    for w in range(len(specs)):
+        assert staged.workload_view(w) == bulk.workload_view(w)
+
+
+@pytest.mark.parametrize("rows", [(-1, 3), (5, 4), (0, 201)])
+def test_staged_ranges_outside_the_stage_raise_engine_error(rows: tuple[int, int]) -> None:
+    state = small_state()
+    comp, specs = specs_for(state, 200)
+    eng = NativeEngine(comp.topology)
+    eng.stage_workloads(arrays_of(specs))
+    with pytest.raises(EngineError, match="outside the 200 staged"):
+        eng.add_staged(*rows)
+    assert eng.n_workloads == 0
+    assert eng.add_staged(0, 200) == range(0, 200)
+
+
 def test_bulk_defaults_uid_and_pod_set_name() -> None:
     state = small_state()
     comp, specs = specs_for(state, 3)

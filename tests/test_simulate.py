@@ -319,3 +319,34 @@ def test_manifest_workloads_are_there_at_the_start(engine: str) -> None:
     assert m.totals["preemptions"] == 1
     assert (result.end_ns - START) // NS == 10
     assert (m.totals["running"], m.totals["pending"]) == (2, 2)
+
+
+def test_rows_blocked_by_a_namespace_selector_wait_and_engines_agree() -> None:
+    """Rows whose namespace the ClusterQueue's selector rejects reach the
+    engine blocked (the native one gets them in its staged arrays with their
+    code and message), interleaved with admissible rows: never admitted,
+    counted as pending, and the engines agree on everything else."""
+    objs = cluster()
+    cq = next(o for o in objs if o["kind"] == "ClusterQueue")
+    cq["spec"]["namespaceSelector"] = {"matchLabels": {"team": "a"}}
+    objs += [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a", "labels": {"team": "a"}}},
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "c"}},
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta1",
+            "kind": "LocalQueue",
+            "metadata": {"name": "q", "namespace": "c"},
+            "spec": {"clusterQueue": "cq-a"},
+        },
+    ]
+    csv = "arrival,namespace,queue,duration,cpu\n" + "".join(
+        f"{t},{'c' if t % 3 == 1 else 'a'},q,7,1\n" for t in range(0, 30, 2)
+    )
+    logs = {}
+    for engine in ENGINES:
+        result, m = run_csv(objs, csv, engine, drain=True)
+        blocked = {w for w in range(15) if (2 * w) % 3 == 1}
+        assert not blocked & set(result.log.adm_wid.tolist()), engine
+        assert m.totals["pending"] == len(blocked), engine
+        logs[engine] = (result.log.adm_t.tolist(), result.log.adm_wid.tolist(), result.cycles)
+    assert len(set(map(str, logs.values()))) == 1, logs

@@ -1,8 +1,9 @@
 """The native engine through its bulk calls: trace rows reach the engine as
-array slices (``NativeEngine.add_workloads``, blocked rows included), the
-cycles of an instant run natively (``run_until_stable``), and admissions,
-evictions and finishes are read and removed many at a time
-(``admitted_usage``, ``eviction_reasons``, ``remove_workloads``)."""
+arrays once and are added by row ranges (``NativeEngine.stage_workloads``,
+``add_staged``, blocked rows included), the cycles of an instant run
+natively (``run_until_stable``), and admissions, evictions and finishes are
+read and removed many at a time (``admitted_usage``, ``eviction_reasons``,
+``remove_workloads``)."""
 
 from __future__ import annotations
 
@@ -29,60 +30,53 @@ class BulkAdapter:
         self.n_fr = len(topology.fr_pairs)
         self._fr = {p: i for i, p in enumerate(topology.fr_pairs)}
         self._next = 0
-        # names and namespaces of every row of the batch last seen (made once)
-        self._names_of: tuple[int, list[str], list[str]] | None = None
-        self._blocked_of: tuple[int, bool] | None = None
+        # the batch whose rows the engine holds (stage_workloads)
+        self._staged: WorkloadBatch | None = None
 
-    def _batch_names(self, batch: WorkloadBatch) -> tuple[list[str], list[str]]:
-        """Names and namespaces of every row, made once per batch with numpy."""
-        if self._names_of is None or self._names_of[0] != id(batch):
-            if batch.names is not None:
-                names = list(batch.names)
-            else:
-                idx = np.arange(batch.name_base, batch.name_base + len(batch)).astype(np.str_)
-                names = np.char.add("wl-", np.char.zfill(idx, 7)).tolist()
-            namespaces = np.asarray(batch.namespaces, dtype=np.str_)[batch.namespace].tolist()
-            self._names_of = (id(batch), names, namespaces)
-        return self._names_of[1], self._names_of[2]
+    def _stage(self, batch: WorkloadBatch) -> None:
+        """Hand every row of the batch to the engine once; add() then adds
+        row ranges of it (add_staged)."""
+        if batch.names is not None:
+            names = list(batch.names)
+        else:
+            idx = np.arange(batch.name_base, batch.name_base + len(batch)).astype(np.str_)
+            names = np.char.add("wl-", np.char.zfill(idx, 7)).tolist()
+        namespaces = np.asarray(batch.namespaces, dtype=np.str_)[batch.namespace].tolist()
+        # rows the compiler blocked (namespace selector) carry their code and
+        # message; the rest have BLOCK_NONE
+        blocked = bool((batch.block != BLOCK_NONE).any())
+        arrays = self._arrays(
+            cluster_queue=batch.cluster_queue,
+            priority=batch.priority,
+            queue_ts=batch.queue_ts,
+            scheduling_hash=batch.scheduling_hash,
+            pod_set_offsets=batch.ps_offsets,
+            pod_set_count=batch.ps_count,
+            pod_set_min_count=batch.ps_min_count,
+            pod_set_flavor_class=batch.ps_flavor_class,
+            request_offsets=batch.req_offsets,
+            request_resource=batch.req_resource,
+            request_amount=batch.req_amount,
+            namespaces=namespaces,
+            names=names,
+            pod_set_name=batch.ps_name,
+            pod_set_names=batch.pod_set_names,
+            block=batch.block if blocked else None,
+            block_message=batch.block_msg if blocked else None,
+            block_messages=batch.block_messages if blocked else None,
+        )
+        self.engine.stage_workloads(arrays)
+        self._staged = batch
 
     def add(self, batch: WorkloadBatch, lo: int, hi: int) -> None:
         if hi <= lo:
             return
-        names, namespaces = self._batch_names(batch)
-        p0, p1 = int(batch.ps_offsets[lo]), int(batch.ps_offsets[hi])
-        r0, r1 = int(batch.req_offsets[p0]), int(batch.req_offsets[p1])
-        # rows the compiler blocked (namespace selector) carry their code and
-        # message; the rest have BLOCK_NONE
-        blocked = self._any_blocked(batch)
-        arrays = self._arrays(
-            cluster_queue=batch.cluster_queue[lo:hi],
-            priority=batch.priority[lo:hi],
-            queue_ts=batch.queue_ts[lo:hi],
-            scheduling_hash=batch.scheduling_hash[lo:hi],
-            pod_set_offsets=batch.ps_offsets[lo : hi + 1] - p0,
-            pod_set_count=batch.ps_count[p0:p1],
-            pod_set_min_count=batch.ps_min_count[p0:p1],
-            pod_set_flavor_class=batch.ps_flavor_class[p0:p1],
-            request_offsets=batch.req_offsets[p0 : p1 + 1] - r0,
-            request_resource=batch.req_resource[r0:r1],
-            request_amount=batch.req_amount[r0:r1],
-            namespaces=namespaces[lo:hi],
-            names=names[lo:hi],
-            pod_set_name=batch.ps_name[p0:p1],
-            pod_set_names=batch.pod_set_names,
-            block=batch.block[lo:hi] if blocked else None,
-            block_message=batch.block_msg[lo:hi] if blocked else None,
-            block_messages=batch.block_messages if blocked else None,
-        )
-        wids = self.engine.add_workloads(arrays)
+        if self._staged is not batch:
+            self._stage(batch)
+        wids = self.engine.add_staged(lo, hi)
         if wids.start != self._next:
             raise RuntimeError(f"engine gave workload ids from {wids.start}, expected {self._next}")
         self._next = wids.stop
-
-    def _any_blocked(self, batch: WorkloadBatch) -> bool:
-        if self._blocked_of is None or self._blocked_of[0] != id(batch):
-            self._blocked_of = (id(batch), bool((batch.block != BLOCK_NONE).any()))
-        return self._blocked_of[1]
 
     def add_specs(self, specs: list[WorkloadSpec]) -> None:
         for spec in specs:
