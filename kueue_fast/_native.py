@@ -11,9 +11,9 @@ Beyond that interface it has a bulk path for simulators and benchmarks:
   arrays (:class:`WorkloadArrays`) without Python work per workload;
 * ``decisions()`` returns state code, admitted ClusterQueue and admission
   time of every workload as numpy arrays;
-* ``stage_workloads(arrays)`` keeps such arrays in the engine and
+* ``stage_workloads(arrays)`` keeps a copy of such arrays in the engine,
   ``add_staged(lo, hi)`` adds a range of their rows (one call per arrival
-  instant in the simulator);
+  instant in the simulator) and ``clear_staged()`` frees the copy;
 * ``run_until_stable(now_ns, max_cycles)`` runs the cycles of one instant
   natively; ``admitted_usage(wids)``, ``eviction_reasons(wids)`` and
   ``remove_workloads(wids)`` read and remove many workloads at once;
@@ -291,6 +291,10 @@ class NativeEngine:
         first = int(self._core.add_staged(lo, hi))
         self._specs.extend([None] * (hi - lo))
         return range(first, first + hi - lo)
+
+    def clear_staged(self) -> None:
+        """Free the staged rows (added ones stay in the engine)."""
+        self._core.clear_staged()
 
     def remove_workload(self, wid: int) -> None:
         self._core.remove_workload(wid)

@@ -232,6 +232,10 @@ def test_staged_ranges_outside_the_stage_raise_engine_error(rows: tuple[int, int
         eng.add_staged(*rows)
     assert eng.n_workloads == 0
     assert eng.add_staged(0, 200) == range(0, 200)
+    eng.clear_staged()
+    with pytest.raises(EngineError, match="outside the 0 staged"):
+        eng.add_staged(0, 1)
+    assert eng.n_workloads == 200
 
 
 def test_bulk_defaults_uid_and_pod_set_name() -> None:

@@ -77,6 +77,10 @@ class BulkAdapter:
         if wids.start != self._next:
             raise RuntimeError(f"engine gave workload ids from {wids.start}, expected {self._next}")
         self._next = wids.stop
+        if hi == len(batch):
+            # the last rows (the loop adds them in order): the copy is no longer needed
+            self.engine.clear_staged()
+            self._staged = None
 
     def add_specs(self, specs: list[WorkloadSpec]) -> None:
         for spec in specs:
