@@ -51,6 +51,7 @@ import random
 import re
 import socket
 import string
+import sys
 import threading
 import time
 import uuid
@@ -660,6 +661,17 @@ class WriteInfo:
 # --- the server -------------------------------------------------------------------------------
 
 
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that hangs up (a killed controller, the client pool closing at
+        # the end of a run) is not a server error worth a traceback.
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
+
+
 class FakeAPIServer:
     """See the module docstring. ``with FakeAPIServer() as api: ...``"""
 
@@ -693,8 +705,7 @@ class FakeAPIServer:
             self._register(rt)
         for crd in crds:
             self.install_crd(crd)
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), _Handler)
-        self.httpd.daemon_threads = True
+        self.httpd = _HTTPServer(("127.0.0.1", port), _Handler)
         self.httpd.api = self  # type: ignore[attr-defined]
         self.thread = threading.Thread(target=self.httpd.serve_forever, name="fake-apiserver", daemon=True)
 
