@@ -12,4 +12,5 @@ PYBIND11_MODULE(_core, m) {
   kueue_fast_bindings::register_errors(m);
   kueue_fast_bindings::register_quantity(m);
   kueue_fast_bindings::register_engine(m);
+  kueue_fast_bindings::register_afs(m);
 }

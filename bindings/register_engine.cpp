@@ -6,6 +6,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <pybind11/numpy.h>
@@ -34,7 +35,7 @@ namespace {
 // ranges (add_staged): the simulator adds each arrival instant's rows
 // without building and converting a dozen array slices per call.
 struct StagedWorkloads {
-  std::vector<std::int64_t> cq, prio, ts, hash, pso, psc, psm, psf, rqo, rqr, rqa, psn, blk, blk_msg;
+  std::vector<std::int64_t> cq, prio, ts, hash, pso, psc, psm, psf, rqo, rqr, rqa, psn, blk, blk_msg, lq;
   std::vector<std::string> namespaces, names, uids, pod_set_names, block_messages;
   bool has_psn = false, has_block = false;
   std::size_t n = 0;
@@ -106,6 +107,45 @@ py::object item(const py::dict& d, const char* key) {
   return d[key];
 }
 
+}  // namespace
+
+// A Python int (not float) of the ledger's 128-bit range (nanos).
+kueue_fast::Nanos to_nanos(py::handle h, const char* what) {
+  if (h.is_none() || PyFloat_Check(h.ptr()) || PyBool_Check(h.ptr())) bad(std::string(what) + ": expected an integer");
+  PyObject* idx = PyNumber_Index(h.ptr());
+  if (idx == nullptr) {
+    PyErr_Clear();
+    bad(std::string(what) + ": expected an integer");
+  }
+  py::str text = py::reinterpret_steal<py::str>(PyObject_Str(idx));
+  Py_DECREF(idx);
+  return kueue_fast::nanos_from_string(text.cast<std::string>());
+}
+
+py::int_ from_nanos(kueue_fast::Nanos v) {
+  const std::string text = kueue_fast::nanos_to_string(v);
+  return py::reinterpret_steal<py::int_>(PyLong_FromString(text.c_str(), nullptr, 10));
+}
+
+namespace {
+
+// [(resource id, nanos)] by increasing resource id.
+kueue_fast::Amounts amounts_from(py::handle seq, const char* what) {
+  kueue_fast::Amounts out;
+  for (auto x : to_seq(seq, what)) {
+    py::sequence p = to_seq(x, what);
+    if (p.size() != 2) bad(std::string(what) + ": expected (resource, nanos)");
+    out.push_back({static_cast<std::int32_t>(to_i64(p[0], what)), to_nanos(p[1], what)});
+  }
+  return out;
+}
+
+py::list amounts_to(const kueue_fast::Amounts& a) {
+  py::list out;
+  for (const auto& x : a) out.append(py::make_tuple(x.resource, from_nanos(x.value)));
+  return out;
+}
+
 TopologySpec topology_from(const py::dict& d) {
   TopologySpec t;
   for (auto x : to_seq(item(d, "resource_names"), "resource_names")) t.resource_names.push_back(to_str(x, "resource name"));
@@ -156,7 +196,31 @@ TopologySpec topology_from(const py::dict& d) {
     s.active = item(c, "active").cast<bool>();
     s.inactive_message = to_str(item(c, "inactive_message"), "inactive_message");
     s.fair_weight = item(c, "fair_weight").cast<double>();
+    if (c.contains("admission_fair_sharing")) s.admission_fair_sharing = c["admission_fair_sharing"].cast<bool>();
     t.cluster_queues.push_back(std::move(s));
+  }
+  // Admission fair sharing (optional keys: a topology without them has none).
+  if (d.contains("local_queues")) {
+    for (auto x : to_seq(d["local_queues"], "local_queues")) {
+      py::sequence q = to_seq(x, "local queue");
+      if (q.size() != 5) bad("local queue: expected (name, cluster_queue, fair_weight, stopped, consumed)");
+      kueue_fast::LocalQueueSpec lq;
+      lq.name = to_str(q[0], "local queue name");
+      lq.cluster_queue = static_cast<std::int32_t>(to_i64(q[1], "local queue cluster_queue"));
+      lq.fair_weight = q[2].cast<double>();
+      lq.stopped = q[3].cast<bool>();
+      lq.consumed = amounts_from(q[4], "local queue consumed");
+      t.local_queues.push_back(std::move(lq));
+    }
+  }
+  if (d.contains("admission_fair_sharing") && !d["admission_fair_sharing"].is_none()) {
+    py::dict a = py::reinterpret_borrow<py::dict>(d["admission_fair_sharing"]);
+    t.has_admission_fair_sharing = true;
+    t.admission_fair_sharing.usage_half_life_s = item(a, "usage_half_life_s").cast<double>();
+    t.admission_fair_sharing.usage_sampling_interval_s = item(a, "usage_sampling_interval_s").cast<double>();
+    for (auto x : to_seq(item(a, "resource_weights"), "resource_weights")) {
+      t.admission_fair_sharing.resource_weights.push_back(x.cast<double>());
+    }
   }
   t.fair_sharing = item(d, "fair_sharing").cast<bool>();
   for (auto x : to_seq(item(d, "fair_strategies"), "fair_strategies")) {
@@ -343,16 +407,19 @@ void register_engine(py::module_& m) {
           "add_workload",
           [](PyEngine& self, py::handle ns, py::handle name, py::handle uid, py::handle cq, py::handle priority,
              py::handle queue_ts, py::handle hash, py::handle block, py::handle block_message, py::handle pod_sets,
-             py::handle admission, py::handle job_uid) {
+             py::handle admission, py::handle job_uid, py::handle local_queue, py::handle queue_name) {
             WorkloadInput in =
                 workload_from(ns, name, uid, cq, priority, queue_ts, hash, block, block_message, pod_sets, admission);
             in.job_uid = to_str(job_uid, "job_uid");
+            in.local_queue = to_i64(local_queue, "local_queue");
+            in.queue_name = to_str(queue_name, "queue_name");
             std::lock_guard<std::mutex> lock(self.mutex);
             return self.engine.add_workload(in);
           },
           py::arg("namespace"), py::arg("name"), py::arg("uid"), py::arg("cluster_queue"), py::arg("priority"),
           py::arg("queue_ts"), py::arg("scheduling_hash"), py::arg("block"), py::arg("block_message"),
-          py::arg("pod_sets"), py::arg("admission"), py::arg("job_uid") = "")
+          py::arg("pod_sets"), py::arg("admission"), py::arg("job_uid") = "", py::arg("local_queue") = -1,
+          py::arg("queue_name") = "")
       .def(
           "add_workloads",
           [](PyEngine& self, py::handle cluster_queue, py::handle priority, py::handle queue_ts,
@@ -360,7 +427,7 @@ void register_engine(py::module_& m) {
              py::handle pod_set_min_count, py::handle pod_set_flavor_class, py::handle request_offsets,
              py::handle request_resource, py::handle request_amount, py::handle namespaces, py::handle names,
              py::handle uids, py::handle pod_set_name, py::handle pod_set_names, py::handle block,
-             py::handle block_message, py::handle block_messages) {
+             py::handle block_message, py::handle block_messages, py::handle local_queue) {
             I64Array cq = int_array(cluster_queue, "cluster_queue");
             const py::ssize_t n = cq.size();
             I64Array prio = int_array(priority, "priority", n);
@@ -409,6 +476,11 @@ void register_engine(py::module_& m) {
                 for (auto x : to_seq(block_messages, "block_messages")) b.block_messages.push_back(to_str(x, "block message"));
               }
             }
+            I64Array lqs;
+            if (!local_queue.is_none()) {
+              lqs = int_array(local_queue, "local_queue", n);
+              b.local_queue = lqs.data();
+            }
             std::lock_guard<std::mutex> lock(self.mutex);
             return self.engine.add_workloads(b);
           },
@@ -417,7 +489,8 @@ void register_engine(py::module_& m) {
           py::arg("pod_set_flavor_class"), py::arg("request_offsets"), py::arg("request_resource"),
           py::arg("request_amount"), py::arg("namespaces"), py::arg("names"), py::arg("uids") = py::none(),
           py::arg("pod_set_name") = py::none(), py::arg("pod_set_names") = py::none(), py::arg("block") = py::none(),
-          py::arg("block_message") = py::none(), py::arg("block_messages") = py::none())
+          py::arg("block_message") = py::none(), py::arg("block_messages") = py::none(),
+          py::arg("local_queue") = py::none())
       .def(
           "stage_workloads",
           [](PyEngine& self, py::handle cluster_queue, py::handle priority, py::handle queue_ts,
@@ -425,7 +498,7 @@ void register_engine(py::module_& m) {
              py::handle pod_set_min_count, py::handle pod_set_flavor_class, py::handle request_offsets,
              py::handle request_resource, py::handle request_amount, py::handle namespaces, py::handle names,
              py::handle uids, py::handle pod_set_name, py::handle pod_set_names, py::handle block,
-             py::handle block_message, py::handle block_messages) {
+             py::handle block_message, py::handle block_messages, py::handle local_queue) {
             auto vec = [](const I64Array& a) { return std::vector<std::int64_t>(a.data(), a.data() + a.size()); };
             StagedWorkloads st;
             I64Array cq = int_array(cluster_queue, "cluster_queue");
@@ -471,6 +544,7 @@ void register_engine(py::module_& m) {
                 for (auto x : to_seq(block_messages, "block_messages")) st.block_messages.push_back(to_str(x, "block message"));
               }
             }
+            if (!local_queue.is_none()) st.lq = vec(int_array(local_queue, "local_queue", n));
             std::lock_guard<std::mutex> lock(self.mutex);
             self.staged = std::move(st);
           },
@@ -480,6 +554,7 @@ void register_engine(py::module_& m) {
           py::arg("request_amount"), py::arg("namespaces"), py::arg("names"), py::arg("uids") = py::none(),
           py::arg("pod_set_name") = py::none(), py::arg("pod_set_names") = py::none(), py::arg("block") = py::none(),
           py::arg("block_message") = py::none(), py::arg("block_messages") = py::none(),
+          py::arg("local_queue") = py::none(),
           "Keep workload arrays (add_workloads' arguments) for add_staged; replaces any staged before.")
       .def(
           "add_staged",
@@ -530,6 +605,7 @@ void register_engine(py::module_& m) {
               b.block_message = st.blk_msg.data() + l;
               b.block_messages = st.block_messages;
             }
+            if (!st.lq.empty()) b.local_queue = st.lq.data() + l;
             return self.engine.add_workloads(b);
           },
           py::arg("lo"), py::arg("hi"), "add_workloads of the staged rows [lo, hi); returns the first new wid.")
@@ -756,8 +832,41 @@ void register_engine(py::module_& m) {
              }
              std::string block_message = w.block_message[wid] >= 0 ? w.strings[w.block_message[wid]] : "";
              return py::make_tuple(std::string(w.ns(wid)), std::string(w.name(wid)), std::string(w.uid(wid)), w.cq[wid],
-                                   w.priority[wid], w.queue_ts[wid], w.hash[wid], pod_sets, w.block[wid], block_message);
+                                   w.priority[wid], w.queue_ts[wid], w.hash[wid], pod_sets, w.block[wid], block_message,
+                                   w.local_queue[wid]);
            })
+      .def("afs_ledger_state",
+           [](PyEngine& self) {
+             std::lock_guard<std::mutex> lock(self.mutex);
+             const Engine& e = self.engine;
+             py::list out;
+             const kueue_fast::UsageLedger* ledger = e.afs_ledger();
+             if (ledger == nullptr) return out;
+             for (std::int32_t lq : ledger->order()) {
+               const kueue_fast::LedgerEntry& entry = *ledger->entry(lq);
+               out.append(py::make_tuple(lq, amounts_to(entry.resources), amounts_to(entry.pending_penalty()),
+                                         entry.last_update_ns, e.local_queue_usage(lq)));
+             }
+             return out;
+           },
+           "[(local queue id (-1: none), consumed, pending penalty, last update ns, usage)] in creation order; "
+           "amounts as [(resource id, nanos)]. Empty without admission fair sharing.")
+      .def("restore_afs_ledger",
+           [](PyEngine& self, py::handle entries) {
+             std::vector<std::tuple<std::int64_t, kueue_fast::Amounts, std::int64_t>> in;
+             for (auto x : to_seq(entries, "ledger entries")) {
+               py::sequence t = to_seq(x, "ledger entry");
+               if (t.size() != 3) bad("ledger entry: expected (local queue id, consumed, last update ns)");
+               in.emplace_back(to_i64(t[0], "local queue id"), amounts_from(t[1], "consumed"),
+                               to_i64(t[2], "last update ns"));
+             }
+             std::lock_guard<std::mutex> lock(self.mutex);
+             for (auto& [lq, consumed, last] : in) {
+               if (lq < 0 || lq > std::numeric_limits<int>::max()) bad("unknown local queue id " + std::to_string(lq));
+               self.engine.restore_afs_entry(static_cast<int>(lq), std::move(consumed), last);
+             }
+           },
+           "Seed ledger entries (history and LastUpdate), as the reference's restore_afs_ledger.")
       .def("queue_state",
            [](PyEngine& self, py::handle cq_obj) {
              std::int64_t cq = to_i64(cq_obj, "cluster_queue");

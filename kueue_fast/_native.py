@@ -74,7 +74,10 @@ class WorkloadArrays:
 
     Optionally, per workload: ``block`` (a compiler ``BLOCK_*`` code, as
     ``WorkloadSpec.block``) and ``block_message`` (an index into
-    ``block_messages``, read where ``block`` is not ``BLOCK_NONE``).
+    ``block_messages``, read where ``block`` is not ``BLOCK_NONE``), and
+    ``local_queue`` (an id into ``Topology.local_queues``, -1: none; default
+    none), which admission fair sharing charges and orders by; the
+    workload's ``queue_name`` is that LocalQueue's name.
 
     Integer arrays must have an integer dtype: floats are rejected.
     """
@@ -98,6 +101,7 @@ class WorkloadArrays:
     block: npt.ArrayLike | None = None
     block_message: npt.ArrayLike | None = None
     block_messages: list[str] | None = None
+    local_queue: npt.ArrayLike | None = None
 
 
 def topology_dict(t: Topology) -> dict[str, Any]:
@@ -127,11 +131,26 @@ def topology_dict(t: Topology) -> dict[str, Any]:
                 "active": cq.active,
                 "inactive_message": cq.inactive_message,
                 "fair_weight": float(cq.fair_weight),
+                "admission_fair_sharing": bool(getattr(cq, "admission_fair_sharing", False)),
             }
             for cq in t.cluster_queues
         ],
         "fair_sharing": bool(t.fair_sharing),
         "fair_strategies": list(t.fair_strategies),
+        # Admission fair sharing: every LocalQueue, and the configuration (or None).
+        "local_queues": [
+            (lq.name, lq.cluster_queue, float(lq.fair_weight), bool(lq.stopped), list(lq.consumed))
+            for lq in getattr(t, "local_queues", [])
+        ],
+        "admission_fair_sharing": (
+            {
+                "usage_half_life_s": float(afs.usage_half_life_s),
+                "usage_sampling_interval_s": float(afs.usage_sampling_interval_s),
+                "resource_weights": [float(w) for w in afs.resource_weights],
+            }
+            if (afs := getattr(t, "admission_fair_sharing", None)) is not None
+            else None
+        ),
         # Feature gates by attribute name (the engine ignores those it does not model,
         # e.g. reclaimable_pods and the hashing ones applied by the compiler).
         "gates": {f.name: bool(getattr(gates, f.name)) for f in dataclasses.fields(gates)} if gates else {},
@@ -144,15 +163,6 @@ class NativeEngine:
     name = "native"
 
     def __init__(self, topology: Topology, release_evictions: bool = True) -> None:
-        afs = getattr(topology, "admission_fair_sharing", None)
-        if afs is not None and any(
-            getattr(cq, "admission_fair_sharing", False) for cq in topology.cluster_queues
-        ):
-            # Refuse rather than decide differently from the reference.
-            raise EngineError(
-                "admission fair sharing (UsageBasedAdmissionFairSharing ClusterQueues) is not implemented "
-                "in the native engine yet: use engine='reference' (--engine reference)"
-            )
         self.topo = topology
         self._core = _core.Engine(topology_dict(topology), release_evictions)
         gates = getattr(topology, "gates", None)
@@ -224,6 +234,8 @@ class NativeEngine:
                 [(ps.name, ps.count, ps.min_count, ps.flavor_class, ps.requests) for ps in spec.pod_sets],
                 admission,
                 spec.job_uid,
+                spec.local_queue,
+                spec.queue_name,
             )
         )
         self._specs.append(spec)
@@ -254,6 +266,7 @@ class NativeEngine:
                 arrays.block,
                 arrays.block_message,
                 arrays.block_messages,
+                arrays.local_queue,
             )
         )
         self._specs.extend([None] * n)
@@ -282,6 +295,7 @@ class NativeEngine:
             arrays.block,
             arrays.block_message,
             arrays.block_messages,
+            arrays.local_queue,
         )
 
     def add_staged(self, lo: int, hi: int) -> range:
@@ -364,6 +378,44 @@ class NativeEngine:
             self._sync_queue_ts(pre.tolist())
         return int(cycles), bool(stable), int(heads), adm, adm_cycle, pre, pre_cycle
 
+    # --- admission fair sharing ----------------------------------------------------------------------
+
+    def afs_ledger_state(self) -> dict[str, dict[str, object]]:
+        """The usage ledger by LocalQueue name, resources by name (the
+        reference's afs_ledger_state): history and pending penalties in nanos,
+        LastUpdate and the current usage; {} without admission fair sharing."""
+        names = self.topo.resource_names
+        out: dict[str, dict[str, object]] = {}
+        for lq, consumed, pending, last_update, usage in self._core.afs_ledger_state():
+            if lq < 0:
+                continue
+            out[self.topo.local_queues[lq].name] = {
+                "consumed": {names[r]: v for r, v in consumed},
+                "pending_penalty": {names[r]: v for r, v in pending},
+                "last_update_ns": last_update,
+                "usage": usage,
+            }
+        return out
+
+    def restore_afs_ledger(self, state: dict[str, dict[str, object]]) -> None:
+        """Take over a ledger from afs_ledger_state (history and LastUpdate; the
+        reference's restore_afs_ledger): LocalQueues and resources unknown to
+        this topology are dropped."""
+        lq_id = {lq.name: i for i, lq in enumerate(self.topo.local_queues)}
+        rid = {n: i for i, n in enumerate(self.topo.resource_names)}
+        entries: list[tuple[int, list[tuple[int, int]], int]] = []
+        for name, entry in state.items():
+            lq = lq_id.get(name)
+            if lq is None:
+                continue
+            consumed = entry["consumed"]
+            last_update = entry["last_update_ns"]
+            if not isinstance(consumed, dict) or not isinstance(last_update, int):
+                raise EngineError(f"admission fair sharing ledger entry of {name}: bad shape")
+            resources = sorted((rid[r], v) for r, v in consumed.items() if r in rid)
+            entries.append((lq, resources, last_update))
+        self._core.restore_afs_ledger(entries)
+
     # --- decisions -----------------------------------------------------------------------------------
 
     def admitted_usage(self, wids: npt.ArrayLike) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int64]]:
@@ -382,7 +434,8 @@ class NativeEngine:
         s = self._specs[wid] if 0 <= wid < len(self._specs) else None
         if s is not None:
             return s
-        ns, name, uid, cq, prio, ts, h, pod_sets, block, block_message = self._core.workload_spec(wid)
+        ns, name, uid, cq, prio, ts, h, pod_sets, block, block_message, lq = self._core.workload_spec(wid)
+        local_queues = getattr(self.topo, "local_queues", [])
         return WorkloadSpec(
             namespace=ns,
             name=name,
@@ -395,6 +448,8 @@ class NativeEngine:
             block=block,
             block_message=block_message,
             admission=None,
+            local_queue=lq,
+            queue_name=local_queues[lq].name.split("/", 1)[1] if lq >= 0 else "",
         )
 
     def workload_view(self, wid: int) -> dict[str, object]:

@@ -408,3 +408,123 @@ def test_debug_checks_toggle_and_evaluations() -> None:
     eng.run_cycle(T0)
     assert eng.evaluations >= 0
     assert eng.memory_bytes() > 0
+
+
+# --- admission fair sharing -----------------------------------------------------------------------
+
+
+def afs_state(n_cq: int = 4) -> ClusterState:
+    """small_state with admission fair sharing: usage-based ClusterQueues, three
+    LocalQueues each (one of them named alike in two namespaces), some history."""
+    from kueue_fast.model import AdmissionFairSharingConfig, Configuration
+
+    state = small_state(n_cq)
+    state.configuration = Configuration(
+        admission_fair_sharing=AdmissionFairSharingConfig(20.0, 2.0, {"memory": 1e-9})
+    )
+    for i, cq in enumerate(state.cluster_queues.values()):
+        cq.usage_based_admission_fair_sharing = True
+        for ns, name, cpu in (("ns", f"lq-{i}", 0), ("ns", f"busy-{i}", 3), ("other", f"lq-{i}", 1)):
+            q = LocalQueue(ns, name, cq.name)
+            q.afs_consumed_nanos = {"cpu": cpu * 10**9}
+            state.local_queues[f"{ns}/{name}"] = q
+    return state
+
+
+def afs_specs(state: ClusterState, n: int) -> tuple[WorkloadCompiler, list[WorkloadSpec]]:
+    comp, specs = specs_for(state, n, seed=5)
+    keys = sorted(state.local_queues)
+    for i, s in enumerate(specs):  # spread over every LocalQueue of the workload's ClusterQueue
+        mine = [k for k in keys if state.local_queues[k].cluster_queue == f"cq-{s.cluster_queue}"]
+        ns, name = mine[i % len(mine)].split("/")
+        pod_sets = [PodSet("main", 2, {"cpu": 1500, "memory": GI})]
+        wl = Workload(ns, s.name, name, pod_sets, T0 - i, priority=i % 3)
+        specs[i] = comp.compile(wl)
+    return comp, specs
+
+
+def test_bulk_ingestion_with_local_queues_equals_one_by_one_and_the_reference() -> None:
+    state = afs_state()
+    comp, specs = afs_specs(state, 200)
+    one, bulk, ref = NativeEngine(comp.topology), NativeEngine(comp.topology), ReferenceEngine(comp.topology)
+    for s in specs:
+        one.add_workload(s)
+        ref.add_workload(s)
+    arrays = arrays_of(specs)
+    arrays.local_queue = np.array([s.local_queue for s in specs], dtype=np.int64)
+    bulk.add_workloads(arrays)
+    n = run_until_stable(ref)
+    assert run_until_stable(one) == n and run_until_stable(bulk) == n
+    for w in range(len(specs)):
+        a, b, r = one.workload_view(w), bulk.workload_view(w), ref.workload_view(w)
+        assert a == r
+        assert b["spec"].local_queue == specs[w].local_queue and b["spec"].queue_name == specs[w].queue_name
+        a.pop("spec"), b.pop("spec")
+        assert a == b
+    assert one.afs_ledger_state() == bulk.afs_ledger_state() == ref.afs_ledger_state()
+    assert any(e["usage"] > 0 for e in ref.afs_ledger_state().values())
+
+
+def test_ledger_state_and_restore_through_the_native_api() -> None:
+    state = afs_state(2)
+    comp, specs = afs_specs(state, 30)
+    eng = NativeEngine(comp.topology)
+    for s in specs:
+        eng.add_workload(s)
+    assert set(eng.afs_ledger_state()) == set(), "nothing sampled before the first cycle"
+    eng.run_cycle(T0)
+    ledger = eng.afs_ledger_state()
+    assert ledger["ns/busy-0"]["consumed"]["cpu"] >= 3 * 10**9 and ledger["ns/busy-0"]["last_update_ns"] == T0
+    fresh = NativeEngine(comp.topology)
+    big = 3 * 10**30  # beyond int64: the ledger keeps 128-bit nanos
+    fresh.restore_afs_ledger(
+        {
+            **ledger,
+            "ns/lq-1": {**ledger["ns/lq-1"], "consumed": {"cpu": big, "gone": 1}},
+            "no/such-queue": ledger["ns/lq-0"],
+        }
+    )
+    restored = fresh.afs_ledger_state()
+    assert list(restored) == [k for k in ledger]
+    assert restored["ns/lq-1"]["consumed"] == {"cpu": big}
+    assert restored["ns/busy-0"] == {**ledger["ns/busy-0"], "pending_penalty": {}}
+    with pytest.raises(EngineError):
+        fresh.restore_afs_ledger({"ns/lq-0": {"consumed": {"cpu": 2**130}, "last_update_ns": T0}})
+    with pytest.raises(EngineError):
+        fresh._core.restore_afs_ledger([(99, [], T0)])
+    with pytest.raises(EngineError):
+        fresh._core.restore_afs_ledger([(0, [(1, 5), (0, 5)], T0)])  # resources out of order
+    plain = NativeEngine(compile_topology(small_state()))
+    assert plain.afs_ledger_state() == {}
+    plain.restore_afs_ledger(ledger)  # no admission fair sharing: ignored, as the reference does
+    assert plain.afs_ledger_state() == {}
+
+
+def test_bad_admission_fair_sharing_input_raises_engine_error() -> None:
+    from kueue_fast import _core
+    from kueue_fast._native import topology_dict
+
+    state = afs_state(2)
+    comp, specs = afs_specs(state, 3)
+    eng = NativeEngine(comp.topology)
+    with pytest.raises(EngineError):
+        eng.add_workload(WorkloadSpec(**{**specs[0].__dict__, "local_queue": 99}))
+    arrays = arrays_of(specs)
+    arrays.local_queue = np.array([0, 99, 0], dtype=np.int64)
+    with pytest.raises(EngineError):
+        eng.add_workloads(arrays)
+    arrays.local_queue = np.array([0.0, 1.0, 0.0])
+    with pytest.raises(EngineError):
+        eng.add_workloads(arrays)
+    assert eng.n_workloads == 0
+    for change in (
+        lambda d: d["local_queues"].__setitem__(0, ("ns/x", 42, 1.0, False, [])),
+        lambda d: d["local_queues"].__setitem__(0, ("ns/x", 0, 1.0, False, [(1, 5), (0, 5)])),
+        lambda d: d["admission_fair_sharing"].__setitem__("resource_weights", [1.0]),
+        lambda d: d["admission_fair_sharing"].__setitem__("usage_sampling_interval_s", 0.0),
+        lambda d: d["local_queues"].__setitem__(0, ("ns/x", 0, 1.0, False, [(0, 1.5)])),
+    ):
+        d = topology_dict(comp.topology)
+        change(d)
+        with pytest.raises(EngineError):
+            _core.Engine(d, True)

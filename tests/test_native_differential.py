@@ -4,13 +4,18 @@ Hypothesis draws whole clusters: flavors with node labels and taints,
 ClusterQueues with one or two resource groups of one to three flavors, cohort
 trees whose Cohort objects carry quota and borrowing/lending limits at every
 level, preemption policies, flavor fungibility, fair sharing on or off with
-weights and strategies, priorities, pod sets with minCount, node selectors and
-tolerations, admitted and pending workloads. Both engines run the same cycles,
-with workloads added and removed between cycles, and after every cycle we
-compare the cycle report, every workload's full view (state, ClusterQueue,
-pod set counts and flavors, usage, reason, message, eviction reason and
-message, preempted_by, admission time), the quota tree's usage numbers and
-the count of preemption candidate evaluations.
+weights and strategies, admission fair sharing (usage-based ClusterQueues,
+several LocalQueues per ClusterQueue, some sharing a name across namespaces,
+with weights, persisted history and stop policies; half-lives, sampling
+intervals and resource weights), priorities, pod sets with minCount, node
+selectors and tolerations, admitted and pending workloads. Both engines run
+the same cycles, at irregular times, with workloads added and removed and
+the configuration reapplied between cycles, and after every step we compare
+the cycle report, every workload's full view (state, ClusterQueue, pod set
+counts and flavors, usage, reason, message, eviction reason and message,
+preempted_by, admission time), the quota tree's usage numbers, the count of
+preemption candidate evaluations and the admission fair sharing ledger
+(history and pending penalties to the nano, LastUpdate, usage).
 
 The native engine runs with its debug checks on: every preemption target
 search must leave the quota tree byte-identical.
@@ -30,6 +35,7 @@ from kueue_fast import Cluster
 from kueue_fast.features import MODELLED_DEFAULTS
 from kueue_fast.model import (
     Admission,
+    AdmissionFairSharingConfig,
     ClusterQueue,
     ClusterState,
     Cohort,
@@ -50,8 +56,8 @@ from kueue_fast.model import (
     Workload,
 )
 
-# Gates both engines model (admission fair sharing aside: the native engine refuses it).
-GATES = sorted(g for g in MODELLED_DEFAULTS if g != "AdmissionFairSharing")
+# Gates both engines model.
+GATES = sorted(MODELLED_DEFAULTS)
 
 SECOND = 1_000_000_000
 T0 = 1_700_000_000 * SECOND
@@ -123,9 +129,70 @@ def feature_gates(draw: Any) -> dict[str, bool]:
 class Scenario:
     state: ClusterState
     extra: list[Workload] = field(default_factory=list)  # added between cycles
-    # ("add", i) / ("remove", i) / ("cycle", 0) / ("evict", i) / ("release", i)
+    # ("add", i) / ("remove", i) / ("cycle", seconds since the last cycle, 0: one) / ("reconfigure", 0)
+    # / ("evict", i) / ("release", i)
     ops: list[tuple[str, int]] = field(default_factory=list)
     release_evictions: bool = True  # False: evicted workloads hold their quota until ("release", i)
+
+
+@st.composite
+def afs_configuration(draw: Any) -> AdmissionFairSharingConfig:
+    """Configuration.admissionFairSharing: half-lives from none to a minute,
+    sampling every few seconds (cycles are one or more seconds apart), now
+    and then resource weights."""
+    weights: dict[str, float] = {}
+    if draw(st.integers(0, 2)) == 0:
+        for r in ("cpu", "memory", "example.com/gpu"):
+            if draw(st.booleans()):
+                weights[r] = draw(st.sampled_from([0.0, 0.5, 1.0, 2.0, 1e-9, 3.7]))
+    return AdmissionFairSharingConfig(
+        usage_half_life_s=draw(st.sampled_from([0.0, 1.0, 2.5, 10.0, 60.0, 0.3])),
+        usage_sampling_interval_s=draw(st.sampled_from([1.0, 2.0, 5.0, 0.5, 30.0])),
+        resource_weights=weights,
+    )
+
+
+@st.composite
+def consumed_history(draw: Any) -> dict[str, int]:
+    """status.fairSharing.admissionFairSharingStatus.consumedResources (nanos)."""
+    out: dict[str, int] = {}
+    if draw(st.integers(0, 2)) == 0:
+        return out
+    for r in ("cpu", "memory", "example.com/gpu"):
+        if draw(st.booleans()):
+            out[r] = draw(st.integers(0, 8)) * UNITS[r] * (10**6 if r == "cpu" else 10**9) + draw(
+                st.integers(0, 999_999_999)
+            )
+    return out
+
+
+def add_local_queues(draw: Any, state: ClusterState, cq: str, i: int) -> None:
+    """The ClusterQueue's LocalQueue ns/lq-i, and with admission fair sharing up
+    to three more: their own names or a name shared by namespaces ns and other
+    (Kueue's preemption ordering compares queue names, not LocalQueues)."""
+    afs = state.configuration.admission_fair_sharing is not None
+
+    def local_queue(ns: str, name: str) -> LocalQueue:
+        q = LocalQueue(ns, name, cq)
+        if afs:
+            q.fair_weight = draw(st.sampled_from([1.0, 1.0, 1.0, 0.5, 2.0, 0.0]))
+            q.afs_consumed_nanos = draw(consumed_history())
+            if draw(st.integers(0, 14)) == 0:
+                q.stop_policy = "Hold"
+        return q
+
+    state.local_queues[f"ns/lq-{i}"] = local_queue("ns", f"lq-{i}")
+    if not afs:
+        return
+    for k in range(draw(st.integers(0, 3))):
+        ns = draw(st.sampled_from(["ns", "other"]))
+        name = draw(st.sampled_from([f"lq-{i}-{k}", f"shared-{i}", f"lq-{i}"]))
+        state.local_queues[f"{ns}/{name}"] = local_queue(ns, name)
+
+
+def cycle_ops(draw: Any) -> tuple[str, int]:
+    """A cycle one second after the last (the offline clock), or later."""
+    return ("cycle", draw(st.sampled_from([0, 0, 0, 0, 2, 3, 7, 40])))
 
 
 @st.composite
@@ -149,6 +216,8 @@ def scenarios(draw: Any) -> Scenario:
     # ClusterQueues.
     n_cq = draw(st.integers(1, 7))
     fair = draw(st.integers(0, 2)) == 0
+    if draw(st.integers(0, 2)) == 0:
+        state.configuration.admission_fair_sharing = draw(afs_configuration())
     for i in range(n_cq):
         name = f"cq-{i}"
         cohort = draw(st.sampled_from(cohort_names)) if cohort_names and draw(st.integers(0, 9)) else None
@@ -183,8 +252,9 @@ def scenarios(draw: Any) -> Scenario:
             flavor_fungibility=FlavorFungibility(when_borrow, when_preempt, preference),
             stop_policy=stop,
             fair_weight=draw(st.sampled_from([1.0, 1.0, 0.5, 2.0, 0.0])),
+            usage_based_admission_fair_sharing=draw(st.integers(0, 3)) > 0,
         )
-        state.local_queues[f"ns/lq-{i}"] = LocalQueue("ns", f"lq-{i}", name)
+        add_local_queues(draw, state, name, i)
     if fair:
         strategies = draw(
             st.sampled_from(
@@ -195,7 +265,7 @@ def scenarios(draw: Any) -> Scenario:
                 ]
             )
         )
-        state.configuration = Configuration(fair_sharing=FairSharingConfig(strategies))
+        state.configuration.fair_sharing = FairSharingConfig(strategies)
     state.configuration.feature_gates = draw(feature_gates())
     # Workloads: some admitted (as their status says), most pending.
     n_wl = draw(st.integers(0, 30))
@@ -209,12 +279,14 @@ def scenarios(draw: Any) -> Scenario:
     ops: list[tuple[str, int]] = []
     added = 0
     for _ in range(draw(st.integers(1, 10))):
-        ops.append(("cycle", 0))
+        ops.append(cycle_ops(draw))
         while added < len(extra) and draw(st.booleans()):
             ops.append(("add", added))
             added += 1
         if draw(st.integers(0, 3)) == 0:
             ops.append(("remove", draw(st.integers(0, max(0, n_wl - 1)))))
+        if draw(st.integers(0, 11)) == 0:
+            ops.append(("reconfigure", 0))
     ops.append(("cycle", 0))
     return Scenario(state, extra, ops)
 
@@ -245,12 +317,16 @@ def workload(draw: Any, state: ClusterState, i: int, n_cq: int, late: bool) -> W
             )
         )
     lq = draw(st.integers(0, n_cq)) if draw(st.integers(0, 9)) == 0 else draw(st.integers(0, n_cq - 1))
+    namespace, queue = "ns", f"lq-{lq}"
+    if lq < n_cq and len(state.local_queues) > n_cq and draw(st.booleans()):
+        # Admission fair sharing: any LocalQueue (of any namespace).
+        namespace, queue = draw(st.sampled_from(sorted(state.local_queues))).split("/")
     priority = draw(st.integers(0, 3)) if late else draw(st.integers(-1, 1))
     creation = T0 - draw(st.integers(1, 40)) * SECOND
     wl = Workload(
-        namespace="ns",
+        namespace=namespace,
         name=f"wl-{i:02d}",
-        queue_name=f"lq-{lq}",
+        queue_name=queue,
         pod_sets=pod_sets,
         creation_ns=creation,
         priority=priority,
@@ -258,7 +334,7 @@ def workload(draw: Any, state: ClusterState, i: int, n_cq: int, late: bool) -> W
     )
     # Admitted as its status says: one flavor per resource group of the ClusterQueue.
     if lq < n_cq and not late and draw(st.booleans()):
-        cq = state.cluster_queues[f"cq-{lq}"]
+        cq = state.cluster_queues[state.local_queues[f"{namespace}/{queue}"].cluster_queue]
         assignments = []
         for ps in pod_sets:
             flavors, usage = {}, {}
@@ -294,6 +370,11 @@ def contended_scenarios(draw: Any) -> Scenario:
     if fair:
         state.configuration = Configuration(fair_sharing=FairSharingConfig())
     state.configuration.feature_gates = draw(feature_gates())
+    # Admission fair sharing: the borrower's workloads come from LocalQueues
+    # with different histories, which then order its preemption candidates.
+    afs = draw(st.booleans())
+    if afs:
+        state.configuration.admission_fair_sharing = draw(afs_configuration())
     parent = "root" if draw(st.booleans()) else None
     if parent:
         q = [ResourceQuota("cpu", draw(st.integers(0, 4)) * 1000)]
@@ -321,17 +402,20 @@ def contended_scenarios(draw: Any) -> Scenario:
                 draw(st.sampled_from(["MayStopSearch", "TryNextFlavor"])),
             ),
             fair_weight=draw(st.sampled_from([1.0, 0.5, 2.0])),
+            usage_based_admission_fair_sharing=afs and draw(st.integers(0, 3)) > 0,
         )
-        state.local_queues[f"ns/lq-{i}"] = LocalQueue("ns", f"lq-{i}", f"cq-{i}")
+        add_local_queues(draw, state, f"cq-{i}", i)
+    borrower_queues = sorted(k for k, q in state.local_queues.items() if q.cluster_queue == "cq-0")
     # The borrower holds low-priority workloads admitted on the lenders' quota.
     k = 0
     for _ in range(draw(st.integers(1, 8))):
         cpu = draw(st.integers(1, 3)) * 500
         f = draw(st.sampled_from(flavors[:n_flavors]))
+        ns, queue = draw(st.sampled_from(borrower_queues)).split("/")
         wl = Workload(
-            "ns",
+            ns,
             f"low-{k:02d}",
-            "lq-0",
+            queue,
             [PodSet("main", 1, {"cpu": cpu})],
             creation_ns=T0 - 100 * SECOND + k,
             priority=draw(st.integers(-2, 0)),
@@ -346,10 +430,12 @@ def contended_scenarios(draw: Any) -> Scenario:
         i = draw(st.integers(0, n_cq - 1))
         count = draw(st.integers(1, 3))
         min_count = draw(st.integers(1, count)) if draw(st.integers(0, 3)) == 0 else None
+        queues = sorted(k for k, q in state.local_queues.items() if q.cluster_queue == f"cq-{i}")
+        ns, queue = draw(st.sampled_from(queues)).split("/")
         wl = Workload(
-            "ns",
+            ns,
             f"high-{j:02d}",
-            f"lq-{i}",
+            queue,
             [PodSet("main", count, {"cpu": draw(st.integers(1, 4)) * 500}, min_count)],
             creation_ns=T0 - 10 * SECOND + draw(st.integers(0, 3)),
             priority=draw(st.integers(0, 3)),
@@ -357,7 +443,7 @@ def contended_scenarios(draw: Any) -> Scenario:
         )
         extra.append(wl)
     ops: list[tuple[str, int]] = [("cycle", 0)] + [("add", j) for j in range(len(extra))]
-    ops += [("cycle", 0)] * draw(st.integers(1, 6))
+    ops += [cycle_ops(draw) for _ in range(draw(st.integers(1, 6)))]
     return Scenario(state, extra, ops)
 
 
@@ -472,6 +558,11 @@ def _compare(ref: Cluster, nat: Cluster, where: str) -> None:
     ur, un = _dense_usage(re), ne.usage
     assert (ur == un).all(), f"{where}: usage differs\nreference:\n{ur}\nnative:\n{un}"
     assert re.preemptor.evaluations == ne.evaluations, f"{where}: preemption evaluations differ"
+    # Admission fair sharing: the whole ledger, exactly (ints in nanos, float usages).
+    la, lb = re.afs_ledger_state(), ne.afs_ledger_state()
+    assert list(la) == list(lb), f"{where}: ledger entries differ: {list(la)} vs {list(lb)}"
+    for key in la:
+        assert la[key] == lb[key], f"{where}: ledger of {key}\nreference: {la[key]}\nnative:    {lb[key]}"
 
 
 def run_both(sc: Scenario) -> None:
@@ -486,8 +577,15 @@ def run_both(sc: Scenario) -> None:
     for step, (op, i) in enumerate(sc.ops):
         where = f"step {step} ({op} {i})"
         if op == "cycle":
-            a, b = ref.run_cycle(), nat.run_cycle()
+            now = ref.now_ns() + max(1, i) * SECOND
+            a, b = ref.run_cycle(now), nat.run_cycle(now)
             assert a == b, f"{where}: cycle results differ\nreference: {a}\nnative:    {b}"
+        elif op == "reconfigure":
+            # The configuration reapplied (a rebuild): admissions and the
+            # admission fair sharing history carry over.
+            for c in (ref, nat):
+                c.reconfigure(c.state)
+            nat.engine.debug_checks = True
         elif op == "add":
             for c in (ref, nat):
                 c.add_workload(copy.deepcopy(sc.extra[i]))

@@ -160,6 +160,26 @@ bool Preemptor::candidate_before(int a, int b) const noexcept {
   return a < b;
 }
 
+// preemption.py sort_candidates with admission fair sharing: the plain order,
+// then a merge sort with Kueue's comparison. Only two candidates of one
+// usage-based ClusterQueue can compare differently from the plain order; with
+// none the plain order stands (the merge sort would keep it).
+template <class T, class WidOf>
+void Preemptor::afs_order(std::vector<T>& list, std::vector<T>& scratch, WidOf wid_of) {
+  bool any = false;
+  for (const T& c : list) {
+    if (e_.topo_.cq(e_.w_.admitted_cq[wid_of(c)]).admission_fair_sharing) {
+      any = true;
+      break;
+    }
+  }
+  if (!any) return;
+  const int cq = ctx_->cq;
+  merge_sort(
+      list.data(), list.size(),
+      [&](const T& a, const T& b) { return e_.afs_candidate_before(wid_of(a), wid_of(b), cq); }, scratch);
+}
+
 bool Preemptor::within_nominal(int node) const noexcept {
   const auto& frs = ctx_->frs_need_preemption;
   return e_.tree_.within_nominal(node, frs.data(), frs.size());
@@ -275,6 +295,10 @@ bool Preemptor::source_within_nominal(const Source& src) const noexcept {
 
 void Preemptor::merge_reset(bool borrowing) {
   merge_borrowing_ = borrowing;
+  if (eager_) {
+    eager_pos_ = 0;
+    return;
+  }
   cursors_ = cursors_init_;
   source_dead_.assign(sources_.size(), 0);
   if (borrowing) {
@@ -307,6 +331,11 @@ void Preemptor::merge_start_phase() {
 }
 
 bool Preemptor::merge_next(Candidate& out) {
+  if (eager_) {
+    if (eager_pos_ >= ordered_.size()) return false;
+    out = ordered_[eager_pos_++];
+    return true;
+  }
   auto after = [&](std::int32_t a, std::int32_t b) { return head_before(cursors_[b], cursors_[a]); };
   for (;;) {
     while (heap_.empty()) {
@@ -354,6 +383,12 @@ void Preemptor::eager_order(std::vector<Candidate>& out) {
   std::sort(same_.begin(), same_.end(), by_key);
   std::sort(hierarchy_.begin(), hierarchy_.end(), by_key);
   std::sort(priority_.begin(), priority_.end(), by_key);
+  if (e_.afs_) {
+    auto wid_of = [](const Candidate& c) { return c.wid; };
+    afs_order(same_, afs_scratch_, wid_of);
+    afs_order(hierarchy_, afs_scratch_, wid_of);
+    afs_order(priority_, afs_scratch_, wid_of);
+  }
   out.clear();
   const WorkloadStore& w = e_.w_;
   for (int pass = 0; pass < 2; ++pass) {
@@ -479,7 +514,18 @@ void Preemptor::classical_preemptions() {
   merge_borrowing_ = false;  // the initial heads are unfiltered (group_nonempty_ decides the attempts)
   if (spec.within_cluster_queue != NEVER) add_source(ctx_->cq, -1, false);
   hierarchical_candidates();
-  if (e_.debug_checks_) check_lazy_order();
+  // Admission fair sharing: candidates of a usage-based ClusterQueue sort by a
+  // comparison the admitted lists are not ordered by, so the order is the
+  // eager one (preemption.py sort_candidates), walked by merge_next.
+  eager_ = false;
+  if (e_.afs_) {
+    for (const Source& src : sources_) eager_ = eager_ || e_.topo_.cq(src.cq).admission_fair_sharing;
+  }
+  if (eager_) {
+    eager_order(ordered_);
+  } else if (e_.debug_checks_) {
+    check_lazy_order();
+  }
   const bool has_hierarchy = group_nonempty_[G_HIERARCHY], has_priority = group_nonempty_[G_PRIORITY];
   if (!has_hierarchy && !has_priority && !group_nonempty_[G_SAME]) return;  // nothing to try: no targets
   bool forbidden = spec.borrow_within_cohort == NEVER;
@@ -588,6 +634,7 @@ void Preemptor::fair_preemptions() {
   fair_candidates();
   if (candidates_.empty()) return;
   std::sort(candidates_.begin(), candidates_.end(), [&](std::int32_t a, std::int32_t b) { return candidate_before(a, b); });
+  if (e_.afs_) afs_order(candidates_, afs_scratch_wids_, [](std::int32_t w) { return w; });
   const auto& configured = e_.topo_.spec().fair_strategies;
   std::uint8_t first = configured.empty() ? std::uint8_t{LESS_THAN_OR_EQUAL_TO_FINAL_SHARE} : configured[0];
   bool has_second = configured.empty() || configured.size() > 1;

@@ -6,33 +6,50 @@
 namespace kueue_fast {
 
 void ClusterQueueQueue::heap_push(WorkloadStore& w, const HeapEntry& e) {
-  if (fixed_keys_ ? heap_.size() > 2 * n_active_ + 64 : heap_.size() >= compact_at_) compact(w);
-  heap_.push_back(e);
-  std::size_t i = heap_.size() - 1;
-  while (i > 0) {
-    std::size_t parent = (i - 1) / 2;
-    if (!before(w, e, heap_[parent])) break;
-    heap_[i] = heap_[parent];
-    i = parent;
+  if (afs_) {
+    LqHeap& h = lq_heap_of(w, e.wid);
+    if (h.heap.size() >= h.compact_at) compact_lq(w, h);
+    sift_up(w, h.heap, e);
+    return;
   }
-  heap_[i] = e;
+  if (fixed_keys_ ? heap_.size() > 2 * n_active_ + 64 : heap_.size() >= compact_at_) compact(w);
+  sift_up(w, heap_, e);
 }
 
-void ClusterQueueQueue::heap_pop_top(const WorkloadStore& w) {
-  HeapEntry last = heap_.back();
-  heap_.pop_back();
-  const std::size_t n = heap_.size();
+void ClusterQueueQueue::sift_up(const WorkloadStore& w, std::vector<HeapEntry>& heap, const HeapEntry& e) {
+  heap.push_back(e);
+  std::size_t i = heap.size() - 1;
+  while (i > 0) {
+    std::size_t parent = (i - 1) / 2;
+    if (!before(w, e, heap[parent])) break;
+    heap[i] = heap[parent];
+    i = parent;
+  }
+  heap[i] = e;
+}
+
+void ClusterQueueQueue::heap_pop_top(const WorkloadStore& w, std::vector<HeapEntry>& heap) {
+  HeapEntry last = heap.back();
+  heap.pop_back();
+  const std::size_t n = heap.size();
   if (n == 0) return;
   std::size_t i = 0;
   for (;;) {
     std::size_t child = 2 * i + 1;
     if (child >= n) break;
-    if (child + 1 < n && before(w, heap_[child + 1], heap_[child])) ++child;
-    if (!before(w, heap_[child], last)) break;
-    heap_[i] = heap_[child];
+    if (child + 1 < n && before(w, heap[child + 1], heap[child])) ++child;
+    if (!before(w, heap[child], last)) break;
+    heap[i] = heap[child];
     i = child;
   }
-  heap_[i] = last;
+  heap[i] = last;
+}
+
+ClusterQueueQueue::LqHeap& ClusterQueueQueue::lq_heap_of(const WorkloadStore& w, int wid) {
+  const std::int32_t lq = w.local_queue[wid];
+  auto [it, added] = lq_slot_.try_emplace(lq, static_cast<std::int32_t>(lq_heaps_.size()));
+  if (added) lq_heaps_.push_back({lq, {}, 64});
+  return lq_heaps_[static_cast<std::size_t>(it->second)];
 }
 
 // Drops stale entries that can never pop a workload again. Lazy deletion
@@ -70,14 +87,36 @@ void ClusterQueueQueue::compact(WorkloadStore& w) {
   }
   if (out != heap_.size()) {
     heap_.resize(out);
-    make_heap(w);
+    make_heap(w, heap_);
   }
   compact_at_ = std::max<std::size_t>(64, 2 * heap_.size());
 }
 
-void ClusterQueueQueue::make_heap(const WorkloadStore& w) {
-  // Same layout rule as heap_push / heap_pop_top: a parent comes before its children.
-  std::make_heap(heap_.begin(), heap_.end(), [&w](const HeapEntry& a, const HeapEntry& b) { return before(w, b, a); });
+// A LocalQueue heap (admission fair sharing) keeps one entry per active
+// workload with its current key: pop_afs drops an entry whose workload is not
+// active or whose timestamp moved (the reference computes keys at pop time),
+// and a workload that comes back pushes a current entry. Called when the heap
+// has doubled since the last compaction.
+void ClusterQueueQueue::compact_lq(WorkloadStore& w, LqHeap& h) {
+  ++compactions_;
+  std::size_t out = 0;
+  for (const HeapEntry& e : h.heap) {
+    if (w.queue_active[e.wid] == 1 && e.queue_ts == w.queue_ts[e.wid]) {
+      w.queue_active[e.wid] = 2;  // entry already kept
+      h.heap[out++] = e;
+    }
+  }
+  for (std::size_t k = 0; k < out; ++k) w.queue_active[h.heap[k].wid] = 1;
+  if (out != h.heap.size()) {
+    h.heap.resize(out);
+    make_heap(w, h.heap);
+  }
+  h.compact_at = std::max<std::size_t>(64, 2 * h.heap.size());
+}
+
+void ClusterQueueQueue::make_heap(const WorkloadStore& w, std::vector<HeapEntry>& heap) {
+  // Same layout rule as sift_up / heap_pop_top: a parent comes before its children.
+  std::make_heap(heap.begin(), heap.end(), [&w](const HeapEntry& a, const HeapEntry& b) { return before(w, b, a); });
 }
 
 void ClusterQueueQueue::push_active(WorkloadStore& w, int wid) {
@@ -122,8 +161,9 @@ void ClusterQueueQueue::push(WorkloadStore& w, int wid) {
   push_active(w, wid);
 }
 
-int ClusterQueueQueue::pop(WorkloadStore& w) {
+int ClusterQueueQueue::pop(WorkloadStore& w, const double* lq_usage) {
   ++pop_cycle_;
+  if (afs_) return pop_afs(w, lq_usage);
   if (sticky_ >= 0 && w.queue_active[sticky_]) {
     int wid = sticky_;
     deactivate(w, wid);  // its heap entry stays, as in heapq
@@ -131,13 +171,63 @@ int ClusterQueueQueue::pop(WorkloadStore& w) {
   }
   while (!heap_.empty()) {
     int wid = heap_.front().wid;
-    heap_pop_top(w);
+    heap_pop_top(w, heap_);
     if (w.queue_active[wid]) {
       deactivate(w, wid);
       return wid;
     }
   }
   return -1;
+}
+
+// queues.py _pop_by_usage: the minimum of (LocalQueue usage, not sticky,
+// the heap key) over the active workloads. Within a LocalQueue the usage is
+// shared, so the minimum is the sticky workload if it is there, else the top
+// of that LocalQueue's heap; the heads are then compared. Usages compare as
+// the reference's tuples compare them (a difference decides by <).
+int ClusterQueueQueue::pop_afs(WorkloadStore& w, const double* lq_usage) {
+  const int sticky = sticky_ >= 0 && w.queue_active[sticky_] ? sticky_ : -1;
+  int best_slot = -1;
+  bool best_sticky = false;
+  double best_usage = 0.0;
+  HeapEntry best{};
+  for (std::size_t s = 0; s < lq_heaps_.size(); ++s) {
+    LqHeap& h = lq_heaps_[s];
+    HeapEntry head;
+    const bool is_sticky = sticky >= 0 && w.local_queue[sticky] == h.lq;
+    if (is_sticky) {
+      head = {w.queue_ts[sticky], w.priority[sticky], sticky, w.hash[sticky]};
+    } else {
+      // Drop entries of workloads that left, or whose key moved since (stale).
+      while (!h.heap.empty() &&
+             !(w.queue_active[h.heap.front().wid] && h.heap.front().queue_ts == w.queue_ts[h.heap.front().wid])) {
+        heap_pop_top(w, h.heap);
+      }
+      if (h.heap.empty()) continue;
+      head = h.heap.front();
+    }
+    const double usage = lq_usage[h.lq + 1];
+    bool better;
+    if (best_slot < 0) {
+      better = true;
+    } else if (usage != best_usage) {
+      better = usage < best_usage;
+    } else if (is_sticky != best_sticky) {
+      better = is_sticky;
+    } else {
+      better = before(w, head, best);
+    }
+    if (better) {
+      best_slot = static_cast<int>(s);
+      best_sticky = is_sticky;
+      best_usage = usage;
+      best = head;
+    }
+  }
+  if (best_slot < 0) return -1;
+  if (!best_sticky) heap_pop_top(w, lq_heaps_[static_cast<std::size_t>(best_slot)].heap);
+  deactivate(w, best.wid);  // the sticky's heap entry stays, as in the plain queue
+  return best.wid;
 }
 
 void ClusterQueueQueue::remove(WorkloadStore& w, int wid) {
@@ -181,17 +271,23 @@ int ClusterQueueQueue::requeue(WorkloadStore& w, int wid, RequeueReason reason, 
     auto it = std::lower_bound(parked_hashes_.begin(), parked_hashes_.end(), h);
     if (it == parked_hashes_.end() || *it != h) parked_hashes_.insert(it, h);
     // Every active workload with the hash (each active one has an entry).
-    for (const HeapEntry& e : heap_) {
+    for_each_entry([&](const HeapEntry& e) {
       if (e.hash == h && w.queue_active[e.wid]) {
         deactivate(w, e.wid);
         park(w, e.wid);
         ++parked;
       }
-    }
+    });
     // The entries of the parked workloads are stale now: when they are most
     // of the heap, drop them at once (O(n), as the scan) rather than pop
     // them one by one later.
-    if (fixed_keys_ && heap_.size() > 2 * n_active_ + 8) compact(w);
+    if (afs_) {
+      if (heap_entries() > 2 * n_active_ + 8) {
+        for (LqHeap& lh : lq_heaps_) compact_lq(w, lh);
+      }
+    } else if (fixed_keys_ && heap_.size() > 2 * n_active_ + 8) {
+      compact(w);
+    }
   }
   return parked;
 }
@@ -222,11 +318,21 @@ int ClusterQueueQueue::queue_inadmissible(WorkloadStore& w) {
 }
 
 bool ClusterQueueQueue::check_heap(const WorkloadStore& w) const {
-  std::size_t active = 0;
-  for (std::size_t i = 0; i < heap_.size(); ++i) {
-    if (i > 0 && before(w, heap_[i], heap_[(i - 1) / 2])) return false;
+  auto ordered = [&](const std::vector<HeapEntry>& heap) {
+    for (std::size_t i = 1; i < heap.size(); ++i) {
+      if (before(w, heap[i], heap[(i - 1) / 2])) return false;
+    }
+    return true;
+  };
+  if (!ordered(heap_)) return false;
+  for (const LqHeap& h : lq_heaps_) {
+    if (!ordered(h.heap)) return false;
+    for (const HeapEntry& e : h.heap) {
+      if (w.local_queue[e.wid] != h.lq) return false;
+    }
   }
-  for (const HeapEntry& e : heap_) active += w.queue_active[e.wid] ? 1 : 0;
+  std::size_t active = 0;
+  for_each_entry([&](const HeapEntry& e) { active += w.queue_active[e.wid] ? 1 : 0; });
   return active >= n_active_;  // duplicates of an active workload may remain
 }
 

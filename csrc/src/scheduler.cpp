@@ -39,9 +39,38 @@ Engine::Engine(TopologySpec topology, bool release_evictions)
       assigner_(*this),
       preemptor_(*this),
       tournament_(*this) {
+  // Admission fair sharing applies with the configuration and a usage-based
+  // ClusterQueue (scheduler.py: UsageLedger only then).
+  bool any_afs = false;
+  for (int c = 0; c < topo_.n_cq(); ++c) any_afs = any_afs || topo_.cq(c).admission_fair_sharing;
+  const bool afs_on = topo_.spec().has_admission_fair_sharing && any_afs;
   for (int c = 0; c < topo_.n_cq(); ++c) {
     queues_.emplace_back(topo_.cq(c).strategy, topo_.gates().scheduling_equivalence_hashing,
-                         /*fixed_keys=*/topo_.gates().priority_sorting_within_cohort);
+                         /*fixed_keys=*/topo_.gates().priority_sorting_within_cohort,
+                         afs_on && topo_.cq(c).admission_fair_sharing);
+  }
+  if (afs_on) {
+    const int n_lq = topo_.n_local_queues();
+    std::vector<std::int64_t> nanos_per_unit;
+    for (int r = 0; r < topo_.n_resources(); ++r) {
+      nanos_per_unit.push_back(topo_.resource_name(r) == "cpu" ? 1000000 : 1000000000);  // milli-cpu
+    }
+    afs_ = std::make_unique<UsageLedger>(topo_.spec().admission_fair_sharing, std::move(nanos_per_unit), n_lq);
+    lq_is_afs_.assign(static_cast<std::size_t>(n_lq), 0);
+    for (int lq = 0; lq < n_lq; ++lq) {
+      const LocalQueueSpec& spec = topo_.local_queue(lq);
+      if (spec.cluster_queue >= 0 && topo_.cq(spec.cluster_queue).admission_fair_sharing) {
+        afs_lqs_.push_back(lq);
+        lq_is_afs_[static_cast<std::size_t>(lq)] = 1;
+      }
+      const std::size_t slash = spec.name.find('/');
+      lq_queue_name_.push_back(
+          w_.intern_queue_name(slash == std::string::npos ? spec.name : spec.name.substr(slash + 1)));
+    }
+    lq_usage_.assign(static_cast<std::size_t>(n_lq) + 1, 0.0);
+    const std::size_t cells = static_cast<std::size_t>(n_lq) * static_cast<std::size_t>(topo_.n_resources());
+    lq_adm_sum_.assign(cells, 0);
+    lq_adm_count_.assign(cells, 0);
   }
   cq_admitted_.resize(static_cast<std::size_t>(topo_.n_cq()));
   cq_front_.resize(static_cast<std::size_t>(topo_.n_cq()));
@@ -79,6 +108,7 @@ void Engine::validate(const WorkloadInput& in) const {
   check_range(in.cluster_queue, -1, topo_.n_cq() - 1, "cluster_queue");
   check_range(in.priority, INT32_LO, INT32_HI, "priority");
   check_range(in.block, 0, 2, "block");
+  check_range(in.local_queue, -1, topo_.n_local_queues() - 1, "local_queue");
   if (in.ns.find('\0') != std::string::npos) bad("namespace contains a NUL character");
   if (in.pod_sets.size() > 0xffff) bad("too many pod sets");
   for (const auto& ps : in.pod_sets) {
@@ -114,6 +144,8 @@ int Engine::append_workload_spec(const WorkloadInput& in) {
   w.block.push_back(static_cast<std::uint8_t>(in.block));
   w.block_message.push_back(in.block != BLOCK_NONE ? w.add_string(in.block_message) : -1);
   w.pod_sets_of.push_back({static_cast<std::uint32_t>(w.pod_sets.size()), static_cast<std::uint32_t>(in.pod_sets.size())});
+  w.local_queue.push_back(static_cast<std::int32_t>(in.local_queue));
+  w.queue_name.push_back(afs_ ? w.intern_queue_name(in.queue_name) : -1);
   w.set_names(in.ns, in.name, in.uid);
   if (!in.job_uid.empty()) w.job_uids.emplace(wid, in.job_uid);
   for (const auto& ps : in.pod_sets) {
@@ -189,6 +221,7 @@ int Engine::add_workloads(const BulkWorkloads& in) {
     if (in.ps_offsets[i + 1] < in.ps_offsets[i]) bad("pod_set_offsets must not decrease");
     check_range(in.cluster_queue[i], -1, topo_.n_cq() - 1, "cluster_queue");
     check_range(in.priority[i], INT32_LO, INT32_HI, "priority");
+    if (in.local_queue != nullptr) check_range(in.local_queue[i], -1, topo_.n_local_queues() - 1, "local_queue");
     if (in.namespaces[i].find('\0') != std::string::npos) bad("namespace contains a NUL character");
     if (in.block != nullptr) {
       check_range(in.block[i], 0, 2, "block");
@@ -248,6 +281,9 @@ int Engine::add_workloads(const BulkWorkloads& in) {
     }
     w.pod_sets_of.push_back({static_cast<std::uint32_t>(w.pod_sets.size()),
                              static_cast<std::uint32_t>(in.ps_offsets[i + 1] - in.ps_offsets[i])});
+    const std::int32_t lq = in.local_queue != nullptr ? static_cast<std::int32_t>(in.local_queue[i]) : -1;
+    w.local_queue.push_back(lq);
+    w.queue_name.push_back(!afs_ ? -1 : lq >= 0 ? lq_queue_name_[static_cast<std::size_t>(lq)] : w.intern_queue_name(""));
     if (in.uids.empty()) {
       uid.assign(in.namespaces[i]);
       uid.push_back('/');
@@ -339,6 +375,7 @@ void Engine::admit(int wid, int cq, std::int64_t time_ns) {
   w_.ls_valid[wid] = 0;
   charge(wid, +1);
   cq_admitted_insert(wid);
+  lq_admitted_add(wid, cq, +1);
 }
 
 // Take an admitted workload's usage out of its ClusterQueue.
@@ -347,6 +384,7 @@ void Engine::release(int wid) {
   if (cq >= 0 && in_cq_admitted(wid)) {
     charge(wid, -1);
     cq_admitted_erase(wid);
+    lq_admitted_add(wid, cq, -1);
     ++cq_generation_[cq];
   }
   w_.admitted_cq[wid] = -1;
@@ -435,6 +473,146 @@ void Engine::requeue_tree(int cq) {
   } else {
     queues_[cq].queue_inadmissible(w_);
   }
+}
+
+// --- admission fair sharing ---------------------------------------------------------------------
+
+// What the workload's usage adds to (or, sign -1, takes from) its LocalQueue's
+// admitted usage: scheduler.py _lq_admitted_usage sums the usage of the
+// LocalQueue's workloads admitted to the LocalQueue's ClusterQueue.
+void Engine::lq_admitted_add(int wid, int cq, int sign) {
+  if (!afs_) return;
+  const int lq = w_.local_queue[wid];
+  if (lq < 0 || topo_.local_queue(lq).cluster_queue != cq) return;
+  const std::size_t base = static_cast<std::size_t>(lq) * static_cast<std::size_t>(topo_.n_resources());
+  for_each_usage(wid, [&](int fr, Amount v) {
+    const std::size_t k = base + static_cast<std::size_t>(topo_.fr_resource(fr));
+    lq_adm_sum_[k] += sign > 0 ? static_cast<Nanos>(v) : -static_cast<Nanos>(v);  // |sum| < 2^64 * entries
+    lq_adm_count_[k] += sign;
+  });
+}
+
+// The LocalQueue's admitted usage per resource, flavors summed, in nanos
+// (the scheduler cache's LocalQueue.GetAdmittedUsage).
+Amounts Engine::lq_admitted_usage(int lq) const {
+  Amounts out;
+  const int n_res = topo_.n_resources();
+  const std::size_t base = static_cast<std::size_t>(lq) * static_cast<std::size_t>(n_res);
+  for (int r = 0; r < n_res; ++r) {
+    if (lq_adm_count_[base + static_cast<std::size_t>(r)] > 0) {
+      out.push_back({r, afs_->to_nanos(r, lq_adm_sum_[base + static_cast<std::size_t>(r)])});
+    }
+  }
+  return out;
+}
+
+// workload.Info.SumTotalRequests: per-pod requests times counts, summed over
+// pod sets, in nanos (no `pods`: only the flavor assigner adds it).
+Amounts Engine::total_requests(int wid) const {
+  Amounts out;
+  const Span ps = w_.pod_sets_of[wid];
+  for (std::uint32_t i = 0; i < ps.n; ++i) {
+    const PodSetRow& row = w_.pod_sets[ps.first + i];
+    Amounts one;
+    for (std::uint32_t k = 0; k < row.requests.n; ++k) {
+      const RequestRow& rq = w_.requests[row.requests.first + k];
+      one.push_back({rq.resource, static_cast<Nanos>(sat_mul(rq.amount, row.count))});
+    }
+    out = merge_sum(out, one);
+  }
+  for (NanoAmount& x : out) x.value = afs_->to_nanos(x.resource, x.value);
+  return out;
+}
+
+double Engine::local_queue_usage(int lq) const {
+  if (!afs_) return 0.0;
+  return afs_->usage(lq, lq < 0 ? 1.0 : topo_.local_queue(lq).fair_weight);
+}
+
+// scheduler.py _queued_lq_usage: the cycle's snapshot for the LocalQueues
+// it is taken for, the ledger as it is now for the others.
+double Engine::queued_lq_usage(int lq) const {
+  if (lq >= 0 && lq_usage_valid_ && lq_is_afs_[static_cast<std::size_t>(lq)]) {
+    return lq_usage_[static_cast<std::size_t>(lq) + 1];
+  }
+  return local_queue_usage(lq);
+}
+
+bool Engine::lq_fs_usage(int wid, double& usage) const {
+  const int cq = w_.admitted_cq[wid];
+  if (!afs_ || cq < 0 || !topo_.cq(cq).admission_fair_sharing) return false;
+  usage = queued_lq_usage(w_.local_queue[wid]);
+  return true;
+}
+
+// preemption.py candidate_cmp(a, b) < 0.
+bool Engine::afs_candidate_before(int a, int b, int preemptor_cq) const {
+  const WorkloadStore& w = w_;
+  const int ea = w.evicting[a] ? 0 : 1, eb = w.evicting[b] ? 0 : 1;
+  if (ea != eb) return ea < eb;
+  const int sa = w.admitted_cq[a] == preemptor_cq ? 1 : 0, sb = w.admitted_cq[b] == preemptor_cq ? 1 : 0;
+  if (sa != sb) return sa < sb;
+  if (w.admitted_cq[a] == w.admitted_cq[b] && w.queue_name[a] != w.queue_name[b]) {
+    double ua = 0.0, ub = 0.0;
+    if (lq_fs_usage(a, ua) && lq_fs_usage(b, ub) && ua != ub) return ua > ub;
+  }
+  if (w.priority[a] != w.priority[b]) return w.priority[a] < w.priority[b];
+  if (w.admission_time[a] != w.admission_time[b]) return w.admission_time[a] > w.admission_time[b];
+  const int c = w.compare_names(a, b);
+  if (c != 0) return c < 0;
+  return a < b;
+}
+
+// The LocalQueue reconciler (scheduler.py _sample_local_queues): at the start
+// of every cycle each LocalQueue of a usage-based ClusterQueue is seeded from
+// its persisted status when it has no entry, else sampled when due; stopped
+// LocalQueues and those of inactive ClusterQueues are left alone. Then the
+// usages the cycle orders by are taken.
+void Engine::sample_local_queues(std::int64_t now_ns) {
+  for (std::int32_t lq : afs_lqs_) {
+    const LocalQueueSpec& spec = topo_.local_queue(lq);
+    if (spec.stopped || !topo_.cq(spec.cluster_queue).active) continue;
+    if (!afs_->seeded(lq)) {
+      afs_->seed(lq, spec.consumed, now_ns);
+    } else if (!afs_->due(lq, now_ns)) {
+      continue;
+    }
+    afs_->sample(lq, lq_admitted_usage(lq), now_ns);
+  }
+  // Every LocalQueue's usage as of now (pops happen before anything else
+  // changes the ledger, so this is also the live value for the others).
+  for (int lq = -1; lq < topo_.n_local_queues(); ++lq) {
+    lq_usage_[static_cast<std::size_t>(lq + 1)] = local_queue_usage(lq);
+  }
+  lq_usage_valid_ = true;
+}
+
+// Scheduler.updateEntryPenalty on assume, for usage-based ClusterQueues.
+void Engine::push_entry_penalty(int wid, int cq, std::int64_t now_ns) {
+  if (!afs_ || !topo_.cq(cq).admission_fair_sharing) return;
+  afs_->push_penalty(w_.local_queue[wid], wid, afs_->entry_penalty(total_requests(wid)), now_ns);
+}
+
+// The workload controller sees the cycle's admissions (updateAfsConsumedUsage).
+void Engine::settle_entry_penalties(std::int64_t now_ns) {
+  for (std::int32_t wid : report_.admitted) {
+    const int cq = w_.admitted_cq[wid];
+    if (w_.status[wid] != STATUS_ADMITTED || cq < 0 || !topo_.cq(cq).admission_fair_sharing) continue;
+    const int lq = w_.local_queue[wid];
+    afs_->settle(lq, wid, lq >= 0 ? lq_admitted_usage(lq) : Amounts{}, now_ns);
+  }
+}
+
+void Engine::restore_afs_entry(int lq, Amounts consumed, std::int64_t last_update_ns) {
+  if (!afs_) return;
+  check_range(lq, 0, topo_.n_local_queues() - 1, "local queue");
+  std::int32_t prev = -1;
+  for (const NanoAmount& x : consumed) {
+    check_range(x.resource, 0, topo_.n_resources() - 1, "resource id");
+    if (x.resource <= prev) bad("restored consumed resources must be by increasing id");
+    prev = x.resource;
+  }
+  afs_->seed(lq, std::move(consumed), last_update_ns);
 }
 
 // --- reading decisions ---------------------------------------------------------------------------
@@ -928,6 +1106,7 @@ void Engine::admit_entry(Entry& e, std::int64_t now_ns) {
     }
   }
   admit(e.wid, e.cq, now_ns);
+  push_entry_penalty(e.wid, e.cq, now_ns);
   ++cq_generation_[e.cq];  // the admission's status update reaches the cache
   queues_[e.cq].clear_preemptor(e.wid);
   w_.reason[e.wid] = REASON_NONE;
@@ -1111,12 +1290,15 @@ const CycleReport& Engine::run_cycle(std::int64_t now_ns) {
   targets_.clear();
   entries_.clear();
   if (is_victim_.size() < static_cast<std::size_t>(w_.size())) is_victim_.resize(static_cast<std::size_t>(w_.size()), 0);
+  // 0. the LocalQueue reconciler (admission fair sharing)
+  if (afs_) sample_local_queues(now_ns);
 
   // 1. heads
+  const double* lq_usage = afs_ ? lq_usage_.data() : nullptr;
   for (int cq = 0; cq < topo_.n_cq(); ++cq) {
     if (cq + 4 < topo_.n_cq()) queues_[cq + 4].prefetch_top();
     if (cq_active_[cq] && queues_[cq].has_active()) {
-      int wid = queues_[cq].pop(w_);
+      int wid = queues_[cq].pop(w_, lq_usage);
       if (wid >= 0) {
         Entry e;
         e.wid = wid;
@@ -1193,6 +1375,9 @@ const CycleReport& Engine::run_cycle(std::int64_t now_ns) {
   reservations_.clear();
   for (std::int32_t v : victims_) is_victim_[v] = 0;
   victims_.clear();
+
+  // the workload controller sees the cycle's admissions (admission fair sharing)
+  if (afs_) settle_entry_penalties(now_ns);
 
   // 7. evictions take effect (offline)
   if (release_evictions_) {

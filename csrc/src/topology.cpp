@@ -82,6 +82,25 @@ Topology::Topology(TopologySpec spec) : spec_(std::move(spec)) {
   for (auto s : spec_.fair_strategies) {
     if (s > LESS_THAN_INITIAL_SHARE) bad("unknown fair sharing strategy code");
   }
+  if (spec_.local_queues.size() > (1u << 30)) bad("too many local queues");
+  for (const auto& lq : spec_.local_queues) {
+    if (lq.cluster_queue != -1) check_id(lq.cluster_queue, spec_.n_cq, "local queue cluster queue");
+    std::int32_t prev = -1;
+    for (const auto& c : lq.consumed) {
+      check_id(c.resource, n_resources_, "consumed resource");
+      if (c.resource <= prev) bad("consumed resources of LocalQueue " + lq.name + " must be by increasing id");
+      prev = c.resource;
+    }
+  }
+  if (spec_.has_admission_fair_sharing) {
+    const AfsConfig& a = spec_.admission_fair_sharing;
+    if (static_cast<int>(a.resource_weights.size()) != n_resources_) {
+      bad("admission fair sharing needs one resource weight per resource");
+    }
+    if (!(a.usage_sampling_interval_s > 0) || !(a.usage_half_life_s >= 0)) {
+      bad("admission fair sharing needs a positive sampling interval and a non-negative half-life");
+    }
+  }
   pods_rid_ = -1;
   resource_format_.reserve(static_cast<std::size_t>(n_resources_));
   for (int r = 0; r < n_resources_; ++r) {

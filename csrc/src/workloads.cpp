@@ -43,6 +43,7 @@ void WorkloadStore::reserve_more(std::size_t n, std::size_t n_ps, std::size_t n_
   const std::size_t total = cq.size() + n;
   auto more = [&](auto& v) { grow_to(v, total); };
   more(cq), more(priority), more(queue_ts), more(hash), more(block), more(block_message), more(pod_sets_of);
+  more(local_queue), more(queue_name);
   more(key_off), more(ns_len), more(name_len), more(uid_off), more(uid_len), more(key_prefix);
   more(status), more(evicting), more(admitted_cq), more(admission_time), more(adm);
   more(reason), more(msg_kind), more(msg_arg), more(msg), more(ls_valid), more(ls_generation), more(ls_cycle);
@@ -79,6 +80,14 @@ int WorkloadStore::intern_pod_set_name(std::string_view n) {
   }
   pod_set_names.emplace_back(n);
   return static_cast<int>(pod_set_names.size() - 1);
+}
+
+int WorkloadStore::intern_queue_name(std::string_view n) {
+  auto it = queue_names.find(std::string(n));
+  if (it != queue_names.end()) return it->second;
+  const auto id = static_cast<std::int32_t>(queue_names.size());
+  queue_names.emplace(std::string(n), id);
+  return id;
 }
 
 std::int32_t WorkloadStore::add_string(std::string s) {

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cmp_to_key
 from typing import TYPE_CHECKING, TypeVar
 
 from .fair_sharing import DRS, NEGATIVE_DRS, compare_drs
@@ -48,6 +47,29 @@ _VARIANT_REASON = {
 
 
 _C = TypeVar("_C")  # a preemption candidate, however a list holds it
+
+
+def merge_sort(items: list[_C], before: Callable[[_C, _C], bool]) -> list[_C]:
+    """Stable top-down merge sort: halves of len // 2, the right element taken
+    only when strictly before the left one. Its result is defined for any
+    comparison, transitive or not (the native engine has the same one:
+    csrc/include/kueue_fast/admission_fair_sharing.hpp merge_sort)."""
+    if len(items) <= 1:
+        return list(items)
+    mid = len(items) // 2
+    left, right = merge_sort(items[:mid], before), merge_sort(items[mid:], before)
+    out: list[_C] = []
+    i = j = 0
+    while i < len(left) and j < len(right):
+        if before(right[j], left[i]):
+            out.append(right[j])
+            j += 1
+        else:
+            out.append(left[i])
+            i += 1
+    out.extend(left[i:])
+    out.extend(right[j:])
+    return out
 
 
 @dataclass
@@ -111,13 +133,17 @@ class Preemptor:
 
         With admission fair sharing the LocalQueue-usage rule only applies to
         pairs in one ClusterQueue, so the order is a comparison, not a key. Mixed
-        with other ClusterQueues' candidates it need not be transitive; Kueue's
-        result then depends on its (randomised) map order, kueue-fast's on the
-        candidates' collection order."""
+        with other ClusterQueues' candidates (or LocalQueues of one name in
+        several namespaces) it need not be transitive; Kueue's result then
+        depends on its (randomised) map order. kueue-fast defines it: the
+        candidates in the plain order (a total order, whatever order they were
+        collected in), then merge_sort with the comparison. Whenever the
+        comparison is a strict order on the candidates, that is the one sorted
+        order, Kueue's."""
+        items.sort(key=lambda x: self.candidate_order_key(wid_of(x), preemptor_cq))
         if self.e.afs is None:
-            items.sort(key=lambda x: self.candidate_order_key(wid_of(x), preemptor_cq))
             return
-        items.sort(key=cmp_to_key(lambda x, y: self.candidate_cmp(wid_of(x), wid_of(y), preemptor_cq)))
+        items[:] = merge_sort(items, lambda x, y: self.candidate_cmp(wid_of(x), wid_of(y), preemptor_cq) < 0)
 
     def uses_resources(self, wid: int, frs: set[int]) -> bool:
         return any(fr in frs for fr in self._wl(wid).usage)

@@ -102,6 +102,10 @@ class Preemptor {
   void fill_back(std::vector<Target>& targets, bool allow_borrowing);
   void restore_all(const std::vector<Target>& targets) noexcept;
   bool candidate_before(int a, int b) const noexcept;
+  // With admission fair sharing, re-sort candidates sorted by candidate_before
+  // with the LocalQueue-usage rule (a comparison, not a key: merge_sort).
+  template <class T, class WidOf>
+  void afs_order(std::vector<T>& list, std::vector<T>& scratch, WidOf wid_of);
   bool within_nominal(int node) const noexcept;
 
   // classical
@@ -197,10 +201,14 @@ class Preemptor {
   bool merge_borrowing_ = false;       // the attempt's filter (see merge_reset)
   std::vector<std::uint8_t> source_dead_;  // dropped for the rest of the attempt
   std::vector<std::int32_t> heap_;     // cursor indices, the phase's merge
-  std::vector<Candidate> same_, hierarchy_, priority_, ordered_, lazy_, eager_valid_;  // debug checks only
+  // Admission fair sharing: the eager order (eager_order with the LocalQueue
+  // rule) replaces the lazy merge; merge_next walks it from eager_pos_.
+  bool eager_ = false;
+  std::size_t eager_pos_ = 0;
+  std::vector<Candidate> same_, hierarchy_, priority_, ordered_, lazy_, eager_valid_, afs_scratch_;
   std::vector<FrAmount> remaining_, remaining_next_;
   // fair sharing
-  std::vector<std::int32_t> candidates_, retry_;
+  std::vector<std::int32_t> candidates_, retry_, afs_scratch_wids_;
   std::vector<std::int32_t> by_cq_;                      // candidates grouped by ClusterQueue
   std::vector<std::uint32_t> by_cq_head_, by_cq_end_;    // per ClusterQueue
   std::vector<std::int32_t> ordering_cqs_;               // ClusterQueues touched by the ordering

@@ -9,16 +9,29 @@
 // * a head that is not admitted goes back to the heap or to the inadmissible
 //   set by queueing strategy and requeue reason (RequeueIfNotPresent);
 // * BestEffortFIFO parks every heap workload with the same scheduling hash
-//   as a NoFit/PreemptionNoCandidates head (SchedulingEquivalenceHashing).
+//   as a NoFit/PreemptionNoCandidates head (SchedulingEquivalenceHashing);
+// * with admission fair sharing (queueOrderingFunc) the head is the workload
+//   with the lowest LocalQueue usage first, then the order above (sticky
+//   workload included), under the usages of the moment it is taken.
 //
 // The heap is a binary heap of (key captured at push, wid) entries with lazy
 // deletion, exactly like the reference's heapq: membership in the active set
 // is the WorkloadStore::queue_active flag; entries of workloads no longer
 // active are dropped when they reach the top, or by compaction when they
 // outnumber the active ones (see compact()).
+//
+// With admission fair sharing the usage part of the key changes between pops
+// (sampling, entry penalties), but it is the same for every workload of one
+// LocalQueue: the queue keeps one heap per LocalQueue, keyed as above, and a
+// pop compares the heads of those heaps under the current usages (the
+// reference searches all its active workloads). The reference computes the
+// key at pop time, so here an entry whose key is no longer the workload's
+// (its queue-order timestamp moved while it was out of the queue) is stale
+// too; its current entry was pushed when it came back.
 #pragma once
 
 #include <cstdint>
+#include <unordered_map>
 #include <vector>
 
 #include <kueue_fast/types.hpp>
@@ -31,10 +44,14 @@ class ClusterQueueQueue {
   // fixed_keys: a workload's order key (priority, queue-order timestamp)
   // never changes (false when victims reclaimed while borrowing get a new
   // timestamp, PrioritySortingWithinCohort off); it decides which stale heap
-  // entries compaction may drop.
+  // entries compaction may drop. admission_fair_sharing: the ClusterQueue is
+  // UsageBasedAdmissionFairSharing (one heap per LocalQueue).
   explicit ClusterQueueQueue(std::uint8_t strategy = BEST_EFFORT_FIFO, bool equivalence_hashing = true,
-                             bool fixed_keys = true)
-      : strategy_(strategy), equivalence_hashing_(equivalence_hashing), fixed_keys_(fixed_keys) {}
+                             bool fixed_keys = true, bool admission_fair_sharing = false)
+      : strategy_(strategy),
+        equivalence_hashing_(equivalence_hashing),
+        fixed_keys_(fixed_keys),
+        afs_(admission_fair_sharing) {}
 
   bool has_active() const noexcept { return n_active_ > 0; }
   std::size_t n_active() const noexcept { return n_active_; }
@@ -46,8 +63,10 @@ class ClusterQueueQueue {
 
   // A new or updated pending workload (Kueue PushOrUpdate).
   void push(WorkloadStore& w, int wid);
-  // The head, removed from the heap, or -1.
-  int pop(WorkloadStore& w);
+  // The head, removed from the heap, or -1. With admission fair sharing,
+  // lq_usage[lq + 1] is the usage of LocalQueue lq (-1 included).
+  int pop(WorkloadStore& w, const double* lq_usage = nullptr);
+  bool admission_fair_sharing() const noexcept { return afs_; }
   void remove(WorkloadStore& w, int wid);
   // The workload left the queue (admitted, deleted): it is no longer sticky.
   // Kueue ClusterQueue.delete is the only place that clears the sticky workload.
@@ -63,14 +82,18 @@ class ClusterQueueQueue {
   int queue_inadmissible(WorkloadStore& w);
 
   void prefetch_top() const noexcept {
-    if (!heap_.empty()) {
+    if (!afs_ && !heap_.empty()) {
       __builtin_prefetch(heap_.data());
       __builtin_prefetch(heap_.data() + 3);
     }
   }
   // For tests: is the heap property intact?
   bool check_heap(const WorkloadStore& w) const;
-  std::size_t heap_entries() const noexcept { return heap_.size(); }
+  std::size_t heap_entries() const noexcept {
+    std::size_t n = heap_.size();
+    for (const LqHeap& h : lq_heaps_) n += h.heap.size();
+    return n;
+  }
   std::size_t compactions() const noexcept { return compactions_; }
 
  private:
@@ -93,10 +116,27 @@ class ClusterQueueQueue {
     return a.wid < b.wid;
   }
   void push_active(WorkloadStore& w, int wid);
+  // One LocalQueue's heap (admission fair sharing), compacted on its own.
+  struct LqHeap {
+    std::int32_t lq;
+    std::vector<HeapEntry> heap;
+    std::size_t compact_at = 64;
+  };
   void heap_push(WorkloadStore& w, const HeapEntry& e);
-  void heap_pop_top(const WorkloadStore& w);
+  static void sift_up(const WorkloadStore& w, std::vector<HeapEntry>& heap, const HeapEntry& e);
+  static void heap_pop_top(const WorkloadStore& w, std::vector<HeapEntry>& heap);
+  static void make_heap(const WorkloadStore& w, std::vector<HeapEntry>& heap);
   void compact(WorkloadStore& w);
-  void make_heap(const WorkloadStore& w);
+  void compact_lq(WorkloadStore& w, LqHeap& h);
+  LqHeap& lq_heap_of(const WorkloadStore& w, int wid);
+  int pop_afs(WorkloadStore& w, const double* lq_usage);
+  template <class F>
+  void for_each_entry(F&& f) const {
+    for (const HeapEntry& e : heap_) f(e);
+    for (const LqHeap& h : lq_heaps_) {
+      for (const HeapEntry& e : h.heap) f(e);
+    }
+  }
   void deactivate(WorkloadStore& w, int wid) noexcept {
     if (w.queue_active[wid]) {
       w.queue_active[wid] = 0;
@@ -109,7 +149,10 @@ class ClusterQueueQueue {
   std::uint8_t strategy_;
   bool equivalence_hashing_;  // SchedulingEquivalenceHashing
   bool fixed_keys_;
+  bool afs_;                  // UsageBasedAdmissionFairSharing: lq_heaps_ instead of heap_
   std::vector<HeapEntry> heap_;
+  std::vector<LqHeap> lq_heaps_;
+  std::unordered_map<std::int32_t, std::int32_t> lq_slot_;  // LocalQueue id -> index in lq_heaps_
   std::size_t compact_at_ = 64;  // heap_ size that triggers the next compaction (keys not fixed)
   std::size_t compactions_ = 0;
   std::size_t n_active_ = 0;

@@ -12,9 +12,13 @@
 //   5. process entries in that order against the filling snapshot;
 //   6. requeue every head that was not admitted;
 //   7. (offline mode) evictions issued in the cycle take effect.
+// With admission fair sharing the LocalQueues' usage ledger is kept around
+// the cycle as the reference keeps it: sampled before step 1, entry
+// penalties pushed on admission in step 5, settled before step 7.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -22,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include <kueue_fast/admission_fair_sharing.hpp>
 #include <kueue_fast/amount.hpp>
 #include <kueue_fast/fair_sharing.hpp>
 #include <kueue_fast/flavor_assigner.hpp>
@@ -67,6 +72,8 @@ struct WorkloadInput {
   std::uint64_t scheduling_hash = 0;
   std::int64_t block = BLOCK_NONE;
   std::string block_message;
+  std::int64_t local_queue = -1;  // its LocalQueue (topology id), -1 none
+  std::string queue_name;         // spec.queueName as written
   std::vector<PodSet> pod_sets;
   bool has_admission = false;
   std::int64_t admission_cq = -1;
@@ -99,6 +106,9 @@ struct BulkWorkloads {
   const std::int64_t* block = nullptr;
   const std::int64_t* block_message = nullptr;
   std::vector<std::string> block_messages;
+  // Per workload its LocalQueue (topology id, -1 none), or nullptr: none. The
+  // queue name is that LocalQueue's name.
+  const std::int64_t* local_queue = nullptr;
 };
 
 // Work counters since the engine was built (for profiles and benchmarks).
@@ -182,6 +192,14 @@ class Engine {
   std::int64_t evaluations() const noexcept { return preemptor_.evaluations; }
   const EngineStats& stats() const noexcept { return stats_; }
 
+  // --- admission fair sharing ---------------------------------------------------------
+  // Nullptr unless the topology has admissionFairSharing and a usage-based ClusterQueue.
+  const UsageLedger* afs_ledger() const noexcept { return afs_.get(); }
+  // workload.Info.ComputeLocalQueueFSUsage now (a missing LocalQueue, -1, has weight 1).
+  double local_queue_usage(int lq) const;
+  // restore_afs_ledger: seed an entry (history and LastUpdate) carried over a rebuild.
+  void restore_afs_entry(int lq, Amounts consumed, std::int64_t last_update_ns);
+
   // --- reading decisions -----------------------------------------------------------
   int n_workloads() const noexcept { return w_.size(); }
   ViewState state(int wid) const noexcept;
@@ -241,6 +259,27 @@ class Engine {
   // The oracle of the flavor assigner: targets for one fr? (preemption mode, borrow)
   GranularMode oracle(int wid, int cq, int fr, Amount quantity);
 
+  // --- admission fair sharing (all no-ops without afs_) ---
+  std::unique_ptr<UsageLedger> afs_;
+  std::vector<std::int32_t> afs_lqs_;      // LocalQueues of usage-based ClusterQueues, by id
+  std::vector<std::uint8_t> lq_is_afs_;    // per LocalQueue id
+  std::vector<std::int32_t> lq_queue_name_;  // per LocalQueue id: its interned name (bulk workloads)
+  // Per LocalQueue id + 1 (-1 included): its usage as the cycle's pops and
+  // preemption orderings read it (the snapshot taken after sampling).
+  std::vector<double> lq_usage_;
+  bool lq_usage_valid_ = false;
+  // Per LocalQueue x resource: what its workloads admitted to its
+  // ClusterQueue use, in canonical units, and how many usage entries there
+  // are (a resource is a key of the admitted usage while any is counted).
+  std::vector<Nanos> lq_adm_sum_;
+  std::vector<std::int32_t> lq_adm_count_;
+  // workload.Info.LocalQueueFSUsage of an admitted workload: false unless its
+  // ClusterQueue is usage-based.
+  bool lq_fs_usage(int wid, double& usage) const;
+  // Preemption candidates of the same ClusterQueue from LocalQueues of
+  // different names: the busier LocalQueue first (CandidatesOrdering).
+  bool afs_candidate_before(int a, int b, int preemptor_cq) const;
+
  private:
   friend class FlavorAssigner;
   friend class Preemptor;
@@ -253,6 +292,15 @@ class Engine {
   void release(int wid);
   void requeue_tree(int cq);
   void set_evicting(int wid);
+
+  // admission fair sharing
+  void lq_admitted_add(int wid, int cq, int sign);
+  Amounts lq_admitted_usage(int lq) const;
+  Amounts total_requests(int wid) const;
+  double queued_lq_usage(int lq) const;
+  void sample_local_queues(std::int64_t now_ns);
+  void push_entry_penalty(int wid, int cq, std::int64_t now_ns);
+  void settle_entry_penalties(std::int64_t now_ns);
 
   // nomination
   bool scan_state_usable(int wid, int cq) const noexcept;

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include <kueue_fast/admission_fair_sharing.hpp>
 #include <kueue_fast/amount.hpp>
 #include <kueue_fast/quantity_format.hpp>
 #include <kueue_fast/types.hpp>
@@ -36,6 +37,18 @@ struct ClusterQueueSpec {
   bool active = true;
   std::string inactive_message;
   double fair_weight = 1.0;
+  // UsageBasedAdmissionFairSharing: pending workloads ordered by their
+  // LocalQueues' usage (only with TopologySpec::admission_fair_sharing).
+  bool admission_fair_sharing = false;
+};
+
+// A LocalQueue (compiler.LocalQueueSpec; ids sorted by "namespace/name").
+struct LocalQueueSpec {
+  std::string name;                 // "namespace/name"
+  std::int32_t cluster_queue = -1;  // -1: that ClusterQueue does not exist
+  double fair_weight = 1.0;
+  bool stopped = false;             // stopPolicy set: never sampled
+  Amounts consumed;                 // persisted history (nanos), by resource id
 };
 
 struct QuotaEntry {
@@ -74,6 +87,11 @@ struct TopologySpec {
   bool fair_sharing = false;
   std::vector<std::uint8_t> fair_strategies;
   FeatureGates gates;
+  // Admission fair sharing: every LocalQueue and, when configured, the
+  // Configuration's admissionFairSharing.
+  std::vector<LocalQueueSpec> local_queues;
+  bool has_admission_fair_sharing = false;
+  AfsConfig admission_fair_sharing;
 };
 
 class Topology {
@@ -89,6 +107,8 @@ class Topology {
   int n_cq() const noexcept { return spec_.n_cq; }
   int pods_rid() const noexcept { return pods_rid_; }
   bool fair_sharing() const noexcept { return spec_.fair_sharing; }
+  int n_local_queues() const noexcept { return static_cast<int>(spec_.local_queues.size()); }
+  const LocalQueueSpec& local_queue(int lq) const noexcept { return spec_.local_queues[lq]; }
   const FeatureGates& gates() const noexcept { return spec_.gates; }
 
   // -1 when the pair has no fr id.

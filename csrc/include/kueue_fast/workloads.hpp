@@ -70,6 +70,9 @@ struct WorkloadStore {
   std::vector<std::uint8_t> block;
   std::vector<std::int32_t> block_message;  // index into `strings`, -1 none
   std::vector<Span> pod_sets_of;            // the workload's pod sets (global rows)
+  // Admission fair sharing: its LocalQueue (topology id, -1 none) and the
+  // interned spec.queueName (-1 when the engine has no admission fair sharing).
+  std::vector<std::int32_t> local_queue, queue_name;
   // Tie-break key "namespace\0name" in `text`, with its first 8 bytes
   // big-endian for fast comparisons; uid after it.
   std::vector<std::uint32_t> key_off, ns_len, name_len, uid_off, uid_len;
@@ -149,6 +152,8 @@ struct WorkloadStore {
   // Adds "ns\0name" and the uid to the text arena for the newest wid.
   void set_names(std::string_view ns, std::string_view name, std::string_view uid);
   int intern_pod_set_name(std::string_view name);
+  int intern_queue_name(std::string_view name);
+  std::unordered_map<std::string, std::int32_t> queue_names;  // interned spec.queueName
   std::int32_t add_string(std::string s);
 
   // Reserve (or reuse) a block of `words` in the admission pool.
