@@ -5,14 +5,22 @@ ClusterQueues in 100 cohorts), once as they are and once with admission fair
 sharing: every ClusterQueue UsageBasedAdmissionFairSharing, four LocalQueues
 per ClusterQueue (in the workload's namespace) with some persisted history,
 each workload in one of them, a Configuration with admissionFairSharing
-(half-life 60 s, sampling every 5 s; the drain's cycles are one second apart,
-so every LocalQueue is sampled every fifth cycle, every admission pushes and
-settles an entry penalty and every pop compares LocalQueue usages).
+(half-life 60 s, sampling every 5 s; the cycles are one second apart, so every
+LocalQueue is sampled every fifth cycle, every admission pushes and settles an
+entry penalty and every pop compares LocalQueue usages).
+
+With admission fair sharing these cohorts never settle: the LocalQueue order
+changes which workloads reclaim from borrowers, and reclaimed workloads come
+back by borrowing (bench_drain.py describes the same churn for reclaimWithin
+Cohort: Any); Kueue, which gives preempted workloads no backoff, would go on
+the same way. So both runs are timed over the same fixed number of cycles
+(CYCLES, about as many as the plain drain needs to settle).
 
 Both runs are timed in the same process, alternating, best and median of
 --rounds; the AFS run is checked against the reference engine on a 10k subset
 (every decision and the whole usage ledger must agree).
 
+    pytest bench/bench_drain_afs.py                          # pytest-benchmark
     python bench/bench_drain_afs.py [--workloads N] [--rounds R] [--no-reference]
 """
 
@@ -38,6 +46,7 @@ from kueue_fast.compiler import Topology  # noqa: E402
 from kueue_fast.model import AdmissionFairSharingConfig, ClusterState, LocalQueue  # noqa: E402
 
 LQS_PER_CQ = 4
+CYCLES = 150  # about what the plain drain needs to settle
 
 
 @contextlib.contextmanager
@@ -85,17 +94,74 @@ def reference_engine(inp: bd.DrainInput) -> ReferenceEngine:
     return ref
 
 
-def timed(inp: bd.DrainInput) -> tuple[float, dict[str, int], NativeEngine]:
+def run_cycles(engine: Any, cycles: int = 0) -> dict[str, int]:
+    """`cycles` cycles one second apart (bench_drain.drain's clock); 0: until stable."""
+    if cycles == 0:
+        return bd.drain(engine)
+    admitted = preempted = 0
+    for n in range(1, cycles + 1):
+        r = engine.run_cycle(bd.BASE_NS + (10**6 + n) * bd.SECOND)
+        admitted += len(r.admitted)
+        preempted += len(r.preempted)
+    return {"cycles": cycles, "admitted": admitted, "preempted": preempted}
+
+
+def timed(inp: bd.DrainInput, cycles: int) -> tuple[float, dict[str, int], NativeEngine]:
     eng = bd.native_engine(inp)
     t = time.perf_counter()
-    res = bd.drain(eng)
+    res = run_cycles(eng, cycles)
     return time.perf_counter() - t, res, eng
+
+
+def check_against_reference(cycles: int = CYCLES) -> tuple[float, float, dict[str, int]]:
+    """The AFS run on the 10k subset (100 ClusterQueues in 10 cohorts), both
+    engines: every decision and the whole ledger agree. (reference s, native s, result)."""
+    sub = afs_input(n_cq=100, n_cohorts=10, n_workloads=10_000)
+    ref = reference_engine(sub)
+    t = time.perf_counter()
+    ref_res = run_cycles(ref, cycles)
+    ref_s = time.perf_counter() - t
+    nat_s, nat_res, nat = timed(sub, cycles)
+    assert nat_res == ref_res, (nat_res, ref_res)
+    bd.compare_decisions(nat, ref)
+    assert nat.afs_ledger_state() == ref.afs_ledger_state(), "the usage ledgers differ"
+    return ref_s, nat_s, ref_res
+
+
+# --- pytest-benchmark ---------------------------------------------------------------------------
+
+try:
+    import pytest
+except ImportError:  # pragma: no cover
+    pytest = None  # type: ignore[assignment]
+
+if pytest is not None:
+
+    @pytest.mark.parametrize("afs", [False, True], ids=["plain", "afs"])
+    def test_drain_native_fixed_cycles(benchmark: Any, afs: bool) -> None:
+        n = bd.N_FULL
+        inp = afs_input(n_workloads=n) if afs else bd.drain_input(n_workloads=n)
+        results: list[dict[str, int]] = []
+
+        def setup() -> tuple[tuple[NativeEngine], dict[str, Any]]:
+            return (bd.native_engine(inp),), {}
+
+        benchmark.pedantic(lambda eng: results.append(run_cycles(eng, CYCLES)), setup=setup, rounds=3)
+        assert all(r == results[-1] for r in results), "the run is deterministic"
+        benchmark.extra_info.update(results[-1])
+
+    def test_afs_native_matches_reference_10k() -> None:
+        check_against_reference()
+
+
+# --- plain report -----------------------------------------------------------------------------------
 
 
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--workloads", type=int, default=100_000)
     p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--cycles", type=int, default=CYCLES, help="cycles per run (0: until stable)")
     p.add_argument("--no-reference", action="store_true")
     args = p.parse_args(argv)
     print(f"machine calibration: 10**7 Python additions in {bd.calibration_ms():.0f} ms")
@@ -105,27 +171,18 @@ def main(argv: list[str]) -> int:
     results: dict[str, Any] = {}
     for _ in range(args.rounds):
         for label, inp in (("without AFS", plain), ("with AFS", afs)):
-            s, res, _ = timed(inp)
+            s, res, _ = timed(inp, args.cycles)
             times[label].append(s)
             results[label] = res
-    print(f"native drain of {args.workloads} workloads over 1000 ClusterQueues, {args.rounds} rounds each:")
+    print(f"native, {args.workloads} workloads over 1000 ClusterQueues, {args.rounds} rounds each:")
     for label, ts in times.items():
         ts.sort()
-        print(
-            f"  {label:12s} best {ts[0] * 1e3:7.1f} ms, median {ts[len(ts) // 2] * 1e3:7.1f} ms  {results[label]}"
-        )
+        best, median = ts[0] * 1e3, ts[len(ts) // 2] * 1e3
+        print(f"  {label:12s} best {best:7.1f} ms, median {median:7.1f} ms  {results[label]}")
     if not args.no_reference:
-        sub = afs_input(n_cq=100, n_cohorts=10, n_workloads=10_000)
-        ref = reference_engine(sub)
-        t = time.perf_counter()
-        ref_res = bd.drain(ref)
-        ref_s = time.perf_counter() - t
-        nat_s, nat_res, nat = timed(sub)
-        assert nat_res == ref_res, (nat_res, ref_res)
-        bd.compare_decisions(nat, ref)
-        assert nat.afs_ledger_state() == ref.afs_ledger_state(), "the usage ledgers differ"
+        ref_s, nat_s, res = check_against_reference(args.cycles)
         print(
-            f"10k workloads over 100 queues with AFS: {ref_res}; reference {ref_s * 1e3:.0f} ms, "
+            f"10k workloads over 100 queues with AFS: {res}; reference {ref_s * 1e3:.0f} ms, "
             f"native {nat_s * 1e3:.1f} ms (decisions and ledger identical)"
         )
     return 0
