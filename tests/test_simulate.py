@@ -350,3 +350,42 @@ def test_rows_blocked_by_a_namespace_selector_wait_and_engines_agree() -> None:
         assert m.totals["pending"] == len(blocked), engine
         logs[engine] = (result.log.adm_t.tolist(), result.log.adm_wid.tolist(), result.cycles)
     assert len(set(map(str, logs.values()))) == 1, logs
+
+
+@pytest.mark.parametrize("afs", [False, True], ids=["plain", "admission-fair-sharing"])
+@pytest.mark.parametrize("engine", ENGINES)
+def test_admission_fair_sharing_orders_trace_workloads_by_their_local_queue(engine: str, afs: bool) -> None:
+    """Trace rows carry their LocalQueue to the engine: with admission fair
+    sharing the workload of the LocalQueue without history goes first,
+    although the other one sorts first by name."""
+    objs = cluster()
+    objs[1]["spec"]["preemption"] = {"withinClusterQueue": "Never", "reclaimWithinCohort": "Never"}
+    busy = {
+        "apiVersion": "kueue.x-k8s.io/v1beta1",
+        "kind": "LocalQueue",
+        "metadata": {"name": "busy", "namespace": "a"},
+        "spec": {"clusterQueue": "cq-a"},
+        "status": {
+            "fairSharing": {
+                "weightedShare": 0,
+                "admissionFairSharingStatus": {
+                    "consumedResources": {"cpu": "64"},
+                    "lastUpdate": "2023-11-14T22:13:00Z",
+                },
+            }
+        },
+    }
+    objs.append(busy)
+    if afs:
+        objs[1]["spec"]["admissionScope"] = {"admissionMode": "UsageBasedAdmissionFairSharing"}
+        objs.append(
+            {
+                "apiVersion": "config.kueue.x-k8s.io/v1beta1",
+                "kind": "Configuration",
+                "admissionFairSharing": {"usageHalfLifeTime": "1h", "usageSamplingInterval": "5m"},
+            }
+        )
+    csv = "arrival,namespace,queue,name,duration,cpu\n0,a,busy,w1,10,4\n0,a,q,w2,10,4\n"
+    result, _ = run_csv(objs, csv, engine, drain=True)
+    order = [int(w) for w in result.log.adm_wid]
+    assert order == ([1, 0] if afs else [0, 1])

@@ -35,7 +35,10 @@ class WorkloadBatch:
     ``ps_count``, ``ps_min_count`` (-1: none), ``ps_flavor_class``,
     ``ps_name`` (index into ``pod_set_names``), ``req_offsets`` (P+1). Per
     request: ``req_resource`` (topology resource id, ascending within a pod
-    set) and ``req_amount`` (per pod, canonical units)."""
+    set) and ``req_amount`` (per pod, canonical units). Optionally per
+    workload its LocalQueue (``local_queue``, a topology id, -1: none) and
+    ``queue`` (index into ``queue_names``, its spec.queueName), which
+    admission fair sharing charges and orders by."""
 
     cluster_queue: I32
     priority: I64
@@ -58,6 +61,9 @@ class WorkloadBatch:
     name_base: int = 0
     block_messages: list[str] = field(default_factory=lambda: [""])
     unqueued_reasons: list[str] = field(default_factory=lambda: [""])
+    local_queue: I32 | None = None
+    queue: I32 | None = None
+    queue_names: list[str] = field(default_factory=list)
 
     def __len__(self) -> int:
         return int(self.cluster_queue.shape[0])
@@ -97,6 +103,8 @@ class WorkloadBatch:
             block=int(self.block[i]),
             block_message=self.block_messages[int(self.block_msg[i])],
             unqueued_reason=self.unqueued_reasons[int(self.block_msg[i])] if cq < 0 else "",
+            local_queue=-1 if self.local_queue is None else int(self.local_queue[i]),
+            queue_name="" if self.queue is None else self.queue_names[int(self.queue[i])],
         )
 
 
@@ -139,6 +147,7 @@ def batch_from_trace(trace: Trace, compiler: WorkloadCompiler, start_ns: int) ->
         trace.namespace.astype(np.int64) * (len(trace.queues) + 1) + trace.queue, return_inverse=True
     )
     pair_cq = np.empty(len(pairs), dtype=np.int32)
+    pair_lq = np.empty(len(pairs), dtype=np.int32)
     pair_block = np.empty(len(pairs), dtype=np.int32)
     pair_msg = np.empty(len(pairs), dtype=np.int32)
     messages: list[str] = [""]
@@ -151,6 +160,7 @@ def batch_from_trace(trace: Trace, compiler: WorkloadCompiler, start_ns: int) ->
         )
         spec = compiler.compile(Workload(ns, "probe", q, [probe_ps], start_ns))
         pair_cq[k] = spec.cluster_queue
+        pair_lq[k] = spec.local_queue
         pair_block[k] = spec.block
         pair_msg[k] = 0
         if spec.block != BLOCK_NONE or spec.cluster_queue < 0:
@@ -190,4 +200,7 @@ def batch_from_trace(trace: Trace, compiler: WorkloadCompiler, start_ns: int) ->
         names=trace.names,
         block_messages=messages,
         unqueued_reasons=reasons,
+        local_queue=pair_lq[inv],
+        queue=trace.queue.astype(np.int32),
+        queue_names=list(trace.queues),
     )

@@ -64,6 +64,7 @@ class BulkAdapter:
             block=batch.block if blocked else None,
             block_message=batch.block_msg if blocked else None,
             block_messages=batch.block_messages if blocked else None,
+            local_queue=batch.local_queue,
         )
         self.engine.stage_workloads(arrays)
         self._staged = batch
