@@ -32,8 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core
-from .compiler import PodSetSpec, Topology, WorkloadSpec
-from .errors import EngineError
+from .compiler import LedgerState, PodSetSpec, Topology, WorkloadSpec, afs_ledger_entries, afs_ledger_state
 
 __all__ = ["NativeEngine", "NativeCycleReport", "WorkloadArrays", "STATE_NAMES"]
 
@@ -380,41 +379,16 @@ class NativeEngine:
 
     # --- admission fair sharing ----------------------------------------------------------------------
 
-    def afs_ledger_state(self) -> dict[str, dict[str, object]]:
+    def afs_ledger_state(self) -> LedgerState:
         """The usage ledger by LocalQueue name, resources by name (the
         reference's afs_ledger_state): history and pending penalties in nanos,
         LastUpdate and the current usage; {} without admission fair sharing."""
-        names = self.topo.resource_names
-        out: dict[str, dict[str, object]] = {}
-        for lq, consumed, pending, last_update, usage in self._core.afs_ledger_state():
-            if lq < 0:
-                continue
-            out[self.topo.local_queues[lq].name] = {
-                "consumed": {names[r]: v for r, v in consumed},
-                "pending_penalty": {names[r]: v for r, v in pending},
-                "last_update_ns": last_update,
-                "usage": usage,
-            }
-        return out
+        return afs_ledger_state(self.topo, self._core.afs_ledger_state())
 
-    def restore_afs_ledger(self, state: dict[str, dict[str, object]]) -> None:
+    def restore_afs_ledger(self, state: LedgerState) -> None:
         """Take over a ledger from afs_ledger_state (history and LastUpdate; the
-        reference's restore_afs_ledger): LocalQueues and resources unknown to
-        this topology are dropped."""
-        lq_id = {lq.name: i for i, lq in enumerate(self.topo.local_queues)}
-        rid = {n: i for i, n in enumerate(self.topo.resource_names)}
-        entries: list[tuple[int, list[tuple[int, int]], int]] = []
-        for name, entry in state.items():
-            lq = lq_id.get(name)
-            if lq is None:
-                continue
-            consumed = entry["consumed"]
-            last_update = entry["last_update_ns"]
-            if not isinstance(consumed, dict) or not isinstance(last_update, int):
-                raise EngineError(f"admission fair sharing ledger entry of {name}: bad shape")
-            resources = sorted((rid[r], v) for r, v in consumed.items() if r in rid)
-            entries.append((lq, resources, last_update))
-        self._core.restore_afs_ledger(entries)
+        reference's restore_afs_ledger)."""
+        self._core.restore_afs_ledger(afs_ledger_entries(self.topo, state))
 
     # --- decisions -----------------------------------------------------------------------------------
 

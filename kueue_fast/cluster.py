@@ -55,6 +55,8 @@ class Engine(Protocol):
     def release_eviction(self, wid: int) -> None: ...
     def evict(self, wid: int, reason: str, message: str) -> None: ...
     def run_cycle(self, now_ns: int) -> Any: ...
+    def afs_ledger_state(self) -> dict[str, dict[str, object]]: ...
+    def restore_afs_ledger(self, state: dict[str, dict[str, object]]) -> None: ...
 
 
 def make_engine(name: str, topology: Topology, release_evictions: bool) -> Any:
@@ -226,13 +228,11 @@ class Cluster:
         re-add every workload, keeping admissions as they are (an eviction still
         holding its quota stays so, until release_eviction())."""
         old = [self.decision(k) for k in self._wid]
-        ledger = getattr(self.engine, "afs_ledger_state", None)
-        afs_history = ledger() if ledger is not None else {}
+        afs_history = self.engine.afs_ledger_state()
         self.state = state
         self._build(state)
-        restore = getattr(self.engine, "restore_afs_ledger", None)
-        if afs_history and restore is not None:
-            restore(afs_history)
+        if afs_history:
+            self.engine.restore_afs_ledger(afs_history)
         self._keys, self._wid = [], {}
         for d in old:
             wl = state.workloads.get(d.key)
@@ -330,10 +330,8 @@ class Cluster:
 
     def local_queue_fair_sharing(self, key: str) -> LocalQueueFairSharing | None:
         """Admission fair sharing state of LocalQueue ``namespace/name``; None
-        when it has none (not configured, not sampled yet, or the engine does
-        not expose it)."""
-        ledger = getattr(self.engine, "afs_ledger_state", None)
-        entry = ledger().get(key) if ledger is not None else None
+        when it has none (not configured, or not sampled yet)."""
+        entry = self.engine.afs_ledger_state().get(key)
         if entry is None:
             return None
         return LocalQueueFairSharing(

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import node_affinity
+from .errors import EngineError
 from .fastload import exact_key
 from .features import FeatureGates
 from .model import ClusterQueue, ClusterState, Cohort, PodSet, ResourceGroup, Workload
@@ -247,6 +248,53 @@ def _inactive_message(cq: ClusterQueue, state: ClusterState, cycle_cohorts: set[
     if cq.cohort and cq.cohort in cycle_cohorts:
         return f"ClusterQueue {cq.name} is inactive"
     return ""
+
+
+# One LocalQueue's admission fair sharing ledger entry as both engines show it
+# (afs_ledger_state) and take it back (restore_afs_ledger): amounts in nanos of
+# the base unit by resource name, LastUpdate, and the usage that orders it.
+LedgerState = dict[str, dict[str, object]]
+# (LocalQueue id, consumed, pending penalty, LastUpdate ns, usage), amounts as
+# (resource id, nanos) by resource id.
+LedgerRow = tuple[int, list[tuple[int, int]], list[tuple[int, int]], int, float]
+# (LocalQueue id, consumed as (resource id, nanos) by resource id, LastUpdate ns).
+LedgerSeed = tuple[int, list[tuple[int, int]], int]
+
+
+def afs_ledger_state(topology: Topology, rows: list[LedgerRow]) -> LedgerState:
+    """The engines' ledger rows by LocalQueue name and resource name; the
+    entry of workloads without a LocalQueue (id -1) is left out."""
+    names = topology.resource_names
+    return {
+        topology.local_queues[lq].name: {
+            "consumed": {names[r]: v for r, v in consumed},
+            "pending_penalty": {names[r]: v for r, v in pending},
+            "last_update_ns": last_update,
+            "usage": usage,
+        }
+        for lq, consumed, pending, last_update, usage in rows
+        if lq >= 0
+    }
+
+
+def afs_ledger_entries(topology: Topology, state: LedgerState) -> list[LedgerSeed]:
+    """A ledger carried over a rebuild, in this topology's ids: (LocalQueue id,
+    consumed by resource id, LastUpdate ns). Penalties are settled by then and
+    Kueue's ledger outlives ClusterQueue and flavor changes (it lives in the
+    queue manager, keyed by LocalQueue): LocalQueues and resources this
+    topology does not know are dropped."""
+    lq_id = {lq.name: i for i, lq in enumerate(topology.local_queues)}
+    rid = {n: i for i, n in enumerate(topology.resource_names)}
+    out: list[LedgerSeed] = []
+    for name, entry in state.items():
+        lq = lq_id.get(name)
+        if lq is None:
+            continue
+        consumed, last_update = entry.get("consumed"), entry.get("last_update_ns")
+        if not isinstance(consumed, dict) or not isinstance(last_update, int):
+            raise EngineError(f"admission fair sharing ledger entry of LocalQueue {name}: bad shape")
+        out.append((lq, sorted((rid[r], v) for r, v in consumed.items() if r in rid), last_update))
+    return out
 
 
 def admission_fair_sharing_enabled(state: ClusterState) -> bool:

@@ -31,8 +31,12 @@ from dataclasses import dataclass, field
 from ..compiler import (
     BLOCK_NAMESPACE_MISMATCH,
     BLOCK_NONE,
+    LedgerRow,
+    LedgerState,
     Topology,
     WorkloadSpec,
+    afs_ledger_entries,
+    afs_ledger_state,
 )
 from . import flavor_assigner as fa
 from .admission_fair_sharing import Amounts, UsageLedger
@@ -341,43 +345,30 @@ class ReferenceEngine:
             return None
         return self._queued_lq_usage(wid)
 
-    def afs_ledger_state(self) -> dict[str, dict[str, object]]:
+    def afs_ledger_state(self) -> LedgerState:
         """The usage ledger by LocalQueue name, resources by name (to carry it
         over a rebuild of the engine, and for inspection): history, pending
         penalties (nanos), LastUpdate and the current usage."""
         if self.afs is None:
             return {}
-        names = self.topo.resource_names
-        out: dict[str, dict[str, object]] = {}
-        for lq, e in self.afs.entries.items():
-            if lq < 0:
-                continue
-            out[self.topo.local_queues[lq].name] = {
-                "consumed": {names[r]: v for r, v in sorted(e.resources.items())},
-                "pending_penalty": {names[r]: v for r, v in sorted(e.pending_penalty().items())},
-                "last_update_ns": e.last_update_ns,
-                "usage": self._local_queue_usage(lq),
-            }
-        return out
+        rows: list[LedgerRow] = [
+            (
+                lq,
+                sorted(e.resources.items()),
+                sorted(e.pending_penalty().items()),
+                e.last_update_ns,
+                self._local_queue_usage(lq),
+            )
+            for lq, e in self.afs.entries.items()
+        ]
+        return afs_ledger_state(self.topo, rows)
 
-    def restore_afs_ledger(self, state: dict[str, dict[str, object]]) -> None:
-        """Take over a ledger from afs_ledger_state (history and LastUpdate;
-        penalties are settled by then). Kueue's ledger outlives ClusterQueue and
-        flavor changes: it lives in the queue manager, keyed by LocalQueue."""
+    def restore_afs_ledger(self, state: LedgerState) -> None:
+        """Take over a ledger from afs_ledger_state (compiler.afs_ledger_entries)."""
         if self.afs is None:
             return
-        lq_id = {lq.name: i for i, lq in enumerate(self.topo.local_queues)}
-        rid = {n: i for i, n in enumerate(self.topo.resource_names)}
-        for name, entry in state.items():
-            lq = lq_id.get(name)
-            if lq is None:
-                continue
-            consumed = entry["consumed"]
-            assert isinstance(consumed, dict)
-            last_update = entry["last_update_ns"]
-            assert isinstance(last_update, int)
-            resources = {rid[r]: v for r, v in consumed.items() if r in rid}
-            self.afs.seed(lq, resources, last_update)
+        for lq, consumed, last_update in afs_ledger_entries(self.topo, state):
+            self.afs.seed(lq, dict(consumed), last_update)
 
     def _total_requests(self, spec: WorkloadSpec) -> Amounts:
         """workload.Info.SumTotalRequests: per-pod requests times counts, summed
