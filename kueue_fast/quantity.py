@@ -29,6 +29,8 @@ INT64_MIN = -(2**63)
 __all__ = [
     "INT64_MAX",
     "INT64_MIN",
+    "amount_from_nanos",
+    "format_amount",
     "format_quantity",
     "is_binary_resource",
     "parse_quantities",
@@ -92,11 +94,25 @@ def value_from_nanos(n: int, resource: str) -> int:
     return v
 
 
+# The largest CPU quantity whose milli value fits int64 (MaxInt64 / 1000 cores),
+# in nanos: Kueue's maxCPUQuantityForAmount.
+_MAX_CPU_NANOS = (INT64_MAX // 1000) * 10**9
+_MAX_NANOS = INT64_MAX * 10**9
+
+
+def amount_from_nanos(n: int, resource: str) -> int:
+    """A quota field (nominalQuota, borrowingLimit, lendingLimit) of exact value
+    ``n`` nanos, as Kueue's resources.AmountFromQuantity takes it: INT64_MAX
+    (Unlimited) from MaxInt64/1000 cores of cpu, or MaxInt64 of anything else,
+    up; below that the canonical value (parse_quantity's, rounded up)."""
+    if n >= (_MAX_CPU_NANOS if resource == "cpu" else _MAX_NANOS):
+        return INT64_MAX
+    return value_from_nanos(n, resource)
+
+
 def parse_quantities(strings: Sequence[object], resource: str) -> npt.NDArray[np.int64]:
     """parse_quantity over many values, as a C-contiguous int64 array."""
-    arr: npt.NDArray[np.int64] = _kernels.parse_quantities(
-        [quantity_string(s) for s in strings], resource
-    )
+    arr: npt.NDArray[np.int64] = _kernels.parse_quantities([quantity_string(s) for s in strings], resource)
     return arr
 
 
@@ -156,6 +172,12 @@ def _format_binary_preferred(value: int) -> str:
     if times == 0:
         return _format_decimal_si(value, 0)
     return f"{mantissa}{_BINARY_SUFFIXES[times]}"
+
+
+def format_amount(resource: str, value: int) -> str:
+    """A quota amount as Kueue prints it (ResourceFormatter.AmountQuantityString):
+    Unlimited (INT64_MAX) is "<unlimited>", anything else format_quantity's."""
+    return "<unlimited>" if value == INT64_MAX else format_quantity(resource, value)
 
 
 def format_quantity(resource: str, value: int) -> str:

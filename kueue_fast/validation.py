@@ -24,7 +24,7 @@ from typing import Any, NoReturn
 
 from . import model as m
 from .errors import QuantityError, ValidationError
-from .quantity import parse_quantity, quantity_nanos
+from .quantity import amount_from_nanos, parse_quantity, quantity_nanos
 
 # --- field paths and errors -----------------------------------------------------
 
@@ -528,14 +528,13 @@ def resource_groups(
                 if "nominalQuota" not in r:
                     required(obj, child(qp, "nominalQuota"))
                 nom_n = non_negative(r["nominalQuota"], obj, child(qp, "nominalQuota"))
-                nominal = quantity(r["nominalQuota"], rname, obj, child(qp, "nominalQuota"))
+                nominal = amount_from_nanos(nom_n, rname)
                 borrowing = lending = None
                 if r.get("borrowingLimit") is not None:
                     bp = child(qp, "borrowingLimit")
                     if not has_parent:
                         invalid(obj, bp, str(r["borrowingLimit"]), f"must be nil when {parent_word} is empty")
-                    non_negative(r["borrowingLimit"], obj, bp)
-                    borrowing = quantity(r["borrowingLimit"], rname, obj, bp)
+                    borrowing = amount_from_nanos(non_negative(r["borrowingLimit"], obj, bp), rname)
                 if r.get("lendingLimit") is not None:
                     lp = child(qp, "lendingLimit")
                     lend_n = non_negative(r["lendingLimit"], obj, lp)
@@ -545,7 +544,7 @@ def resource_groups(
                         invalid(
                             obj, lp, str(r["lendingLimit"]), "must be less than or equal to the nominalQuota"
                         )
-                    lending = quantity(r["lendingLimit"], rname, obj, lp)
+                    lending = amount_from_nanos(lend_n, rname)
                 quotas.append(m.ResourceQuota(rname, nominal, borrowing, lending))
             if fname in seen_flavors:
                 duplicate(obj, child(fp, "name"), fname)

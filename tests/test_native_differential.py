@@ -607,6 +607,46 @@ def run_both(sc: Scenario) -> None:
         _compare(ref, nat, where)
 
 
+# --- amounts at the int64 boundary ------------------------------------------------------------------
+
+INT64_MAX = (1 << 63) - 1
+# One GPU "unit" in the huge scenarios: a few of them pass INT64_MAX, so
+# quotas, cohort sums, requests and usages saturate onto Unlimited.
+HUGE_UNIT = 3 * (1 << 60) + 12_345
+
+
+def _huge(v: int | None) -> int | None:
+    return None if v is None else min(INT64_MAX, v * HUGE_UNIT)
+
+
+@st.composite
+def huge_scenarios(draw: Any) -> Scenario:
+    """scenarios() with every example.com/gpu amount scaled by HUGE_UNIT and
+    clamped to INT64_MAX, as Kueue clamps (AmountFromQuantity for quotas,
+    ResourceValue for requests): the engines must agree in Kueue's Amount
+    arithmetic (Unlimited sticky, saturating sums)."""
+    sc: Scenario = draw(scenarios())
+    gpu = "example.com/gpu"
+    groups = [g for q in sc.state.cluster_queues.values() for g in q.resource_groups]
+    groups += [g for co in sc.state.cohorts.values() for g in co.resource_groups]
+    for g in groups:
+        for fq in g.flavors:
+            for rq in fq.resources:
+                if rq.name == gpu:
+                    rq.nominal = _huge(rq.nominal) or 0
+                    rq.borrowing_limit = _huge(rq.borrowing_limit)
+                    rq.lending_limit = _huge(rq.lending_limit)
+    for wl in [*sc.state.workloads.values(), *sc.extra]:
+        for ps in wl.pod_sets:
+            if gpu in ps.requests:
+                ps.requests[gpu] = _huge(ps.requests[gpu]) or 0
+        if wl.admission is not None:
+            for psa, ps in zip(wl.admission.pod_set_assignments, wl.pod_sets, strict=True):
+                if gpu in psa.resource_usage:
+                    psa.resource_usage[gpu] = min(INT64_MAX, ps.requests[gpu] * ps.count)
+    return sc
+
+
 # Three times the loaded profile's examples (ci: 300 per test, ~15 s in all).
 EXAMPLES = settings.default.max_examples * 3
 SLOW_OK = [HealthCheck.too_slow, HealthCheck.data_too_large]
@@ -627,6 +667,12 @@ def test_native_matches_reference_in_a_contended_cohort(sc: Scenario) -> None:
 @settings(max_examples=EXAMPLES, suppress_health_check=SLOW_OK, deadline=None)
 @given(many_candidate_scenarios())
 def test_native_matches_reference_with_many_preemption_candidates(sc: Scenario) -> None:
+    run_both(sc)
+
+
+@settings(max_examples=EXAMPLES, suppress_health_check=SLOW_OK, deadline=None)
+@given(huge_scenarios())
+def test_native_matches_reference_with_amounts_at_the_int64_boundary(sc: Scenario) -> None:
     run_both(sc)
 
 

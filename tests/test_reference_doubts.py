@@ -5,7 +5,9 @@ the reference is doubtful both engines agree and a case states the behaviour
 we would expect instead, as a strict xfail: when the reference is fixed it
 starts passing (and the native engine needs the same change). Fixed ones stay
 as regression tests for both engines: a workload admitted to a missing
-ClusterQueue (reference 232bef6). Still open: cohort sums above INT64_MAX.
+ClusterQueue (reference 232bef6). Cohort sums above INT64_MAX, once a strict
+xfail here, follow Kueue's Amount arithmetic in both engines now
+(tests/test_amount.py).
 """
 
 from __future__ import annotations
@@ -92,37 +94,6 @@ def test_decision_of_a_workload_admitted_to_a_missing_cluster_queue(engine: str)
     c.add_workload(copy.deepcopy(_ghost()))
     d = c.decision("ns/ghost")
     assert d.state == "admitted" and d.cluster_queue == "missing-cq"
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="the reference sums cohort quotas with Python's unbounded ints (3 x INT64_MAX/2 here); the native "
-    "engine saturates at INT64_MAX (numeric contract, Kueue's int64 would wrap): after w2 is admitted, w1 "
-    "still fits the reference's 1.5 x INT64_MAX cohort and not the native's INT64_MAX. Decide which the "
-    "contract wants; the engines agree as long as sums stay below INT64_MAX",
-)
-def test_engines_agree_when_cohort_sums_exceed_int64() -> None:
-    s = ClusterState()
-    s.resource_flavors["f"] = ResourceFlavor("f")
-    for name in ("a", "b", "c"):
-        group = ResourceGroup(
-            ["pods-like"], [FlavorQuotas("f", [ResourceQuota("pods-like", INT64_MAX // 2)])]
-        )
-        s.cluster_queues[name] = ClusterQueue(name, [group], cohort="co", namespace_selector=LabelSelector())
-        s.local_queues[f"ns/{name}"] = LocalQueue("ns", name, name)
-    s.workloads["ns/w1"] = Workload(
-        "ns", "w1", "a", [PodSet("m", 1, {"pods-like": INT64_MAX})], T0 - 2, uid="1"
-    )
-    s.workloads["ns/w2"] = Workload(
-        "ns", "w2", "b", [PodSet("m", 1, {"pods-like": INT64_MAX // 4})], T0 - 1, uid="2"
-    )
-    results = {}
-    for name in ("reference", "native"):
-        c = Cluster(copy.deepcopy(s), name, start_time_ns=T0)
-        c.run_cycle()
-        c.run_cycle()
-        results[name] = [(d.key, d.state) for d in c.decisions()]
-    assert results["reference"] == results["native"]
 
 
 def test_admission_spec_of_a_missing_cluster_queue_is_minus_one() -> None:

@@ -28,7 +28,7 @@ FairShares::FairShares(const Topology& topo, const QuotaTree& tree)
     int root = tree.root_of(node);
     for (int fr : tree.subtree_frs(root)) {
       Amount& slot = lendable_[static_cast<std::size_t>(node) * nr + static_cast<std::size_t>(topo.fr_resource(fr))];
-      slot = sat_add(slot, tree.potential_available(node, fr));
+      slot = amount_add(slot, tree.potential_available(node, fr));
     }
   }
   borrowed_.assign(nr, 0);
@@ -44,11 +44,11 @@ DRS FairShares::drs(int node, std::vector<std::int32_t>* borrowed_frs) const {
   int parent = tree_.parent(node);
   if (parent < 0) return d;
   for (int fr : tree_.subtree_frs(node)) {
-    Amount amount = sat_sub(tree_.usage(node, fr), tree_.subtree_quota(node, fr));
+    Amount amount = amount_sub(tree_.usage(node, fr), tree_.subtree_quota(node, fr));
     if (amount > 0) {
       int r = topo_.fr_resource(fr);
       if (borrowed_[r] == 0) touched_.push_back(r);
-      borrowed_[r] = sat_add(borrowed_[r], amount);
+      borrowed_[r] = amount_add(borrowed_[r], amount);
       if (borrowed_frs != nullptr) borrowed_frs->push_back(fr);
     }
   }

@@ -21,11 +21,11 @@ void append_reason_text(std::string& out, const Topology& topo, const std::uint6
       out += " in flavor ";
       out += topo.flavor_name(topo.fr_flavor(fr));
       out += ", previously considered podsets requests (";
-      append_quantity(out, fmt, static_cast<std::int64_t>(words[1]));
+      append_amount(out, fmt, static_cast<std::int64_t>(words[1]));
       out += ") + current podset request (";
       append_quantity(out, fmt, static_cast<std::int64_t>(words[2]));
       out += ") > maximum capacity (";
-      append_quantity(out, fmt, static_cast<std::int64_t>(words[3]));
+      append_amount(out, fmt, static_cast<std::int64_t>(words[3]));
       out += ')';
       return;
     }
@@ -37,7 +37,7 @@ void append_reason_text(std::string& out, const Topology& topo, const std::uint6
       out += " in flavor ";
       out += topo.flavor_name(topo.fr_flavor(fr));
       out += ", ";
-      append_quantity(out, topo.resource_format(r), static_cast<std::int64_t>(words[1]));
+      append_amount(out, topo.resource_format(r), static_cast<std::int64_t>(words[1]));
       out += " more needed";
       return;
     }
@@ -143,7 +143,7 @@ GranularMode FlavorAssigner::fits_resource_quota(int fr, Amount assumed, Amount 
   last_no_fit_ = REASON_NONE;
   Amount available = tree_.available(cq_, fr);
   Amount max_capacity = tree_.potential_available(cq_, fr);
-  Amount val = sat_add(assumed, request);
+  Amount val = amount_add(assumed, request);
   if (val > max_capacity) {
     add_reason(reason_header(RK_MAX_CAPACITY, static_cast<std::uint64_t>(fr)));
     arena_->reasons.push_back(static_cast<std::uint64_t>(assumed));
@@ -155,7 +155,7 @@ GranularMode FlavorAssigner::fits_resource_quota(int fr, Amount assumed, Amount 
   // (lowest_subtree_that_fits is pure: computed only where its result is used.)
   if (val <= available) return {PM_FIT, tree_.lowest_subtree_that_fits(cq_, fr, val).first};
   add_reason(reason_header(RK_UNUSED, static_cast<std::uint64_t>(fr)));
-  arena_->reasons.push_back(static_cast<std::uint64_t>(sat_sub(val, available)));
+  arena_->reasons.push_back(static_cast<std::uint64_t>(amount_sub(val, available)));
   GranularMode m{PM_NO_FIT, 0};
   if (tree_.nominal(cq_, fr) >= val) {
     m = e_.oracle(wid_, cq_, fr, val);
@@ -400,7 +400,7 @@ int FlavorAssigner::assign(int wid, int cq, bool use_last, const std::int32_t* n
         assumed_seen_[fa.fr] = 1;
         assumed_keys_.push_back(fa.fr);
       }
-      assumed_[fa.fr] = sat_add(assumed_[fa.fr], req);
+      assumed_[fa.fr] = amount_add(assumed_[fa.fr], req);
     }
     ar.pod_sets.push_back(psa);
     ++a.ps_n;

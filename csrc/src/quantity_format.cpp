@@ -89,6 +89,14 @@ void append_quantity(std::string& out, QuantityFormat fmt, std::int64_t value) {
   }
 }
 
+void append_amount(std::string& out, QuantityFormat fmt, std::int64_t value) {
+  if (value == std::numeric_limits<std::int64_t>::max()) {
+    out += "<unlimited>";
+  } else {
+    append_quantity(out, fmt, value);
+  }
+}
+
 std::string format_quantity(std::string_view resource, std::int64_t value) {
   std::string out;
   append_quantity(out, quantity_format_of(resource), value);

@@ -96,13 +96,18 @@ QuotaTree::QuotaTree(const Topology& topo)
           potential_[i] = cells_[i].subtree_quota;
           continue;
         }
-        Amount avail = sat_add(cells_[i].local_quota, potential_[at(p, fr)]);
-        if (cells_[i].borrowing_limit != NO_LIMIT) avail = amount_min(sat_add(cells_[i].subtree_quota, cells_[i].borrowing_limit), avail);
+        Amount avail = amount_add(cells_[i].local_quota, potential_[at(p, fr)]);
+        if (cells_[i].borrowing_limit != NO_LIMIT) {
+          avail = amount_min(amount_add(cells_[i].subtree_quota, cells_[i].borrowing_limit), avail);
+        }
         potential_[i] = avail;
       }
     }
   }
   version_.assign(static_cast<std::size_t>(n_nodes_), 0);
+  cache_usage_.assign(cells, 0);
+  touched_.assign(static_cast<std::size_t>(n_nodes_), 0);
+  touched_list_.reserve(static_cast<std::size_t>(n_nodes_));
   height_.assign(static_cast<std::size_t>(n_nodes_), 0);
   for (int n = n_cq_; n < n_nodes_; ++n) height_[n] = compute_height(n);
 }
@@ -127,13 +132,14 @@ void QuotaTree::accumulate_quota(int node, const Topology& topo, std::vector<std
     for (int fr : keys[c]) {
       touch(fr);
       std::size_t i = at(node, fr);
-      cells_[i].subtree_quota = sat_sub(sat_add(cells_[i].subtree_quota, cells_[at(c, fr)].subtree_quota), cells_[at(c, fr)].local_quota);
+      const Cell& child = cells_[at(c, fr)];
+      cells_[i].subtree_quota = amount_add(cells_[i].subtree_quota, amount_sub(child.subtree_quota, child.local_quota));
     }
   }
   for (int fr : keys[node]) {
     std::size_t i = at(node, fr);
     Amount ll = lending_limit_[i];
-    cells_[i].local_quota = ll == NO_LIMIT ? 0 : amount_max(0, sat_sub(cells_[i].subtree_quota, ll));
+    cells_[i].local_quota = ll == NO_LIMIT ? 0 : amount_max(0, amount_sub(cells_[i].subtree_quota, ll));
   }
 }
 
@@ -147,25 +153,35 @@ int QuotaTree::compute_height(int node) const {
   return h;
 }
 
-void QuotaTree::add_usage(int node, int fr, Amount value) noexcept {
+template <bool kCache>
+void QuotaTree::add_usage_in(int node, int fr, Amount value) noexcept {
   for (;;) {
     std::size_t i = at(node, fr);
-    ++version_[node];
-    Amount local_avail = amount_max(0, sat_sub(cells_[i].local_quota, cells_[i].usage));
-    cells_[i].usage = sat_add(cells_[i].usage, value);
+    Amount& usage = kCache ? cache_usage_[i] : cells_[i].usage;
+    if (!kCache) {
+      ++version_[node];
+      touch(node);
+    }
+    Amount local_avail = amount_max(0, amount_sub(cells_[i].local_quota, usage));
+    usage = amount_add(usage, value);
     int p = parent_[node];
     if (p < 0 || !(value > local_avail)) return;
-    value = value - local_avail;  // value > local_avail >= 0: no overflow
+    value = amount_sub(value, local_avail);
     node = p;
   }
 }
 
-void QuotaTree::remove_usage(int node, int fr, Amount value) noexcept {
+template <bool kCache>
+void QuotaTree::remove_usage_in(int node, int fr, Amount value) noexcept {
   for (;;) {
     std::size_t i = at(node, fr);
-    ++version_[node];
-    Amount stored_in_parent = sat_sub(cells_[i].usage, cells_[i].local_quota);
-    cells_[i].usage = sat_sub(cells_[i].usage, value);
+    Amount& usage = kCache ? cache_usage_[i] : cells_[i].usage;
+    if (!kCache) {
+      ++version_[node];
+      touch(node);
+    }
+    Amount stored_in_parent = amount_sub(usage, cells_[i].local_quota);
+    usage = amount_sub(usage, value);
     int p = parent_[node];
     if (stored_in_parent <= 0 || p < 0) return;
     value = amount_min(value, stored_in_parent);
@@ -173,29 +189,46 @@ void QuotaTree::remove_usage(int node, int fr, Amount value) noexcept {
   }
 }
 
+void QuotaTree::add_usage(int node, int fr, Amount value) noexcept { add_usage_in<false>(node, fr, value); }
+void QuotaTree::remove_usage(int node, int fr, Amount value) noexcept { remove_usage_in<false>(node, fr, value); }
+
+void QuotaTree::commit_add_usage(int node, int fr, Amount value) noexcept {
+  add_usage_in<false>(node, fr, value);
+  add_usage_in<true>(node, fr, value);
+}
+
+void QuotaTree::commit_remove_usage(int node, int fr, Amount value) noexcept {
+  remove_usage_in<false>(node, fr, value);
+  remove_usage_in<true>(node, fr, value);
+}
+
+void QuotaTree::discard_snapshot() noexcept {
+  for (std::int32_t node : touched_list_) {
+    touched_[node] = 0;
+    bool changed = false;
+    for (int fr = 0; fr < n_fr_; ++fr) {
+      const std::size_t i = at(node, fr);
+      if (cells_[i].usage != cache_usage_[i]) {
+        cells_[i].usage = cache_usage_[i];
+        changed = true;
+      }
+    }
+    if (changed) ++version_[node];
+  }
+  touched_list_.clear();
+}
+
 // Kueue available(), from the root down the node's path:
 //   root:  subtree_quota - usage (may be negative when over-admitted);
 //   other: local_available + parent's available, the latter capped by what
 //          the borrowing limit still allows: (subtree - local) - used in
 //          parent + borrowing_limit.
-void QuotaTree::rederive_ancestors(int node, int fr) noexcept {
-  for (int p : ancestors(node)) {
-    Amount sum = 0;
-    for (int c : children_[p]) {
-      const Cell& cell = cells_[at(c, fr)];
-      sum = sat_add(sum, amount_max(0, sat_sub(cell.usage, cell.local_quota)));
-    }
-    cells_[at(p, fr)].usage = sum;
-    ++version_[p];
-  }
-}
-
 Amount QuotaTree::available_raw(int node, int fr) const noexcept {
   IdRange anc = ancestors(node);
   const std::size_t k = anc.size();
   const int root = k > 0 ? anc[k - 1] : node;
   std::size_t i = at(root, fr);
-  Amount avail = sat_sub(cells_[i].subtree_quota, cells_[i].usage);
+  Amount avail = amount_sub(cells_[i].subtree_quota, cells_[i].usage);
   for (std::size_t j = k; j-- > 0;) {
     const int n = j > 0 ? anc[j - 1] : node;
     i = at(n, fr);
@@ -204,11 +237,11 @@ Amount QuotaTree::available_raw(int node, int fr) const noexcept {
     const Amount bl = cells_[i].borrowing_limit;
     Amount parent_available = avail;
     if (bl != NO_LIMIT) {
-      Amount stored_in_parent = sat_sub(cells_[i].subtree_quota, lq);
-      Amount used_in_parent = amount_max(0, sat_sub(u, lq));
-      parent_available = amount_min(sat_add(sat_sub(stored_in_parent, used_in_parent), bl), parent_available);
+      Amount stored_in_parent = amount_sub(cells_[i].subtree_quota, lq);
+      Amount used_in_parent = amount_max(0, amount_sub(u, lq));
+      parent_available = amount_min(amount_add(amount_sub(stored_in_parent, used_in_parent), bl), parent_available);
     }
-    avail = sat_add(amount_max(0, sat_sub(lq, u)), parent_available);
+    avail = amount_add(amount_max(0, amount_sub(lq, u)), parent_available);
   }
   return avail;
 }
@@ -219,8 +252,8 @@ bool QuotaTree::quantities_fit_in_quota(int node, const std::vector<FrAmount>& r
   remaining.clear();
   for (const auto& [fr, v] : requests) {
     std::size_t i = at(node, fr);
-    if (sat_add(cells_[i].usage, v) > cells_[i].subtree_quota) fits = false;
-    remaining.push_back({fr, amount_max(0, sat_sub(v, local_available(node, fr)))});
+    if (amount_add(cells_[i].usage, v) > cells_[i].subtree_quota) fits = false;
+    remaining.push_back({fr, amount_max(0, amount_sub(v, local_available(node, fr)))});
   }
   return fits;
 }
@@ -228,12 +261,12 @@ bool QuotaTree::quantities_fit_in_quota(int node, const std::vector<FrAmount>& r
 std::pair<int, bool> QuotaTree::lowest_subtree_that_fits(int cq, int fr, Amount value) const noexcept {
   bool has_parent = parent_[cq] >= 0;
   if (!(borrowing_with(cq, fr, value) && has_parent)) return {0, has_parent};
-  Amount remaining = sat_sub(value, local_available(cq, fr));
+  Amount remaining = amount_sub(value, local_available(cq, fr));
   int node = cq;
   for (int a : ancestors(cq)) {
     node = a;
     if (!borrowing_with(a, fr, remaining)) return {height_[a], parent_[a] >= 0};
-    remaining = sat_sub(remaining, local_available(a, fr));
+    remaining = amount_sub(remaining, local_available(a, fr));
   }
   return {height_[node], parent_[node] >= 0};
 }

@@ -359,13 +359,48 @@ void Engine::cq_admitted_erase(int wid) {
   }
 }
 
-void Engine::charge(int wid, int sign) noexcept {
-  int cq = w_.admitted_cq[wid];
-  if (sign > 0) {
-    for_each_usage(wid, [&](int fr, Amount v) { tree_.add_usage(cq, fr, v); });
-  } else {
-    for_each_usage(wid, [&](int fr, Amount v) { tree_.remove_usage(cq, fr, v); });
+// Kueue charges a workload's usage summed per fr (workload.Info's usage, in
+// Amount arithmetic): the entries of one fr from several pod sets are added
+// up before they reach the tree, which matters once a sum saturates. Within a
+// pod set every fr is distinct, so one pod set charges its entries as they are.
+// `commit`: the workload holds (or gives back) its quota for good, in Kueue's
+// cache as well as in the cycle's snapshot; else a simulation (snapshot only).
+void Engine::charge(int wid, int sign, bool commit) noexcept {
+  const int cq = w_.admitted_cq[wid];
+  auto apply = [&](int fr, Amount v) {
+    if (commit) {
+      if (sign > 0) {
+        tree_.commit_add_usage(cq, fr, v);
+      } else {
+        tree_.commit_remove_usage(cq, fr, v);
+      }
+    } else if (sign > 0) {
+      tree_.add_usage(cq, fr, v);
+    } else {
+      tree_.remove_usage(cq, fr, v);
+    }
+  };
+  const Slot& s = w_.adm[wid];
+  if (s.size == 0) return;
+  if (w_.adm_pool[s.offset] == 1) {
+    for_each_usage(wid, apply);
+    return;
   }
+  int k = 0;  // index of the entry being charged
+  for_each_usage(wid, [&](int fr, Amount) {
+    int j = 0;
+    bool first = true;  // the first entry of its fr charges the sum
+    Amount total = 0;
+    for_each_usage(wid, [&](int other, Amount v) {
+      if (other == fr) {
+        first = first && j >= k;
+        total = amount_add(total, v);
+      }
+      ++j;
+    });
+    if (first) apply(fr, total);
+    ++k;
+  });
 }
 
 void Engine::admit(int wid, int cq, std::int64_t time_ns) {
@@ -373,7 +408,7 @@ void Engine::admit(int wid, int cq, std::int64_t time_ns) {
   w_.admitted_cq[wid] = cq;
   w_.admission_time[wid] = time_ns;
   w_.ls_valid[wid] = 0;
-  charge(wid, +1);
+  charge(wid, +1, true);
   cq_admitted_insert(wid);
   lq_admitted_add(wid, cq, +1);
 }
@@ -382,7 +417,7 @@ void Engine::admit(int wid, int cq, std::int64_t time_ns) {
 void Engine::release(int wid) {
   int cq = w_.admitted_cq[wid];
   if (cq >= 0 && in_cq_admitted(wid)) {
-    charge(wid, -1);
+    charge(wid, -1, true);
     cq_admitted_erase(wid);
     lq_admitted_add(wid, cq, -1);
     ++cq_generation_[cq];
@@ -784,7 +819,7 @@ void Engine::build_ctx(int wid, int cq, int assignment, PreemptionCtx& ctx) {
       if (it == ctx.usage.end()) {
         ctx.usage.push_back({fa->fr, q});
       } else {
-        it->amount = sat_add(it->amount, q);
+        it->amount = amount_add(it->amount, q);
       }
     }
     for (std::uint32_t f = 0; f < ps.fl_n; ++f) {
@@ -1039,12 +1074,7 @@ bool Engine::fits(int cq, int assignment, const Entry& e) {
 }
 
 // Usage that only lives in this cycle's snapshot.
-void Engine::reserve(int cq, const FrAmount* first, const FrAmount* last) {
-  for (; first != last; ++first) {
-    tree_.add_usage(cq, first->fr, first->amount);
-    reservations_.emplace_back(cq, first->fr, first->amount);
-  }
-}
+void Engine::reserve(int cq, const FrAmount* first, const FrAmount* last) { tree_.add_usage(cq, first, last); }
 
 // Kueue markSkipped: the scan record is kept only with
 // FlavorFungibilityPreserveScanProgress.
@@ -1168,9 +1198,9 @@ void Engine::process(Entry& e, std::int64_t now_ns) {
         Amount v;
         if (a.borrowing > 0) {
           Amount bl = tree_.borrowing_limit(cq, u->fr);
-          v = bl == NO_LIMIT ? u->amount : amount_min(u->amount, sat_sub(sat_add(nominal, bl), used));
+          v = bl == NO_LIMIT ? u->amount : amount_min(u->amount, amount_sub(amount_add(nominal, bl), used));
         } else {
-          v = amount_max(0, amount_min(u->amount, sat_sub(nominal, used)));
+          v = amount_max(0, amount_min(u->amount, amount_sub(nominal, used)));
         }
         out.push_back({u->fr, v});
       }
@@ -1327,7 +1357,6 @@ const CycleReport& Engine::run_cycle(std::int64_t now_ns) {
 
   // 4-5. order and process
   victims_.clear();
-  reservations_.clear();
   if (topo_.fair_sharing()) {
     tournament_.reset(nominated_);
     while (!tournament_.empty()) process(entries_[tournament_.pop()], now_ns);
@@ -1358,21 +1387,8 @@ const CycleReport& Engine::run_cycle(std::int64_t now_ns) {
     report_.newly_parked += queues_[e.cq].requeue(w_, e.wid, reason, pending_flavors);
   }
 
-  // the snapshot is gone: capacity reserved for this cycle only is free again
-  bool negative = false;
-  for (auto it = reservations_.rbegin(); it != reservations_.rend(); ++it) {
-    tree_.remove_usage(std::get<0>(*it), std::get<1>(*it), std::get<2>(*it));
-    negative = negative || std::get<2>(*it) < 0;
-  }
-  if (negative) {
-    // A negative reservation (quotaResourcesToReserve beyond the borrowing
-    // limit) is not inverted by remove_usage: re-derive the cohorts' usage.
-    for (const auto& [cq, fr, amount] : reservations_) {
-      (void)amount;
-      tree_.rederive_ancestors(cq, fr);
-    }
-  }
-  reservations_.clear();
+  // the snapshot is gone (capacity reserved for this cycle only is free again)
+  tree_.discard_snapshot();
   for (std::int32_t v : victims_) is_victim_[v] = 0;
   victims_.clear();
 

@@ -32,6 +32,30 @@ TEST(saturating_add_sub_mul) {
   CHECK_EQ(NO_LIMIT, MAX);
 }
 
+// Kueue pkg/resources/amount.go (ff69552e): Unlimited is sticky, bounded
+// results saturate, and a saturated sum is Unlimited.
+TEST(amount_arithmetic_is_kueue_amount) {
+  CHECK_EQ(amount_add(2, 3), Amount{5});
+  CHECK_EQ(amount_add(NO_LIMIT, 7), NO_LIMIT);
+  CHECK_EQ(amount_add(NO_LIMIT, -7), NO_LIMIT);  // Add: Unlimited on either side
+  CHECK_EQ(amount_add(-7, NO_LIMIT), NO_LIMIT);
+  CHECK_EQ(amount_add(MAX - 1, 5), NO_LIMIT);    // saturates onto the sentinel
+  CHECK_EQ(amount_add(MIN, -1), MIN);
+  CHECK_EQ(amount_sub(9, 4), Amount{5});
+  CHECK_EQ(amount_sub(NO_LIMIT, 5), NO_LIMIT);
+  CHECK_EQ(amount_sub(NO_LIMIT, -5), NO_LIMIT);
+  CHECK_EQ(amount_sub(NO_LIMIT, NO_LIMIT), Amount{0});
+  CHECK_EQ(amount_sub(5, NO_LIMIT), MIN);
+  CHECK_EQ(amount_sub(-5, MAX - 1), MIN);  // saturates
+  CHECK_EQ(amount_sub(5, MIN), NO_LIMIT);  // saturates onto the sentinel
+  std::string s;
+  append_amount(s, QuantityFormat::DecimalMilli, MAX);
+  CHECK_EQ(s, std::string("<unlimited>"));
+  s.clear();
+  append_amount(s, QuantityFormat::DecimalMilli, MAX - 1);
+  CHECK_EQ(s, format_quantity("cpu", MAX - 1));
+}
+
 TEST(format_quantity_matches_go) {
   struct Row {
     const char* resource;

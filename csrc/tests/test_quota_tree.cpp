@@ -257,6 +257,62 @@ TEST(saturation_never_wraps) {
   CHECK(!t.borrowing_with(1, 0, MAX) || t.nominal(1, 0) < MAX);
 }
 
+// kueue#15026 describes Kueue's cache before amounts became exact: a usage
+// that reaches the sentinel is Unlimited, adding to it changes nothing, and
+// taking the Unlimited workload out leaves 0, so the small one's removal
+// leaves -7.
+TEST(usage_is_kueue_amount_arithmetic) {
+  constexpr Amount MAX = std::numeric_limits<Amount>::max();
+  Spec s;
+  s.n_cq = 1;
+  s.add("q", -1, {q(MAX)});
+  Topology topo = s.build();
+  QuotaTree t(topo);
+  CHECK_EQ(t.available(0, 0), MAX);
+  t.commit_add_usage(0, 0, 7);
+  CHECK_EQ(t.available(0, 0), MAX);  // Unlimited - 7
+  t.commit_add_usage(0, 0, MAX);
+  CHECK_EQ(t.usage(0, 0), MAX);
+  CHECK_EQ(t.available(0, 0), Amount{0});  // Unlimited - Unlimited
+  t.commit_remove_usage(0, 0, MAX);
+  CHECK_EQ(t.usage(0, 0), Amount{0});
+  t.commit_remove_usage(0, 0, 7);
+  CHECK_EQ(t.usage(0, 0), Amount{-7});
+  t.discard_snapshot();
+  CHECK_EQ(t.usage(0, 0), Amount{-7});
+}
+
+// Changes of the cycle's snapshot alone (a reservation that saturates its
+// cohort, a negative one, a simulated removal of an Unlimited workload) are
+// gone once the snapshot is discarded: the usage is the cache's, which only
+// committed changes reach.
+TEST(discarding_the_snapshot_restores_the_cache) {
+  constexpr Amount MAX = std::numeric_limits<Amount>::max();
+  Spec s;
+  s.n_cq = 2;
+  s.add("a", 2, {q(0)});
+  s.add("b", 2, {q(MAX - 101)});
+  s.add("co", -1, {});
+  Topology topo = s.build();
+  QuotaTree t(topo);
+  t.commit_add_usage(1, 0, MAX - 150);
+  CHECK_EQ(t.usage(2, 0), MAX - 150);
+  t.add_usage(0, 0, 200);  // a reservation: the cohort saturates onto Unlimited
+  CHECK_EQ(t.usage(2, 0), MAX);
+  CHECK_EQ(t.available(1, 0), Amount{0});
+  t.add_usage(1, 0, -20);  // a negative reservation: not propagated
+  t.remove_usage(0, 0, 200);
+  t.remove_usage(1, 0, -20);
+  CHECK_EQ(t.usage(2, 0), MAX);  // Unlimited - 200 = Unlimited
+  t.discard_snapshot();
+  CHECK_EQ(t.usage(0, 0), Amount{0});
+  CHECK_EQ(t.usage(1, 0), MAX - 150);
+  CHECK_EQ(t.usage(2, 0), MAX - 150);
+  t.commit_add_usage(0, 0, 100);
+  t.discard_snapshot();  // committed: kept
+  CHECK_EQ(t.usage(2, 0), MAX - 50);
+}
+
 TEST(randomized_against_naive_twin) {
   std::mt19937_64 rng(12345);
   for (int round = 0; round < 300; ++round) {

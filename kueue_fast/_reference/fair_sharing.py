@@ -5,7 +5,9 @@ flavor-resource when usage exceeds its subtree quota; what it borrows, summed
 per resource name across flavors, is compared with what its parent could lend
 (the parent's potential available quota summed over every flavor-resource of
 the root). The largest ratio (x1000) is the dominant share, divided by the
-node's weight for comparisons. Roots have DRS 0.
+node's weight for comparisons. Roots have DRS 0. Sums and differences are
+Kueue's Amount arithmetic (amount.py); the ratio is taken on the int64 values
+(an Unlimited amount counts as INT64_MAX).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from .amount import add, sub
 from .quota import QuotaTree
 
 
@@ -65,7 +68,7 @@ def lendable(tree: QuotaTree, node: int, resource_of_fr: list[int]) -> dict[int,
     out: dict[int, int] = {}
     for fr in tree.subtree_quota[root]:
         r = resource_of_fr[fr]
-        out[r] = out.get(r, 0) + tree.potential_available(node, fr)
+        out[r] = add(out.get(r, 0), tree.potential_available(node, fr))
     return out
 
 
@@ -84,10 +87,10 @@ def dominant_resource_share(
     borrowed_frs: list[int] = []
     usage = tree.usage[node]
     for fr, quota in tree.subtree_quota[node].items():
-        amount = usage.get(fr, 0) - quota
+        amount = sub(usage.get(fr, 0), quota)
         if amount > 0:
             r = resource_of_fr[fr]
-            borrowed[r] = borrowed.get(r, 0) + amount
+            borrowed[r] = add(borrowed.get(r, 0), amount)
             borrowed_frs.append(fr)
     if not borrowed:
         return drs

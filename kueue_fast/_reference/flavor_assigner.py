@@ -16,7 +16,8 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from ..compiler import ClusterQueueSpec, WorkloadSpec
-from ..quantity import format_quantity
+from ..quantity import format_amount, format_quantity
+from . import amount
 
 if TYPE_CHECKING:
     from .scheduler import ReferenceEngine
@@ -38,8 +39,6 @@ _PM_TO_MODE = {
 TRY_NEXT_FLAVOR = 1
 PREEMPTION_OVER_BORROWING = 2
 BORROW_UNLIMITED = 1 << 62  # borrowing level of "no flavor yet"
-
-INT64_MAX = (1 << 63) - 1
 
 # Why a flavor or a pod set does not fit (QuotaReserved=False reasons), by
 # severity: Kueue's reasonSeverity / mostSevereReason.
@@ -72,11 +71,6 @@ def resource_visit_order(resource_names: tuple[str, ...]) -> tuple[int, ...]:
             range(len(resource_names)), key=lambda r: (fnv1a64(resource_names[r].encode()), resource_names[r])
         )
     )
-
-
-def saturating_mul(a: int, b: int) -> int:
-    v = a * b
-    return INT64_MAX if v > INT64_MAX else v
 
 
 @dataclass
@@ -149,7 +143,7 @@ class Assignment:
         for rid, fa in psa.flavors.items():
             self.borrowing = max(self.borrowing, fa.borrow)
             fr = topo_fr(fa.flavor, rid)
-            self.usage[fr] = self.usage.get(fr, 0) + psa.requests.get(rid, 0)
+            self.usage[fr] = amount.add(self.usage.get(fr, 0), psa.requests.get(rid, 0))
             tried[rid] = fa.tried_idx
         self.last_tried.append(tried)
 
@@ -261,16 +255,16 @@ class FlavorAssigner:
         fname = self.topo.flavor_names[flavor]
         available = tree.available(cq, fr)
         max_capacity = tree.potential_available(cq, fr)
-        val = assumed + request
+        val = amount.add(assumed, request)
         if val > max_capacity:
             return (
                 PM_NO_FIT,
                 0,
                 [
                     f"insufficient quota for {rname} in flavor {fname}, previously considered podsets "
-                    f"requests ({format_quantity(rname, assumed)}) + current podset request "
+                    f"requests ({format_amount(rname, assumed)}) + current podset request "
                     f"({format_quantity(rname, request)}) > maximum capacity "
-                    f"({format_quantity(rname, max_capacity)})"
+                    f"({format_amount(rname, max_capacity)})"
                 ],
                 EXCEEDS_MAX_QUOTA,
             )
@@ -279,7 +273,7 @@ class FlavorAssigner:
             return PM_FIT, borrow, [], ""
         reasons = [
             f"insufficient unused quota for {rname} in flavor {fname}, "
-            f"{format_quantity(rname, val - available)} more needed"
+            f"{format_amount(rname, amount.sub(val, available))} more needed"
         ]
         if tree.nominal(cq, fr) >= val or may_reclaim_in_hierarchy or self.can_preempt_while_borrowing():
             possibility, borrow_after = self.oracle(fr, val)
@@ -372,7 +366,7 @@ class FlavorAssigner:
         visit_order = resource_visit_order(tuple(self.topo.resource_names))
         for i, ps in enumerate(self.wl.pod_sets):
             count = counts[i] if counts is not None else ps.count
-            requests = {r: saturating_mul(v, count) for r, v in ps.requests}
+            requests = {r: amount.saturating_mul(v, count) for r, v in ps.requests}
             if covers_pods:
                 requests[pods_rid] = count
             psa = PodSetAssignment(ps.name, count, requests)

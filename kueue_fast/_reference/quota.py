@@ -14,11 +14,15 @@ per flavor-resource (fr):
 
 Usage may exceed quota (over-admission after a quota cut); ``available`` can
 then be negative and is clipped at 0 only for ClusterQueues, as in Kueue.
+
+Every sum and difference is Kueue's Amount arithmetic (amount.py): INT64_MAX
+is Unlimited and sticky, bounded results saturate. Comparisons are plain.
 """
 
 from __future__ import annotations
 
 from ..compiler import NO_LIMIT, Topology
+from .amount import add, sub
 
 
 class QuotaTree:
@@ -37,7 +41,11 @@ class QuotaTree:
             if p >= 0:
                 self.children[p].append(node)
         self.subtree_quota: list[dict[int, int]] = [{} for _ in range(n)]
+        # Usage in the cycle's snapshot, and in Kueue's cache (what admitted
+        # workloads hold); they differ only while a cycle runs.
         self.usage: list[dict[int, int]] = [{} for _ in range(n)]
+        self.cache_usage: list[dict[int, int]] = [{} for _ in range(n)]
+        self._touched: set[int] = set()
         for root in self.roots():
             self._accumulate_quota(root)
 
@@ -94,7 +102,7 @@ class QuotaTree:
         ll = self.lending_limit(node, fr)
         if ll == NO_LIMIT:
             return 0
-        return max(0, self.subtree_quota[node].get(fr, 0) - ll)
+        return max(0, sub(self.subtree_quota[node].get(fr, 0), ll))
 
     def _accumulate_quota(self, node: int) -> None:
         # Kueue updateCohortResourceNode / accumulateFromChild: a cohort's
@@ -103,55 +111,67 @@ class QuotaTree:
         for c in self.children[node]:
             self._accumulate_quota(c)
             for fr, v in self.subtree_quota[c].items():
-                sq[fr] = sq.get(fr, 0) + v - self.local_quota(c, fr)
+                sq[fr] = add(sq.get(fr, 0), sub(v, self.local_quota(c, fr)))
         self.subtree_quota[node] = sq
 
     # --- usage --------------------------------------------------------------------
 
-    def local_available(self, node: int, fr: int) -> int:
-        return max(0, self.local_quota(node, fr) - self.usage[node].get(fr, 0))
+    def local_available(self, node: int, fr: int, usage: list[dict[int, int]] | None = None) -> int:
+        u = (self.usage if usage is None else usage)[node].get(fr, 0)
+        return max(0, sub(self.local_quota(node, fr), u))
 
-    def add_usage(self, node: int, fr: int, value: int) -> None:
+    def add_usage(self, node: int, fr: int, value: int, usage: list[dict[int, int]] | None = None) -> None:
         """Charge value to node; the part beyond its free local quota goes to the parent."""
-        local_avail = self.local_available(node, fr)
-        u = self.usage[node]
-        u[fr] = u.get(fr, 0) + value
+        table = self.usage if usage is None else usage
+        local_avail = self.local_available(node, fr, table)
+        u = table[node]
+        u[fr] = add(u.get(fr, 0), value)
+        self._touched.add(node)
         p = self.parent[node]
         if p >= 0 and value > local_avail:
-            self.add_usage(p, fr, value - local_avail)
+            self.add_usage(p, fr, sub(value, local_avail), table)
 
-    def remove_usage(self, node: int, fr: int, value: int) -> None:
+    def remove_usage(self, node: int, fr: int, value: int, usage: list[dict[int, int]] | None = None) -> None:
         """Inverse of add_usage: release what the node stored in its parent first."""
-        u = self.usage[node]
-        stored_in_parent = u.get(fr, 0) - self.local_quota(node, fr)
-        u[fr] = u.get(fr, 0) - value
+        table = self.usage if usage is None else usage
+        u = table[node]
+        stored_in_parent = sub(u.get(fr, 0), self.local_quota(node, fr))
+        u[fr] = sub(u.get(fr, 0), value)
+        self._touched.add(node)
         p = self.parent[node]
         if stored_in_parent <= 0 or p < 0:
             return
-        self.remove_usage(p, fr, min(value, stored_in_parent))
-
-    def rederive_ancestors(self, node: int, frs: list[int]) -> None:
-        """Recompute the ancestors' usage of frs from their children's.
-
-        Kueue may reserve a negative amount for a preemptor within one cycle
-        (quotaResourcesToReserve when the ClusterQueue is over its limit), and
-        add_usage does not propagate negative values; Kueue then throws the
-        snapshot away. Undoing such a reservation therefore re-derives the
-        cohorts rather than inverting add_usage step by step.
-        """
-        for p in self.ancestors(node):
-            u = self.usage[p]
-            for fr in frs:
-                u[fr] = sum(
-                    max(0, self.usage[c].get(fr, 0) - self.local_quota(c, fr)) for c in self.children[p]
-                )
+        self.remove_usage(p, fr, min(value, stored_in_parent), table)
 
     def add_usage_map(self, node: int, usage: dict[int, int], sign: int = 1) -> None:
+        """A change that lives only in the cycle's snapshot (a simulation, a reservation)."""
         for fr, v in usage.items():
             if sign > 0:
                 self.add_usage(node, fr, v)
             else:
                 self.remove_usage(node, fr, v)
+
+    def charge(self, cq: int, usage: dict[int, int], sign: int = 1) -> None:
+        """A workload's usage joins (or leaves) a ClusterQueue for good: Kueue's
+        cache and the cycle's snapshot both take it."""
+        self.add_usage_map(cq, usage, sign)
+        for fr, v in usage.items():
+            if sign > 0:
+                self.add_usage(cq, fr, v, self.cache_usage)
+            else:
+                self.remove_usage(cq, fr, v, self.cache_usage)
+
+    def discard_snapshot(self) -> None:
+        """The cycle is over: its snapshot is thrown away and the next one is
+        taken from the cache. Without Unlimited amounts every change of the
+        snapshot (simulated removals, the incoming usage of a fair-sharing
+        search, reservations) was undone exactly already; Unlimited - x =
+        Unlimited is not undone by adding x back, nor is a negative
+        reservation (add_usage does not propagate it)."""
+        for node in self._touched:
+            if self.usage[node] != self.cache_usage[node]:
+                self.usage[node] = dict(self.cache_usage[node])
+        self._touched.clear()
 
     def available_raw(self, node: int, fr: int) -> int:
         """Kueue available(): may be negative when over-admitted."""
@@ -159,15 +179,15 @@ class QuotaTree:
         u = self.usage[node].get(fr, 0)
         p = self.parent[node]
         if p < 0:
-            return sq - u
+            return sub(sq, u)
         parent_available = self.available_raw(p, fr)
         bl = self.borrowing_limit(node, fr)
         if bl != NO_LIMIT:
             lq = self.local_quota(node, fr)
-            stored_in_parent = sq - lq
-            used_in_parent = max(0, u - lq)
-            parent_available = min(stored_in_parent - used_in_parent + bl, parent_available)
-        return self.local_available(node, fr) + parent_available
+            stored_in_parent = sub(sq, lq)
+            used_in_parent = max(0, sub(u, lq))
+            parent_available = min(add(sub(stored_in_parent, used_in_parent), bl), parent_available)
+        return add(self.local_available(node, fr), parent_available)
 
     def available(self, cq: int, fr: int) -> int:
         """What a ClusterQueue can still admit on fr now (ClusterQueueSnapshot.Available, >= 0)."""
@@ -178,10 +198,10 @@ class QuotaTree:
         p = self.parent[node]
         if p < 0:
             return self.subtree_quota[node].get(fr, 0)
-        avail = self.local_quota(node, fr) + self.potential_available(p, fr)
+        avail = add(self.local_quota(node, fr), self.potential_available(p, fr))
         bl = self.borrowing_limit(node, fr)
         if bl != NO_LIMIT:
-            avail = min(self.subtree_quota[node].get(fr, 0) + bl, avail)
+            avail = min(add(self.subtree_quota[node].get(fr, 0), bl), avail)
         return avail
 
     # --- borrowing ------------------------------------------------------------------
@@ -190,7 +210,7 @@ class QuotaTree:
         """Would usage + value exceed the node's own quota (nominal for a
         ClusterQueue, subtree quota for a cohort)?"""
         limit = self.nominal(node, fr) if self.is_cq[node] else self.subtree_quota[node].get(fr, 0)
-        return limit < self.usage[node].get(fr, 0) + value
+        return limit < add(self.usage[node].get(fr, 0), value)
 
     def within_nominal(self, node: int, frs: set[int] | list[int]) -> bool:
         """Kueue IsWithinNominalInResources: usage <= subtree quota on every fr."""
@@ -204,9 +224,9 @@ class QuotaTree:
         fits = True
         remaining: dict[int, int] = {}
         for fr, v in requests.items():
-            if self.usage[node].get(fr, 0) + v > self.subtree_quota[node].get(fr, 0):
+            if add(self.usage[node].get(fr, 0), v) > self.subtree_quota[node].get(fr, 0):
                 fits = False
-            remaining[fr] = max(0, v - self.local_available(node, fr))
+            remaining[fr] = max(0, sub(v, self.local_available(node, fr)))
         return fits, remaining
 
     def height(self, cohort: int) -> int:
@@ -223,10 +243,10 @@ class QuotaTree:
         has_parent = self.parent[cq] >= 0
         if not (self.borrowing_with(cq, fr, value) and has_parent):
             return 0, has_parent
-        remaining = value - self.local_available(cq, fr)
+        remaining = sub(value, self.local_available(cq, fr))
         node = cq
         for node in self.ancestors(cq):
             if not self.borrowing_with(node, fr, remaining):
                 return self.height(node), self.parent[node] >= 0
-            remaining -= self.local_available(node, fr)
+            remaining = sub(remaining, self.local_available(node, fr))
         return self.height(node), self.parent[node] >= 0

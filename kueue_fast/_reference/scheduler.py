@@ -38,6 +38,7 @@ from ..compiler import (
     afs_ledger_entries,
     afs_ledger_state,
 )
+from . import amount
 from . import flavor_assigner as fa
 from .admission_fair_sharing import Amounts, UsageLedger
 from .fair_sharing import DRS, compare_drs, dominant_resource_share
@@ -180,7 +181,7 @@ class ReferenceEngine:
                 for r, f, v in use:
                     if f >= 0:
                         fr = self.topo.fr_id(f, r)
-                        usage[fr] = usage.get(fr, 0) + v
+                        usage[fr] = amount.add(usage.get(fr, 0), v)
             self._admit(wid, adm.cluster_queue, usage, adm.time_ns)
         elif spec.admission is not None:
             # Admitted to a ClusterQueue that does not exist: it holds nothing.
@@ -196,7 +197,7 @@ class ReferenceEngine:
         rec.usage = usage
         rec.admission_time = time_ns
         rec.last_state = None
-        self.tree.add_usage_map(cq, usage)
+        self.tree.charge(cq, usage)
         self.cq_admitted[cq].add(wid)
 
     def _release(self, wid: int) -> None:
@@ -204,7 +205,7 @@ class ReferenceEngine:
         rec = self.workloads[wid]
         cq = rec.admitted_cq
         if cq >= 0 and wid in self.cq_admitted[cq]:
-            self.tree.add_usage_map(cq, rec.usage, -1)
+            self.tree.charge(cq, rec.usage, -1)
             self.cq_admitted[cq].discard(wid)
             self.cq_generation[cq] += 1
         rec.usage = {}
@@ -377,7 +378,7 @@ class ReferenceEngine:
         out: dict[int, int] = {}
         for ps in spec.pod_sets:
             for r, per_pod in ps.requests:
-                out[r] = out.get(r, 0) + fa.saturating_mul(per_pod, ps.count)
+                out[r] = out.get(r, 0) + amount.saturating_mul(per_pod, ps.count)
         return self.afs.to_nanos(out)
 
     def _push_entry_penalty(self, wid: int, cq: int, now_ns: int) -> None:
@@ -438,11 +439,11 @@ class ReferenceEngine:
         for i, ps in enumerate(a.pod_sets):
             count = ps.count
             for r, per_pod in spec.pod_sets[i].requests:
-                q = fa.saturating_mul(per_pod, count)
+                q = amount.saturating_mul(per_pod, count)
                 if q == 0 or r not in ps.flavors:
                     continue
                 fr = self.topo.fr_id(ps.flavors[r].flavor, r)
-                usage[fr] = usage.get(fr, 0) + q
+                usage[fr] = amount.add(usage.get(fr, 0), q)
         return PreemptionCtx(wid, cq, a.frs_need_preemption(self.topo.fr_id), usage)
 
     def _scan_state(self, wid: int, cq: int) -> fa.LastState | None:
@@ -639,12 +640,9 @@ class ReferenceEngine:
             self.preemptor.restore(w)
         return ok
 
-    def _reserve(
-        self, cq: int, usage: dict[int, int], reservations: list[tuple[int, dict[int, int]]]
-    ) -> None:
+    def _reserve(self, cq: int, usage: dict[int, int]) -> None:
         """Usage that only lives in this cycle's snapshot."""
         self.tree.add_usage_map(cq, usage)
-        reservations.append((cq, usage))
 
     def _resources_to_reserve(self, e: Entry) -> dict[int, int]:
         """Kueue quotaResourcesToReserve for a preemptor without candidates."""
@@ -655,9 +653,9 @@ class ReferenceEngine:
             used = self.tree.usage[e.cq].get(fr, 0)
             if e.assignment.borrowing > 0:
                 bl = self.tree.borrowing_limit(e.cq, fr)
-                out[fr] = v if bl == fa.INT64_MAX else min(v, nominal + bl - used)
+                out[fr] = v if bl == amount.UNLIMITED else min(v, amount.sub(amount.add(nominal, bl), used))
             else:
-                out[fr] = max(0, min(v, nominal - used))
+                out[fr] = max(0, min(v, amount.sub(nominal, used)))
         return out
 
     def _no_fit_reason(self, e: Entry) -> str:
@@ -673,7 +671,6 @@ class ReferenceEngine:
         self,
         e: Entry,
         victims: dict[int, Target],
-        reservations: list[tuple[int, dict[int, int]]],
         report: CycleReport,
         now_ns: int,
     ) -> None:
@@ -706,13 +703,13 @@ class ReferenceEngine:
         if mode == fa.PREEMPT and not e.targets:
             e.requeue_reason, e.reason = REQUEUE_PREEMPTION_NO_CANDIDATES, WAITING_FOR_QUOTA
             if self.topo.cluster_queues[cq].reclaim_within_cohort != 3:  # CanAlwaysReclaim: Any
-                self._reserve(cq, self._resources_to_reserve(e), reservations)
+                self._reserve(cq, self._resources_to_reserve(e))
             return
         if mode == fa.DEFERRED_FIT:
             e.message, e.reason = MSG_DEFERRED, WAITING_FOR_PREEMPTED
             e.requeue_reason = REQUEUE_PENDING_PREEMPTION
             self.workloads[e.wid].last_state = None
-            self._reserve(cq, usage, reservations)
+            self._reserve(cq, usage)
             return
         if any(t.wid in victims for t in e.targets):
             self._skip(e, MSG_OVERLAP)
@@ -725,7 +722,7 @@ class ReferenceEngine:
         for t in e.targets:
             victims[t.wid] = t
         if mode == fa.PREEMPT:
-            self._reserve(cq, usage, reservations)
+            self._reserve(cq, usage)
             issued = self._issue_preemptions(e, now_ns)
             report.preempted.extend(t.wid for t in e.targets)
             self.workloads[e.wid].last_state = None
@@ -812,14 +809,13 @@ class ReferenceEngine:
             (entries if nominated else inadmissible).append(e)
         # 4-5. order and process
         victims: dict[int, Target] = {}
-        reservations: list[tuple[int, dict[int, int]]] = []
         if self.topo.fair_sharing:
             remaining = {e.cq: e for e in entries}
             while remaining:
-                self._process(self._fair_sharing_pop(remaining), victims, reservations, report, now_ns)
+                self._process(self._fair_sharing_pop(remaining), victims, report, now_ns)
         else:
             for e in self._classical_order(entries):
-                self._process(e, victims, reservations, report, now_ns)
+                self._process(e, victims, report, now_ns)
         # 6. requeue the heads that were not admitted
         for e in entries + inadmissible:
             if e.status == "assumed":
@@ -836,12 +832,8 @@ class ReferenceEngine:
                 e.wid, reason, pending_flavors, lambda w: self.workloads[w].spec.scheduling_hash
             )
         report.attempted.sort()
-        # the snapshot is gone: capacity reserved for this cycle only is free again
-        for cq, usage in reversed(reservations):
-            self.tree.add_usage_map(cq, usage, -1)
-        if any(v < 0 for _, usage in reservations for v in usage.values()):
-            for cq, usage in reservations:
-                self.tree.rederive_ancestors(cq, list(usage))
+        # the snapshot is gone (capacity reserved for this cycle only is free again)
+        self.tree.discard_snapshot()
         self._settle_entry_penalties(report.admitted, now_ns)
         # 7. evictions take effect (offline)
         if self.release_evictions:

@@ -1,11 +1,13 @@
 // Quantities: int64 in canonical units (milli-cpu, bytes, counts).
 //
-// One sentinel, NO_LIMIT = INT64_MAX, means "no limit". Arithmetic that can
-// overflow saturates at the int64 range instead of wrapping (the reason is in
-// kueue pkg/resources/amount.go: a wrapped sum turns "huge" into "negative",
-// which then looks like free quota). The reference engine computes with
-// Python's unbounded ints; the two agree whenever no intermediate result
-// leaves the int64 range.
+// One sentinel, NO_LIMIT = INT64_MAX, means "no limit": Kueue's Unlimited
+// resources.Amount (pkg/resources/amount.go at ff69552e), and quota arithmetic
+// is Kueue's Amount arithmetic, amount_add and amount_sub below: Unlimited is
+// sticky, bounded results saturate at the int64 range instead of wrapping (a
+// wrapped sum turns "huge" into "negative", which then looks like free quota),
+// so a sum that reaches INT64_MAX becomes Unlimited. Comparisons are plain
+// (Unlimited is the largest value). The reference engine has the same two
+// functions (kueue_fast/_reference/amount.py).
 #pragma once
 
 #include <cstdint>
@@ -39,6 +41,21 @@ inline Amount sat_mul(Amount a, Amount b) noexcept {
   Amount r;
   if (__builtin_mul_overflow(a, b, &r)) return ((a < 0) != (b < 0)) ? AMOUNT_MIN : AMOUNT_MAX;
   return r;
+}
+
+// Amount.Add: Unlimited if either side is, else the saturated sum. For
+// non-negative operands the same as sat_add.
+inline Amount amount_add(Amount a, Amount b) noexcept {
+  if (a == NO_LIMIT || b == NO_LIMIT) return NO_LIMIT;
+  return sat_add(a, b);
+}
+
+// Amount.Sub: Unlimited - Unlimited = 0, Unlimited - x = Unlimited,
+// x - Unlimited = AMOUNT_MIN ("no capacity"), else the saturated difference.
+inline Amount amount_sub(Amount a, Amount b) noexcept {
+  if (a == NO_LIMIT) return b == NO_LIMIT ? 0 : NO_LIMIT;
+  if (b == NO_LIMIT) return AMOUNT_MIN;
+  return sat_sub(a, b);
 }
 
 inline Amount amount_min(Amount a, Amount b) noexcept { return a < b ? a : b; }

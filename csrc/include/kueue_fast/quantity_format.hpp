@@ -20,4 +20,8 @@ void append_quantity(std::string& out, QuantityFormat fmt, std::int64_t value);
 
 std::string format_quantity(std::string_view resource, std::int64_t value);
 
+// A quota amount (ResourceFormatter.AmountQuantityString, quantity.py
+// format_amount): Unlimited (INT64_MAX) is "<unlimited>".
+void append_amount(std::string& out, QuantityFormat fmt, std::int64_t value);
+
 }  // namespace kueue_fast

@@ -103,17 +103,29 @@ class QuotaTree {
   // Free local quota, >= 0.
   Amount local_available(int node, int fr) const noexcept {
     std::size_t i = at(node, fr);
-    return amount_max(0, sat_sub(cells_[i].local_quota, cells_[i].usage));
+    return amount_max(0, amount_sub(cells_[i].local_quota, cells_[i].usage));
   }
-  // Charge `value` to node; the part beyond its free local quota goes to the
-  // parent, recursively. Exact inverse of remove_usage for value >= 0.
+  // Usage lives twice, as in Kueue: in the cycle's snapshot (usage(), what
+  // every decision reads) and in the cache (what admitted workloads hold).
+  // They differ only while a cycle runs: simulations, the incoming usage of a
+  // fair-sharing search and reservations change the snapshot alone, and
+  // discard_snapshot() takes the next snapshot from the cache.
+  //
+  // Charge `value` to node in the snapshot; the part beyond its free local
+  // quota goes to the parent, recursively. Exact inverse of remove_usage for
+  // value >= 0 as long as no Unlimited amount is on the path.
   void add_usage(int node, int fr, Amount value) noexcept;
   // Inverse of add_usage: release what the node stored in its parent first.
   void remove_usage(int node, int fr, Amount value) noexcept;
-  // Recompute the ancestors' usage of fr from their children's (parent
-  // first): undoing a negative reservation, which add_usage does not
-  // propagate (quota.py rederive_ancestors).
-  void rederive_ancestors(int node, int fr) noexcept;
+  // A workload's usage joins (or leaves) a ClusterQueue for good: cache and
+  // snapshot both take it (quota.py charge).
+  void commit_add_usage(int node, int fr, Amount value) noexcept;
+  void commit_remove_usage(int node, int fr, Amount value) noexcept;
+  // The cycle is over (quota.py discard_snapshot): the snapshot's usage is the
+  // cache's again. Without Unlimited amounts (or a negative reservation, which
+  // add_usage does not propagate) every change of the snapshot was undone
+  // exactly already.
+  void discard_snapshot() noexcept;
   void add_usage(int node, const FrAmount* first, const FrAmount* last) noexcept {
     for (; first != last; ++first) add_usage(node, first->fr, first->amount);
   }
@@ -131,7 +143,7 @@ class QuotaTree {
   bool borrowing_with(int node, int fr, Amount value) const noexcept {
     std::size_t i = at(node, fr);
     Amount limit = is_cq(node) ? nominal_[i] : cells_[i].subtree_quota;
-    return limit < sat_add(cells_[i].usage, value);
+    return limit < amount_add(cells_[i].usage, value);
   }
   // Kueue IsWithinNominalInResources: usage <= subtree quota on every fr.
   bool within_nominal(int node, const std::int32_t* frs, std::size_t n) const noexcept {
@@ -180,6 +192,16 @@ class QuotaTree {
   const std::vector<Cell>& cells() const noexcept { return cells_; }
 
  private:
+  template <bool kCache>
+  void add_usage_in(int node, int fr, Amount value) noexcept;
+  template <bool kCache>
+  void remove_usage_in(int node, int fr, Amount value) noexcept;
+  void touch(int node) noexcept {
+    if (!touched_[node]) {
+      touched_[node] = 1;
+      touched_list_.push_back(node);  // capacity n_nodes: never reallocates
+    }
+  }
   void accumulate_quota(int node, const Topology& topo, std::vector<std::uint8_t>& has_entry,
                         std::vector<std::vector<std::int32_t>>& keys);
   int compute_height(int node) const;
@@ -192,6 +214,9 @@ class QuotaTree {
   std::vector<Cell> cells_;
   std::vector<std::uint64_t> version_;
   std::vector<Amount> nominal_, lending_limit_, potential_;
+  std::vector<Amount> cache_usage_;  // Kueue's cache, per (node, fr)
+  std::vector<std::uint8_t> touched_;  // per node: snapshot usage changed this cycle
+  std::vector<std::int32_t> touched_list_;
 };
 
 }  // namespace kueue_fast

@@ -254,8 +254,9 @@ class Engine {
   // Admission record entries (resource | fr << 32, amount) of an admitted workload.
   template <class F>
   void for_each_usage(int wid, F&& f) const noexcept;
-  // The fr usage charged by an admitted workload (flavored entries), applied to the tree.
-  void charge(int wid, int sign) noexcept;
+  // The fr usage charged by an admitted workload (flavored entries), applied
+  // to the tree: for good (commit: cache and snapshot) or simulated.
+  void charge(int wid, int sign, bool commit = false) noexcept;
   // The oracle of the flavor assigner: targets for one fr? (preemption mode, borrow)
   GranularMode oracle(int wid, int cq, int fr, Amount quantity);
 
@@ -347,7 +348,6 @@ class Engine {
   std::vector<std::uint8_t> is_victim_;
   std::vector<std::int32_t> removed_;
   // capacity reserved for this cycle only: (cq, fr, amount), undone at the end
-  std::vector<std::tuple<std::int32_t, std::int32_t, Amount>> reservations_;
   std::vector<Cell> cells_before_;  // debug hook: the tree before a target search
 };
 
