@@ -663,7 +663,7 @@ void register_engine(py::module_& m) {
               // The reference's record: ClusterQueue and usage while admitted, else -1 and nothing.
               const bool held = w.status[wid] == kueue_fast::STATUS_ADMITTED && w.admitted_cq[wid] >= 0;
               c[i] = held ? w.admitted_cq[wid] : -1;
-              if (held) e.for_each_usage(wid, [&](int fr, Amount v) { u[i * n_fr + fr] += v; });
+              if (held) e.for_each_fr_usage(wid, [&](int fr, Amount v) { u[i * n_fr + fr] = v; });
             }
             return py::make_tuple(cq, usage);
           },

@@ -359,15 +359,12 @@ void Engine::cq_admitted_erase(int wid) {
   }
 }
 
-// Kueue charges a workload's usage summed per fr (workload.Info's usage, in
-// Amount arithmetic): the entries of one fr from several pod sets are added
-// up before they reach the tree, which matters once a sum saturates. Within a
-// pod set every fr is distinct, so one pod set charges its entries as they are.
+// A workload's usage per fr (for_each_fr_usage) applied to the tree.
 // `commit`: the workload holds (or gives back) its quota for good, in Kueue's
 // cache as well as in the cycle's snapshot; else a simulation (snapshot only).
 void Engine::charge(int wid, int sign, bool commit) noexcept {
   const int cq = w_.admitted_cq[wid];
-  auto apply = [&](int fr, Amount v) {
+  for_each_fr_usage(wid, [&](int fr, Amount v) {
     if (commit) {
       if (sign > 0) {
         tree_.commit_add_usage(cq, fr, v);
@@ -379,27 +376,6 @@ void Engine::charge(int wid, int sign, bool commit) noexcept {
     } else {
       tree_.remove_usage(cq, fr, v);
     }
-  };
-  const Slot& s = w_.adm[wid];
-  if (s.size == 0) return;
-  if (w_.adm_pool[s.offset] == 1) {
-    for_each_usage(wid, apply);
-    return;
-  }
-  int k = 0;  // index of the entry being charged
-  for_each_usage(wid, [&](int fr, Amount) {
-    int j = 0;
-    bool first = true;  // the first entry of its fr charges the sum
-    Amount total = 0;
-    for_each_usage(wid, [&](int other, Amount v) {
-      if (other == fr) {
-        first = first && j >= k;
-        total = amount_add(total, v);
-      }
-      ++j;
-    });
-    if (first) apply(fr, total);
-    ++k;
   });
 }
 
@@ -520,7 +496,7 @@ void Engine::lq_admitted_add(int wid, int cq, int sign) {
   const int lq = w_.local_queue[wid];
   if (lq < 0 || topo_.local_queue(lq).cluster_queue != cq) return;
   const std::size_t base = static_cast<std::size_t>(lq) * static_cast<std::size_t>(topo_.n_resources());
-  for_each_usage(wid, [&](int fr, Amount v) {
+  for_each_fr_usage(wid, [&](int fr, Amount v) {
     const std::size_t k = base + static_cast<std::size_t>(topo_.fr_resource(fr));
     lq_adm_sum_[k] += sign > 0 ? static_cast<Nanos>(v) : -static_cast<Nanos>(v);  // |sum| < 2^64 * entries
     lq_adm_count_[k] += sign;

@@ -254,6 +254,10 @@ class Engine {
   // Admission record entries (resource | fr << 32, amount) of an admitted workload.
   template <class F>
   void for_each_usage(int wid, F&& f) const noexcept;
+  // The same per fr, summed over pod sets (Amount arithmetic): the usage
+  // Kueue charges (workload.Info's per flavor-resource usage).
+  template <class F>
+  void for_each_fr_usage(int wid, F&& f) const noexcept;
   // The fr usage charged by an admitted workload (flavored entries), applied
   // to the tree: for good (commit: cache and snapshot) or simulated.
   void charge(int wid, int sign, bool commit = false) noexcept;
@@ -370,6 +374,33 @@ void Engine::for_each_usage(int wid, F&& f) const noexcept {
       if (fr >= 0) f(fr, static_cast<Amount>(p[1]));
     }
   }
+}
+
+// Within a pod set every fr is distinct, so one pod set yields its entries
+// as they are; with several, the first entry of each fr yields the sum.
+template <class F>
+void Engine::for_each_fr_usage(int wid, F&& f) const noexcept {
+  const Slot& s = w_.adm[wid];
+  if (s.size == 0) return;
+  if (w_.adm_pool[s.offset] == 1) {
+    for_each_usage(wid, f);
+    return;
+  }
+  int k = 0;  // index of the entry at hand
+  for_each_usage(wid, [&](int fr, Amount) {
+    int j = 0;
+    bool first = true;
+    Amount total = 0;
+    for_each_usage(wid, [&](int other, Amount v) {
+      if (other == fr) {
+        first = first && j >= k;
+        total = amount_add(total, v);
+      }
+      ++j;
+    });
+    if (first) f(fr, total);
+    ++k;
+  });
 }
 
 }  // namespace kueue_fast
