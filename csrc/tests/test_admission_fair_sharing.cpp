@@ -2,7 +2,10 @@
 // penalty rules, the merge sort of preemption candidates and the usage-ordered
 // queue. Expected values come from the reference
 // (kueue_fast/_reference/admission_fair_sharing.py) and Kueue's tests.
+#include <algorithm>
 #include <limits>
+#include <random>
+#include <tuple>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -307,3 +310,58 @@ TEST(queue_ignores_an_entry_whose_timestamp_moved_while_out) {
   CHECK_EQ(q.pop(w, usage.data()), x);
   CHECK_EQ(q.pop(w, usage.data()), -1);
 }
+
+// Under churn (arrivals, failed heads requeued for every reason, parking,
+// requeues of the inadmissible set, removals) the LocalQueue heaps compact
+// on their own and every pop is still the minimum of (LocalQueue usage, not
+// sticky, Kueue's order) over the active workloads, as queues.py computes it.
+TEST(local_queue_heaps_compact_and_pop_the_minimum) {
+  std::mt19937 rng(17);
+  WorkloadStore w;
+  ClusterQueueQueue q(BEST_EFFORT_FIFO, true, /*fixed_keys=*/true, /*admission_fair_sharing=*/true);
+  std::vector<double> usage(5, 0.0);  // LocalQueues -1..3
+  const RequeueReason reasons[] = {REQUEUE_GENERIC, REQUEUE_NO_FIT, REQUEUE_PREEMPTION_NO_CANDIDATES,
+                                   REQUEUE_PENDING_PREEMPTION, REQUEUE_FAILED_AFTER_NOMINATION};
+  std::vector<int> live;
+  for (int step = 0; step < 6000; ++step) {
+    const auto op = rng() % 10;
+    if (op < 3 || live.empty()) {
+      const int n = w.size();
+      add(w, "w" + std::to_string(n), static_cast<int>(rng() % 5) - 1, static_cast<int>(rng() % 3),
+          static_cast<std::int64_t>(rng() % 50));
+      w.hash[n] = rng() % 4;
+      q.push(w, n);
+      live.push_back(n);
+    } else if (op < 7) {
+      for (double& u : usage) u = static_cast<double>(rng() % 3);
+      int want = -1;
+      auto key = [&](int x) {
+        return std::make_tuple(usage[static_cast<std::size_t>(w.local_queue[x] + 1)], x == q.sticky() ? 0 : 1,
+                               -w.priority[x], w.queue_ts[x], std::string(w.name(x)), x);
+      };
+      for (int x : live) {
+        if (w.queue_active[x] && (want < 0 || key(x) < key(want))) want = x;
+      }
+      const int got = q.pop(w, usage.data());
+      CHECK_EQ(got, want);
+      if (got >= 0 && rng() % 8 != 0) {
+        q.requeue(w, got, reasons[rng() % 5], false);
+      } else if (got >= 0) {
+        q.clear_preemptor(got);
+        w.status[got] = STATUS_FINISHED;
+        live.erase(std::find(live.begin(), live.end(), got));
+      }
+    } else if (op < 9) {
+      q.queue_inadmissible(w);
+    } else {
+      const std::size_t k = rng() % live.size();
+      q.remove(w, live[k]);
+      w.status[live[k]] = STATUS_FINISHED;
+      live.erase(live.begin() + static_cast<std::ptrdiff_t>(k));
+    }
+  }
+  CHECK(q.check_heap(w));
+  CHECK(q.compactions() > 0);
+  CHECK(q.heap_entries() <= 2 * q.n_active() + 5 * 65);
+}
+
