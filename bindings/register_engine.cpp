@@ -379,6 +379,112 @@ py::array_t<T> to_numpy(const std::vector<T>& v) {
 
 }  // namespace
 
+namespace {
+
+// add_workloads' arguments, checked and copied (add_workloads and stage_workloads).
+StagedWorkloads workload_rows(py::handle cluster_queue, py::handle priority, py::handle queue_ts,
+                          py::handle scheduling_hash, py::handle pod_set_offsets, py::handle pod_set_count,
+                          py::handle pod_set_min_count, py::handle pod_set_flavor_class, py::handle request_offsets,
+                          py::handle request_resource, py::handle request_amount, py::handle namespaces, py::handle names,
+                          py::handle uids, py::handle pod_set_name, py::handle pod_set_names, py::handle block,
+                          py::handle block_message, py::handle block_messages, py::handle local_queue) {
+  auto vec = [](const I64Array& a) { return std::vector<std::int64_t>(a.data(), a.data() + a.size()); };
+  StagedWorkloads st;
+  I64Array cq = int_array(cluster_queue, "cluster_queue");
+  const py::ssize_t n = cq.size();
+  st.n = static_cast<std::size_t>(n);
+  st.cq = vec(cq);
+  st.prio = vec(int_array(priority, "priority", n));
+  st.ts = vec(int_array(queue_ts, "queue_ts", n));
+  st.hash = vec(int_array(scheduling_hash, "scheduling_hash", n));
+  st.pso = vec(int_array(pod_set_offsets, "pod_set_offsets", n + 1));
+  st.psc = vec(int_array(pod_set_count, "pod_set_count"));
+  const py::ssize_t n_ps = static_cast<py::ssize_t>(st.psc.size());
+  st.psm = vec(int_array(pod_set_min_count, "pod_set_min_count", n_ps));
+  st.psf = vec(int_array(pod_set_flavor_class, "pod_set_flavor_class", n_ps));
+  st.rqo = vec(int_array(request_offsets, "request_offsets", n_ps + 1));
+  st.rqr = vec(int_array(request_resource, "request_resource"));
+  st.rqa = vec(int_array(request_amount, "request_amount", static_cast<py::ssize_t>(st.rqr.size())));
+  // The offsets decide where a slice of rows starts: check them here
+  // (Engine::add_workloads checks everything else on each slice).
+  auto offsets_ok = [](const std::vector<std::int64_t>& o, std::size_t end) {
+    if (o.front() != 0 || o.back() != static_cast<std::int64_t>(end)) return false;
+    for (std::size_t i = 1; i < o.size(); ++i) {
+      if (o[i] < o[i - 1]) return false;
+    }
+    return true;
+  };
+  if (!offsets_ok(st.pso, st.psc.size())) bad("pod_set_offsets must start at 0, not decrease and end at the number of pod sets");
+  if (!offsets_ok(st.rqo, st.rqr.size())) bad("request_offsets must start at 0, not decrease and end at the number of requests");
+  st.namespaces = str_list(namespaces, "namespaces", st.n);
+  st.names = str_list(names, "names", st.n);
+  if (!uids.is_none()) st.uids = str_list(uids, "uids", st.n);
+  if (!pod_set_name.is_none()) {
+    st.has_psn = true;
+    st.psn = vec(int_array(pod_set_name, "pod_set_name", n_ps));
+    if (pod_set_names.is_none()) bad("pod_set_name needs pod_set_names");
+    for (auto x : to_seq(pod_set_names, "pod_set_names")) st.pod_set_names.push_back(to_str(x, "pod set name"));
+  }
+  if (!block.is_none()) {
+    st.has_block = true;
+    st.blk = vec(int_array(block, "block", n));
+    st.blk_msg = vec(int_array(block_message, "block_message", n));
+    if (!block_messages.is_none()) {
+      for (auto x : to_seq(block_messages, "block_messages")) st.block_messages.push_back(to_str(x, "block message"));
+    }
+  }
+  if (!local_queue.is_none()) st.lq = vec(int_array(local_queue, "local_queue", n));
+  return st;
+}
+
+// Engine::add_workloads of rows [lo, hi) of `st` (bounds checked by the caller).
+int add_workload_rows(Engine& engine, const StagedWorkloads& st, std::int64_t lo, std::int64_t hi) {
+  const auto l = static_cast<std::size_t>(lo), h = static_cast<std::size_t>(hi);
+  const auto p0 = static_cast<std::size_t>(st.pso[l]), p1 = static_cast<std::size_t>(st.pso[h]);
+  const auto r0 = static_cast<std::size_t>(st.rqo[p0]), r1 = static_cast<std::size_t>(st.rqo[p1]);
+  // offsets of the slice, rebased to 0
+  std::vector<std::int64_t> pso(st.pso.begin() + static_cast<std::ptrdiff_t>(l),
+                                st.pso.begin() + static_cast<std::ptrdiff_t>(h) + 1);
+  for (auto& x : pso) x -= static_cast<std::int64_t>(p0);
+  std::vector<std::int64_t> rqo(st.rqo.begin() + static_cast<std::ptrdiff_t>(p0),
+                                st.rqo.begin() + static_cast<std::ptrdiff_t>(p1) + 1);
+  for (auto& x : rqo) x -= static_cast<std::int64_t>(r0);
+  kueue_fast::BulkWorkloads b;
+  b.n = h - l;
+  b.cluster_queue = st.cq.data() + l;
+  b.priority = st.prio.data() + l;
+  b.queue_ts = st.ts.data() + l;
+  b.scheduling_hash = reinterpret_cast<const std::uint64_t*>(st.hash.data() + l);
+  b.ps_offsets = pso.data();
+  b.n_ps = p1 - p0;
+  b.ps_count = st.psc.data() + p0;
+  b.ps_min_count = st.psm.data() + p0;
+  b.ps_flavor_class = st.psf.data() + p0;
+  b.req_offsets = rqo.data();
+  b.n_req = r1 - r0;
+  b.req_resource = st.rqr.data() + r0;
+  b.req_amount = st.rqa.data() + r0;
+  b.namespaces.assign(st.namespaces.begin() + static_cast<std::ptrdiff_t>(l),
+                      st.namespaces.begin() + static_cast<std::ptrdiff_t>(h));
+  b.names.assign(st.names.begin() + static_cast<std::ptrdiff_t>(l), st.names.begin() + static_cast<std::ptrdiff_t>(h));
+  if (!st.uids.empty()) {
+    b.uids.assign(st.uids.begin() + static_cast<std::ptrdiff_t>(l), st.uids.begin() + static_cast<std::ptrdiff_t>(h));
+  }
+  if (st.has_psn) {
+    b.ps_name = st.psn.data() + p0;
+    b.pod_set_names = st.pod_set_names;
+  }
+  if (st.has_block) {
+    b.block = st.blk.data() + l;
+    b.block_message = st.blk_msg.data() + l;
+    b.block_messages = st.block_messages;
+  }
+  if (!st.lq.empty()) b.local_queue = st.lq.data() + l;
+  return engine.add_workloads(b);
+}
+
+}  // namespace
+
 void register_engine(py::module_& m) {
   py::class_<PyEngine>(m, "Engine", "The native engine over one topology (see kueue_fast._native.NativeEngine).")
       .def(py::init([](const py::dict& topology, bool release_evictions) {
@@ -428,61 +534,12 @@ void register_engine(py::module_& m) {
              py::handle request_resource, py::handle request_amount, py::handle namespaces, py::handle names,
              py::handle uids, py::handle pod_set_name, py::handle pod_set_names, py::handle block,
              py::handle block_message, py::handle block_messages, py::handle local_queue) {
-            I64Array cq = int_array(cluster_queue, "cluster_queue");
-            const py::ssize_t n = cq.size();
-            I64Array prio = int_array(priority, "priority", n);
-            I64Array ts = int_array(queue_ts, "queue_ts", n);
-            I64Array hash = int_array(scheduling_hash, "scheduling_hash", n);
-            I64Array pso = int_array(pod_set_offsets, "pod_set_offsets", n + 1);
-            I64Array psc = int_array(pod_set_count, "pod_set_count");
-            const py::ssize_t n_ps = psc.size();
-            I64Array psm = int_array(pod_set_min_count, "pod_set_min_count", n_ps);
-            I64Array psf = int_array(pod_set_flavor_class, "pod_set_flavor_class", n_ps);
-            I64Array rqo = int_array(request_offsets, "request_offsets", n_ps + 1);
-            I64Array rqr = int_array(request_resource, "request_resource");
-            I64Array rqa = int_array(request_amount, "request_amount", rqr.size());
-            kueue_fast::BulkWorkloads b;
-            b.n = static_cast<std::size_t>(n);
-            b.cluster_queue = cq.data();
-            b.priority = prio.data();
-            b.queue_ts = ts.data();
-            b.scheduling_hash = reinterpret_cast<const std::uint64_t*>(hash.data());
-            b.ps_offsets = pso.data();
-            b.n_ps = static_cast<std::size_t>(n_ps);
-            b.ps_count = psc.data();
-            b.ps_min_count = psm.data();
-            b.ps_flavor_class = psf.data();
-            b.req_offsets = rqo.data();
-            b.n_req = static_cast<std::size_t>(rqr.size());
-            b.req_resource = rqr.data();
-            b.req_amount = rqa.data();
-            b.namespaces = str_list(namespaces, "namespaces", b.n);
-            b.names = str_list(names, "names", b.n);
-            if (!uids.is_none()) b.uids = str_list(uids, "uids", b.n);
-            I64Array psn;
-            if (!pod_set_name.is_none()) {
-              psn = int_array(pod_set_name, "pod_set_name", n_ps);
-              b.ps_name = psn.data();
-              if (pod_set_names.is_none()) bad("pod_set_name needs pod_set_names");
-              for (auto x : to_seq(pod_set_names, "pod_set_names")) b.pod_set_names.push_back(to_str(x, "pod set name"));
-            }
-            I64Array blk, blk_msg;
-            if (!block.is_none()) {
-              blk = int_array(block, "block", n);
-              blk_msg = int_array(block_message, "block_message", n);
-              b.block = blk.data();
-              b.block_message = blk_msg.data();
-              if (!block_messages.is_none()) {
-                for (auto x : to_seq(block_messages, "block_messages")) b.block_messages.push_back(to_str(x, "block message"));
-              }
-            }
-            I64Array lqs;
-            if (!local_queue.is_none()) {
-              lqs = int_array(local_queue, "local_queue", n);
-              b.local_queue = lqs.data();
-            }
+            StagedWorkloads rows = workload_rows(cluster_queue, priority, queue_ts, scheduling_hash, pod_set_offsets, pod_set_count,
+                                             pod_set_min_count, pod_set_flavor_class, request_offsets, request_resource,
+                                             request_amount, namespaces, names, uids, pod_set_name, pod_set_names, block,
+                                             block_message, block_messages, local_queue);
             std::lock_guard<std::mutex> lock(self.mutex);
-            return self.engine.add_workloads(b);
+            return add_workload_rows(self.engine, rows, 0, static_cast<std::int64_t>(rows.n));
           },
           py::arg("cluster_queue"), py::arg("priority"), py::arg("queue_ts"), py::arg("scheduling_hash"),
           py::arg("pod_set_offsets"), py::arg("pod_set_count"), py::arg("pod_set_min_count"),
@@ -499,54 +556,12 @@ void register_engine(py::module_& m) {
              py::handle request_resource, py::handle request_amount, py::handle namespaces, py::handle names,
              py::handle uids, py::handle pod_set_name, py::handle pod_set_names, py::handle block,
              py::handle block_message, py::handle block_messages, py::handle local_queue) {
-            auto vec = [](const I64Array& a) { return std::vector<std::int64_t>(a.data(), a.data() + a.size()); };
-            StagedWorkloads st;
-            I64Array cq = int_array(cluster_queue, "cluster_queue");
-            const py::ssize_t n = cq.size();
-            st.n = static_cast<std::size_t>(n);
-            st.cq = vec(cq);
-            st.prio = vec(int_array(priority, "priority", n));
-            st.ts = vec(int_array(queue_ts, "queue_ts", n));
-            st.hash = vec(int_array(scheduling_hash, "scheduling_hash", n));
-            st.pso = vec(int_array(pod_set_offsets, "pod_set_offsets", n + 1));
-            st.psc = vec(int_array(pod_set_count, "pod_set_count"));
-            const py::ssize_t n_ps = static_cast<py::ssize_t>(st.psc.size());
-            st.psm = vec(int_array(pod_set_min_count, "pod_set_min_count", n_ps));
-            st.psf = vec(int_array(pod_set_flavor_class, "pod_set_flavor_class", n_ps));
-            st.rqo = vec(int_array(request_offsets, "request_offsets", n_ps + 1));
-            st.rqr = vec(int_array(request_resource, "request_resource"));
-            st.rqa = vec(int_array(request_amount, "request_amount", static_cast<py::ssize_t>(st.rqr.size())));
-            // The offsets decide where add_staged's slices start: check them
-            // here (add_workloads checks everything else on each slice).
-            auto offsets_ok = [](const std::vector<std::int64_t>& o, std::size_t end) {
-              if (o.front() != 0 || o.back() != static_cast<std::int64_t>(end)) return false;
-              for (std::size_t i = 1; i < o.size(); ++i) {
-                if (o[i] < o[i - 1]) return false;
-              }
-              return true;
-            };
-            if (!offsets_ok(st.pso, st.psc.size())) bad("pod_set_offsets must start at 0, not decrease and end at the number of pod sets");
-            if (!offsets_ok(st.rqo, st.rqr.size())) bad("request_offsets must start at 0, not decrease and end at the number of requests");
-            st.namespaces = str_list(namespaces, "namespaces", st.n);
-            st.names = str_list(names, "names", st.n);
-            if (!uids.is_none()) st.uids = str_list(uids, "uids", st.n);
-            if (!pod_set_name.is_none()) {
-              st.has_psn = true;
-              st.psn = vec(int_array(pod_set_name, "pod_set_name", n_ps));
-              if (pod_set_names.is_none()) bad("pod_set_name needs pod_set_names");
-              for (auto x : to_seq(pod_set_names, "pod_set_names")) st.pod_set_names.push_back(to_str(x, "pod set name"));
-            }
-            if (!block.is_none()) {
-              st.has_block = true;
-              st.blk = vec(int_array(block, "block", n));
-              st.blk_msg = vec(int_array(block_message, "block_message", n));
-              if (!block_messages.is_none()) {
-                for (auto x : to_seq(block_messages, "block_messages")) st.block_messages.push_back(to_str(x, "block message"));
-              }
-            }
-            if (!local_queue.is_none()) st.lq = vec(int_array(local_queue, "local_queue", n));
+            StagedWorkloads rows = workload_rows(cluster_queue, priority, queue_ts, scheduling_hash, pod_set_offsets, pod_set_count,
+                                             pod_set_min_count, pod_set_flavor_class, request_offsets, request_resource,
+                                             request_amount, namespaces, names, uids, pod_set_name, pod_set_names, block,
+                                             block_message, block_messages, local_queue);
             std::lock_guard<std::mutex> lock(self.mutex);
-            self.staged = std::move(st);
+            self.staged = std::move(rows);
           },
           py::arg("cluster_queue"), py::arg("priority"), py::arg("queue_ts"), py::arg("scheduling_hash"),
           py::arg("pod_set_offsets"), py::arg("pod_set_count"), py::arg("pod_set_min_count"),
@@ -565,48 +580,7 @@ void register_engine(py::module_& m) {
               bad("add_staged: rows [" + std::to_string(lo) + ", " + std::to_string(hi) + ") outside the " +
                   std::to_string(st.n) + " staged workloads");
             }
-            const auto l = static_cast<std::size_t>(lo), h = static_cast<std::size_t>(hi);
-            const auto p0 = static_cast<std::size_t>(st.pso[l]), p1 = static_cast<std::size_t>(st.pso[h]);
-            const auto r0 = static_cast<std::size_t>(st.rqo[p0]), r1 = static_cast<std::size_t>(st.rqo[p1]);
-            // offsets of the slice, rebased to 0
-            std::vector<std::int64_t> pso(st.pso.begin() + static_cast<std::ptrdiff_t>(l),
-                                          st.pso.begin() + static_cast<std::ptrdiff_t>(h) + 1);
-            for (auto& x : pso) x -= static_cast<std::int64_t>(p0);
-            std::vector<std::int64_t> rqo(st.rqo.begin() + static_cast<std::ptrdiff_t>(p0),
-                                          st.rqo.begin() + static_cast<std::ptrdiff_t>(p1) + 1);
-            for (auto& x : rqo) x -= static_cast<std::int64_t>(r0);
-            kueue_fast::BulkWorkloads b;
-            b.n = h - l;
-            b.cluster_queue = st.cq.data() + l;
-            b.priority = st.prio.data() + l;
-            b.queue_ts = st.ts.data() + l;
-            b.scheduling_hash = reinterpret_cast<const std::uint64_t*>(st.hash.data() + l);
-            b.ps_offsets = pso.data();
-            b.n_ps = p1 - p0;
-            b.ps_count = st.psc.data() + p0;
-            b.ps_min_count = st.psm.data() + p0;
-            b.ps_flavor_class = st.psf.data() + p0;
-            b.req_offsets = rqo.data();
-            b.n_req = r1 - r0;
-            b.req_resource = st.rqr.data() + r0;
-            b.req_amount = st.rqa.data() + r0;
-            b.namespaces.assign(st.namespaces.begin() + static_cast<std::ptrdiff_t>(l),
-                                st.namespaces.begin() + static_cast<std::ptrdiff_t>(h));
-            b.names.assign(st.names.begin() + static_cast<std::ptrdiff_t>(l), st.names.begin() + static_cast<std::ptrdiff_t>(h));
-            if (!st.uids.empty()) {
-              b.uids.assign(st.uids.begin() + static_cast<std::ptrdiff_t>(l), st.uids.begin() + static_cast<std::ptrdiff_t>(h));
-            }
-            if (st.has_psn) {
-              b.ps_name = st.psn.data() + p0;
-              b.pod_set_names = st.pod_set_names;
-            }
-            if (st.has_block) {
-              b.block = st.blk.data() + l;
-              b.block_message = st.blk_msg.data() + l;
-              b.block_messages = st.block_messages;
-            }
-            if (!st.lq.empty()) b.local_queue = st.lq.data() + l;
-            return self.engine.add_workloads(b);
+            return add_workload_rows(self.engine, st, lo, hi);
           },
           py::arg("lo"), py::arg("hi"), "add_workloads of the staged rows [lo, hi); returns the first new wid.")
       .def(
