@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .errors import InputWarning
+
 # --- enumerations (the values Kueue's CRDs accept, v1beta2 spelling) --------
 
 QUEUEING_STRATEGIES = ("StrictFIFO", "BestEffortFIFO")
@@ -210,6 +212,9 @@ class WorkloadPriorityClass:
     name: str
     value: int
     description: str = ""
+    # scheduling.k8s.io PriorityClass globalDefault: the priority of pods (and
+    # of Jobs' Workloads) that name no class.
+    global_default: bool = False
 
 
 @dataclass
@@ -275,6 +280,9 @@ class Workload:
     queue_order_ns: int | None = None
     # The manifest as given, for `--output yaml` and the controller.
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
+    # The job it was made from offline, ``Job/name`` (same namespace); None
+    # for a Workload given as such.
+    owner: str | None = None
 
     @property
     def key(self) -> str:
@@ -309,6 +317,21 @@ class Configuration:
     feature_gates: dict[str, bool] = field(default_factory=dict)
     # QuotaCheckStrategy: "CheckAll" (default) or "IgnoreUndeclared".
     quota_check_strategy: str = "CheckAll"
+    # Which jobs Kueue manages (apis/config/v1beta2 configuration_types.go and
+    # defaults.go): integrations.frameworks, manageJobsWithoutQueueName and
+    # managedJobsNamespaceSelector (default: every namespace but kube-system
+    # and Kueue's own).
+    frameworks: tuple[str, ...] = ("batch/job",)
+    manage_jobs_without_queue_name: bool = False
+    managed_jobs_namespace_selector: LabelSelector = field(
+        default_factory=lambda: managed_jobs_default_selector("kueue-system")
+    )
+
+
+def managed_jobs_default_selector(kueue_namespace: str) -> LabelSelector:
+    """Kueue's default managedJobsNamespaceSelector."""
+    req = LabelSelectorRequirement("kubernetes.io/metadata.name", "NotIn", ("kube-system", kueue_namespace))
+    return LabelSelector(match_expressions=(req,))
 
 
 # --- The whole input ----------------------------------------------------------
@@ -329,8 +352,14 @@ class ClusterState:
     namespaces: dict[str, Namespace] = field(default_factory=dict)
     workloads: dict[str, Workload] = field(default_factory=dict)
     configuration: Configuration = field(default_factory=Configuration)
-    # The documents as read, in order, for `--output yaml`.
+    # The documents as read, in order, for `--output yaml` (each Workload made
+    # from a job follows its job).
     documents: list[dict[str, Any]] = field(default_factory=list, repr=False)
+    # What the input has that is accepted but probably not meant, or skipped.
+    warnings: list[InputWarning] = field(default_factory=list)
+    # Where each object came from, "Kind/[namespace/]name" -> "file (document
+    # N)"; filled only when asked for (loader.build_state(keep_sources=True)).
+    sources: dict[str, str] = field(default_factory=dict, repr=False)
 
     def namespace_labels(self, name: str) -> dict[str, str]:
         """Labels of a namespace; one given no Namespace object exists with just
