@@ -21,39 +21,33 @@ followed (kueue-cluster-facts.md and ``pkg/controller/jobframework``,
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
-from .kube import KUEUE_API
+from ..integrations import job as _job
+from ..integrations.framework import JOB_UID_LABEL, PRIORITY_LABEL, QUEUE_LABEL, RESOURCE_IN_USE
+from ..integrations.job import pods_count, workload_name
+
+__all__ = [
+    "JOB_UID_LABEL",
+    "PRIORITY_LABEL",
+    "QUEUE_LABEL",
+    "RESOURCE_IN_USE",
+    "STOPPING_ANNOTATION",
+    "build_workload",
+    "finished",
+    "injected",
+    "is_stopped",
+    "is_suspended",
+    "pods_count",
+    "start_patch",
+    "stop_step",
+    "template_spec",
+    "workload_name",
+]
 
 JSON = dict[str, Any]
 
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
-JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
 STOPPING_ANNOTATION = "kueue.x-k8s.io/stopping"
-RESOURCE_IN_USE = "kueue.x-k8s.io/resource-in-use"
-
-# pkg/controller/jobframework/workload_names.go
-_HASH_LEN = 5
-_MAX_NAME = 253
-
-
-def workload_name(job_name: str, job_uid: str, kind: str = "Job", group: str = "batch") -> str:
-    """Kueue's GetWorkloadNameForOwnerWithGVK."""
-    h = hashlib.sha1(f"{kind}\n{group}\n{job_name}\n{job_uid}".encode()).hexdigest()[:_HASH_LEN]
-    prefix = f"{kind.lower()}-{job_name}"[: _MAX_NAME - 1 - _HASH_LEN]
-    return f"{prefix}-{h}"
-
-
-def pods_count(spec: JSON) -> int:
-    """Pods the Job runs at once: parallelism, capped by completions."""
-    p = spec.get("parallelism")
-    n = int(p) if p is not None else 1
-    c = spec.get("completions")
-    if c is not None and int(c) < n:
-        n = int(c)
-    return n
 
 
 def finished(job: JSON) -> tuple[bool, bool, str]:
@@ -73,45 +67,11 @@ def template_spec(job: JSON) -> JSON:
 
 
 def build_workload(job: JSON, priority: int | None, priority_class: str | None) -> JSON:
-    """The Workload Kueue's job reconciler creates for a queued Job."""
+    """The Workload Kueue's job reconciler creates for a queued Job (the
+    informer's slimmed Job: its template's derived labels put back)."""
     from .informers import job_template
 
-    md = job["metadata"]
-    spec = job.get("spec") or {}
-    wl_spec: JSON = {
-        "queueName": (md.get("labels") or {}).get(QUEUE_LABEL, ""),
-        "active": True,
-        "podSets": [{"name": "main", "count": pods_count(spec), "template": job_template(job)}],
-    }
-    if priority_class:
-        wl_spec["priorityClassRef"] = {
-            "group": "kueue.x-k8s.io",
-            "kind": "WorkloadPriorityClass",
-            "name": priority_class,
-        }
-    if priority is not None:
-        wl_spec["priority"] = priority
-    return {
-        "apiVersion": KUEUE_API,
-        "kind": "Workload",
-        "metadata": {
-            "name": workload_name(md["name"], md["uid"]),
-            "namespace": md["namespace"],
-            "labels": {JOB_UID_LABEL: md["uid"]},
-            "ownerReferences": [
-                {
-                    "apiVersion": "batch/v1",
-                    "kind": "Job",
-                    "name": md["name"],
-                    "uid": md["uid"],
-                    "controller": True,
-                    "blockOwnerDeletion": True,
-                }
-            ],
-            "finalizers": [RESOURCE_IN_USE],
-        },
-        "spec": wl_spec,
-    }
+    return _job.build_workload(job, priority, priority_class, template=job_template(job))
 
 
 def _toleration_key(t: JSON) -> tuple[Any, ...]:

@@ -1,0 +1,305 @@
+"""batch/v1 Job -> the Workload Kueue's Job integration creates for it.
+
+The controller (``kueue_fast.controller``) builds the Workload of a queued Job
+with :func:`build_workload`; the loader turns the Jobs of offline manifests
+into Workloads with :func:`workloads_for`, which first applies what Kueue's
+Job webhook and jobframework decide (defaults, validation, whether Kueue
+manages the Job, its queue and priority). Kueue sources:
+pkg/controller/jobs/job/job_controller.go (PodSets, podsCount, minPodsCount),
+job_webhook.go (Default, validatePartialAdmissionCreate,
+validateSyncCompletionCreate), pkg/controller/jobframework/reconciler.go
+(ConstructWorkload, prepareWorkload), workload_names.go.
+
+The Workload: ``job-<name>-<hash>`` (:func:`workload_name`; offline a Job
+without ``metadata.uid`` is hashed with an empty uid), one pod set ``main``
+with ``count = min(parallelism, completions)``, the Job's pod template, and
+``minCount`` from the ``kueue.x-k8s.io/job-min-parallelism`` annotation
+(partial admission), ``spec.priority`` and ``spec.priorityClassRef`` as
+framework.priority resolves them, ``spec.queueName`` from the queue-name label.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from .. import validation as v
+from ..features import FeatureGates
+from . import framework as fw
+from .framework import JOB_UID_LABEL, KUEUE_API, QUEUE_LABEL, RESOURCE_IN_USE, Conversion, Environment
+
+JSON = dict[str, Any]
+
+API_VERSION = "batch/v1"
+KIND = "Job"
+GROUP = "batch"
+FRAMEWORK = "batch/job"  # its name in the Configuration's integrations.frameworks
+
+MIN_PARALLELISM_ANNOTATION = "kueue.x-k8s.io/job-min-parallelism"
+COMPLETIONS_EQUAL_PARALLELISM_ANNOTATION = "kueue.x-k8s.io/job-completions-equal-parallelism"
+# Pod template annotations that ask for Topology Aware Scheduling
+# (apis/kueue/v1beta2/topology_types.go), which kueue-fast does not model.
+_TOPOLOGY_ANNOTATIONS = (
+    "kueue.x-k8s.io/podset-required-topology",
+    "kueue.x-k8s.io/podset-preferred-topology",
+    "kueue.x-k8s.io/podset-unconstrained-topology",
+    "kueue.x-k8s.io/podset-slice-required-topology",
+    "kueue.x-k8s.io/podset-slice-required-topology-constraints",
+)
+
+# pkg/controller/jobframework/workload_names.go (ShortWorkloadNames off)
+_HASH_LEN = 5
+_MAX_NAME = 253
+
+
+def workload_name(job_name: str, job_uid: str, kind: str = KIND, group: str = GROUP) -> str:
+    """Kueue's GetWorkloadNameForOwnerWithGVK."""
+    h = hashlib.sha1(f"{kind}\n{group}\n{job_name}\n{job_uid}".encode()).hexdigest()[:_HASH_LEN]
+    prefix = f"{kind.lower()}-{job_name}"[: _MAX_NAME - 1 - _HASH_LEN]
+    return f"{prefix}-{h}"
+
+
+def pods_count(spec: JSON) -> int:
+    """Pods the Job runs at once: parallelism (default 1), capped by completions."""
+    p = spec.get("parallelism")
+    n = int(p) if p is not None else 1
+    c = spec.get("completions")
+    if c is not None and int(c) < n:
+        n = int(c)
+    return n
+
+
+def build_workload(
+    job: JSON,
+    priority: int | None,
+    priority_class: str | None,
+    *,
+    template: JSON | None = None,
+    priority_class_kind: str = "WorkloadPriorityClass",
+    min_count: int | None = None,
+    max_execution_seconds: int | None = None,
+) -> JSON:
+    """The Workload Kueue's job reconciler creates for a queued Job.
+
+    ``template`` is the pod template (default: the Job's own);
+    ``priority_class`` names a ``priority_class_kind`` (WorkloadPriorityClass,
+    or scheduling.k8s.io's PriorityClass); None for ``priority`` leaves
+    spec.priority unset."""
+    md = job["metadata"]
+    uid = md.get("uid") or ""
+    spec = job.get("spec") or {}
+    pod_set: JSON = {
+        "name": "main",
+        "count": pods_count(spec),
+        "template": template if template is not None else spec.get("template") or {},
+    }
+    if min_count is not None:
+        pod_set["minCount"] = min_count
+    wl_spec: JSON = {
+        "queueName": (md.get("labels") or {}).get(QUEUE_LABEL, ""),
+        "active": True,
+        "podSets": [pod_set],
+    }
+    if priority_class:
+        group = fw.KUEUE_GROUP if priority_class_kind == "WorkloadPriorityClass" else "scheduling.k8s.io"
+        wl_spec["priorityClassRef"] = {"group": group, "kind": priority_class_kind, "name": priority_class}
+    if priority is not None:
+        wl_spec["priority"] = priority
+    if max_execution_seconds is not None:
+        wl_spec["maximumExecutionTimeSeconds"] = max_execution_seconds
+    owner: JSON = {"apiVersion": API_VERSION, "kind": KIND, "name": md["name"], "uid": uid}
+    owner.update({"controller": True, "blockOwnerDeletion": True})
+    wl_md: JSON = {"name": workload_name(md["name"], uid), "namespace": md["namespace"]}
+    if uid:
+        wl_md["labels"] = {JOB_UID_LABEL: uid}
+    else:  # offline: a Job that was never created has no uid
+        del owner["uid"]
+    wl_md["ownerReferences"] = [owner]
+    wl_md["finalizers"] = [RESOURCE_IN_USE]
+    return {"apiVersion": KUEUE_API, "kind": "Workload", "metadata": wl_md, "spec": wl_spec}
+
+
+# --- offline: manifests -> Workloads --------------------------------------------------------
+
+
+def workloads_for(job: JSON, env: Environment) -> Conversion:
+    """The Workload(s) Kueue would create for this Job, with its webhook's
+    defaults applied (queue-name "default" LocalQueue, "default"
+    WorkloadPriorityClass); none, with the reason as a warning, when Kueue
+    does not manage the Job or it is finished. The caller has checked kind,
+    apiVersion and metadata (name set, namespace defaulted); errors name the
+    Job and its field (ValidationError, MissingReferenceError)."""
+    md = job["metadata"]
+    ns = md["namespace"]
+    ref = f"{KIND}/{ns}/{md['name']}"
+    spec, pod_spec, min_count = _validate(job, ref)
+    fw.validate_on_create(job, ref)
+    out = Conversion(obj=job)
+    done = _finished_condition(job)
+    if done is not None:
+        out.warnings.append(("status.conditions", f"{done}: it holds no quota and queues nothing; skipped"))
+        return out
+    queue, path, why = fw.queue_name(job, ns, FRAMEWORK, env)
+    if queue is None:
+        out.warnings.append((path, f"{why}; skipped"))
+        return out
+    prebuilt = fw.prebuilt_workload_name(job)
+    if prebuilt:
+        out.runs_as = prebuilt
+        return out
+    if not FeatureGates.resolve(env.configuration.feature_gates).partial_admission:
+        min_count = None  # prepareWorkload clearMinCountsIfFeatureDisabled
+    class_ref, prio = fw.priority(job, ref, [pod_spec], env)
+    wpc = class_ref["name"] if class_ref and class_ref["kind"] == "WorkloadPriorityClass" else None
+    out.obj = job = apply_webhook_defaults(job, queue, wpc)
+    wl = build_workload(
+        job,
+        prio,
+        class_ref["name"] if class_ref else None,
+        priority_class_kind=class_ref["kind"] if class_ref else "WorkloadPriorityClass",
+        min_count=min_count,
+        max_execution_seconds=fw.max_exec_seconds(job, ref),
+    )
+    if not spec.get("suspend") and (job.get("status") or {}).get("startTime"):
+        running = "the Job runs, but its Workload is not in the input: it is queued as a new Job"
+        out.warnings.append(("status.startTime", running))
+    out.workloads.append(wl)
+    return out
+
+
+def owner_field(workload_field: str) -> str:
+    """Where a field of the Workload :func:`build_workload` made comes from
+    in the Job (for errors found in the Workload); "" for the Job as a whole."""
+    pod_set = "spec.podSets[0]"
+    if workload_field.startswith(f"{pod_set}.template"):
+        return "spec.template" + workload_field[len(f"{pod_set}.template") :]
+    table = {
+        f"{pod_set}.count": "spec.parallelism",
+        f"{pod_set}.minCount": f"metadata.annotations[{MIN_PARALLELISM_ANNOTATION}]",
+        "spec.queueName": f"metadata.labels[{QUEUE_LABEL}]",
+        "spec.priorityClassRef.name": f"metadata.labels[{fw.PRIORITY_LABEL}]",
+        "spec.maximumExecutionTimeSeconds": f"metadata.labels[{fw.MAX_EXEC_TIME_LABEL}]",
+        "metadata.name": "metadata.name",
+    }
+    return table.get(workload_field, "")
+
+
+def apply_webhook_defaults(job: JSON, queue: str, priority_class: str | None) -> JSON:
+    """The Job as Kueue's mutating webhook leaves it (Default): suspended,
+    with the queue-name label (ApplyDefaultLocalQueue) and the
+    priority-class label (ApplyDefaultWorkloadPriorityClass) it defaulted."""
+    md = dict(job["metadata"])
+    labels = dict(md.get("labels") or {})
+    if queue:
+        labels.setdefault(QUEUE_LABEL, queue)
+    if priority_class:
+        labels.setdefault(fw.PRIORITY_LABEL, priority_class)
+    if labels:
+        md["labels"] = labels
+    return {**job, "metadata": md, "spec": {**(job.get("spec") or {}), "suspend": True}}
+
+
+def _finished_condition(job: JSON) -> str | None:
+    for c in (job.get("status") or {}).get("conditions") or []:
+        if isinstance(c, dict) and c.get("status") == "True" and c.get("type") in ("Complete", "Failed"):
+            return f"the Job is {'complete' if c['type'] == 'Complete' else 'failed'}"
+    return None
+
+
+def _validate(job: JSON, ref: str) -> tuple[JSON, JSON, int | None]:
+    """What the API server (batch validation) and Kueue's Job webhook reject
+    before any Workload exists; returns (spec, pod template spec, minCount).
+    The pod template itself is checked as the Workload's (loader)."""
+    v.check_fields(job, ("apiVersion", "kind", "metadata", "spec", "status"), ref, "")
+    if job.get("spec") is None:
+        v.required(ref, "spec")
+    spec = v.as_map(job["spec"], ref, "spec")
+    for name in ("parallelism", "completions"):
+        if spec.get(name) is not None:
+            spec_value = v.as_int32(spec[name], ref, f"spec.{name}", minimum=0)
+            spec = {**spec, name: spec_value}
+    if spec.get("suspend") is not None:
+        v.as_bool(spec["suspend"], ref, "spec.suspend")
+    if spec.get("template") is None:
+        v.required(ref, "spec.template")
+    template = v.as_map(spec["template"], ref, "spec.template")
+    tmd = v.opt_map(template, "metadata", ref, "spec.template") or {}
+    if tmd.get("labels") is not None:
+        v.labels(tmd["labels"], ref, "spec.template.metadata.labels")
+    if tmd.get("annotations") is not None:
+        annotations = v.string_map(tmd["annotations"], ref, "spec.template.metadata.annotations")
+        for key in _TOPOLOGY_ANNOTATIONS:
+            if key in annotations:
+                v.not_supported_feature(
+                    ref, f"spec.template.metadata.annotations[{key}]", "Topology Aware Scheduling"
+                )
+    if template.get("spec") is None:
+        v.required(ref, "spec.template.spec")
+    pod_spec = v.as_map(template["spec"], ref, "spec.template.spec")
+    # batch validation: a Job's pods never restart in place (the pod default is Always)
+    policy = pod_spec.get("restartPolicy")
+    if policy not in ("OnFailure", "Never"):
+        shown = "Always" if policy is None else policy
+        v.unsupported(ref, "spec.template.spec.restartPolicy", shown, ("OnFailure", "Never"))
+    annotations = (job["metadata"].get("annotations")) or {}
+    return spec, pod_spec, _min_count(spec, annotations, ref)
+
+
+def _min_count(spec: JSON, annotations: dict[str, str], ref: str) -> int | None:
+    """job-min-parallelism (validatePartialAdmissionCreate, minPodsCount) and
+    job-completions-equal-parallelism (validateSyncCompletionCreate)."""
+    path = f"metadata.annotations[{MIN_PARALLELISM_ANNOTATION}]"
+    out = None
+    raw = annotations.get(MIN_PARALLELISM_ANNOTATION)
+    if raw is not None:
+        n = fw.atoi(raw)
+        if n is None:
+            v.invalid(ref, path, raw, f'strconv.Atoi: parsing "{raw}": invalid syntax')
+        count = pods_count(spec)
+        if n >= count or n <= 0:
+            v.invalid(ref, path, n, f"should be between 0 and {count - 1}")
+        out = n
+    sync = annotations.get(COMPLETIONS_EQUAL_PARALLELISM_ANNOTATION)
+    if sync is not None:
+        spath = f"metadata.annotations[{COMPLETIONS_EQUAL_PARALLELISM_ANNOTATION}]"
+        enabled = _parse_bool(sync)
+        if enabled is None:
+            v.invalid(ref, spath, sync, f'strconv.ParseBool: parsing "{sync}": invalid syntax')
+        if enabled:
+            if spec.get("completionMode") in (None, "NonIndexed"):
+                v.invalid(ref, spath, sync, "should not be enabled for NonIndexed jobs")
+            if _or_one(spec.get("parallelism")) != _or_one(spec.get("completions")):
+                v.invalid(
+                    ref,
+                    "spec.completions",
+                    spec.get("completions"),
+                    f"should be equal to parallelism when {COMPLETIONS_EQUAL_PARALLELISM_ANNOTATION} "
+                    "annotation is true",
+                )
+    return out
+
+
+def _or_one(n: int | None) -> int:
+    return 1 if n is None else n  # ptr.Deref(x, 1)
+
+
+def _parse_bool(s: str) -> bool | None:
+    """Go's strconv.ParseBool."""
+    if s in ("1", "t", "T", "TRUE", "true", "True"):
+        return True
+    if s in ("0", "f", "F", "FALSE", "false", "False"):
+        return False
+    return None
+
+
+__all__ = [
+    "API_VERSION",
+    "FRAMEWORK",
+    "KIND",
+    "apply_webhook_defaults",
+    "build_workload",
+    "owner_field",
+    "pods_count",
+    "workload_name",
+    "workloads_for",
+]
