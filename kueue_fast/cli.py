@@ -16,7 +16,10 @@ def _add_schedule(sub: argparse._SubParsersAction) -> None:  # type: ignore[type
         description="Read Kueue objects, run scheduling cycles and print what is admitted, "
         "where, and what is preempted (see the scheduling contract in the README).",
     )
-    p.add_argument("files", nargs="+", metavar="FILE", help="YAML or JSON file, or - for standard input")
+    p.add_argument(
+        "files", nargs="+", metavar="FILE", help="YAML or JSON file, directory, or - for standard input"
+    )
+    p.add_argument("-R", "--recursive", action="store_true", help="read directories' subdirectories too")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--cycles", type=int, default=None, help="run exactly N cycles (default 1)")
     g.add_argument("--until-stable", action="store_true", help="run until a cycle changes nothing")
@@ -136,7 +139,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         rc: int = args.func(args)
         return rc
     except InputError as e:
-        print(f"error: {_one_line(str(e))}", file=sys.stderr)
+        for err in e.errors:
+            print(f"error: {_one_line(str(err))}", file=sys.stderr)
         return 2
     except KueueFastError as e:
         print(f"error: {_one_line(str(e))}", file=sys.stderr)

@@ -15,12 +15,15 @@ Field names per version follow kueue-semantics.md §1.1 (v1beta1 ``cohort``,
 from __future__ import annotations
 
 import calendar
+import difflib
 import json
+import os
 import re
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from types import ModuleType
 from typing import IO, Any, TypeGuard
 
 import yaml
@@ -29,9 +32,11 @@ from . import model as m
 from . import validation as v
 from ._gc import no_cyclic_gc
 from ._kernels import digit_run
-from .errors import InputError, MissingReferenceError, ParseError, ValidationError
+from .errors import InputError, InputWarning, MissingReferenceError, ParseError, ValidationError, raise_all
 from .fastload import exact_key, orjson, parse_yaml
 from .features import KNOWN_GATES
+from .integrations import INTEGRATIONS, Environment, integration_for
+from .integrations.framework import QUEUE_LABEL, generated_name
 from .requests import OverLimits, pod_requests, resources_validation_message
 
 __all__ = [
@@ -207,32 +212,98 @@ def _yaml_problem(e: yaml.YAMLError) -> str:
     return str(problem)
 
 
-def read_documents(paths: Sequence[str], stdin: IO[str] | None = None) -> list[Document]:
-    """All objects of the given files in order; ``-`` reads standard input.
-    Multi-document YAML, JSON (detected by a leading ``{`` or ``[``) and List
-    kinds are accepted; empty documents are skipped."""
+def read_documents(
+    paths: Sequence[str],
+    stdin: IO[str] | None = None,
+    *,
+    recursive: bool = False,
+    warnings: list[InputWarning] | None = None,
+) -> list[Document]:
+    """All objects of the given files in order; ``-`` reads standard input, a
+    directory its manifests (:func:`manifest_files`). Multi-document YAML,
+    JSON (detected by a leading ``{`` or ``[``) and List kinds are accepted;
+    empty documents are skipped, a file without objects is a warning
+    (appended to ``warnings``). Every file is read; a file that cannot be read
+    or parsed is an error, raised once all are read (``errors.raise_all``)."""
+    errors: list[InputError] = []
+    docs = _read_all(paths, stdin, recursive, errors, warnings if warnings is not None else [])
+    raise_all(errors)
+    return docs
+
+
+_MANIFEST_EXTENSIONS = (".json", ".yaml", ".yml")
+
+
+def manifest_files(path: str, recursive: bool = False) -> list[str]:
+    """The files ``kubectl apply -f PATH`` reads (cli-runtime
+    ExpandPathsToFileVisitors): PATH itself unless it is a directory; for a
+    directory its .json, .yaml and .yml files in lexical order (filepath.Walk:
+    symbolic links to directories are not followed), subdirectories only when
+    ``recursive`` (``-R``)."""
+    if path == "-" or not os.path.isdir(path):
+        return [path]
+    out: list[str] = []
+
+    def walk(directory: str) -> None:
+        for entry in sorted(os.scandir(directory), key=lambda e: e.name):
+            if entry.is_dir(follow_symlinks=False):
+                if recursive:
+                    walk(entry.path)
+            elif entry.name.endswith(_MANIFEST_EXTENSIONS):
+                out.append(entry.path)
+
+    walk(path)
+    return out
+
+
+def _read_all(
+    paths: Sequence[str],
+    stdin: IO[str] | None,
+    recursive: bool,
+    errors: list[InputError],
+    warnings: list[InputWarning],
+) -> list[Document]:
     docs: list[Document] = []
     for path in paths:
-        if path == "-":
-            source = "<stdin>"
+        files = manifest_files(path, recursive)
+        if not files:
+            what = "files" if recursive else "files (-R reads its subdirectories)"
+            warnings.append(InputWarning("", "", f"directory has no .json, .yaml or .yml {what}", path))
+        for file in files:
             try:
-                text = (stdin if stdin is not None else sys.stdin).read()
-            except UnicodeDecodeError:
-                raise ParseError("", "", "input is not UTF-8 text", source=source) from None
-        else:
-            source = path
-            try:
-                with open(path, encoding="utf-8") as f:
-                    text = f.read()
-            except UnicodeDecodeError:
-                raise ParseError("", "", "file is not UTF-8 text", source=source) from None
-            except OSError as e:
-                raise ParseError("", "", f"cannot read: {e.strerror or e}", source=source) from None
-        if "\x00" in text:
-            raise ParseError("", "", "file is binary, not YAML or JSON", source=source)
-        with no_cyclic_gc():
-            docs.extend(_parse_text(text, source))
+                found = _read_file(file, stdin)
+            except InputError as e:
+                errors.append(e)
+                continue
+            if not found:
+                warnings.append(InputWarning("", "", "no objects in this file", _source_name(file)))
+            docs.extend(found)
     return docs
+
+
+def _source_name(path: str) -> str:
+    return "<stdin>" if path == "-" else path
+
+
+def _read_file(path: str, stdin: IO[str] | None) -> list[Document]:
+    source = _source_name(path)
+    if path == "-":
+        try:
+            text = (stdin if stdin is not None else sys.stdin).read()
+        except UnicodeDecodeError:
+            raise ParseError("", "", "input is not UTF-8 text", source=source) from None
+    else:
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        except UnicodeDecodeError:
+            raise ParseError("", "", "file is not UTF-8 text", source=source) from None
+        except OSError as e:
+            raise ParseError("", "", f"cannot read: {e.strerror or e}", source=source) from None
+    if "\x00" in text:
+        raise ParseError("", "", "file is binary, not YAML or JSON", source=source)
+    with no_cyclic_gc():
+        return _parse_text(text, source)
 
 
 # --- common pieces -------------------------------------------------------------------
@@ -366,6 +437,16 @@ _CQ_FIELDS = {
     V1BETA1: frozenset((*_CQ_COMMON, "cohort", "admissionChecks")),
     V1BETA2: frozenset((*_CQ_COMMON, "cohortName")),
 }
+# Fields the other API version spells differently (kueue-semantics.md §1.1).
+_CQ_RENAMED = {
+    V1BETA1: {"cohortName": v.version_rename(V1BETA1, "cohort", "v1beta2", "cohortName")},
+    V1BETA2: {
+        "cohort": v.version_rename(V1BETA2, "cohortName", "v1beta1", "cohort"),
+        "admissionChecks": v.version_rename(
+            V1BETA2, "admissionChecksStrategy.admissionChecks", "v1beta1", "admissionChecks"
+        ),
+    },
+}
 # v1beta1 deprecated spellings (apis/kueue/v1beta1/clusterqueue_types.go)
 _FUNGIBILITY_V1BETA1 = {"Borrow": "MayStopSearch", "Preempt": "MayStopSearch"}
 
@@ -458,7 +539,7 @@ def parse_cluster_queue(obj: Mapping[str, Any]) -> m.ClusterQueue:
     ref = m.object_ref("ClusterQueue", name)
     v.check_fields(obj, _TOP, ref, "")
     spec = _spec(obj, ref)
-    v.check_fields(spec, _CQ_FIELDS[api], ref, "spec")
+    v.check_fields(spec, _CQ_FIELDS[api], ref, "spec", _CQ_RENAMED[api])
     for feature, what in (
         ("concurrentAdmissionPolicy", "ConcurrentAdmission"),
         ("excludeResourcePrefixes", "excluding resources from quota"),
@@ -605,7 +686,13 @@ def parse_priority_class(obj: Mapping[str, Any]) -> m.WorkloadPriorityClass:
     if value > 1_000_000_000 and not name.startswith("system-"):
         # kubernetes pkg/apis/scheduling/validation: user classes are <= HighestUserDefinablePriority
         v.invalid(ref, "value", value, "maximum allowed value of a user defined priority is 1000000000")
-    return m.WorkloadPriorityClass(name, value, v.opt_str(obj, "description", ref, ""))
+    default = obj.get("globalDefault")
+    return m.WorkloadPriorityClass(
+        name,
+        value,
+        v.opt_str(obj, "description", ref, ""),
+        global_default=False if default is None else v.as_bool(default, ref, "globalDefault"),
+    )
 
 
 def parse_namespace(obj: Mapping[str, Any]) -> m.Namespace:
@@ -639,7 +726,8 @@ def parse_configuration(obj: Mapping[str, Any]) -> m.Configuration:
             v.check_fields(fs, ("enable", "preemptionStrategies"), ref, "fairSharing")
             enabled = v.as_bool(fs["enable"], ref, "fairSharing.enable") if "enable" in fs else False
         else:  # v1beta2: the presence of fairSharing enables it
-            v.check_fields(fs, ("preemptionStrategies",), ref, "fairSharing")
+            gone = {"enable": f"{api} has no fairSharing.enable: fairSharing being there enables it"}
+            v.check_fields(fs, ("preemptionStrategies",), ref, "fairSharing", gone)
             enabled = True
         strategies = v.preemption_strategies(
             fs.get("preemptionStrategies") or [], ref, "fairSharing.preemptionStrategies"
@@ -695,6 +783,7 @@ def parse_configuration(obj: Mapping[str, Any]) -> m.Configuration:
         ):
             if res.get(fld):
                 v.not_supported_feature(ref, f"resources.{fld}", what)
+    _managed_jobs(obj, ref, cfg)
     wfpr = v.opt_map(obj, "waitForPodsReady", ref, "")
     if wfpr is not None:
         enabled = wfpr.get("enable", api != CONFIG_VERSIONS[0]) is not False
@@ -705,6 +794,29 @@ def parse_configuration(obj: Mapping[str, Any]) -> m.Configuration:
                 "blocking admission until pods are ready (no pods run offline)",
             )
     return cfg
+
+
+def _managed_jobs(obj: Mapping[str, Any], ref: str, cfg: m.Configuration) -> None:
+    """Which jobs Kueue manages: integrations.frameworks (default batch/job),
+    manageJobsWithoutQueueName, managedJobsNamespaceSelector (default: not
+    kube-system, not Kueue's namespace) (apis/config/v1beta2/defaults.go)."""
+    if obj.get("manageJobsWithoutQueueName") is not None:
+        cfg.manage_jobs_without_queue_name = v.as_bool(
+            obj["manageJobsWithoutQueueName"], ref, "manageJobsWithoutQueueName"
+        )
+    selector = obj.get("managedJobsNamespaceSelector")
+    if selector is not None:
+        cfg.managed_jobs_namespace_selector = v.label_selector(selector, ref, "managedJobsNamespaceSelector")
+    else:
+        namespace = v.opt_str(obj, "namespace", ref, "") or "kueue-system"
+        cfg.managed_jobs_namespace_selector = m.managed_jobs_default_selector(namespace)
+    integrations = v.opt_map(obj, "integrations", ref, "")
+    if integrations is not None:
+        fp = "integrations.frameworks"
+        names = v.opt_list(integrations, "frameworks", ref, "integrations")
+        frameworks = tuple(v.as_str(x, ref, v.index(fp, i)) for i, x in enumerate(names))
+        if frameworks:
+            cfg.frameworks = frameworks
 
 
 # --- Workload -------------------------------------------------------------------------------
@@ -724,6 +836,15 @@ _WL_SPEC = {
     V1BETA2: frozenset(
         ("podSets", "queueName", "priorityClassRef", "priority", "active", "maximumExecutionTimeSeconds")
     ),
+}
+_WL_RENAMED = {
+    V1BETA1: {
+        "priorityClassRef": v.version_rename(V1BETA1, "priorityClassName", "v1beta2", "priorityClassRef")
+    },
+    V1BETA2: {
+        old: v.version_rename(V1BETA2, "priorityClassRef", "v1beta1", old)
+        for old in ("priorityClassName", "priorityClassSource")
+    },
 }
 _PODSET_FIELDS = frozenset(("name", "template", "count", "minCount", "topologyRequest"))
 _WPC_SOURCE = "kueue.x-k8s.io/workloadpriorityclass"
@@ -991,7 +1112,7 @@ def parse_workload(
     if obj.get("spec") is None:
         v.required(ref, "spec")
     spec = v.as_map(obj["spec"], ref, "spec")
-    v.check_fields(spec, _WL_SPEC[api], ref, "spec")
+    v.check_fields(spec, _WL_SPEC[api], ref, "spec", _WL_RENAMED[api])
 
     # 1. pod sets
     if spec.get("podSets") is None:
@@ -1329,8 +1450,55 @@ def _fast_workload(
 
 # --- the whole input ------------------------------------------------------------------------
 
+KUEUE_GROUPS = (KUEUE_GROUP, "config.kueue.x-k8s.io")
+# Kueue's own kinds that kueue-fast reads nothing from, and why skipping them
+# changes no decision.
+_KUEUE_KINDS_NOT_READ = {
+    "AdmissionCheck": "offline, a ClusterQueue that names an admission check is inactive",
+    "MultiKueueConfig": "it matters only through an AdmissionCheck",
+    "MultiKueueCluster": "it matters only through an AdmissionCheck",
+    "ProvisioningRequestConfig": "it matters only through an AdmissionCheck",
+    "Topology": "a ResourceFlavor that names a topology is refused",
+}
 
-def _kind_and_version(doc: Document) -> tuple[str, str]:
+
+@dataclass(frozen=True)
+class _Role:
+    """What the loader does with a document: read it as ``kind``, convert it
+    through its job ``integration``, or skip it (``skipped`` says why)."""
+
+    kind: str
+    api: str
+    integration: ModuleType | None = None
+    skipped: str = ""
+
+
+def _group(api: str) -> str:
+    return api.rsplit("/", 1)[0] if "/" in api else ""
+
+
+def _label_of(d: dict[str, Any]) -> str:
+    """Kind/[namespace/]name as far as the object says it (for messages)."""
+    kind = d.get("kind")
+    md = d.get("metadata")
+    name = md.get("name") or md.get("generateName") if isinstance(md, dict) else None
+    ns = md.get("namespace") if isinstance(md, dict) else None
+    if not isinstance(kind, str):
+        return ""
+    if not isinstance(name, str) or not name:
+        return kind
+    return m.object_ref(kind, name, ns if isinstance(ns, str) and ns else None)
+
+
+def _did_you_mean(word: str, candidates: Iterable[str], template: str, cutoff: float) -> str:
+    """``template`` with the candidate closest to ``word`` (any case), or ""."""
+    cands = sorted(candidates)
+    same_case = [c for c in cands if c.lower() == word.lower()]
+    close = same_case or difflib.get_close_matches(word, cands, n=1, cutoff=cutoff)
+    return template.format(close[0]) if close else ""
+
+
+def _kind_and_version(doc: Document) -> _Role:
     d = doc.obj
     api, kind = d.get("apiVersion"), d.get("kind")
     name = d.get("metadata", {}).get("name") if isinstance(d.get("metadata"), dict) else None
@@ -1348,16 +1516,44 @@ def _kind_and_version(doc: Document) -> tuple[str, str]:
             label, "apiVersion", "Required value: every object needs apiVersion and kind", source=doc.where
         )
     versions = KIND_VERSIONS.get(kind)
-    if versions is None:
-        raise ParseError(label, "kind", f'unsupported kind "{kind}" (apiVersion "{api}")', source=doc.where)
-    if api not in versions:
-        raise ParseError(
-            label,
-            "apiVersion",
-            f'unsupported apiVersion "{api}" for kind {kind} (expected {", ".join(versions)})',
-            source=doc.where,
+    if versions is not None:
+        if api not in versions:
+            raise ParseError(
+                label,
+                "apiVersion",
+                f'unsupported apiVersion "{api}" for kind {kind} (expected {", ".join(versions)})',
+                source=doc.where,
+            )
+        return _Role(kind, api)
+    integration = integration_for(api, kind)
+    if integration is not None:
+        return _Role(kind, api, integration)
+    if _group(api) in KUEUE_GROUPS:
+        why = _KUEUE_KINDS_NOT_READ.get(kind)
+        if why is None:  # a typo of one of Kueue's kinds
+            kueue_kinds = [k for k, vs in KIND_VERSIONS.items() if _group(vs[0]) in KUEUE_GROUPS]
+            hint = _did_you_mean(kind, [*kueue_kinds, *_KUEUE_KINDS_NOT_READ], '; did you mean "{}"?', 0.6)
+            raise ParseError(
+                label, "kind", f'unsupported kind "{kind}" (apiVersion "{api}"){hint}', source=doc.where
+            )
+        return _Role(kind, api, skipped=f"kueue-fast reads nothing from a {kind} ({why}); skipped")
+    return _Role(kind, api, skipped=_why_skipped(d, kind, api))
+
+
+def _why_skipped(d: dict[str, Any], kind: str, api: str) -> str:
+    md = d.get("metadata")
+    labels = md.get("labels") if isinstance(md, dict) else None
+    queue = labels.get(QUEUE_LABEL) if isinstance(labels, dict) else None
+    if kind == "CronJob" and _group(api) == "batch":
+        return "Kueue queues the Jobs a CronJob creates, as it creates them; offline there are none; skipped"
+    if queue:
+        return (
+            f"it has the {QUEUE_LABEL} label ({queue}), but kueue-fast makes Workloads only from "
+            "batch/v1 Jobs; skipped"
         )
-    return kind, api
+    read = [*KIND_VERSIONS, *(k for _, k in INTEGRATIONS)]
+    hint = _did_you_mean(kind, read, ' (did you mean "{}"?)', 0.85)  # only a likely typo
+    return f"Kueue does not read {kind} ({api}); skipped{hint}"
 
 
 def _with_source(e: InputError, doc: Document) -> InputError:
@@ -1366,30 +1562,77 @@ def _with_source(e: InputError, doc: Document) -> InputError:
     return type(e)(e.obj, e.field, e.message, source=doc.where)
 
 
-def build_state(docs: Iterable[Document | dict[str, Any]]) -> m.ClusterState:
+def build_state(docs: Iterable[Document | dict[str, Any]], *, keep_sources: bool = False) -> m.ClusterState:
     """Convert and validate every object; cross-object rules (duplicates, at
-    most one Configuration, priority class references) are checked here."""
+    most one Configuration, priority class references) are checked here.
+    Every invalid object is reported (``errors.raise_all``); objects Kueue
+    does not read are skipped with a warning (``ClusterState.warnings``).
+    ``keep_sources`` fills ``ClusterState.sources``."""
+    errors: list[InputError] = []
     with no_cyclic_gc():
-        return _build_state(docs)
+        state = _build_state(docs, errors, keep_sources)
+    raise_all(errors, state.warnings)
+    return state
 
 
-def _build_state(docs: Iterable[Document | dict[str, Any]]) -> m.ClusterState:
+def load(
+    paths: Sequence[str],
+    stdin: IO[str] | None = None,
+    *,
+    recursive: bool = False,
+    keep_sources: bool = False,
+) -> m.ClusterState:
+    """read_documents + build_state, with the errors of both reported together."""
+    errors: list[InputError] = []
+    warnings: list[InputWarning] = []
+    docs = _read_all(paths, stdin, recursive, errors, warnings)
+    unreadable = bool(errors)
+    with no_cyclic_gc():
+        state = _build_state(docs, errors, keep_sources)
+    if unreadable:  # what a missing reference names may be in the file that could not be read
+        errors = [e for e in errors if not isinstance(e, MissingReferenceError)]
+    state.warnings[:0] = warnings
+    raise_all(errors, state.warnings)
+    return state
+
+
+def _build_state(
+    docs: Iterable[Document | dict[str, Any]], errors: list[InputError], keep_sources: bool
+) -> m.ClusterState:
     state = m.ClusterState()
+    warnings = state.warnings
+    sources = state.sources if keep_sources else None
     documents: list[Document] = []
     for i, d in enumerate(docs):
-        if isinstance(d, Document):
-            documents.append(d)
-        elif isinstance(d, dict):
-            documents.extend(_split_list("<input>", i, d))
-        else:
-            raise ParseError("", "", f"input {i} is a {_kind_of(d)}, not an object", source="<input>")
-    state.documents = [doc.obj for doc in documents]
+        try:
+            if isinstance(d, Document):
+                documents.append(d)
+            elif isinstance(d, dict):
+                documents.extend(_split_list("<input>", i, d))
+            else:
+                raise ParseError("", "", f"input {i} is a {_kind_of(d)}, not an object", source="<input>")
+        except InputError as e:
+            errors.append(e)
 
-    kinds = [_kind_and_version(doc) for doc in documents]
+    # 1. kinds (all their errors first: a reader that stops at the first error reports one of these)
+    roles: list[_Role | None] = []
+    for doc in documents:
+        try:
+            roles.append(_kind_and_version(doc))
+        except InputError as e:
+            errors.append(e)
+            roles.append(None)
+
+    # 2. everything but Workloads and jobs
     pod_classes: dict[str, m.WorkloadPriorityClass] = {}
-    workloads: list[tuple[Document, int]] = []
+    # Classes whose object is invalid, by kind: references to them are not
+    # reported as missing (that error is already reported).
+    broken_classes: dict[str, dict[str, m.WorkloadPriorityClass]] = {
+        "WorkloadPriorityClass": {},
+        "PriorityClass": {},
+    }
+    workloads: list[tuple[int, Document, _Role, int]] = []  # (document number, document, role, position)
     seen_config: Document | None = None
-    n_workloads = 0
 
     def put(table: dict[str, Any], key: str, value: Any, doc: Document, ref: str) -> None:
         if key in table:
@@ -1400,18 +1643,28 @@ def _build_state(docs: Iterable[Document | dict[str, Any]]) -> m.ClusterState:
                 source=doc.where,
             )
         table[key] = value
+        if sources is not None:
+            sources[ref] = doc.where
 
-    for doc, (kind, _api) in zip(documents, kinds, strict=True):
+    for i, (doc, role) in enumerate(zip(documents, roles, strict=True)):
+        if role is None:
+            continue
+        if role.skipped:
+            warnings.append(InputWarning(_label_of(doc.obj), "", role.skipped, doc.where))
+            continue
+        kind = role.kind
+        if kind == "Workload" or role.integration is not None:
+            workloads.append((i, doc, role, len(workloads)))
+            continue
         try:
-            if kind == "Workload":
-                workloads.append((doc, n_workloads))
-                n_workloads += 1
-            elif kind == "ResourceFlavor":
+            if kind == "ResourceFlavor":
                 rf = parse_resource_flavor(doc.obj)
                 put(state.resource_flavors, rf.name, rf, doc, f"ResourceFlavor/{rf.name}")
             elif kind == "ClusterQueue":
                 cq = parse_cluster_queue(doc.obj)
                 put(state.cluster_queues, cq.name, cq, doc, f"ClusterQueue/{cq.name}")
+                if cq.namespace_selector is None:
+                    warnings.append(_NO_NAMESPACE_SELECTOR.with_object(f"ClusterQueue/{cq.name}", doc.where))
             elif kind == "Cohort":
                 co = parse_cohort(doc.obj)
                 put(state.cohorts, co.name, co, doc, f"Cohort/{co.name}")
@@ -1444,32 +1697,184 @@ def _build_state(docs: Iterable[Document | dict[str, Any]]) -> m.ClusterState:
                 seen_config = doc
                 state.configuration = parse_configuration(doc.obj)
         except InputError as e:
-            raise _with_source(e, doc) from None
+            errors.append(_with_source(e, doc))
+            md = doc.obj.get("metadata")
+            name = md.get("name") if isinstance(md, dict) else None
+            if kind in broken_classes and isinstance(name, str):
+                broken_classes[kind][name] = m.WorkloadPriorityClass(name, 0)
     state.pod_priority_classes = pod_classes
+    wpcs = {**broken_classes["WorkloadPriorityClass"], **state.priority_classes}
+    pcs = {**broken_classes["PriorityClass"], **pod_classes}
 
+    # 3. Workloads, and the Workloads Kueue makes from jobs, in input order
     caches = _BulkCaches()
-    for doc, position in workloads:
+    jobs = _JobReader(state, wpcs, pcs, workloads) if any(r.integration for _, _, r, _ in workloads) else None
+    made: dict[int, list[dict[str, Any]]] = {}  # document number -> the job as defaulted, its Workloads
+    for i, doc, role, position in workloads:
         try:
+            if role.integration is not None:
+                assert jobs is not None
+                obj, wls, notes = jobs.read(doc, role, position, caches)
+                warnings.extend(notes)
+                made[i] = [obj, *(wl.raw for wl in wls)]
+                for wl in wls:
+                    put(state.workloads, wl.key, wl, doc, f"Workload/{wl.key}")
+                continue
             obj = doc.obj
-            fast = _fast_workload(
-                obj, obj["apiVersion"], position, state.priority_classes, pod_classes, caches
-            )
+            fast = _fast_workload(obj, role.api, position, wpcs, pcs, caches)
             wl = (
                 fast
                 if fast is not None
                 else parse_workload(
                     obj,
-                    state.priority_classes,
-                    pod_priority_classes=pod_classes,
+                    wpcs,
+                    pod_priority_classes=pcs,
                     default_creation_ns=position,
                 )
             )
             put(state.workloads, wl.key, wl, doc, f"Workload/{wl.key}")
+            if wl.admission is not None:
+                warnings.extend(_unknown_flavors(wl, state, doc))
         except InputError as e:
-            raise _with_source(e, doc) from None
+            errors.append(_with_source(e, doc))
+    if made:
+        state.documents = [o for i, doc in enumerate(documents) for o in made.get(i) or (doc.obj,)]
+    else:
+        state.documents = [doc.obj for doc in documents]
     return state
 
 
-def load(paths: Sequence[str], stdin: IO[str] | None = None) -> m.ClusterState:
-    """read_documents + build_state."""
-    return build_state(read_documents(paths, stdin))
+# --- hints: accepted, but probably not what was meant ------------------------------------
+
+
+@dataclass(frozen=True)
+class _Hint:
+    field: str
+    message: str
+
+    def with_object(self, obj: str, source: str) -> InputWarning:
+        return InputWarning(obj, self.field, self.message, source)
+
+
+_NO_NAMESPACE_SELECTOR = _Hint(
+    "spec.namespaceSelector",
+    "not set: this ClusterQueue selects no namespace, so it admits no workload "
+    "(namespaceSelector: {} selects every namespace)",
+)
+
+
+def _unknown_flavors(wl: m.Workload, state: m.ClusterState, doc: Document) -> list[InputWarning]:
+    """An admitted Workload naming a ResourceFlavor the input does not define."""
+    assert wl.admission is not None
+    out = []
+    for j, psa in enumerate(wl.admission.pod_set_assignments):
+        for resource, flavor in psa.flavors.items():
+            if flavor not in state.resource_flavors:
+                out.append(
+                    InputWarning(
+                        f"Workload/{wl.key}",
+                        f"status.admission.podSetAssignments[{j}].flavors[{resource}]",
+                        f'ResourceFlavor "{flavor}" is not in the input: the {resource} it holds '
+                        "counts against no quota",
+                        doc.where,
+                    )
+                )
+    return out
+
+
+# --- jobs ---------------------------------------------------------------------------------
+
+
+class _JobReader:
+    """Jobs of the input -> the Workloads Kueue's job integrations create.
+
+    A job that an input Workload names as owner (or whose prebuilt Workload
+    the input holds) is that Workload: Kueue creates no other
+    (jobframework ensureOneWorkload)."""
+
+    def __init__(
+        self,
+        state: m.ClusterState,
+        wpcs: Mapping[str, m.WorkloadPriorityClass],
+        pcs: Mapping[str, m.WorkloadPriorityClass],
+        workloads: list[tuple[int, Document, _Role, int]],
+    ) -> None:
+        self.state = state
+        self.wpcs, self.pcs = wpcs, pcs
+        self.env = Environment(wpcs, pcs, state.local_queues, state.namespace_labels, state.configuration)
+        self.input_workloads: set[str] = set()
+        self.owned: dict[tuple[str, str, str, str], str] = {}  # (ns, apiVersion, kind, name) -> uid
+        for _, doc, role, _ in workloads:
+            md = doc.obj.get("metadata")
+            if role.integration is not None or not isinstance(md, dict):
+                continue
+            ns = md.get("namespace") or "default"
+            self.input_workloads.add(f"{ns}/{md.get('name')}")
+            for r in md.get("ownerReferences") or ():
+                if isinstance(r, dict) and integration_for(r.get("apiVersion"), r.get("kind")):
+                    key = (str(ns), r["apiVersion"], r["kind"], str(r.get("name")))
+                    self.owned[key] = str(r.get("uid") or "")
+        self.generated: dict[tuple[str, str, str], int] = {}  # (kind, namespace, generateName) -> count
+        self.seen: set[str] = set()
+
+    def read(
+        self, doc: Document, role: _Role, position: int, caches: _BulkCaches
+    ) -> tuple[dict[str, Any], list[m.Workload], list[InputWarning]]:
+        """(the job as Kueue's webhook leaves it, its Workloads, warnings)."""
+        assert role.integration is not None
+        module = role.integration
+        kind = role.kind
+        obj = self._named(doc.obj, kind)
+        name, ns, md = _metadata(obj, kind, namespaced=True)
+        obj["metadata"] = {**md, "namespace": ns}
+        ref = m.object_ref(kind, name, ns)
+        if ref in self.seen:
+            msg = f'Duplicate value: "{name}": the input defines {ref} twice'
+            raise ValidationError(ref, "metadata.name", msg)
+        self.seen.add(ref)
+        owned_uid = self.owned.get((ns, role.api, kind, name))
+        uid = md.get("uid") or ""
+        if owned_uid is not None and (not owned_uid or not uid or owned_uid == uid):
+            return obj, [], []  # an input Workload is this job's
+        conv = module.workloads_for(obj, self.env)
+        notes = [InputWarning(ref, f, msg, doc.where) for f, msg in conv.warnings]
+        if conv.runs_as and f"{ns}/{conv.runs_as}" not in self.input_workloads:
+            notes.append(
+                InputWarning(
+                    ref,
+                    "",
+                    f'it runs as the prebuilt Workload "{conv.runs_as}", which is not in the input: '
+                    f"the {kind} waits for it",
+                    doc.where,
+                )
+            )
+        out = []
+        for wl_obj in conv.workloads:
+            try:
+                wl = _fast_workload(wl_obj, wl_obj["apiVersion"], position, self.wpcs, self.pcs, caches)
+                if wl is None:
+                    wl = parse_workload(
+                        wl_obj, self.wpcs, pod_priority_classes=self.pcs, default_creation_ns=position
+                    )
+            except InputError as e:  # name the job's field, not the Workload's
+                raise type(e)(ref, module.owner_field(e.field), e.message) from None
+            if md.get("creationTimestamp") is not None:
+                wl.creation_ns = parse_time_ns(md["creationTimestamp"], ref, "metadata.creationTimestamp")
+            wl.owner = f"{kind}/{name}"
+            out.append(wl)
+        return conv.obj, out, notes
+
+    def _named(self, obj: dict[str, Any], kind: str) -> dict[str, Any]:
+        """A copy of the job, named as the API server names one created with
+        generateName (framework.generated_name)."""
+        md = obj.get("metadata")
+        if not isinstance(md, dict) or md.get("name") or not md.get("generateName"):
+            return dict(obj)
+        gen = v.as_str(md["generateName"], kind, "metadata.generateName")
+        ns = md.get("namespace") or "default"
+        key = (kind, str(ns), gen)
+        n = self.generated.get(key, 0)
+        self.generated[key] = n + 1
+        name = generated_name(gen, str(ns), n)
+        v.object_name(name, m.object_ref(kind, gen, str(ns)), "metadata.generateName")
+        return {**obj, "metadata": {**md, "name": name}}

@@ -11,8 +11,11 @@ from .cluster import ADMITTED, EVICTED, PENDING, Cluster, Decision
 from .quantity import format_quantity
 
 
-def decision_json(d: Decision) -> dict[str, Any]:
-    out: dict[str, Any] = {"namespace": d.namespace, "name": d.name, "state": d.state}
+def decision_json(d: Decision, owner: str | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {"namespace": d.namespace, "name": d.name}
+    if owner is not None:
+        out["owner"] = owner  # the job the Workload was made from, "Job/name"
+    out["state"] = d.state
     if d.state == ADMITTED:
         out["clusterQueue"] = d.cluster_queue
         out["podSets"] = [{"name": ps.name, "count": ps.count, "flavors": ps.flavors} for ps in d.pod_sets]
@@ -25,7 +28,9 @@ def decision_json(d: Decision) -> dict[str, Any]:
 
 
 def to_json(cluster: Cluster) -> str:
-    doc = {"cycles": cluster.cycles, "workloads": [decision_json(d) for d in cluster.decisions()]}
+    owners = {key: wl.owner for key, wl in cluster.state.workloads.items() if wl.owner is not None}
+    workloads = [decision_json(d, owners.get(d.key)) for d in cluster.decisions()]
+    doc = {"cycles": cluster.cycles, "workloads": workloads}
     return json.dumps(doc, indent=2) + "\n"
 
 

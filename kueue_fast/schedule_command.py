@@ -20,7 +20,9 @@ def run_schedule(args: argparse.Namespace) -> int:
     if args.max_cycles < 1:
         raise InputError("", "--max-cycles", f"must be at least 1, got {args.max_cycles}")
     t0 = time.perf_counter()
-    state = load(args.files, stdin=sys.stdin)
+    state = load(args.files, stdin=sys.stdin, recursive=args.recursive)
+    for w in state.warnings:
+        print(f"warning: {' '.join(str(w).split())}", file=sys.stderr)
     cluster = Cluster(state, engine)
     t1 = time.perf_counter()
     if args.until_stable:

@@ -18,6 +18,7 @@ Sources (kubernetes-sigs/kueue unless noted):
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any, NoReturn
@@ -164,12 +165,32 @@ def as_int32(v: object, obj: str, path: str, *, minimum: int | None = None) -> i
     return v
 
 
-def check_fields(d: Mapping[str, Any], allowed: Iterable[str], obj: str, path: str) -> None:
-    """Strict decoding: an unknown field is an error (a typo like nominalQuoto)."""
+def check_fields(
+    d: Mapping[str, Any],
+    allowed: Iterable[str],
+    obj: str,
+    path: str,
+    renamed: Mapping[str, str] | None = None,
+) -> None:
+    """Strict decoding: an unknown field is an error (a typo like nominalQuoto).
+    ``renamed`` maps field names of another API version to a hint (v1beta1's
+    ``cohort`` in a v1beta2 ClusterQueue); other close names get "did you mean"."""
     allowed_set = allowed if isinstance(allowed, (set, frozenset)) else frozenset(allowed)
     for k in d:
         if k not in allowed_set:
-            fail(obj, child(path, k), f'unknown field "{k}"')
+            fail(obj, child(path, k), f'unknown field "{k}"{_field_hint(k, allowed_set, renamed)}')
+
+
+def _field_hint(name: str, allowed: Iterable[str], renamed: Mapping[str, str] | None) -> str:
+    if renamed and name in renamed:
+        return f"; {renamed[name]}"
+    close = difflib.get_close_matches(name, sorted(allowed), n=1, cutoff=0.8)
+    return f'; did you mean "{close[0]}"?' if close else ""
+
+
+def version_rename(api: str, name: str, other_version: str, other_name: str) -> str:
+    """The hint for a field that the object's API version spells differently."""
+    return f'{api} calls it "{name}" ("{other_name}" is the {other_version} name)'
 
 
 def enum(v: object, allowed: Iterable[str], obj: str, path: str) -> str:

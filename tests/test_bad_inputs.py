@@ -46,3 +46,30 @@ def test_bad_input_is_rejected_with_one_line(name: str) -> None:
         assert want["object"] in err
     assert want["field"] in err
     assert p.stdout == ""
+
+
+def test_every_invalid_object_is_reported_on_its_own_line() -> None:
+    path = Path(__file__).parent / "data" / "several-mistakes.yaml"
+    p = subprocess.run([KUEUE_FAST, "schedule", str(path)], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2
+    assert p.stdout == ""
+    lines = p.stderr.splitlines()
+    assert all(line.startswith(f"error: {path} (document ") for line in lines)  # no warnings on failure
+    assert [line.split("): ", 1)[1].split(":")[0] for line in lines] == [
+        "ClusterQueue/team-a spec.cohort",
+        "ClusterQueue/team-b spec.resourceGroups[0].flavors[0].resources[0].lendingLimit",
+        "Job/team-a/train spec.template.spec.containers[0].resources.requests[cpu]",
+        "Workload/team-a/w spec.podSets",
+    ]
+    assert 'kueue.x-k8s.io/v1beta2 calls it "cohortName"' in lines[0]
+
+
+def test_warnings_go_to_standard_error_on_success(tmp_path: Path) -> None:
+    path = tmp_path / "in.yaml"
+    path.write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n---\n"
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: f}\n"
+    )
+    p = subprocess.run([KUEUE_FAST, "schedule", str(path)], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0
+    assert p.stderr == f"warning: {path} (document 1): ConfigMap/c: Kueue does not read ConfigMap (v1); skipped\n"

@@ -13,7 +13,7 @@ import yaml
 
 from kueue_fast import loader
 from kueue_fast import model as m
-from kueue_fast.errors import ParseError, ValidationError
+from kueue_fast.errors import InputError, InputErrors, ParseError, ValidationError
 
 B1 = "kueue.x-k8s.io/v1beta1"
 B2 = "kueue.x-k8s.io/v1beta2"
@@ -331,3 +331,137 @@ def test_scenarios_load(path: Path) -> None:
     else:
         state = loader.build_state(objects)
         assert len(state.workloads) == sum(1 for d in objects if d.obj.get("kind") == "Workload")
+
+
+# --- every invalid object at once, warnings ---------------------------------------------------------
+
+
+def test_every_invalid_object_is_reported_in_order(tmp_path: Path) -> None:
+    bad = write(tmp_path, "bad.yaml", "\n---\n".join([
+        yaml.safe_dump(cq_obj(stopPolicy="Later")),  # a ClusterQueue error
+        yaml.safe_dump({"apiVersion": B2, "kind": "ClusterQueu", "metadata": {"name": "x"}}),  # a kind error
+        yaml.safe_dump(wl_obj(name="w1", podSets=[])),  # a Workload error
+        yaml.safe_dump(wl_obj(name="w2")),  # fine
+        yaml.safe_dump(wl_obj(name="w3", priorityClassName="none")),  # a missing reference
+    ]))
+    broken = write(tmp_path, "broken.yaml", "a: [\n")
+    with pytest.raises(InputErrors) as e:
+        loader.load([bad, broken])
+    got = [(type(x).__name__, x.obj, x.field) for x in e.value.errors]
+    # file errors, then kinds, then the other objects, then Workloads: a reader that
+    # stopped at the first error reported the first of these
+    assert got == [
+        ("ParseError", "", ""),
+        ("ParseError", "ClusterQueu/x", "kind"),
+        ("ValidationError", "ClusterQueue/cq", "spec.stopPolicy"),
+        ("ValidationError", "Workload/team-a/w1", "spec.podSets"),
+    ]  # no MissingReferenceError: the class may be in the file that could not be read
+    assert str(e.value) == str(e.value.errors[0])
+    assert isinstance(e.value, InputError)
+
+
+def test_a_single_error_is_raised_as_itself_with_the_warnings() -> None:
+    skipped = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}
+    with pytest.raises(ValidationError) as e:
+        loader.build_state([skipped, cq_obj(stopPolicy="Later")])
+    assert e.value.errors == [e.value]
+    assert [w.obj for w in e.value.warnings] == ["ConfigMap/c"]
+
+
+def test_a_reference_to_an_invalid_priority_class_is_not_a_second_error() -> None:
+    bad_class = {"apiVersion": B1, "kind": "WorkloadPriorityClass", "metadata": {"name": "high"}, "value": "x"}
+    with pytest.raises(ValidationError) as e:  # one error, not InputErrors
+        loader.build_state([bad_class, wl_obj(priorityClassName="high")])
+    assert e.value.obj == "WorkloadPriorityClass/high"
+
+
+def test_kinds_kueue_does_not_read_are_skipped_with_a_warning() -> None:
+    state = loader.build_state([
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "n"}},
+        {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": {"name": "clusterqueues.kueue.x-k8s.io"}},
+        {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": "js", "labels": {"kueue.x-k8s.io/queue-name": "lq"}}},
+        {"apiVersion": B2, "kind": "Topology", "metadata": {"name": "t"}},
+        {"apiVersion": "v1", "kind": "Namespac", "metadata": {"name": "x"}},
+    ])
+    got = {w.obj: w.message for w in state.warnings}
+    assert list(got) == ["ConfigMap/n/c", "CustomResourceDefinition/clusterqueues.kueue.x-k8s.io", "JobSet/js", "Topology/t", "Namespac/x"]
+    assert got["ConfigMap/n/c"] == "Kueue does not read ConfigMap (v1); skipped"
+    assert "kueue-fast makes Workloads only from batch/v1 Jobs" in got["JobSet/js"]
+    assert "a ResourceFlavor that names a topology is refused" in got["Topology/t"]
+    assert got["Namespac/x"].endswith('(did you mean "Namespace"?)')
+    assert len(state.documents) == 5  # --output yaml still prints them
+
+
+@pytest.mark.parametrize(("kind", "hint"), [("ClusterQueu", "ClusterQueue"), ("localqueue", "LocalQueue"), ("Flavor", "ResourceFlavor"), ("Banana", None)])
+def test_an_unknown_kind_in_kueues_group_is_an_error_with_a_hint(kind: str, hint: str | None) -> None:
+    with pytest.raises(ParseError) as e:
+        loader.build_state([{"apiVersion": B2, "kind": kind, "metadata": {"name": "x"}}])
+    assert e.value.field == "kind"
+    assert e.value.message.startswith(f'unsupported kind "{kind}" (apiVersion "{B2}")')
+    assert e.value.message.endswith(f'; did you mean "{hint}"?' if hint else ")")
+
+
+def test_an_empty_file_and_an_empty_directory_are_warnings(tmp_path: Path) -> None:
+    empty = write(tmp_path, "empty.yaml", "# nothing yet\n---\n")
+    (tmp_path / "none").mkdir()
+    state = loader.load([empty, str(tmp_path / "none")])
+    assert [(w.source, w.message) for w in state.warnings] == [
+        (empty, "no objects in this file"),
+        (str(tmp_path / "none"), "directory has no .json, .yaml or .yml files (-R reads its subdirectories)"),
+    ]
+
+
+def test_a_directory_is_read_like_kubectl_apply_f(tmp_path: Path) -> None:
+    def ns(name: str) -> str:
+        return yaml.safe_dump({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+
+    (tmp_path / "sub" / "deeper").mkdir(parents=True)
+    (tmp_path / "b.yaml").write_text(ns("b"))
+    (tmp_path / "a.json").write_text(json.dumps({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a"}}))
+    (tmp_path / "c.yml").write_text(ns("c"))
+    (tmp_path / "notes.txt").write_text("not a manifest")
+    (tmp_path / "sub" / "d.yaml").write_text(ns("d"))
+    (tmp_path / "sub" / "deeper" / "e.yaml").write_text(ns("e"))
+    (tmp_path / "z.yaml").write_text(ns("z"))
+    assert loader.manifest_files(str(tmp_path)) == [str(tmp_path / n) for n in ("a.json", "b.yaml", "c.yml", "z.yaml")]
+    flat = loader.load([str(tmp_path)])
+    assert list(flat.namespaces) == ["a", "b", "c", "z"]
+    deep = loader.load([str(tmp_path)], recursive=True)
+    assert list(deep.namespaces) == ["a", "b", "c", "d", "e", "z"]  # filepath.Walk's lexical order
+    assert loader.manifest_files(str(tmp_path / "notes.txt")) == [str(tmp_path / "notes.txt")]  # named: read
+
+
+def test_v1beta1_names_in_v1beta2_objects_get_a_hint() -> None:
+    with pytest.raises(ValidationError) as e:
+        loader.build_state([cq_obj(B2, cohort="c")])
+    assert e.value.message == 'unknown field "cohort"; kueue.x-k8s.io/v1beta2 calls it "cohortName" ("cohort" is the v1beta1 name)'
+    with pytest.raises(ValidationError) as e:
+        loader.build_state([cq_obj(B1, cohortName="c")])
+    assert e.value.message == 'unknown field "cohortName"; kueue.x-k8s.io/v1beta1 calls it "cohort" ("cohortName" is the v1beta2 name)'
+    with pytest.raises(ValidationError) as e:
+        loader.build_state([cq_obj(B2, queueingStrategi="StrictFIFO")])
+    assert e.value.message == 'unknown field "queueingStrategi"; did you mean "queueingStrategy"?'
+
+
+def test_a_cluster_queue_without_namespace_selector_is_a_warning() -> None:
+    state = loader.build_state([cq_obj(B2), {**cq_obj(B2, namespaceSelector={}), "metadata": {"name": "all"}}])
+    (w,) = state.warnings
+    assert (w.obj, w.field) == ("ClusterQueue/cq", "spec.namespaceSelector")
+    assert "selects no namespace" in w.message
+
+
+def test_an_admitted_workload_naming_an_unknown_flavor_is_a_warning() -> None:
+    status = {"admission": {"clusterQueue": "cq", "podSetAssignments": [
+        {"name": "main", "count": 2, "flavors": {"cpu": "defualt", "memory": "default"}, "resourceUsage": {"cpu": "2", "memory": "2Gi"}}]}}
+    flavor = {"apiVersion": B1, "kind": "ResourceFlavor", "metadata": {"name": "default"}}
+    state = loader.build_state([flavor, cq_obj(namespaceSelector={}), wl_obj(status=status)])
+    (w,) = state.warnings
+    assert (w.obj, w.field) == ("Workload/team-a/wl", "status.admission.podSetAssignments[0].flavors[cpu]")
+    assert w.message.startswith('ResourceFlavor "defualt" is not in the input')
+
+
+def test_sources_are_kept_when_asked(tmp_path: Path) -> None:
+    path = write(tmp_path, "in.yaml", yaml.safe_dump(cq_obj(namespaceSelector={})) + "---\n" + yaml.safe_dump(wl_obj()))
+    assert loader.load([path]).sources == {}
+    assert loader.load([path], keep_sources=True).sources == {
+        "ClusterQueue/cq": f"{path} (document 1)", "Workload/team-a/wl": f"{path} (document 2)"}
