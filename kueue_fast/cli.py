@@ -37,6 +37,25 @@ def _run_schedule(args: argparse.Namespace) -> int:
     return run_schedule(args)
 
 
+def _add_lint(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "lint",
+        help="validate manifests and warn about what a reviewer of Kueue configs would flag",
+        description="Validate as schedule does (every error at once), then warn about likely "
+        "mistakes. Exit 0 with warnings, 2 on errors (--strict: on warnings too).",
+    )
+    from .lint import add_arguments
+
+    add_arguments(p)
+    p.set_defaults(func=_run_lint)
+
+
+def _run_lint(args: argparse.Namespace) -> int:
+    from .lint import run_lint
+
+    return run_lint(args)
+
+
 def _add_controller(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
         "controller",
@@ -124,6 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_schedule(sub)
+    _add_lint(sub)
     _add_controller(sub)
     _add_manifests(sub)
     _add_simulate(sub)

@@ -174,6 +174,7 @@ def owner_field(workload_field: str) -> str:
     if workload_field.startswith(f"{pod_set}.template"):
         return "spec.template" + workload_field[len(f"{pod_set}.template") :]
     table = {
+        pod_set: "spec.template",  # the pod set as a whole: the Job's pods
         f"{pod_set}.count": "spec.parallelism",
         f"{pod_set}.minCount": f"metadata.annotations[{MIN_PARALLELISM_ANNOTATION}]",
         "spec.queueName": f"metadata.labels[{QUEUE_LABEL}]",
