@@ -1616,12 +1616,20 @@ def _build_state(
 
     # 1. kinds (all their errors first: a reader that stops at the first error reports one of these)
     roles: list[_Role | None] = []
+    known: dict[tuple[str, str], _Role] = {}  # (apiVersion, kind) -> the role of every such object
     for doc in documents:
-        try:
-            roles.append(_kind_and_version(doc))
-        except InputError as e:
-            errors.append(e)
-            roles.append(None)
+        api, kind = doc.obj.get("apiVersion"), doc.obj.get("kind")
+        role = known.get((api, kind)) if type(api) is str and type(kind) is str else None
+        if role is None:
+            try:
+                role = _kind_and_version(doc)
+            except InputError as e:
+                errors.append(e)
+                roles.append(None)
+                continue
+            if not role.skipped:  # a skipped object's message is its own
+                known[(role.api, role.kind)] = role
+        roles.append(role)
 
     # 2. everything but Workloads and jobs
     pod_classes: dict[str, m.WorkloadPriorityClass] = {}
