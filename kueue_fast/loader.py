@@ -1725,6 +1725,9 @@ def _build_state(
                 obj, wls, notes = jobs.read(doc, role, position, caches)
                 warnings.extend(notes)
                 made[i] = [obj, *(wl.raw for wl in wls)]
+                if sources is not None:
+                    md = obj["metadata"]
+                    sources[m.object_ref(role.kind, md["name"], md["namespace"])] = doc.where
                 for wl in wls:
                     put(state.workloads, wl.key, wl, doc, f"Workload/{wl.key}")
                 continue

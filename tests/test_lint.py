@@ -116,6 +116,8 @@ def test_a_jobs_findings_name_the_job() -> None:
     ((obj, field, message),) = findings([*BASE, job])
     assert (obj, field) == ("Job/team-a/train", "spec.template")
     assert message.startswith("pod set main needs 12 cpu (3 pods)")
+    (w,) = lint(loader.build_state(copy.deepcopy([*BASE, job]), keep_sources=True))
+    assert w.source == "<input> (document 4)"  # where the Job is
 
 
 TAINTED = [flavor("spot", nodeTaints=[{"key": "spot", "value": "true", "effect": "NoSchedule"}]),
