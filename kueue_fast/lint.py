@@ -92,6 +92,7 @@ class _Linter:
         compiler = WorkloadCompiler(state, self.topo)
         self.specs = {key: compiler.compile(wl) for key, wl in sorted(state.workloads.items())}
         self.out: list[InputWarning] = []
+        self._potential: dict[tuple[int, int], int] = {}
 
     def run(self) -> list[InputWarning]:
         self.missing_flavors()
@@ -103,6 +104,14 @@ class _Linter:
         return self.out
 
     # --- helpers ------------------------------------------------------------------------------
+
+    def potential(self, node: int, fr: int) -> int:
+        """PotentialAvailable (resource_node.go), once per node and flavor-resource."""
+        key = (node, fr)
+        value = self._potential.get(key)
+        if value is None:
+            value = self._potential[key] = self.tree.potential_available(node, fr)
+        return value
 
     def warn(self, obj: str, field: str, message: str) -> None:
         self.out.append(InputWarning(obj, field, message, self.state.sources.get(obj, "")))
@@ -235,7 +244,7 @@ class _Linter:
             return False
         if self.topo.flavor_classes[flavor_class][f] is not None:
             return False
-        return all(need[r] <= self.tree.potential_available(cq, self.topo.fr_id(f, r)) for r in wanted)
+        return all(need[r] <= self.potential(cq, self.topo.fr_id(f, r)) for r in wanted)
 
     def describe_need(
         self,
@@ -253,7 +262,7 @@ class _Linter:
         for r2 in wanted:  # the resource that no usable flavor can hold, if one is
             usable = [f for f in flavors if topo.flavor_classes[cls][f] is None]
             if usable and all(
-                need[r2] > self.tree.potential_available(cq, topo.fr_id(f, r2)) for f in usable
+                need[r2] > self.potential(cq, topo.fr_id(f, r2)) for f in usable
             ):
                 r, rname = r2, topo.resource_names[r2]
                 break
@@ -268,7 +277,7 @@ class _Linter:
             elif rejection is not None:
                 limits.append(rejection)
             else:
-                at_most = format_amount(rname, self.tree.potential_available(cq, topo.fr_id(f, r)))
+                at_most = format_amount(rname, self.potential(cq, topo.fr_id(f, r)))
                 limits.append(f"at most {at_most} in flavor {fname}")
         return f"{head}, more than its ClusterQueue can ever get ({'; '.join(limits)})"
 
@@ -365,7 +374,7 @@ class _Linter:
         limit = rq.borrowing_limit or 0
         if own == NO_LIMIT or limit == NO_LIMIT:
             return
-        could_borrow = max(0, tree.potential_available(node, fr) - own)
+        could_borrow = max(0, self.potential(node, fr) - own)
         if could_borrow >= limit:
             return
         shown = format_quantity(rq.name, limit)
