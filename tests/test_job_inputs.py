@@ -163,6 +163,17 @@ def test_workload_of_a_job_follows_kueues_job_integration() -> None:
     assert wl.raw["spec"]["priority"] == 0
 
 
+def test_long_job_names_are_cut_as_kueue_cuts_them() -> None:
+    name = "n" * 63
+    wl = only_workload(loader.build_state([*queues(), a_job(name)]))
+    assert wl.name == f"job-{name}-{sha5(name)}"
+    with pytest.raises(ValidationError, match="must be no more than 63 characters"):
+        loader.build_state([*queues(), a_job(name + "n")])
+    short = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration", "featureGates": {"ShortWorkloadNames": True}}
+    wl = only_workload(loader.build_state([*queues(), short, a_job(name)]))
+    assert wl.name == f"job-{name}"[:57] + f"-{sha5(name)}" and len(wl.name) == 63
+
+
 def test_a_job_without_uid_is_hashed_with_an_empty_uid() -> None:
     wl = only_workload(loader.build_state([*queues(), a_job("train")]))
     assert wl.name == f"job-train-{sha5('train')}"

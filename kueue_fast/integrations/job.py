@@ -47,15 +47,20 @@ _TOPOLOGY_ANNOTATIONS = (
     "kueue.x-k8s.io/podset-slice-required-topology-constraints",
 )
 
-# pkg/controller/jobframework/workload_names.go (ShortWorkloadNames off)
+# pkg/controller/jobframework/workload_names.go
 _HASH_LEN = 5
 _MAX_NAME = 253
+_MAX_SHORT_NAME = 63  # with the ShortWorkloadNames gate (alpha, off by default)
+SHORT_NAMES_GATE = "ShortWorkloadNames"
 
 
-def workload_name(job_name: str, job_uid: str, kind: str = KIND, group: str = GROUP) -> str:
+def workload_name(
+    job_name: str, job_uid: str, kind: str = KIND, group: str = GROUP, *, short: bool = False
+) -> str:
     """Kueue's GetWorkloadNameForOwnerWithGVK."""
     h = hashlib.sha1(f"{kind}\n{group}\n{job_name}\n{job_uid}".encode()).hexdigest()[:_HASH_LEN]
-    prefix = f"{kind.lower()}-{job_name}"[: _MAX_NAME - 1 - _HASH_LEN]
+    limit = _MAX_SHORT_NAME if short else _MAX_NAME
+    prefix = f"{kind.lower()}-{job_name}"[: limit - 1 - _HASH_LEN]
     return f"{prefix}-{h}"
 
 
@@ -78,6 +83,7 @@ def build_workload(
     priority_class_kind: str = "WorkloadPriorityClass",
     min_count: int | None = None,
     max_execution_seconds: int | None = None,
+    short_name: bool = False,
 ) -> JSON:
     """The Workload Kueue's job reconciler creates for a queued Job.
 
@@ -109,7 +115,7 @@ def build_workload(
         wl_spec["maximumExecutionTimeSeconds"] = max_execution_seconds
     owner: JSON = {"apiVersion": API_VERSION, "kind": KIND, "name": md["name"], "uid": uid}
     owner.update({"controller": True, "blockOwnerDeletion": True})
-    wl_md: JSON = {"name": workload_name(md["name"], uid), "namespace": md["namespace"]}
+    wl_md: JSON = {"name": workload_name(md["name"], uid, short=short_name), "namespace": md["namespace"]}
     if uid:
         wl_md["labels"] = {JOB_UID_LABEL: uid}
     else:  # offline: a Job that was never created has no uid
@@ -159,6 +165,7 @@ def workloads_for(job: JSON, env: Environment) -> Conversion:
         priority_class_kind=class_ref["kind"] if class_ref else "WorkloadPriorityClass",
         min_count=min_count,
         max_execution_seconds=fw.max_exec_seconds(job, ref),
+        short_name=env.configuration.feature_gates.get(SHORT_NAMES_GATE, False),
     )
     if not spec.get("suspend") and (job.get("status") or {}).get("startTime"):
         running = "the Job runs, but its Workload is not in the input: it is queued as a new Job"
@@ -212,6 +219,14 @@ def _validate(job: JSON, ref: str) -> tuple[JSON, JSON, int | None]:
     before any Workload exists; returns (spec, pod template spec, minCount).
     The pod template itself is checked as the Workload's (loader)."""
     v.check_fields(job, ("apiVersion", "kind", "metadata", "spec", "status"), ref, "")
+    name = job["metadata"]["name"]
+    if len(name) > 63:  # batch defaulting puts it in the pods' job-name labels
+        v.invalid(
+            ref,
+            "metadata.name",
+            name,
+            "must be no more than 63 characters (the Job's pods are labelled with it)",
+        )
     if job.get("spec") is None:
         v.required(ref, "spec")
     spec = v.as_map(job["spec"], ref, "spec")
