@@ -1,11 +1,15 @@
 """Kueue manifests (YAML or JSON, either API version) -> ``model.ClusterState``.
 
-Reading (:func:`read_documents`) splits files into documents; building
-(:func:`build_state`) converts each object with its per-kind converter
-(``parse_cluster_queue``...), which applies Kueue's defaults and validation
-(``kueue_fast.validation``) and raises errors naming the object and field.
-The converters work on single dicts, so the cluster reconciler can feed them
-objects from the API server.
+Reading (:func:`read_documents`) splits files (and directories, as
+``kubectl apply -f``) into documents; building (:func:`build_state`) converts
+each object with its per-kind converter (``parse_cluster_queue``...), which
+applies Kueue's defaults and validation (``kueue_fast.validation``) and raises
+errors naming the object and field. The converters work on single dicts, so
+the cluster reconciler can feed them objects from the API server. Jobs become
+the Workloads Kueue's job integrations create (``kueue_fast.integrations``);
+kinds Kueue does not read are skipped with a warning. Every invalid object of
+an input is reported (one error each, ``errors.raise_all``); what is accepted
+but probably not meant is a warning (``ClusterState.warnings``).
 
 Field names per version follow kueue-semantics.md §1.1 (v1beta1 ``cohort``,
 ``priorityClassName``/``priorityClassSource``, fairSharing ``enable``; v1beta2
