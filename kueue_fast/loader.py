@@ -1604,7 +1604,7 @@ def _build_state(
     docs: Iterable[Document | dict[str, Any]], errors: list[InputError], keep_sources: bool
 ) -> m.ClusterState:
     state = m.ClusterState()
-    warnings = state.warnings
+    noted: list[tuple[int, InputWarning]] = []  # (document number, warning), sorted at the end
     sources = state.sources if keep_sources else None
     documents: list[Document] = []
     for i, d in enumerate(docs):
@@ -1662,7 +1662,7 @@ def _build_state(
         if role is None:
             continue
         if role.skipped:
-            warnings.append(InputWarning(_label_of(doc.obj), "", role.skipped, doc.where))
+            noted.append((i, InputWarning(_label_of(doc.obj), "", role.skipped, doc.where)))
             continue
         kind = role.kind
         if kind == "Workload" or role.integration is not None:
@@ -1676,7 +1676,8 @@ def _build_state(
                 cq = parse_cluster_queue(doc.obj)
                 put(state.cluster_queues, cq.name, cq, doc, f"ClusterQueue/{cq.name}")
                 if cq.namespace_selector is None:
-                    warnings.append(_NO_NAMESPACE_SELECTOR.with_object(f"ClusterQueue/{cq.name}", doc.where))
+                    hint = _NO_NAMESPACE_SELECTOR.with_object(f"ClusterQueue/{cq.name}", doc.where)
+                    noted.append((i, hint))
             elif kind == "Cohort":
                 co = parse_cohort(doc.obj)
                 put(state.cohorts, co.name, co, doc, f"Cohort/{co.name}")
@@ -1727,7 +1728,7 @@ def _build_state(
             if role.integration is not None:
                 assert jobs is not None
                 obj, wls, notes = jobs.read(doc, role, position, caches)
-                warnings.extend(notes)
+                noted.extend((i, w) for w in notes)
                 made[i] = [obj, *(wl.raw for wl in wls)]
                 if sources is not None:
                     md = obj["metadata"]
@@ -1749,9 +1750,11 @@ def _build_state(
             )
             put(state.workloads, wl.key, wl, doc, f"Workload/{wl.key}")
             if wl.admission is not None:
-                warnings.extend(_unknown_flavors(wl, state, doc))
+                noted.extend((i, w) for w in _unknown_flavors(wl, state, doc))
         except InputError as e:
             errors.append(_with_source(e, doc))
+    noted.sort(key=lambda n: n[0])  # in input order
+    state.warnings.extend(w for _, w in noted)
     if made:
         state.documents = [o for i, doc in enumerate(documents) for o in made.get(i) or (doc.obj,)]
     else:
