@@ -602,7 +602,9 @@ def parse_cohort(obj: Mapping[str, Any]) -> m.Cohort:
     # v1alpha1 called the parent "parent" (apis/kueue/v1alpha1/cohort_types.go)
     parent_field = "parent" if api == V1ALPHA1 and "parent" in spec else "parentName"
     allowed = ("parentName", "resourceGroups", "fairSharing") + (("parent",) if api == V1ALPHA1 else ())
-    v.check_fields(spec, allowed, ref, "spec")
+    old_parent = v.version_rename(api, "parentName", "v1alpha1", "parent")
+    renamed = None if api == V1ALPHA1 else {"parent": old_parent}
+    v.check_fields(spec, allowed, ref, "spec", renamed)
     if api == V1ALPHA1 and "parent" in spec and "parentName" in spec:
         v.invalid(ref, "spec.parent", spec["parent"], "parent and parentName cannot both be set")
     parent = v.opt_str(spec, parent_field, ref, "spec") or None

@@ -439,6 +439,9 @@ def test_v1beta1_names_in_v1beta2_objects_get_a_hint() -> None:
         loader.build_state([cq_obj(B1, cohortName="c")])
     assert e.value.message == 'unknown field "cohortName"; kueue.x-k8s.io/v1beta1 calls it "cohort" ("cohortName" is the v1beta2 name)'
     with pytest.raises(ValidationError) as e:
+        loader.build_state([{"apiVersion": B2, "kind": "Cohort", "metadata": {"name": "c"}, "spec": {"parent": "root"}}])
+    assert e.value.message == 'unknown field "parent"; kueue.x-k8s.io/v1beta2 calls it "parentName" ("parent" is the v1alpha1 name)'
+    with pytest.raises(ValidationError) as e:
         loader.build_state([cq_obj(B2, queueingStrategi="StrictFIFO")])
     assert e.value.message == 'unknown field "queueingStrategi"; did you mean "queueingStrategy"?'
 
