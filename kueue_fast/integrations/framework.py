@@ -155,7 +155,7 @@ def atoi(s: str) -> int | None:
 
 
 def priority(
-    obj: JSON, ref: str, pod_specs: list[JSON], env: Environment
+    obj: JSON, ref: str, pod_specs: list[tuple[str, JSON]], env: Environment
 ) -> tuple[dict[str, str] | None, int]:
     """(spec.priorityClassRef, spec.priority) of the job's Workload
     (ExtractPriority): the kueue.x-k8s.io/priority-class label's
@@ -163,7 +163,8 @@ def priority(
     ApplyDefaultWorkloadPriorityClass), else the first pod template's
     priorityClassName's PriorityClass, else the globalDefault PriorityClass
     with the lowest value, else 0. A class that does not exist is a
-    MissingReferenceError (Kueue creates no Workload then)."""
+    MissingReferenceError (Kueue creates no Workload then). ``pod_specs``:
+    (field path, pod template spec) of each pod set, in pod set order."""
     labels = (obj.get("metadata") or {}).get("labels") or {}
     wpc_name = labels.get(PRIORITY_LABEL) or ""
     path = f"metadata.labels[{PRIORITY_LABEL}]"
@@ -175,26 +176,19 @@ def priority(
         if wpc is None:
             raise MissingReferenceError(ref, path, f'WorkloadPriorityClass "{wpc_name}" not found')
         return _class_ref(KUEUE_GROUP, "WorkloadPriorityClass", wpc.name), wpc.value
-    for i, spec in enumerate(pod_specs):
+    for spec_path, spec in pod_specs:
         pc_name = spec.get("priorityClassName")
         if pc_name:
             pc = env.priority_classes.get(pc_name) or SYSTEM_PRIORITY_CLASSES.get(pc_name)
             if pc is None:
-                raise MissingReferenceError(
-                    ref, pod_spec_path(obj, i, "priorityClassName"), f'PriorityClass "{pc_name}" not found'
-                )
+                path = v.child(spec_path, "priorityClassName")
+                raise MissingReferenceError(ref, path, f'PriorityClass "{pc_name}" not found')
             return _class_ref("scheduling.k8s.io", "PriorityClass", pc.name), pc.value
     defaults = [pc for pc in env.priority_classes.values() if pc.global_default]
     if defaults:
         pc = min(defaults, key=lambda c: c.value)  # getDefaultPriorityClass: lowest value wins
         return _class_ref("scheduling.k8s.io", "PriorityClass", pc.name), pc.value
     return None, 0
-
-
-def pod_spec_path(obj: JSON, index: int, name: str) -> str:
-    """Where a pod template field lives in the job (only Job, one template, today)."""
-    del obj, index  # other kinds: per pod set
-    return f"spec.template.spec.{name}"
 
 
 def _class_ref(group: str, kind: str, name: str) -> dict[str, str]:

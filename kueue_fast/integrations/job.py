@@ -155,7 +155,7 @@ def workloads_for(job: JSON, env: Environment) -> Conversion:
         return out
     if not FeatureGates.resolve(env.configuration.feature_gates).partial_admission:
         min_count = None  # prepareWorkload clearMinCountsIfFeatureDisabled
-    class_ref, prio = fw.priority(job, ref, [pod_spec], env)
+    class_ref, prio = fw.priority(job, ref, [("spec.template.spec", pod_spec)], env)
     wpc = class_ref["name"] if class_ref and class_ref["kind"] == "WorkloadPriorityClass" else None
     out.obj = job = apply_webhook_defaults(job, queue, wpc)
     wl = build_workload(
