@@ -147,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
         a for a in (args.metrics_bind_address, args.health_probe_bind_address) if a not in (None, "", "0")
     ]
     for addr in dict.fromkeys(addrs):
-        srv = HealthServer(addr, metrics, ctl.healthy, ctl.ready)
+        srv = HealthServer(addr, metrics, ctl.healthy, ctl.readiness)
         srv.start()
         servers.append(srv)
         log.info("serving /metrics, /healthz, /readyz on %s", srv.address)
@@ -161,9 +161,11 @@ def run(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGINT, on_signal)
     ctl.start()
     log.info(
-        "kueue-fast controller %s started (leader election %s)",
+        "kueue-fast controller %s started (%s)",
         opts.identity,
-        "on" if opts.leader_elect else "off",
+        f"leader election with the Lease {opts.lease_namespace}/{opts.lease_name}"
+        if opts.leader_elect
+        else "no leader election: this instance decides",
     )
     rc = 0
     was_leader = False

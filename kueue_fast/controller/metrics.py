@@ -190,12 +190,29 @@ def parse_address(addr: str) -> tuple[str, int]:
     return (host or "0.0.0.0", int(port))
 
 
+def readyz(checks: list[tuple[str, str]], verbose: bool = False) -> tuple[bytes, int]:
+    """The body and status code of ``/readyz`` (k8s.io/apiserver healthz format)."""
+    failed = any(err for _, err in checks)
+    if not failed and not verbose:
+        return b"ok", 200
+    lines = [f"[-]{name} failed: {err}" if err else f"[+]{name} ok" for name, err in checks]
+    lines.append("readyz check failed" if failed else "readyz check passed")
+    return ("\n".join(lines) + "\n").encode(), (503 if failed else 200)
+
+
 class HealthServer:
     """``/metrics``, ``/healthz`` (the scheduling loop is alive) and ``/readyz``
-    (informers synced) on one address."""
+    on one address. ``readiness`` gives named checks, ``(name, "")`` when one
+    passes, ``(name, why)`` when not; ``/readyz`` answers as the Kubernetes
+    components do: ``ok``, or 503 with ``[+]name ok`` / ``[-]name failed: why``
+    lines (``?verbose`` lists them when all pass too)."""
 
     def __init__(
-        self, address: str, metrics: Metrics, healthy: Callable[[], bool], ready: Callable[[], bool]
+        self,
+        address: str,
+        metrics: Metrics,
+        healthy: Callable[[], bool],
+        readiness: Callable[[], list[tuple[str, str]]],
     ) -> None:
         host, port = parse_address(address)
         outer = self
@@ -205,15 +222,15 @@ class HealthServer:
                 pass
 
             def do_GET(self) -> None:  # noqa: N802 - http.server API
-                path = self.path.split("?")[0]
+                path, _, query = self.path.partition("?")
                 if path == "/metrics":
                     body, code, ctype = outer.metrics.exposition(), 200, CONTENT_TYPE_LATEST
                 elif path in ("/healthz", "/livez"):
                     ok = outer.healthy()
                     body, code, ctype = (b"ok" if ok else b"unhealthy"), (200 if ok else 500), "text/plain"
                 elif path == "/readyz":
-                    ok = outer.ready()
-                    body, code, ctype = (b"ok" if ok else b"not ready"), (200 if ok else 503), "text/plain"
+                    body, code = readyz(outer.readiness(), verbose="verbose" in query)
+                    ctype = "text/plain; charset=utf-8"
                 else:
                     body, code, ctype = b"not found", 404, "text/plain"
                 self.send_response(code)
@@ -224,7 +241,7 @@ class HealthServer:
 
         self.metrics = metrics
         self.healthy = healthy
-        self.ready = ready
+        self.readiness = readiness
         self.httpd = ThreadingHTTPServer((host, port), Handler)
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, name="health-server", daemon=True)

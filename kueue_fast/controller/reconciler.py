@@ -236,6 +236,8 @@ class Controller:
                 retry_period=self.opts.retry_period,
                 clock=self.clock,
             )
+        else:
+            self.metrics.is_leader.set(1)  # no election: this instance decides
         self.thread = threading.Thread(target=self._run, name="scheduling-loop", daemon=True)
 
     # --- lifecycle ----------------------------------------------------------------------------------
@@ -286,8 +288,23 @@ class Controller:
             self.elector.stop_event.set()
         self.writer.stop()
 
-    def ready(self) -> bool:
+    def synced_all(self) -> bool:
+        """Every informer has listed its kind once."""
         return len(self.synced) == len(ALL_KINDS)
+
+    def readiness(self) -> list[tuple[str, str]]:
+        """The /readyz checks as (name, why not, "" when passing). A standby
+        is ready: readiness never requires leading (a rolling update would
+        wait forever for the new pod); one that could not take over (its
+        Lease unreachable) is not."""
+        missing = [k for k in ALL_KINDS if k not in self.synced]
+        checks = [("informers-synced", f"waiting for {', '.join(missing)}" if missing else "")]
+        if self.elector is not None:
+            checks.append(("leader-election", self.elector.readiness_error()))
+        return checks
+
+    def ready(self) -> bool:
+        return not any(err for _, err in self.readiness())
 
     def healthy(self) -> bool:
         return self.thread.is_alive() and self.clock.monotonic() - self.heartbeat < 60 and self.fatal is None
@@ -354,7 +371,7 @@ class Controller:
         while self.timers and self.timers[0][0] <= now:
             _, key = heapq.heappop(self.timers)
             self.dirty[key] = None
-        if not self.ready() or not self.leader:
+        if not self.synced_all() or not self.leader:
             return
         if self.engine is None:
             self._build_engine()
