@@ -269,15 +269,25 @@ class Controller:
             self.elector.start()
         return self
 
-    def stop(self, release_lease: bool = True) -> None:
-        """Graceful stop: give the lease up, stop every thread."""
-        if self.elector is not None:
-            self.elector.stop(release=release_lease)
+    def stop(self, release_lease: bool = True, timeout: float = 10.0) -> None:
+        """Graceful stop (SIGTERM): 1. stop deciding; 2. let the writes in
+        flight land (the queued ones are dropped: the next leader decides them
+        again); 3. give the Lease up, so that a standby or the restarted
+        process takes over at once. Releasing before the last write lands would
+        let the next leader decide on a state that write then changes
+        (client-go's ReleaseOnCancel asks the same of its callers). A write
+        still hanging after ``timeout`` keeps the Lease: it expires instead."""
         self.stopped.set()
         self.q.put(("stop",))
+        if self.thread.is_alive() and threading.current_thread() is not self.thread:
+            self.thread.join(timeout)
+        self.writer.drain()
+        quiet = self.writer.stop(wait=timeout)
+        if self.elector is not None:
+            if release_lease and not quiet:
+                log.warning("writes still in flight after %.0fs: the Lease is left to expire", timeout)
+            self.elector.stop(release=release_lease and quiet)
         self.client.close()
-        self.writer.stop()
-        self.thread.join(timeout=10)
 
     def kill(self) -> None:
         """Die at once, as a killed process would: nothing more is sent."""
