@@ -114,3 +114,80 @@ def test_bad_flags_are_one_line(
     kc = no_cluster_env / "kc"
     kc.write_text(GOOD_KUBECONFIG)
     one_line_error(capsys, ["controller", "--kubeconfig", str(kc), *flags])
+
+
+# --- the image and the deployment --------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _dockerfile_final_stage() -> list[tuple[str, str]]:
+    """The instructions (keyword, arguments) of the Dockerfile's last stage."""
+    text = (ROOT / "Dockerfile").read_text().replace("\\\n", " ")
+    stages: list[list[tuple[str, str]]] = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        keyword, _, rest = line.partition(" ")
+        if keyword.upper() == "FROM":
+            stages.append([])
+        if stages:
+            stages[-1].append((keyword.upper(), rest.strip()))
+    assert len(stages) >= 2, "a multi-stage build: the compiler stays in the build stage"
+    return stages[-1]
+
+
+def test_dockerfile_and_deployment_agree_on_a_non_root_user() -> None:
+    from kueue_fast.controller import manifests
+
+    final = _dockerfile_final_stage()
+    users = [args for kw, args in final if kw == "USER"]
+    assert users, "the runtime stage sets USER"
+    uid, _, gid = users[-1].partition(":")
+    assert uid.isdigit() and int(uid) != 0, "a numeric UID, so that the kubelet can check runAsNonRoot"
+    entrypoint = [args for kw, args in final if kw == "ENTRYPOINT"]
+    assert entrypoint and '"kueue-fast"' in entrypoint[-1]
+    assert any(
+        (kw == "COPY" and "--from=" in args) or (kw == "RUN" and "from=build" in args) for kw, args in final
+    ), "the wheels come from the build stage"
+    assert not any(kw == "RUN" and "g++" in args for kw, args in final), "no compiler in the runtime image"
+
+    dep = next(d for d in manifests.deploy(image="example/kueue-fast:1") if d["kind"] == "Deployment")
+    pod = dep["spec"]["template"]["spec"]
+    sc = pod["securityContext"]
+    assert sc["runAsNonRoot"] is True and sc["runAsUser"] == int(uid)
+    if gid:
+        assert sc["runAsGroup"] == int(gid)
+    container = pod["containers"][0]
+    assert container["args"][0] == "controller"
+    assert container["securityContext"]["readOnlyRootFilesystem"] is True
+
+
+def test_dockerignore_keeps_local_state_out_of_the_build() -> None:
+    ignored = (ROOT / ".dockerignore").read_text().split()
+    assert {".git", ".venv", "build"} <= set(ignored)
+
+
+def test_manifests_deploy_without_image_warns(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["manifests", "deploy"]) == 0
+    out, err = capsys.readouterr()
+    assert "kind: Deployment" in out
+    lines = err.strip().splitlines()
+    assert (
+        len(lines) == 1
+        and lines[0].startswith("warning: ")
+        and "--image" in lines[0]
+        and "Dockerfile" in lines[0]
+    )
+    assert main(["manifests", "deploy", "--image", "registry.example/kueue-fast:1"]) == 0
+    out, err = capsys.readouterr()
+    assert err == "" and "image: registry.example/kueue-fast:1" in out
+
+
+def test_deployment_may_record_events_and_nothing_more() -> None:
+    from kueue_fast.controller import manifests
+
+    role = next(d for d in manifests.deploy() if d["kind"] == "ClusterRole")
+    events = [r for r in role["rules"] if "events" in r["resources"]]
+    assert events == [{"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch"]}]
