@@ -183,6 +183,7 @@ WORKLOADS = Resource(KUEUE_GROUP, KUEUE_VERSION, "workloads", "Workload", True)
 NAMESPACES = Resource("", "v1", "namespaces", "Namespace", False)
 JOBS = Resource("batch", "v1", "jobs", "Job", True)
 LEASES = Resource("coordination.k8s.io", "v1", "leases", "Lease", True)
+EVENTS = Resource("events.k8s.io", "v1", "events", "Event", True)
 
 
 # --- rate limiting ----------------------------------------------------------------------------
