@@ -331,15 +331,17 @@ class KubeClient:
         verb: str = "",
         resource: str = "",
         retries: int | None = None,
+        bucket: TokenBucket | None = None,
     ) -> JSON:
-        """One API call with rate limiting and retries; the decoded JSON answer."""
+        """One API call with rate limiting and retries; the decoded JSON answer.
+        ``bucket``: a rate limit of its own instead of the client's (Events)."""
         q = [(k, _qs(v)) for k, v in (query or {}).items() if v is not None]
         attempts = (self.max_retries if retries is None else retries) + 1
         delay = self.backoff_base
         for attempt in range(attempts):
             if self.stopped.is_set():
                 raise ClientClosed()
-            self.bucket.take(self.stopped)
+            (bucket or self.bucket).take(self.stopped)
             t0 = time.monotonic()
             try:
                 err = self._once(method, path, q, body, content_type)

@@ -139,6 +139,9 @@ def run(args: argparse.Namespace) -> int:
         lease_name=args.lease_name,
         workers=args.workers,
         status_interval=args.status_interval,
+        events=args.events,
+        events_qps=args.events_qps,
+        events_burst=args.events_burst,
     )
     metrics = Metrics()
     ctl = Controller(client, opts, metrics=metrics)

@@ -21,6 +21,7 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 log = logging.getLogger("kueue_fast.controller.metrics")
 
 _WAIT_BUCKETS = (0.01, 0.05, 0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200, 14400, 28800)
+_WRITE_VERBS = frozenset(("create", "update", "patch", "delete"))
 _CYCLE_BUCKETS = (0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5)
 
 
@@ -158,6 +159,27 @@ class Metrics:
             buckets=(0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30),
             registry=r,
         )
+        self.api_writes_total = Counter(
+            "kueue_fast_api_writes_total",
+            "API writes (create, update, patch, delete) by purpose: decision (Workloads, Jobs, queue "
+            "statuses, finalizers), event, lease",
+            ["purpose"],
+            registry=r,
+        )
+        self.events_total = Counter(
+            "kueue_fast_events_total",
+            "Events recorded, by type and reason (occurrences: a series is one Event with a count)",
+            ["type", "reason"],
+            registry=r,
+        )
+        self.events_dropped_total = Counter(
+            "kueue_fast_events_dropped_total",
+            "Event writes dropped because more than the queue's bound waited for --events-qps",
+            registry=r,
+        )
+        self.event_queue_depth = Gauge(
+            "kueue_fast_event_queue_depth", "Event writes waiting for the Event rate limit", registry=r
+        )
         self.write_queue_depth = Gauge(
             "kueue_fast_write_queue_depth", "Writes waiting for the writer", registry=r
         )
@@ -179,6 +201,9 @@ class Metrics:
     def observe_request(self, verb: str, resource: str, code: int, seconds: float) -> None:
         self.api_requests_total.labels(verb, resource, str(code)).inc()
         self.api_request_duration_seconds.labels(verb).observe(seconds)
+        if verb in _WRITE_VERBS:
+            purpose = {"events": "event", "leases": "lease"}.get(resource, "decision")
+            self.api_writes_total.labels(purpose).inc()
 
     def exposition(self) -> bytes:
         return generate_latest(self.registry)
