@@ -269,6 +269,29 @@ def test_rate_limit_and_bounded_queue(recorder_env: tuple[FakeAPIServer, KubeCli
         rec.stop()
 
 
+def test_warnings_and_evictions_go_first_and_are_dropped_last(
+    recorder_env: tuple[FakeAPIServer, KubeClient],
+) -> None:
+    api, client = recorder_env
+    rec = EventRecorder(client, max_queued=3, sweep_interval=3600)
+    for i in range(3):
+        rec.record(wl(f"ok{i}"), "Normal", "QuotaReserved", "n", controller=ADMISSION)
+    rec.record(wl("late"), "Warning", "WaitingForQuota", "n", controller=ADMISSION)
+    rec.record(wl("victim"), "Normal", "EvictedDueToPreempted", "n", controller=ADMISSION)
+    rec.record(wl("one-more"), "Normal", "QuotaReserved", "n", controller=ADMISSION)
+    assert (rec.depth(), rec.dropped) == (3, 3)
+    rec.start()
+    try:
+        wait_for(lambda: writes(api).get("create") == 3, what="three written")
+        got = sorted(
+            api.list("events", "ns", group="events.k8s.io"),
+            key=lambda e: int(e["metadata"]["resourceVersion"]),
+        )
+        assert [e["regarding"]["name"] for e in got] == ["late", "victim", "ok0"]
+    finally:
+        rec.stop()
+
+
 def test_long_notes_are_cut_as_kueue_does() -> None:
     assert truncate_note("x" * 1024) == "x" * 1024
     cut = truncate_note("é" * 600)  # 1200 bytes
