@@ -16,9 +16,15 @@ from fake_apiserver import FakeAPIServer
 from kf_harness import Harness, cluster_queue, flavor, job, local_queue, priority_class, wait_for
 from test_e2e import running, setup_queues
 
-from kueue_fast.controller.events import ADMISSION, JOB_CONTROLLER, EventRecorder, truncate_note
+from kueue_fast.controller.events import (
+    ADMISSION,
+    JOB_CONTROLLER,
+    WORKLOAD_CONTROLLER,
+    EventRecorder,
+    truncate_note,
+)
 from kueue_fast.controller.jobs import workload_name
-from kueue_fast.controller.kube import EVENTS, JOBS, NAMESPACES, KubeClient
+from kueue_fast.controller.kube import CLUSTER_QUEUES, EVENTS, JOBS, NAMESPACES, KubeClient
 
 JSON = dict[str, Any]
 
@@ -113,6 +119,23 @@ def test_preemption_records_kueues_events(cluster: Harness) -> None:
     )
     stopped = one_event(h, ns, "victim", "Stopped")
     assert stopped["note"] == message and stopped["reportingController"] == JOB_CONTROLLER
+
+
+def test_hold_and_drain_eviction_is_the_workload_controllers(cluster: Harness) -> None:
+    h = cluster
+    ns, rf, cq = setup_queues(h, cpu="1")
+    h.controller()
+    h.create(job(ns, "a", "lq"))
+    wait_for(lambda: running(h, ns, "a"), what="a running")
+    h.patch(CLUSTER_QUEUES, cq, {"spec": {"stopPolicy": "HoldAndDrain"}})
+    wait_for(lambda: not running(h, ns, "a"), what="a stopped")
+    wl = h.workload_of(ns, "a")
+    assert wl is not None
+    message = next(c["message"] for c in wl["status"]["conditions"] if c["type"] == "Evicted")
+    ev = one_event(h, ns, wl["metadata"]["name"], "EvictedDueToClusterQueueStopped")
+    assert (ev["type"], ev["note"], ev["reportingController"]) == ("Normal", message, WORKLOAD_CONTROLLER)
+    assert one_event(h, ns, "a", "Stopped")["note"] == message
+    assert not events(h, ns, wl["metadata"]["name"], "Preempted")
 
 
 def test_events_off(fake_cluster: Harness) -> None:

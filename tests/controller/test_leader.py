@@ -95,34 +95,35 @@ def _leader_records(caplog: pytest.LogCaptureFixture, text: str) -> list[logging
 
 
 def test_missing_lease_namespace_is_said_loudly_once_and_not_ready(
-    fake_cluster: Harness, caplog: pytest.LogCaptureFixture
+    cluster: Harness, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Without the Lease's namespace the controller can never lead: it says
     so at the default log level with the fix, not at every retry, and
     /readyz fails with the reason; creating the namespace fixes it."""
-    h = fake_cluster
+    h = cluster
     caplog.set_level(logging.INFO)
-    a = h.controller(identity="a", lease_namespace="nowhere")
+    nowhere = h.name("nowhere")
+    a = h.controller(identity="a", lease_namespace=nowhere)
     srv = HealthServer("127.0.0.1:0", a.metrics, a.healthy, a.readiness)
     srv.start()
     try:
-        wait_for(lambda: _leader_records(caplog, "nowhere"), what="the error logged")
+        wait_for(lambda: _leader_records(caplog, nowhere), what="the error logged")
         wait_for(lambda: a.elector is not None and a.elector.failures >= 8, what="eight failed attempts")
-        records = _leader_records(caplog, "nowhere")
+        records = _leader_records(caplog, nowhere)
         assert len(records) == 1, [r.getMessage() for r in records]
         msg = records[0].getMessage()
         assert records[0].levelno == logging.ERROR
-        assert "namespace nowhere" in msg and "--lease-namespace" in msg and "create" in msg
+        assert f"namespace {nowhere}" in msg and "--lease-namespace" in msg and "create" in msg
         assert not a.is_leader and not a.ready()
         with pytest.raises(urllib.error.HTTPError) as e:
             urllib.request.urlopen(f"http://{srv.address}/readyz")
         body = e.value.read().decode()
-        assert e.value.code == 503 and "[-]leader-election failed" in body and "namespace nowhere" in body
+        assert e.value.code == 503 and "[-]leader-election failed" in body and f"namespace {nowhere}" in body
         assert "[+]informers-synced ok" in body
         metrics = urllib.request.urlopen(f"http://{srv.address}/metrics").read().decode()
         assert "kueue_fast_is_leader 0.0" in metrics
 
-        h.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "nowhere"}})
+        h.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": nowhere}})
         wait_for(lambda: a.is_leader, what="a leads once the namespace exists")
         wait_for(a.ready, what="ready")
         assert urllib.request.urlopen(f"http://{srv.address}/readyz").read() == b"ok"

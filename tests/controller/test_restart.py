@@ -206,11 +206,11 @@ def test_sigterm_lets_the_last_write_land_then_hands_the_lease_over(fake_cluster
     wait_for(lambda: running(h, ns, "j"), what="the admitted Job started by pod-b")
 
 
-def test_a_restarted_pod_takes_its_own_lease_back_at_once(fake_cluster: Harness) -> None:
+def test_a_restarted_pod_takes_its_own_lease_back_at_once(cluster: Harness) -> None:
     """The identity is the pod's name ($POD_NAME from the downward API): a
     container restarted after a crash (SIGKILL: nothing released) is the
     same candidate and need not wait for its own Lease to expire."""
-    h = fake_cluster
+    h = cluster
     proc = _start_cli(h, "pod-a", "--leader-elect=true")
     try:
         wait_for(lambda: _holder(h) == "pod-a", timeout=20, what="pod-a leads")
