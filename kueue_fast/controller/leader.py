@@ -313,6 +313,8 @@ class LeaderElector:
         }
         try:
             self.client.update(LEASES, body)
+            log.info("%s gave the %s up", self.identity, self.lease_ref)
         except (ApiError, ClientClosed) as e:
-            log.debug("releasing the lease: %s", e)
+            # the next leader waits for the Lease to expire instead
+            log.warning("%s could not give the %s up: %s", self.identity, self.lease_ref, e)
         self.leading = False
