@@ -7,6 +7,7 @@ import logging
 import os
 import re
 import signal
+import sys
 import threading
 
 log = logging.getLogger("kueue_fast.controller")
@@ -124,6 +125,14 @@ def run(args: argparse.Namespace) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     _check_flags(args)
+    try:
+        import kubernetes  # noqa: F401
+        import prometheus_client  # noqa: F401
+    except ImportError as e:
+        print(
+            f"error: {e}: kueue-fast controller needs pip install 'kueue-fast[controller]'", file=sys.stderr
+        )
+        return 2
     from .kube import KubeClient
     from .metrics import HealthServer, Metrics
     from .reconciler import Controller, Options, default_identity

@@ -3,6 +3,7 @@ them: bad configuration is one line and exit status 2."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -102,6 +103,14 @@ def test_python_dash_m_controller_too(no_cluster_env: Path, capsys: pytest.Captu
     rc = module_main(["--kubeconfig", "/nonexistent"])
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2 and len(err) == 1 and err[0].startswith("error: "), err
+
+
+def test_without_the_controller_extra(
+    no_cluster_env: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "kubernetes", None)  # as if not installed
+    line = one_line_error(capsys, ["controller", "--kubeconfig", "/nonexistent"])
+    assert "kueue-fast[controller]" in line
 
 
 @pytest.mark.parametrize(
