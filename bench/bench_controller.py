@@ -10,11 +10,19 @@ created suspended (as Kueue's webhook leaves them) straight into the
 server's store, as fast as it takes them; quota fits them all, spread over
 ``--namespaces`` LocalQueues, each with its ClusterQueue in one cohort.
 
-Reported (one JSON line, and a summary):
+It runs twice by default, with Kueue's Events on and off (``--events
+on|off|both``), each time against a fresh API server.
+
+Reported (one JSON line per run, and a summary side by side):
 * time from the first Job created to the last admission written
   (``status.admission``) and to the last Job started (unsuspended);
 * admissions per second over that time;
 * the controller's API requests per admission, by verb and resource;
+  writes per admission apart: decisions (Workloads, Jobs, queue statuses)
+  and Events, until the last Job started and once the Events still waiting
+  for their rate limit (``--events-qps``) are written;
+* Events recorded (occurrences), written, dropped (more waiting than the
+  queue's bound);
 * the throughput the client QPS budget allows at that many requests per
   admission, and the share of it reached;
 * the controller's resident memory: when idle and synced, and at its peak.
@@ -25,13 +33,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+import urllib.request
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
@@ -41,6 +53,20 @@ from fake_apiserver import FakeAPIServer, WriteInfo  # noqa: E402
 from kueue_fast.controller import manifests  # noqa: E402
 
 AGENT = "kueue-fast-controller/"
+WRITE_VERBS = ("create", "update", "patch", "delete")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def metric(port: int, name: str) -> float:
+    """A metric of the controller's /metrics, summed over its labels."""
+    text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+    pattern = re.compile(rf"^{name}(?:{{[^}}]*}})? (\S+)$", re.M)
+    return sum(float(v) for v in pattern.findall(text))
 
 
 def rss_kib(pid: int) -> tuple[int, int]:
@@ -138,34 +164,13 @@ def job(ns: str, name: str) -> dict:
     }
 
 
-def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--jobs", type=int, default=10000)
-    p.add_argument("--namespaces", type=int, default=10)
-    p.add_argument("--qps", type=float, default=300)
-    p.add_argument("--burst", type=int, default=500)
-    p.add_argument("--workers", type=int, default=32)
-    p.add_argument(
-        "--engine", default=None, help="native|reference (default: native if built, else reference)"
-    )
-    p.add_argument("--timeout", type=float, default=1200)
-    p.add_argument("--json", default=None, help="also write the result to this file")
-    p.add_argument("--timeline", action="store_true", help="print the controller's writes per 5 s")
-    args = p.parse_args()
-    engine = args.engine
-    if engine is None:
-        try:
-            import kueue_fast._native  # type: ignore[import-not-found]  # noqa: F401
-
-            engine = "native"
-        except ImportError:
-            engine = "reference"
-
+def run_once(args: argparse.Namespace, engine: str, events: bool) -> dict[str, Any]:
     api = FakeAPIServer(crds=manifests.crds(), bookmark_interval=1.0)
     api.start()
     names = setup(api, args.namespaces, args.jobs)
     tmp = tempfile.mkdtemp(prefix="kueue-fast-bench-")
     kubeconfig = api.write_kubeconfig(os.path.join(tmp, "kubeconfig"))
+    port = free_port()
 
     admitted: dict[str, float] = {}
     started: dict[str, float] = {}
@@ -201,13 +206,19 @@ def main() -> int:
         "--workers",
         str(args.workers),
         "--metrics-bind-address",
-        "0",
+        f"127.0.0.1:{port}",
         "--log-level",
         "warning",
         "--engine",
         engine,
+        f"--events={'true' if events else 'false'}",
+        "--events-qps",
+        str(args.events_qps),
+        "--events-burst",
+        str(args.events_burst),
     ]
     proc = subprocess.Popen(cmd, env=env, cwd=str(ROOT))
+    drained = True
     try:
         # synced: every informer has opened its watch
         deadline = time.monotonic() + 60
@@ -245,6 +256,22 @@ def main() -> int:
         _, hwm = rss_kib(proc.pid)
         counts = api.counts(AGENT)
         cpu_ctl, cpu_self = cpu_s(proc.pid) - cpu0_ctl, sum(os.times()[:2]) - cpu0_self
+        # the Events still waiting for their rate limit
+        t_drain = time.monotonic()
+        while events and proc.poll() is None:
+            if metric(port, "kueue_fast_event_queue_depth") == 0:
+                break
+            if time.monotonic() - t_drain > args.drain_timeout:
+                drained = False
+                break
+            peak_rss = max(peak_rss, rss_kib(proc.pid)[0])
+            time.sleep(0.5)
+        time.sleep(0.5)
+        drain_s = time.monotonic() - t_drain
+        final_counts = api.counts(AGENT)
+        recorded = metric(port, "kueue_fast_events_total") if events else 0.0
+        dropped = metric(port, "kueue_fast_events_dropped_total") if events else 0.0
+        _, hwm = rss_kib(proc.pid)
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
@@ -262,21 +289,35 @@ def main() -> int:
         for (verb, res) in sorted(counts)
         if counts[(verb, res)] - base_counts.get((verb, res), 0)
     }
+
+    def writes_of(c: Any, events_only: bool) -> int:
+        return sum(
+            n - base_counts.get((verb, res), 0)
+            for (verb, res), n in c.items()
+            if verb in WRITE_VERBS and (res == "events") == events_only
+        )
+
     by_verb: dict[str, int] = {}
     for k, v in delta.items():
         by_verb[k.split()[0]] = by_verb.get(k.split()[0], 0) + v
-    writes = sum(v for k, v in by_verb.items() if k in ("create", "update", "patch", "delete"))
+    decision_writes = writes_of(counts, False)
+    event_writes = writes_of(counts, True)
+    event_writes_total = writes_of(final_counts, True)
     requests = sum(v for k, v in by_verb.items() if k != "watch")
     span_adm = t_last_adm - t0
     span_start = t_last_start - t0
     per_adm = requests / max(1, n_started)
     budget = args.qps / per_adm if per_adm else float("nan")
     rate = n_started / span_start if span_start > 0 else float("nan")
+    adm = max(1, n_started)
     result = {
         "jobs": args.jobs,
         "engine": engine,
+        "events": events,
         "qps": args.qps,
         "burst": args.burst,
+        "events_qps": args.events_qps,
+        "events_burst": args.events_burst,
         "jobs_created_s": round(t_created - t0, 2),
         "admitted": n_adm,
         "started": n_started,
@@ -285,8 +326,16 @@ def main() -> int:
         "admissions_per_s": round(n_adm / span_adm, 1) if span_adm > 0 else None,
         "jobs_started_per_s": round(rate, 1),
         "requests_per_admission": round(per_adm, 3),
-        "writes_per_admission": round(writes / max(1, n_started), 3),
-        "requests_per_admission_by_verb": {k: round(v / max(1, n_started), 3) for k, v in by_verb.items()},
+        "writes_per_admission": round((decision_writes + event_writes) / adm, 3),
+        "decision_writes_per_admission": round(decision_writes / adm, 3),
+        "event_writes_per_admission": round(event_writes / adm, 3),
+        "event_writes_per_admission_drained": round(event_writes_total / adm, 3),
+        "events_recorded": int(recorded),
+        "events_written": event_writes_total,
+        "events_dropped": int(dropped),
+        "events_drained": drained,
+        "events_drain_s": round(drain_s, 1) if events else 0.0,
+        "requests_per_admission_by_verb": {k: round(v / adm, 3) for k, v in by_verb.items()},
         "requests_by_verb_and_resource": delta,
         "qps_budget_admissions_per_s": round(budget, 1),
         "share_of_qps_budget": round(rate / budget, 3) if budget else None,
@@ -296,29 +345,86 @@ def main() -> int:
         "controller_cpu_s": round(cpu_ctl, 1),
         "apiserver_and_bench_cpu_s": round(cpu_self, 1),
     }
-    print(json.dumps(result))
     if args.timeline:
         buckets: dict[int, int] = {}
         for t in write_times:
             buckets[int((t - t0) // 5)] = buckets.get(int((t - t0) // 5), 0) + 1
         print(
-            "writes per second, by 5 s window:",
+            f"events {'on' if events else 'off'}: writes per second, by 5 s window:",
             {k * 5: round(v / 5) for k, v in sorted(buckets.items())},
             file=sys.stderr,
         )
+    return result
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--jobs", type=int, default=10000)
+    p.add_argument("--namespaces", type=int, default=10)
+    p.add_argument("--qps", type=float, default=300)
+    p.add_argument("--burst", type=int, default=500)
+    p.add_argument("--workers", type=int, default=32)
+    p.add_argument(
+        "--events", choices=("on", "off", "both"), default="both", help="Kueue's Events (default: both)"
+    )
+    p.add_argument("--events-qps", type=float, default=100)
+    p.add_argument("--events-burst", type=int, default=300)
+    p.add_argument(
+        "--drain-timeout", type=float, default=300, help="seconds to wait for the Events still queued"
+    )
+    p.add_argument(
+        "--engine", default=None, help="native|reference (default: native if built, else reference)"
+    )
+    p.add_argument("--timeout", type=float, default=1200)
+    p.add_argument("--json", default=None, help="also write the results to this file")
+    p.add_argument("--timeline", action="store_true", help="print the controller's writes per 5 s")
+    args = p.parse_args()
+    engine = args.engine
+    if engine is None:
+        try:
+            import kueue_fast._native  # type: ignore[import-not-found]  # noqa: F401
+
+            engine = "native"
+        except ImportError:
+            engine = "reference"
+
+    modes = {"on": [True], "off": [False], "both": [True, False]}[args.events]
+    results = []
+    for events in modes:
+        r = run_once(args, engine, events)
+        print(json.dumps(r), flush=True)
+        results.append(r)
     if args.json:
-        Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
+        Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
+
+    def row(label: str, key: str, fmt: str = "{}") -> str:
+        return f"{label:<44}" + "".join(f"{fmt.format(r[key]):>14}" for r in results)
+
     print(
-        f"\n{n_started}/{args.jobs} Jobs started; first Job -> last admission {span_adm:.1f} s, "
-        f"-> last Job started {span_start:.1f} s ({rate:.1f} Jobs/s)\n"
-        f"requests per admission {per_adm:.2f} (writes {writes / max(1, n_started):.2f}): "
-        + ", ".join(f"{k} {v / max(1, n_started):.2f}" for k, v in sorted(by_verb.items()))
-        + f"\nQPS {args.qps:g} allows {budget:.1f} admissions/s at that count: reached {rate / budget:.0%}\n"
-        f"controller memory: idle {idle_rss / 1024:.0f} MiB, peak {max(hwm, peak_rss) / 1024:.0f} MiB; "
-        f"CPU: controller {cpu_ctl:.0f} s, API server (+ Job creation) {cpu_self:.0f} s",
+        "\n".join(
+            [
+                "",
+                f"{args.jobs} Jobs, engine {engine}, QPS {args.qps:g}/burst {args.burst}, "
+                f"Events QPS {args.events_qps:g}/burst {args.events_burst}",
+                f"{'':<44}" + "".join(f"{'events ' + ('on' if r['events'] else 'off'):>14}" for r in results),
+                row("Jobs started", "started"),
+                row("first Job -> last admission (s)", "first_job_to_last_admission_s"),
+                row("first Job -> last Job started (s)", "first_job_to_last_job_started_s"),
+                row("Jobs started per second", "jobs_started_per_s"),
+                row("decision writes per admission", "decision_writes_per_admission"),
+                row("Event writes per admission (run)", "event_writes_per_admission"),
+                row("Event writes per admission (all written)", "event_writes_per_admission_drained"),
+                row("Events recorded", "events_recorded"),
+                row("Events written / dropped", "events_written"),
+                row("  dropped", "events_dropped"),
+                row("seconds to write the Events left", "events_drain_s"),
+                row("controller peak RSS (MiB)", "controller_peak_rss_mib"),
+                row("controller CPU (s)", "controller_cpu_s"),
+            ]
+        ),
         file=sys.stderr,
     )
-    return 0 if n_started == args.jobs else 1
+    return 0 if all(r["started"] == args.jobs for r in results) else 1
 
 
 if __name__ == "__main__":

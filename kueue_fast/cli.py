@@ -85,7 +85,9 @@ def _add_manifests(sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
     )
     p.add_argument("what", choices=("crds", "deploy"))
     p.add_argument("--namespace", default="kueue-system", help="namespace of the deployment (deploy)")
-    p.add_argument("--image", default="kueue-fast:0.1.0", help="container image (deploy)")
+    p.add_argument(
+        "--image", default=None, help="image built from the Dockerfile (deploy; warns when not given)"
+    )
     p.set_defaults(func=_run_manifests)
 
 

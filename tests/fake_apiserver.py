@@ -21,6 +21,10 @@ Kubernetes API kueue-fast's controller uses, with the API server's semantics:
   spec changes;
 * optimistic concurrency: a write naming a stale ``metadata.resourceVersion``
   gets ``409 Conflict``;
+* a namespaced create in a missing namespace is 404 (``namespaces "x" not
+  found``), in a terminating one 403;
+* events.k8s.io/v1 Events are validated as the API server does (required
+  fields, length limits, series, immutable fields on update);
 * batch/v1 Job defaults and the Job template rule that matters to Kueue (the
   pod template may change only in nodeSelector, tolerations, labels,
   annotations and schedulingGates, and only while the Job is suspended and
@@ -1175,6 +1179,8 @@ class FakeAPIServer:
             if req.rt.kind == "Namespace":
                 md.setdefault("labels", {})["kubernetes.io/metadata.name"] = md["name"]
                 obj["status"] = {"phase": "Active"}
+            if req.rt.group == "events.k8s.io":
+                _validate_event(obj)
             if req.rt.kind == "CustomResourceDefinition":
                 self.install_crd(obj)
             out = self._commit(req.rt, None, obj, "ADDED")
@@ -1231,6 +1237,8 @@ class FakeAPIServer:
                     )
             if rt.kind == "Job" and rt.group == "batch":
                 _validate_job_update(cur, new)
+            if rt.group == "events.k8s.io":
+                _validate_event(new, cur)
             if self._has_spec(rt):
                 strip = ("metadata", "status", "apiVersion", "kind")
                 if {k: v for k, v in cur.items() if k not in strip} != {
@@ -1653,12 +1661,63 @@ def _validate_job_update(old: JSON, new: JSON) -> None:
         )
 
 
+# --- events.k8s.io/v1 Events ------------------------------------------------------------------
+
+# pkg/apis/core/validation/events.go (ValidateEventCreate / ValidateEventUpdate for
+# events.k8s.io/v1): what a recorder can get wrong.
+_EVENT_LIMITS = {"reportingInstance": 128, "action": 128, "reason": 128, "note": 1024}
+_EVENT_IMMUTABLE = (
+    "regarding",
+    "related",
+    "reason",
+    "note",
+    "type",
+    "action",
+    "reportingController",
+    "reportingInstance",
+    "eventTime",
+)
+
+
+def _validate_event(ev: JSON, old: JSON | None = None) -> None:
+    name = ev["metadata"]["name"]
+    errs = []
+    if not ev.get("eventTime"):
+        errs.append("eventTime: Required value")
+    if ev.get("type") not in ("Normal", "Warning"):
+        errs.append(f"type: Invalid value: {ev.get('type')!r}: has invalid value")
+    for f in ("reportingController", "reportingInstance", "action", "reason"):
+        if not ev.get(f):
+            errs.append(f"{f}: Required value")
+    for f, limit in _EVENT_LIMITS.items():
+        if len(str(ev.get(f) or "")) > limit:
+            errs.append(f"{f}: Invalid value: can have at most {limit} characters")
+    for f in ("deprecatedFirstTimestamp", "deprecatedLastTimestamp", "deprecatedCount", "deprecatedSource"):
+        if ev.get(f):
+            errs.append(f"{f}: Invalid value: needs to be unset")
+    series = ev.get("series")
+    if series is not None and (old is None or series != old.get("series")):
+        if int(series.get("count") or 0) < 2:
+            errs.append("series.count: Invalid value: should be at least 2")
+        if not series.get("lastObservedTime"):
+            errs.append("series.lastObservedTime: Required value")
+    if old is not None:
+        errs += [
+            f"{f}: Invalid value: field is immutable" for f in _EVENT_IMMUTABLE if ev.get(f) != old.get(f)
+        ]
+    if errs:
+        raise ApiError(422, "Invalid", f'Event.events.k8s.io "{name}" is invalid: ' + ", ".join(errs))
+
+
 # --- HTTP ------------------------------------------------------------------------------------
 
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "fake-kube-apiserver/1.32"
+    # An answer is written in two sends (headers, body): with Nagle's algorithm
+    # the body waits for the client's delayed ACK, 40 ms per request on Linux.
+    disable_nagle_algorithm = True
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - base class signature
         pass

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import random
 import threading
 import time
@@ -31,6 +32,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
+
+from ..errors import InputError
 
 log = logging.getLogger("kueue_fast.controller.kube")
 
@@ -69,6 +72,73 @@ class ApiError(Exception):
 
 class ClientClosed(Exception):
     """The client was closed (the controller is stopping or was killed)."""
+
+
+class KubeconfigError(InputError):
+    """A kubeconfig, context or in-cluster configuration that cannot be used
+    (the CLI prints it on one line and exits with status 2)."""
+
+
+def _one_line(e: BaseException | str) -> str:
+    return " ".join(str(e).split())
+
+
+def load_config(kubeconfig: str | None = None, context: str | None = None) -> Any:
+    """The client configuration, found in controller-runtime's order
+    (``pkg/client/config.GetConfig``): ``kubeconfig``, ``$KUBECONFIG``, the
+    in-cluster service account (in a pod), ``~/.kube/config``. A ``context``
+    means a kubeconfig: it skips the in-cluster configuration."""
+    from kubernetes import client, config
+
+    cfg = client.Configuration()
+    env = os.environ.get("KUBECONFIG") or None
+    path = kubeconfig or env
+    if path is None and os.environ.get("KUBERNETES_SERVICE_HOST") and context is None:
+        try:
+            config.load_incluster_config(client_configuration=cfg)  # type: ignore[no-untyped-call]
+        except Exception as e:  # the client's own exceptions and I/O errors alike
+            raise KubeconfigError(
+                "",
+                "",
+                f"{_one_line(e)} (in a pod without a service account token? mount one, or pass --kubeconfig)",
+                source="in-cluster configuration",
+            ) from None
+        return cfg
+    if path is None:
+        default = os.path.expanduser("~/.kube/config")
+        if not os.path.exists(default):
+            raise KubeconfigError(
+                "",
+                "",
+                "no cluster configuration: not in a pod, $KUBECONFIG is not set and "
+                f"{default} does not exist; pass --kubeconfig PATH",
+            )
+        path = default
+    source = "$KUBECONFIG" if path == env and not kubeconfig else f"kubeconfig {path}"
+    files = [p for p in path.split(os.pathsep) if p] if path == env else [path]
+    missing = [p for p in files if not os.path.exists(p)]
+    if kubeconfig and missing:
+        raise KubeconfigError("", "", "no such file", source=source)
+    if len(missing) == len(files):  # client-go skips missing files of $KUBECONFIG, not all of them
+        raise KubeconfigError("", "", f"no such file: {', '.join(missing)}", source=source)
+    try:
+        contexts, _ = config.list_kube_config_contexts(config_file=path)  # type: ignore[no-untyped-call]
+        names = [str(c.get("name")) for c in contexts or []]
+        if context is not None and context not in names:
+            raise KubeconfigError(
+                "",
+                "",
+                f'context "{context}" not found (contexts: {", ".join(names) or "none"})',
+                source=source,
+            )
+        config.load_kube_config(  # type: ignore[no-untyped-call]
+            config_file=path, context=context, client_configuration=cfg, persist_config=False
+        )
+    except KubeconfigError:
+        raise
+    except Exception as e:  # YAML errors, the client's ConfigException, unreadable files...
+        raise KubeconfigError("", "", _one_line(e), source=source) from None
+    return cfg
 
 
 # --- resources ---------------------------------------------------------------------------
@@ -113,6 +183,7 @@ WORKLOADS = Resource(KUEUE_GROUP, KUEUE_VERSION, "workloads", "Workload", True)
 NAMESPACES = Resource("", "v1", "namespaces", "Namespace", False)
 JOBS = Resource("batch", "v1", "jobs", "Job", True)
 LEASES = Resource("coordination.k8s.io", "v1", "leases", "Lease", True)
+EVENTS = Resource("events.k8s.io", "v1", "events", "Event", True)
 
 
 # --- rate limiting ----------------------------------------------------------------------------
@@ -193,20 +264,11 @@ class KubeClient:
         pool_size: int = 32,
         **kw: Any,
     ) -> KubeClient:
-        """A kubeconfig file (``kubeconfig`` or ``$KUBECONFIG`` / ``~/.kube/config``),
-        else the in-cluster service account."""
-        from kubernetes import client, config
+        """A client for the cluster :func:`load_config` finds; raises
+        :class:`KubeconfigError` when the configuration cannot be used."""
+        from kubernetes import client
 
-        cfg = client.Configuration()
-        if kubeconfig:
-            config.load_kube_config(  # type: ignore[no-untyped-call]
-                config_file=kubeconfig, context=context, client_configuration=cfg, persist_config=False
-            )
-        else:
-            try:
-                config.load_incluster_config(client_configuration=cfg)  # type: ignore[no-untyped-call]
-            except config.ConfigException:
-                config.load_kube_config(context=context, client_configuration=cfg, persist_config=False)  # type: ignore[no-untyped-call]
+        cfg = load_config(kubeconfig, context)
         cfg.connection_pool_maxsize = pool_size
         # The client's own retries would re-send a write blindly; we retry ourselves.
         cfg.retries = False
@@ -269,15 +331,17 @@ class KubeClient:
         verb: str = "",
         resource: str = "",
         retries: int | None = None,
+        bucket: TokenBucket | None = None,
     ) -> JSON:
-        """One API call with rate limiting and retries; the decoded JSON answer."""
+        """One API call with rate limiting and retries; the decoded JSON answer.
+        ``bucket``: a rate limit of its own instead of the client's (Events)."""
         q = [(k, _qs(v)) for k, v in (query or {}).items() if v is not None]
         attempts = (self.max_retries if retries is None else retries) + 1
         delay = self.backoff_base
         for attempt in range(attempts):
             if self.stopped.is_set():
                 raise ClientClosed()
-            self.bucket.take(self.stopped)
+            (bucket or self.bucket).take(self.stopped)
             t0 = time.monotonic()
             try:
                 err = self._once(method, path, q, body, content_type)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import re
 import signal
 import sys
 import threading
@@ -29,12 +30,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--lease-name", default="kueue-fast-leader", help="name of the Lease (default: kueue-fast-leader)"
     )
-    p.add_argument(
-        "--leader-elect",
-        action=argparse.BooleanOptionalAction,
-        default=True,
-        help="elect a leader with a Lease; only the leader schedules and writes (default: on)",
-    )
+    _bool_flag(p, "--leader-elect", True, "elect a leader with a Lease; only the leader schedules and writes")
     p.add_argument("--qps", type=float, default=300.0, help="client requests per second (default: 300)")
     p.add_argument("--burst", type=int, default=500, help="client burst (default: 500)")
     p.add_argument(
@@ -61,6 +57,66 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--status-interval", type=float, default=1.0, help="seconds between queue status updates (default: 1)"
     )
+    _bool_flag(p, "--events", True, "record Kubernetes Events on Workloads and Jobs, as Kueue does")
+    p.add_argument(
+        "--events-qps",
+        type=float,
+        default=100.0,
+        help="Event writes per second at most, apart from the --qps budget (default: 100)",
+    )
+    p.add_argument("--events-burst", type=int, default=300, help="Event write burst (default: 300)")
+
+
+def _parse_bool(value: str) -> bool:
+    v = value.lower()
+    if v in ("true", "1", "yes", "on"):
+        return True
+    if v in ("false", "0", "no", "off"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected true or false, got {value!r}")
+
+
+def _bool_flag(p: argparse.ArgumentParser, flag: str, default: bool, help: str) -> None:  # noqa: A002
+    """``--flag``, ``--flag=false`` (Kubernetes' spelling) and ``--no-flag``."""
+    dest = flag[2:].replace("-", "_")
+    p.add_argument(
+        flag,
+        dest=dest,
+        nargs="?",
+        const=True,
+        default=default,
+        type=_parse_bool,
+        metavar="true|false",
+        help=f"{help} (default: {str(default).lower()})",
+    )
+    p.add_argument("--no-" + flag[2:], dest=dest, action="store_false", help=argparse.SUPPRESS)
+
+
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+
+
+def _check_flags(args: argparse.Namespace) -> None:
+    """Flags the API server would reject later, rejected now (exit status 2)."""
+    from ..errors import InputError
+
+    def bad(flag: str, message: str) -> InputError:
+        return InputError("", "", message, source=flag)
+
+    if args.qps <= 0 or args.burst < 1:
+        raise bad("--qps/--burst", "--qps must be positive and --burst at least 1")
+    if args.events_qps <= 0 or args.events_burst < 1:
+        raise bad(
+            "--events-qps/--events-burst", "--events-qps must be positive and --events-burst at least 1"
+        )
+    if args.workers < 1:
+        raise bad("--workers", "must be at least 1")
+    ns = args.lease_namespace
+    if not (len(ns) <= 63 and _DNS_LABEL.fullmatch(ns)):
+        raise bad("--lease-namespace", f"{ns!r} is not a namespace name (a DNS-1123 label)")
+    name = args.lease_name
+    if not (len(name) <= 253 and _DNS_SUBDOMAIN.fullmatch(name)):
+        raise bad("--lease-name", f"{name!r} is not an object name (a DNS-1123 subdomain)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -68,8 +124,14 @@ def run(args: argparse.Namespace) -> int:
         level=getattr(logging, args.log_level.upper()),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    if args.qps <= 0 or args.burst < 1:
-        print("error: --qps must be positive and --burst at least 1", file=sys.stderr)
+    _check_flags(args)
+    try:
+        import kubernetes  # noqa: F401
+        import prometheus_client  # noqa: F401
+    except ImportError as e:
+        print(
+            f"error: {e}: kueue-fast controller needs pip install 'kueue-fast[controller]'", file=sys.stderr
+        )
         return 2
     from .kube import KubeClient
     from .metrics import HealthServer, Metrics
@@ -86,6 +148,9 @@ def run(args: argparse.Namespace) -> int:
         lease_name=args.lease_name,
         workers=args.workers,
         status_interval=args.status_interval,
+        events=args.events,
+        events_qps=args.events_qps,
+        events_burst=args.events_burst,
     )
     metrics = Metrics()
     ctl = Controller(client, opts, metrics=metrics)
@@ -94,7 +159,7 @@ def run(args: argparse.Namespace) -> int:
         a for a in (args.metrics_bind_address, args.health_probe_bind_address) if a not in (None, "", "0")
     ]
     for addr in dict.fromkeys(addrs):
-        srv = HealthServer(addr, metrics, ctl.healthy, ctl.ready)
+        srv = HealthServer(addr, metrics, ctl.healthy, ctl.readiness)
         srv.start()
         servers.append(srv)
         log.info("serving /metrics, /healthz, /readyz on %s", srv.address)
@@ -108,9 +173,11 @@ def run(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGINT, on_signal)
     ctl.start()
     log.info(
-        "kueue-fast controller %s started (leader election %s)",
+        "kueue-fast controller %s started (%s)",
         opts.identity,
-        "on" if opts.leader_elect else "off",
+        f"leader election with the Lease {opts.lease_namespace}/{opts.lease_name}"
+        if opts.leader_elect
+        else "no leader election: this instance decides",
     )
     rc = 0
     was_leader = False

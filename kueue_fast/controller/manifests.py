@@ -41,10 +41,18 @@ def deploy(namespace: str = DEFAULT_NAMESPACE, image: str = DEFAULT_IMAGE) -> li
 def run(args: argparse.Namespace) -> int:
     if args.what == "crds":
         sys.stdout.write(crds_yaml())
-    else:
-        try:
-            sys.stdout.write(deploy_yaml(args.namespace, args.image))
-        except ValueError as e:
-            print(f"error: {e}", file=sys.stderr)
-            return 2
+        return 0
+    image = args.image
+    if image is None:
+        image = DEFAULT_IMAGE
+        print(
+            f"warning: --image not given: the Deployment runs {image}, which no registry serves; build "
+            "the image from the repository's Dockerfile, push it, and pass --image REGISTRY/kueue-fast:TAG",
+            file=sys.stderr,
+        )
+    try:
+        sys.stdout.write(deploy_yaml(args.namespace, image))
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     return 0

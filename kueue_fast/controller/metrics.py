@@ -21,6 +21,7 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 log = logging.getLogger("kueue_fast.controller.metrics")
 
 _WAIT_BUCKETS = (0.01, 0.05, 0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200, 14400, 28800)
+_WRITE_VERBS = frozenset(("create", "update", "patch", "delete"))
 _CYCLE_BUCKETS = (0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5)
 
 
@@ -158,6 +159,27 @@ class Metrics:
             buckets=(0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30),
             registry=r,
         )
+        self.api_writes_total = Counter(
+            "kueue_fast_api_writes_total",
+            "API writes (create, update, patch, delete) by purpose: decision (Workloads, Jobs, queue "
+            "statuses, finalizers), event, lease",
+            ["purpose"],
+            registry=r,
+        )
+        self.events_total = Counter(
+            "kueue_fast_events_total",
+            "Events recorded, by type and reason (occurrences: a series is one Event with a count)",
+            ["type", "reason"],
+            registry=r,
+        )
+        self.events_dropped_total = Counter(
+            "kueue_fast_events_dropped_total",
+            "Event writes dropped because more than the queue's bound waited for --events-qps",
+            registry=r,
+        )
+        self.event_queue_depth = Gauge(
+            "kueue_fast_event_queue_depth", "Event writes waiting for the Event rate limit", registry=r
+        )
         self.write_queue_depth = Gauge(
             "kueue_fast_write_queue_depth", "Writes waiting for the writer", registry=r
         )
@@ -179,6 +201,9 @@ class Metrics:
     def observe_request(self, verb: str, resource: str, code: int, seconds: float) -> None:
         self.api_requests_total.labels(verb, resource, str(code)).inc()
         self.api_request_duration_seconds.labels(verb).observe(seconds)
+        if verb in _WRITE_VERBS:
+            purpose = {"events": "event", "leases": "lease"}.get(resource, "decision")
+            self.api_writes_total.labels(purpose).inc()
 
     def exposition(self) -> bytes:
         return generate_latest(self.registry)
@@ -190,12 +215,29 @@ def parse_address(addr: str) -> tuple[str, int]:
     return (host or "0.0.0.0", int(port))
 
 
+def readyz(checks: list[tuple[str, str]], verbose: bool = False) -> tuple[bytes, int]:
+    """The body and status code of ``/readyz`` (k8s.io/apiserver healthz format)."""
+    failed = any(err for _, err in checks)
+    if not failed and not verbose:
+        return b"ok", 200
+    lines = [f"[-]{name} failed: {err}" if err else f"[+]{name} ok" for name, err in checks]
+    lines.append("readyz check failed" if failed else "readyz check passed")
+    return ("\n".join(lines) + "\n").encode(), (503 if failed else 200)
+
+
 class HealthServer:
     """``/metrics``, ``/healthz`` (the scheduling loop is alive) and ``/readyz``
-    (informers synced) on one address."""
+    on one address. ``readiness`` gives named checks, ``(name, "")`` when one
+    passes, ``(name, why)`` when not; ``/readyz`` answers as the Kubernetes
+    components do: ``ok``, or 503 with ``[+]name ok`` / ``[-]name failed: why``
+    lines (``?verbose`` lists them when all pass too)."""
 
     def __init__(
-        self, address: str, metrics: Metrics, healthy: Callable[[], bool], ready: Callable[[], bool]
+        self,
+        address: str,
+        metrics: Metrics,
+        healthy: Callable[[], bool],
+        readiness: Callable[[], list[tuple[str, str]]],
     ) -> None:
         host, port = parse_address(address)
         outer = self
@@ -205,15 +247,15 @@ class HealthServer:
                 pass
 
             def do_GET(self) -> None:  # noqa: N802 - http.server API
-                path = self.path.split("?")[0]
+                path, _, query = self.path.partition("?")
                 if path == "/metrics":
                     body, code, ctype = outer.metrics.exposition(), 200, CONTENT_TYPE_LATEST
                 elif path in ("/healthz", "/livez"):
                     ok = outer.healthy()
                     body, code, ctype = (b"ok" if ok else b"unhealthy"), (200 if ok else 500), "text/plain"
                 elif path == "/readyz":
-                    ok = outer.ready()
-                    body, code, ctype = (b"ok" if ok else b"not ready"), (200 if ok else 503), "text/plain"
+                    body, code = readyz(outer.readiness(), verbose="verbose" in query)
+                    ctype = "text/plain; charset=utf-8"
                 else:
                     body, code, ctype = b"not found", 404, "text/plain"
                 self.send_response(code)
@@ -224,7 +266,7 @@ class HealthServer:
 
         self.metrics = metrics
         self.healthy = healthy
-        self.ready = ready
+        self.readiness = readiness
         self.httpd = ThreadingHTTPServer((host, port), Handler)
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, name="health-server", daemon=True)

@@ -41,6 +41,7 @@ import socket
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,6 +60,7 @@ from ..model import ClusterState, Workload
 from . import jobs as J
 from . import status as S
 from .engine import EngineHandle
+from .events import ADMISSION, JOB_CONTROLLER, NORMAL, WARNING, WORKLOAD_CONTROLLER, EventRecorder
 from .informers import Informer, Slimmer, job_selector
 from .kube import (
     CLUSTER_QUEUES,
@@ -80,6 +82,8 @@ from .writer import PRIO_ADMISSION, PRIO_CREATE, PRIO_PENDING, PRIO_STATUS, Conf
 log = logging.getLogger("kueue_fast.controller")
 
 JSON = dict[str, Any]
+# what to do once a write landed, given the object the server returned
+Then = Callable[[JSON], None]
 
 FIELD_MANAGER = "kueue-admission"
 QUEUE_FIELD_MANAGER = "kueue-fast"
@@ -120,6 +124,9 @@ class Options:
     max_queued: int = 64  # writes waiting in the writer's queue at most
     max_failures: int = 5  # failed admission writes before a workload is set aside
     quarantine: float = 60.0  # seconds it stays aside (unless it changes)
+    events: bool = True  # Kueue's Events on Workloads and Jobs
+    events_qps: float = 100.0  # their own write budget, apart from the client's
+    events_burst: int = 300
 
 
 @dataclass(slots=True)
@@ -134,6 +141,7 @@ class Track:
     adm_cq: str | None = None
     adm_usage: tuple[tuple[str, str, int], ...] = ()
     evict: tuple[str, str, str | None] | None = None  # (reason, message, preempted reason)
+    preempted_by: str | None = None  # the preemptor's key, while a preemption is written
     failures: int = 0
     conflicts: int = 0
     not_before: float = 0.0
@@ -236,6 +244,19 @@ class Controller:
                 retry_period=self.opts.retry_period,
                 clock=self.clock,
             )
+        else:
+            self.metrics.is_leader.set(1)  # no election: this instance decides
+        self.events: EventRecorder | None = None
+        if self.opts.events:
+            m = self.metrics
+            self.events = EventRecorder(
+                client,
+                qps=self.opts.events_qps,
+                burst=self.opts.events_burst,
+                time_ns=self.clock.time_ns,
+                on_record=lambda type_, reason: m.events_total.labels(type_, reason).inc(),
+                on_drop=m.events_dropped_total.inc,
+            )
         self.thread = threading.Thread(target=self._run, name="scheduling-loop", daemon=True)
 
     # --- lifecycle ----------------------------------------------------------------------------------
@@ -260,6 +281,8 @@ class Controller:
 
     def start(self) -> Controller:
         self.writer.start()
+        if self.events is not None:
+            self.events.start()
         for inf in self.informers:
             inf.start()
         self.thread.start()
@@ -267,15 +290,27 @@ class Controller:
             self.elector.start()
         return self
 
-    def stop(self, release_lease: bool = True) -> None:
-        """Graceful stop: give the lease up, stop every thread."""
-        if self.elector is not None:
-            self.elector.stop(release=release_lease)
+    def stop(self, release_lease: bool = True, timeout: float = 10.0) -> None:
+        """Graceful stop (SIGTERM): 1. stop deciding; 2. let the writes in
+        flight land (the queued ones are dropped: the next leader decides them
+        again); 3. give the Lease up, so that a standby or the restarted
+        process takes over at once. Releasing before the last write lands would
+        let the next leader decide on a state that write then changes
+        (client-go's ReleaseOnCancel asks the same of its callers). A write
+        still hanging after ``timeout`` keeps the Lease: it expires instead."""
         self.stopped.set()
         self.q.put(("stop",))
+        if self.thread.is_alive() and threading.current_thread() is not self.thread:
+            self.thread.join(timeout)
+        self.writer.drain()
+        quiet = self.writer.stop(wait=timeout)
+        if self.events is not None:
+            self.events.stop()
+        if self.elector is not None:
+            if release_lease and not quiet:
+                log.warning("writes still in flight after %.0fs: the Lease is left to expire", timeout)
+            self.elector.stop(release=release_lease and quiet)
         self.client.close()
-        self.writer.stop()
-        self.thread.join(timeout=10)
 
     def kill(self) -> None:
         """Die at once, as a killed process would: nothing more is sent."""
@@ -284,10 +319,27 @@ class Controller:
         self.q.put(("stop",))
         if self.elector is not None:
             self.elector.stop_event.set()
+        if self.events is not None:
+            self.events.stop()
         self.writer.stop()
 
-    def ready(self) -> bool:
+    def synced_all(self) -> bool:
+        """Every informer has listed its kind once."""
         return len(self.synced) == len(ALL_KINDS)
+
+    def readiness(self) -> list[tuple[str, str]]:
+        """The /readyz checks as (name, why not, "" when passing). A standby
+        is ready: readiness never requires leading (a rolling update would
+        wait forever for the new pod); one that could not take over (its
+        Lease unreachable) is not."""
+        missing = [k for k in ALL_KINDS if k not in self.synced]
+        checks = [("informers-synced", f"waiting for {', '.join(missing)}" if missing else "")]
+        if self.elector is not None:
+            checks.append(("leader-election", self.elector.readiness_error()))
+        return checks
+
+    def ready(self) -> bool:
+        return not any(err for _, err in self.readiness())
 
     def healthy(self) -> bool:
         return self.thread.is_alive() and self.clock.monotonic() - self.heartbeat < 60 and self.fatal is None
@@ -354,7 +406,7 @@ class Controller:
         while self.timers and self.timers[0][0] <= now:
             _, key = heapq.heappop(self.timers)
             self.dirty[key] = None
-        if not self.ready() or not self.leader:
+        if not self.synced_all() or not self.leader:
             return
         if self.engine is None:
             self._build_engine()
@@ -370,6 +422,8 @@ class Controller:
             self.last_status = now
             self._status_pass()
         self.metrics.write_queue_depth.set(self.writer.depth())
+        if self.events is not None:
+            self.metrics.event_queue_depth.set(self.events.depth())
 
     # --- leadership ---------------------------------------------------------------------------------
 
@@ -722,6 +776,8 @@ class Controller:
                 if failed:
                     self.metrics.admission_attempts_total.labels("inadmissible").inc(failed)
                     self.metrics.admission_attempt_duration_seconds.labels("inadmissible").observe(dt)
+            if self.events is not None:
+                self._pending_events(res.attempted)
             for key in res.admitted:
                 self._on_admitted(key)
             for key in res.preempted:
@@ -734,6 +790,18 @@ class Controller:
             if self.clock.monotonic() - start > self.opts.max_cycle_time:
                 self.sched_dirty = True
                 return
+
+    def _pending_events(self, attempted: list[str]) -> None:
+        """pkg/scheduler/scheduler.go requeueAndUpdate: a Warning with the
+        pending reason and message for every head a cycle tried and left
+        pending (series keep them to one Event per object version)."""
+        eng = self.engine
+        assert eng is not None
+        for key in attempted:
+            wl = self.objs["workload"].get(key)
+            d = eng.decision(key)
+            if wl is not None and d.reason and d.message:
+                self._event(wl, WARNING, d.reason, d.message, ADMISSION)
 
     def _on_admitted(self, key: str) -> None:
         eng = self.engine
@@ -799,6 +867,7 @@ class Controller:
         message = d.message
         reason = "Preempted" if preempted else (d.reason or "Evicted")
         pre_reason = None
+        t.preempted_by = d.preempted_by if preempted else None
         if preempted:
             pre_reason = d.preemption_reason or "InClusterQueue"
             by = d.preempted_by
@@ -842,10 +911,11 @@ class Controller:
         prio: int,
         fn: Any,
         refetch: tuple[Resource, str, str | None] | None,
-        data: Any,
+        data: tuple[str, str],
+        then: Then | None = None,
     ) -> None:
         self.inflight[key] = name
-        self.writer.submit(key, name, prio, fn, refetch=refetch, epoch=self.epoch, data=data)
+        self.writer.submit(key, name, prio, fn, refetch=refetch, epoch=self.epoch, data=(*data, then))
 
     def _reconcile(self, key: str) -> None:
         t = self.tracks.get(key)
@@ -892,7 +962,10 @@ class Controller:
             done, failed, message = J.finished(job)
             if done:
                 st = S.finished_status(wl, failed, message, self.clock.time_ns())
-                self._apply_status(t, wl, "finish", st, PRIO_CREATE)
+                note = f"Workload '{key}' is declared finished"
+                self._apply_status(
+                    t, wl, "finish", st, PRIO_CREATE, self._then_event(job, "FinishedWorkload", note)
+                )
                 return
         if not t.in_engine:
             return
@@ -903,29 +976,30 @@ class Controller:
             if d.state != ADMITTED:
                 return
             if not S.admission_matches(wl, d):
-                self._apply_status(
-                    t, wl, "admit", S.admitted_status(wl, d, self.clock.time_ns()), PRIO_ADMISSION
-                )
+                st = S.admitted_status(wl, d, self.clock.time_ns())
+                self._apply_status(t, wl, "admit", st, PRIO_ADMISSION, self._then_admitted(t))
                 return
             if job is not None:
                 flavors = sorted({f for ps in d.pod_sets for f in ps.flavors.values()})
                 fobjs = [self.objs["flavor"][f] for f in flavors if f in self.objs["flavor"]]
                 patch = J.start_patch(job, self._original(wl), fobjs)
                 if patch is not None:
-                    self._patch_job(t, job, "start-job", patch, None)
+                    # jobframework startJob: Started, when it unsuspends the Job
+                    note = f"Admitted by clusterQueue {d.cluster_queue}"
+                    then = self._then_event(None, "Started", note) if J.is_suspended(job) else None
+                    self._patch_job(t, job, "start-job", patch, None, then)
             return
         if t.phase == EVICTING:
             reason, message, pre = t.evict or ("Preempted", "", None)
             if not S.condition_true(wl, S.EVICTED):
                 st = S.evicted_status(wl, reason, message, pre, self.clock.time_ns())
-                self._apply_status(t, wl, "evict", st, PRIO_ADMISSION)
+                self._apply_status(t, wl, "evict", st, PRIO_ADMISSION, self._then_evicted(t, wl))
                 return
             if job is not None:
                 step = J.stop_step(job, self._original(wl))
                 if step is not None:
-                    self._patch_job(
-                        t, job, f"stop-{step[0]}", step[1], "status" if step[0] == "clear-start" else None
-                    )
+                    ev = S.get_condition(wl, S.EVICTED) or {}
+                    self._stop_job(t, job, step, str(ev.get("message") or message))
                     return
             self._apply_status(t, wl, "requeue", S.requeued_status(wl, self.clock.time_ns()), PRIO_ADMISSION)
             return
@@ -937,9 +1011,14 @@ class Controller:
         if job is not None:
             step = J.stop_step(job, self._original(wl))
             if step is not None:
-                self._patch_job(
-                    t, job, f"stop-{step[0]}", step[1], "status" if step[0] == "clear-start" else None
-                )
+                self._stop_job(t, job, step, "Not admitted by cluster queue")
+
+    def _stop_job(self, t: Track, job: JSON, step: tuple[str, JSON], why: str) -> None:
+        """The next step of stopping a Job; Stopped (jobframework stopJob) when
+        this step suspends it."""
+        kind, patch = step
+        then = self._then_event(None, "Stopped", why) if kind == "suspend" else None
+        self._patch_job(t, job, f"stop-{kind}", patch, "status" if kind == "clear-start" else None, then)
 
     def _orphaned(self, wl: JSON) -> bool:
         """A Job's Workload whose Job is gone (or no longer queued)."""
@@ -969,9 +1048,7 @@ class Controller:
             return
         step = J.stop_step(job, None)
         if step is not None:
-            self._patch_job(
-                t, job, f"stop-{step[0]}", step[1], "status" if step[0] == "clear-start" else None
-            )
+            self._stop_job(t, job, step, "Missing Workload; unable to restore pod templates")
             return
         labels = job["metadata"].get("labels") or {}
         pclass = labels.get(J.PRIORITY_LABEL)
@@ -980,6 +1057,13 @@ class Controller:
             wpc = self.m_wpcs.get(pclass)
             if wpc is None:
                 log.warning("Job %s: WorkloadPriorityClass %s not found", t.job_key, pclass)
+                self._event(
+                    job,
+                    WARNING,
+                    "WorkloadPriorityClassNotFound",
+                    f'WorkloadPriorityClass "{pclass}" not found',
+                    JOB_CONTROLLER,
+                )
                 self._later(t.key, 5.0)
                 return
             prio = wpc.value
@@ -993,9 +1077,73 @@ class Controller:
             lambda c: c.create(WORKLOADS, body, ns),
             (WORKLOADS, name, ns),
             ("workload", t.key),
+            self._then_event(job, "CreatedWorkload", f"Created Workload: {ns}/{name}"),
         )
 
-    def _apply_status(self, t: Track, wl: JSON, name: str, status: JSON, prio: int) -> None:
+    # --- Kueue's Events (README: which ones); recorded once the write landed, as Kueue does ---
+
+    def _event(self, obj: JSON, type_: str, reason: str, note: str, controller: str) -> None:
+        if self.events is not None:
+            self.events.record(obj, type_, reason, note, controller=controller)
+
+    def _then_event(self, job: JSON | None, reason: str, note: str) -> Then | None:
+        """A Normal Event on a Job once the write landed: on ``job`` as it was,
+        or (None) on the Job the write returned."""
+        if self.events is None:
+            return None
+        return lambda fresh: self._event(job or fresh, NORMAL, reason, note, JOB_CONTROLLER)
+
+    def _then_admitted(self, t: Track) -> Then | None:
+        """pkg/scheduler/scheduler.go recordWorkloadAdmissionMetrics: QuotaReserved
+        and Admitted, after the admission status was written."""
+        if self.events is None:
+            return None
+        queued_ns = t.queued_ns
+
+        def then(wl: JSON) -> None:
+            cq = ((wl.get("status") or {}).get("admission") or {}).get("clusterQueue", "")
+            wait = max(0.0, (self.clock.time_ns() - queued_ns) / 1e9)
+            note = f"Quota reserved in ClusterQueue {cq}, wait time since queued was {wait:.0f}s"
+            self._event(wl, NORMAL, "QuotaReserved", note, ADMISSION)
+            note = f"Admitted by ClusterQueue {cq}, wait time since reservation was 0s"
+            self._event(wl, NORMAL, "Admitted", note, ADMISSION)
+
+        return then
+
+    def _then_evicted(self, t: Track, wl: JSON) -> Then | None:
+        """pkg/workload/evict: EvictedDueTo<reason>; for a preemption also
+        pkg/scheduler/preemption IssuePreemptions' Preempted (on the victim) and
+        PreemptedWorkload (on the preemptor). kueue-fast has no priority boost:
+        effective priorities are the base ones."""
+        if self.events is None:
+            return None
+        reason, message, pre = t.evict or ("Preempted", "", None)
+        eng = self.engine
+        victim = eng.workload(t.key) if eng is not None else None
+        by = self.objs["workload"].get(t.preempted_by or "") if pre else None
+        preemptor = eng.workload(t.preempted_by or "") if eng is not None and pre else None
+        victim_cq = t.adm_cq or ""
+        victim_uid = str(wl["metadata"].get("uid") or "")
+
+        def then(fresh: JSON) -> None:
+            controller = ADMISSION if pre else WORKLOAD_CONTROLLER
+            self._event(fresh, NORMAL, f"EvictedDueTo{reason}", message, controller)
+            if by is None or preemptor is None or victim is None:
+                return
+            pp, vp = preemptor.priority, victim.priority
+            priorities = (
+                f"; preemptor effective priority: {pp} (base: {pp}, boost: 0); "
+                f"preemptee effective priority: {vp} (base: {vp}, boost: 0)"
+            )
+            self._event(fresh, NORMAL, "Preempted", message + priorities, ADMISSION)
+            note = f"Preempted workload {t.key} (UID: {victim_uid}) in ClusterQueue {victim_cq}{priorities}"
+            self._event(by, NORMAL, "PreemptedWorkload", note, ADMISSION)
+
+        return then
+
+    def _apply_status(
+        self, t: Track, wl: JSON, name: str, status: JSON, prio: int, then: Then | None = None
+    ) -> None:
         md = wl["metadata"]
         body = {
             "apiVersion": KUEUE_API,
@@ -1014,9 +1162,12 @@ class Controller:
             lambda c: c.apply(WORKLOADS, body, field_manager=FIELD_MANAGER, sub="status"),
             (WORKLOADS, md["name"], md["namespace"]),
             ("workload", t.key),
+            then,
         )
 
-    def _patch_job(self, t: Track, job: JSON, name: str, patch: JSON, sub: str | None) -> None:
+    def _patch_job(
+        self, t: Track, job: JSON, name: str, patch: JSON, sub: str | None, then: Then | None = None
+    ) -> None:
         md = job["metadata"]
         ns, jname = md["namespace"], md["name"]
         self._submit(
@@ -1026,6 +1177,7 @@ class Controller:
             lambda c: c.patch(JOBS, jname, patch, namespace=ns, sub=sub),
             (JOBS, jname, ns),
             ("job", f"{ns}/{jname}"),
+            then,
         )
 
     def _write_finalizers(self, t: Track, wl: JSON) -> None:
@@ -1055,6 +1207,9 @@ class Controller:
             self._observe(kind, fresh)
         if op.epoch != self.epoch:
             return
+        then = op.data[2] if op.data and len(op.data) > 2 else None
+        if then is not None and isinstance(result, dict) and result.get("metadata"):
+            then(result)
         if self.inflight.get(op.key) == op.name:
             del self.inflight[op.key]
         self.hot[op.key] = None

@@ -23,6 +23,7 @@ import itertools
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -109,9 +110,19 @@ class Writer:
             except queue.Empty:
                 return out
 
-    def stop(self) -> None:
+    def stop(self, wait: float = 0.0) -> bool:
+        """Stop the workers once their current op is done (the stop ops go
+        before any queued op); with ``wait``, wait that long for them and
+        say whether no write is in flight any more."""
         for _ in self.threads:
             self.q.put(Op(-1, next(self._seq), "", "stop", lambda c: {}))
+        if wait <= 0:
+            return False
+        deadline = time.monotonic() + wait
+        for t in self.threads:
+            if t.is_alive():
+                t.join(max(0.0, deadline - time.monotonic()))
+        return not any(t.is_alive() for t in self.threads)
 
     def _work(self) -> None:
         while True:

@@ -303,7 +303,7 @@ class Harness:
         client_kw = {k: kw.pop(k) for k in ("qps", "burst") if k in kw}
         opts = Options(
             identity=identity,
-            lease_namespace=self.lease_ns,
+            lease_namespace=kw.pop("lease_namespace", self.lease_ns),
             lease_duration=kw.pop("lease_duration", 2.0),
             renew_deadline=kw.pop("renew_deadline", 1.5),
             retry_period=kw.pop("retry_period", 0.2),

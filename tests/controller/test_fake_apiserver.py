@@ -20,10 +20,10 @@ from fake_apiserver import (
     selector_matches,
     strategic_merge,
 )
-from kf_harness import JOBS, NAMESPACES, WORKLOADS, job, wait_for
+from kf_harness import JOBS, NAMESPACES, RESOURCE_FLAVORS, WORKLOADS, job, wait_for
 
 from kueue_fast.controller import manifests
-from kueue_fast.controller.kube import KUEUE_API, ApiError, KubeClient
+from kueue_fast.controller.kube import EVENTS, KUEUE_API, LEASES, STRATEGIC, ApiError, KubeClient
 
 JSON = dict[str, Any]
 
@@ -284,3 +284,76 @@ def test_faults_and_retries(env: tuple[FakeAPIServer, KubeClient], tmp_path: Pat
     assert e.value.status == 409
     c.close()
     wait_for(lambda: c.closed)
+
+
+def test_namespaced_create_in_a_missing_or_terminating_namespace(
+    env: tuple[FakeAPIServer, KubeClient],
+) -> None:
+    """As the real API server: 404 naming the namespace (so a Lease cannot
+    be created without its namespace), 403 while it terminates; reads of a
+    missing namespace's objects are plain 404s."""
+    api, c = env
+    lease = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "l"}, "spec": {}}
+    with pytest.raises(ApiError) as e:
+        c.create(LEASES, lease, "nowhere")
+    assert (e.value.status, e.value.message) == (404, 'namespaces "nowhere" not found')
+    assert e.value.body["details"] == {"name": "nowhere", "kind": "namespaces"}
+    with pytest.raises(ApiError) as e:
+        c.get(LEASES, "l", "nowhere")
+    assert e.value.status == 404 and "leases" in e.value.message
+    # server-side apply creating an object is a create too
+    with pytest.raises(ApiError) as e:
+        c.apply(WORKLOADS, {**wl("w"), "metadata": {"name": "w", "namespace": "nowhere"}}, field_manager="m")
+    assert e.value.status == 404 and "nowhere" in e.value.message
+    # cluster-scoped objects have no namespace to miss
+    c.create(
+        RESOURCE_FLAVORS, {"apiVersion": KUEUE_API, "kind": "ResourceFlavor", "metadata": {"name": "rf"}}
+    )
+
+    c.create(
+        NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "t", "finalizers": ["x"]}}
+    )
+    c.delete(NAMESPACES, "t")
+    with pytest.raises(ApiError) as e:
+        c.create(LEASES, lease, "t")
+    assert e.value.status == 403 and "being terminated" in e.value.message
+
+
+def _event(**kw: Any) -> JSON:
+    ev: JSON = {
+        "apiVersion": "events.k8s.io/v1",
+        "kind": "Event",
+        "metadata": {"name": "w.1", "namespace": "ns"},
+        "eventTime": "2024-01-01T00:00:00.000000Z",
+        "type": "Normal",
+        "reason": "QuotaReserved",
+        "action": "QuotaReserved",
+        "reportingController": "kueue-admission",
+        "reportingInstance": "kueue-admission-host",
+        "regarding": {"kind": "Workload", "namespace": "ns", "name": "w"},
+        "note": "n",
+    }
+    ev.update(kw)
+    return ev
+
+
+def test_events_are_validated_as_the_api_server_does(env: tuple[FakeAPIServer, KubeClient]) -> None:
+    _, c = env
+    for bad in (
+        {"eventTime": None},
+        {"type": "Info"},
+        {"action": ""},
+        {"reportingInstance": "x" * 129},
+        {"note": "x" * 1025},
+        {"series": {"count": 1, "lastObservedTime": "2024-01-01T00:00:00.000000Z"}},
+    ):
+        with pytest.raises(ApiError) as e:
+            c.create(EVENTS, _event(**bad), "ns")
+        assert e.value.status == 422, bad
+    c.create(EVENTS, _event(), "ns")
+    series = {"series": {"count": 2, "lastObservedTime": "2024-01-01T00:00:01.000000Z"}}
+    got = c.patch(EVENTS, "w.1", series, namespace="ns", content_type=STRATEGIC)
+    assert got["series"]["count"] == 2 and got["note"] == "n"
+    with pytest.raises(ApiError) as e:  # only the series may change
+        c.patch(EVENTS, "w.1", {"note": "other"}, namespace="ns", content_type=STRATEGIC)
+    assert e.value.status == 422 and "immutable" in e.value.message

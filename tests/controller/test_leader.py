@@ -3,10 +3,16 @@ writes, the standby takes over when the leader dies."""
 
 from __future__ import annotations
 
+import logging
+import urllib.error
+import urllib.request
+
+import pytest
 from kf_harness import Harness, cluster_queue, flavor, job, local_queue, wait_for
 from test_e2e import running
 
 from kueue_fast.controller.kube import LEASES
+from kueue_fast.controller.metrics import HealthServer
 
 WRITE_VERBS = ("create", "update", "patch", "delete")
 
@@ -76,3 +82,89 @@ def test_leader_that_cannot_renew_stops_writing(fake_cluster: Harness) -> None:
     fault.count = 0
     wait_for(lambda: a.is_leader, timeout=10, what="a leads again (engine rebuilt)")
     assert a.metrics.engine_rebuilds_total._value.get() == 2
+
+
+def _leader_records(caplog: pytest.LogCaptureFixture, text: str) -> list[logging.LogRecord]:
+    return [
+        r
+        for r in caplog.records
+        if r.name.startswith("kueue_fast.controller")
+        and r.levelno >= logging.WARNING
+        and text in r.getMessage()
+    ]
+
+
+def test_missing_lease_namespace_is_said_loudly_once_and_not_ready(
+    cluster: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Without the Lease's namespace the controller can never lead: it says
+    so at the default log level with the fix, not at every retry, and
+    /readyz fails with the reason; creating the namespace fixes it."""
+    h = cluster
+    caplog.set_level(logging.INFO)
+    nowhere = h.name("nowhere")
+    a = h.controller(identity="a", lease_namespace=nowhere)
+    srv = HealthServer("127.0.0.1:0", a.metrics, a.healthy, a.readiness)
+    srv.start()
+    try:
+        wait_for(lambda: _leader_records(caplog, nowhere), what="the error logged")
+        wait_for(lambda: a.elector is not None and a.elector.failures >= 8, what="eight failed attempts")
+        records = _leader_records(caplog, nowhere)
+        assert len(records) == 1, [r.getMessage() for r in records]
+        msg = records[0].getMessage()
+        assert records[0].levelno == logging.ERROR
+        assert f"namespace {nowhere}" in msg and "--lease-namespace" in msg and "create" in msg
+        assert not a.is_leader and not a.ready()
+        with pytest.raises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(f"http://{srv.address}/readyz")
+        body = e.value.read().decode()
+        assert e.value.code == 503 and "[-]leader-election failed" in body and f"namespace {nowhere}" in body
+        assert "[+]informers-synced ok" in body
+        metrics = urllib.request.urlopen(f"http://{srv.address}/metrics").read().decode()
+        assert "kueue_fast_is_leader 0.0" in metrics
+
+        h.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": nowhere}})
+        wait_for(lambda: a.is_leader, what="a leads once the namespace exists")
+        wait_for(a.ready, what="ready")
+        assert urllib.request.urlopen(f"http://{srv.address}/readyz").read() == b"ok"
+        assert (
+            "kueue_fast_is_leader 1.0"
+            in urllib.request.urlopen(f"http://{srv.address}/metrics").read().decode()
+        )
+        assert any("reachable again" in r.getMessage() for r in caplog.records)
+    finally:
+        srv.stop()
+
+
+def test_forbidden_lease_is_said_with_the_rbac_fix(
+    fake_cluster: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
+    h = fake_cluster
+    api = h.fake
+    assert api is not None
+    caplog.set_level(logging.INFO)
+    api.inject(status=403, resource="leases", user_agent="kueue-fast-controller/a", count=-1)
+    a = h.controller(identity="a")
+    records = wait_for(lambda: _leader_records(caplog, "403"), what="the error logged")
+    assert "Role" in records[0].getMessage() and records[0].levelno == logging.ERROR
+    wait_for(lambda: not a.ready() and a.readiness()[-1][1], what="not ready")
+    assert "forbidden" in dict(a.readiness())["leader-election"]
+
+
+def test_standby_behind_a_live_leader_is_ready(fake_cluster: Harness) -> None:
+    """Kubernetes convention (kube-scheduler, controller-manager): readiness
+    never requires leading, or a rolling update of two replicas would wait
+    forever for the new pod."""
+    h = fake_cluster
+    a = h.controller(identity="a")
+    wait_for(lambda: a.is_leader, what="a leads")
+    b = h.controller(identity="b")
+    wait_for(b.ready, what="b ready")
+    assert not b.is_leader
+    assert dict(b.readiness()) == {"informers-synced": "", "leader-election": ""}
+
+
+def test_no_leader_election_reports_leading(fake_cluster: Harness) -> None:
+    ctl = fake_cluster.controller(leader_elect=False)
+    wait_for(lambda: ctl.is_leader, what="deciding")
+    assert ctl.metrics.is_leader._value.get() == 1

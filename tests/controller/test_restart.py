@@ -12,7 +12,13 @@ runs after every committed write of anyone.
 
 from __future__ import annotations
 
+import os
+import signal
+import socket
+import subprocess
+import sys
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -20,6 +26,8 @@ from fake_apiserver import DropConnection, WriteInfo
 from kf_harness import JOBS, Harness, cluster_queue, flavor, job, local_queue, priority_class, wait_for
 from test_e2e import is_true, running
 
+from kueue_fast.controller.kube import LEASES
+from kueue_fast.controller.reconciler import default_identity
 from kueue_fast.quantity import parse_quantity
 
 JSON = dict[str, Any]
@@ -82,7 +90,8 @@ def test_kill_and_restart_at_many_points(fake_cluster: Harness, every: int) -> N
 
     def hook(info: WriteInfo) -> None:
         check_invariants(info, violations)
-        if not info.user_agent.startswith("kueue-fast-controller/") or info.resource == "leases":
+        # kill after decision writes: Events change no decision
+        if not info.user_agent.startswith("kueue-fast-controller/") or info.resource in ("leases", "events"):
             return
         with lock:
             state["writes"] += 1
@@ -142,3 +151,93 @@ def test_kill_and_restart_at_many_points(fake_cluster: Harness, every: int) -> N
     for n in lows + highs:
         j = h.get(JOBS, n, ns)
         assert j is not None and any(c["type"] == "Complete" for c in j["status"]["conditions"])
+
+
+def _start_cli(h: Harness, pod_name: str, *extra: str) -> subprocess.Popen[bytes]:
+    """`python -m kueue_fast.controller` in a process of its own, as in a pod."""
+    env = dict(os.environ, POD_NAME=pod_name)
+    cmd = [sys.executable, "-m", "kueue_fast.controller", "--kubeconfig", h.kubeconfig]
+    cmd += ["--lease-namespace", h.lease_ns, "--metrics-bind-address", "0", "--log-level", "warning", *extra]
+    return subprocess.Popen(cmd, env=env)
+
+
+def _holder(h: Harness) -> str:
+    lease = h.get(LEASES, "kueue-fast-leader", h.lease_ns)
+    return str(((lease or {}).get("spec") or {}).get("holderIdentity") or "")
+
+
+def test_sigterm_lets_the_last_write_land_then_hands_the_lease_over(fake_cluster: Harness) -> None:
+    """A graceful stop (SIGTERM) gives the Lease up, so that the next leader
+    starts at once instead of waiting it out; and only after the writes in
+    flight have landed, or the next leader could decide on a state they then
+    change (two admissions of the same quota)."""
+    h = fake_cluster
+    api = h.fake
+    assert api is not None
+    ns = h.namespace("term")
+    h.create(flavor("rf"))
+    h.create(cluster_queue("cq", {"rf": {"cpu": "2"}}))
+    h.create(local_queue(ns, "lq", "cq"))
+    order: list[str] = []
+
+    def hook(info: WriteInfo) -> None:
+        if info.resource == "workloads" and info.subresource == "status":
+            if ((info.obj or {}).get("status") or {}).get("admission"):
+                order.append("admission")
+        elif info.resource == "leases" and not ((info.obj or {}).get("spec") or {}).get("holderIdentity"):
+            order.append("released")
+
+    api.add_write_hook(hook)
+    slow = api.inject(delay=2.0, verb="patch", resource="workloads", subresource="status", count=1)
+    proc = _start_cli(h, "pod-a")
+    try:
+        wait_for(lambda: _holder(h) == "pod-a", timeout=20, what="pod-a leads")
+        h.create(job(ns, "j", "lq"))
+        wait_for(lambda: slow.hits == 1, timeout=20, what="the admission write in flight")
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert order == ["admission", "released"], order
+    # the next leader (another pod: another identity) starts at once, not after 15 s
+    b = h.controller(identity="pod-b", lease_duration=15.0, renew_deadline=10.0)
+    wait_for(lambda: b.is_leader, timeout=5, what="pod-b leads at once")
+    wait_for(lambda: running(h, ns, "j"), what="the admitted Job started by pod-b")
+
+
+def test_a_restarted_pod_takes_its_own_lease_back_at_once(cluster: Harness) -> None:
+    """The identity is the pod's name ($POD_NAME from the downward API): a
+    container restarted after a crash (SIGKILL: nothing released) is the
+    same candidate and need not wait for its own Lease to expire."""
+    h = cluster
+    proc = _start_cli(h, "pod-a", "--leader-elect=true")
+    try:
+        wait_for(lambda: _holder(h) == "pod-a", timeout=20, what="pod-a leads")
+        proc.kill()
+        proc.wait(timeout=10)
+        lease = h.get(LEASES, "kueue-fast-leader", h.lease_ns)
+        assert lease is not None and lease["spec"]["leaseDurationSeconds"] == 15
+        renewed = lease["spec"]["renewTime"]
+        t0 = time.monotonic()
+        proc = _start_cli(h, "pod-a")
+        wait_for(
+            lambda: (h.get(LEASES, "kueue-fast-leader", h.lease_ns) or {})["spec"]["renewTime"] != renewed,
+            timeout=20,
+            what="pod-a renews its Lease again",
+        )
+        assert time.monotonic() - t0 < 10  # well before the 15 s the Lease had left
+        assert _holder(h) == "pod-a"
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+
+
+def test_identity_is_the_pod_name_else_unique_per_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("POD_NAME", "kueue-fast-controller-7d9f-abcde")
+    assert default_identity() == "kueue-fast-controller-7d9f-abcde"
+    monkeypatch.delenv("POD_NAME")
+    a, b = default_identity(), default_identity()
+    host = socket.gethostname()
+    # client-go's convention off a pod: two processes on one machine must not share an identity
+    assert a.startswith(host + "_") and b.startswith(host + "_") and a != b

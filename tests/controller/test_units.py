@@ -160,7 +160,7 @@ def test_metrics_health_and_ready_endpoints(fake_cluster: Harness) -> None:
     h.create(cluster_queue("cq", {"rf": {"cpu": "1"}}))
     h.create(local_queue(ns, "lq", "cq"))
     ctl = h.controller()
-    srv = HealthServer("127.0.0.1:0", ctl.metrics, ctl.healthy, ctl.ready)
+    srv = HealthServer("127.0.0.1:0", ctl.metrics, ctl.healthy, ctl.readiness)
     srv.start()
     try:
         h.create(job(ns, "a", "lq"))
