@@ -44,6 +44,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import status as S
 from ..cluster import ADMITTED, Decision
 from ..errors import InputError
 from ..loader import (
@@ -57,7 +58,6 @@ from ..loader import (
 )
 from ..model import ClusterState, Workload
 from . import jobs as J
-from . import status as S
 from .engine import EngineHandle
 from .informers import Informer, Slimmer, job_selector
 from .kube import (

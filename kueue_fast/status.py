@@ -1,5 +1,6 @@
 """What Kueue writes in statuses: Workload conditions and admission,
-ClusterQueue and LocalQueue status (kueue-cluster-facts.md).
+ClusterQueue and LocalQueue status (kueue-cluster-facts.md), for the
+controller and for ``kueue-fast schedule --output yaml`` alike.
 
 Pure functions over slimmed API objects. Conditions follow
 ``meta.SetStatusCondition``: ``lastTransitionTime`` changes only when the
@@ -13,10 +14,12 @@ from __future__ import annotations
 import copy
 import datetime as dt
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..cluster import Decision
-from ..quantity import format_quantity, parse_quantity
+from .quantity import format_quantity, parse_quantity
+
+if TYPE_CHECKING:  # cluster imports this module's readiness rules
+    from .cluster import Decision
 
 JSON = dict[str, Any]
 
