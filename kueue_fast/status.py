@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
-from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .quantity import format_quantity, parse_quantity
 
 if TYPE_CHECKING:  # cluster imports this module's readiness rules
     from .cluster import Decision
+    from .model import ClusterQueue, ClusterState, LocalQueue
 
 JSON = dict[str, Any]
 
@@ -29,6 +30,16 @@ EVICTED = "Evicted"
 PREEMPTED = "Preempted"
 REQUEUED = "Requeued"
 FINISHED = "Finished"
+
+
+MAX_CONDITION_MESSAGE = 32 * 1024
+
+
+def truncate_message(message: str) -> str:
+    """Kueue api.TruncateConditionMessage: long messages end in " ..."."""
+    if len(message) <= MAX_CONDITION_MESSAGE:
+        return message
+    return message[: MAX_CONDITION_MESSAGE - 4] + " ..."
 
 
 def rfc3339(ns: int) -> str:
@@ -58,7 +69,7 @@ def set_condition(
 ) -> list[JSON]:
     """meta.SetStatusCondition on a copy."""
     out = [dict(c) for c in conditions]
-    new: JSON = {"type": ctype, "status": status, "reason": reason, "message": message[:32768]}
+    new: JSON = {"type": ctype, "status": status, "reason": reason, "message": truncate_message(message)}
     if generation is not None:
         new["observedGeneration"] = generation
     for i, c in enumerate(out):
@@ -236,50 +247,145 @@ def finished_status(wl: JSON, failed: bool, message: str, now_ns: int) -> JSON:
     return st
 
 
+# --- readiness (the Active conditions) --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Readiness:
+    """A queue's Active condition: status, Kueue's reason and message."""
+
+    active: bool
+    reason: str
+    message: str
+
+    def as_tuple(self) -> tuple[bool, str, str]:
+        return self.active, self.reason, self.message
+
+
+CLUSTER_QUEUE_READY = Readiness(True, "Ready", "Can admit new workloads")
+
+
+def admission_check_problems(cq: ClusterQueue, state: ClusterState) -> tuple[list[str], list[str]]:
+    """(missing, inactive) AdmissionChecks the ClusterQueue names, each sorted
+    (kueue clusterqueue.go updateWithAdmissionChecks). The input has no
+    AdmissionCheck objects yet, so every named check is missing."""
+    return sorted(set(cq.admission_checks)), []
+
+
+def cluster_queue_readiness(cq: ClusterQueue, state: ClusterState) -> Readiness:
+    """The Active condition Kueue writes on a ClusterQueue (kueue cache.go
+    ClusterQueueReadiness, clusterqueue.go inactiveReason): every problem is
+    listed in the message, the first one gives the reason. A cohort cycle is
+    not among them: Kueue leaves such a ClusterQueue out of its scheduling
+    snapshot (snapshot.go skipInactiveCQReason) while its condition stays Ready."""
+    reasons: list[str] = []
+    messages: list[str] = []
+    if cq.stop_policy != "None":
+        reasons.append("Stopped")
+        messages.append("is stopped")
+    missing_flavors = [
+        f.name for g in cq.resource_groups for f in g.flavors if f.name not in state.resource_flavors
+    ]
+    if missing_flavors:
+        reasons.append("FlavorNotFound")
+        messages.append(f"references missing ResourceFlavor(s): {','.join(missing_flavors)}")
+    missing_checks, inactive_checks = admission_check_problems(cq, state)
+    if missing_checks:
+        reasons.append("AdmissionCheckNotFound")
+        messages.append(f"references missing AdmissionCheck(s): {','.join(missing_checks)}")
+    if inactive_checks:
+        reasons.append("AdmissionCheckInactive")
+        messages.append(f"references inactive AdmissionCheck(s): {','.join(inactive_checks)}")
+    if not reasons:
+        return CLUSTER_QUEUE_READY
+    return Readiness(
+        False, reasons[0], truncate_message(f"Can't admit new workloads: {', '.join(messages)}.")
+    )
+
+
+def local_queue_readiness(lq: LocalQueue, state: ClusterState) -> Readiness:
+    """The Active condition Kueue writes on a LocalQueue (kueue
+    localqueue_controller.go Reconcile)."""
+    if lq.stop_policy != "None":
+        return Readiness(False, "Stopped", "LocalQueue is stopped")
+    cq = state.cluster_queues.get(lq.cluster_queue)
+    if cq is None:
+        return Readiness(False, "ClusterQueueDoesNotExist", "Can't submit new workloads to clusterQueue")
+    if not cluster_queue_readiness(cq, state).active:
+        return Readiness(False, "ClusterQueueIsInactive", "Can't submit new workloads to clusterQueue")
+    return Readiness(True, "Ready", "Can submit new workloads to localQueue")
+
+
 # --- queues -----------------------------------------------------------------------------------
 
 
 FlavorUsage = dict[str, dict[str, int]]  # flavor -> resource -> amount
 
 
-def flavors_usage(cq_obj: JSON, usage: FlavorUsage, *, borrowed: bool) -> list[JSON]:
-    """``flavorsReservation`` / ``flavorsUsage``: every flavor and covered
-    resource of the ClusterQueue, in spec order, with total (and borrowed:
-    the part above nominal quota)."""
+def flavors_usage(
+    cq_obj: JSON, usage: FlavorUsage, *, borrowed: bool, has_parent: bool | None = None
+) -> list[JSON]:
+    """``flavorsReservation`` / ``flavorsUsage`` (kueue cache.go getUsage):
+    every flavor of the ClusterQueue in spec order, each with its group's
+    covered resources sorted by name, with total (and borrowed: the part
+    above nominal quota, always 0 for a ClusterQueue without a cohort).
+    has_parent: the ClusterQueue is in a cohort (default: from its spec)."""
+    spec = cq_obj.get("spec") or {}
+    if has_parent is None:
+        has_parent = bool(spec.get("cohortName") or spec.get("cohort"))
     out: list[JSON] = []
-    for rg in (cq_obj.get("spec") or {}).get("resourceGroups") or []:
+    for rg in spec.get("resourceGroups") or []:
         for fq in rg.get("flavors") or []:
             fname = fq.get("name")
             resources = []
             nominal = {r.get("name"): r.get("nominalQuota") for r in fq.get("resources") or []}
-            for rname in rg.get("coveredResources") or []:
+            for rname in sorted(rg.get("coveredResources") or []):
                 total = usage.get(fname, {}).get(rname, 0)
                 entry: JSON = {"name": rname, "total": format_quantity(rname, total)}
                 if borrowed:
                     nq = nominal.get(rname)
                     nom = parse_quantity(nq, rname) if nq is not None else 0
-                    entry["borrowed"] = format_quantity(rname, max(0, total - nom))
+                    over = total - nom if has_parent else 0
+                    entry["borrowed"] = format_quantity(rname, max(0, over))
                 resources.append(entry)
             out.append({"name": fname, "resources": resources})
     return out
 
 
-def _merge_flavor_usage(into: FlavorUsage, items: Iterable[tuple[str, str, int]]) -> None:
-    for f, r, v in items:
-        d = into.setdefault(f, {})
-        d[r] = d.get(r, 0) + v
-
-
 def cluster_queue_status(
-    cq_obj: JSON, pending: int, admitted: int, usage: FlavorUsage, active: tuple[bool, str, str], now_ns: int
+    cq_obj: JSON,
+    pending: int,
+    admitted: int,
+    usage: FlavorUsage,
+    active: tuple[bool, str, str],
+    now_ns: int,
+    *,
+    reserving: int | None = None,
+    admitted_usage: FlavorUsage | None = None,
+    has_parent: bool | None = None,
+    weighted_share: int | None = None,
 ) -> JSON:
+    """ClusterQueue status (kueue clusterqueue_controller.go updateCqStatusIfChanged).
+
+    ``usage`` and ``reserving`` count workloads holding quota (flavorsReservation,
+    reservingWorkloads); ``admitted`` and ``admitted_usage`` the ones also
+    admitted (flavorsUsage, admittedWorkloads): the same unless admission
+    checks hold some back (by default they are). ``weighted_share``: with fair
+    sharing on, status.fairSharing.weightedShare; None leaves fairSharing as it was."""
     st = copy.deepcopy(cq_obj.get("status") or {})
     st["pendingWorkloads"] = pending
-    st["reservingWorkloads"] = admitted
+    st["reservingWorkloads"] = admitted if reserving is None else reserving
     st["admittedWorkloads"] = admitted
-    fl = flavors_usage(cq_obj, usage, borrowed=True)
-    st["flavorsReservation"] = fl
-    st["flavorsUsage"] = copy.deepcopy(fl)
+    reserved = flavors_usage(cq_obj, usage, borrowed=True, has_parent=has_parent)
+    used = (
+        reserved
+        if admitted_usage is None
+        else flavors_usage(cq_obj, admitted_usage, borrowed=True, has_parent=has_parent)
+    )
+    _set_or_drop(st, "flavorsReservation", reserved)
+    _set_or_drop(st, "flavorsUsage", copy.deepcopy(used))
+    if weighted_share is not None:
+        st["fairSharing"] = {"weightedShare": weighted_share}
     ok, reason, message = active
     st["conditions"] = set_condition(
         st.get("conditions") or [], "Active", "True" if ok else "False", reason, message, now_ns, _gen(cq_obj)
@@ -295,19 +401,36 @@ def local_queue_status(
     usage: FlavorUsage,
     active: tuple[bool, str, str],
     now_ns: int,
+    *,
+    reserving: int | None = None,
+    admitted_usage: FlavorUsage | None = None,
 ) -> JSON:
+    """LocalQueue status (kueue localqueue_controller.go updateStatusIfChanged);
+    the flavors are its ClusterQueue's, without ``borrowed``. The caller
+    gives a stopped LocalQueue 0 pending workloads, as Kueue counts none."""
     st = copy.deepcopy(lq_obj.get("status") or {})
     st["pendingWorkloads"] = pending
-    st["reservingWorkloads"] = admitted
+    st["reservingWorkloads"] = admitted if reserving is None else reserving
     st["admittedWorkloads"] = admitted
-    fl = flavors_usage(cq_obj, usage, borrowed=False) if cq_obj is not None else []
-    st["flavorsReservation"] = fl
-    st["flavorsUsage"] = copy.deepcopy(fl)
+    reserved = flavors_usage(cq_obj, usage, borrowed=False) if cq_obj is not None else []
+    used = reserved
+    if cq_obj is not None and admitted_usage is not None:
+        used = flavors_usage(cq_obj, admitted_usage, borrowed=False)
+    _set_or_drop(st, "flavorsReservation", reserved)
+    _set_or_drop(st, "flavorsUsage", copy.deepcopy(used))
     ok, reason, message = active
     st["conditions"] = set_condition(
         st.get("conditions") or [], "Active", "True" if ok else "False", reason, message, now_ns, _gen(lq_obj)
     )
     return st
+
+
+def _set_or_drop(st: JSON, key: str, value: list[JSON]) -> None:
+    """Kueue's status lists are omitempty: an empty one is not written."""
+    if value:
+        st[key] = value
+    else:
+        st.pop(key, None)
 
 
 def status_differs(old: JSON | None, new: JSON) -> bool:
