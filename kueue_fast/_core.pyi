@@ -108,7 +108,13 @@ class Engine:
     def run_cycle(
         self, now_ns: int
     ) -> tuple[
-        int, npt.NDArray[np.int32], npt.NDArray[np.int32], int, int, npt.NDArray[np.int32], npt.NDArray[np.int32]
+        int,
+        npt.NDArray[np.int32],
+        npt.NDArray[np.int32],
+        int,
+        int,
+        npt.NDArray[np.int32],
+        npt.NDArray[np.int32],
     ]: ...
     @property
     def cycle(self) -> int: ...

@@ -188,6 +188,7 @@ class Cluster:
         self._keys: list[str] = []
         self._history: dict[str, WorkloadHistory] = {}
         self._clock_ns = start_time_ns if start_time_ns is not None else _start_time(state)
+        self.start_ns = self._clock_ns  # the clock before the first cycle
         self._build(state)
         # the topology already knows every resource and flavor of the state's workloads
         with no_cyclic_gc():
@@ -412,6 +413,13 @@ class Cluster:
     def keys(self) -> list[str]:
         """The workloads in the cluster, in the order they were added."""
         return list(self._wid)
+
+    def wid_of(self, key: str) -> int:
+        """The engine's id of a workload (``Cluster.engine`` speaks in ids)."""
+        return self._id(key)
+
+    def key_of(self, wid: int) -> str:
+        return self._keys[wid]
 
     def local_queue_fair_sharing(self, key: str) -> LocalQueueFairSharing | None:
         """Admission fair sharing state of LocalQueue ``namespace/name``; None

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from .quantity import format_quantity, parse_quantity
 
 if TYPE_CHECKING:  # cluster imports this module's readiness rules
-    from .cluster import Decision
+    from .cluster import Decision, EvictionRecord, WorkloadHistory
     from .model import ClusterQueue, ClusterState, LocalQueue
 
 JSON = dict[str, Any]
@@ -118,7 +118,12 @@ def admitted_status(wl: JSON, d: Decision, now_ns: int) -> JSON:
     A workload admitted again after an eviction: Evicted and Preempted turn
     False with "Previously: <old message>"."""
     st = _status(wl)
-    gen = _gen(wl)
+    _admit(st, d, now_ns, _gen(wl))
+    return st
+
+
+def _admit(st: JSON, d: Decision, now_ns: int, gen: int | None) -> None:
+    """kueue workload.go SetQuotaReservation + SyncAdmittedCondition, in place."""
     st["admission"] = admission_of(d)
     conds = st.get("conditions") or []
     conds = set_condition(
@@ -138,7 +143,6 @@ def admitted_status(wl: JSON, d: Decision, now_ns: int) -> JSON:
                 conds, ctype, "False", "QuotaReserved", f"Previously: {old.get('message', '')}", now_ns, gen
             )
     st["conditions"] = conds
-    return st
 
 
 def has_admission(wl: JSON) -> bool:
@@ -244,6 +248,89 @@ def finished_status(wl: JSON, failed: bool, message: str, now_ns: int) -> JSON:
         now_ns,
         _gen(wl),
     )
+    return st
+
+
+# --- Workloads after offline cycles (kueue-fast schedule --output yaml) -----------------------
+
+PENDING_EVALUATION = "PendingEvaluation"
+NO_RESERVATION = ("NoReservation", "The workload has no reservation")
+# Decision.reason of a pending workload the scheduler has not tried (cluster.py
+# _waiting_reason): Kueue writes no condition for it.
+NOT_TRIED = "Pending"
+
+
+def _unset_quota_reservation(
+    conds: list[JSON], reason: str, message: str, now_ns: int, gen: int | None
+) -> list[JSON]:
+    """kueue workload.go UnsetQuotaReservationWithCondition: QuotaReserved=False
+    and, through SyncAdmittedCondition, Admitted=False."""
+    conds = set_condition(conds, QUOTA_RESERVED, "False", reason, message, now_ns, gen)
+    return set_condition(conds, ADMITTED, "False", *NO_RESERVATION, now_ns, gen)
+
+
+def _evict_and_requeue(
+    st: JSON, ev: EvictionRecord, count_by_reason: dict[str, int], gen: int | None
+) -> None:
+    """The eviction (kueue evict.go Evict: Evicted, Preempted, schedulingStats)
+    and, offline at the end of the same cycle, the requeue once the job
+    stopped (jobframework reconciler.go: admission removed, QuotaReserved and
+    Admitted False, Requeued True only after a preemption), in place."""
+    t = ev.time_ns
+    conds = set_condition(st.get("conditions") or [], EVICTED, "True", ev.reason, ev.message, t, gen)
+    if ev.preemption_reason:
+        conds = set_condition(conds, PREEMPTED, "True", ev.preemption_reason, ev.message, t, None)
+    st.pop("admission", None)
+    for c in conds:  # it held quota until now: an older False is stale, both flip at t
+        if c.get("type") in (QUOTA_RESERVED, ADMITTED):
+            c["status"] = "True"
+    conds = _unset_quota_reservation(conds, PENDING_EVALUATION, ev.message, t, gen)
+    requeued = "True" if ev.reason == "Preempted" else "False"
+    st["conditions"] = set_condition(conds, REQUEUED, requeued, ev.reason, ev.message, t, gen)
+    stats = st.setdefault("schedulingStats", {})
+    evictions = [dict(e) for e in stats.get("evictions") or []]
+    for reason, n in sorted(count_by_reason.items()):
+        for e in evictions:
+            if e.get("reason") == reason and not e.get("underlyingCause"):
+                e["count"] = int(e.get("count", 0)) + n
+                break
+        else:
+            evictions.append({"reason": reason, "underlyingCause": "", "count": n})
+    stats["evictions"] = evictions
+
+
+def scheduled_workload_status(wl: JSON, d: Decision, history: WorkloadHistory | None, start_ns: int) -> JSON:
+    """A Workload's status as Kueue leaves it after the cycles run offline:
+    the input's status, then in time order the first time the scheduler left
+    it pending, its last eviction and requeue, its admission, and the reason
+    of its last scheduling attempt (lastTransitionTime moves only when a
+    condition flips, as meta.SetStatusCondition does)."""
+    st = _status(wl)
+    gen = _gen(wl)
+    first = history.first_attempt_ns if history else None
+    ev = history.last_eviction if history else None
+    waiting = d.state == "pending" and d.reason != NOT_TRIED
+    steps: list[tuple[int, int]] = []  # (time, step) in the order they happened
+    if waiting:
+        steps.append((first if first is not None else start_ns, 0))
+    if ev is not None and history is not None:
+        steps.append((ev.time_ns, 1))
+    if d.state == "admitted":
+        steps.append((d.admission_time_ns or start_ns, 2))
+    for t, step in sorted(steps):
+        if step == 0:
+            st["conditions"] = _unset_quota_reservation(
+                st.get("conditions") or [], d.reason, d.message, t, gen
+            )
+        elif step == 1:
+            assert ev is not None and history is not None
+            _evict_and_requeue(st, ev, history.evictions, gen)
+        else:
+            _admit(st, d, t, gen)
+    if waiting:  # the last attempt's words; the transition time stays the first one's
+        st["conditions"] = _unset_quota_reservation(
+            st.get("conditions") or [], d.reason, d.message, start_ns, gen
+        )
     return st
 
 
