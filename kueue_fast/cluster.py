@@ -186,7 +186,9 @@ class Cluster:
         self.cycles = 0
         self._wid: dict[str, int] = {}
         self._keys: list[str] = []
-        self._history: dict[str, WorkloadHistory] = {}
+        # history (bounded per workload): first attempt time, evictions
+        self._first_attempt_ns: dict[str, int] = {}
+        self._evictions: dict[str, WorkloadHistory] = {}
         self._clock_ns = start_time_ns if start_time_ns is not None else _start_time(state)
         self.start_ns = self._clock_ns  # the clock before the first cycle
         self._build(state)
@@ -245,7 +247,8 @@ class Cluster:
         and the cluster forgets it (the same key may be added again)."""
         self.engine.remove_workload(self._id(key))
         del self._wid[key]
-        self._history.pop(key, None)
+        self._first_attempt_ns.pop(key, None)
+        self._evictions.pop(key, None)
         self.state.workloads.pop(key, None)
 
     def evict(self, key: str, reason: str, message: str) -> None:
@@ -362,19 +365,21 @@ class Cluster:
     def history(self, key: str) -> WorkloadHistory | None:
         """The workload's first attempt, last eviction and eviction counts; None
         when the scheduler never tried it and it was never evicted."""
-        return self._history.get(key)
+        first = self._first_attempt_ns.get(key)
+        h = self._evictions.get(key)
+        if h is None:
+            return None if first is None else WorkloadHistory(first_attempt_ns=first)
+        return WorkloadHistory(first, h.last_eviction, dict(h.evictions))
 
     def _record_eviction(self, key: str, ev: EvictionRecord) -> None:
-        self._history.setdefault(key, WorkloadHistory()).record_eviction(ev)
+        self._evictions.setdefault(key, WorkloadHistory()).record_eviction(ev)
 
     def _record_cycle(self, result: CycleResult) -> None:
         """Only what this cycle tried or evicted: nothing grows with the cycle count."""
+        first, now = self._first_attempt_ns, result.time_ns
         for key in result.attempted:
-            h = self._history.get(key)
-            if h is None:
-                self._history[key] = WorkloadHistory(first_attempt_ns=result.time_ns)
-            elif h.first_attempt_ns is None:
-                h.first_attempt_ns = result.time_ns
+            if key not in first:
+                first[key] = now
         for key in [*result.evicted, *result.preempted]:
             d = self.decision(key)
             reason = d.reason if d.preempted_by is None else "Preempted"

@@ -69,6 +69,7 @@ class FitView:
     # the first obstacle, for the summary: (flavor, resource, needs, free, max ever) or None
     obstacle: tuple[str, str, int, int, int] | None
     uncovered: list[str]
+    sentence: str = ""  # the summary's words on it, made once per shape
 
 
 class ClusterView:
@@ -94,6 +95,11 @@ class ClusterView:
 
     def node_usage(self, node: int) -> dict[int, int]:
         return self.tree.usage[node]
+
+    @cached_property
+    def decisions(self) -> list[Decision]:
+        """cluster.decisions(), once."""
+        return self.cluster.decisions()
 
     @cached_property
     def _cq_id(self) -> dict[str, int]:
@@ -383,6 +389,12 @@ class ClusterView:
         return f"cohort {self.topo.node_names[root]}"
 
     def _fit_sentence(self, fit: FitView, cq_name: str) -> str:
+        if not fit.sentence:
+            fit.sentence = self._describe_fit(fit, cq_name)
+        return fit.sentence
+
+    @staticmethod
+    def _describe_fit(fit: FitView, cq_name: str) -> str:
         if fit.uncovered:
             return f"can never fit: ClusterQueue {cq_name} has no quota for {', '.join(fit.uncovered)}"
         if fit.fits_now:

@@ -44,7 +44,7 @@ def to_json(cluster: Cluster, explain: bool = False) -> str:
     workload also carries ``explanation`` (computed only then)."""
     view = ClusterView(cluster) if explain else None
     workloads = []
-    for d in cluster.decisions():
+    for d in view.decisions if view is not None else cluster.decisions():
         out = decision_json(d)
         if view is not None:
             e = view.explain(d)
@@ -185,9 +185,9 @@ def to_yaml(cluster: Cluster) -> str:
     Cohort with the status Kueue would have written after the last cycle."""
     import yaml
 
-    decisions = cluster.decisions()
-    by_key = {d.key: d for d in decisions}
     view = ClusterView(cluster)
+    decisions = view.decisions
+    by_key = {d.key: d for d in decisions}
     queues = queue_statuses(cluster, view, decisions)
     docs = []
     for doc in cluster.state.documents:
@@ -244,7 +244,7 @@ def to_table(cluster: Cluster) -> str:
     """One row per workload: Kueue's reason and message (or the flavors it
     got), kueue-fast's explanation in WHY; then the usage view."""
     view = ClusterView(cluster)
-    decisions = cluster.decisions()
+    decisions = view.decisions
     rows: list[Sequence[str]] = [("WORKLOAD", "STATE", "CLUSTERQUEUE", "REASON", "WHY", "MESSAGE / FLAVORS")]
     for d in decisions:
         if d.state == ADMITTED:
@@ -271,7 +271,7 @@ def _usage_lines(view: ClusterView) -> list[str]:
     (what it makes available to its parent) and free (what it could admit now)."""
     cluster, topo, tree = view.cluster, view.topo, view.tree
     state = cluster.state
-    statuses = queue_statuses(cluster, view, cluster.decisions())
+    statuses = queue_statuses(cluster, view, view.decisions)
     rows: list[Sequence[str]] = [
         ("CLUSTERQUEUE", "COHORT", "STRATEGY", "PENDING", "RESERVING", "ADMITTED", "ACTIVE")
     ]
@@ -346,7 +346,7 @@ def to_summary(cluster: Cluster) -> str:
     counts: dict[str, dict[str, int]] = {
         name: dict.fromkeys(states, 0) for name in cluster.state.cluster_queues
     }
-    for d in cluster.decisions():
+    for d in view.decisions:
         row = counts.setdefault(_queued_in(view, d), dict.fromkeys(states, 0))
         if d.state in row:
             row[d.state] += 1
