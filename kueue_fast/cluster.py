@@ -117,6 +117,7 @@ class EvictionRecord:
     message: str
     preemption_reason: str = ""  # the Preempted condition's (InClusterQueue, ...); "" when not preempted
     preempted_by: str | None = None
+    admitted_ns: int | None = None  # when the admission it ended began
 
 
 @dataclass
@@ -128,10 +129,14 @@ class WorkloadHistory:
     first_attempt_ns: int | None = None
     last_eviction: EvictionRecord | None = None
     evictions: dict[str, int] = field(default_factory=dict)  # Evicted reason -> count
+    # seconds admitted before each eviction, summed (status.accumulatedPastExecutionTimeSeconds)
+    past_execution_s: int = 0
 
     def record_eviction(self, ev: EvictionRecord) -> None:
         self.last_eviction = ev
         self.evictions[ev.reason] = self.evictions.get(ev.reason, 0) + 1
+        if ev.admitted_ns is not None:
+            self.past_execution_s += max(0, ev.time_ns - ev.admitted_ns) // NS_PER_S
 
 
 @dataclass
@@ -256,10 +261,12 @@ class Cluster:
         that could not be written...). Its quota is released at once offline, or
         by release_eviction() when the cluster was built with
         release_evictions=False; it then queues again."""
-        held = self.decision(key).state == ADMITTED  # else the engine has nothing to evict
+        before = self.decision(key)
         self.engine.evict(self._id(key), reason, message)
-        if held:
-            self._record_eviction(key, EvictionRecord(self.cycles + 1, self._clock_ns, reason, message))
+        if before.state == ADMITTED:  # else the engine had nothing to evict
+            ev = EvictionRecord(self.cycles + 1, self._clock_ns, reason, message)
+            ev.admitted_ns = before.admission_time_ns
+            self._record_eviction(key, ev)
 
     def release_eviction(self, key: str) -> None:
         """The evicted workload's job stopped: its quota is free, it queues again."""
@@ -369,7 +376,7 @@ class Cluster:
         h = self._evictions.get(key)
         if h is None:
             return None if first is None else WorkloadHistory(first_attempt_ns=first)
-        return WorkloadHistory(first, h.last_eviction, dict(h.evictions))
+        return WorkloadHistory(first, h.last_eviction, dict(h.evictions), h.past_execution_s)
 
     def _record_eviction(self, key: str, ev: EvictionRecord) -> None:
         self._evictions.setdefault(key, WorkloadHistory()).record_eviction(ev)
@@ -386,6 +393,7 @@ class Cluster:
             ev = EvictionRecord(
                 result.cycle, result.time_ns, reason, d.message, d.preemption_reason, d.preempted_by
             )
+            ev.admitted_ns = int(self.engine.workload_view(self._wid[key])["admission_time"])
             self._record_eviction(key, ev)
 
     def _drain_stopped_queues(self) -> list[str]:

@@ -270,7 +270,7 @@ def _unset_quota_reservation(
 
 
 def _evict_and_requeue(
-    st: JSON, ev: EvictionRecord, count_by_reason: dict[str, int], gen: int | None
+    st: JSON, ev: EvictionRecord, count_by_reason: dict[str, int], past_execution_s: int, gen: int | None
 ) -> None:
     """The eviction (kueue evict.go Evict: Evicted, Preempted, schedulingStats)
     and, offline at the end of the same cycle, the requeue once the job
@@ -284,6 +284,9 @@ def _evict_and_requeue(
     for c in conds:  # it held quota until now: an older False is stale, both flip at t
         if c.get("type") in (QUOTA_RESERVED, ADMITTED):
             c["status"] = "True"
+    if past_execution_s:  # SyncAdmittedCondition adds each admitted stretch as Admitted turns False
+        before = int(st.get("accumulatedPastExecutionTimeSeconds") or 0)
+        st["accumulatedPastExecutionTimeSeconds"] = before + past_execution_s
     conds = _unset_quota_reservation(conds, PENDING_EVALUATION, ev.message, t, gen)
     requeued = "True" if ev.reason == "Preempted" else "False"
     st["conditions"] = set_condition(conds, REQUEUED, requeued, ev.reason, ev.message, t, gen)
@@ -324,7 +327,7 @@ def scheduled_workload_status(wl: JSON, d: Decision, history: WorkloadHistory | 
             )
         elif step == 1:
             assert ev is not None and history is not None
-            _evict_and_requeue(st, ev, history.evictions, gen)
+            _evict_and_requeue(st, ev, history.evictions, history.past_execution_s, gen)
         else:
             _admit(st, d, t, gen)
     if waiting:  # the last attempt's words; the transition time stays the first one's

@@ -131,6 +131,7 @@ def test_history_keeps_the_last_eviction_and_counts_after_requeue_and_readmissio
     assert (ev.preemption_reason, ev.preempted_by) == ("InClusterQueue", "default/high")
     assert ev.message.startswith("Preempted to accommodate a workload")
     assert low.evictions == {"Preempted": 1}
+    assert ev.admitted_ns == NOW and low.past_execution_s == (first.time_ns - NOW) // 1_000_000_000
     assert low.first_attempt_ns is not None and low.first_attempt_ns > first.time_ns  # tried after requeue
     high = cluster.history("default/high")
     assert high is not None and high.first_attempt_ns == first.time_ns and high.last_eviction is None

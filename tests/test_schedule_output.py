@@ -271,6 +271,7 @@ def test_yaml_keeps_the_eviction_history_of_a_workload_preempted_in_an_earlier_c
         == "2026-01-01T00:00:05Z"
     )
     assert st["schedulingStats"]["evictions"] == [{"reason": "Preempted", "underlyingCause": "", "count": 1}]
+    assert st["accumulatedPastExecutionTimeSeconds"] == 4  # admitted at 00:00:01, evicted at 00:00:05
 
 
 def test_yaml_readmitted_workload_says_previously(tmp_path, capsys, engine):
