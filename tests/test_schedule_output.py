@@ -644,3 +644,26 @@ def test_both_engines_print_the_same(tmp_path, capsys, args):
     ref = schedule(tmp_path, capsys, text, *args, engine="reference")
     nat = schedule(tmp_path, capsys, text, *args, engine="native")
     assert ref == nat
+
+
+def test_weighted_share_in_statuses_is_the_engines_dominant_resource_share():
+    # kueue-gen-08: fair sharing over a cohort tree, 42 cycles
+    import math
+    from pathlib import Path
+
+    from kueue_fast import Cluster
+    from kueue_fast.output import to_yaml
+
+    path = Path(__file__).parent / "scenarios" / "kueue-gen-08-fair-sharing.yaml"
+    objs = [d for d in yaml.safe_load_all(path.read_text()) if d][1:]
+    cluster = Cluster.from_objects(objs, "reference")
+    cluster.run(42)
+    topo, engine = cluster.topology, cluster.engine
+    shares = {}
+    for d in yaml.safe_load_all(to_yaml(cluster)):
+        if d["kind"] in ("ClusterQueue", "Cohort"):
+            shares[d["metadata"]["name"]] = d["status"]["fairSharing"]["weightedShare"]
+    assert len(shares) == 16 and any(shares.values())
+    for node, name in enumerate(topo.node_names):
+        if name in shares:
+            assert shares[name] == math.ceil(engine.drs(node).weighted_share()), name
