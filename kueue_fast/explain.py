@@ -311,6 +311,8 @@ class ClusterView:
                 )
             if tried:
                 return Explanation("NoFit", sentence, detail)
+            if position is None:  # not in the queue's heap (e.g. an eviction still holding quota)
+                return Explanation("Pending", f"waits in ClusterQueue {cq_name}: {sentence}", detail)
             return Explanation("Head", f"next in line in ClusterQueue {cq_name}: {sentence}", detail)
         head = q.head
         head_key = cluster.key_of(head)

@@ -667,3 +667,17 @@ def test_weighted_share_in_statuses_is_the_engines_dominant_resource_share():
     for node, name in enumerate(topo.node_names):
         if name in shares:
             assert shares[name] == math.ceil(engine.drs(node).weighted_share()), name
+
+
+def test_explanation_of_the_next_head(tmp_path, capsys, engine):
+    text = docs(*(workload("a", f"w{i}", "1", second=i) for i in (1, 2, 3)))
+    out, _ = schedule(tmp_path, capsys, text, "--explain", engine=engine)
+    got = explained(out)
+    assert got["a/w1"]["state"] == "admitted" and "explanation" not in got["a/w1"]
+    head = got["a/w2"]["explanation"]
+    assert (head["kind"], head["summary"]) == (
+        "Head",
+        "next in line in ClusterQueue cq-a: fits in ClusterQueue cq-a now",
+    )
+    assert head["queue"] == {"position": 1, "length": 2}
+    assert got["a/w3"]["explanation"]["queue"]["head"] == "a/w2"
