@@ -695,7 +695,7 @@ void register_engine(py::module_& m) {
               r = self.engine.run_cycle(now_ns);
             }
             return py::make_tuple(r.cycle, to_numpy(r.admitted), to_numpy(r.preempted), r.newly_parked, r.heads,
-                                  to_numpy(r.attempted));
+                                  to_numpy(r.attempted), to_numpy(r.parked));
           },
           py::arg("now_ns"))
       .def_property_readonly("cycle",

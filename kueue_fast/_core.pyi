@@ -107,7 +107,15 @@ class Engine:
     def evict(self, wid: int, reason: str, message: str) -> None: ...
     def run_cycle(
         self, now_ns: int
-    ) -> tuple[int, npt.NDArray[np.int32], npt.NDArray[np.int32], int, int, npt.NDArray[np.int32]]: ...
+    ) -> tuple[
+        int,
+        npt.NDArray[np.int32],
+        npt.NDArray[np.int32],
+        int,
+        int,
+        npt.NDArray[np.int32],
+        npt.NDArray[np.int32],
+    ]: ...
     @property
     def cycle(self) -> int: ...
     @property

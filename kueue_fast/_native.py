@@ -51,6 +51,7 @@ class NativeCycleReport:
     newly_parked: int = 0
     heads: int = 0
     attempted: list[int] = field(default_factory=list)  # heads tried and left pending, by wid
+    parked: list[int] = field(default_factory=list)  # heads parked as inadmissible, by wid
 
 
 @dataclass
@@ -307,7 +308,7 @@ class NativeEngine:
     # --- the cycle ---------------------------------------------------------------------------------
 
     def run_cycle(self, now_ns: int) -> NativeCycleReport:
-        cycle, admitted, preempted, newly_parked, heads, attempted = self._core.run_cycle(now_ns)
+        cycle, admitted, preempted, newly_parked, heads, attempted, parked = self._core.run_cycle(now_ns)
         report = NativeCycleReport(
             cycle,
             admitted.tolist(),
@@ -315,6 +316,7 @@ class NativeEngine:
             int(newly_parked),
             int(heads),
             sorted(attempted.tolist()),
+            sorted(parked.tolist()),
         )
         if self._queue_ts_moves and report.preempted:
             self._sync_queue_ts(report.preempted)
@@ -333,7 +335,7 @@ class NativeEngine:
         self, now_ns: int
     ) -> tuple[int, npt.NDArray[np.int32], npt.NDArray[np.int32], int, int]:
         """run_cycle without list conversion: (cycle, admitted, preempted, newly_parked, heads)."""
-        cycle, admitted, preempted, newly_parked, heads, _ = self._core.run_cycle(now_ns)
+        cycle, admitted, preempted, newly_parked, heads = self._core.run_cycle(now_ns)[:5]
         return int(cycle), admitted, preempted, int(newly_parked), int(heads)
 
     def run_until_stable(
@@ -414,6 +416,12 @@ class NativeEngine:
         out: dict[str, object] = {"spec": self.spec(wid)}
         out.update(view)
         return out
+
+    def queue_state(self, cq: int) -> tuple[list[int], list[int], int]:
+        """The pending side of ClusterQueue ``cq``: (wids in its heap, wids
+        parked as inadmissible, the sticky head or -1), wids sorted."""
+        active, parked, sticky, _, _ = self._core.queue_state(cq)
+        return sorted(active), sorted(parked), int(sticky)
 
     def decisions(self) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.int32], npt.NDArray[np.int64]]:
         """Per wid: state code (STATE_NAMES), admitted ClusterQueue (-1: none), admission time (ns)."""

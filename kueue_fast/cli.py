@@ -5,8 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from importlib import metadata
 
 from .errors import InputError, KueueFastError
+
+# kueue-fast schedule --output (schedule_command.FORMATS, kept here free of imports)
+SCHEDULE_FORMATS = ("json", "yaml", "table", "usage", "summary")
 
 
 def _add_schedule(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -17,18 +21,64 @@ def _add_schedule(sub: argparse._SubParsersAction) -> None:  # type: ignore[type
         "where, and what is preempted (see the scheduling contract in the README).",
     )
     p.add_argument(
-        "files", nargs="+", metavar="FILE", help="YAML or JSON file, directory, or - for standard input"
+        "files",
+        nargs="+",
+        metavar="FILE",
+        help="YAML or JSON file of Kueue objects or Jobs, a directory of them, or - for standard input",
     )
-    p.add_argument("-R", "--recursive", action="store_true", help="read directories' subdirectories too")
+    p.add_argument(
+        "-R", "--recursive", action="store_true", help="read directories' subdirectories too (default: off)"
+    )
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--cycles", type=int, default=None, help="run exactly N cycles (default 1)")
-    g.add_argument("--until-stable", action="store_true", help="run until a cycle changes nothing")
-    p.add_argument("--max-cycles", type=int, default=100000, help="limit for --until-stable")
-    p.add_argument("--engine", choices=("native", "reference"), default=None,
-                   help="which engine decides (default: $KUEUE_FAST_ENGINE or native)")
-    p.add_argument("--output", "-o", choices=("json", "yaml", "table"), default="json")
-    p.add_argument("--stats", action="store_true", help="print timings as one JSON line on stderr")
+    g.add_argument("--cycles", type=int, default=None, metavar="N", help="run exactly N cycles (default: 1)")
+    g.add_argument(
+        "--until-stable",
+        action="store_true",
+        help="run until a cycle admits, evicts and parks nothing (default: off)",
+    )
+    p.add_argument(
+        "--max-cycles",
+        type=int,
+        default=100000,
+        metavar="N",
+        help="give up --until-stable after N cycles, exit status 1 (default: 100000)",
+    )
+    _add_engine(p)
+    p.add_argument(
+        "-o",
+        "--output",
+        choices=SCHEDULE_FORMATS,
+        default="json",
+        metavar="FORMAT",
+        help="json (the scheduling contract), yaml (the input with the statuses Kueue would write), "
+        "table (workloads with kueue-fast's explanation, then usage), usage (quota per ClusterQueue "
+        "and cohort) or summary (counts per ClusterQueue) (default: json)",
+    )
+    p.add_argument(
+        "--explain",
+        action="store_true",
+        help="json: give each pending or evicted workload an explanation field (default: off; "
+        "the table always explains)",
+    )
+    p.add_argument(
+        "--events",
+        action="store_true",
+        help="print each cycle's admissions, preemptions (by whom, why), evictions and parked "
+        "workloads on standard error (default: off)",
+    )
+    p.add_argument(
+        "--stats", action="store_true", help="print timings as one JSON line on standard error (default: off)"
+    )
     p.set_defaults(func=_run_schedule)
+
+
+def _add_engine(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--engine",
+        choices=("native", "reference"),
+        default=None,
+        help="which engine decides (default: $KUEUE_FAST_ENGINE or native)",
+    )
 
 
 def _run_schedule(args: argparse.Namespace) -> int:
@@ -81,20 +131,34 @@ def _run_controller(args: argparse.Namespace) -> int:
 def _add_manifests(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
         "manifests",
-        help="print the CRDs or the controller's deployment (RBAC, ServiceAccount, Deployment) as YAML",
+        help="print the CRDs or the controller's deployment (RBAC, ServiceAccount, Deployment)",
     )
-    p.add_argument("what", choices=("crds", "deploy"))
-    p.add_argument("--namespace", default="kueue-system", help="namespace of the deployment (deploy)")
+    p.add_argument("what", choices=("crds", "deploy"), help="crds: Kueue's six kinds; deploy: the controller")
     p.add_argument(
-        "--image", default=None, help="image built from the Dockerfile (deploy; warns when not given)"
+        "--namespace",
+        default="kueue-system",
+        help="namespace of the deployment (deploy; default: kueue-system)",
+    )
+    p.add_argument(
+        "--image",
+        default=None,
+        help="image built from the Dockerfile (deploy; default: kueue-fast:0.1.0, with a warning)",
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        choices=("yaml", "json"),
+        default="yaml",
+        metavar="FORMAT",
+        help="yaml (documents) or json (a List) (default: yaml)",
     )
     p.set_defaults(func=_run_manifests)
 
 
 def _run_manifests(args: argparse.Namespace) -> int:
-    from .controller.manifests import run
+    from .controller import manifests
 
-    return run(args)
+    return manifests.run(args)
 
 
 def _add_simulate(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -138,11 +202,38 @@ def _run_bench(args: argparse.Namespace) -> int:
     return run_bench(args)
 
 
+def _add_completion(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "completion",
+        help="print a shell completion script",
+        description="Print the completion script of a shell, generated from these options. "
+        "bash: source <(kueue-fast completion bash); zsh: source <(kueue-fast completion zsh); "
+        "fish: kueue-fast completion fish | source.",
+    )
+    p.add_argument("shell", choices=("bash", "zsh", "fish"), help="the shell to complete in")
+    p.set_defaults(func=_run_completion)
+
+
+def _run_completion(args: argparse.Namespace) -> int:
+    from .completion import script
+
+    sys.stdout.write(script(build_parser(), args.shell))
+    return 0
+
+
+def version() -> str:
+    try:
+        return metadata.version("kueue-fast")
+    except metadata.PackageNotFoundError:  # pragma: no cover - run from a source tree
+        return "0+unknown"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="kueue-fast",
         description="Kueue's admission decisions, fast: schedule, simulate, bench, controller.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_schedule(sub)
     _add_lint(sub)
@@ -151,6 +242,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_simulate(sub)
     _add_trace(sub)
     _add_bench(sub)
+    _add_completion(sub)
     return parser
 
 

@@ -15,9 +15,12 @@ keeping every workload and its admission.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
 
 from ._gc import no_cyclic_gc
 from .compiler import (
@@ -57,6 +60,11 @@ class Engine(Protocol):
     def run_cycle(self, now_ns: int) -> Any: ...
     def afs_ledger_state(self) -> dict[str, dict[str, object]]: ...
     def restore_afs_ledger(self, state: dict[str, dict[str, object]]) -> None: ...
+    # for explanations and statuses (explain.py, output.py)
+    def spec(self, wid: int) -> WorkloadSpec: ...
+    def queue_state(self, cq: int) -> tuple[list[int], list[int], int]: ...
+    @property
+    def usage(self) -> npt.NDArray[np.int64]: ...
 
 
 def make_engine(name: str, topology: Topology, release_evictions: bool) -> Any:
@@ -100,6 +108,38 @@ class Decision:
 
 
 @dataclass
+class EvictionRecord:
+    """A workload's last eviction (Kueue's Evicted and Preempted conditions)."""
+
+    cycle: int
+    time_ns: int
+    reason: str  # the Evicted condition's: Preempted, ClusterQueueStopped, LocalQueueStopped, ...
+    message: str
+    preemption_reason: str = ""  # the Preempted condition's (InClusterQueue, ...); "" when not preempted
+    preempted_by: str | None = None
+    admitted_ns: int | None = None  # when the admission it ended began
+
+
+@dataclass
+class WorkloadHistory:
+    """What Kueue's statuses remember of earlier cycles, bounded per workload:
+    the first time the scheduler tried it (QuotaReserved=False since), its
+    last eviction and its eviction counts (status.schedulingStats.evictions)."""
+
+    first_attempt_ns: int | None = None
+    last_eviction: EvictionRecord | None = None
+    evictions: dict[str, int] = field(default_factory=dict)  # Evicted reason -> count
+    # seconds admitted before each eviction, summed (status.accumulatedPastExecutionTimeSeconds)
+    past_execution_s: int = 0
+
+    def record_eviction(self, ev: EvictionRecord) -> None:
+        self.last_eviction = ev
+        self.evictions[ev.reason] = self.evictions.get(ev.reason, 0) + 1
+        if ev.admitted_ns is not None:
+            self.past_execution_s += max(0, ev.time_ns - ev.admitted_ns) // NS_PER_S
+
+
+@dataclass
 class LocalQueueFairSharing:
     """A LocalQueue's admission fair sharing state (Kueue's in-memory usage
     ledger, persisted as status.fairSharing.admissionFairSharingStatus).
@@ -122,6 +162,10 @@ class CycleResult:
     heads: int
     # heads the cycle tried and left pending: Kueue writes their pending reason now
     attempted: list[str] = field(default_factory=list)
+    # heads parked as inadmissible; newly_parked also counts the equivalent
+    # workloads parked with them (SchedulingEquivalenceHashing)
+    parked: list[str] = field(default_factory=list)
+    time_ns: int = 0  # the cycle's clock
 
     @property
     def changed(self) -> bool:
@@ -147,7 +191,11 @@ class Cluster:
         self.cycles = 0
         self._wid: dict[str, int] = {}
         self._keys: list[str] = []
+        # history (bounded per workload): first attempt time, evictions
+        self._first_attempt_ns: dict[str, int] = {}
+        self._evictions: dict[str, WorkloadHistory] = {}
         self._clock_ns = start_time_ns if start_time_ns is not None else _start_time(state)
+        self.start_ns = self._clock_ns  # the clock before the first cycle
         self._build(state)
         # the topology already knows every resource and flavor of the state's workloads
         with no_cyclic_gc():
@@ -204,6 +252,8 @@ class Cluster:
         and the cluster forgets it (the same key may be added again)."""
         self.engine.remove_workload(self._id(key))
         del self._wid[key]
+        self._first_attempt_ns.pop(key, None)
+        self._evictions.pop(key, None)
         self.state.workloads.pop(key, None)
 
     def evict(self, key: str, reason: str, message: str) -> None:
@@ -211,7 +261,12 @@ class Cluster:
         that could not be written...). Its quota is released at once offline, or
         by release_eviction() when the cluster was built with
         release_evictions=False; it then queues again."""
+        before = self.decision(key)
         self.engine.evict(self._id(key), reason, message)
+        if before.state == ADMITTED:  # else the engine had nothing to evict
+            ev = EvictionRecord(self.cycles + 1, self._clock_ns, reason, message)
+            ev.admitted_ns = before.admission_time_ns
+            self._record_eviction(key, ev)
 
     def release_eviction(self, key: str) -> None:
         """The evicted workload's job stopped: its quota is free, it queues again."""
@@ -277,7 +332,7 @@ class Cluster:
         report = self.engine.run_cycle(now_ns)
         self.cycles += 1
         keys = self._keys  # by wid, removed workloads included
-        return CycleResult(
+        result = CycleResult(
             cycle=self.cycles,
             admitted=[keys[w] for w in report.admitted],
             preempted=[keys[w] for w in report.preempted],
@@ -285,17 +340,61 @@ class Cluster:
             newly_parked=report.newly_parked,
             heads=report.heads,
             attempted=[keys[w] for w in report.attempted],
+            parked=[keys[w] for w in report.parked],
+            time_ns=now_ns,
         )
+        self._record_cycle(result)
+        return result
 
-    def run(self, cycles: int) -> list[CycleResult]:
-        return [self.run_cycle() for _ in range(cycles)]
+    def run(self, cycles: int, on_cycle: Callable[[CycleResult], None] | None = None) -> list[CycleResult]:
+        out = []
+        for _ in range(cycles):
+            out.append(self.run_cycle())
+            if on_cycle is not None:
+                on_cycle(out[-1])
+        return out
 
-    def run_until_stable(self, max_cycles: int = 100_000) -> int:
-        """Run cycles until one changes nothing; return how many ran."""
+    def run_until_stable(
+        self, max_cycles: int = 100_000, on_cycle: Callable[[CycleResult], None] | None = None
+    ) -> int:
+        """Run cycles until one changes nothing; return how many ran.
+        on_cycle sees every cycle's result as it ends."""
         for n in range(1, max_cycles + 1):
-            if not self.run_cycle().changed:
+            result = self.run_cycle()
+            if on_cycle is not None:
+                on_cycle(result)
+            if not result.changed:
                 return n
         raise NotStableError(f"still changing after {max_cycles} cycles (--max-cycles)")
+
+    # --- history (what Kueue's statuses remember) -------------------------------------------------
+
+    def history(self, key: str) -> WorkloadHistory | None:
+        """The workload's first attempt, last eviction and eviction counts; None
+        when the scheduler never tried it and it was never evicted."""
+        first = self._first_attempt_ns.get(key)
+        h = self._evictions.get(key)
+        if h is None:
+            return None if first is None else WorkloadHistory(first_attempt_ns=first)
+        return WorkloadHistory(first, h.last_eviction, dict(h.evictions), h.past_execution_s)
+
+    def _record_eviction(self, key: str, ev: EvictionRecord) -> None:
+        self._evictions.setdefault(key, WorkloadHistory()).record_eviction(ev)
+
+    def _record_cycle(self, result: CycleResult) -> None:
+        """Only what this cycle tried or evicted: nothing grows with the cycle count."""
+        first, now = self._first_attempt_ns, result.time_ns
+        for key in result.attempted:
+            if key not in first:
+                first[key] = now
+        for key in [*result.evicted, *result.preempted]:
+            d = self.decision(key)
+            reason = d.reason if d.preempted_by is None else "Preempted"
+            ev = EvictionRecord(
+                result.cycle, result.time_ns, reason, d.message, d.preemption_reason, d.preempted_by
+            )
+            ev.admitted_ns = int(self.engine.workload_view(self._wid[key])["admission_time"])
+            self._record_eviction(key, ev)
 
     def _drain_stopped_queues(self) -> list[str]:
         """HoldAndDrain: admitted workloads of a stopped ClusterQueue or
@@ -327,6 +426,13 @@ class Cluster:
     def keys(self) -> list[str]:
         """The workloads in the cluster, in the order they were added."""
         return list(self._wid)
+
+    def wid_of(self, key: str) -> int:
+        """The engine's id of a workload (``Cluster.engine`` speaks in ids)."""
+        return self._id(key)
+
+    def key_of(self, wid: int) -> str:
+        return self._keys[wid]
 
     def local_queue_fair_sharing(self, key: str) -> LocalQueueFairSharing | None:
         """Admission fair sharing state of LocalQueue ``namespace/name``; None

@@ -21,6 +21,7 @@ from .errors import EngineError
 from .fastload import exact_key
 from .features import FeatureGates
 from .model import ClusterQueue, ClusterState, Cohort, PodSet, ResourceGroup, Workload
+from .status import cluster_queue_readiness
 
 # One sentinel for "no limit" (conventions: INT64_MAX).
 NO_LIMIT = (1 << 63) - 1
@@ -188,7 +189,7 @@ JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
 # --- topology ------------------------------------------------------------------
 
 
-def _cohort_graph(state: ClusterState) -> tuple[list[str], dict[str, str | None], set[str]]:
+def cohort_graph(state: ClusterState) -> tuple[list[str], dict[str, str | None], set[str]]:
     """Cohort names (sorted), their parents, and the cohorts caught in a cycle."""
     names: set[str] = set(state.cohorts)
     for cq in state.cluster_queues.values():
@@ -236,16 +237,11 @@ def _quota_table(
 
 
 def _inactive_message(cq: ClusterQueue, state: ClusterState, cycle_cohorts: set[str]) -> str:
-    """Empty when the ClusterQueue is active (kueue clusterqueue.go updateQueueStatus)."""
-    if cq.stop_policy != "None":
-        return f"ClusterQueue {cq.name} is inactive"
-    for g in cq.resource_groups:
-        for f in g.flavors:
-            if f.name not in state.resource_flavors:
-                return f"ClusterQueue {cq.name} is inactive"
-    if cq.admission_checks:
-        return f"ClusterQueue {cq.name} is inactive"
-    if cq.cohort and cq.cohort in cycle_cohorts:
+    """Empty when the scheduler takes heads from the ClusterQueue; else the
+    message its pending workloads get (kueue scheduler.go nominate). Inactive:
+    not Ready (status.cluster_queue_readiness), or in a cohort cycle (kueue
+    snapshot.go skipInactiveCQReason)."""
+    if not cluster_queue_readiness(cq, state).active or (cq.cohort and cq.cohort in cycle_cohorts):
         return f"ClusterQueue {cq.name} is inactive"
     return ""
 
@@ -333,7 +329,7 @@ def compile_topology(state: ClusterState, extra_resources: set[str] | None = Non
     fr_pairs = [(f, r) for f in range(len(flavor_names)) for r in range(len(resource_names))]
     fr_of = {p: i for i, p in enumerate(fr_pairs)}
 
-    cohort_names, cohort_parent, cycle_cohorts = _cohort_graph(state)
+    cohort_names, cohort_parent, cycle_cohorts = cohort_graph(state)
     cq_names = sorted(state.cluster_queues)
     node_names = cq_names + cohort_names
     node_of = {("cq", n): i for i, n in enumerate(cq_names)}

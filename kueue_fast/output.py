@@ -1,14 +1,29 @@
-"""The outputs of `kueue-fast schedule`: JSON (the contract), YAML, table."""
+"""The outputs of `kueue-fast schedule`: JSON (the contract), YAML (the input
+with the statuses Kueue would write), a table, the quota usage view, a
+per-ClusterQueue summary, and the cycle timeline of ``--events``."""
 
 from __future__ import annotations
 
 import copy
 import datetime as dt
 import json
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
-from .cluster import ADMITTED, EVICTED, PENDING, Cluster, Decision
-from .quantity import format_quantity
+from . import status as S
+from .cluster import ADMITTED, EVICTED, PENDING, Cluster, CycleResult, Decision
+from .compiler import NO_LIMIT
+from .explain import ClusterView
+from .quantity import format_amount
+
+JSON = dict[str, Any]
+NONE = "-"  # an empty table cell
+RESERVED = "reserved"  # quota reserved, waiting for admission checks (not produced yet)
+
+
+# --- JSON ------------------------------------------------------------------------------------
 
 
 def decision_json(d: Decision, owner: str | None = None) -> dict[str, Any]:
@@ -27,103 +42,363 @@ def decision_json(d: Decision, owner: str | None = None) -> dict[str, Any]:
     return out
 
 
-def to_json(cluster: Cluster) -> str:
+def to_json(cluster: Cluster, explain: bool = False) -> str:
+    """The contract's document; with ``explain``, each pending or evicted
+    workload also carries ``explanation`` (computed only then)."""
     owners = {key: wl.owner for key, wl in cluster.state.workloads.items() if wl.owner is not None}
-    workloads = [decision_json(d, owners.get(d.key)) for d in cluster.decisions()]
+    view = ClusterView(cluster) if explain else None
+    workloads = []
+    for d in view.decisions if view is not None else cluster.decisions():
+        out = decision_json(d, owners.get(d.key))
+        if view is not None:
+            e = view.explain(d)
+            if e is not None:
+                out["explanation"] = e.to_json()
+        workloads.append(out)
     doc = {"cycles": cluster.cycles, "workloads": workloads}
     return json.dumps(doc, indent=2) + "\n"
 
 
-def _rfc3339(ns: int | None) -> str:
-    t = dt.datetime.fromtimestamp((ns or 0) / 1e9, tz=dt.timezone.utc)
-    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+# --- YAML: every status as Kueue would write it after the last cycle ---------------------------
 
 
-def _condition(type_: str, status: str, reason: str, message: str, ns: int | None) -> dict[str, Any]:
-    return {
-        "type": type_,
-        "status": status,
-        "reason": reason,
-        "message": message,
-        "lastTransitionTime": _rfc3339(ns),
+@dataclass
+class _QueueTally:
+    pending: int = 0
+    reserving: int = 0
+    usage: S.FlavorUsage = field(default_factory=dict)
+
+
+def _add_usage(into: S.FlavorUsage, d: Decision) -> None:
+    for ps in d.pod_sets:
+        for r, f in ps.flavors.items():
+            row = into.setdefault(f, {})
+            row[r] = row.get(r, 0) + ps.resource_usage.get(r, 0)
+
+
+def _weighted_share(view: ClusterView, node: int) -> int:
+    """status.fairSharing.weightedShare (kueue helpers.go WeightedShare of the
+    node's dominant resource share)."""
+    from ._reference.fair_sharing import dominant_resource_share
+
+    topo = view.topo
+    resource_of_fr = [r for _, r in topo.fr_pairs]
+    drs = dominant_resource_share(
+        view.tree, node, topo.fair_weight[node], resource_of_fr, topo.resource_names
+    )
+    share = drs.weighted_share()
+    return NO_LIMIT if math.isinf(share) else math.ceil(share)
+
+
+def queue_statuses(cluster: Cluster, view: ClusterView, decisions: Sequence[Decision]) -> dict[str, JSON]:
+    """The status of every ClusterQueue (``cq/NAME``), LocalQueue
+    (``lq/NS/NAME``) and Cohort (``cohort/NAME``) object of the input."""
+    state, topo, engine = cluster.state, view.topo, cluster.engine
+    now = cluster.start_ns  # the configuration does not change while the cycles run: no condition flips
+    cqs = {name: _QueueTally() for name in state.cluster_queues}
+    lqs = {key: _QueueTally() for key in state.local_queues}
+    for d in decisions:
+        if d.cluster_queue is None or d.state not in (ADMITTED, EVICTED):
+            continue  # holds no quota
+        wl = state.workloads[d.key]
+        lq = lqs.get(f"{wl.namespace}/{wl.queue_name}")
+        if d.cluster_queue in cqs:
+            cqs[d.cluster_queue].reserving += 1
+        if lq is not None:
+            lq.reserving += 1
+            _add_usage(lq.usage, d)
+    for cq, spec in enumerate(topo.cluster_queues):
+        active, parked, _ = engine.queue_state(cq)
+        cqs[spec.name].pending = len(active) + len(parked)
+        for wid in [*active, *parked]:
+            wl = state.workloads[cluster.key_of(wid)]
+            lq = lqs.get(f"{wl.namespace}/{wl.queue_name}")
+            if lq is not None:
+                lq.pending += 1
+        tally = cqs[spec.name].usage
+        for fr, v in view.node_usage(cq).items():
+            f, r = topo.fr_pairs[fr]
+            tally.setdefault(topo.flavor_names[f], {})[topo.resource_names[r]] = v
+    docs = {
+        _object_key(d): d
+        for d in state.documents
+        if d.get("kind") in ("ClusterQueue", "LocalQueue", "Cohort")
     }
+    out: dict[str, JSON] = {}
+    for name, t in cqs.items():
+        cq_obj = docs.get(f"cq/{name}")
+        if cq_obj is None:
+            continue
+        node = view.cq_id(name)
+        st = S.cluster_queue_status(
+            cq_obj,
+            t.pending,
+            t.reserving,
+            t.usage,
+            S.cluster_queue_readiness(state.cluster_queues[name], state).as_tuple(),
+            now,
+            has_parent=state.cluster_queues[name].cohort is not None,
+            weighted_share=_weighted_share(view, node) if topo.fair_sharing else None,
+        )
+        if not topo.fair_sharing:
+            st.pop("fairSharing", None)
+        out[f"cq/{name}"] = st
+    for key, t in lqs.items():
+        local_queue = state.local_queues[key]
+        lq_obj = docs.get(f"lq/{key}")
+        if lq_obj is None:
+            continue
+        out[f"lq/{key}"] = S.local_queue_status(
+            lq_obj,
+            docs.get(f"cq/{local_queue.cluster_queue}"),
+            0 if local_queue.stop_policy != "None" else t.pending,
+            t.reserving,
+            t.usage,
+            S.local_queue_readiness(local_queue, state).as_tuple(),
+            now,
+        )
+    for name in state.cohorts:
+        co_obj = docs.get(f"cohort/{name}")
+        if co_obj is None:
+            continue
+        st = copy.deepcopy(co_obj.get("status") or {})
+        node = topo.node_names.index(name, topo.n_cq)
+        if topo.fair_sharing:
+            st["fairSharing"] = {"weightedShare": _weighted_share(view, node)}
+        else:
+            st.pop("fairSharing", None)
+        out[f"cohort/{name}"] = st
+    return out
 
 
-def workload_status(d: Decision, now_ns: int) -> dict[str, Any]:
-    """status of a Workload as Kueue would have written it."""
-    if d.state == ADMITTED:
-        t = d.admission_time_ns
-        return {
-            "admission": {
-                "clusterQueue": d.cluster_queue,
-                "podSetAssignments": [
-                    {
-                        "name": ps.name,
-                        "flavors": ps.flavors,
-                        "resourceUsage": {r: format_quantity(r, v) for r, v in ps.resource_usage.items()},
-                        "count": ps.count,
-                    }
-                    for ps in d.pod_sets
-                ],
-            },
-            "conditions": [
-                _condition(
-                    "QuotaReserved",
-                    "True",
-                    "QuotaReserved",
-                    f"Quota reserved in ClusterQueue {d.cluster_queue}",
-                    t,
-                ),
-                _condition("Admitted", "True", "Admitted", "The workload is admitted", t),
-            ],
-        }
-    if d.state == EVICTED:
-        conditions = [
-            _condition("Evicted", "True", d.reason, d.message, now_ns),
-            _condition("QuotaReserved", "False", "Pending", d.message, now_ns),
-        ]
-        return {"conditions": conditions}
-    if d.state == PENDING:
-        return {"conditions": [_condition("QuotaReserved", "False", d.reason, d.message, now_ns)]}
-    return {"conditions": [_condition("Finished", "True", "Succeeded", d.message, now_ns)]}
+_KEY_PREFIX = {"ClusterQueue": "cq", "LocalQueue": "lq", "Cohort": "cohort", "Workload": "wl"}
+
+
+def _object_key(doc: JSON) -> str:
+    """``cq/NAME``, ``lq/NS/NAME``, ``cohort/NAME``, ``wl/NS/NAME`` (the
+    loader's namespace default included)."""
+    md = doc.get("metadata") or {}
+    prefix = _KEY_PREFIX.get(str(doc.get("kind")), str(doc.get("kind")))
+    if prefix in ("lq", "wl"):
+        return f"{prefix}/{md.get('namespace') or 'default'}/{md.get('name')}"
+    return f"{prefix}/{md.get('name')}"
 
 
 def to_yaml(cluster: Cluster) -> str:
+    """The input objects back, each Workload, ClusterQueue, LocalQueue and
+    Cohort with the status Kueue would have written after the last cycle."""
     import yaml
 
-    by_key = {d.key: d for d in cluster.decisions()}
+    view = ClusterView(cluster)
+    decisions = view.decisions
+    by_key = {d.key: d for d in decisions}
+    queues = queue_statuses(cluster, view, decisions)
     docs = []
     for doc in cluster.state.documents:
         doc = copy.deepcopy(doc)
-        if doc.get("kind") == "Workload":
-            md = doc.get("metadata") or {}
-            d = by_key.get(f"{md.get('namespace', '')}/{md.get('name', '')}")
+        key = _object_key(doc)
+        status: JSON | None = queues.get(key)
+        if key.startswith("wl/"):
+            d = by_key.get(key[3:])
             if d is not None:
-                status = dict(doc.get("status") or {})
-                status.pop("admission", None)
-                status.update(workload_status(d, cluster.now_ns()))
+                status = S.scheduled_workload_status(doc, d, cluster.history(d.key), cluster.start_ns)
+        if status is not None:
+            if status:
                 doc["status"] = status
+            else:
+                doc.pop("status", None)
         docs.append(doc)
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-    return yaml.dump_all(docs, Dumper=dumper, sort_keys=False)
+    text: str = yaml.dump_all(docs, Dumper=dumper, sort_keys=False)
+    return text
+
+
+# --- tables ------------------------------------------------------------------------------------
+
+
+def _render(rows: list[Sequence[str]]) -> list[str]:
+    """Columns padded to their widest cell; the last one is left as it is."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    return ["  ".join([*(c.ljust(w) for c, w in zip(r, widths, strict=False)), r[-1]]).rstrip() for r in rows]
+
+
+def _queued_in(view: ClusterView, d: Decision) -> str:
+    """The ClusterQueue a workload is admitted to, or queues in."""
+    if d.cluster_queue is not None:
+        return d.cluster_queue
+    cq = view.cluster.engine.spec(view.cluster.wid_of(d.key)).cluster_queue
+    return view.topo.cluster_queues[cq].name if cq >= 0 else NONE
+
+
+def _flavors_text(d: Decision) -> str:
+    return "; ".join(
+        f"{ps.name}x{ps.count}: " + ",".join(f"{r}={f}" for r, f in ps.flavors.items()) for ps in d.pod_sets
+    )
+
+
+def _counts_line(cluster: Cluster, decisions: Iterable[Decision]) -> str:
+    states = [d.state for d in decisions]
+    summary = (
+        f"{states.count(ADMITTED)} admitted, {states.count(PENDING)} pending, {states.count(EVICTED)} evicted"
+    )
+    return f"{cluster.cycles} cycle(s): {summary}"
 
 
 def to_table(cluster: Cluster) -> str:
-    rows = [("WORKLOAD", "STATE", "CLUSTERQUEUE", "FLAVORS / REASON")]
-    for d in cluster.decisions():
+    """One row per workload: Kueue's reason and message (or the flavors it
+    got), kueue-fast's explanation in WHY; then the usage view."""
+    view = ClusterView(cluster)
+    decisions = view.decisions
+    rows: list[Sequence[str]] = [("WORKLOAD", "STATE", "CLUSTERQUEUE", "REASON", "WHY", "MESSAGE / FLAVORS")]
+    for d in decisions:
         if d.state == ADMITTED:
-            detail = "; ".join(
-                f"{ps.name}x{ps.count}: " + ",".join(f"{r}={f}" for r, f in ps.flavors.items())
-                for ps in d.pod_sets
-            )
-            rows.append((d.key, d.state, d.cluster_queue or "", detail))
-        else:
-            who = f" by {d.preempted_by}" if d.preempted_by else ""
-            rows.append((d.key, d.state, "", f"{d.reason}{who}: {d.message}"))
-    widths = [max(len(r[i]) for r in rows) for i in range(3)]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r[:3], widths, strict=True)) + "  " + r[3] for r in rows]
-    counts = {s: sum(1 for d in cluster.decisions() if d.state == s) for s in (ADMITTED, PENDING, EVICTED)}
-    lines.append("")
-    summary = f"{counts[ADMITTED]} admitted, {counts[PENDING]} pending, {counts[EVICTED]} evicted"
-    lines.append(f"{cluster.cycles} cycle(s): {summary}")
+            rows.append((d.key, d.state, d.cluster_queue or NONE, NONE, NONE, _flavors_text(d)))
+            continue
+        e = view.explain(d)
+        reason = d.reason if d.preempted_by is None else f"{d.reason} by {d.preempted_by}"
+        rows.append((d.key, d.state, _queued_in(view, d), reason, e.summary if e else NONE, d.message))
+    lines = _render(rows)
+    lines += ["", *_usage_lines(view), "", _counts_line(cluster, decisions)]
     return "\n".join(lines) + "\n"
+
+
+def _amount(resource: str, v: int | None) -> str:
+    return NONE if v is None or v == NO_LIMIT else format_amount(resource, v)
+
+
+def _usage_lines(view: ClusterView) -> list[str]:
+    """The ClusterQueues as ``kubectl get clusterqueue`` lists them, plus their
+    Active condition; then the quota tree, cohort by cohort, per flavor and
+    resource: nominal quota, subtree quota, limits, reserved (held by admitted
+    workloads; for a cohort, what its members use of the quota they share:
+    Kueue's cohort usage), borrowed (above the node's own quota), lendable
+    (what it makes available to its parent) and free (what it could admit now)."""
+    cluster, topo, tree = view.cluster, view.topo, view.tree
+    state = cluster.state
+    statuses = queue_statuses(cluster, view, view.decisions)
+    rows: list[Sequence[str]] = [
+        ("CLUSTERQUEUE", "COHORT", "STRATEGY", "PENDING", "RESERVING", "ADMITTED", "ACTIVE")
+    ]
+    for name in sorted(state.cluster_queues):
+        cq = state.cluster_queues[name]
+        st = statuses.get(f"cq/{name}") or {}
+        r = S.cluster_queue_readiness(cq, state)
+        if r.active and cq.cohort in view.cycle_cohorts:
+            active = f"True ({r.reason}; left out of scheduling: cohort {cq.cohort} is in a cycle)"
+        else:
+            active = f"{r.active} ({r.reason})" + ("" if r.active else f": {r.message}")
+        counts = [
+            str(st.get(k, NONE)) for k in ("pendingWorkloads", "reservingWorkloads", "admittedWorkloads")
+        ]
+        rows.append((name, cq.cohort or NONE, cq.queueing_strategy, *counts, active))
+    lines = _render(rows)
+
+    # the quota tree, roots first, each node followed by its children
+    header = ("QUOTA", "FLAVOR", "RESOURCE", "NOMINAL", "SUBTREE", "BORROW LIMIT", "LEND LIMIT")
+    quota_rows: list[Sequence[str]] = [(*header, "RESERVED", "BORROWED", "LENDABLE", "FREE")]
+
+    def walk(node: int, depth: int) -> None:
+        is_cq = node < topo.n_cq
+        label = "  " * depth + ("" if is_cq else "cohort ") + topo.node_names[node]
+        has_parent = tree.parent[node] >= 0
+        used = tree.usage[node]
+        frs = sorted(set(tree.quota[node]) | set(tree.subtree_quota[node]) | set(used))
+        for fr in frs:
+            f, r = topo.fr_pairs[fr]
+            rname = topo.resource_names[r]
+            own = tree.nominal(node, fr) if is_cq else tree.subtree_quota[node].get(fr, 0)
+            reserved = used.get(fr, 0)
+            lendable = (
+                tree.subtree_quota[node].get(fr, 0) - tree.local_quota(node, fr) if has_parent else None
+            )
+            free = tree.available(node, fr) if is_cq else max(0, tree.available_raw(node, fr))
+            quota_rows.append(
+                (
+                    label,
+                    topo.flavor_names[f],
+                    rname,
+                    _amount(rname, tree.nominal(node, fr)),
+                    _amount(rname, tree.subtree_quota[node].get(fr, 0)),
+                    _amount(rname, tree.borrowing_limit(node, fr)),
+                    _amount(rname, tree.lending_limit(node, fr)),
+                    _amount(rname, reserved),
+                    _amount(rname, max(0, reserved - own) if has_parent else 0),
+                    _amount(rname, lendable),
+                    _amount(rname, free),
+                )
+            )
+        for c in sorted(tree.children[node], key=lambda n: (n < topo.n_cq, topo.node_names[n])):
+            walk(c, depth + 1)
+
+    for root in sorted(tree.roots(), key=lambda n: (n < topo.n_cq, topo.node_names[n])):
+        walk(root, 0)
+    if len(quota_rows) > 1:
+        lines += ["", *_render(quota_rows)]
+    return lines
+
+
+def to_usage(cluster: Cluster) -> str:
+    return "\n".join(_usage_lines(ClusterView(cluster))) + "\n"
+
+
+def to_summary(cluster: Cluster) -> str:
+    """Per ClusterQueue, how many workloads are admitted, reserved (quota
+    held, waiting for admission checks), pending and evicted in the last
+    cycle; ``-`` collects the workloads in no ClusterQueue's queue."""
+    view = ClusterView(cluster)
+    states = (ADMITTED, RESERVED, PENDING, EVICTED)
+    counts: dict[str, dict[str, int]] = {
+        name: dict.fromkeys(states, 0) for name in cluster.state.cluster_queues
+    }
+    for d in view.decisions:
+        row = counts.setdefault(_queued_in(view, d), dict.fromkeys(states, 0))
+        if d.state in row:
+            row[d.state] += 1
+    total = {s: sum(c[s] for c in counts.values()) for s in states}
+    rows: list[Sequence[str]] = [("CLUSTERQUEUE", *(s.upper() for s in states))]
+    rows += [(name, *(str(counts[name][s]) for s in states)) for name in sorted(counts)]
+    rows.append(("TOTAL", *(str(total[s]) for s in states)))
+    return "\n".join([*_render(rows), "", f"{cluster.cycles} cycle(s)"]) + "\n"
+
+
+# --- the timeline of --events --------------------------------------------------------------------
+
+
+def _rfc3339(ns: int) -> str:
+    return dt.datetime.fromtimestamp(ns // 1_000_000_000, tz=dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def cycle_events(cluster: Cluster, result: CycleResult) -> list[str]:
+    """What one cycle did, one line per event: admissions (where, with which
+    flavors), preemptions (by whom, Kueue's preemption reason), other
+    evictions (Kueue's reason and message), heads parked as inadmissible."""
+    equivalents = result.newly_parked - len(result.parked)
+    head = (
+        f"cycle {result.cycle} at {_rfc3339(result.time_ns)}: {len(result.admitted)} admitted, "
+        f"{len(result.preempted)} preempted, {len(result.evicted)} evicted, {result.newly_parked} parked"
+    )
+    lines = [head]
+    for key in result.evicted:
+        ev = _last_eviction(cluster, key)
+        lines.append(f"  evicted    {key}: {ev}")
+    for key in result.admitted:
+        d = cluster.decision(key)
+        lines.append(f"  admitted   {key} to {d.cluster_queue} ({_flavors_text(d)})")
+    for key in result.preempted:
+        lines.append(f"  preempted  {key}: {_last_eviction(cluster, key)}")
+    for key in result.parked:
+        d = cluster.decision(key)
+        lines.append(f"  parked     {key} ({d.reason}): {d.message}")
+    if equivalents > 0:
+        lines.append(f"  parked     {equivalents} more workload(s) with the same shape as a parked head")
+    return lines
+
+
+def _last_eviction(cluster: Cluster, key: str) -> str:
+    h = cluster.history(key)
+    ev = h.last_eviction if h else None
+    if ev is None:
+        return "evicted"
+    if ev.preempted_by is not None:
+        return f"by {ev.preempted_by} ({ev.preemption_reason})"
+    return f"{ev.reason}: {ev.message}"

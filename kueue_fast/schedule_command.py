@@ -6,11 +6,20 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
 
 from . import output
-from .cluster import ADMITTED, EVICTED, PENDING, Cluster, resolve_engine_name
+from .cluster import ADMITTED, EVICTED, PENDING, Cluster, CycleResult, resolve_engine_name
 from .errors import InputError
 from .loader import load
+
+FORMATS: dict[str, Callable[[Cluster, argparse.Namespace], str]] = {
+    "json": lambda c, a: output.to_json(c, explain=a.explain),
+    "yaml": lambda c, a: output.to_yaml(c),
+    "table": lambda c, a: output.to_table(c),
+    "usage": lambda c, a: output.to_usage(c),
+    "summary": lambda c, a: output.to_summary(c),
+}
 
 
 def run_schedule(args: argparse.Namespace) -> int:
@@ -25,17 +34,13 @@ def run_schedule(args: argparse.Namespace) -> int:
         print(f"warning: {' '.join(str(w).split())}", file=sys.stderr)
     cluster = Cluster(state, engine)
     t1 = time.perf_counter()
+    on_cycle = _print_events(cluster) if args.events else None
     if args.until_stable:
-        cluster.run_until_stable(args.max_cycles)
+        cluster.run_until_stable(args.max_cycles, on_cycle)
     else:
-        cluster.run(args.cycles or 1)
+        cluster.run(args.cycles or 1, on_cycle)
     t2 = time.perf_counter()
-    if args.output == "json":
-        sys.stdout.write(output.to_json(cluster))
-    elif args.output == "yaml":
-        sys.stdout.write(output.to_yaml(cluster))
-    else:
-        sys.stdout.write(output.to_table(cluster))
+    sys.stdout.write(FORMATS[args.output](cluster, args))
     if args.stats:
         states = [d.state for d in cluster.decisions()]
         stats = {
@@ -50,3 +55,12 @@ def run_schedule(args: argparse.Namespace) -> int:
         }
         print(json.dumps(stats), file=sys.stderr)
     return 0
+
+
+def _print_events(cluster: Cluster) -> Callable[[CycleResult], None]:
+    """--events: the timeline on standard error, each cycle as it ends."""
+
+    def on_cycle(result: CycleResult) -> None:
+        print("\n".join(output.cycle_events(cluster, result)), file=sys.stderr, flush=True)
+
+    return on_cycle

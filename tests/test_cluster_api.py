@@ -93,3 +93,47 @@ def test_cycle_result_lists_the_heads_it_tried_and_left_pending(engine: str) -> 
     assert result.admitted == ["default/fits"]
     assert result.attempted == ["default/too-big"]
     assert cluster.decision("default/too-big").reason  # its pending reason, written now
+
+
+@pytest.mark.parametrize("engine", PARAMS)
+def test_cycle_result_lists_the_heads_it_parked(engine: str) -> None:
+    # BestEffortFIFO: a head that can never fit is parked as inadmissible, and
+    # an equivalent workload (same shape) is parked with it without being tried.
+    state = two_queues_state(
+        wl("too-big").queue("b").request(cpu="9"),
+        wl("too-big-twin").queue("b").request(cpu="9").created(NOW + 1),
+        wl("fits").queue("a").request(cpu="2"),
+    )
+    cluster = Cluster(state, engine)
+    result = cluster.run_cycle()
+    assert result.parked == ["default/too-big"]
+    assert result.newly_parked == 2
+    assert result.time_ns == cluster.now_ns()
+    assert cluster.run_cycle().parked == []
+
+
+@pytest.mark.parametrize("engine", PARAMS)
+def test_history_keeps_the_last_eviction_and_counts_after_requeue_and_readmission(engine: str) -> None:
+    state = two_queues_state(
+        wl("low").queue("a").priority(-1).request(cpu="4").reserve("a", "default", at=NOW),
+        wl("high").queue("a").priority(5).request(cpu="4"),
+        wl("borrower").queue("b").request(cpu="4").reserve("b", "default", at=NOW),
+    )
+    cluster = Cluster(state, engine)
+    assert cluster.history("default/low") is None
+    first = cluster.run_cycle()
+    assert first.preempted == ["default/low"]
+    cluster.run_until_stable()
+    low = cluster.history("default/low")
+    assert low is not None and low.last_eviction is not None
+    ev = low.last_eviction
+    assert (ev.cycle, ev.time_ns, ev.reason) == (1, first.time_ns, "Preempted")
+    assert (ev.preemption_reason, ev.preempted_by) == ("InClusterQueue", "default/high")
+    assert ev.message.startswith("Preempted to accommodate a workload")
+    assert low.evictions == {"Preempted": 1}
+    assert ev.admitted_ns == NOW and low.past_execution_s == (first.time_ns - NOW) // 1_000_000_000
+    assert low.first_attempt_ns is not None and low.first_attempt_ns > first.time_ns  # tried after requeue
+    high = cluster.history("default/high")
+    assert high is not None and high.first_attempt_ns == first.time_ns and high.last_eviction is None
+    cluster.remove_workload("default/low")
+    assert cluster.history("default/low") is None

@@ -557,6 +557,10 @@ def _compare(ref: Cluster, nat: Cluster, where: str) -> None:
             raise AssertionError(f"{where}: workload {a['spec'].namespace}/{a['spec'].name} differs: {diff}")
     ur, un = _dense_usage(re), ne.usage
     assert (ur == un).all(), f"{where}: usage differs\nreference:\n{ur}\nnative:\n{un}"
+    assert (re.usage == un).all(), f"{where}: the reference's usage accessor differs"
+    for cq in range(re.topo.n_cq):
+        qa, qb = re.queue_state(cq), ne.queue_state(cq)
+        assert qa == qb, f"{where}: queue of ClusterQueue {cq} differs\nreference: {qa}\nnative:    {qb}"
     assert re.preemptor.evaluations == ne.evaluations, f"{where}: preemption evaluations differ"
     # Admission fair sharing: the whole ledger, exactly (ints in nanos, float usages).
     la, lb = re.afs_ledger_state(), ne.afs_ledger_state()

@@ -1290,6 +1290,7 @@ const CycleReport& Engine::run_cycle(std::int64_t now_ns) {
   report_.admitted.clear();
   report_.preempted.clear();
   report_.attempted.clear();
+  report_.parked.clear();
   report_.newly_parked = 0;
   snapshot_generation_ = cq_generation_;
   arena_.clear();
@@ -1360,7 +1361,9 @@ const CycleReport& Engine::run_cycle(std::int64_t now_ns) {
         }
       }
     }
-    report_.newly_parked += queues_[e.cq].requeue(w_, e.wid, reason, pending_flavors);
+    const int parked = queues_[e.cq].requeue(w_, e.wid, reason, pending_flavors);
+    if (parked > 0) report_.parked.push_back(e.wid);  // the head is the first one parked
+    report_.newly_parked += parked;
   }
 
   // the snapshot is gone (capacity reserved for this cycle only is free again)

@@ -28,6 +28,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ..compiler import (
     BLOCK_NAMESPACE_MISMATCH,
     BLOCK_NONE,
@@ -113,6 +115,7 @@ class CycleReport:
     admitted: list[int] = field(default_factory=list)
     preempted: list[int] = field(default_factory=list)  # victims whose eviction was issued
     attempted: list[int] = field(default_factory=list)  # heads tried and left pending, by wid
+    parked: list[int] = field(default_factory=list)  # heads parked as inadmissible, by wid
     newly_parked: int = 0
     heads: int = 0
 
@@ -286,6 +289,25 @@ class ReferenceEngine:
             "preempted_by": rec.preempted_by,
             "holds_quota": rec.status == ADMITTED,
         }
+
+    def spec(self, wid: int) -> WorkloadSpec:
+        return self.workloads[wid].spec
+
+    def queue_state(self, cq: int) -> tuple[list[int], list[int], int]:
+        """The pending side of ClusterQueue ``cq``: (wids in its heap, wids
+        parked as inadmissible, the sticky head or -1), wids sorted."""
+        q = self.queues[cq]
+        return sorted(q.active), sorted(q.inadmissible), q.sticky
+
+    @property
+    def usage(self) -> np.ndarray:
+        """Usage per node and flavor-resource (n_nodes x n_fr, the native
+        engine's ``usage`` view) as Kueue's cache holds it."""
+        out = np.zeros((self.topo.n_nodes, len(self.topo.fr_pairs)), dtype=np.int64)
+        for node, row in enumerate(self.tree.cache_usage):
+            for fr, v in row.items():
+                out[node, fr] = v
+        return out
 
     # --- admission fair sharing ------------------------------------------------------------------
 
@@ -828,10 +850,14 @@ class ReferenceEngine:
             if e.status == "skipped" and reason == REQUEUE_GENERIC:
                 reason = REQUEUE_FAILED_AFTER_NOMINATION
             pending_flavors = rec.last_state is not None and rec.last_state.pending_flavors()
-            report.newly_parked += self.queues[e.cq].requeue(
+            parked = self.queues[e.cq].requeue(
                 e.wid, reason, pending_flavors, lambda w: self.workloads[w].spec.scheduling_hash
             )
+            if parked:
+                report.parked.append(e.wid)  # the head is the first one parked
+            report.newly_parked += parked
         report.attempted.sort()
+        report.parked.sort()
         # the snapshot is gone (capacity reserved for this cycle only is free again)
         self.tree.discard_snapshot()
         self._settle_entry_penalties(report.admitted, now_ns)

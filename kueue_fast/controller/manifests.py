@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import sys
 from importlib import resources
@@ -39,11 +40,9 @@ def deploy(namespace: str = DEFAULT_NAMESPACE, image: str = DEFAULT_IMAGE) -> li
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.what == "crds":
-        sys.stdout.write(crds_yaml())
-        return 0
+    """`kueue-fast manifests crds|deploy [-o yaml|json]`."""
     image = args.image
-    if image is None:
+    if args.what == "deploy" and image is None:
         image = DEFAULT_IMAGE
         print(
             f"warning: --image not given: the Deployment runs {image}, which no registry serves; build "
@@ -51,7 +50,13 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     try:
-        sys.stdout.write(deploy_yaml(args.namespace, image))
+        if getattr(args, "output", "yaml") == "json":
+            items = crds() if args.what == "crds" else deploy(args.namespace, image)
+            sys.stdout.write(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}, indent=2) + "\n")
+        elif args.what == "crds":
+            sys.stdout.write(crds_yaml())
+        else:
+            sys.stdout.write(deploy_yaml(args.namespace, image))
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

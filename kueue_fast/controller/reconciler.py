@@ -45,6 +45,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import status as S
 from ..cluster import ADMITTED, Decision
 from ..errors import InputError
 from ..loader import (
@@ -58,7 +59,6 @@ from ..loader import (
 )
 from ..model import ClusterState, Workload
 from . import jobs as J
-from . import status as S
 from .engine import EngineHandle
 from .events import ADMISSION, JOB_CONTROLLER, NORMAL, WARNING, WORKLOAD_CONTROLLER, EventRecorder
 from .informers import Informer, Slimmer, job_selector

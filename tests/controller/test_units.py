@@ -11,9 +11,9 @@ import pytest
 from kf_harness import Harness, cluster_queue, flavor, job, local_queue, wait_for
 from test_e2e import running
 
+from kueue_fast import status as S
 from kueue_fast.controller import jobs as J
 from kueue_fast.controller import manifests
-from kueue_fast.controller import status as S
 from kueue_fast.controller.kube import TokenBucket
 from kueue_fast.controller.metrics import HealthServer
 

@@ -134,6 +134,7 @@ struct CycleReport {
   std::vector<std::int32_t> admitted;
   std::vector<std::int32_t> preempted;  // victims whose eviction was issued
   std::vector<std::int32_t> attempted;  // heads tried and left pending, by wid
+  std::vector<std::int32_t> parked;     // heads parked as inadmissible (equivalents parked with them: in newly_parked only)
   std::int64_t newly_parked = 0;
   std::int64_t heads = 0;
 };

@@ -1,0 +1,428 @@
+"""Why a workload waits: kueue-fast's own explanation, next to Kueue's words.
+
+Kueue's ``reason`` and ``message`` stay as Kueue writes them; this module adds
+what a user asks next: which head a workload waits behind and whether that
+head can ever fit, which head blocks a StrictFIFO queue, and, for a workload
+that does not fit, per flavor what it needs and what is free, nominal and
+borrowable. It reads only what both engines expose (the topology, the usage
+table, the queues, the decisions), so both engines explain alike, and it
+computes nothing until a workload is explained: ``schedule`` asks only for
+the workloads it prints.
+
+Quota arithmetic is the reference engine's (``_reference/quota.py``, Kueue's
+resource_node.go) on a fresh tree loaded with the engine's usage.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from ._reference.quota import QuotaTree
+from .compiler import BLOCK_NONE, WorkloadSpec, cohort_graph
+from .quantity import format_amount
+from .status import Readiness, cluster_queue_readiness
+
+if TYPE_CHECKING:
+    from .cluster import Cluster, Decision
+
+JSON = dict[str, Any]
+
+STRICT_FIFO = 0  # compiler.STRATEGY_CODES
+
+
+@dataclass
+class Explanation:
+    """``kind`` names the situation, ``summary`` says it in one sentence,
+    ``detail`` holds the numbers behind it (JSON-ready)."""
+
+    kind: str
+    summary: str
+    detail: JSON = field(default_factory=dict)
+
+    def to_json(self) -> JSON:
+        return {"kind": self.kind, "summary": self.summary, **self.detail}
+
+
+@dataclass
+class QueueView:
+    """The pending side of one ClusterQueue: wids in the order they would
+    become heads, the parked ones, and where each stands."""
+
+    order: list[int]
+    parked: set[int]
+    position: dict[int, int]  # wid -> 1-based place in line
+
+    @property
+    def head(self) -> int:
+        return self.order[0] if self.order else -1
+
+
+@dataclass
+class FitView:
+    """Whether a pod-set shape fits a ClusterQueue now and ever, per flavor."""
+
+    fits_now: bool
+    can_ever_fit: bool
+    pod_sets: list[JSON]
+    # the first obstacle, for the summary: (flavor, resource, needs, free, max ever) or None
+    obstacle: tuple[str, str, int, int, int] | None
+    uncovered: list[str]
+    sentence: str = ""  # the summary's words on it, made once per shape
+
+
+class ClusterView:
+    """What explanations, statuses and the usage view read after the cycles,
+    each piece computed once, on first use."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self.topo = cluster.topology
+        self._queues: dict[int, QueueView] = {}
+        self._fits: dict[tuple[object, ...], FitView] = {}
+
+    # --- the quota tree -------------------------------------------------------------------------
+
+    @cached_property
+    def tree(self) -> QuotaTree:
+        tree = QuotaTree(self.topo)
+        usage = self.cluster.engine.usage
+        for node in range(self.topo.n_nodes):
+            row = usage[node]
+            tree.usage[node] = {fr: int(v) for fr, v in enumerate(row.tolist()) if v}
+        return tree
+
+    def node_usage(self, node: int) -> dict[int, int]:
+        return self.tree.usage[node]
+
+    @cached_property
+    def decisions(self) -> list[Decision]:
+        """cluster.decisions(), once."""
+        return self.cluster.decisions()
+
+    @cached_property
+    def _cq_id(self) -> dict[str, int]:
+        return {cq.name: i for i, cq in enumerate(self.topo.cluster_queues)}
+
+    def cq_id(self, name: str) -> int:
+        return self._cq_id.get(name, -1)
+
+    @cached_property
+    def cycle_cohorts(self) -> set[str]:
+        return cohort_graph(self.cluster.state)[2]
+
+    def readiness(self, cq: int) -> Readiness:
+        name = self.topo.cluster_queues[cq].name
+        return cluster_queue_readiness(self.cluster.state.cluster_queues[name], self.cluster.state)
+
+    # --- queues ---------------------------------------------------------------------------------
+
+    def queue(self, cq: int) -> QueueView:
+        q = self._queues.get(cq)
+        if q is None:
+            q = self._queues[cq] = self._queue_view(cq)
+        return q
+
+    def _queue_view(self, cq: int) -> QueueView:
+        """The heap in pop order (kueue cluster_queue.go queueOrderingFunc):
+        the sticky preemptor first, then priority, queue order timestamp,
+        namespace and name; with admission fair sharing the LocalQueue's
+        usage comes before all of it."""
+        engine = self.cluster.engine
+        active, parked, sticky = engine.queue_state(cq)
+        spec = engine.spec
+        lq_usage: dict[int, float] = {}
+        if self.topo.cluster_queues[cq].admission_fair_sharing:
+            ledger = engine.afs_ledger_state()
+            for i, lq in enumerate(self.topo.local_queues):
+                usage = (ledger.get(lq.name) or {}).get("usage")
+                if isinstance(usage, (int, float)):
+                    lq_usage[i] = float(usage)
+
+        def key(w: int) -> tuple[object, ...]:
+            s = spec(w)
+            return (
+                lq_usage.get(s.local_queue, 0.0),
+                w != sticky,
+                -s.priority,
+                s.queue_ts,
+                s.namespace,
+                s.name,
+            )
+
+        order = sorted(active, key=key)
+        return QueueView(order, set(parked), {w: i + 1 for i, w in enumerate(order)})
+
+    # --- fit --------------------------------------------------------------------------------------
+
+    def fit(self, spec: WorkloadSpec, cq: int) -> FitView:
+        """Per pod set and flavor: what it needs, what is free now, nominal,
+        borrowable from the cohort, the most it could ever get. Memoized by
+        shape: workloads of one shape in one ClusterQueue share it."""
+        shape = (
+            cq,
+            tuple((ps.count, ps.min_count, ps.flavor_class, tuple(ps.requests)) for ps in spec.pod_sets),
+        )
+        found = self._fits.get(shape)
+        if found is None:
+            found = self._fits[shape] = self._fit(spec, cq)
+        return found
+
+    def _fit(self, spec: WorkloadSpec, cq: int) -> FitView:
+        topo, tree = self.topo, self.tree
+        cq_spec = topo.cluster_queues[cq]
+        partial = topo.gates.partial_admission
+        pods_rid = topo.pods_rid
+        covers_pods = pods_rid >= 0 and cq_spec.group_of(pods_rid) >= 0
+        fits_now = can_ever = True
+        obstacle: tuple[str, str, int, int, int] | None = None
+        uncovered: list[str] = []
+        out: list[JSON] = []
+        for ps in spec.pod_sets:
+            least = ps.min_count if partial and ps.min_count is not None else ps.count
+            needs = {r: v * ps.count for r, v in ps.requests if v}
+            needs_least = {r: v * least for r, v in ps.requests if v}
+            if covers_pods:
+                needs[pods_rid], needs_least[pods_rid] = ps.count, least
+            ps_json: JSON = {"name": ps.name, "count": ps.count}
+            if least != ps.count:
+                ps_json["minCount"] = least
+            missing = sorted(topo.resource_names[r] for r in needs if cq_spec.group_of(r) < 0)
+            if missing:
+                uncovered += [r for r in missing if r not in uncovered]
+                ps_json["uncovered"] = missing
+                fits_now = can_ever = False
+            flavors: list[JSON] = []
+            for group in cq_spec.groups:
+                wanted = [r for r in group.resources if r in needs]
+                if not wanted:
+                    continue
+                group_now = group_ever = False
+                first_block: tuple[str, str, int, int, int] | None = None
+                for fid in group.flavors:
+                    fname = topo.flavor_names[fid]
+                    not_eligible = self._flavor_rejection(ps.flavor_class, fid)
+                    if not_eligible:
+                        flavors.append({"flavor": fname, "notEligible": not_eligible})
+                        continue
+                    resources: JSON = {}
+                    now_ok = ever_ok = True
+                    for r in wanted:
+                        rname = topo.resource_names[r]
+                        fr = topo.fr_id(fid, r)
+                        free = tree.available(cq, fr)
+                        ever = tree.potential_available(cq, fr)
+                        nominal = tree.nominal(cq, fr)
+                        used = tree.usage[cq].get(fr, 0)
+                        local_free = max(0, nominal - used)
+                        resources[rname] = {
+                            "needs": format_amount(rname, needs[r]),
+                            "free": format_amount(rname, free),
+                            "nominal": format_amount(rname, nominal),
+                            "used": format_amount(rname, used),
+                            "borrowable": format_amount(rname, max(0, free - local_free)),
+                            "maxEver": format_amount(rname, ever),
+                        }
+                        if needs_least[r] > ever:
+                            ever_ok = False
+                        if needs_least[r] > free:
+                            now_ok = False
+                            if first_block is None or (
+                                first_block[4] >= first_block[2] and needs_least[r] > ever
+                            ):
+                                first_block = (fname, rname, needs_least[r], free, ever)
+                    flavors.append(
+                        {"flavor": fname, "resources": resources, "fitsNow": now_ok, "canEverFit": ever_ok}
+                    )
+                    group_now |= now_ok
+                    group_ever |= ever_ok
+                fits_now &= group_now
+                can_ever &= group_ever
+                if not group_now and obstacle is None:
+                    obstacle = first_block
+            ps_json["flavors"] = flavors
+            out.append(ps_json)
+        return FitView(fits_now, can_ever, out, obstacle, uncovered)
+
+    def _flavor_rejection(self, flavor_class: int, fid: int) -> str | None:
+        classes = self.topo.flavor_classes
+        if 0 <= flavor_class < len(classes) and fid < len(classes[flavor_class]):
+            return classes[flavor_class][fid]
+        return None
+
+    # --- explanations -----------------------------------------------------------------------------
+
+    def explain(self, d: Decision) -> Explanation | None:
+        """Why a pending or evicted workload is not running; None for the others."""
+        if d.state not in ("pending", "evicted"):
+            return None
+        cluster = self.cluster
+        wid = cluster.wid_of(d.key)
+        spec = cluster.engine.spec(wid)
+        history = cluster.history(d.key)
+        ev = history.last_eviction if history else None
+        detail: JSON = {}
+        if ev is not None:
+            last: JSON = {"cycle": ev.cycle, "reason": ev.reason}
+            if ev.preempted_by is not None:
+                last["preemptedBy"] = ev.preempted_by
+                last["preemptionReason"] = ev.preemption_reason
+            detail["lastEviction"] = last
+        if d.state == "evicted":
+            return self._evicted(d, spec, detail)
+        if spec.cluster_queue < 0:
+            return Explanation("NotQueued", f"{d.message}: it is in no ClusterQueue's queue", detail)
+        cq = spec.cluster_queue
+        cq_name = self.topo.cluster_queues[cq].name
+        detail["clusterQueue"] = cq_name
+        if not self.topo.cluster_queues[cq].active:
+            return self._inactive(cq, detail)
+        if spec.block != BLOCK_NONE:
+            return Explanation(
+                "Misconfigured", f"{d.message}: the scheduler never admits it as it is", detail
+            )
+        q = self.queue(cq)
+        fit = self.fit(spec, cq)
+        detail["fit"] = self._fit_json(fit)
+        strict = self.topo.cluster_queues[cq].strategy == STRICT_FIFO
+        if wid in q.parked:
+            why = d.reason if d.reason != "Pending" else "with an equivalent workload that did not fit"
+            fit_now = self._fit_sentence(fit, cq_name)
+            summary = (
+                f"{fit_now}; parked as inadmissible ({why}) until quota is freed in {self._cohort_of(cq)}"
+            )
+            return Explanation("Parked", summary, detail)
+        tried = d.reason != "Pending"
+        if tried and d.reason == "WaitingForPreemptedWorkloads":
+            return Explanation(
+                "WaitingForPreemption",
+                f"it preempted what it needs and is admitted once the victims have left; {d.message}",
+                detail,
+            )
+        position = q.position.get(wid)
+        if position is not None:
+            detail["queue"] = {"position": position, "length": len(q.order)}
+        if position is None or position == 1:
+            sentence = self._fit_sentence(fit, cq_name)
+            if strict and len(q.order) > 1:
+                sentence += (
+                    f"; as the head of a StrictFIFO queue it holds back {len(q.order) - 1} workload(s)"
+                )
+            if tried:
+                return Explanation("NoFit", sentence, detail)
+            if position is None:  # not in the queue's heap (e.g. an eviction still holding quota)
+                return Explanation("Pending", f"waits in ClusterQueue {cq_name}: {sentence}", detail)
+            return Explanation("Head", f"next in line in ClusterQueue {cq_name}: {sentence}", detail)
+        head = q.head
+        head_key = cluster.key_of(head)
+        head_fit = self.fit(cluster.engine.spec(head), cq)
+        detail["queue"].update({"head": head_key, "headCanEverFit": head_fit.can_ever_fit})
+        if head_fit.fits_now:
+            head_state = "fits now"
+        elif not head_fit.can_ever_fit:
+            head_state = "can never fit" + ("" if strict else " (it will be parked and the next one tried)")
+        else:
+            head_state = "does not fit now"
+        itself = "" if fit.can_ever_fit else f"; besides, it {self._fit_sentence(fit, cq_name)}"
+        if strict and not head_fit.fits_now:
+            return Explanation(
+                "BlockedByStrictFIFOHead",
+                f"StrictFIFO: waits behind head {head_key}, which {head_state} and holds the queue "
+                f"({_ordinal(position)} in line in ClusterQueue {cq_name}){itself}",
+                detail,
+            )
+        return Explanation(
+            "BehindHead",
+            f"{_ordinal(position)} in line in ClusterQueue {cq_name} behind head {head_key}, "
+            f"which {head_state} (the scheduler takes one head per ClusterQueue per cycle){itself}",
+            detail,
+        )
+
+    def _evicted(self, d: Decision, spec: WorkloadSpec, detail: JSON) -> Explanation:
+        if spec.cluster_queue >= 0:
+            detail["clusterQueue"] = self.topo.cluster_queues[spec.cluster_queue].name
+        if d.preempted_by is not None:
+            return Explanation(
+                "Preempted",
+                f"preempted in the last cycle by {d.preempted_by} ({d.preemption_reason}); "
+                "it has released its quota and waits in its queue again",
+                detail,
+            )
+        return Explanation("Evicted", f"evicted in the last cycle ({d.reason}: {d.message})", detail)
+
+    def _inactive(self, cq: int, detail: JSON) -> Explanation:
+        name = self.topo.cluster_queues[cq].name
+        r = self.readiness(cq)
+        detail["clusterQueueActive"] = {
+            "status": "True" if r.active else "False",
+            "reason": r.reason,
+            "message": r.message,
+        }
+        if not r.active:
+            return Explanation(
+                "InactiveClusterQueue", f"ClusterQueue {name} is inactive: {r.reason}: {r.message}", detail
+            )
+        cohort = self.cluster.state.cluster_queues[name].cohort or ""
+        cycle = self._cycle_path(cohort)
+        detail["cohortCycle"] = cycle
+        return Explanation(
+            "CohortCycle",
+            f"ClusterQueue {name} is left out of scheduling: its cohort {cohort} is in a cycle "
+            f"({' -> '.join(cycle)}); Kueue keeps its Active condition Ready but admits nothing there",
+            detail,
+        )
+
+    def _cycle_path(self, cohort: str) -> list[str]:
+        parent = cohort_graph(self.cluster.state)[1]
+        path: list[str] = []
+        node: str | None = cohort
+        while node is not None and node not in path:
+            path.append(node)
+            node = parent.get(node)
+        if node is not None:
+            path = path[path.index(node) :] + [node]
+        return path
+
+    def _cohort_of(self, cq: int) -> str:
+        root = self.tree.root_of(cq)
+        if root == cq:
+            return f"ClusterQueue {self.topo.node_names[cq]}"
+        return f"cohort {self.topo.node_names[root]}"
+
+    def _fit_sentence(self, fit: FitView, cq_name: str) -> str:
+        if not fit.sentence:
+            fit.sentence = self._describe_fit(fit, cq_name)
+        return fit.sentence
+
+    @staticmethod
+    def _describe_fit(fit: FitView, cq_name: str) -> str:
+        if fit.uncovered:
+            return f"can never fit: ClusterQueue {cq_name} has no quota for {', '.join(fit.uncovered)}"
+        if fit.fits_now:
+            return f"fits in ClusterQueue {cq_name} now"
+        if fit.obstacle is None:
+            return f"does not fit in ClusterQueue {cq_name} now: no eligible flavor"
+        flavor, resource, needs, free, ever = fit.obstacle
+        amounts = (
+            f"needs {format_amount(resource, needs)} {resource} in flavor {flavor}, "
+            f"{format_amount(resource, free)} free now"
+        )
+        if not fit.can_ever_fit:
+            return (
+                f"can never fit in ClusterQueue {cq_name}: {amounts}, "
+                f"at most {format_amount(resource, ever)} even if nothing else ran"
+            )
+        return (
+            f"does not fit in ClusterQueue {cq_name} now: {amounts} (at most {format_amount(resource, ever)})"
+        )
+
+    @staticmethod
+    def _fit_json(fit: FitView) -> JSON:
+        out: JSON = {"fitsNow": fit.fits_now, "canEverFit": fit.can_ever_fit, "podSets": fit.pod_sets}
+        return out
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"

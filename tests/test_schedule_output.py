@@ -1,0 +1,683 @@
+"""What `kueue-fast schedule` prints beyond the contract's JSON fields.
+
+* ``--output yaml``: every status as Kueue would write it after the last
+  cycle (ClusterQueue, LocalQueue, Cohort, Workload with its eviction history);
+* inactive ClusterQueues: Kueue's reason and message in the Active condition
+  and in kueue-fast's explanation;
+* ``explanation`` (``--explain``) and the table's WHY column;
+* ``--output usage``, ``--output summary`` and ``--events``.
+
+Both engines must print the same thing: every case runs on both.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+import yaml
+
+from kueue_fast.cli import main
+
+# Two ClusterQueues in cohort "co" (a may reclaim and preempt), a StrictFIFO
+# queue alone, namespaces a, b and f.
+QUEUES = """
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: default}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: spot}
+spec:
+  nodeTaints: [{key: spot, value: "true", effect: NoSchedule}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: cq-a}
+spec:
+  cohort: co
+  namespaceSelector: {}
+  preemption: {withinClusterQueue: LowerPriority, reclaimWithinCohort: Any}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: default
+      resources: [{name: cpu, nominalQuota: 4}]
+    - name: spot
+      resources: [{name: cpu, nominalQuota: 2}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: cq-b}
+spec:
+  cohort: co
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: default
+      resources: [{name: cpu, nominalQuota: 4, lendingLimit: 2}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: fifo}
+spec:
+  namespaceSelector: {}
+  queueingStrategy: StrictFIFO
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: default
+      resources: [{name: cpu, nominalQuota: 2}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: lq, namespace: a}
+spec: {clusterQueue: cq-a}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: lq, namespace: b}
+spec: {clusterQueue: cq-b}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: lq, namespace: f}
+spec: {clusterQueue: fifo}
+"""
+
+
+def workload(
+    ns: str,
+    name: str,
+    cpu: str,
+    *,
+    second: int = 1,
+    priority: int = 0,
+    admitted_to: str | None = None,
+    queue: str = "lq",
+) -> str:
+    doc = f"""
+    apiVersion: kueue.x-k8s.io/v1beta1
+    kind: Workload
+    metadata: {{name: {name}, namespace: {ns}, creationTimestamp: "2026-01-01T00:00:{second:02d}Z"}}
+    spec:
+      queueName: {queue}
+      priority: {priority}
+      podSets:
+      - name: main
+        count: 1
+        template:
+          spec:
+            containers:
+            - name: c
+              resources: {{requests: {{cpu: "{cpu}"}}}}
+    """
+    if admitted_to:
+        doc += f"""
+    status:
+      admission:
+        clusterQueue: {admitted_to}
+        podSetAssignments:
+        - {{name: main, count: 1, flavors: {{cpu: default}}, resourceUsage: {{cpu: "{cpu}"}}}}
+      conditions:
+      - {{type: QuotaReserved, status: "True", reason: QuotaReserved,
+         message: "Quota reserved in ClusterQueue {admitted_to}",
+         lastTransitionTime: "2026-01-01T00:00:{second:02d}Z"}}
+      - {{type: Admitted, status: "True", reason: Admitted, message: The workload is admitted,
+         lastTransitionTime: "2026-01-01T00:00:{second:02d}Z"}}
+    """
+    return textwrap.dedent(doc)
+
+
+def docs(*parts: str) -> str:
+    return "\n---\n".join([QUEUES, *parts])
+
+
+@pytest.fixture(params=["reference", "native"])
+def engine(request: pytest.FixtureRequest) -> str:
+    if request.param == "native":
+        pytest.importorskip("kueue_fast._native", reason="native engine not built")
+    return str(request.param)
+
+
+def schedule(tmp_path, capsys, text: str, *args: str, engine: str = "reference") -> tuple[str, str]:
+    path = tmp_path / "input.yaml"
+    path.write_text(text)
+    rc = main(["schedule", str(path), "--engine", engine, *args])
+    out = capsys.readouterr()
+    assert rc == 0, out.err
+    return out.out, out.err
+
+
+def objects(yaml_text: str) -> dict[str, dict]:
+    out = {}
+    for d in yaml.safe_load_all(yaml_text):
+        md = d["metadata"]
+        key = (
+            f"{d['kind']}/{md['namespace']}/{md['name']}"
+            if "namespace" in md
+            else f"{d['kind']}/{md['name']}"
+        )
+        out[key] = d
+    return out
+
+
+def conditions(obj: dict) -> dict[str, dict]:
+    return {c["type"]: c for c in (obj.get("status") or {}).get("conditions") or []}
+
+
+def explained(json_text: str) -> dict[str, dict]:
+    return {f"{w['namespace']}/{w['name']}": w for w in json.loads(json_text)["workloads"]}
+
+
+# A preemption in cycle 1 (b borrows a's quota; a reclaims it), the victim
+# pending afterwards; a StrictFIFO head that can never fit.
+PREEMPTION = docs(
+    workload("b", "borrower", "6", second=1, admitted_to="cq-b"),
+    workload("a", "reclaimer", "4", second=2),
+    workload("f", "giant", "3", second=3),
+    workload("f", "small", "1", second=4),
+)
+
+
+# --- bug: --output yaml passed stale queue statuses through ------------------------------------
+
+
+STALE_CQ_STATUS = """
+status:
+  pendingWorkloads: 99
+  reservingWorkloads: 7
+  admittedWorkloads: 7
+  flavorsReservation: [{name: default, resources: [{name: cpu, total: "100", borrowed: "96"}]}]
+  conditions:
+  - {type: Active, status: "False", reason: FlavorNotFound, message: stale,
+     lastTransitionTime: "2025-01-01T00:00:00Z"}
+"""
+
+
+def test_yaml_rewrites_cluster_queue_status_as_kueue_would(tmp_path, capsys, engine):
+    text = PREEMPTION.replace(
+        "kind: ClusterQueue\nmetadata: {name: cq-b}\n",
+        "kind: ClusterQueue\nmetadata: {name: cq-b}\n" + STALE_CQ_STATUS.lstrip(),
+        1,
+    )
+    out, _ = schedule(tmp_path, capsys, text, "-o", "yaml", "--until-stable", engine=engine)
+    got = objects(out)
+    cq_b = got["ClusterQueue/cq-b"]["status"]
+    # the borrower (6 cpu, 2 above cq-b's nominal 4) was preempted by the reclaimer and waits again
+    assert (cq_b["pendingWorkloads"], cq_b["reservingWorkloads"], cq_b["admittedWorkloads"]) == (1, 0, 0)
+    assert cq_b["flavorsReservation"] == [
+        {"name": "default", "resources": [{"name": "cpu", "total": "0", "borrowed": "0"}]}
+    ]
+    assert cq_b["flavorsUsage"] == cq_b["flavorsReservation"]
+    active = conditions(got["ClusterQueue/cq-b"])["Active"]
+    assert (active["status"], active["reason"], active["message"]) == (
+        "True",
+        "Ready",
+        "Can admit new workloads",
+    )
+    cq_a = got["ClusterQueue/cq-a"]["status"]
+    assert (cq_a["pendingWorkloads"], cq_a["reservingWorkloads"], cq_a["admittedWorkloads"]) == (0, 1, 1)
+    assert cq_a["flavorsReservation"] == [
+        {"name": "default", "resources": [{"name": "cpu", "total": "4", "borrowed": "0"}]},
+        {"name": "spot", "resources": [{"name": "cpu", "total": "0", "borrowed": "0"}]},
+    ]
+    lq = got["LocalQueue/a/lq"]["status"]
+    assert (lq["pendingWorkloads"], lq["reservingWorkloads"], lq["admittedWorkloads"]) == (0, 1, 1)
+    assert lq["flavorsReservation"][0] == {"name": "default", "resources": [{"name": "cpu", "total": "4"}]}
+    lq_active = conditions(got["LocalQueue/a/lq"])["Active"]
+    assert (lq_active["reason"], lq_active["message"]) == ("Ready", "Can submit new workloads to localQueue")
+    fifo = got["ClusterQueue/fifo"]["status"]
+    assert fifo["pendingWorkloads"] == 2  # the StrictFIFO head and the one behind it
+
+
+def test_yaml_reports_borrowed_quota_of_a_cluster_queue_in_a_cohort(tmp_path, capsys, engine):
+    text = docs(workload("b", "borrower", "6", second=1, admitted_to="cq-b"))
+    out, _ = schedule(tmp_path, capsys, text, "-o", "yaml", engine=engine)
+    cq_b = objects(out)["ClusterQueue/cq-b"]["status"]
+    assert cq_b["flavorsReservation"] == [
+        {"name": "default", "resources": [{"name": "cpu", "total": "6", "borrowed": "2"}]}
+    ]
+    assert cq_b["reservingWorkloads"] == 1
+
+
+def test_yaml_keeps_the_eviction_history_of_a_workload_preempted_in_an_earlier_cycle(
+    tmp_path, capsys, engine
+):
+    out, _ = schedule(tmp_path, capsys, PREEMPTION, "-o", "yaml", "--until-stable", engine=engine)
+    victim = objects(out)["Workload/b/borrower"]
+    st = victim["status"]
+    assert "admission" not in st
+    c = conditions(victim)
+    preempted_msg = c["Evicted"]["message"]
+    assert preempted_msg.startswith("Preempted to accommodate a workload (UID: a/reclaimer")
+    assert (c["Evicted"]["status"], c["Evicted"]["reason"]) == ("True", "Preempted")
+    assert (c["Preempted"]["status"], c["Preempted"]["reason"], c["Preempted"]["message"]) == (
+        "True",
+        "InCohortReclamation",
+        preempted_msg,
+    )
+    assert (c["Requeued"]["status"], c["Requeued"]["reason"]) == ("True", "Preempted")
+    assert (c["Admitted"]["status"], c["Admitted"]["reason"]) == ("False", "NoReservation")
+    # tried again after the requeue: the scheduler's reason, the transition time of the eviction
+    assert (c["QuotaReserved"]["status"], c["QuotaReserved"]["reason"]) == ("False", "WaitingForQuota")
+    # cycle 1 runs one second after the input's last timestamp
+    assert (
+        c["QuotaReserved"]["lastTransitionTime"]
+        == c["Evicted"]["lastTransitionTime"]
+        == "2026-01-01T00:00:05Z"
+    )
+    assert st["schedulingStats"]["evictions"] == [{"reason": "Preempted", "underlyingCause": "", "count": 1}]
+    assert st["accumulatedPastExecutionTimeSeconds"] == 4  # admitted at 00:00:01, evicted at 00:00:05
+
+
+def test_yaml_readmitted_workload_says_previously(tmp_path, capsys, engine):
+    # the victim comes back once the reclaimer is gone: Evicted and Preempted turn False, "Previously: ..."
+    text = docs(
+        workload("b", "borrower", "6", second=1, admitted_to="cq-b"),
+        workload("a", "reclaimer", "4", second=2),
+    )
+    path = tmp_path / "in.yaml"
+    path.write_text(text)
+    from kueue_fast import Cluster
+    from kueue_fast.output import to_yaml
+
+    cluster = Cluster.from_files([str(path)], engine)
+    cluster.run_cycle()  # the reclaimer preempts the borrower
+    cluster.run_cycle()  # and is admitted
+    cluster.remove_workload("a/reclaimer")
+    cluster.run_until_stable()
+    assert cluster.decision("b/borrower").state == "admitted"
+    victim = objects(to_yaml(cluster))["Workload/b/borrower"]
+    c = conditions(victim)
+    assert (c["QuotaReserved"]["status"], c["Admitted"]["status"]) == ("True", "True")
+    for ctype in ("Evicted", "Preempted"):
+        assert (c[ctype]["status"], c[ctype]["reason"]) == ("False", "QuotaReserved")
+        assert c[ctype]["message"].startswith("Previously: Preempted to accommodate a workload")
+    assert victim["status"]["admission"]["clusterQueue"] == "cq-b"
+    assert victim["status"]["schedulingStats"]["evictions"][0]["count"] == 1
+
+
+def test_yaml_writes_no_condition_on_a_workload_the_scheduler_never_tried(tmp_path, capsys, engine):
+    # one head per ClusterQueue per cycle: "second" was not tried in cycle 1 and Kueue wrote nothing on it
+    text = docs(workload("a", "first", "1", second=1), workload("a", "second", "1", second=2))
+    out, _ = schedule(tmp_path, capsys, text, "-o", "yaml", engine=engine)
+    assert "status" not in objects(out)["Workload/a/second"]
+
+
+def test_yaml_pending_workload_has_quota_reserved_and_admitted_false(tmp_path, capsys, engine):
+    out, _ = schedule(tmp_path, capsys, docs(workload("f", "giant", "3")), "-o", "yaml", engine=engine)
+    c = conditions(objects(out)["Workload/f/giant"])
+    assert (c["QuotaReserved"]["status"], c["QuotaReserved"]["reason"]) == ("False", "ExceedsMaxQuota")
+    assert (c["Admitted"]["status"], c["Admitted"]["reason"], c["Admitted"]["message"]) == (
+        "False",
+        "NoReservation",
+        "The workload has no reservation",
+    )
+
+
+# --- bug: inactive ClusterQueues said only "ClusterQueue X is inactive" ------------------------
+
+
+INACTIVE = """
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: default}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: missing-flavors}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - {name: h100, resources: [{name: cpu, nominalQuota: 1}]}
+    - {name: default, resources: [{name: cpu, nominalQuota: 1}]}
+    - {name: a100, resources: [{name: cpu, nominalQuota: 1}]}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: stopped}
+spec:
+  namespaceSelector: {}
+  stopPolicy: Hold
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - {name: default, resources: [{name: cpu, nominalQuota: 1}]}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: stopped-and-missing}
+spec:
+  namespaceSelector: {}
+  stopPolicy: HoldAndDrain
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - {name: gone, resources: [{name: cpu, nominalQuota: 1}]}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: with-checks}
+spec:
+  namespaceSelector: {}
+  admissionChecks: [prov-b, prov-a]
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - {name: default, resources: [{name: cpu, nominalQuota: 1}]}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: looped}
+spec:
+  cohort: left
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - {name: default, resources: [{name: cpu, nominalQuota: 1}]}
+---
+apiVersion: kueue.x-k8s.io/v1alpha1
+kind: Cohort
+metadata: {name: left}
+spec: {parent: right}
+---
+apiVersion: kueue.x-k8s.io/v1alpha1
+kind: Cohort
+metadata: {name: right}
+spec: {parent: left}
+"""
+
+INACTIVE_CASES = {
+    # name: (Active status, reason, message)
+    "missing-flavors": (
+        "False",
+        "FlavorNotFound",
+        "Can't admit new workloads: references missing ResourceFlavor(s): h100,a100.",
+    ),
+    "stopped": ("False", "Stopped", "Can't admit new workloads: is stopped."),
+    "stopped-and-missing": (
+        "False",
+        "Stopped",
+        "Can't admit new workloads: is stopped, references missing ResourceFlavor(s): gone.",
+    ),
+    "with-checks": (
+        "False",
+        "AdmissionCheckNotFound",
+        "Can't admit new workloads: references missing AdmissionCheck(s): prov-a,prov-b.",
+    ),
+    # kueue keeps a ClusterQueue of a cohort cycle Ready and leaves it out of its snapshot
+    "looped": ("True", "Ready", "Can admit new workloads"),
+}
+
+
+def inactive_input() -> str:
+    parts = [INACTIVE]
+    for i, name in enumerate(INACTIVE_CASES):
+        parts.append(
+            textwrap.dedent(
+                f"""
+                apiVersion: kueue.x-k8s.io/v1beta1
+                kind: LocalQueue
+                metadata: {{name: lq, namespace: ns-{i}}}
+                spec: {{clusterQueue: {name}}}
+                """
+            )
+        )
+        parts.append(workload(f"ns-{i}", "job", "1", second=1))
+    return "\n---\n".join(parts)
+
+
+def test_inactive_cluster_queue_has_kueues_reason_and_message(tmp_path, capsys, engine):
+    out, _ = schedule(tmp_path, capsys, inactive_input(), "-o", "yaml", engine=engine)
+    got = objects(out)
+    for i, (name, want) in enumerate(INACTIVE_CASES.items()):
+        active = conditions(got[f"ClusterQueue/{name}"])["Active"]
+        assert (active["status"], active["reason"], active["message"]) == want, name
+        lq_active = conditions(got[f"LocalQueue/ns-{i}/lq"])["Active"]
+        if want[0] == "False":
+            assert (lq_active["status"], lq_active["reason"]) == ("False", "ClusterQueueIsInactive")
+        # Kueue's words on the workload stay the scheduler's
+        wl_cond = conditions(got[f"Workload/ns-{i}/job"])["QuotaReserved"]
+        assert (wl_cond["reason"], wl_cond["message"]) == ("Suspended", f"ClusterQueue {name} is inactive")
+
+
+def test_explanation_names_why_a_cluster_queue_is_inactive(tmp_path, capsys, engine):
+    out, _ = schedule(tmp_path, capsys, inactive_input(), "--explain", engine=engine)
+    got = explained(out)
+    for i, (name, (_, reason, message)) in enumerate(INACTIVE_CASES.items()):
+        w = got[f"ns-{i}/job"]
+        assert (w["reason"], w["message"]) == ("Suspended", f"ClusterQueue {name} is inactive")
+        e = w["explanation"]
+        if name == "looped":
+            assert e["kind"] == "CohortCycle"
+            assert e["cohortCycle"] == ["left", "right", "left"]
+            assert "cycle (left -> right -> left)" in e["summary"]
+        else:
+            assert e["kind"] == "InactiveClusterQueue"
+            assert e["clusterQueueActive"] == {"status": "False", "reason": reason, "message": message}
+            assert e["summary"] == f"ClusterQueue {name} is inactive: {reason}: {message}"
+
+
+def test_usage_view_shows_the_active_condition_of_each_cluster_queue(tmp_path, capsys, engine):
+    out, _ = schedule(tmp_path, capsys, inactive_input(), "-o", "usage", engine=engine)
+    queues = out.split("\n\n")[0]  # the quota tree follows
+    lines = {line.split()[0]: line for line in queues.splitlines()}
+    assert lines["missing-flavors"].endswith(
+        "False (FlavorNotFound): Can't admit new workloads: references missing ResourceFlavor(s): h100,a100."
+    )
+    assert "True (Ready; left out of scheduling: cohort left is in a cycle)" in lines["looped"]
+
+
+# --- the explanation ---------------------------------------------------------------------------
+
+
+def test_explanation_is_added_only_when_asked_and_changes_no_contract_field(tmp_path, capsys, engine):
+    plain, _ = schedule(tmp_path, capsys, PREEMPTION, engine=engine)
+    rich, _ = schedule(tmp_path, capsys, PREEMPTION, "--explain", engine=engine)
+    assert "explanation" not in plain
+    stripped = json.loads(rich)
+    for w in stripped["workloads"]:
+        w.pop("explanation", None)
+    assert json.dumps(stripped, indent=2) + "\n" == plain
+
+
+def test_explanation_of_a_strict_fifo_queue_blocked_by_a_head_that_can_never_fit(tmp_path, capsys, engine):
+    out, _ = schedule(tmp_path, capsys, PREEMPTION, "--explain", "--until-stable", engine=engine)
+    got = explained(out)
+    head = got["f/giant"]["explanation"]
+    assert head["kind"] == "NoFit"
+    assert head["summary"] == (
+        "can never fit in ClusterQueue fifo: needs 3 cpu in flavor default, 2 free now, "
+        "at most 2 even if nothing else ran; as the head of a StrictFIFO queue it holds back 1 workload(s)"
+    )
+    assert head["fit"]["canEverFit"] is False
+    assert head["fit"]["podSets"][0]["flavors"][0]["resources"]["cpu"] == {
+        "needs": "3",
+        "free": "2",
+        "nominal": "2",
+        "used": "0",
+        "borrowable": "0",
+        "maxEver": "2",
+    }
+    behind = got["f/small"]["explanation"]
+    assert behind["kind"] == "BlockedByStrictFIFOHead"
+    assert behind["queue"] == {"position": 2, "length": 2, "head": "f/giant", "headCanEverFit": False}
+    assert behind["summary"].startswith("StrictFIFO: waits behind head f/giant, which can never fit")
+    assert behind["fit"]["fitsNow"] is True
+
+
+def test_explanation_of_a_workload_behind_the_head_and_of_the_evicted_one(tmp_path, capsys, engine):
+    text = docs(
+        workload("b", "borrower", "6", second=1, admitted_to="cq-b"),
+        workload("a", "reclaimer", "4", second=2),
+        workload("a", "next", "1", second=3),
+    )
+    out, _ = schedule(tmp_path, capsys, text, "--explain", "--cycles", "1", engine=engine)
+    got = explained(out)
+    victim = got["b/borrower"]
+    assert (victim["state"], victim["preemptedBy"]) == ("evicted", "a/reclaimer")
+    e = victim["explanation"]
+    assert e["kind"] == "Preempted"
+    assert e["lastEviction"] == {
+        "cycle": 1,
+        "reason": "Preempted",
+        "preemptedBy": "a/reclaimer",
+        "preemptionReason": "InCohortReclamation",
+    }
+    waiting = got["a/reclaimer"]["explanation"]
+    assert waiting["kind"] == "WaitingForPreemption"
+    behind = got["a/next"]["explanation"]
+    assert behind["kind"] == "BehindHead"
+    assert behind["queue"] == {"position": 2, "length": 2, "head": "a/reclaimer", "headCanEverFit": True}
+    # per flavor: the tainted spot flavor is not eligible, default has room once the victim left
+    flavors = behind["fit"]["podSets"][0]["flavors"]
+    assert flavors[0]["flavor"] == "default" and flavors[0]["fitsNow"] is True
+    assert flavors[1] == {
+        "flavor": "spot",
+        "notEligible": "untolerated taint {spot true NoSchedule <nil>} in flavor spot",
+    }
+
+
+def test_explanation_of_a_parked_workload_gives_the_numbers_per_flavor(tmp_path, capsys, engine):
+    # cq-b holds 6 (its 4, of which it lends at most 2, and 2 borrowed from cq-a); "late" waits
+    text = docs(
+        workload("b", "running", "6", second=1, admitted_to="cq-b"),
+        workload("b", "late", "3", second=2),
+    )
+    out, _ = schedule(tmp_path, capsys, text, "--explain", "--until-stable", engine=engine)
+    e = explained(out)["b/late"]["explanation"]
+    assert e["kind"] == "Parked"
+    cpu = e["fit"]["podSets"][0]["flavors"][0]["resources"]["cpu"]
+    # cq-b: nominal 4 (2 of it lendable), 6 used; the cohort has a's 4 + the 2 b lends,
+    # 4 of them used by b beyond its own 2
+    assert cpu == {"needs": "3", "free": "2", "nominal": "4", "used": "6", "borrowable": "2", "maxEver": "8"}
+    assert e["summary"] == (
+        "does not fit in ClusterQueue cq-b now: needs 3 cpu in flavor default, 2 free now (at most 8); "
+        "parked as inadmissible (WaitingForQuota) until quota is freed in cohort co"
+    )
+
+
+def test_table_has_kueues_reason_and_kueue_fasts_why(tmp_path, capsys, engine):
+    out, _ = schedule(tmp_path, capsys, PREEMPTION, "-o", "table", "--until-stable", engine=engine)
+    header = out.splitlines()[0].split()
+    assert header[:6] == ["WORKLOAD", "STATE", "CLUSTERQUEUE", "REASON", "WHY", "MESSAGE"]
+    small = next(line for line in out.splitlines() if line.startswith("f/small"))
+    assert "StrictFIFO: waits behind head f/giant" in small
+    assert "QUOTA" in out and "cohort co" in out  # the usage view follows
+    assert out.rstrip().endswith("1 admitted, 3 pending, 0 evicted")
+
+
+# --- usage, summary, events ---------------------------------------------------------------------
+
+
+def test_usage_view_per_cluster_queue_and_cohort(tmp_path, capsys, engine):
+    text = docs(workload("b", "borrower", "6", second=1, admitted_to="cq-b"))
+    out, _ = schedule(tmp_path, capsys, text, "-o", "usage", engine=engine)
+    rows = [line.split() for line in out.splitlines() if line.strip()]
+    assert rows[0] == ["CLUSTERQUEUE", "COHORT", "STRATEGY", "PENDING", "RESERVING", "ADMITTED", "ACTIVE"]
+    assert rows[2] == ["cq-b", "co", "BestEffortFIFO", "0", "1", "1", "True", "(Ready)"]
+    quota = {tuple(r[:3]) if r[0] == "cohort" else (r[0], r[1]): r for r in rows if len(r) >= 10}
+    # cohort co: a's 4 + the 2 b lends; b uses 6 = its own 2 + 4 shared
+    assert quota[("cohort", "co", "default")][4:] == ["0", "6", "-", "-", "4", "0", "-", "2"]
+    # b: nominal 4, lends at most 2, holds 6 (2 borrowed), lendable 2, free 2
+    assert quota[("cq-b", "default")][3:] == ["4", "4", "-", "2", "6", "2", "2", "2"]
+    assert quota[("cq-a", "default")][3:] == ["4", "4", "-", "-", "0", "0", "4", "2"]
+
+
+def test_summary_counts_per_cluster_queue(tmp_path, capsys, engine):
+    out, _ = schedule(tmp_path, capsys, PREEMPTION, "-o", "summary", "--cycles", "1", engine=engine)
+    rows = [line.split() for line in out.splitlines() if line.strip()]
+    assert rows[0] == ["CLUSTERQUEUE", "ADMITTED", "RESERVED", "PENDING", "EVICTED"]
+    table = {r[0]: r[1:] for r in rows[1:-1]}
+    assert table["cq-a"] == ["0", "0", "1", "0"]
+    assert table["cq-b"] == ["0", "0", "0", "1"]
+    assert table["fifo"] == ["0", "0", "2", "0"]
+    assert table["TOTAL"] == ["0", "0", "3", "1"]
+    assert rows[-1] == ["1", "cycle(s)"]
+
+
+def test_events_print_the_timeline_on_standard_error(tmp_path, capsys, engine):
+    out, err = schedule(tmp_path, capsys, PREEMPTION, "--events", "--until-stable", engine=engine)
+    json.loads(out)  # standard output stays the contract's document
+    lines = err.splitlines()
+    assert lines[0] == "cycle 1 at 2026-01-01T00:00:05Z: 0 admitted, 1 preempted, 0 evicted, 0 parked"
+    assert lines[1] == "  preempted  b/borrower: by a/reclaimer (InCohortReclamation)"
+    assert "  admitted   a/reclaimer to cq-a (mainx1: cpu=default)" in lines
+    parked = [line for line in lines if line.startswith("  parked ")]
+    assert any(
+        line.startswith("  parked     b/borrower (WaitingForQuota): couldn't assign flavors")
+        for line in parked
+    )
+
+
+def test_events_show_evictions_by_a_stop_policy(tmp_path, capsys, engine):
+    policy = "  preemption: {withinClusterQueue: LowerPriority, reclaimWithinCohort: Any}"
+    text = docs(workload("a", "running", "1", second=1, admitted_to="cq-a"))
+    text = text.replace(policy, policy + "\n  stopPolicy: HoldAndDrain")
+    _, err = schedule(tmp_path, capsys, text, "--events", engine=engine)
+    assert "  evicted    a/running: ClusterQueueStopped: The ClusterQueue is stopped" in err.splitlines()
+
+
+# --- both engines print the same ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("-o", "yaml", "--until-stable"),
+        ("-o", "table", "--cycles", "2"),
+        ("-o", "usage", "--until-stable"),
+        ("-o", "summary", "--cycles", "1"),
+        ("--explain", "--events", "--cycles", "3"),
+    ],
+)
+def test_both_engines_print_the_same(tmp_path, capsys, args):
+    pytest.importorskip("kueue_fast._native", reason="native engine not built")
+    text = PREEMPTION + "\n---\n" + inactive_input().split("---", 1)[1]
+    ref = schedule(tmp_path, capsys, text, *args, engine="reference")
+    nat = schedule(tmp_path, capsys, text, *args, engine="native")
+    assert ref == nat
+
+
+def test_weighted_share_in_statuses_is_the_engines_dominant_resource_share():
+    # kueue-gen-08: fair sharing over a cohort tree, 42 cycles
+    import math
+    from pathlib import Path
+
+    from kueue_fast import Cluster
+    from kueue_fast.output import to_yaml
+
+    path = Path(__file__).parent / "scenarios" / "kueue-gen-08-fair-sharing.yaml"
+    objs = [d for d in yaml.safe_load_all(path.read_text()) if d][1:]
+    cluster = Cluster.from_objects(objs, "reference")
+    cluster.run(42)
+    topo, engine = cluster.topology, cluster.engine
+    shares = {}
+    for d in yaml.safe_load_all(to_yaml(cluster)):
+        if d["kind"] in ("ClusterQueue", "Cohort"):
+            shares[d["metadata"]["name"]] = d["status"]["fairSharing"]["weightedShare"]
+    assert len(shares) == 16 and any(shares.values())
+    for node, name in enumerate(topo.node_names):
+        if name in shares:
+            assert shares[name] == math.ceil(engine.drs(node).weighted_share()), name
+
+
+def test_explanation_of_the_next_head(tmp_path, capsys, engine):
+    text = docs(*(workload("a", f"w{i}", "1", second=i) for i in (1, 2, 3)))
+    out, _ = schedule(tmp_path, capsys, text, "--explain", engine=engine)
+    got = explained(out)
+    assert got["a/w1"]["state"] == "admitted" and "explanation" not in got["a/w1"]
+    head = got["a/w2"]["explanation"]
+    assert (head["kind"], head["summary"]) == (
+        "Head",
+        "next in line in ClusterQueue cq-a: fits in ClusterQueue cq-a now",
+    )
+    assert head["queue"] == {"position": 1, "length": 2}
+    assert got["a/w3"]["explanation"]["queue"]["head"] == "a/w2"
