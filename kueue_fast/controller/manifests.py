@@ -52,7 +52,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         if getattr(args, "output", "yaml") == "json":
             items = crds() if args.what == "crds" else deploy(args.namespace, image)
-            sys.stdout.write(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}, indent=2) + "\n")
+            doc = {"apiVersion": "v1", "kind": "List", "items": items}
+            sys.stdout.write(json.dumps(doc, indent=2) + "\n")
         elif args.what == "crds":
             sys.stdout.write(crds_yaml())
         else:
