@@ -27,7 +27,6 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from types import ModuleType
 from typing import IO, Any, TypeGuard
 
 import yaml
@@ -40,7 +39,7 @@ from ._kernels import digit_run
 from .errors import InputError, InputWarning, MissingReferenceError, ParseError, ValidationError, raise_all
 from .fastload import exact_key, orjson, parse_yaml
 from .features import KNOWN_GATES
-from .integrations import INTEGRATIONS, Environment, integration_for
+from .integrations import INTEGRATIONS, Environment, Integration, integration_for
 from .integrations.framework import QUEUE_LABEL, generated_name
 from .requests import OverLimits, pod_requests, resources_validation_message
 
@@ -828,6 +827,7 @@ def _managed_jobs(obj: Mapping[str, Any], ref: str, cfg: m.Configuration) -> Non
     else:
         namespace = v.opt_str(obj, "namespace", ref, "") or "kueue-system"
         cfg.managed_jobs_namespace_selector = m.managed_jobs_default_selector(namespace)
+    cfg.frameworks = ("batch/job",)  # defaults.go: a Configuration without frameworks
     integrations = v.opt_map(obj, "integrations", ref, "")
     if integrations is not None:
         fp = "integrations.frameworks"
@@ -1487,7 +1487,7 @@ class _Role:
 
     kind: str
     api: str
-    integration: ModuleType | None = None
+    integration: Integration | None = None
     skipped: str = ""
 
 
@@ -1565,10 +1565,9 @@ def _why_skipped(d: dict[str, Any], kind: str, api: str) -> str:
     if kind == "CronJob" and _group(api) == "batch":
         return "Kueue queues the Jobs a CronJob creates, as it creates them; offline there are none; skipped"
     if queue:
-        return (
-            f"it has the {QUEUE_LABEL} label ({queue}), but kueue-fast makes Workloads only from "
-            "batch/v1 Jobs; skipped"
-        )
+        kinds = " and ".join(f"{a} {k}s" for a, k in INTEGRATIONS)
+        why = f"it has the {QUEUE_LABEL} label ({queue}), but kueue-fast makes Workloads only from {kinds}"
+        return f"{why}; skipped"
     read = [*KIND_VERSIONS, *(k for _, k in INTEGRATIONS)]
     hint = _did_you_mean(kind, read, ' (did you mean "{}"?)', 0.85)  # only a likely typo
     return f"Kueue does not read {kind} ({api}); skipped{hint}"
