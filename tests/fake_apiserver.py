@@ -171,6 +171,7 @@ BUILTIN_TYPES = [
     ResourceType("", "v1", "configmaps", "ConfigMap", True, False),
     ResourceType("batch", "v1", "jobs", "Job", True, True),
     ResourceType("coordination.k8s.io", "v1", "leases", "Lease", True, False),
+    ResourceType("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False, False),
     ResourceType("events.k8s.io", "v1", "events", "Event", True, False),
     ResourceType(
         "apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", False, True
@@ -1310,7 +1311,7 @@ class FakeAPIServer:
 
     @staticmethod
     def _has_spec(rt: ResourceType) -> bool:
-        return rt.kind not in ("Namespace", "Event", "ConfigMap")
+        return rt.kind not in ("Namespace", "Event", "ConfigMap", "PriorityClass")
 
     def _precondition(self, rt: ResourceType, cur: JSON, new: JSON) -> None:
         want = (new.get("metadata") or {}).get("resourceVersion")
@@ -1927,6 +1928,8 @@ def _validate_jobset_update(old: JSON, new: JSON) -> None:
                 pt = ((rj.get("template") or {}).get("spec") or {}).get("template") or {}
                 for k in ("labels", "annotations"):
                     (pt.get("metadata") or {}).pop(k, None)
+                if pt.get("metadata") == {}:
+                    del pt["metadata"]  # Go's structs: empty metadata is no metadata
                 for k in _MUTABLE_SCHEDULING:
                     (pt.get("spec") or {}).pop(k, None)
             out.append(rj)
