@@ -77,6 +77,7 @@ def test_completion_knows_every_subcommand_and_the_schedule_formats():
         "trace",
         "bench",
         "completion",
+        "lint",
     }
     assert cmds[("schedule",)].valued["--output"] == ["json", "yaml", "table", "usage", "summary"]
     assert cmds[("schedule",)].positional_files
