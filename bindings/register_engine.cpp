@@ -619,16 +619,29 @@ void register_engine(py::module_& m) {
           "(cycles, stable, heads, admitted, admitted cycle offset, preempted, preempted cycle offset).")
       .def(
           "run_until_settled",
-          [](PyEngine& self, std::int64_t now_ns, std::int64_t max_cycles) {
+          [](PyEngine& self, std::int64_t now_ns, std::int64_t max_cycles, py::object unexplained_obj) {
             // run_until_stable for an engine whose victims keep their quota
             // (release_evictions false): a preemptor waiting for its victims
             // re-issues their (ongoing) eviction every cycle, which changes
             // nothing, so only victims evicted by this very cycle count.
+            std::uint8_t* unexplained = nullptr;
+            std::size_t n_unexplained = 0;
+            py::array_t<std::uint8_t> mask;
+            if (!unexplained_obj.is_none()) {
+              if (!py::isinstance<py::array_t<std::uint8_t>>(unexplained_obj)) bad("unexplained: expected a uint8 array");
+              mask = unexplained_obj.cast<py::array_t<std::uint8_t>>();
+              if (mask.ndim() != 1 || !(mask.flags() & py::array::c_style) || !mask.writeable()) {
+                bad("unexplained: expected a writeable, contiguous 1-D uint8 array");
+              }
+              unexplained = mask.mutable_data();
+              n_unexplained = static_cast<std::size_t>(mask.size());
+            }
             std::int64_t cycles = 0, heads = 0;
             bool stable = false;
             std::vector<std::int32_t> adm, adm_cycle, pre, pre_cycle, attempted;
             {
-              // Without the GIL, as run_cycle (see there).
+              // Without the GIL, as run_cycle (see there); the mask is only read
+              // and written here, under the engine's lock.
               py::gil_scoped_release release;
               std::lock_guard<std::mutex> lock(self.mutex);
               Engine& e = self.engine;
@@ -651,7 +664,15 @@ void register_engine(py::module_& m) {
                   pre_cycle.push_back(offset);
                   ++fresh;
                 }
-                attempted.insert(attempted.end(), r.attempted.begin(), r.attempted.end());
+                for (std::int32_t a : r.attempted) {
+                  const auto k = static_cast<std::size_t>(a);
+                  if (unexplained == nullptr) {
+                    attempted.push_back(a);
+                  } else if (k < n_unexplained && unexplained[k]) {
+                    unexplained[k] = 0;
+                    attempted.push_back(a);
+                  }
+                }
                 if (r.admitted.empty() && fresh == 0 && r.newly_parked == 0) {
                   stable = true;
                   break;
@@ -661,10 +682,11 @@ void register_engine(py::module_& m) {
             return py::make_tuple(cycles, stable, heads, to_numpy(adm), to_numpy(adm_cycle), to_numpy(pre),
                                   to_numpy(pre_cycle), to_numpy(attempted));
           },
-          py::arg("now_ns"), py::arg("max_cycles"),
+          py::arg("now_ns"), py::arg("max_cycles"), py::arg("unexplained") = py::none(),
           "Cycles at now_ns until one admits nothing, evicts nothing new and newly parks nothing: "
           "(cycles, stable, heads, admitted, admitted cycle offset, newly evicted, their cycle offset, "
-          "attempted wids of every cycle).")
+          "attempted). attempted: the wids the cycles tried and left pending; with unexplained (a "
+          "uint8 array by wid), only those whose flag was set, and their flag is cleared.")
       .def(
           "preempted_by",
           [](PyEngine& self, py::handle wids) {

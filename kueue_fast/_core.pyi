@@ -102,7 +102,7 @@ class Engine:
         npt.NDArray[np.int32],
     ]: ...
     def run_until_settled(
-        self, now_ns: int, max_cycles: int
+        self, now_ns: int, max_cycles: int, unexplained: npt.NDArray[np.uint8] | None = None
     ) -> tuple[
         int,
         bool,

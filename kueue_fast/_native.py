@@ -362,7 +362,7 @@ class NativeEngine:
         return int(cycles), bool(stable), int(heads), adm, adm_cycle, pre, pre_cycle
 
     def run_until_settled(
-        self, now_ns: int, max_cycles: int
+        self, now_ns: int, max_cycles: int, unexplained: npt.NDArray[np.uint8] | None = None
     ) -> tuple[
         int,
         bool,
@@ -377,10 +377,12 @@ class NativeEngine:
         (victims keep their quota until ``release_eviction``): a cycle whose
         only preemptions re-issue evictions already under way changes
         nothing, and only victims evicted by a cycle of this call are
-        returned. Also returns the wids every cycle tried and left pending
-        (``attempted``, in cycle order, repeats included)."""
+        returned. Also returns the wids the cycles tried and left pending
+        (``attempted``, in cycle order, repeats included); given
+        ``unexplained`` (uint8 per wid), only those whose flag is set, and
+        it clears their flag (the simulator reads why they wait once)."""
         cycles, stable, heads, adm, adm_cycle, pre, pre_cycle, attempted = self._core.run_until_settled(
-            now_ns, max_cycles
+            now_ns, max_cycles, unexplained
         )
         if self._queue_ts_moves and pre.size:
             self._sync_queue_ts(pre.tolist())

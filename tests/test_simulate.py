@@ -437,7 +437,17 @@ def test_both_engines_simulate_the_default_scenario_alike() -> None:
     a = command.run(n=800, seed=3, engine="reference", report_dir=None)
     b = command.run(n=800, seed=3, engine="native", report_dir=None)
     assert a.metrics.totals == b.metrics.totals and a.metrics.totals["preemptions"] > 0
-    for name in ("admitted_at", "evicted_at", "finished_ns", "wait_ns", "usage", "preempted_by", "explanation"):
-        np.testing.assert_array_equal(getattr(a.result.workloads, name), getattr(b.result.workloads, name), name)
+    for name in (
+        "admitted_at",
+        "evicted_at",
+        "finished_ns",
+        "wait_ns",
+        "usage",
+        "preempted_by",
+        "explanation",
+    ):
+        np.testing.assert_array_equal(
+            getattr(a.result.workloads, name), getattr(b.result.workloads, name), name
+        )
     assert a.result.messages == b.result.messages
     assert a.result.cycles == b.result.cycles

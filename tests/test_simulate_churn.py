@@ -140,6 +140,11 @@ def test_the_storm_goes_round_at_the_pace_of_pod_termination(engine: str) -> Non
         in pairs[("inference-batch", "inference-batch", "InClusterQueue")]["policy"]
     )
     assert churn.cluster_queues == ["eval", "inference-batch"] and churn.cohorts == ["product"]
+    # pending over time, past the admissions and evictions each record keeps:
+    # E waits [30, 60), [90, 120), ... [570, 600); L [0, 30), [60, 90), ... [540, 570); P throughout
+    width = np.diff(m.series.edges_s)
+    waited = {q: float((m.series.pending[q] * width).sum()) for q in ("eval", "inference-batch")}
+    assert waited == pytest.approx({"eval": 10 * 30.0, "inference-batch": 30.0 + 9 * 30.0 + 599.0})
     text = "\n".join(churn_lines(churn))
     assert "eval/E (eval) 11 times" in text and "reclaimWithinCohort: Any" in text
 
@@ -189,7 +194,8 @@ def test_memory_does_not_grow_with_churn(engine: str) -> None:
         arrays = [
             *vars(result.workloads).values(),
             result.timeline.usage.integral,
-            result.timeline.pending.integral,
+            result.timeline.pending.steps,
+            result.timeline.pending.moments,
         ]
         arrays.append(result.timeline.preemptions.counts)
         return sum(a.nbytes for a in arrays) + len(result.churn.pairs) + len(result.messages)

@@ -90,8 +90,10 @@ class BulkAdapter:
                 raise RuntimeError(f"engine gave workload id {wid}, expected {self._next}")
             self._next += 1
 
+    # the engine's calls take lists of wids as they are (no numpy conversion here)
+
     def remove(self, wids: list[int]) -> None:
-        self.engine.remove_workloads(np.asarray(wids, dtype=np.int64))
+        self.engine.remove_workloads(wids)
 
     def release(self, wids: list[int]) -> None:
         # one call per workload: measured, a bulk call would save little next to the cycles it causes
@@ -99,11 +101,13 @@ class BulkAdapter:
         for w in wids:
             release(w)
 
-    def settle(self, now_ns: int, max_cycles: int) -> Settled:
+    def settle(
+        self, now_ns: int, max_cycles: int, unexplained: npt.NDArray[np.uint8] | None = None
+    ) -> Settled:
         cycles, stable, heads, adm, adm_cycle, pre, pre_cycle, attempted = self.engine.run_until_settled(
-            now_ns, max_cycles
+            now_ns, max_cycles, unexplained
         )
-        out = Settled(cycles=cycles, heads=heads, stable=stable, attempted=attempted)
+        out = Settled([], cycles, heads, stable, attempted)
         if not (adm.size or pre.size):
             return out
         last = max(int(adm_cycle[-1]) if adm.size else 0, int(pre_cycle[-1]) if pre.size else 0)
@@ -123,8 +127,8 @@ class BulkAdapter:
         return out
 
     def admitted_usage(self, wids: list[int]) -> tuple[I64, I64]:
-        cq, usage = self.engine.admitted_usage(np.asarray(wids, dtype=np.int64))
-        return cq.astype(np.int64), usage
+        cq, usage = self.engine.admitted_usage(wids)
+        return cq, usage  # cq as int32: a key, not arithmetic
 
     def eviction_reasons(self, wids: list[int]) -> I64:
         out: I64 = self.engine.eviction_reasons(np.asarray(wids, dtype=np.int64)).astype(np.int64)

@@ -40,9 +40,10 @@ EVICTION_REASONS = (
     "Other",
 )
 _REASON_CODE = {r: i for i, r in enumerate(EVICTION_REASONS)}
+_NONE = np.zeros(0, dtype=np.int64)
 
 
-@dataclass
+@dataclass(slots=True)
 class Step:
     """What one cycle that changed something did: workloads admitted, and
     workloads newly evicted by preemption."""
@@ -51,14 +52,15 @@ class Step:
     preempted: list[int]
 
 
-@dataclass
+@dataclass(slots=True)
 class Settled:
     steps: list[Step] = field(default_factory=list)
     cycles: int = 0
     heads: int = 0  # workloads the cycles decided on (each popped head is one decision)
     stable: bool = True
-    # wids tried and left pending, by every cycle (repeats included)
-    attempted: npt.NDArray[np.integer[Any]] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    # wids tried and left pending, by every cycle (repeats included); with
+    # settle's unexplained mask, only those whose flag was set (then cleared)
+    attempted: npt.NDArray[np.integer[Any]] = field(default_factory=lambda: _NONE)
 
 
 class SimEngine(Protocol):
@@ -69,7 +71,9 @@ class SimEngine(Protocol):
     def add_specs(self, specs: list[WorkloadSpec]) -> None: ...
     def remove(self, wids: list[int]) -> None: ...
     def release(self, wids: list[int]) -> None: ...
-    def settle(self, now_ns: int, max_cycles: int) -> Settled: ...
+    def settle(
+        self, now_ns: int, max_cycles: int, unexplained: npt.NDArray[np.uint8] | None = None
+    ) -> Settled: ...
     def admitted_usage(self, wids: list[int]) -> tuple[I64, I64]: ...
     def eviction_reasons(self, wids: list[int]) -> I64: ...
     def preemptors(self, wids: list[int]) -> I64: ...
@@ -128,7 +132,9 @@ class SpecAdapter:
             return victims
         return [w for w in victims if self._records[w].evicted_cycle == cycle]
 
-    def settle(self, now_ns: int, max_cycles: int) -> Settled:
+    def settle(
+        self, now_ns: int, max_cycles: int, unexplained: npt.NDArray[np.uint8] | None = None
+    ) -> Settled:
         out = Settled(stable=False)
         attempted: list[int] = []
         while out.cycles < max_cycles:
@@ -146,6 +152,9 @@ class SpecAdapter:
             elif not report.newly_parked:
                 out.stable = True
                 break
+        if unexplained is not None:
+            attempted = [w for w in dict.fromkeys(attempted) if unexplained[w]]
+            unexplained[attempted] = 0
         out.attempted = np.asarray(attempted, dtype=np.int64)
         return out
 

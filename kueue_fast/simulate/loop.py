@@ -40,8 +40,8 @@ from ..model import ClusterState
 from ..trace import Trace
 from . import args as _args
 from .batch import WorkloadBatch, batch_from_trace, unqueued_warnings
-from .engine import EVICTION_REASONS, SimEngine, make_sim_engine
-from .series import Bins, EventCounts, StepSeries, nice_width_ns
+from .engine import EVICTION_REASONS, Settled, SimEngine, make_sim_engine
+from .series import Bins, CountSeries, EventCounts, StepSeries, nice_width_ns
 
 I64 = npt.NDArray[np.int64]
 F64 = npt.NDArray[np.float64]
@@ -140,7 +140,7 @@ class Timeline:
 
     bins: Bins
     usage: StepSeries  # per ClusterQueue x flavor-resource; totals: dominant share, borrowing
-    pending: StepSeries  # per ClusterQueue, one column
+    pending: CountSeries  # per ClusterQueue
     preemptions: EventCounts  # per eviction reason
 
 
@@ -212,6 +212,15 @@ def _usage_measure(nominal: I64, res_of_fr: I64, n_res: int) -> Callable[[int, I
     return measure
 
 
+def _last_usage(arrays: list[I64 | None], rows: array, n_fr: int) -> I64:  # type: ignore[type-arg]
+    """(workloads, flavor-resources): each workload's usage at its last admission."""
+    out = np.zeros((len(arrays), n_fr), dtype=np.int64)
+    for w, (a, r) in enumerate(zip(arrays, rows, strict=True)):
+        if a is not None:
+            out[w] = a[r]
+    return out
+
+
 def simulate(
     state: ClusterState,
     trace: Trace,
@@ -280,8 +289,11 @@ def simulate(
     preempted_by = zeros("q", -1)
     preempting = zeros("q")
     lost = zeros("q")
-    usage_of = np.zeros((total, n_fr), dtype=np.int64)
-    explanation = np.full(total, -1, dtype=np.int32)
+    # the usage of each workload's last admission: its step's array and row
+    usage_arr: list[I64 | None] = [None] * total
+    usage_row = zeros("q")
+    explained = zeros("i", -1)  # index into messages: why it waited (-1: nothing yet)
+    unexplained = np.ones(total, dtype=np.uint8)  # not tried and left pending yet
     messages: list[str] = []
     message_id: dict[str, int] = {}
     qcq = queue_cq.tolist()
@@ -296,7 +308,7 @@ def simulate(
     timeline = Timeline(
         tbins,
         StepSeries(tbins, n_cq, n_fr, _usage_measure(nominal, res_of_fr, len(topo.resource_names)), 2),
-        StepSeries(tbins, n_cq, 1),
+        CountSeries(tbins, n_cq),
         EventCounts(tbins, len(EVICTION_REASONS)),
     )
     churn = Churn()
@@ -313,37 +325,49 @@ def simulate(
         cqs, usage = sim.admitted_usage(wids)
         cq_l = cqs.tolist()
         for k, w in enumerate(wids):
+            usage_arr[w] = usage
+            usage_row[w] = k
             c = cq_l[k]
             if c < 0:
                 # admitted and evicted again within this instant (quota
-                # released at the end of its cycle): its own ClusterQueue
+                # released at the end of its cycle): to its own ClusterQueue
                 c = cq_l[k] = qcq[w]
+                cqs = np.array(cq_l, dtype=np.int64)
             state_of[w] = RUNNING
             j = n_adm[w]
             if j < TIMES_KEPT:
                 adm_at[w * TIMES_KEPT + j] = t
+            else:  # pending counts come from the records, beyond them from here
+                timeline.pending.add(t, queue_cq[w : w + 1], -1)
             n_adm[w] = j + 1
             wait[w] += t - enq[w]
             last_adm[w] = t
             adm_cq[w] = c
             epoch[w] += 1
-            timeline.pending.add_one(t, qcq[w], -1)
             if dur[w] != NEVER:
                 heapq.heappush(finish_heap, (t + dur[w], w, epoch[w]))
-        usage_of[wids] = usage
-        timeline.usage.add(t, np.asarray(cq_l, dtype=np.int64), usage)
+        timeline.usage.add(t, cqs, usage)
         counts["running"] += len(wids)
         counts["admissions"] += len(wids)
 
     def quota_released(t: int, wids: list[int]) -> None:
-        """Their quota is free (finished, or evicted and stopped)."""
-        timeline.usage.add(t, np.array([adm_cq[w] for w in wids], dtype=np.int64), -usage_of[wids])
+        """Their quota is free (finished, or evicted and stopped): read from
+        the engine, which still holds it (call before remove or release)."""
+        cqs, usage = sim.admitted_usage(wids)
+        timeline.usage.add(t, cqs, usage, -1)
+
+    def quota_released_by_cycle(t: int, wids: list[int]) -> None:
+        """Victims whose quota the engine released at the end of their cycle."""
+        cqs = np.array([adm_cq[w] for w in wids], dtype=np.int64)
+        rows = [usage_arr[w][usage_row[w]] for w in wids]  # type: ignore[index]
+        timeline.usage.add(t, cqs, np.stack(rows), -1)
 
     def requeued(t: int, wids: list[int]) -> None:
         for w in wids:
             state_of[w] = PENDING
             enq[w] = t
-            timeline.pending.add_one(t, qcq[w], 1)
+            if n_evi[w] > TIMES_KEPT:  # pending counts come from the records, beyond them from here
+                timeline.pending.add(t, queue_cq[w : w + 1], 1)
 
     def evicted(t: int, wids: list[int], detail: Counter[tuple[int, int, int]] | None) -> None:
         reasons = sim.eviction_reasons(wids)
@@ -380,7 +404,7 @@ def simulate(
         if termination_delay_ns > 0:
             releases.append((t + termination_delay_ns, list(wids)))
         else:
-            quota_released(t, wids)
+            quota_released_by_cycle(t, wids)
             requeued(t, wids)
 
     def explain(wids: list[int]) -> None:
@@ -391,11 +415,9 @@ def simulate(
                 if idx is None:
                     idx = message_id[msg] = len(messages)
                     messages.append(msg)
-                explanation[w] = idx
+                explained[w] = idx
 
     # 4. the manifest's workloads are there at the start; admitted ones hold quota
-    for w in range(m):
-        timeline.pending.add_one(start_ns, qcq[w], 1)
     if m:
         sim.add_specs(specs)
         held = [i for i, s in enumerate(specs) if s.admission is not None and s.admission.cluster_queue >= 0]
@@ -406,7 +428,7 @@ def simulate(
                 # admitted to a ClusterQueue that does not exist: holds nothing, never finishes
                 state_of[i] = RUNNING
                 n_adm[i] = 1
-                timeline.pending.add_one(start_ns, qcq[i], -1)
+                adm_at[i * TIMES_KEPT] = start_ns
 
     arr_list = batch.queue_ts.tolist()
     cycles = instants = unsettled = 0
@@ -434,7 +456,51 @@ def simulate(
                 )
             )
 
+    def long_instant(t: int, res: Settled) -> tuple[int, float]:
+        """An instant that did not settle in one slice of cycles: go on in
+        slices (the progress bar moves), noting who preempts whom; if it
+        never settles, keep its description. Returns (cycles, time in the
+        engine)."""
+        nonlocal next_report, unsettled
+        detail: Counter[tuple[int, int, int]] = Counter()
+        victims: Counter[int] = Counter()
+        preemptors: Counter[int] = Counter()
+        run = n_adm_i = n_pre_i = 0
+        engine_s = 0.0
+        while True:
+            run += res.cycles
+            for step in res.steps:
+                if step.admitted:
+                    admitted(t, step.admitted)
+                if step.preempted:
+                    evicted(t, step.preempted, detail)
+                n_adm_i += len(step.admitted)
+                n_pre_i += len(step.preempted)
+                victims.update(step.preempted)
+                preemptors.update(preempted_by[w] for w in step.preempted)
+            if res.attempted.size:
+                explain(res.attempted.tolist())
+            if res.stable or run >= max_cycles:
+                break
+            if time.perf_counter() >= next_report:
+                next_report = time.perf_counter() + PROGRESS_INTERVAL_S
+                report_progress(t, run)
+            t0 = time.perf_counter()
+            res = sim.settle(t, min(INSTANT_SLICE, max_cycles - run), unexplained)
+            engine_s += time.perf_counter() - t0
+        if not res.stable:
+            unsettled += 1
+            if len(churn.unsettled) < UNSETTLED_KEPT:
+                named = [(p, c) for p, c in preemptors.most_common(NAMED + 1) if p >= 0][:NAMED]
+                churn.unsettled.append(
+                    UnsettledInstant(
+                        t, run, n_adm_i, n_pre_i, dict(detail), victims.most_common(NAMED), named
+                    )
+                )
+        return run, engine_s
+
     # 5. events in time order
+    first_slice = min(INSTANT_SLICE, max_cycles)
     while True:
         next_arr = arr_list[i] if i < n else NEVER
         next_fin = finish_heap[0][0] if finish_heap else NEVER
@@ -450,8 +516,6 @@ def simulate(
         if next_arr == t:
             j = bisect_right(arr_list, t, i)
             sim.add(batch, i, j)
-            for w in range(m + i, m + j):
-                timeline.pending.add_one(t, qcq[w], 1)
             i = j
         # 5b. finishes at t (skipping those of workloads evicted since)
         done: list[int] = []
@@ -476,60 +540,26 @@ def simulate(
             quota_released(t, stopped)
             requeued(t, stopped)
             sim.release(stopped)
-        # 5d. cycles at t until they settle, in slices (the progress bar moves in a long instant)
+        # 5d. cycles at t until they settle
         instants += 1
         last_t = t
-        run = 0
-        detail: Counter[tuple[int, int, int]] | None = None
-        victims: Counter[int] | None = None
-        preemptors: Counter[int] | None = None
-        inst_adm = inst_pre = 0
-        while True:
-            t0 = time.perf_counter()
-            res = sim.settle(t, min(INSTANT_SLICE, max_cycles - run))
-            schedule_s += time.perf_counter() - t0
-            run += res.cycles
-            if not res.stable and detail is None:
-                # a long instant: say what goes on in it
-                detail, victims, preemptors = Counter(), Counter(), Counter()
+        t0 = time.perf_counter()
+        res = sim.settle(t, first_slice, unexplained)
+        schedule_s += time.perf_counter() - t0
+        if res.stable:  # the usual case
+            cycles += res.cycles
             # in cycle order: admissions start their run; victims lose theirs
             for step in res.steps:
                 if step.admitted:
                     admitted(t, step.admitted)
                 if step.preempted:
-                    evicted(t, step.preempted, detail)
-                if victims is not None and preemptors is not None:
-                    inst_adm += len(step.admitted)
-                    inst_pre += len(step.preempted)
-                    victims.update(step.preempted)
-                    preemptors.update(preempted_by[w] for w in step.preempted)
+                    evicted(t, step.preempted, None)
             if res.attempted.size:
-                # the first time a workload is left pending: why
-                new = res.attempted[explanation[res.attempted] < 0]
-                if new.size:
-                    explain(np.unique(new).tolist())
-            if res.stable or run >= max_cycles:
-                break
-            if time.perf_counter() >= next_report:
-                next_report = time.perf_counter() + PROGRESS_INTERVAL_S
-                report_progress(t, run)
-        cycles += run
-        if not res.stable:
-            unsettled += 1
-            if len(churn.unsettled) < UNSETTLED_KEPT:
-                churn.unsettled.append(
-                    UnsettledInstant(
-                        t,
-                        run,
-                        inst_adm,
-                        inst_pre,
-                        dict(detail or {}),
-                        victims.most_common(NAMED) if victims else [],
-                        [(p, c) for p, c in (preemptors or Counter()).most_common(NAMED + 1) if p >= 0][
-                            :NAMED
-                        ],
-                    )
-                )
+                explain(res.attempted.tolist())  # the first time a workload is left pending: why
+        else:
+            run, dt = long_instant(t, res)
+            cycles += run
+            schedule_s += dt
         if (instants & 255) == 0 and time.perf_counter() >= next_report:
             next_report = time.perf_counter() + PROGRESS_INTERVAL_S
             report_progress(t)
@@ -538,7 +568,6 @@ def simulate(
     final_t = end_ns if end_ns is not None else last_t
     report_progress(final_t)
     timeline.usage.finish(final_t)
-    timeline.pending.finish(final_t)
     # workloads still pending waited at least until the end
     st = np.frombuffer(state_of, dtype=np.int8).copy()
     wait_ns = np.frombuffer(wait, dtype=np.int64).copy()
@@ -561,12 +590,23 @@ def simulate(
         finished_ns=np.frombuffer(fin_at, dtype=np.int64).copy(),
         wait_ns=wait_ns,
         censored=censored,
-        usage=usage_of,
+        usage=_last_usage(usage_arr, usage_row, n_fr),
         preempted_by=np.frombuffer(preempted_by, dtype=np.int64).copy(),
         preempting=np.frombuffer(preempting, dtype=np.int64).copy(),
         lost_ns=np.frombuffer(lost, dtype=np.int64).copy(),
-        explanation=explanation,
+        explanation=np.frombuffer(explained, dtype=np.int32).copy(),
     )
+    # pending workloads over time, from the records: +1 at arrival, -1 at
+    # each admission kept, +1 when each eviction kept had released its quota
+    pending = timeline.pending
+    pending.add(records.arrival_ns[arrived], queue_cq[arrived], 1)
+    for k in range(TIMES_KEPT):
+        at = records.admitted_at[:, k]
+        kept = at >= 0
+        pending.add(at[kept], queue_cq[kept], -1)
+        back = records.evicted_at[:, k] + max(0, termination_delay_ns)
+        kept = (records.evicted_at[:, k] >= 0) & (back <= final_t)
+        pending.add(back[kept], queue_cq[kept], 1)
     return SimResult(
         state=state,
         topology_cq_names=cq_names,

@@ -165,9 +165,9 @@ def compute(result: SimResult) -> Metrics:
         series.borrowed[r], series.lent[r] = b_map, l_map
 
     # 4. pending workloads per ClusterQueue, preemptions per reason
-    pending_bins = tl.pending.integral[:, :nb, 0] / width[None, :]
+    pending_bins = tl.pending.means(edges_ns)
     for c, name in enumerate(cq_names):
-        if tl.pending.integral[c].any():
+        if tl.pending.steps[c].any():
             series.pending[name] = pending_bins[c]
     for code, reason in enumerate(EVICTION_REASONS):
         counts = tl.preemptions.counts[code, :nb]
@@ -378,7 +378,8 @@ def find_churn(result: SimResult, threshold: int = CHURN_MIN_EVICTIONS) -> Churn
         )
     every_pair = pairs + [row for i in instants for row in i["pairs"]]
     cqs = sorted(
-        {str(row[k]) for row in every_pair for k in ("preemptor_cluster_queue", "victim_cluster_queue")} - {""}
+        {str(row[k]) for row in every_pair for k in ("preemptor_cluster_queue", "victim_cluster_queue")}
+        - {""}
     )
     cohorts = sorted({result.cq_cohort[names.index(c)] for c in cqs} - {""})
     return Churn(

@@ -10,7 +10,6 @@ in every panel; legends sit beside the plot, never on the data.
 from __future__ import annotations
 
 import base64
-import csv
 import html
 import io
 import json
@@ -21,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from .loop import STATE_NAMES, TIMES_KEPT, SimResult
-from .metrics import Churn, Metrics, QueueStats, display_unit, workload_key
+from .metrics import Churn, Metrics, QueueStats, display_unit
 
 MAX_LINES = 10  # ClusterQueues drawn one by one; the rest are summed as "others"
 OTHERS_COLOR = "#9e9e9e"
@@ -363,12 +362,12 @@ def render_plots(metrics: Metrics, queue_names: Sequence[str], run_label: str) -
     axes[-1, 0].set_xlabel(xlabel)
     save(fig, PLOTS[3][0])
 
-    # 5. preemptions per bin by reason
+    # 5. preemptions per bin by reason, stacked (one step outline per reason)
     fig, ax = plt.subplots(figsize=(10, 3.2))
-    width = float(s.bin_s) / _x(metrics)[2]
-    bottom = np.zeros_like(x)
+    edges = s.edges_s / _x(metrics)[2]
+    bottom = np.zeros(edges.size - 1)
     for reason, counts in s.preemptions.items():
-        ax.bar(x, counts, width=width, bottom=bottom, label=reason, align="center")
+        ax.stairs(bottom + counts, edges, baseline=bottom, fill=True, label=reason)
         bottom = bottom + counts
     if s.preemptions:
         _legend_beside(ax)
@@ -444,6 +443,13 @@ WORKLOAD_COLUMNS = (
 )
 
 
+def _csv_field(text: str) -> str:
+    """A CSV field (RFC 4180): quoted when it holds a comma, a quote or a line break."""
+    if any(c in text for c in ',"\n\r'):
+        return '"' + text.replace('"', '""') + '"'
+    return text
+
+
 def write_workloads_csv(path: Path, result: SimResult) -> None:
     """One row per workload (see WORKLOAD_COLUMNS and the README): times in
     seconds since the start; ``admitted_at_s``/``evicted_at_s`` list the
@@ -451,72 +457,70 @@ def write_workloads_csv(path: Path, result: SimResult) -> None:
     count them all, ``last_*`` give the last)."""
     wl = result.workloads
     t0 = result.start_ns
-    n = result.n_workloads
-    cq_names = result.topology_cq_names
-    # flavors of each workload's last admission: resource=flavor, per flavor-resource it used
-    fr_label = [f"{result.resource_names[r]}={result.flavor_names[f]}" for f, r in result.fr_pairs]
-    order = np.argsort([lbl.split("=", 1)[0] for lbl in fr_label], kind="stable")
+    tr = result.trace
 
     def secs(a: np.ndarray[Any, Any]) -> list[str]:
-        out = np.char.mod("%.3f", (a - t0) / NS).tolist()
-        return ["" if v < 0 else out[i] for i, v in enumerate(a.tolist())]
+        """Seconds since the start with 3 decimals; '' where a < 0 (never)."""
+        rel = np.where(a >= 0, (a - t0) / NS, -1.0).tolist()
+        return [f"{x:.3f}" if x >= 0 else "" for x in rel]
 
-    def times(m: np.ndarray[Any, Any]) -> list[str]:
-        cols = [
-            np.where(m[:, k] >= 0, np.char.mod("%.3f", (m[:, k] - t0) / NS), "").tolist()
-            for k in range(m.shape[1])
-        ]
-        return [" ".join(filter(None, row)) for row in zip(*cols, strict=True)]
+    def times(kept: np.ndarray[Any, Any]) -> list[str]:
+        out = secs(kept[:, 0])
+        for i in np.flatnonzero(kept[:, 1] >= 0).tolist():  # more than one: few
+            out[i] = " ".join(f"{(x - t0) / NS:.3f}" for x in kept[i].tolist() if x >= 0)
+        return out
 
-    arrival = secs(wl.arrival_ns)
-    adm_at, evi_at = times(wl.admitted_at), times(wl.evicted_at)
-    last_adm, last_evi, fin = secs(wl.last_admitted_ns), secs(wl.last_evicted_ns), secs(wl.finished_ns)
-    wait = np.char.mod("%.3f", wl.wait_ns / NS).tolist()
-    lost = np.char.mod("%.3f", wl.lost_ns / NS).tolist()
+    # names, LocalQueues and priorities: the manifest's workloads, then the trace's rows
+    namespaces = [ns for ns, _, _, _ in result.manifest] + [tr.namespaces[k] for k in tr.namespace.tolist()]
+    names = [name for _, name, _, _ in result.manifest] + tr.all_names()
+    local_queues = [lq for _, _, lq, _ in result.manifest] + [tr.queues[k] for k in tr.queue.tolist()]
+    priorities = [p for _, _, _, p in result.manifest] + tr.priority.tolist()
+    keys = [f"{ns}/{name}" for ns, name in zip(namespaces, names, strict=True)]
+    cq_names = [*result.topology_cq_names, ""]  # index -1: none
+    queued = wl.queue_cq >= 0
+    states = np.array([*STATE_NAMES, "unqueued"])[
+        np.where(queued | (wl.admissions > 0), wl.state, len(STATE_NAMES))
+    ]
+    # flavors of each workload's last admission: resource=flavor, per flavor-resource it used
+    labels = [f"{result.resource_names[r]}={result.flavor_names[f]}" for f, r in result.fr_pairs]
+    order = sorted(range(len(labels)), key=lambda k: labels[k])
     used = wl.usage[:, order] > 0
-    labels = [fr_label[k] for k in order]
-    flavors = [",".join(lbl for lbl, u in zip(labels, row, strict=True) if u) for row in used.tolist()]
-    keys = [workload_key(result, w) for w in range(n)]
-    tr = result.trace
+    if used.shape[1] <= 62:  # each row's pattern as one number: a cheap unique
+        codes = used.astype(np.int64) @ (np.int64(1) << np.arange(used.shape[1], dtype=np.int64))
+        _, first, which = np.unique(codes, return_index=True, return_inverse=True)
+        patterns = used[first]
+    else:
+        patterns, which = np.unique(used, axis=0, return_inverse=True)
+    pattern_text = [_csv_field(",".join(labels[order[k]] for k in np.flatnonzero(row))) for row in patterns]
+    preempted_by = [keys[p] if p >= 0 else "" for p in wl.preempted_by.tolist()]
+    messages = [*(_csv_field(x) for x in result.messages), ""]  # index -1: none
+    columns = [
+        namespaces,
+        names,
+        local_queues,
+        [cq_names[c] for c in wl.queue_cq.tolist()],
+        list(map(str, priorities)),
+        secs(wl.arrival_ns),
+        states.tolist(),
+        list(map(str, wl.admissions.tolist())),
+        times(wl.admitted_at),
+        list(map(str, wl.evictions.tolist())),
+        times(wl.evicted_at),
+        secs(wl.last_admitted_ns),
+        secs(wl.last_evicted_ns),
+        secs(wl.finished_ns),
+        [f"{x:.3f}" for x in (wl.wait_ns / NS).tolist()],
+        np.where(wl.censored, "true", "false").tolist(),
+        [pattern_text[k] for k in which.ravel().tolist()],
+        preempted_by,
+        [f"{x:.3f}" for x in (wl.lost_ns / NS).tolist()],
+        [messages[k] for k in wl.explanation.tolist()],
+    ]
+    # names, numbers and times never need quoting; free text was quoted above
     with path.open("w", newline="") as f:
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow(WORKLOAD_COLUMNS)
-        rows = []
-        for i in range(n):
-            if i < result.n_manifest:
-                ns, name, lq, prio = result.manifest[i]
-            else:
-                k = i - result.n_manifest
-                ns, name = keys[i].split("/", 1)
-                lq, prio = tr.queues[int(tr.queue[k])], int(tr.priority[k])
-            q = int(wl.queue_cq[i])
-            by = int(wl.preempted_by[i])
-            ex = int(wl.explanation[i])
-            rows.append(
-                [
-                    ns,
-                    name,
-                    lq,
-                    cq_names[q] if q >= 0 else "",
-                    prio,
-                    arrival[i],
-                    STATE_NAMES[int(wl.state[i])] if q >= 0 or wl.admissions[i] else "unqueued",
-                    int(wl.admissions[i]),
-                    adm_at[i],
-                    int(wl.evictions[i]),
-                    evi_at[i],
-                    last_adm[i],
-                    last_evi[i],
-                    fin[i],
-                    wait[i],
-                    "true" if wl.censored[i] else "false",
-                    flavors[i],
-                    keys[by] if by >= 0 else "",
-                    lost[i],
-                    result.messages[ex] if ex >= 0 else "",
-                ]
-            )
-        w.writerows(rows)
+        f.write(",".join(WORKLOAD_COLUMNS) + "\n")
+        f.write("\n".join(map(",".join, zip(*columns, strict=True))))
+        f.write("\n")
 
 
 def html_page(

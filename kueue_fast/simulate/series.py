@@ -25,7 +25,7 @@ NS = 1_000_000_000
 
 # Bin widths a person reads at a glance (seconds); past a day, whole days.
 NICE_WIDTHS_S = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400)
-# Rows of events held before they are folded into the bins.
+# Rows of changes held before they are folded into the bins.
 CHUNK_ROWS = 1 << 16
 
 
@@ -107,34 +107,24 @@ class StepSeries:
         self.integral = bins.register((n_keys,), (cols,))
         self.measure = measure
         self.totals = np.zeros((n_keys, n_measures), dtype=np.float64)
-        # changes not folded yet: blocks of arrays (add), or single ones (add_one)
-        self._t: list[int] = []
-        self._n: list[int] = []
-        self._keys: list[I64] = []
-        self._deltas: list[I64] = []
-        self._one_t: list[int] = []
-        self._one_key: list[int] = []
-        self._one_delta: list[int] = []
+        # changes not folded yet, a block per add()
+        self._bt: list[int] = []
+        self._bn: list[int] = []
+        self._bsign: list[int] = []
+        self._bkeys: list[I64] = []
+        self._bdeltas: list[I64] = []
         self._rows = 0
 
-    def add(self, t: int, keys: I64, deltas: I64) -> None:
-        """Changes at time t (not before any change added so far): ``deltas[i]``
-        (a row of ``cols``) to the level of ``keys[i]``; keys < 0 are ignored.
-        A series takes changes by add or by add_one, not both."""
-        self._t.append(t)
-        self._n.append(keys.shape[0])
-        self._keys.append(keys)
-        self._deltas.append(deltas)
+    def add(self, t: int, keys: I64, deltas: I64, sign: int = 1) -> None:
+        """Changes at time t (not before any change added so far): ``sign *
+        deltas[i]`` (a row of ``cols``) to the level of ``keys[i]``; keys < 0
+        are ignored."""
+        self._bt.append(t)
+        self._bn.append(keys.shape[0])
+        self._bsign.append(sign)
+        self._bkeys.append(keys)
+        self._bdeltas.append(deltas)
         self._rows += keys.shape[0]
-        if self._rows >= CHUNK_ROWS:
-            self.fold()
-
-    def add_one(self, t: int, key: int, delta: int) -> None:
-        """One change of a one-column series (cheaper than a block of one)."""
-        self._one_t.append(t)
-        self._one_key.append(key)
-        self._one_delta.append(delta)
-        self._rows += 1
         if self._rows >= CHUNK_ROWS:
             self.fold()
 
@@ -142,28 +132,19 @@ class StepSeries:
         """Integrate the changes held so far into the bins, and drop them."""
         if not self._rows:
             return
-        if self._one_t:
-            t = np.array(self._one_t, dtype=np.int64)
-            keys = np.array(self._one_key, dtype=np.int64)
-            deltas = np.array(self._one_delta, dtype=np.int64).reshape(-1, 1)
-            self._one_t.clear()
-            self._one_key.clear()
-            self._one_delta.clear()
-        else:
-            t = np.repeat(np.array(self._t, dtype=np.int64), self._n)
-            keys = np.concatenate(self._keys).astype(np.int64, copy=False)
-            deltas = np.concatenate(self._deltas).reshape(-1, self.cols).astype(np.int64, copy=False)
-            self._t.clear()
-            self._n.clear()
-            self._keys.clear()
-            self._deltas.clear()
+        t = np.repeat(np.array(self._bt, dtype=np.int64), self._bn)
+        keys = np.concatenate(self._bkeys).astype(np.int64, copy=False)
+        deltas = np.concatenate(self._bdeltas).reshape(-1, self.cols).astype(np.int64, copy=False)
+        deltas *= np.repeat(np.array(self._bsign, dtype=np.int64), self._bn)[:, None]
+        for held in (self._bt, self._bn, self._bsign, self._bkeys, self._bdeltas):
+            held.clear()
         self._rows = 0
         valid = keys >= 0
         if not valid.all():
             t, keys, deltas = t[valid], keys[valid], deltas[valid]
         if t.size == 0:
             return
-        self.bins.cover(int(t[-1]))
+        self.bins.cover(int(t.max()))
         order = np.argsort(keys, kind="stable")  # time order kept within a key
         t, keys, deltas = t[order], keys[order], deltas[order]
         bounds = np.flatnonzero(np.diff(keys)) + 1
@@ -209,6 +190,43 @@ class StepSeries:
         seg = np.clip(np.searchsorted(starts, x, side="right") - 1, 0, starts.size - 1)
         f = cum[seg] + lv[seg] * (x - starts[seg]).astype(np.float64)[:, None]
         self.integral[k, j0 : j1 + 1] += np.diff(f, axis=0)
+
+
+class CountSeries:
+    """Counts per key that move by whole steps at events (pending workloads),
+    as means per bin. Per bin it keeps the sum of the steps in it and of
+    step x time; a level's integral over a bin follows (the steps before it
+    count for the whole bin, those in it from their time on). Events may
+    come in any order."""
+
+    def __init__(self, bins: Bins, n_keys: int) -> None:
+        self.bins = bins
+        self.steps = bins.register((n_keys,))
+        self.moments = bins.register((n_keys,))  # sum of step x (t - t0), in ns
+
+    def add(self, t: I64 | int, keys: I64, delta: int) -> None:
+        """``delta`` to the count of each of ``keys`` at time(s) ``t``; keys < 0 are ignored."""
+        times = np.broadcast_to(np.asarray(t, dtype=np.int64), keys.shape)
+        valid = keys >= 0
+        if not valid.all():
+            times, keys = times[valid], keys[valid]
+        if not keys.size:
+            return
+        self.bins.cover(int(times.max()))
+        rel = times - self.bins.t0
+        j = rel // self.bins.width_ns
+        np.add.at(self.steps, (keys, j), delta)
+        np.add.at(self.moments, (keys, j), delta * rel.astype(np.float64))
+
+    def means(self, edges_ns: F64) -> F64:
+        """(keys, bins): the mean count over each bin of ``edges_ns`` (Bins.edges)."""
+        nb = edges_ns.size - 1
+        d, m = self.steps[:, :nb], self.moments[:, :nb]
+        before = np.cumsum(d, axis=1) - d
+        width = np.diff(edges_ns)
+        integral = edges_ns[1:] * d - m + width * before
+        out: F64 = integral / width
+        return out
 
 
 class EventCounts:
