@@ -155,7 +155,7 @@ def churn_lines(c: Churn) -> list[str]:
     out = []
     if c.churning:
         out.append(
-            f"Preemption churn: {c.churning:,} workloads were evicted {c.threshold} times or more, in "
+            f"Repeated preemption: {c.churning:,} workloads were evicted {c.threshold} times or more, in "
             f"ClusterQueues {', '.join(c.cluster_queues)}"
             + (f" (cohorts {', '.join(c.cohorts)})" if c.cohorts else "")
             + "."
@@ -168,7 +168,7 @@ def churn_lines(c: Churn) -> list[str]:
         )
         if c.preemptors:
             out.append(
-                "  Preempted most: "
+                "  Caused most evictions: "
                 + ", ".join(f"{w['workload']} {w['evictions_caused']:,} evictions" for w in c.preemptors[:5])
             )
         out.append("  Who preempts whom, and the policy that allows it:")
@@ -179,8 +179,8 @@ def churn_lines(c: Churn) -> list[str]:
             )
         out.append(
             "  An evicted workload goes back to its queue as soon as its job has stopped, with no backoff "
-            "(as in Kueue), and takes quota again when some frees: policies that let one queue preempt "
-            "another and the other take the quota back keep going round (README: preemption churn)."
+            "(as in Kueue), is admitted again when quota frees and can be evicted again; policies that let "
+            "two queues take quota from each other keep going round (README: preemption churn)."
         )
     if c.unsettled:
         out.append(
