@@ -214,3 +214,15 @@ def test_the_progress_bar_moves_inside_a_long_instant(monkeypatch: pytest.Monkey
     inside = [p.instant_cycles for p in seen if p.instant_cycles]
     assert inside[:3] == [10, 20, 30]
     assert seen[-1].instant_cycles == 0 and seen[-1].preemptions > 0
+
+
+def test_drain_gives_up_when_churn_never_lets_the_workloads_finish(monkeypatch: pytest.MonkeyPatch) -> None:
+    """E and L never run 90000 s uninterrupted: --drain stops DRAIN_LIMIT_NS
+    after the last arrival and says so."""
+    monkeypatch.setattr(loop, "DRAIN_LIMIT_NS", 900 * NS)
+    result = simulate(
+        build_state(product_cohort()), parse_csv(STORM), engine=ENGINES[-1], start_ns=START, drain=True, bins=10
+    )
+    assert result.drain_limited
+    assert (result.end_ns - START) // NS <= 901
+    assert compute(result).totals["finished"] == 0

@@ -275,3 +275,33 @@ def test_bench_help_lists_every_case() -> None:
     for name in CASES:
         assert name in text
     assert "1000 CQs" in text and "10k admitted" in text
+
+
+def test_workloads_csv_is_the_same_in_small_chunks_across_manifest_and_trace_rows(tmp_path: Path) -> None:
+    objs = one_queue()
+    objs.append(
+        {
+            "apiVersion": API,
+            "kind": "Workload",
+            "metadata": {"name": "held", "namespace": "a", "creationTimestamp": "2023-11-14T00:00:00Z"},
+            "spec": {
+                "queueName": "q",
+                "podSets": [
+                    {
+                        "name": "main",
+                        "count": 1,
+                        "template": {
+                            "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}
+                        },
+                    }
+                ],
+            },
+        }
+    )
+    trace = parse_csv("arrival,namespace,queue,name,duration,cpu\n0,a,q,x,5,2\n1,a,q,y,5,2\n2,a,q,z,5,2\n")
+    result = simulate(build_state(objs), trace, "reference", START, drain=True, bins=10)
+    write_workloads_csv(tmp_path / "one.csv", result)
+    write_workloads_csv(tmp_path / "small.csv", result, chunk=1)
+    assert (tmp_path / "one.csv").read_text() == (tmp_path / "small.csv").read_text()
+    names = [line.split(",")[1] for line in (tmp_path / "one.csv").read_text().splitlines()[1:]]
+    assert names == ["held", "x", "y", "z"]

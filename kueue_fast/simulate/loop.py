@@ -350,9 +350,16 @@ def simulate(
         counts["running"] += len(wids)
         counts["admissions"] += len(wids)
 
+    one_key = [np.array([c], dtype=np.int64) for c in range(n_cq)]  # keys of a single change
+
     def quota_released(t: int, wids: list[int]) -> None:
-        """Their quota is free (finished, or evicted and stopped): read from
-        the engine, which still holds it (call before remove or release)."""
+        """Their quota is free (finished, or evicted and stopped); the engine
+        still holds it (call before remove or release)."""
+        if len(wids) == 1:  # the usual case: the usage its admission recorded
+            w = wids[0]
+            r = usage_row[w]
+            timeline.usage.add(t, one_key[adm_cq[w]], usage_arr[w][r : r + 1], -1)  # type: ignore[index]
+            return
         cqs, usage = sim.admitted_usage(wids)
         timeline.usage.add(t, cqs, usage, -1)
 

@@ -450,14 +450,16 @@ def _csv_field(text: str) -> str:
     return text
 
 
-def write_workloads_csv(path: Path, result: SimResult) -> None:
+def write_workloads_csv(path: Path, result: SimResult, chunk: int = 20_000) -> None:
     """One row per workload (see WORKLOAD_COLUMNS and the README): times in
     seconds since the start; ``admitted_at_s``/``evicted_at_s`` list the
     first TIMES_KEPT times separated by spaces (``admissions``/``evictions``
-    count them all, ``last_*`` give the last)."""
+    count them all, ``last_*`` give the last). Written ``chunk`` rows at a
+    time (the text of every row at once would take hundreds of MB)."""
     wl = result.workloads
     t0 = result.start_ns
     tr = result.trace
+    m = result.n_manifest
 
     def secs(a: np.ndarray[Any, Any]) -> list[str]:
         """Seconds since the start with 3 decimals; '' where a < 0 (never)."""
@@ -470,17 +472,13 @@ def write_workloads_csv(path: Path, result: SimResult) -> None:
             out[i] = " ".join(f"{(x - t0) / NS:.3f}" for x in kept[i].tolist() if x >= 0)
         return out
 
-    # names, LocalQueues and priorities: the manifest's workloads, then the trace's rows
-    namespaces = [ns for ns, _, _, _ in result.manifest] + [tr.namespaces[k] for k in tr.namespace.tolist()]
-    names = [name for _, name, _, _ in result.manifest] + tr.all_names()
-    local_queues = [lq for _, _, lq, _ in result.manifest] + [tr.queues[k] for k in tr.queue.tolist()]
-    priorities = [p for _, _, _, p in result.manifest] + tr.priority.tolist()
-    keys = [f"{ns}/{name}" for ns, name in zip(namespaces, names, strict=True)]
+    def key(w: int) -> str:
+        if w < m:
+            return f"{result.manifest[w][0]}/{result.manifest[w][1]}"
+        return f"{tr.namespaces[int(tr.namespace[w - m])]}/{tr.name_of(w - m)}"
+
     cq_names = [*result.topology_cq_names, ""]  # index -1: none
-    queued = wl.queue_cq >= 0
-    states = np.array([*STATE_NAMES, "unqueued"])[
-        np.where(queued | (wl.admissions > 0), wl.state, len(STATE_NAMES))
-    ]
+    state_names = np.array([*STATE_NAMES, "unqueued"])
     # flavors of each workload's last admission: resource=flavor, per flavor-resource it used
     labels = [f"{result.resource_names[r]}={result.flavor_names[f]}" for f, r in result.fr_pairs]
     order = sorted(range(len(labels)), key=lambda k: labels[k])
@@ -491,36 +489,46 @@ def write_workloads_csv(path: Path, result: SimResult) -> None:
         patterns = used[first]
     else:
         patterns, which = np.unique(used, axis=0, return_inverse=True)
+    which = which.ravel()
     pattern_text = [_csv_field(",".join(labels[order[k]] for k in np.flatnonzero(row))) for row in patterns]
-    preempted_by = [keys[p] if p >= 0 else "" for p in wl.preempted_by.tolist()]
     messages = [*(_csv_field(x) for x in result.messages), ""]  # index -1: none
-    columns = [
-        namespaces,
-        names,
-        local_queues,
-        [cq_names[c] for c in wl.queue_cq.tolist()],
-        list(map(str, priorities)),
-        secs(wl.arrival_ns),
-        states.tolist(),
-        list(map(str, wl.admissions.tolist())),
-        times(wl.admitted_at),
-        list(map(str, wl.evictions.tolist())),
-        times(wl.evicted_at),
-        secs(wl.last_admitted_ns),
-        secs(wl.last_evicted_ns),
-        secs(wl.finished_ns),
-        [f"{x:.3f}" for x in (wl.wait_ns / NS).tolist()],
-        np.where(wl.censored, "true", "false").tolist(),
-        [pattern_text[k] for k in which.ravel().tolist()],
-        preempted_by,
-        [f"{x:.3f}" for x in (wl.lost_ns / NS).tolist()],
-        [messages[k] for k in wl.explanation.tolist()],
-    ]
-    # names, numbers and times never need quoting; free text was quoted above
     with path.open("w", newline="") as f:
         f.write(",".join(WORKLOAD_COLUMNS) + "\n")
-        f.write("\n".join(map(",".join, zip(*columns, strict=True))))
-        f.write("\n")
+        for lo in range(0, result.n_workloads, chunk):
+            hi = min(result.n_workloads, lo + chunk)
+            # names, LocalQueues and priorities: the manifest's workloads, then the trace's rows
+            manifest = result.manifest[lo : min(hi, m)]
+            k0, k1 = max(lo, m) - m, max(hi, m) - m
+            namespaces = [x[0] for x in manifest] + [tr.namespaces[k] for k in tr.namespace[k0:k1].tolist()]
+            names = [x[1] for x in manifest] + [tr.name_of(k) for k in range(k0, k1)]
+            local_queues = [x[2] for x in manifest] + [tr.queues[k] for k in tr.queue[k0:k1].tolist()]
+            priorities = [x[3] for x in manifest] + tr.priority[k0:k1].tolist()
+            queued = (wl.queue_cq[lo:hi] >= 0) | (wl.admissions[lo:hi] > 0)
+            columns = [
+                namespaces,
+                names,
+                local_queues,
+                [cq_names[c] for c in wl.queue_cq[lo:hi].tolist()],
+                list(map(str, priorities)),
+                secs(wl.arrival_ns[lo:hi]),
+                state_names[np.where(queued, wl.state[lo:hi], len(STATE_NAMES))].tolist(),
+                list(map(str, wl.admissions[lo:hi].tolist())),
+                times(wl.admitted_at[lo:hi]),
+                list(map(str, wl.evictions[lo:hi].tolist())),
+                times(wl.evicted_at[lo:hi]),
+                secs(wl.last_admitted_ns[lo:hi]),
+                secs(wl.last_evicted_ns[lo:hi]),
+                secs(wl.finished_ns[lo:hi]),
+                [f"{x:.3f}" for x in (wl.wait_ns[lo:hi] / NS).tolist()],
+                np.where(wl.censored[lo:hi], "true", "false").tolist(),
+                [pattern_text[k] for k in which[lo:hi].tolist()],
+                [key(p) if p >= 0 else "" for p in wl.preempted_by[lo:hi].tolist()],
+                [f"{x:.3f}" for x in (wl.lost_ns[lo:hi] / NS).tolist()],
+                [messages[k] for k in wl.explanation[lo:hi].tolist()],
+            ]
+            # names, numbers and times never need quoting; free text was quoted above
+            f.write("\n".join(map(",".join, zip(*columns, strict=True))))
+            f.write("\n")
 
 
 def html_page(
