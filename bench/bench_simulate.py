@@ -34,7 +34,15 @@ def test_native_matches_reference_on_a_small_trace() -> None:
     trace = default_trace(1000, seed=3)
     a = simulate(default_state(), trace, "native", DEFAULT_START_NS)
     b = simulate(default_state(), trace, "reference", DEFAULT_START_NS)
-    for field in ("admitted_at", "evicted_at", "finished_ns", "admitted_cq", "usage", "wait_ns", "preempted_by"):
+    for field in (
+        "admitted_at",
+        "evicted_at",
+        "finished_ns",
+        "admitted_cq",
+        "usage",
+        "wait_ns",
+        "preempted_by",
+    ):
         np.testing.assert_array_equal(getattr(a.workloads, field), getattr(b.workloads, field), err_msg=field)
     np.testing.assert_array_equal(a.timeline.usage.integral, b.timeline.usage.integral)
     np.testing.assert_array_equal(a.timeline.preemptions.counts, b.timeline.preemptions.counts)

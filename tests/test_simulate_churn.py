@@ -221,7 +221,12 @@ def test_drain_gives_up_when_churn_never_lets_the_workloads_finish(monkeypatch: 
     after the last arrival and says so."""
     monkeypatch.setattr(loop, "DRAIN_LIMIT_NS", 900 * NS)
     result = simulate(
-        build_state(product_cohort()), parse_csv(STORM), engine=ENGINES[-1], start_ns=START, drain=True, bins=10
+        build_state(product_cohort()),
+        parse_csv(STORM),
+        engine=ENGINES[-1],
+        start_ns=START,
+        drain=True,
+        bins=10,
     )
     assert result.drain_limited
     assert (result.end_ns - START) // NS <= 901
