@@ -305,3 +305,12 @@ def test_workloads_csv_is_the_same_in_small_chunks_across_manifest_and_trace_row
     assert (tmp_path / "one.csv").read_text() == (tmp_path / "small.csv").read_text()
     names = [line.split(",")[1] for line in (tmp_path / "one.csv").read_text().splitlines()[1:]]
     assert names == ["held", "x", "y", "z"]
+
+
+def test_workloads_after_until_are_not_arrived_in_workloads_csv(tmp_path: Path) -> None:
+    trace = parse_csv("arrival,namespace,queue,name,duration,cpu\n0,a,q,x,5,2\n100,a,q,y,5,2\n")
+    result = simulate(build_state(one_queue()), trace, "reference", START, until_ns=START + 50 * NS, bins=10)
+    write_workloads_csv(tmp_path / "w.csv", result)
+    with (tmp_path / "w.csv").open() as f:
+        rows = {r["name"]: r for r in csv.DictReader(f)}
+    assert rows["x"]["state"] == "finished" and rows["y"]["state"] == "not-arrived"

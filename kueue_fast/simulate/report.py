@@ -478,7 +478,7 @@ def write_workloads_csv(path: Path, result: SimResult, chunk: int = 20_000) -> N
         return f"{tr.namespaces[int(tr.namespace[w - m])]}/{tr.name_of(w - m)}"
 
     cq_names = [*result.topology_cq_names, ""]  # index -1: none
-    state_names = np.array([*STATE_NAMES, "unqueued"])
+    state_names = np.array([*STATE_NAMES, "unqueued", "not-arrived"])
     # flavors of each workload's last admission: resource=flavor, per flavor-resource it used
     labels = [f"{result.resource_names[r]}={result.flavor_names[f]}" for f, r in result.fr_pairs]
     order = sorted(range(len(labels)), key=lambda k: labels[k])
@@ -504,6 +504,8 @@ def write_workloads_csv(path: Path, result: SimResult, chunk: int = 20_000) -> N
             local_queues = [x[2] for x in manifest] + [tr.queues[k] for k in tr.queue[k0:k1].tolist()]
             priorities = [x[3] for x in manifest] + tr.priority[k0:k1].tolist()
             queued = (wl.queue_cq[lo:hi] >= 0) | (wl.admissions[lo:hi] > 0)
+            state = np.where(queued, wl.state[lo:hi], len(STATE_NAMES))
+            state[wl.arrival_ns[lo:hi] > result.end_ns] = len(STATE_NAMES) + 1  # after --until
             columns = [
                 namespaces,
                 names,
@@ -511,7 +513,7 @@ def write_workloads_csv(path: Path, result: SimResult, chunk: int = 20_000) -> N
                 [cq_names[c] for c in wl.queue_cq[lo:hi].tolist()],
                 list(map(str, priorities)),
                 secs(wl.arrival_ns[lo:hi]),
-                state_names[np.where(queued, wl.state[lo:hi], len(STATE_NAMES))].tolist(),
+                state_names[state].tolist(),
                 list(map(str, wl.admissions[lo:hi].tolist())),
                 times(wl.admitted_at[lo:hi]),
                 list(map(str, wl.evictions[lo:hi].tolist())),
