@@ -233,7 +233,9 @@ def test_option_errors_are_one_line_with_a_hint(
     if needle is None:  # -o json and --json agree: runs (a tiny run)
         argv = [*argv, "-n", "50", "--engine", "reference"]
         assert main(argv) == 0
-        assert json.loads(capsys.readouterr().out)["totals"]["workloads"] == 50
+        out, err = capsys.readouterr()
+        assert json.loads(out)["totals"]["workloads"] == 50
+        assert "--json is deprecated: use -o json" in err
         return
     assert main(argv) == 2
     err = capsys.readouterr().err

@@ -204,6 +204,7 @@ def _output_format(args: argparse.Namespace) -> str:
             raise InputError(
                 "", "--json", f"contradicts -o {fmt}; --json is the deprecated spelling of -o json"
             )
+        print("note: --json is deprecated: use -o json", file=sys.stderr)
         fmt = "json"
     fmt = fmt or "table"
     if fmt not in SIMULATE_FORMATS:
