@@ -132,6 +132,13 @@ def _add_manifests(sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
     p = sub.add_parser(
         "manifests",
         help="print the CRDs or the controller's deployment (RBAC, ServiceAccount, Deployment)",
+        description="crds: Kueue's six kinds (ResourceFlavor, ClusterQueue, Cohort, LocalQueue, "
+        "WorkloadPriorityClass, Workload) for a cluster without Kueue, with schemas generated from the "
+        "fields kueue-fast validates. Do not apply them where Kueue's own CRDs are installed: those "
+        "convert v1beta1 with Kueue's webhook and hold fields kueue-fast does not read, and the "
+        "controller runs on them as they are. v1beta2 is stored; v1beta1 is listed so that they apply "
+        "over CRDs that stored it, and served only for the kinds whose fields v1beta1 and v1beta2 share "
+        "(not ClusterQueue and Workload). deploy: the controller's Namespace, RBAC and Deployment.",
     )
     p.add_argument("what", choices=("crds", "deploy"), help="crds: Kueue's six kinds; deploy: the controller")
     p.add_argument(

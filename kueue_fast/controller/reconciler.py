@@ -45,6 +45,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import api_fields
 from .. import status as S
 from ..cluster import ADMITTED, Decision
 from ..errors import InputError
@@ -177,6 +178,35 @@ def _deleting(obj: JSON) -> bool:
     return bool(obj["metadata"].get("deletionTimestamp"))
 
 
+# Kinds whose v1beta1 renamed fields (kueue-fast's CRDs do not serve their v1beta1)
+_RENAMED_KINDS = {"ClusterQueue": parse_cluster_queue, "Workload": parse_workload}
+# spec fields only v1beta1 has: spec.cohort, spec.priorityClassName...
+_V1BETA1_ONLY = {
+    kind: api_fields.KINDS[kind][api_fields.V1BETA1].at("spec").names
+    - api_fields.KINDS[kind][api_fields.V1BETA2].at("spec").names
+    for kind in _RENAMED_KINDS
+}
+
+
+def _v1beta1_fields(obj: JSON) -> list[str]:
+    """The v1beta1-only spec fields of an object served as v1beta2."""
+    only = _V1BETA1_ONLY.get(str(obj.get("kind")), frozenset())
+    return [f"spec.{k}" for k in (obj.get("spec") or {}) if k in only]
+
+
+def _valid_as_v1beta1(obj: JSON) -> bool:
+    """An invalid v1beta2 object that is valid as v1beta1 (a deprecated
+    value such as whenCanBorrow: Borrow) was stored in v1beta1."""
+    parse = _RENAMED_KINDS.get(str(obj.get("kind")))
+    if parse is None or obj.get("apiVersion") != KUEUE_API:
+        return False
+    try:
+        parse({**obj, "apiVersion": api_fields.V1BETA1})  # type: ignore[operator]
+    except InputError:
+        return False
+    return True
+
+
 class Controller:
     """kueue-fast standing in for Kueue's scheduler in a cluster."""
 
@@ -208,6 +238,8 @@ class Controller:
         self.m_wpcs: dict[str, Any] = {}
         self.m_namespaces: dict[str, Any] = {}
         self.tracks: dict[str, Track] = {}
+        # (kind, key) of objects stored in v1beta1 and served unconverted: never written
+        self.unconverted: set[tuple[str, str]] = set()
         self._usages: dict[tuple[tuple[str, str, int], ...], tuple[tuple[str, str, int], ...]] = {}
         self.job_unit: dict[str, str] = {}
         self.dirty: dict[str, None] = {}  # an ordered set: first dirtied, first reconciled
@@ -573,9 +605,10 @@ class Controller:
             try:
                 model = parse(obj)
             except InputError as e:
-                log.error("ignoring %s: %s", key, e)
+                self._invalid(kind, key, obj, e)
                 models.pop(key, None)
             else:
+                self.unconverted.discard((kind, key))
                 if kind == "cq" and _deleting(obj):
                     model.stop_policy = "Hold"  # type: ignore[attr-defined]  # terminating: admits nothing, keeps what runs
                 models[key] = model
@@ -634,6 +667,10 @@ class Controller:
         return bool(rv != t.invalid_rv)
 
     def _parse(self, t: Track, wl: JSON) -> Workload | None:
+        if _v1beta1_fields(wl):  # before the unknown fields are dropped below
+            self._invalid("workload", t.key, wl, None)
+            t.invalid_rv = wl["metadata"].get("resourceVersion")
+            return None
         spec = {k: v for k, v in (wl.get("spec") or {}).items() if k in _WL_SPEC_FIELDS}
         spec["podSets"] = [
             {k: v for k, v in ps.items() if k in _PODSET_FIELDS} for ps in spec.get("podSets") or []
@@ -649,11 +686,33 @@ class Controller:
             # the loader marks conditions while it reads them: give it copies (ours are shared)
             obj["status"] = {**st, "conditions": [dict(c) for c in st.get("conditions") or []]}
         try:
-            return parse_workload(obj, self.m_wpcs)
+            model = parse_workload(obj, self.m_wpcs)
         except InputError as e:
-            log.error("ignoring Workload %s: %s", t.key, e)
+            self._invalid("workload", t.key, obj, e)
             t.invalid_rv = wl["metadata"].get("resourceVersion")
             return None
+        self.unconverted.discard(("workload", t.key))
+        return model
+
+    def _invalid(self, kind: str, key: str, obj: JSON, e: InputError | None) -> None:
+        """An object the controller cannot use. One stored in v1beta1 before
+        kueue-fast's CRDs (which do not convert renamed fields) reaches us with
+        its v1beta1 fields: any write would store it as v1beta2 and lose them,
+        so it is left untouched (crds.py, README)."""
+        fields = _v1beta1_fields(obj)
+        if fields or _valid_as_v1beta1(obj):
+            if (kind, key) not in self.unconverted:
+                log.error(
+                    "leaving %s/%s alone: it was stored as kueue.x-k8s.io/v1beta1 and is served unconverted "
+                    "(%s); rewrite it in v1beta2 (kubectl get -o yaml, rename the fields, kubectl replace), "
+                    "or install Kueue's CRDs with their conversion webhook",
+                    obj.get("kind"),
+                    key,
+                    ", ".join(fields) if fields else e,
+                )
+            self.unconverted.add((kind, key))
+        else:
+            log.error("ignoring %s/%s: %s", obj.get("kind"), key, e)
 
     def _entered_engine(self, t: Track, wl: JSON, model: Workload) -> None:
         t.in_engine = True
@@ -929,6 +988,8 @@ class Controller:
             job = None  # the Job of that name is another one now
         if not self._engine_sync(t, wl):
             return
+        if wl is not None and ("workload", key) in self.unconverted:
+            return  # stored in v1beta1: a write would lose its renamed fields (_invalid)
         if wl is None:
             if job is None:
                 if not t.in_engine:
@@ -1321,7 +1382,7 @@ class Controller:
             self._cq_metrics(
                 name, cq, cq_pending.get(name, 0), cq_admitted.get(name, 0), cq_usage.get(name, {})
             )
-            if f"#cq/{name}" in self.inflight:
+            if f"#cq/{name}" in self.inflight or ("cq", name) in self.unconverted:
                 continue
             if self._queue_finalizer(f"#cq/{name}", CLUSTER_QUEUES, cq, in_use=cq_admitted.get(name, 0) > 0):
                 continue
