@@ -618,6 +618,104 @@ void register_engine(py::module_& m) {
           py::arg("now_ns"), py::arg("max_cycles"),
           "(cycles, stable, heads, admitted, admitted cycle offset, preempted, preempted cycle offset).")
       .def(
+          "run_until_settled",
+          [](PyEngine& self, std::int64_t now_ns, std::int64_t max_cycles, py::object unexplained_obj) {
+            // run_until_stable for an engine whose victims keep their quota
+            // (release_evictions false): a preemptor waiting for its victims
+            // re-issues their (ongoing) eviction every cycle, which changes
+            // nothing, so only victims evicted by this very cycle count.
+            std::uint8_t* unexplained = nullptr;
+            std::size_t n_unexplained = 0;
+            py::array_t<std::uint8_t> mask;
+            if (!unexplained_obj.is_none()) {
+              if (!py::isinstance<py::array_t<std::uint8_t>>(unexplained_obj)) bad("unexplained: expected a uint8 array");
+              mask = unexplained_obj.cast<py::array_t<std::uint8_t>>();
+              if (mask.ndim() != 1 || !(mask.flags() & py::array::c_style) || !mask.writeable()) {
+                bad("unexplained: expected a writeable, contiguous 1-D uint8 array");
+              }
+              unexplained = mask.mutable_data();
+              n_unexplained = static_cast<std::size_t>(mask.size());
+            }
+            std::int64_t cycles = 0, heads = 0;
+            bool stable = false;
+            std::vector<std::int32_t> adm, adm_cycle, pre, pre_cycle, attempted;
+            {
+              // Without the GIL, as run_cycle (see there); the mask is only read
+              // and written here, under the engine's lock.
+              py::gil_scoped_release release;
+              std::lock_guard<std::mutex> lock(self.mutex);
+              Engine& e = self.engine;
+              const auto& w = e.workloads();
+              while (cycles < max_cycles) {
+                if (!e.has_heads()) {
+                  stable = true;
+                  break;
+                }
+                const CycleReport& r = e.run_cycle(now_ns);
+                const auto offset = static_cast<std::int32_t>(cycles);
+                ++cycles;
+                heads += r.heads;
+                adm.insert(adm.end(), r.admitted.begin(), r.admitted.end());
+                adm_cycle.insert(adm_cycle.end(), r.admitted.size(), offset);
+                std::size_t fresh = 0;
+                for (std::int32_t v : r.preempted) {
+                  if (w.evicted_cycle[static_cast<std::size_t>(v)] != r.cycle) continue;
+                  pre.push_back(v);
+                  pre_cycle.push_back(offset);
+                  ++fresh;
+                }
+                for (std::int32_t a : r.attempted) {
+                  const auto k = static_cast<std::size_t>(a);
+                  if (unexplained == nullptr) {
+                    attempted.push_back(a);
+                  } else if (k < n_unexplained && unexplained[k]) {
+                    unexplained[k] = 0;
+                    attempted.push_back(a);
+                  }
+                }
+                if (r.admitted.empty() && fresh == 0 && r.newly_parked == 0) {
+                  stable = true;
+                  break;
+                }
+              }
+            }
+            return py::make_tuple(cycles, stable, heads, to_numpy(adm), to_numpy(adm_cycle), to_numpy(pre),
+                                  to_numpy(pre_cycle), to_numpy(attempted));
+          },
+          py::arg("now_ns"), py::arg("max_cycles"), py::arg("unexplained") = py::none(),
+          "Cycles at now_ns until one admits nothing, evicts nothing new and newly parks nothing: "
+          "(cycles, stable, heads, admitted, admitted cycle offset, newly evicted, their cycle offset, "
+          "attempted). attempted: the wids the cycles tried and left pending; with unexplained (a "
+          "uint8 array by wid), only those whose flag was set, and their flag is cleared.")
+      .def(
+          "preempted_by",
+          [](PyEngine& self, py::handle wids) {
+            I64Array a = int_array(wids, "wids");
+            std::lock_guard<std::mutex> lock(self.mutex);
+            const Engine& e = self.engine;
+            const py::ssize_t n = a.size();
+            for (py::ssize_t i = 0; i < n; ++i) e.check_wid(a.data()[i]);
+            py::array_t<std::int32_t> out(n);
+            auto* o = out.mutable_data();
+            const auto& w = e.workloads();
+            for (py::ssize_t i = 0; i < n; ++i) o[i] = w.preempted_by[static_cast<std::size_t>(a.data()[i])];
+            return out;
+          },
+          py::arg("wids"), "Per wid: the workload whose preemption last evicted it (-1: none).")
+      .def(
+          "messages",
+          [](PyEngine& self, py::handle wids) {
+            I64Array a = int_array(wids, "wids");
+            std::lock_guard<std::mutex> lock(self.mutex);
+            const Engine& e = self.engine;
+            const py::ssize_t n = a.size();
+            for (py::ssize_t i = 0; i < n; ++i) e.check_wid(a.data()[i]);
+            py::list out(n);
+            for (py::ssize_t i = 0; i < n; ++i) out[i] = py::str(e.message(static_cast<int>(a.data()[i])));
+            return out;
+          },
+          py::arg("wids"), "Per wid: its pending message (workload_view's \"message\").")
+      .def(
           "admitted_usage",
           [](PyEngine& self, py::handle wids) {
             I64Array a = int_array(wids, "wids");

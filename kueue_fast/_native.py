@@ -15,8 +15,10 @@ Beyond that interface it has a bulk path for simulators and benchmarks:
   ``add_staged(lo, hi)`` adds a range of their rows (one call per arrival
   instant in the simulator) and ``clear_staged()`` frees the copy;
 * ``run_until_stable(now_ns, max_cycles)`` runs the cycles of one instant
-  natively; ``admitted_usage(wids)``, ``eviction_reasons(wids)`` and
-  ``remove_workloads(wids)`` read and remove many workloads at once;
+  natively (``run_until_settled`` when victims keep their quota until
+  ``release_eviction``); ``admitted_usage(wids)``, ``eviction_reasons(wids)``,
+  ``preempted_by(wids)``, ``messages(wids)`` and ``remove_workloads(wids)``
+  read and remove many workloads at once;
 * ``usage``, ``subtree_quota``, ``nominal``, ``borrowing_limit`` and
   ``lending_limit`` are read-only, zero-copy ``(n_nodes, n_fr)`` int64 views
   of the engine's quota tree.
@@ -360,6 +362,42 @@ class NativeEngine:
         if self._queue_ts_moves and pre.size:
             self._sync_queue_ts(pre.tolist())
         return int(cycles), bool(stable), int(heads), adm, adm_cycle, pre, pre_cycle
+
+    def run_until_settled(
+        self, now_ns: int, max_cycles: int, unexplained: npt.NDArray[np.uint8] | None = None
+    ) -> tuple[
+        int,
+        bool,
+        int,
+        npt.NDArray[np.int32],
+        npt.NDArray[np.int32],
+        npt.NDArray[np.int32],
+        npt.NDArray[np.int32],
+        npt.NDArray[np.int32],
+    ]:
+        """run_until_stable for an engine built with ``release_evictions=False``
+        (victims keep their quota until ``release_eviction``): a cycle whose
+        only preemptions re-issue evictions already under way changes
+        nothing, and only victims evicted by a cycle of this call are
+        returned. Also returns the wids the cycles tried and left pending
+        (``attempted``, in cycle order, repeats included); given
+        ``unexplained`` (uint8 per wid), only those whose flag is set, and
+        it clears their flag (the simulator reads why they wait once)."""
+        cycles, stable, heads, adm, adm_cycle, pre, pre_cycle, attempted = self._core.run_until_settled(
+            now_ns, max_cycles, unexplained
+        )
+        if self._queue_ts_moves and pre.size:
+            self._sync_queue_ts(pre.tolist())
+        return int(cycles), bool(stable), int(heads), adm, adm_cycle, pre, pre_cycle, attempted
+
+    def preempted_by(self, wids: npt.ArrayLike) -> npt.NDArray[np.int32]:
+        """Per wid: the workload whose preemption last evicted it (-1: none)."""
+        out: npt.NDArray[np.int32] = self._core.preempted_by(wids)
+        return out
+
+    def messages(self, wids: npt.ArrayLike) -> list[str]:
+        """Per wid: its pending message, as ``workload_view(wid)["message"]``."""
+        return list(self._core.messages(wids))
 
     # --- admission fair sharing ----------------------------------------------------------------------
 

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from .simulate.args import BENCH_CASES
 from .trace import Trace
 
 NS = 1_000_000_000
@@ -482,12 +483,8 @@ def bench(
     return rows
 
 
-CASE_TITLES = {
-    "drain": "drain: 100k pending, 1000 CQs / 100 cohorts",
-    "preemption": "preemption: 100 CQs, 10k admitted, 1k preemptors",
-    "simulate": "default simulation (report included)",
-    "load": "load: 100k Workloads, YAML and JSON, to a Cluster",
-}
+# the table's titles are the cases' help lines (simulate/args.py)
+CASE_TITLES = BENCH_CASES
 
 
 def _seconds(t: float) -> str:

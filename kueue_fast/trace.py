@@ -45,6 +45,7 @@ F64 = npt.NDArray[np.float64]
 WORKLOAD_COLUMNS = ("arrival", "namespace", "queue", "name", "priority", "duration")
 POD_SET_COLUMNS = ("pod_set", "count", "min_count")
 KNOWN_COLUMNS = WORKLOAD_COLUMNS + POD_SET_COLUMNS
+JSONL_SUFFIXES = (".jsonl", ".ndjson", ".json")
 
 
 @dataclass
@@ -162,7 +163,7 @@ def read_trace(path: str | Path, priority_classes: Mapping[str, int] | None = No
         text = p.read_text()
     except OSError as e:
         raise InputError("", "", f"cannot read trace {path}: {e.strerror}") from None
-    if p.suffix.lower() in (".jsonl", ".ndjson", ".json") or text.lstrip()[:1] == "{":
+    if p.suffix.lower() in JSONL_SUFFIXES or text.lstrip()[:1] == "{":
         return parse_jsonl(text, source=str(p), priority_classes=priority_classes)
     return parse_csv(text, source=str(p), priority_classes=priority_classes)
 
@@ -502,7 +503,7 @@ def write_jsonl(trace: Trace, out: IO[str]) -> None:
 def write_trace(trace: Trace, path: str | Path) -> None:
     p = Path(path)
     with p.open("w", newline="") as f:
-        if p.suffix.lower() in (".jsonl", ".ndjson", ".json"):
+        if p.suffix.lower() in JSONL_SUFFIXES:
             write_jsonl(trace, f)
         else:
             write_csv(trace, f)
@@ -653,23 +654,49 @@ def work_seconds(trace: Trace, resource: str) -> F64:
 # --- the `trace` command ------------------------------------------------------------------------------
 
 
+def _generate_format(fmt: str | None, path: str | None) -> str:
+    """csv or jsonl: -o/--output if given, else from the file's suffix."""
+    if fmt is not None and fmt not in ("csv", "jsonl"):
+        raise InputError(
+            "",
+            "-o/--output",
+            f"expects the trace format (csv or jsonl), not {fmt!r}; "
+            f"for the file to write use --output-file {fmt}",
+        )
+    if path is None:
+        raise InputError("", "--output-file", "is required: the file to write (trace.csv or trace.jsonl)")
+    if fmt is None:
+        return "jsonl" if Path(path).suffix.lower() in JSONL_SUFFIXES else "csv"
+    return fmt
+
+
 def run_generate(args: Any) -> int:
     import sys
 
+    fmt = _generate_format(args.output, args.output_file)
     if args.n < 0:
         raise InputError("", "-n", f"must not be negative, got {args.n}")
-    if args.days <= 0:
+    if not math.isfinite(args.days) or args.days <= 0:
         raise InputError("", "--days", f"must be positive, got {args.days}")
+    if not math.isfinite(args.load) or args.load <= 0:
+        raise InputError("", "--load", f"must be positive, got {args.load}")
     from .simulate import scenario
 
+    warnings: list[str] = []
     if args.files:
         from .loader import load
 
-        trace = scenario.trace_for_state(load(args.files), args.n, args.seed, args.days, args.load)
+        trace = scenario.trace_for_state(load(args.files), args.n, args.seed, args.days, args.load, warnings)
     else:
         trace = scenario.default_trace(args.n, args.seed, args.days)
-    write_trace(trace, args.output)
-    print(f"wrote {args.output}: {len(trace):,} workloads, {trace.n_pod_sets:,} pod sets", file=sys.stderr)
+    for w in warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    with Path(args.output_file).open("w", newline="") as f:
+        (write_jsonl if fmt == "jsonl" else write_csv)(trace, f)
+    print(
+        f"wrote {args.output_file}: {len(trace):,} workloads, {trace.n_pod_sets:,} pod sets ({fmt})",
+        file=sys.stderr,
+    )
     return 0
 
 

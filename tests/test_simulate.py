@@ -1,6 +1,9 @@
 """The simulator: event semantics on hand-made cases, the default scenario at
 a small size, the report folder and the CLI. Reference engine (and the
-native one when it is built): small inputs, no timing assertions."""
+native one when it is built): small inputs, no timing assertions.
+
+Churn, censored waits, workloads.csv, warnings and the command-line options
+are in test_simulate_churn.py and test_simulate_report.py."""
 
 from __future__ import annotations
 
@@ -70,18 +73,30 @@ def cluster(cpu: str = "4", within: str = "LowerPriority", cohort_peer: bool = F
 
 
 def run_csv(objs: list[dict[str, Any]], csv: str, engine: str, **kw: Any):  # type: ignore[no-untyped-def]
+    kw.setdefault("bins", 10)
     result = simulate(build_state(objs), parse_csv(csv), engine=engine, start_ns=START, **kw)
-    return result, compute(result, bins=10)
+    return result, compute(result)
+
+
+def admissions(result) -> list[tuple[int, int]]:  # type: ignore[no-untyped-def]
+    """(seconds since the start, workload id) of every admission kept, in time order."""
+    wl = result.workloads
+    out = [
+        (int((t - START) // NS), w)
+        for w in range(result.n_workloads)
+        for t in wl.admitted_at[w].tolist()
+        if t >= 0
+    ]
+    return sorted(out)
 
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_quota_is_released_when_a_workload_finishes(engine: str) -> None:
     csv = "arrival,namespace,queue,name,duration,cpu\n0,a,q,w1,10,2\n0,a,q,w2,10,2\n0,a,q,w3,10,2\n"
     result, m = run_csv(cluster(), csv, engine, drain=True)
-    log = result.log
     # w1 and w2 fit at t=0; w3 waits for the first finish at t=10
-    assert (log.adm_t - START).tolist() == [0, 0, 10 * NS]
-    assert (log.adm_wait_ns // NS).tolist() == [0, 0, 10]
+    assert admissions(result) == [(0, 0), (0, 1), (10, 2)]
+    assert (result.workloads.wait_ns // NS).tolist() == [0, 0, 10]
     assert m.totals["finished"] == 3 and m.totals["pending"] == 0
     q = m.queues[0]
     assert (q.admitted, q.pending, q.preemptions) == (3, 0, 0)
@@ -91,18 +106,26 @@ def test_quota_is_released_when_a_workload_finishes(engine: str) -> None:
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_preempted_workload_requeues_and_reruns_its_whole_duration(engine: str) -> None:
+@pytest.mark.parametrize("delay", [0, 30])
+def test_preempted_workload_requeues_and_reruns_its_whole_duration(engine: str, delay: int) -> None:
+    """The victim's quota is released once its pods are gone (``delay``
+    seconds after its eviction; 0: at the end of the cycle): then the
+    preemptor starts, and the victim queues again."""
     csv = "arrival,namespace,queue,name,priority,duration,cpu\n0,a,q,low,0,100,4\n30,a,q,high,10,50,4\n"
-    result, m = run_csv(cluster(), csv, engine, drain=True)
-    log = result.log
-    order = [result.log.adm_wid[i] for i in range(len(log.adm_t))]
-    assert order == [0, 1, 0], "low, then high (after preempting low), then low again"
-    assert ((log.adm_t - START) // NS).tolist() == [0, 30, 80]
+    result, m = run_csv(cluster(), csv, engine, drain=True, termination_delay_ns=delay * NS)
+    wl = result.workloads
+    # low, then high (once low's pods are gone), then low again when high is done
+    assert admissions(result) == [(0, 0), (30 + delay, 1), (80 + delay, 0)]
+    assert ((wl.evicted_at[0][:1] - START) // NS).tolist() == [30]
     # low ran 30 s for nothing, and needs its full 100 s after re-admission
     assert m.totals["lost_work_s"] == pytest.approx(30.0)
     assert m.queues[0].preemptions == 1
-    assert (result.end_ns - START) // NS == 180
+    assert (result.end_ns - START) // NS == 180 + delay
     assert m.totals["finished"] == 2
+    # high waited for low's pods; low waited from its return to the queue until high finished
+    assert (wl.wait_ns // NS).tolist() == [50, delay]
+    # the 4 cpu are in use throughout: low's terminating pods hold them
+    assert m.queues[0].utilization == pytest.approx(1.0)
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -112,10 +135,10 @@ def test_reclaim_within_cohort_shows_as_borrowing_and_preemption(engine: str) ->
         "0,a,q,big,1000,8\n"  # borrows b's idle quota
         "100,b,q,mine,10,4\n"  # b reclaims it
     )
-    result, m = run_csv(cluster(cohort_peer=True), csv, engine, drain=True)
+    result, m = run_csv(cluster(cohort_peer=True), csv, engine, drain=True, termination_delay_ns=0)
     a, b = m.queues
     assert a.preemptions == 1
-    assert ((result.log.adm_t - START) // NS).tolist() == [0, 100, 110], "big comes back when mine is done"
+    assert [t for t, _ in admissions(result)] == [0, 100, 110], "big comes back when mine is done"
     # big borrows 4 cpu from 0 to 100, and again for its whole rerun from 110
     assert a.borrowing_s == pytest.approx(100.0 + 1000.0)
     assert b.wait_p50_s == 0.0
@@ -148,8 +171,11 @@ def test_default_scenario_small_is_deterministic_and_consistent() -> None:
     assert len(a.metrics.queues) == 8
     assert {q.cohort for q in a.metrics.queues} == {"research", "platform"}
     assert a.result.unsettled == 0
-    # every admission's wait is >= 0 and admissions never exceed arrivals + evictions
-    assert np.all(a.result.log.adm_wait_ns >= 0)
+    # every wait is >= 0 and admissions never exceed arrivals + evictions
+    wl = a.result.workloads
+    assert np.all(wl.wait_ns >= 0)
+    assert np.all(wl.admissions <= 1 + wl.evictions)
+    assert sum(q.preemptions for q in a.metrics.queues) == t["preemptions"]
 
 
 def test_report_folder_has_json_plots_and_a_self_contained_page(tmp_path: Path) -> None:
@@ -164,6 +190,7 @@ def test_report_folder_has_json_plots_and_a_self_contained_page(tmp_path: Path) 
             "report.html",
             "utilization.png",
             "wait_times.png",
+            "workloads.csv",
         ]
     )
     for p in out.report_files:
@@ -176,7 +203,15 @@ def test_report_folder_has_json_plots_and_a_self_contained_page(tmp_path: Path) 
     assert base64.b64decode(first)[:4] == b"\x89PNG"
     doc = json.loads((tmp_path / "rep" / "metrics.json").read_text())
     assert {q["name"] for q in doc["cluster_queues"]} >= {"team-llm", "team-etl"}
-    assert set(doc["series"]) == {"edges_s", "utilization", "pending", "borrowed", "lent", "preemptions"}
+    assert set(doc["series"]) == {
+        "bin_s",
+        "edges_s",
+        "utilization",
+        "pending",
+        "borrowed",
+        "lent",
+        "preemptions",
+    }
     for q in doc["cluster_queues"]:
         assert {
             "admitted",
@@ -313,9 +348,11 @@ def test_manifest_workloads_are_there_at_the_start(engine: str) -> None:
         return o
 
     objs += [wl("low1", 0, True), wl("low2", 0, True), wl("high", 10, False)]
-    result, m = run_csv(objs, "arrival,namespace,queue,duration,cpu\n10,a,q,5,1\n", engine, drain=True)
+    result, m = run_csv(
+        objs, "arrival,namespace,queue,duration,cpu\n10,a,q,5,1\n", engine, drain=True, termination_delay_ns=0
+    )
     # high preempts a low one at the start; the trace's workload finds no room
-    assert ((result.log.adm_t - START) // NS).tolist() == [0, 0, 0]
+    assert [t for t, _ in admissions(result)] == [0, 0, 0]
     assert m.totals["preemptions"] == 1
     assert (result.end_ns - START) // NS == 10
     assert (m.totals["running"], m.totals["pending"]) == (2, 2)
@@ -346,9 +383,9 @@ def test_rows_blocked_by_a_namespace_selector_wait_and_engines_agree() -> None:
     for engine in ENGINES:
         result, m = run_csv(objs, csv, engine, drain=True)
         blocked = {w for w in range(15) if (2 * w) % 3 == 1}
-        assert not blocked & set(result.log.adm_wid.tolist()), engine
+        assert not blocked & {w for _, w in admissions(result)}, engine
         assert m.totals["pending"] == len(blocked), engine
-        logs[engine] = (result.log.adm_t.tolist(), result.log.adm_wid.tolist(), result.cycles)
+        logs[engine] = (admissions(result), result.cycles)
     assert len(set(map(str, logs.values()))) == 1, logs
 
 
@@ -387,5 +424,30 @@ def test_admission_fair_sharing_orders_trace_workloads_by_their_local_queue(engi
         )
     csv = "arrival,namespace,queue,name,duration,cpu\n0,a,busy,w1,10,4\n0,a,q,w2,10,4\n"
     result, _ = run_csv(objs, csv, engine, drain=True)
-    order = [int(w) for w in result.log.adm_wid]
+    order = [w for _, w in admissions(result)]
     assert order == ([1, 0] if afs else [0, 1])
+
+
+def test_both_engines_simulate_the_default_scenario_alike() -> None:
+    """With pod termination (victims hold their quota until released), the
+    native engine's run_until_settled and the reference adapter's cycles
+    settle every instant the same way."""
+    if len(ENGINES) < 2:
+        pytest.skip("native engine not built")
+    a = command.run(n=800, seed=3, engine="reference", report_dir=None)
+    b = command.run(n=800, seed=3, engine="native", report_dir=None)
+    assert a.metrics.totals == b.metrics.totals and a.metrics.totals["preemptions"] > 0
+    for name in (
+        "admitted_at",
+        "evicted_at",
+        "finished_ns",
+        "wait_ns",
+        "usage",
+        "preempted_by",
+        "explanation",
+    ):
+        np.testing.assert_array_equal(
+            getattr(a.result.workloads, name), getattr(b.result.workloads, name), name
+        )
+    assert a.result.messages == b.result.messages
+    assert a.result.cycles == b.result.cycles

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
+import yaml
 
+from kueue_fast.cli import main
 from kueue_fast.errors import InputError
+from kueue_fast.loader import build_state
 from kueue_fast.simulate.batch import scheduling_hashes
-from kueue_fast.simulate.scenario import default_trace
+from kueue_fast.simulate.scenario import default_trace, trace_for_state
 from kueue_fast.trace import parse_csv, parse_jsonl, read_trace, write_csv, write_jsonl, write_trace
 
 GI = 1 << 30
@@ -139,3 +144,119 @@ def test_scheduling_hash_groups_equal_shapes_only() -> None:
     assert np.all(h >= 0)
     h2 = scheduling_hashes(np.array([0, 1, 0, 0, 0]), offsets, names, count, min_count, req)
     assert h2[0] != h2[1], "priority differs"
+
+
+# --- traces generated for the user's manifests (issue 9, item 2) ------------------------------------------
+
+API = "kueue.x-k8s.io/v1beta2"
+GPU = "nvidia.com/gpu"
+
+
+def gpu_cluster() -> list[dict[str, Any]]:
+    """The issue's GPU cluster in small: a tainted h100 flavor no trace
+    workload tolerates; eval may hold 8 + 4 GPUs, eval-h100 only h100s."""
+
+    def cq(name: str, cohort: str, gpus: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+        return {
+            "apiVersion": API,
+            "kind": "ClusterQueue",
+            "metadata": {"name": name},
+            "spec": {
+                "cohortName": cohort,
+                "namespaceSelector": {},
+                "resourceGroups": [
+                    {
+                        "coveredResources": ["cpu", "memory"],
+                        "flavors": [
+                            {
+                                "name": "cpu-pool",
+                                "resources": [
+                                    {"name": "cpu", "nominalQuota": 64},
+                                    {"name": "memory", "nominalQuota": "512Gi"},
+                                ],
+                            }
+                        ],
+                    },
+                    {
+                        "coveredResources": [GPU],
+                        "flavors": [{"name": f, "resources": [{"name": GPU, **q}]} for f, q in gpus],
+                    },
+                ],
+            },
+        }
+
+    objs: list[dict[str, Any]] = [
+        {
+            "apiVersion": API,
+            "kind": "ResourceFlavor",
+            "metadata": {"name": "h100"},
+            "spec": {"nodeTaints": [{"key": GPU, "value": "present", "effect": "NoSchedule"}]},
+        },
+        {"apiVersion": API, "kind": "ResourceFlavor", "metadata": {"name": "a100"}},
+        {"apiVersion": API, "kind": "ResourceFlavor", "metadata": {"name": "cpu-pool"}},
+        cq("inference-batch", "product", [("a100", {"nominalQuota": 16})]),
+        cq("eval", "product", [("a100", {"nominalQuota": 8, "borrowingLimit": 4})]),
+        cq(
+            "nlp",
+            "research",
+            [("h100", {"nominalQuota": 16}), ("a100", {"nominalQuota": 16, "borrowingLimit": 8})],
+        ),
+        cq("h100-only", "lab", [("h100", {"nominalQuota": 8})]),
+    ]
+    for ns, name in (
+        ("inference", "inference-batch"),
+        ("eval", "eval"),
+        ("nlp", "nlp"),
+        ("lab", "h100-only"),
+    ):
+        objs.append(
+            {
+                "apiVersion": API,
+                "kind": "LocalQueue",
+                "metadata": {"name": "default", "namespace": ns},
+                "spec": {"clusterQueue": name},
+            }
+        )
+    return objs
+
+
+def test_generated_sizes_are_whole_gpus_within_what_each_queue_can_ever_hold() -> None:
+    """eval: 8 nominal + 4 borrowable GPUs; 1/64 of 8 GPUs per pod used to
+    round up to a whole GPU per pod while the count stayed 16."""
+    state = build_state(gpu_cluster())
+    trace = trace_for_state(state, 3000, seed=2)
+    j = trace.resources.index(GPU)
+    per_pod = trace.requests[:, j]
+    total = per_pod * trace.count
+    assert np.all(per_pod >= 1), "whole GPUs, at least one per pod"
+    most = {"inference": 24, "eval": 12, "nlp": 24, "lab": 8}  # potentialAvailable of a usable flavor
+    for k, ns in enumerate(trace.namespaces):
+        rows = trace.namespace == k
+        if ns != "lab":  # lab's jobs can never run (below), their size does not matter
+            assert total[rows].max() <= most[ns], ns
+    eval_rows = trace.namespace == trace.namespaces.index("eval")
+    assert total[eval_rows].max() == 2, "the largest size is 1/4 of eval's 8 GPUs"
+    # nlp's 1/4 of its usable nominal quota (a100: 16 GPUs): 4 pods of one GPU
+    nlp_rows = trace.namespace == trace.namespaces.index("nlp")
+    assert total[nlp_rows].max() == 4
+
+
+def test_generated_workloads_that_no_flavor_can_admit_are_a_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "cluster.yaml").write_text(yaml.safe_dump_all(gpu_cluster()))
+    out = tmp_path / "t.csv"
+    assert (
+        main(["trace", "generate", str(tmp_path / "cluster.yaml"), "-n", "400", "--output-file", str(out)])
+        == 0
+    )
+    err = capsys.readouterr().err
+    trace = read_trace(out)
+    lab = int((trace.namespace == trace.namespaces.index("lab")).sum())
+    assert lab > 0
+    assert (
+        f"warning: {lab:,} generated workloads of LocalQueue lab/default can never be admitted: no flavor of "
+        "ClusterQueue h100-only for nvidia.com/gpu is usable "
+        "(untolerated taint {nvidia.com/gpu present NoSchedule <nil>} in flavor h100)"
+    ) in err
+    assert "warning: ClusterQueue nlp has quota that no generated workload can use: untolerated taint" in err

@@ -1,5 +1,10 @@
 """Arguments of ``kueue-fast simulate``, ``trace`` and ``bench`` (kept free of
-heavy imports: the CLI builds every subcommand's parser at start)."""
+heavy imports: the CLI builds every subcommand's parser at start).
+
+Conventions shared by these commands: ``-o/--output`` is always an output
+*format*; paths have long names (``--report DIR``, ``--trace FILE``,
+``--output-file PATH``). Every option's help states its default.
+"""
 
 from __future__ import annotations
 
@@ -8,17 +13,38 @@ import argparse
 DEFAULT_REPORT_DIR = "simulation-report"
 DEFAULT_WORKLOADS = 100_000
 DEFAULT_DAYS = 7.0
+DEFAULT_LOAD = 0.7
+DEFAULT_MAX_CYCLES = 10_000
+# The pod-termination delay: Kubernetes' default terminationGracePeriodSeconds.
+# A pod that does not exit on SIGTERM is killed after 30 s, and batch pods
+# (training loops that checkpoint on SIGTERM) commonly use all of it; Kueue
+# releases an evicted workload's quota only once its job has no active pod.
+DEFAULT_TERMINATION_DELAY_S = 30.0
+SIMULATE_FORMATS = ("table", "json")
+TRACE_FORMATS = ("csv", "jsonl")
+
+# What `kueue-fast bench` runs, per case (bench.py's table titles).
+BENCH_CASES = {
+    "drain": "drain: 100k pending, 1000 CQs / 100 cohorts",
+    "preemption": "preemption: 100 CQs, 10k admitted, 1k preemptors",
+    "simulate": "simulate: the built-in simulation, 100k workloads, report included",
+    "load": "load: 100k Workloads, YAML and JSON, to a Cluster",
+}
+BENCH_DEFAULT_CASES = ("drain", "preemption", "simulate")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
-        "files", nargs="*", metavar="FILE", help="Kueue manifests (YAML/JSON); none: the default scenario"
+        "files",
+        nargs="*",
+        metavar="FILE",
+        help="Kueue manifests (YAML/JSON); none: the built-in scenario (8 teams, 2 cohorts)",
     )
     p.add_argument(
         "--trace",
         "-t",
-        metavar="TRACE",
-        help="workload trace (.csv or .jsonl); default: generated for the manifests",
+        metavar="FILE",
+        help="workload trace (.csv or .jsonl); default: one generated for the manifests",
     )
     p.add_argument(
         "-n",
@@ -26,11 +52,22 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         type=int,
         default=None,
         dest="n",
-        help=f"number of workloads (default {DEFAULT_WORKLOADS:,}; with --trace: all)",
+        metavar="N",
+        help=f"number of workloads (default {DEFAULT_WORKLOADS:,}; with --trace: all of its rows)",
     )
     p.add_argument("--seed", type=int, default=0, help="seed of the generated trace (default 0)")
     p.add_argument(
-        "--days", type=float, default=DEFAULT_DAYS, help="span of the generated trace in days (default 7)"
+        "--days",
+        type=float,
+        default=DEFAULT_DAYS,
+        help=f"span of the generated trace in days (default {DEFAULT_DAYS:g})",
+    )
+    p.add_argument(
+        "--load",
+        type=float,
+        default=None,
+        help=f"offered load over nominal quota of a trace generated for manifests (default {DEFAULT_LOAD:g}; "
+        "the built-in scenario has its own per-team loads)",
     )
     p.add_argument(
         "--engine",
@@ -39,13 +76,26 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="which engine decides (default: $KUEUE_FAST_ENGINE or native)",
     )
     p.add_argument(
-        "--report",
         "-o",
+        "--output",
+        default=None,
+        metavar="FORMAT",
+        help="what to print: table or json (default table)",
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="deprecated: the same as -o json",
+    )
+    p.add_argument(
+        "--report",
         default=DEFAULT_REPORT_DIR,
         metavar="DIR",
         help=f"report folder (default ./{DEFAULT_REPORT_DIR})",
     )
-    p.add_argument("--no-report", action="store_true", help="print the summary only")
+    p.add_argument(
+        "--no-report", action="store_true", help="print the summary only (default: write the report)"
+    )
     p.add_argument(
         "--until",
         type=float,
@@ -54,24 +104,41 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="stop the clock this many seconds after the start (default: the last arrival)",
     )
     p.add_argument(
-        "--drain", action="store_true", help="go on after the last arrival until every workload finished"
+        "--drain",
+        action="store_true",
+        help="go on after the last arrival until every workload finished (default: stop at the last "
+        "arrival; at most 30 simulated days more)",
+    )
+    p.add_argument(
+        "--termination-delay",
+        type=float,
+        default=DEFAULT_TERMINATION_DELAY_S,
+        metavar="SECONDS",
+        help="time from a preemption until the victim's pods are gone and its quota is released "
+        f"(default {DEFAULT_TERMINATION_DELAY_S:g}, Kubernetes' terminationGracePeriodSeconds; "
+        "0: at the end of the cycle, as kueue-fast schedule)",
     )
     p.add_argument(
         "--max-cycles-per-instant",
         type=int,
-        default=10_000,
+        default=DEFAULT_MAX_CYCLES,
         dest="max_cycles",
-        help="give up settling one instant after this many cycles (default 10000)",
+        metavar="N",
+        help=f"give up settling one instant after N cycles and say why (default {DEFAULT_MAX_CYCLES:,})",
     )
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--progress", action="store_true", default=None, help="always show the progress bar")
+    g.add_argument(
+        "--progress",
+        action="store_true",
+        default=None,
+        help="always show the progress bar (default: on a terminal)",
+    )
     g.add_argument("--no-progress", action="store_false", dest="progress", help="never show it")
-    p.add_argument("--json", action="store_true", help="print metrics.json's summary instead of the table")
     p.add_argument(
         "--write-scenario",
         metavar="DIR",
         default=None,
-        help="write the default scenario (cluster.yaml, trace.csv) to DIR and exit",
+        help="write the inputs of this run (cluster.yaml, trace.csv) to DIR and exit (default: run)",
     )
 
 
@@ -80,22 +147,52 @@ def add_trace_arguments(p: argparse.ArgumentParser) -> None:
     g = sub.add_parser(
         "generate",
         help="write a synthetic trace",
-        description="Synthetic workloads: for the default scenario, or for the LocalQueues of the "
-        "manifests given (five job sizes from 1/64 to 1/4 of each ClusterQueue's nominal quota, "
-        "office-hours arrivals, log-normal run times calibrated to --load).",
+        description="Synthetic workloads: for the built-in scenario, or for the LocalQueues of the "
+        "manifests given (five job sizes from 1/64 to 1/4 of each ClusterQueue's nominal quota, whole "
+        "units of integer resources, never more than the ClusterQueue can ever hold; office-hours "
+        "arrivals, log-normal run times calibrated to --load).",
     )
-    g.add_argument("files", nargs="*", metavar="FILE", help="Kueue manifests; none: the default scenario")
-    g.add_argument("-n", "--workloads", type=int, default=100_000, dest="n", help="number of workloads")
-    g.add_argument("--seed", type=int, default=0)
-    g.add_argument("--days", type=float, default=7.0, help="span of the arrivals (default 7)")
+    g.add_argument("files", nargs="*", metavar="FILE", help="Kueue manifests; none: the built-in scenario")
     g.add_argument(
-        "--load", type=float, default=0.7, help="offered load over nominal quota, for manifests (default 0.7)"
+        "-n",
+        "--workloads",
+        type=int,
+        default=DEFAULT_WORKLOADS,
+        dest="n",
+        metavar="N",
+        help=f"number of workloads (default {DEFAULT_WORKLOADS:,})",
     )
-    g.add_argument("-o", "--output", required=True, metavar="PATH", help="trace.csv or trace.jsonl")
+    g.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    g.add_argument(
+        "--days",
+        type=float,
+        default=DEFAULT_DAYS,
+        help=f"span of the arrivals in days (default {DEFAULT_DAYS:g})",
+    )
+    g.add_argument(
+        "--load",
+        type=float,
+        default=DEFAULT_LOAD,
+        help=f"offered load over nominal quota, for manifests (default {DEFAULT_LOAD:g})",
+    )
+    g.add_argument(
+        "-o",
+        "--output",
+        default=None,
+        metavar="FORMAT",
+        help="csv or jsonl (default: from the suffix of --output-file)",
+    )
+    g.add_argument(
+        "--output-file", default=None, metavar="PATH", help="where to write the trace (required; no default)"
+    )
     g.set_defaults(func=_run_trace_generate)
-    c = sub.add_parser("convert", help="convert a trace between CSV and JSON Lines")
-    c.add_argument("input")
-    c.add_argument("output")
+    c = sub.add_parser(
+        "convert",
+        help="convert a trace between CSV and JSON Lines",
+        description="Read a trace and write it in the format of the output's suffix.",
+    )
+    c.add_argument("input", metavar="INPUT", help="trace to read (.csv, or .jsonl/.ndjson/.json)")
+    c.add_argument("output", metavar="OUTPUT", help="trace to write (format from its suffix: .csv or .jsonl)")
     c.set_defaults(func=_run_trace_convert)
 
 
@@ -112,15 +209,35 @@ def _run_trace_convert(args: argparse.Namespace) -> int:
 
 
 def add_bench_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("cases", nargs="*", metavar="CASE", help="drain, preemption, simulate (default: all)")
+    p.description = (
+        "Time the standard cases, each in its own process: wall time, decisions per second, peak RSS, "
+        "native against reference measured in the same run (the reference runs a subset where it "
+        "would take minutes, and its time is scaled)."
+    )
+    p.add_argument(
+        "cases",
+        nargs="*",
+        metavar="CASE",
+        help="cases to run (default: "
+        + ", ".join(BENCH_DEFAULT_CASES)
+        + "): "
+        + "; ".join(f"{name} ({title.split(': ', 1)[-1]})" for name, title in BENCH_CASES.items())
+        + "; load runs only when named",
+    )
     p.add_argument(
         "--engine",
         choices=("native", "reference", "both"),
         default="both",
         help="which engines to run (default both, native if built)",
     )
-    p.add_argument("--json", action="store_true", help="print the results as JSON")
-    p.add_argument("--quick", action="store_true", help="tiny sizes (a smoke test, not a benchmark)")
+    p.add_argument("--json", action="store_true", help="print the results as JSON (default: a table)")
     p.add_argument(
-        "--in-process", action="store_true", help="run cases in this process (no peak RSS per case)"
+        "--quick",
+        action="store_true",
+        help="tiny sizes, a smoke test and not a benchmark (default: full sizes)",
+    )
+    p.add_argument(
+        "--in-process",
+        action="store_true",
+        help="run cases in this process, without peak RSS per case (default: one process per case)",
     )

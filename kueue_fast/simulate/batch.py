@@ -204,3 +204,24 @@ def batch_from_trace(trace: Trace, compiler: WorkloadCompiler, start_ns: int) ->
         queue=trace.queue.astype(np.int32),
         queue_names=list(trace.queues),
     )
+
+
+def unqueued_warnings(batch: WorkloadBatch, trace: Trace, shown: int = 3) -> list[str]:
+    """One line per LocalQueue of the trace that puts its rows in no
+    ClusterQueue (a missing LocalQueue, or one that is stopped or points at a
+    missing ClusterQueue): how many rows, why, and the first few names.
+    ``batch`` is ``batch_from_trace(trace, ...)``."""
+    rows = np.flatnonzero(batch.cluster_queue < 0)
+    if not rows.size:
+        return []
+    pair = trace.namespace[rows].astype(np.int64) * (len(trace.queues) + 1) + trace.queue[rows]
+    out = []
+    for code in np.unique(pair).tolist():
+        mine = rows[pair == code]
+        ns = trace.namespaces[code // (len(trace.queues) + 1)]
+        q = trace.queues[code % (len(trace.queues) + 1)]
+        why = batch.unqueued_reasons[int(batch.block_msg[mine[0]])] or "no ClusterQueue"
+        names = ", ".join(trace.name_of(int(i)) for i in mine[:shown])
+        more = ", ..." if mine.size > shown else ""
+        out.append(f"{mine.size:,} trace workloads of LocalQueue {ns}/{q} never run ({why}): {names}{more}")
+    return out

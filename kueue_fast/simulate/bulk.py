@@ -1,9 +1,9 @@
 """The native engine through its bulk calls: trace rows reach the engine as
 arrays once and are added by row ranges (``NativeEngine.stage_workloads``,
 ``add_staged``, blocked rows included), the cycles of an instant run
-natively (``run_until_stable``), and admissions, evictions and finishes are
+natively (``run_until_settled``), and admissions, evictions and finishes are
 read and removed many at a time (``admitted_usage``, ``eviction_reasons``,
-``remove_workloads``)."""
+``preempted_by``, ``messages``, ``remove_workloads``)."""
 
 from __future__ import annotations
 
@@ -90,14 +90,24 @@ class BulkAdapter:
                 raise RuntimeError(f"engine gave workload id {wid}, expected {self._next}")
             self._next += 1
 
-    def remove(self, wids: list[int]) -> None:
-        self.engine.remove_workloads(np.asarray(wids, dtype=np.int64))
+    # the engine's calls take lists of wids as they are (no numpy conversion here)
 
-    def settle(self, now_ns: int, max_cycles: int) -> Settled:
-        cycles, stable, heads, adm, adm_cycle, pre, pre_cycle = self.engine.run_until_stable(
-            now_ns, max_cycles
+    def remove(self, wids: list[int]) -> None:
+        self.engine.remove_workloads(wids)
+
+    def release(self, wids: list[int]) -> None:
+        # one call per workload: measured, a bulk call would save little next to the cycles it causes
+        release = self.engine.release_eviction
+        for w in wids:
+            release(w)
+
+    def settle(
+        self, now_ns: int, max_cycles: int, unexplained: npt.NDArray[np.uint8] | None = None
+    ) -> Settled:
+        cycles, stable, heads, adm, adm_cycle, pre, pre_cycle, attempted = self.engine.run_until_settled(
+            now_ns, max_cycles, unexplained
         )
-        out = Settled(cycles=cycles, heads=heads, stable=stable)
+        out = Settled([], cycles, heads, stable, attempted)
         if not (adm.size or pre.size):
             return out
         last = max(int(adm_cycle[-1]) if adm.size else 0, int(pre_cycle[-1]) if pre.size else 0)
@@ -117,11 +127,19 @@ class BulkAdapter:
         return out
 
     def admitted_usage(self, wids: list[int]) -> tuple[I64, I64]:
-        cq, usage = self.engine.admitted_usage(np.asarray(wids, dtype=np.int64))
-        return cq.astype(np.int64), usage
+        cq, usage = self.engine.admitted_usage(wids)
+        return cq, usage  # cq as int32: a key, not arithmetic
 
     def eviction_reasons(self, wids: list[int]) -> I64:
         out: I64 = self.engine.eviction_reasons(np.asarray(wids, dtype=np.int64)).astype(np.int64)
+        return out
+
+    def preemptors(self, wids: list[int]) -> I64:
+        out: I64 = self.engine.preempted_by(np.asarray(wids, dtype=np.int64)).astype(np.int64)
+        return out
+
+    def messages(self, wids: list[int]) -> list[str]:
+        out: list[str] = self.engine.messages(np.asarray(wids, dtype=np.int64))
         return out
 
     def candidate_evaluations(self) -> int:

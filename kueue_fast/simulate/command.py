@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 from dataclasses import dataclass, field
@@ -14,12 +15,18 @@ from ..errors import InputError
 from ..model import ClusterState
 from ..trace import Trace, read_trace
 from . import scenario
-from .args import DEFAULT_REPORT_DIR
+from .args import (
+    DEFAULT_LOAD,
+    DEFAULT_MAX_CYCLES,
+    DEFAULT_REPORT_DIR,
+    DEFAULT_TERMINATION_DELAY_S,
+    SIMULATE_FORMATS,
+)
 from .engine import resolve_sim_engine
 from .loop import NS, SimResult, simulate
 from .metrics import Metrics, compute
 from .progress import ProgressBar
-from .report import summary_table, write_report
+from .report import churn_lines, summary_table, write_report
 
 # Above this many workloads the reference engine takes minutes: say so.
 REFERENCE_COMFORT = 10_000
@@ -32,20 +39,38 @@ class SimulationOutput:
     report_files: list[Path] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    title: str = ""
+    run_label: str = ""
+
+
+@dataclass
+class Inputs:
+    state: ClusterState
+    trace: Trace
+    title: str
+    start_ns: int
+    generated: bool  # the trace was generated here (a seed applies)
+    warnings: list[str]
 
 
 def _inputs(
-    files: list[str] | None, trace_path: str | None, n: int | None, seed: int, days: float
-) -> tuple[ClusterState, Trace, str, int]:
-    """(state, trace, title, start time) for the arguments given."""
+    files: list[str] | None,
+    trace_path: str | None,
+    n: int | None,
+    seed: int,
+    days: float,
+    load: float | None,
+) -> Inputs:
+    warnings: list[str] = []
     if files:
-        from ..loader import load
+        from ..loader import load as load_files
 
-        state = load(files, stdin=sys.stdin)
+        state = load_files(files, stdin=sys.stdin)
         title = "Simulation of " + ", ".join(Path(f).name for f in files)
     else:
         state = scenario.default_state()
-        title = "Simulation of the default scenario (8 teams, 2 cohorts, one week)"
+        title = "Simulation of the built-in scenario (8 teams, 2 cohorts, one week)"
     prios = {name: pc.value for name, pc in state.priority_classes.items()}
     if trace_path:
         trace = read_trace(trace_path, priority_classes=prios)
@@ -54,11 +79,27 @@ def _inputs(
         title += f" with trace {Path(trace_path).name}"
     elif files:
         trace = scenario.trace_for_state(
-            state, n if n is not None else scenario.DEFAULT_WORKLOADS, seed, days
+            state,
+            n if n is not None else scenario.DEFAULT_WORKLOADS,
+            seed,
+            days,
+            load if load is not None else DEFAULT_LOAD,
+            warnings=warnings,
         )
     else:
         trace = scenario.default_trace(n if n is not None else scenario.DEFAULT_WORKLOADS, seed, days)
-    return state, trace, title, scenario.DEFAULT_START_NS
+    return Inputs(state, trace, title, scenario.DEFAULT_START_NS, not trace_path, warnings)
+
+
+def run_label(inputs: Inputs, result: SimResult, seed: int) -> str:
+    """Seed, workloads and offered load of a run, for titles."""
+    parts = [f"seed {seed}"] if inputs.generated else []
+    parts.append(f"{len(inputs.trace):,} workloads")
+    span_s = (result.end_ns - result.start_ns) / NS
+    resource, load = scenario.offered_load(inputs.state, inputs.trace, span_s)
+    if resource:
+        parts.append(f"offered load {load:.2f} x nominal {resource}")
+    return ", ".join(parts)
 
 
 def run(
@@ -71,83 +112,166 @@ def run(
     days: float = scenario.DEFAULT_DAYS,
     until_s: float | None = None,
     drain: bool = False,
-    max_cycles: int = 10_000,
+    max_cycles: int = DEFAULT_MAX_CYCLES,
     progress: ProgressBar | None = None,
     err: TextIO | None = None,
+    termination_delay_s: float = DEFAULT_TERMINATION_DELAY_S,
+    load: float | None = None,
 ) -> SimulationOutput:
     err = err or sys.stderr
     notes: list[str] = []
+    warnings: list[str] = []
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
+
+    def warn(message: str) -> None:
+        warnings.append(message)
+        if progress is not None:
+            progress.clear()
+        print(f"warning: {message}", file=err)
+
     # 1. engine and inputs
     engine_name, note = resolve_sim_engine(engine)
     if note:
         notes.append(note)
         print(f"note: {note}", file=err)
-    state, trace, title, start_ns = _inputs(files, trace_path, n, seed, days)
-    if engine_name == "reference" and len(trace) > REFERENCE_COMFORT:
+    inputs = _inputs(files, trace_path, n, seed, days, load)
+    for w in inputs.warnings:
+        warn(w)
+    if engine_name == "reference" and len(inputs.trace) > REFERENCE_COMFORT:
         print(
             f"warning: the reference engine is the readable specification, not the fast one: "
-            f"{len(trace):,} workloads will take minutes. Try -n 5000, or --engine native.",
+            f"{len(inputs.trace):,} workloads will take minutes. Try -n 5000, or --engine native.",
             file=err,
         )
     timings["inputs_s"] = time.perf_counter() - t0
     # 2. the run
+    start_ns = inputs.start_ns
     until_ns = start_ns + int(until_s * NS) if until_s is not None else None
-    result = simulate(state, trace, engine_name, start_ns, until_ns, drain, max_cycles, progress)
-    if progress is not None:
-        progress.close()
+    result = simulate(
+        inputs.state,
+        inputs.trace,
+        engine_name,
+        start_ns,
+        until_ns,
+        drain,
+        max_cycles,
+        progress,
+        termination_delay_ns=int(round(termination_delay_s * NS)),
+        warn=warn,
+    )
     timings["simulate_s"] = result.wall_s
     if result.unsettled:
         notes.append(
-            f"at {result.unsettled} instants the scheduler had not settled after {max_cycles} cycles "
-            "(preemptions and re-admissions kept going, as Kueue does with some reclaim/borrowWithinCohort "
-            "policies); the clock moved on"
+            f"at {result.unsettled:,} instants the scheduler had not settled after {max_cycles:,} cycles "
+            "(preemptions and re-admissions kept going); the clock moved on (see the churn section)"
+        )
+    if result.drain_limited:
+        notes.append(
+            "--drain stopped 30 simulated days after the last arrival: some workloads never ran to their "
+            "end (preemption churn keeps evicting them)"
         )
     # 3. metrics and report
     t1 = time.perf_counter()
     metrics = compute(result)
     timings["metrics_s"] = time.perf_counter() - t1
+    label = run_label(inputs, result, seed)
     files_out: list[Path] = []
     if report_dir is not None:
+        if progress is not None:
+            progress.phase(f"writing the report to {report_dir}")
         t2 = time.perf_counter()
-        extra = {"seed": seed, "trace_workloads": len(trace)}
-        files_out = write_report(Path(report_dir), result, metrics, title, notes, extra)
+        extra = {
+            "seed": seed if inputs.generated else None,
+            "trace_workloads": len(inputs.trace),
+            "label": label,
+        }
+        files_out = write_report(
+            Path(report_dir), result, metrics, inputs.title, label, [*warnings, *notes], extra
+        )
         timings["report_s"] = time.perf_counter() - t2
     timings["total_s"] = time.perf_counter() - t0
-    return SimulationOutput(result, metrics, files_out, notes, timings)
+    return SimulationOutput(result, metrics, files_out, notes, timings, warnings, inputs.title, label)
 
 
 # --- CLI ---------------------------------------------------------------------------------------------
 
 
-def run_simulate(args: argparse.Namespace) -> int:
+def _output_format(args: argparse.Namespace) -> str:
+    fmt = args.output
+    if args.json:
+        if fmt not in (None, "json"):
+            raise InputError(
+                "", "--json", f"contradicts -o {fmt}; --json is the deprecated spelling of -o json"
+            )
+        print("note: --json is deprecated: use -o json", file=sys.stderr)
+        fmt = "json"
+    fmt = fmt or "table"
+    if fmt not in SIMULATE_FORMATS:
+        raise InputError(
+            "",
+            "-o/--output",
+            f"expects the output format (table or json), not {fmt!r}; "
+            f"for the report folder use --report {fmt}",
+        )
+    return str(fmt)
+
+
+def _check(args: argparse.Namespace) -> None:
     if args.n is not None and args.n < 0:
         raise InputError("", "-n", f"must not be negative, got {args.n}")
     if args.max_cycles < 1:
         raise InputError("", "--max-cycles-per-instant", f"must be at least 1, got {args.max_cycles}")
+    if not math.isfinite(args.termination_delay) or args.termination_delay < 0:
+        raise InputError(
+            "", "--termination-delay", f"must be a number of seconds >= 0, got {args.termination_delay}"
+        )
+    if not math.isfinite(args.days) or args.days <= 0:
+        raise InputError("", "--days", f"must be positive, got {args.days}")
+    if args.load is not None and (not math.isfinite(args.load) or args.load <= 0):
+        raise InputError("", "--load", f"must be positive, got {args.load}")
+    if args.until is not None and (not math.isfinite(args.until) or args.until < 0):
+        raise InputError("", "--until", f"must be a number of seconds >= 0, got {args.until}")
+
+
+def run_simulate(args: argparse.Namespace) -> int:
+    fmt = _output_format(args)
+    _check(args)
     if args.write_scenario:
-        return _write_scenario(Path(args.write_scenario), args.n, args.seed, args.days)
+        return _write_scenario(Path(args.write_scenario), args)
     bar = ProgressBar(enabled=args.progress)
-    out = run(
-        files=args.files or None,
-        trace_path=args.trace,
-        n=args.n,
-        seed=args.seed,
-        engine=args.engine,
-        report_dir=None if args.no_report else args.report,
-        days=args.days,
-        until_s=args.until,
-        drain=args.drain,
-        max_cycles=args.max_cycles,
-        progress=bar,
-    )
+    try:
+        out = run(
+            files=args.files or None,
+            trace_path=args.trace,
+            n=args.n,
+            seed=args.seed,
+            engine=args.engine,
+            report_dir=None if args.no_report else args.report,
+            days=args.days,
+            until_s=args.until,
+            drain=args.drain,
+            max_cycles=args.max_cycles,
+            progress=bar,
+            termination_delay_s=args.termination_delay,
+            load=args.load,
+        )
+    except KeyboardInterrupt:
+        bar.close()
+        print("interrupted", file=sys.stderr)
+        raise
+    finally:
+        bar.close()
     r, m = out.result, out.metrics
-    if args.json:
+    if fmt == "json":
         doc = {
             "engine": r.engine,
+            "label": out.run_label,
             "totals": m.totals,
             "cluster_queues": [q.to_json() for q in m.queues],
+            "churn": m.churn.to_json(),
+            "warnings": out.warnings,
+            "notes": out.notes,
             "timings": {k: round(v, 4) for k, v in out.timings.items()},
             "cycles": r.cycles,
         }
@@ -155,10 +279,15 @@ def run_simulate(args: argparse.Namespace) -> int:
     else:
         t = m.totals
         sys.stdout.write(
-            f"{t['workloads']:,} workloads over {t['simulated_s'] / 86400:.1f} simulated days "
-            f"({r.engine} engine, {r.cycles:,} cycles, {out.timings['total_s']:.1f} s)\n\n"
+            f"{out.title}\n{out.run_label}; {t['simulated_s'] / 86400:.1f} simulated days, "
+            f"{r.engine} engine, {r.cycles:,} cycles, simulated in {r.wall_s:.1f} s\n\n"
         )
         sys.stdout.write(summary_table(m))
+        churn = churn_lines(m.churn)
+        if churn:
+            sys.stdout.write("\n" + "\n".join(churn) + "\n")
+        for w in out.warnings:
+            sys.stdout.write(f"\nwarning: {w}\n")
         for note in out.notes:
             sys.stdout.write(f"\nnote: {note}\n")
     if out.report_files:
@@ -167,17 +296,25 @@ def run_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write_scenario(folder: Path, n: int | None, seed: int, days: float) -> int:
+def _write_scenario(folder: Path, args: argparse.Namespace) -> int:
+    """The inputs this run would use, as files: the manifests (or the
+    built-in cluster) and the trace (given, or generated with the same
+    options), so that ``simulate DIR/cluster.yaml --trace DIR/trace.csv``
+    runs the same simulation."""
     import yaml
 
     from ..trace import write_trace
 
+    files = args.files or None
+    inputs = _inputs(files, args.trace, args.n, args.seed, args.days, args.load)
+    for w in inputs.warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    docs = inputs.state.documents if files else scenario.default_objects()
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "cluster.yaml").write_text(yaml.safe_dump_all(scenario.default_objects(), sort_keys=False))
-    trace = scenario.default_trace(n if n is not None else scenario.DEFAULT_WORKLOADS, seed, days)
-    write_trace(trace, folder / "trace.csv")
+    (folder / "cluster.yaml").write_text(yaml.safe_dump_all(docs, sort_keys=False))
+    write_trace(inputs.trace.sorted_by_arrival(), folder / "trace.csv")
     print(
-        f"wrote {folder / 'cluster.yaml'} and {folder / 'trace.csv'} ({len(trace):,} workloads)",
+        f"wrote {folder / 'cluster.yaml'} and {folder / 'trace.csv'} ({len(inputs.trace):,} workloads)",
         file=sys.stderr,
     )
     return 0

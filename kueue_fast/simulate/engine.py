@@ -1,14 +1,20 @@
 """The simulator's view of an engine: add rows of a batch, remove finished
-workloads, run cycles at one instant until stable, read what was admitted.
+workloads, release evicted ones once their job stopped, run cycles at one
+instant until they settle, read what was admitted and why.
 
 Two adapters:
 
 * ``SpecAdapter`` drives any engine through the per-workload API
   (``add_workload(spec)``, ``run_cycle(now)``, ``workload_view(wid)``): the
-  reference engine, and the native engine until it offers bulk calls;
-* ``BulkAdapter`` uses the native engine's array calls (``add_workloads``,
-  ``run_until_stable``, ``admitted_usage``, ``eviction_reasons``,
-  ``remove_workloads``).
+  reference engine;
+* ``BulkAdapter`` uses the native engine's array calls (``add_staged``,
+  ``run_until_settled``, ``admitted_usage``, ``eviction_reasons``,
+  ``preempted_by``, ``messages``, ``remove_workloads``).
+
+Both settle an instant by the same rule: cycles until one admits nothing,
+evicts nothing new and newly parks nothing. When victims keep their quota
+until ``release`` (a pod-termination delay), a preemptor waiting for them
+re-issues their eviction every cycle; that is not a change.
 """
 
 from __future__ import annotations
@@ -34,22 +40,27 @@ EVICTION_REASONS = (
     "Other",
 )
 _REASON_CODE = {r: i for i, r in enumerate(EVICTION_REASONS)}
+_NONE = np.zeros(0, dtype=np.int64)
 
 
-@dataclass
+@dataclass(slots=True)
 class Step:
-    """What one cycle that changed something did."""
+    """What one cycle that changed something did: workloads admitted, and
+    workloads newly evicted by preemption."""
 
     admitted: list[int]
     preempted: list[int]
 
 
-@dataclass
+@dataclass(slots=True)
 class Settled:
     steps: list[Step] = field(default_factory=list)
     cycles: int = 0
     heads: int = 0  # workloads the cycles decided on (each popped head is one decision)
     stable: bool = True
+    # wids tried and left pending, by every cycle (repeats included); with
+    # settle's unexplained mask, only those whose flag was set (then cleared)
+    attempted: npt.NDArray[np.integer[Any]] = field(default_factory=lambda: _NONE)
 
 
 class SimEngine(Protocol):
@@ -59,9 +70,14 @@ class SimEngine(Protocol):
     def add(self, batch: WorkloadBatch, lo: int, hi: int) -> None: ...
     def add_specs(self, specs: list[WorkloadSpec]) -> None: ...
     def remove(self, wids: list[int]) -> None: ...
-    def settle(self, now_ns: int, max_cycles: int) -> Settled: ...
+    def release(self, wids: list[int]) -> None: ...
+    def settle(
+        self, now_ns: int, max_cycles: int, unexplained: npt.NDArray[np.uint8] | None = None
+    ) -> Settled: ...
     def admitted_usage(self, wids: list[int]) -> tuple[I64, I64]: ...
     def eviction_reasons(self, wids: list[int]) -> I64: ...
+    def preemptors(self, wids: list[int]) -> I64: ...
+    def messages(self, wids: list[int]) -> list[str]: ...
     def candidate_evaluations(self) -> int: ...
 
 
@@ -98,28 +114,48 @@ class SpecAdapter:
         for w in wids:
             self.engine.remove_workload(w)
 
+    def release(self, wids: list[int]) -> None:
+        for w in wids:
+            self.engine.release_eviction(w)
+
     def _has_heads(self) -> bool:
         """Would a cycle pop a head? (An active ClusterQueue with an active
-        workload: the native engine's run_until_stable asks the same.)"""
+        workload: the native engine's run_until_settled asks the same.)"""
         if self._queues is None:
             return True
         cqs = self.topo.cluster_queues
         return any(q.active and cqs[k].active for k, q in enumerate(self._queues))
 
-    def settle(self, now_ns: int, max_cycles: int) -> Settled:
-        out = Settled()
+    def _fresh(self, victims: list[int], cycle: int) -> list[int]:
+        """The victims this cycle evicted (not those whose eviction was under way)."""
+        if self._records is None:
+            return victims
+        return [w for w in victims if self._records[w].evicted_cycle == cycle]
+
+    def settle(
+        self, now_ns: int, max_cycles: int, unexplained: npt.NDArray[np.uint8] | None = None
+    ) -> Settled:
+        out = Settled(stable=False)
+        attempted: list[int] = []
         while out.cycles < max_cycles:
             # A cycle with no head to pop changes nothing: skip it.
             if not self._has_heads():
-                return out
+                out.stable = True
+                break
             report = self.engine.run_cycle(now_ns)
             out.cycles += 1
             out.heads += report.heads
-            if report.admitted or report.preempted:
-                out.steps.append(Step(list(report.admitted), list(report.preempted)))
+            attempted.extend(report.attempted)
+            fresh = self._fresh(list(report.preempted), report.cycle)
+            if report.admitted or fresh:
+                out.steps.append(Step(list(report.admitted), fresh))
             elif not report.newly_parked:
-                return out
-        out.stable = False
+                out.stable = True
+                break
+        if unexplained is not None:
+            attempted = [w for w in dict.fromkeys(attempted) if unexplained[w]]
+            unexplained[attempted] = 0
+        out.attempted = np.asarray(attempted, dtype=np.int64)
         return out
 
     def admitted_usage(self, wids: list[int]) -> tuple[I64, I64]:
@@ -151,6 +187,16 @@ class SpecAdapter:
             out[k] = _REASON_CODE.get(reason, len(EVICTION_REASONS) - 1)
         return out
 
+    def preemptors(self, wids: list[int]) -> I64:
+        if self._records is not None:
+            return np.array([self._records[w].preempted_by for w in wids], dtype=np.int64)
+        return np.array([int(self.engine.workload_view(w)["preempted_by"]) for w in wids], dtype=np.int64)
+
+    def messages(self, wids: list[int]) -> list[str]:
+        if self._records is not None:
+            return [self._records[w].message for w in wids]
+        return [str(self.engine.workload_view(w)["message"]) for w in wids]
+
     def candidate_evaluations(self) -> int:
         pre = getattr(self.engine, "preemptor", None)
         if pre is not None:
@@ -165,10 +211,12 @@ def native_available() -> bool:
     return importlib.util.find_spec("kueue_fast._native") is not None
 
 
-def make_sim_engine(name: str, topology: Topology) -> SimEngine:
-    """An adapter over a fresh engine (offline semantics: evictions release
-    their quota at the end of the cycle, victims requeue)."""
-    engine = make_engine(name, topology, release_evictions=True)
+def make_sim_engine(name: str, topology: Topology, release_evictions: bool = True) -> SimEngine:
+    """An adapter over a fresh engine. With ``release_evictions`` (the
+    offline rule) a victim releases its quota at the end of its cycle and
+    requeues; without, it holds its quota until ``release(wids)`` (its job
+    stopped), as in a cluster."""
+    engine = make_engine(name, topology, release_evictions=release_evictions)
     if name == "native" and hasattr(engine, "add_workloads"):
         import importlib
 

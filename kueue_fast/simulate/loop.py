@@ -1,19 +1,34 @@
 """The discrete-event loop.
 
-Events are workload arrivals (from the trace) and finishes (admission time +
-run time). After each batch of simultaneous events the engine runs
-scheduling cycles at that instant until one changes nothing; then the clock
-jumps to the next event. A preempted workload loses the work it had done,
-goes back to its queue (keeping its creation timestamp) and runs its full
-duration again once re-admitted. Everything the loop learns is appended to
-flat logs; metrics are computed from them at the end, vectorized.
+Events are workload arrivals (from the trace), finishes (admission time +
+run time) and, after a preemption, the moment the victim's job has stopped.
+After each batch of simultaneous events the engine runs scheduling cycles at
+that instant until they settle; then the clock jumps to the next event.
+
+A preempted workload loses the work it had done. As in a cluster, its quota
+is released only once its job has stopped: Kueue's job reconciler clears the
+admission when the evicted job is no longer active
+(pkg/controller/jobframework/reconciler.go, "handle eviction"), after its
+pods are gone. The simulator models that as a pod-termination delay
+(``termination_delay_ns``); then the workload goes back to its queue
+(keeping its creation timestamp) and later runs its full duration again.
+With a delay of 0 the quota is released at the end of the cycle (the
+offline rule of ``kueue-fast schedule``).
+
+Memory does not grow with the number of events: per workload a fixed record
+(counts, the first few admission and eviction times, the last ones, its
+accumulated wait), per ClusterQueue and time bin the integrals of
+``series``, and per (preemptor ClusterQueue, victim ClusterQueue, reason) a
+count.
 """
 
 from __future__ import annotations
 
 import heapq
 import time
+from array import array
 from bisect import bisect_right
+from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -23,14 +38,35 @@ import numpy.typing as npt
 from ..compiler import WorkloadCompiler, compile_topology
 from ..model import ClusterState
 from ..trace import Trace
-from .batch import WorkloadBatch, batch_from_trace
-from .engine import SimEngine, make_sim_engine
+from . import args as _args
+from .batch import WorkloadBatch, batch_from_trace, unqueued_warnings
+from .engine import EVICTION_REASONS, Settled, SimEngine, make_sim_engine
+from .series import Bins, CountSeries, EventCounts, StepSeries, nice_width_ns
 
 I64 = npt.NDArray[np.int64]
+F64 = npt.NDArray[np.float64]
 NS = 1_000_000_000
 NEVER = np.iinfo(np.int64).max
 
-FINISHED, PREEMPTED = 0, 1
+# Kubernetes' default terminationGracePeriodSeconds (see args.py)
+DEFAULT_TERMINATION_DELAY_S = _args.DEFAULT_TERMINATION_DELAY_S
+# Admission and eviction times kept per workload (the rest are counted).
+TIMES_KEPT = 4
+# --drain gives up this long after the last arrival (churn can keep
+# workloads from ever running to their end).
+DRAIN_LIMIT_NS = 30 * 86400 * NS
+# Cycles between two looks at the clock inside one instant (progress bar).
+INSTANT_SLICE = 500
+# Seconds between two progress reports.
+PROGRESS_INTERVAL_S = 0.2
+# Unsettled instants described in full (the rest are counted).
+UNSETTLED_KEPT = 10
+# Workloads named per unsettled instant.
+NAMED = 10
+
+# A workload's state at the end of the run.
+PENDING, RUNNING, EVICTING, FINISHED = 0, 1, 2, 3
+STATE_NAMES = ("pending", "running", "evicting", "finished")
 
 
 @dataclass
@@ -46,26 +82,66 @@ class Progress:
     admissions: int
     preemptions: int
     wall_s: float
+    instant_cycles: int = 0  # cycles run so far at the current instant, when it takes long
 
 
 @dataclass
-class SimLog:
-    """Flat logs of one run (numpy arrays once the run is over)."""
+class WorkloadRecords:
+    """Per workload (manifest workloads first, then the trace's rows)."""
 
-    # per workload id (manifest workloads first, then the trace's rows)
-    queue_cq: I64
+    queue_cq: I64  # ClusterQueue of its LocalQueue (-1: none)
     arrival_ns: I64
-    # admissions, in order
-    adm_t: I64
-    adm_wid: I64
-    adm_cq: I64
-    adm_wait_ns: I64
-    adm_usage: I64  # (admissions, flavor-resources)
-    # releases of quota: finishes and preemptions, in order
-    rel_t: I64
-    rel_adm: I64  # index of the admission that ends
-    rel_kind: I64  # FINISHED or PREEMPTED
-    rel_reason: I64  # eviction reason code (preemptions), -1 otherwise
+    state: npt.NDArray[np.int8]  # PENDING, RUNNING, EVICTING, FINISHED at the end
+    admitted_cq: I64  # ClusterQueue of its last admission (-1: never admitted)
+    admissions: I64
+    evictions: I64  # preemptions suffered
+    admitted_at: I64  # (n, TIMES_KEPT): the first admission times, -1 beyond the count
+    evicted_at: I64  # (n, TIMES_KEPT): the first eviction times
+    last_admitted_ns: I64  # -1: never
+    last_evicted_ns: I64  # -1: never
+    finished_ns: I64  # -1: not finished
+    wait_ns: I64  # time spent in its queue, up to the end when still pending
+    censored: npt.NDArray[np.bool_]  # still pending at the end: waited at least wait_ns
+    usage: I64  # (n, flavor-resources): the usage of its last admission
+    preempted_by: I64  # the workload whose preemption last evicted it (-1: none)
+    preempting: I64  # evictions this workload's admissions caused
+    lost_ns: I64  # run time thrown away by its evictions
+    explanation: npt.NDArray[np.int32]  # index into SimResult.messages (-1: none)
+
+
+@dataclass
+class UnsettledInstant:
+    """An instant whose cycles kept changing something until the limit."""
+
+    t_ns: int
+    cycles: int
+    admissions: int
+    preemptions: int
+    # (preemptor ClusterQueue, victim ClusterQueue, reason code) -> evictions
+    pairs: dict[tuple[int, int, int], int]
+    # the workloads evicted most often in it: (wid, evictions)
+    victims: list[tuple[int, int]]
+    # the workloads that preempted most often in it: (wid, evictions caused)
+    preemptors: list[tuple[int, int]]
+
+
+@dataclass
+class Churn:
+    """Who preempted whom, and the instants that did not settle."""
+
+    # (preemptor ClusterQueue, victim ClusterQueue, reason code) -> evictions
+    pairs: dict[tuple[int, int, int], int] = field(default_factory=dict)
+    unsettled: list[UnsettledInstant] = field(default_factory=list)  # the first UNSETTLED_KEPT
+
+
+@dataclass
+class Timeline:
+    """The run's time series (see series.py), finished at the end of the run."""
+
+    bins: Bins
+    usage: StepSeries  # per ClusterQueue x flavor-resource; totals: dominant share, borrowing
+    pending: CountSeries  # per ClusterQueue
+    preemptions: EventCounts  # per eviction reason
 
 
 @dataclass
@@ -77,7 +153,12 @@ class SimResult:
     fr_pairs: list[tuple[int, int]]
     nominal: I64  # (ClusterQueues, flavor-resources)
     cq_cohort: list[str]
-    log: SimLog
+    workloads: WorkloadRecords
+    timeline: Timeline
+    churn: Churn
+    messages: list[str]  # explanations, by WorkloadRecords.explanation
+    trace: Trace  # the trace's rows are workloads m.. (in arrival order)
+    manifest: list[tuple[str, str, str, int]]  # workloads 0..m-1: (namespace, name, LocalQueue, priority)
     engine: str
     start_ns: int
     end_ns: int
@@ -86,9 +167,14 @@ class SimResult:
     cycles: int
     instants: int
     unsettled: int
+    preemptions_per_cq: I64  # evictions by the victim's ClusterQueue
+    lost_ns_per_cq: F64
     candidate_evaluations: int
     wall_s: float
     schedule_s: float
+    termination_delay_ns: int
+    max_cycles: int
+    drain_limited: bool = False
     notes: list[str] = field(default_factory=list)
 
 
@@ -108,6 +194,33 @@ def _nominal_matrix(
     return out
 
 
+def _usage_measure(nominal: I64, res_of_fr: I64, n_res: int) -> Callable[[int, I64], F64]:
+    """Per usage level of ClusterQueue k: (its dominant resource's use over
+    nominal quota, 1 when above nominal quota on some flavor-resource)."""
+    onehot = np.zeros((nominal.shape[1], n_res))
+    onehot[np.arange(nominal.shape[1]), res_of_fr] = 1.0
+    nom_res = nominal.astype(np.float64) @ onehot
+
+    def measure(k: int, levels: I64) -> F64:
+        out = np.zeros((levels.shape[0], 2))
+        has = nom_res[k] > 0
+        if has.any():
+            out[:, 0] = ((levels.astype(np.float64) @ onehot)[:, has] / nom_res[k][has]).max(axis=1)
+        out[:, 1] = (levels > nominal[k]).any(axis=1)
+        return out
+
+    return measure
+
+
+def _last_usage(arrays: list[I64 | None], rows: array, n_fr: int) -> I64:  # type: ignore[type-arg]
+    """(workloads, flavor-resources): each workload's usage at its last admission."""
+    out = np.zeros((len(arrays), n_fr), dtype=np.int64)
+    for w, (a, r) in enumerate(zip(arrays, rows, strict=True)):
+        if a is not None:
+            out[w] = a[r]
+    return out
+
+
 def simulate(
     state: ClusterState,
     trace: Trace,
@@ -117,138 +230,224 @@ def simulate(
     drain: bool = False,
     max_cycles: int = 10_000,
     progress: Callable[[Progress], None] | None = None,
+    termination_delay_ns: int = int(DEFAULT_TERMINATION_DELAY_S * NS),
+    bins: int = 336,
+    warn: Callable[[str], None] | None = None,
 ) -> SimResult:
     """Run the trace against the cluster. The run ends after the last
     arrival's instant (workloads still pending or running then are reported
     as such), at ``until_ns`` if given, or, with ``drain``, once every
-    workload has finished."""
+    workload has finished (at most DRAIN_LIMIT_NS after the last arrival).
+    ``bins``: at most this many time bins for the series. ``warn`` hears
+    about trace rows that match no LocalQueue (they never run)."""
     t_wall = time.perf_counter()
     trace = trace.sorted_by_arrival()
     # 1. compile: topology (with the trace's resources), engine, the trace as arrays
     topo = compile_topology(state, extra_resources=set(trace.resources))
     compiler = WorkloadCompiler(state, topo)
-    sim: SimEngine = make_sim_engine(engine, topo)
+    sim: SimEngine = make_sim_engine(engine, topo, release_evictions=termination_delay_ns <= 0)
     batch: WorkloadBatch = batch_from_trace(trace, compiler, start_ns)
+    notes = unqueued_warnings(batch, trace)
+    if warn is not None:
+        for note in notes:
+            warn(note)
     manifest = [state.workloads[k] for k in sorted(state.workloads)]
     m, n = len(manifest), len(trace)
     total = m + n
+    n_cq, n_fr = len(topo.cluster_queues), len(topo.fr_pairs)
+    cq_names = [cq.name for cq in topo.cluster_queues]
+    rid = {r: k for k, r in enumerate(topo.resource_names)}
+    fid = {f: k for k, f in enumerate(topo.flavor_names)}
+    nominal = _nominal_matrix(state, cq_names, {p: k for k, p in enumerate(topo.fr_pairs)}, rid, fid)
+    res_of_fr = np.array([r for _, r in topo.fr_pairs], dtype=np.int64)
 
+    # 2. per workload: fixed records (array.array: cheap single-element updates)
+    specs = [compiler.compile(wl) for wl in manifest]
     queue_cq = np.empty(total, dtype=np.int64)
+    queue_cq[:m] = [s.cluster_queue for s in specs]
     queue_cq[m:] = batch.cluster_queue
     arrival = np.empty(total, dtype=np.int64)
+    arrival[:m] = start_ns
     arrival[m:] = batch.queue_ts
-    duration = np.empty(total, dtype=np.int64)
-    duration[m:] = np.round(trace.duration_s * 1e9).astype(np.int64)
-    duration[:m] = NEVER  # manifest workloads carry no run time: they never finish
+    dur = [NEVER] * m + np.round(trace.duration_s * 1e9).astype(np.int64).tolist()
 
-    # logs as Python lists while running (cheap appends), arrays at the end
-    adm_t: list[int] = []
-    adm_wid: list[int] = []
-    adm_cq: list[I64] = []
-    adm_wait: list[int] = []
-    adm_usage: list[I64] = []
-    rel_t: list[int] = []
-    rel_adm: list[int] = []
-    rel_kind: list[int] = []
-    rel_reason: list[I64] = []
-    epoch = [0] * total  # bumps on every admission and eviction: stale finishes are skipped
-    enq = arrival.tolist()  # when the workload last entered its queue
-    enq[:m] = [start_ns] * m
-    cur_adm = [-1] * total
+    def zeros(code: str, fill: int = 0, size: int = total) -> array:  # type: ignore[type-arg]
+        return array(code, [fill]) * size
+
+    state_of = zeros("b", PENDING)
+    adm_cq = zeros("q", -1)
+    n_adm = zeros("q")
+    n_evi = zeros("q")
+    adm_at = zeros("q", -1, total * TIMES_KEPT)
+    evi_at = zeros("q", -1, total * TIMES_KEPT)
+    last_adm = zeros("q", -1)
+    last_evi = zeros("q", -1)
+    fin_at = zeros("q", -1)
+    wait = zeros("q")
+    enq = array("q", arrival.tolist())  # when it last entered its queue
+    epoch = zeros("q")  # bumps on every admission and eviction: stale finishes are skipped
+    preempted_by = zeros("q", -1)
+    preempting = zeros("q")
+    lost = zeros("q")
+    # the usage of each workload's last admission: its step's array and row
+    usage_arr: list[I64 | None] = [None] * total
+    usage_row = zeros("q")
+    explained = zeros("i", -1)  # index into messages: why it waited (-1: nothing yet)
+    unexplained = np.ones(total, dtype=np.uint8)  # not tried and left pending yet
+    messages: list[str] = []
+    message_id: dict[str, int] = {}
+    qcq = queue_cq.tolist()
+
+    # 3. the series: bins over the expected span (they widen if the run goes on)
+    last_arrival = int(batch.queue_ts[-1]) if n else start_ns
+    end_ns = until_ns if until_ns is not None else (None if drain else last_arrival)
+    if bins < 2 or bins % 2:
+        raise ValueError("bins must be even and at least 2")
+    span = (end_ns if end_ns is not None else last_arrival) - start_ns
+    tbins = Bins(start_ns, nice_width_ns(max(span, NS), bins), bins)
+    timeline = Timeline(
+        tbins,
+        StepSeries(tbins, n_cq, n_fr, _usage_measure(nominal, res_of_fr, len(topo.resource_names)), 2),
+        CountSeries(tbins, n_cq),
+        EventCounts(tbins, len(EVICTION_REASONS)),
+    )
+    churn = Churn()
+    pre_per_cq = np.zeros(n_cq, dtype=np.int64)
+    lost_per_cq = np.zeros(n_cq, dtype=np.float64)
+    # (finish time, wid, epoch); an evicted workload's entry goes stale and is
+    # dropped when it comes up, or when stale entries are half the heap
     finish_heap: list[tuple[int, int, int]] = []
-    dur = duration.tolist()
+    stale = [0]
+    releases: deque[tuple[int, list[int]]] = deque()  # (when the victims' jobs have stopped, victims)
+    counts = {"running": 0, "admissions": 0, "preemptions": 0}
 
     def admitted(t: int, wids: list[int]) -> None:
         cqs, usage = sim.admitted_usage(wids)
-        base = len(adm_t)
-        adm_cq.append(cqs)
-        adm_usage.append(usage)
+        cq_l = cqs.tolist()
         for k, w in enumerate(wids):
+            usage_arr[w] = usage
+            usage_row[w] = k
+            c = cq_l[k]
+            if c < 0:
+                # admitted and evicted again within this instant (quota
+                # released at the end of its cycle): to its own ClusterQueue
+                c = cq_l[k] = qcq[w]
+                cqs = np.array(cq_l, dtype=np.int64)
+            state_of[w] = RUNNING
+            j = n_adm[w]
+            if j < TIMES_KEPT:
+                adm_at[w * TIMES_KEPT + j] = t
+            else:  # pending counts come from the records, beyond them from here
+                timeline.pending.add(t, queue_cq[w : w + 1], -1)
+            n_adm[w] = j + 1
+            wait[w] += t - enq[w]
+            last_adm[w] = t
+            adm_cq[w] = c
             epoch[w] += 1
-            cur_adm[w] = base + k
-            adm_t.append(t)
-            adm_wid.append(w)
-            adm_wait.append(t - enq[w])
             if dur[w] != NEVER:
                 heapq.heappush(finish_heap, (t + dur[w], w, epoch[w]))
+        timeline.usage.add(t, cqs, usage)
+        counts["running"] += len(wids)
+        counts["admissions"] += len(wids)
 
-    preemptions = [0]
+    one_key = [np.array([c], dtype=np.int64) for c in range(n_cq)]  # keys of a single change
 
-    def released(t: int, wids: list[int], kind: int) -> None:
-        if kind == PREEMPTED:
-            preemptions[0] += len(wids)
+    def quota_released(t: int, wids: list[int]) -> None:
+        """Their quota is free (finished, or evicted and stopped); the engine
+        still holds it (call before remove or release)."""
+        if len(wids) == 1:  # the usual case: the usage its admission recorded
+            w = wids[0]
+            r = usage_row[w]
+            timeline.usage.add(t, one_key[adm_cq[w]], usage_arr[w][r : r + 1], -1)  # type: ignore[index]
+            return
+        cqs, usage = sim.admitted_usage(wids)
+        timeline.usage.add(t, cqs, usage, -1)
+
+    def quota_released_by_cycle(t: int, wids: list[int]) -> None:
+        """Victims whose quota the engine released at the end of their cycle."""
+        cqs = np.array([adm_cq[w] for w in wids], dtype=np.int64)
+        rows = [usage_arr[w][usage_row[w]] for w in wids]  # type: ignore[index]
+        timeline.usage.add(t, cqs, np.stack(rows), -1)
+
+    def requeued(t: int, wids: list[int]) -> None:
         for w in wids:
-            epoch[w] += 1
-            rel_t.append(t)
-            rel_adm.append(cur_adm[w])
-            rel_kind.append(kind)
-            if kind == PREEMPTED:
-                enq[w] = t
-        if kind == PREEMPTED:
-            rel_reason.append(sim.eviction_reasons(wids))
-        else:
-            rel_reason.append(np.full(len(wids), -1, dtype=np.int64))
+            state_of[w] = PENDING
+            enq[w] = t
+            if n_evi[w] > TIMES_KEPT:  # pending counts come from the records, beyond them from here
+                timeline.pending.add(t, queue_cq[w : w + 1], 1)
 
-    # 2. the manifest's workloads are there at the start; admitted ones hold quota
+    def evicted(t: int, wids: list[int], detail: Counter[tuple[int, int, int]] | None) -> None:
+        reasons = sim.eviction_reasons(wids)
+        by = sim.preemptors(wids).tolist()
+        timeline.preemptions.add(t, np.bincount(reasons, minlength=len(EVICTION_REASONS)))
+        for k, w in enumerate(wids):
+            state_of[w] = EVICTING
+            j = n_evi[w]
+            if j < TIMES_KEPT:
+                evi_at[w * TIMES_KEPT + j] = t
+            n_evi[w] = j + 1
+            last_evi[w] = t
+            epoch[w] += 1
+            c = adm_cq[w]
+            pre_per_cq[c] += 1
+            ran = t - last_adm[w]
+            lost[w] += ran
+            lost_per_cq[c] += ran / NS
+            p = by[k]
+            preempted_by[w] = p
+            if p >= 0:
+                preempting[p] += 1
+            key = (qcq[p] if p >= 0 else -1, c, int(reasons[k]))
+            churn.pairs[key] = churn.pairs.get(key, 0) + 1
+            if detail is not None:
+                detail[key] += 1
+        counts["running"] -= len(wids)
+        counts["preemptions"] += len(wids)
+        stale[0] += len(wids)
+        if stale[0] > 1024 and 2 * stale[0] > len(finish_heap):
+            finish_heap[:] = [e for e in finish_heap if epoch[e[1]] == e[2]]
+            heapq.heapify(finish_heap)
+            stale[0] = 0
+        if termination_delay_ns > 0:
+            releases.append((t + termination_delay_ns, list(wids)))
+        else:
+            quota_released_by_cycle(t, wids)
+            requeued(t, wids)
+
+    def explain(wids: list[int]) -> None:
+        """Keep the engine's current pending message of each workload."""
+        for w, msg in zip(wids, sim.messages(wids), strict=True):
+            if msg:
+                idx = message_id.get(msg)
+                if idx is None:
+                    idx = message_id[msg] = len(messages)
+                    messages.append(msg)
+                explained[w] = idx
+
+    # 4. the manifest's workloads are there at the start; admitted ones hold quota
     if m:
-        specs = [compiler.compile(wl) for wl in manifest]
-        queue_cq[:m] = [s.cluster_queue for s in specs]
-        arrival[:m] = start_ns
         sim.add_specs(specs)
         held = [i for i, s in enumerate(specs) if s.admission is not None and s.admission.cluster_queue >= 0]
         if held:
             admitted(start_ns, held)
-            for w in held:
-                adm_wait[cur_adm[w]] = 0
+        for i, s in enumerate(specs):
+            if s.admission is not None and s.admission.cluster_queue < 0:
+                # admitted to a ClusterQueue that does not exist: holds nothing, never finishes
+                state_of[i] = RUNNING
+                n_adm[i] = 1
+                adm_at[i * TIMES_KEPT] = start_ns
 
-    arr_list = (batch.queue_ts).tolist()
-    last_arrival = arr_list[-1] if n else start_ns
-    end_ns = until_ns if until_ns is not None else (None if drain else last_arrival)
+    arr_list = batch.queue_ts.tolist()
     cycles = instants = unsettled = 0
     schedule_s = 0.0
     i = 0
     last_t = start_ns
-    next_report = time.perf_counter() + 0.2
-    t = start_ns
-    # 3. events in time order
-    while True:
-        next_arr = arr_list[i] if i < n else NEVER
-        next_fin = finish_heap[0][0] if finish_heap else NEVER
-        # the manifest's pending workloads get their first cycles at the start
-        t = min(next_arr, next_fin, start_ns if m and instants == 0 else NEVER)
-        if t == NEVER or (end_ns is not None and t > end_ns):
-            break
-        # 3a. arrivals at t
-        if next_arr == t:
-            j = bisect_right(arr_list, t, i)
-            sim.add(batch, i, j)
-            i = j
-        # 3b. finishes at t (skipping those of workloads preempted since)
-        done: list[int] = []
-        while finish_heap and finish_heap[0][0] == t:
-            _, w, ep = heapq.heappop(finish_heap)
-            if epoch[w] == ep:
-                done.append(w)
-        if done:
-            released(t, done, FINISHED)
-            sim.remove(done)
-        # 3c. cycles at t until one changes nothing
-        t0 = time.perf_counter()
-        res = sim.settle(t, max_cycles)
-        schedule_s += time.perf_counter() - t0
-        cycles += res.cycles
-        instants += 1
-        last_t = t
-        if not res.stable:
-            unsettled += 1
-        # 3d. in cycle order: admissions start their run; victims lose theirs
-        for step in res.steps:
-            if step.admitted:
-                admitted(t, step.admitted)
-            if step.preempted:
-                released(t, step.preempted, PREEMPTED)
-        if progress is not None and (instants & 255) == 0 and time.perf_counter() >= next_report:
-            next_report = time.perf_counter() + 0.2
+    next_report = time.perf_counter() + PROGRESS_INTERVAL_S
+    drain_stop = last_arrival + DRAIN_LIMIT_NS if drain and until_ns is None else NEVER
+    drain_limited = False
+
+    def report_progress(t: int, instant_cycles: int = 0) -> None:
+        if progress is not None:
             progress(
                 Progress(
                     t,
@@ -256,54 +455,179 @@ def simulate(
                     end_ns or last_arrival,
                     i,
                     n,
-                    len(adm_t) - len(rel_t),
-                    len(adm_t),
-                    preemptions[0],
+                    counts["running"],
+                    counts["admissions"],
+                    counts["preemptions"],
                     time.perf_counter() - t_wall,
+                    instant_cycles,
                 )
             )
-    # the clock stops at --until, else at the last instant simulated
+
+    def long_instant(t: int, res: Settled) -> tuple[int, float]:
+        """An instant that did not settle in one slice of cycles: go on in
+        slices (the progress bar moves), noting who preempts whom; if it
+        never settles, keep its description. Returns (cycles, time in the
+        engine)."""
+        nonlocal next_report, unsettled
+        detail: Counter[tuple[int, int, int]] = Counter()
+        victims: Counter[int] = Counter()
+        preemptors: Counter[int] = Counter()
+        run = n_adm_i = n_pre_i = 0
+        engine_s = 0.0
+        while True:
+            run += res.cycles
+            for step in res.steps:
+                if step.admitted:
+                    admitted(t, step.admitted)
+                if step.preempted:
+                    evicted(t, step.preempted, detail)
+                n_adm_i += len(step.admitted)
+                n_pre_i += len(step.preempted)
+                victims.update(step.preempted)
+                preemptors.update(preempted_by[w] for w in step.preempted)
+            if res.attempted.size:
+                explain(res.attempted.tolist())
+            if res.stable or run >= max_cycles:
+                break
+            if time.perf_counter() >= next_report:
+                next_report = time.perf_counter() + PROGRESS_INTERVAL_S
+                report_progress(t, run)
+            t0 = time.perf_counter()
+            res = sim.settle(t, min(INSTANT_SLICE, max_cycles - run), unexplained)
+            engine_s += time.perf_counter() - t0
+        if not res.stable:
+            unsettled += 1
+            if len(churn.unsettled) < UNSETTLED_KEPT:
+                named = [(p, c) for p, c in preemptors.most_common(NAMED + 1) if p >= 0][:NAMED]
+                churn.unsettled.append(
+                    UnsettledInstant(
+                        t, run, n_adm_i, n_pre_i, dict(detail), victims.most_common(NAMED), named
+                    )
+                )
+        return run, engine_s
+
+    # 5. events in time order
+    first_slice = min(INSTANT_SLICE, max_cycles)
+    while True:
+        next_arr = arr_list[i] if i < n else NEVER
+        next_fin = finish_heap[0][0] if finish_heap else NEVER
+        next_rel = releases[0][0] if releases else NEVER
+        # the manifest's pending workloads get their first cycles at the start
+        t = min(next_arr, next_fin, next_rel, start_ns if m and instants == 0 else NEVER)
+        if t == NEVER or (end_ns is not None and t > end_ns):
+            break
+        if t > drain_stop:
+            drain_limited = True
+            break
+        # 5a. arrivals at t
+        if next_arr == t:
+            j = bisect_right(arr_list, t, i)
+            sim.add(batch, i, j)
+            i = j
+        # 5b. finishes at t (skipping those of workloads evicted since)
+        done: list[int] = []
+        while finish_heap and finish_heap[0][0] == t:
+            _, w, ep = heapq.heappop(finish_heap)
+            if epoch[w] == ep:
+                done.append(w)
+            else:
+                stale[0] -= 1
+        if done:
+            for w in done:
+                state_of[w] = FINISHED
+                fin_at[w] = t
+            counts["running"] -= len(done)
+            quota_released(t, done)
+            sim.remove(done)
+        # 5c. evicted workloads whose jobs have stopped: quota free, back to their queues
+        stopped: list[int] = []
+        while releases and releases[0][0] == t:
+            stopped += releases.popleft()[1]
+        if stopped:
+            quota_released(t, stopped)
+            requeued(t, stopped)
+            sim.release(stopped)
+        # 5d. cycles at t until they settle
+        instants += 1
+        last_t = t
+        t0 = time.perf_counter()
+        res = sim.settle(t, first_slice, unexplained)
+        schedule_s += time.perf_counter() - t0
+        if res.stable:  # the usual case
+            cycles += res.cycles
+            # in cycle order: admissions start their run; victims lose theirs
+            for step in res.steps:
+                if step.admitted:
+                    admitted(t, step.admitted)
+                if step.preempted:
+                    evicted(t, step.preempted, None)
+            if res.attempted.size:
+                explain(res.attempted.tolist())  # the first time a workload is left pending: why
+        else:
+            run, dt = long_instant(t, res)
+            cycles += run
+            schedule_s += dt
+        if (instants & 255) == 0 and time.perf_counter() >= next_report:
+            next_report = time.perf_counter() + PROGRESS_INTERVAL_S
+            report_progress(t)
+
+    # 6. the clock stops at --until, else at the last instant simulated
     final_t = end_ns if end_ns is not None else last_t
-    log = SimLog(
+    report_progress(final_t)
+    timeline.usage.finish(final_t)
+    # workloads still pending waited at least until the end
+    st = np.frombuffer(state_of, dtype=np.int8).copy()
+    wait_ns = np.frombuffer(wait, dtype=np.int64).copy()
+    arrived = arrival <= final_t
+    censored = (st == PENDING) & arrived & (queue_cq >= 0)
+    wait_ns[censored] += final_t - np.frombuffer(enq, dtype=np.int64)[censored]
+    if censored.any():
+        explain(np.flatnonzero(censored).tolist())  # still pending: why, now
+    records = WorkloadRecords(
         queue_cq=queue_cq,
         arrival_ns=arrival,
-        adm_t=np.asarray(adm_t, dtype=np.int64),
-        adm_wid=np.asarray(adm_wid, dtype=np.int64),
-        adm_cq=np.concatenate(adm_cq) if adm_cq else np.zeros(0, dtype=np.int64),
-        adm_wait_ns=np.asarray(adm_wait, dtype=np.int64),
-        adm_usage=np.concatenate(adm_usage) if adm_usage else np.zeros((0, len(topo.fr_pairs)), np.int64),
-        rel_t=np.asarray(rel_t, dtype=np.int64),
-        rel_adm=np.asarray(rel_adm, dtype=np.int64),
-        rel_kind=np.asarray(rel_kind, dtype=np.int64),
-        rel_reason=np.concatenate(rel_reason) if rel_reason else np.zeros(0, dtype=np.int64),
+        state=st,
+        admitted_cq=np.frombuffer(adm_cq, dtype=np.int64).copy(),
+        admissions=np.frombuffer(n_adm, dtype=np.int64).copy(),
+        evictions=np.frombuffer(n_evi, dtype=np.int64).copy(),
+        admitted_at=np.frombuffer(adm_at, dtype=np.int64).reshape(total, TIMES_KEPT).copy(),
+        evicted_at=np.frombuffer(evi_at, dtype=np.int64).reshape(total, TIMES_KEPT).copy(),
+        last_admitted_ns=np.frombuffer(last_adm, dtype=np.int64).copy(),
+        last_evicted_ns=np.frombuffer(last_evi, dtype=np.int64).copy(),
+        finished_ns=np.frombuffer(fin_at, dtype=np.int64).copy(),
+        wait_ns=wait_ns,
+        censored=censored,
+        usage=_last_usage(usage_arr, usage_row, n_fr),
+        preempted_by=np.frombuffer(preempted_by, dtype=np.int64).copy(),
+        preempting=np.frombuffer(preempting, dtype=np.int64).copy(),
+        lost_ns=np.frombuffer(lost, dtype=np.int64).copy(),
+        explanation=np.frombuffer(explained, dtype=np.int32).copy(),
     )
-    if progress is not None:
-        progress(
-            Progress(
-                final_t,
-                start_ns,
-                end_ns or last_arrival,
-                i,
-                n,
-                len(adm_t) - len(rel_t),
-                len(adm_t),
-                preemptions[0],
-                time.perf_counter() - t_wall,
-            )
-        )
-    rid = {r: k for k, r in enumerate(topo.resource_names)}
-    fid = {f: k for k, f in enumerate(topo.flavor_names)}
-    fr_index = {p: k for k, p in enumerate(topo.fr_pairs)}
-    cq_names = [cq.name for cq in topo.cluster_queues]
+    # pending workloads over time, from the records: +1 at arrival, -1 at
+    # each admission kept, +1 when each eviction kept had released its quota
+    pending = timeline.pending
+    pending.add(records.arrival_ns[arrived], queue_cq[arrived], 1)
+    for k in range(TIMES_KEPT):
+        at = records.admitted_at[:, k]
+        kept = at >= 0
+        pending.add(at[kept], queue_cq[kept], -1)
+        back = records.evicted_at[:, k] + max(0, termination_delay_ns)
+        kept = (records.evicted_at[:, k] >= 0) & (back <= final_t)
+        pending.add(back[kept], queue_cq[kept], 1)
     return SimResult(
         state=state,
         topology_cq_names=cq_names,
         resource_names=list(topo.resource_names),
         flavor_names=list(topo.flavor_names),
         fr_pairs=list(topo.fr_pairs),
-        nominal=_nominal_matrix(state, cq_names, fr_index, rid, fid),
+        nominal=nominal,
         cq_cohort=[state.cluster_queues[c].cohort or "" for c in cq_names],
-        log=log,
+        workloads=records,
+        timeline=timeline,
+        churn=churn,
+        messages=messages,
+        trace=trace,
+        manifest=[(wl.namespace, wl.name, wl.queue_name, wl.priority) for wl in manifest],
         engine=sim.name,
         start_ns=start_ns,
         end_ns=final_t,
@@ -312,7 +636,13 @@ def simulate(
         cycles=cycles,
         instants=instants,
         unsettled=unsettled,
+        preemptions_per_cq=pre_per_cq,
+        lost_ns_per_cq=lost_per_cq,
         candidate_evaluations=sim.candidate_evaluations(),
         wall_s=time.perf_counter() - t_wall,
         schedule_s=schedule_s,
+        termination_delay_ns=max(0, termination_delay_ns),
+        max_cycles=max_cycles,
+        drain_limited=drain_limited,
+        notes=notes,
     )

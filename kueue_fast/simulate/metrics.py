@@ -1,9 +1,17 @@
-"""Metrics of a simulation, computed from its logs with numpy at the end.
+"""Metrics of a simulation, from what the loop kept: the per-workload
+records and the binned series (see loop.py and series.py).
 
-Usage over time is a step function per ClusterQueue and flavor-resource:
-+usage at each admission, -usage when that admission ends (finish or
-preemption). Means over time are exact integrals of those step functions;
-the plotted series are their means over equal time bins.
+Usage over time is a step function per ClusterQueue and flavor-resource; its
+time means (utilization, time spent borrowing) are exact integrals, the
+plotted series its means over equal time bins.
+
+Waits are per workload: the time it spent in its queue, from its arrival to
+its admission plus, after each eviction, from its return to the queue to its
+next admission. A workload still pending at the end counts with the time it
+has waited so far (a lower bound: it is *censored*). Percentiles are taken by
+nearest rank over every workload of the ClusterQueue, censored ones
+included; a percentile that falls on a censored wait is itself a lower bound
+(``*_censored``, shown as ``>`` in the table).
 """
 
 from __future__ import annotations
@@ -15,11 +23,12 @@ import numpy as np
 import numpy.typing as npt
 
 from .engine import EVICTION_REASONS
-from .loop import FINISHED, PREEMPTED, SimResult
+from .loop import EVICTING, FINISHED, PENDING, RUNNING, SimResult
 
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
 NS = 1e9
+PERCENTILES = (50, 95, 99)
 
 
 @dataclass
@@ -30,12 +39,17 @@ class QueueStats:
     admitted: int  # admitted at least once
     pending: int  # still pending at the end
     running: int  # admitted and running at the end
+    evicting: int  # evicted, their job still stopping at the end
     finished: int
-    preemptions: int  # of its workloads
+    preemptions: int  # evictions of its workloads
     wait_p50_s: float
     wait_p95_s: float
     wait_p99_s: float
-    wait_mean_s: float
+    wait_p50_censored: bool  # the percentile is a lower bound
+    wait_p95_censored: bool
+    wait_p99_censored: bool
+    wait_mean_s: float  # a lower bound when censored > 0
+    censored: int  # workloads still waiting at the end
     utilization: float  # time-mean usage of its dominant resource / nominal (> 1 when borrowing)
     borrowing_s: float  # time during which it used more than its nominal quota somewhere
     lost_work_s: float  # run time thrown away by preemption
@@ -46,9 +60,11 @@ class QueueStats:
 
 @dataclass
 class Series:
-    """Bin means over [start, end]: ``edges_s`` are seconds since the start."""
+    """Bin means over [start, end]: ``edges_s`` are seconds since the start;
+    every bin is ``bin_s`` wide but the last, cut at the end."""
 
     edges_s: F64
+    bin_s: float
     # resource -> flavor -> fraction of the flavor's total nominal quota in use
     utilization: dict[str, dict[str, F64]] = field(default_factory=dict)
     pending: dict[str, F64] = field(default_factory=dict)  # ClusterQueue -> pending workloads
@@ -62,8 +78,10 @@ class Series:
 class Metrics:
     queues: list[QueueStats]
     series: Series
-    waits_s: dict[str, F64]  # ClusterQueue -> wait of every admission
+    waits_s: dict[str, F64]  # ClusterQueue -> wait of each of its workloads
+    waits_censored: dict[str, npt.NDArray[np.bool_]]  # ClusterQueue -> censored flags of those waits
     totals: dict[str, Any]
+    churn: Churn
 
 
 def display_unit(resource: str) -> tuple[float, str]:
@@ -75,79 +93,39 @@ def display_unit(resource: str) -> tuple[float, str]:
     return 1.0, ""
 
 
-def _integrals(times: I64, levels: F64, x: F64) -> F64:
-    """∫ from times[0] to x of a step function that is 0 before times[0] and
-    levels[i] from times[i] on (times sorted). levels may be 2-D (E x k)."""
-    if times.size == 0:
-        return np.zeros((x.size,) + levels.shape[1:], dtype=np.float64)
-    t = times.astype(np.float64)
-    seg = np.diff(t)
-    cum = np.zeros_like(levels, dtype=np.float64)
-    if levels.ndim == 1:
-        cum[1:] = np.cumsum(levels[:-1] * seg)
-    else:
-        cum[1:] = np.cumsum(levels[:-1] * seg[:, None], axis=0)
-    k = np.searchsorted(t, x, side="right") - 1
-    kc = np.clip(k, 0, None)
-    dx = x - t[kc]
-    out = cum[kc] + (levels[kc] * (dx if levels.ndim == 1 else dx[:, None]))
-    out[k < 0] = 0.0
+def censored_percentiles(
+    waits: F64, censored: npt.NDArray[np.bool_], qs: tuple[int, ...] = PERCENTILES
+) -> list[tuple[float, bool]]:
+    """(value, is a lower bound) per percentile, by nearest rank; among equal
+    waits the exact ones rank first."""
+    if waits.size == 0:
+        return [(0.0, False) for _ in qs]
+    order = np.lexsort((censored, waits))
+    out = []
+    for q in qs:
+        k = max(0, int(np.ceil(q / 100.0 * waits.size)) - 1)
+        out.append((float(waits[order[k]]), bool(censored[order[k]])))
     return out
 
 
-def _bin_means(times: I64, deltas: F64, edges_ns: F64) -> F64:
-    """Mean level per bin of the step function built from deltas at times."""
-    if times.size == 0:
-        shape = (edges_ns.size - 1,) + deltas.shape[1:]
-        return np.zeros(shape, dtype=np.float64)
-    order = np.argsort(times, kind="stable")
-    t = times[order]
-    levels = np.cumsum(deltas[order], axis=0)
-    integ = _integrals(t, levels, edges_ns)
-    width = np.diff(edges_ns)
-    d = np.diff(integ, axis=0)
-    return d / (width if d.ndim == 1 else width[:, None])
-
-
-def _time_mean(times: I64, values: F64, start: int, end: int) -> float:
-    """Time mean over [start, end] of a step function whose value becomes
-    values[i] at times[i] (sorted), 0 before the first."""
-    if end <= start or times.size == 0:
-        return 0.0
-    t = np.clip(times, start, end).astype(np.float64)
-    nxt = np.append(t[1:], float(end))
-    return float(np.sum(values * (nxt - t)) / (end - start))
-
-
-def compute(result: SimResult, bins: int = 336) -> Metrics:
-    log = result.log
+def compute(result: SimResult) -> Metrics:
+    wl = result.workloads
+    tl = result.timeline
     cq_names = result.topology_cq_names
     n_cq = len(cq_names)
     n_fr = len(result.fr_pairs)
-    # times relative to the start, in int64 ns: float64 cannot hold epoch
-    # nanoseconds exactly (its resolution there is 256 ns)
-    t0 = result.start_ns
-    adm_t, rel_t, arrival = log.adm_t - t0, log.rel_t - t0, log.arrival_ns - t0
-    start, end = 0, max(0, result.end_ns - t0)
-    edges_ns = np.linspace(0.0, float(max(end, int(NS))), bins + 1)  # at least one second
+    start, end = result.start_ns, result.end_ns
+    edges_ns = tl.bins.edges(end)
+    nb = edges_ns.size - 1
+    width = np.diff(edges_ns)
     res_of_fr = np.array([r for _, r in result.fr_pairs], dtype=np.int64)
     flav_of_fr = np.array([f for f, _ in result.fr_pairs], dtype=np.int64)
 
-    # 1. quota events: + at admission, - when the admission ends
-    rel_usage = log.adm_usage[log.rel_adm] if log.rel_adm.size else np.zeros((0, n_fr), np.int64)
-    ev_t = np.concatenate([adm_t, rel_t])
-    ev_cq = np.concatenate([log.adm_cq, log.adm_cq[log.rel_adm] if log.rel_adm.size else log.rel_adm])
-    ev_d = np.concatenate([log.adm_usage, -rel_usage]).astype(np.float64)
-    in_window = ev_t <= end
-    ev_t, ev_cq, ev_d = ev_t[in_window], ev_cq[in_window], ev_d[in_window]
-    # admissions to no ClusterQueue (manifest workloads of a missing one) hold nothing
-    valid = ev_cq >= 0
-    ev_t, ev_cq, ev_d = ev_t[valid], ev_cq[valid], ev_d[valid]
-
-    # 2. cluster-wide utilization per flavor-resource
+    # 1. cluster-wide utilization per flavor-resource
+    usage_bins = tl.usage.integral[:, :nb, :] / width[None, :, None]  # (n_cq, bins, n_fr)
     capacity = result.nominal.sum(axis=0).astype(np.float64)
-    used = _bin_means(ev_t, ev_d, edges_ns)  # (bins, n_fr)
-    series = Series(edges_s=edges_ns / NS)
+    used = usage_bins.sum(axis=0)
+    series = Series(edges_s=edges_ns / NS, bin_s=tl.bins.width_ns / NS)
     for fr in range(n_fr):
         if capacity[fr] <= 0:
             continue
@@ -155,41 +133,18 @@ def compute(result: SimResult, bins: int = 336) -> Metrics:
         f = result.flavor_names[flav_of_fr[fr]]
         series.utilization.setdefault(r, {})[f] = used[:, fr] / capacity[fr]
 
-    # 3. per ClusterQueue: usage step functions, borrowing, utilization
-    order = np.lexsort((ev_t, ev_cq))
-    ev_t, ev_cq, ev_d = ev_t[order], ev_cq[order], ev_d[order]
-    bounds = np.searchsorted(ev_cq, np.arange(n_cq + 1))
-    n_res = len(result.resource_names)
-    onehot = np.zeros((n_fr, n_res))
-    onehot[np.arange(n_fr), res_of_fr] = 1.0
-    usage_bins = np.zeros((n_cq, bins, n_fr))
-    util = np.zeros(n_cq)
-    borrowing = np.zeros(n_cq)
-    for c in range(n_cq):
-        lo, hi = bounds[c], bounds[c + 1]
-        if lo == hi:
-            continue
-        t = ev_t[lo:hi]
-        levels = np.cumsum(ev_d[lo:hi], axis=0)
-        usage_bins[c] = np.diff(_integrals(t, levels, edges_ns), axis=0) / np.diff(edges_ns)[:, None]
-        nominal = result.nominal[c].astype(np.float64)
-        over = (levels > nominal[None, :] + 0.5).any(axis=1).astype(np.float64)
-        borrowing[c] = _time_mean(t, over, start, end) * (end - start) / NS
-        per_res = levels @ onehot
-        nom_res = nominal @ onehot
-        has = nom_res > 0
-        if has.any():
-            dominant = (per_res[:, has] / nom_res[has]).max(axis=1)
-            util[c] = _time_mean(t, dominant, start, end)
+    # 2. per ClusterQueue: exact time means of the dominant share and of borrowing
+    span = max(0, end - start)
+    util = tl.usage.totals[:, 0] / span if span else np.zeros(n_cq)
+    borrowing_s = tl.usage.totals[:, 1] / NS
 
-    # 4. borrowed and lent per resource (on bin means): lending is shared out
+    # 3. borrowed and lent per resource (on bin means): lending is shared out
     # among the cohort's ClusterQueues in proportion to their unused nominal quota
     nominal_f = result.nominal.astype(np.float64)
     borrowed_fr = np.clip(usage_bins - nominal_f[:, None, :], 0, None)
     unused_fr = np.clip(nominal_f[:, None, :] - usage_bins, 0, None)
     lent_fr = np.zeros_like(borrowed_fr)
-    cohorts = sorted(set(result.cq_cohort) - {""})
-    for co in cohorts:
+    for co in sorted(set(result.cq_cohort) - {""}):
         members = np.array([i for i, x in enumerate(result.cq_cohort) if x == co])
         b = borrowed_fr[members].sum(axis=0)
         u = unused_fr[members]
@@ -209,80 +164,232 @@ def compute(result: SimResult, bins: int = 336) -> Metrics:
                 b_map[name], l_map[name] = b, lt
         series.borrowed[r], series.lent[r] = b_map, l_map
 
-    # 5. pending workloads per ClusterQueue: +1 on arrival and on eviction, -1 on admission
-    q = log.queue_cq
-    pre = log.rel_kind == PREEMPTED
-    pre_w = log.adm_wid[log.rel_adm[pre]] if pre.any() else np.zeros(0, np.int64)
-    p_t = np.concatenate([arrival, adm_t, rel_t[pre]])
-    p_w = np.concatenate([np.arange(q.size), log.adm_wid, pre_w])
-    p_d = np.concatenate([np.ones(q.size), -np.ones(adm_t.size), np.ones(pre_w.size)])
-    keep = (p_t <= end) & (q[p_w] >= 0)
-    p_t, p_w, p_d = p_t[keep], p_w[keep], p_d[keep]
-    pend_cq = q[p_w]
-    pending_now = np.bincount(pend_cq, weights=p_d, minlength=n_cq)
+    # 4. pending workloads per ClusterQueue, preemptions per reason
+    pending_bins = tl.pending.means(edges_ns)
     for c, name in enumerate(cq_names):
-        sel = pend_cq == c
-        if sel.any():
-            series.pending[name] = _bin_means(p_t[sel], p_d[sel], edges_ns)
+        if tl.pending.steps[c].any():
+            series.pending[name] = pending_bins[c]
+    for code, reason in enumerate(EVICTION_REASONS):
+        counts = tl.preemptions.counts[code, :nb]
+        if counts.any():
+            series.preemptions[reason] = counts.copy()
 
-    # 6. preemptions per bin by reason
-    if pre.any():
-        for code, reason in enumerate(EVICTION_REASONS):
-            sel = pre & (log.rel_reason == code)
-            if sel.any():
-                series.preemptions[reason] = np.histogram(rel_t[sel], bins=edges_ns)[0].astype(np.float64)
-
-    # 7. per ClusterQueue counts and waits
-    adm_in = adm_t <= end
-    rel_in = rel_t <= end
-    admitted_once = np.zeros(q.size, dtype=bool)
-    admitted_once[log.adm_wid[adm_in]] = True
-    n_adm = np.bincount(log.adm_wid[adm_in], minlength=q.size)
-    n_rel = np.bincount(log.adm_wid[log.rel_adm[rel_in]], minlength=q.size) if rel_in.any() else 0 * n_adm
-    fin = np.zeros(q.size, dtype=bool)
-    fin_sel = rel_in & (log.rel_kind == FINISHED)
-    fin[log.adm_wid[log.rel_adm[fin_sel]]] = True
-    running = (n_adm > n_rel) & ~fin
-    arrived = arrival <= end
-    victim_cq = log.adm_cq[log.rel_adm[pre & rel_in]] if pre.any() else np.zeros(0, np.int64)
-    pre_adm = log.rel_adm[pre & rel_in]
-    lost = (rel_t[pre & rel_in] - adm_t[pre_adm]) / NS if pre.any() else np.zeros(0)
+    # 5. per ClusterQueue counts and waits
+    q = wl.queue_cq
+    arrived = wl.arrival_ns <= end
+    st = wl.state
     waits: dict[str, F64] = {}
+    waits_c: dict[str, npt.NDArray[np.bool_]] = {}
     queues: list[QueueStats] = []
     for c, name in enumerate(cq_names):
         mine = (q == c) & arrived
-        w = log.adm_wait_ns[adm_in & (log.adm_cq == c)] / NS
-        waits[name] = w
-        p50, p95, p99 = np.percentile(w, [50, 95, 99]) if w.size else (0.0, 0.0, 0.0)
+        w = wl.wait_ns[mine] / NS
+        cen = wl.censored[mine]
+        waits[name], waits_c[name] = w, cen
+        (p50, c50), (p95, c95), (p99, c99) = censored_percentiles(w, cen)
         queues.append(
             QueueStats(
                 name=name,
                 cohort=result.cq_cohort[c],
                 workloads=int(mine.sum()),
-                admitted=int((admitted_once & mine).sum()),
-                pending=int(round(pending_now[c])),
-                running=int((running & mine).sum()),
-                finished=int((fin & mine).sum()),
-                preemptions=int((victim_cq == c).sum()),
-                wait_p50_s=float(p50),
-                wait_p95_s=float(p95),
-                wait_p99_s=float(p99),
+                admitted=int((mine & (wl.admissions > 0)).sum()),
+                pending=int((mine & (st == PENDING)).sum()),
+                running=int((mine & (st == RUNNING)).sum()),
+                evicting=int((mine & (st == EVICTING)).sum()),
+                finished=int((mine & (st == FINISHED)).sum()),
+                preemptions=int(result.preemptions_per_cq[c]),
+                wait_p50_s=p50,
+                wait_p95_s=p95,
+                wait_p99_s=p99,
+                wait_p50_censored=c50,
+                wait_p95_censored=c95,
+                wait_p99_censored=c99,
                 wait_mean_s=float(w.mean()) if w.size else 0.0,
+                censored=int(cen.sum()),
                 utilization=float(util[c]),
-                borrowing_s=float(borrowing[c]),
-                lost_work_s=float(lost[victim_cq == c].sum()) if lost.size else 0.0,
+                borrowing_s=float(borrowing_s[c]),
+                lost_work_s=float(result.lost_ns_per_cq[c]),
             )
         )
+    queued = (q >= 0) & arrived
     totals = {
         "workloads": int(arrived.sum()),
-        "admissions": int(adm_in.sum()),
-        "admitted": int((admitted_once & arrived).sum()),
+        "admissions": int(wl.admissions.sum()),
+        "admitted": int((queued & (wl.admissions > 0)).sum()),
         "pending": int(sum(s.pending for s in queues)),
-        "running": int(running.sum()),
-        "finished": int(fin.sum()),
-        "preemptions": int((pre & rel_in).sum()),
-        "lost_work_s": float(lost.sum()) if lost.size else 0.0,
-        "simulated_s": (end - start) / NS,
+        "running": int(sum(s.running for s in queues)),
+        "evicting": int(sum(s.evicting for s in queues)),
+        "finished": int(sum(s.finished for s in queues)),
+        "preemptions": int(wl.evictions.sum()),
+        "lost_work_s": float(wl.lost_ns.sum() / NS),
+        "simulated_s": span / NS,
         "unqueued": int(((q < 0) & arrived).sum()),
+        "censored_waits": int(wl.censored.sum()),
     }
-    return Metrics(queues=queues, series=series, waits_s=waits, totals=totals)
+    return Metrics(
+        queues=queues,
+        series=series,
+        waits_s=waits,
+        waits_censored=waits_c,
+        totals=totals,
+        churn=find_churn(result),
+    )
+
+
+# --- preemption churn --------------------------------------------------------------------------------
+
+# A workload evicted this many times or more churns.
+CHURN_MIN_EVICTIONS = 10
+TOP = 10
+
+
+def workload_key(result: SimResult, w: int) -> str:
+    """namespace/name of workload id w."""
+    if w < result.n_manifest:
+        ns, name, _, _ = result.manifest[w]
+        return f"{ns}/{name}"
+    k = w - result.n_manifest
+    tr = result.trace
+    return f"{tr.namespaces[int(tr.namespace[k])]}/{tr.name_of(k)}"
+
+
+def policy_text(result: SimResult, preemptor_cq: int, victim_cq: int, reason: str) -> str:
+    """Which setting of the preemptor's ClusterQueue lets it evict the victim
+    (Kueue pkg/scheduler/preemption/classical/hierarchical_preemption.go,
+    classifyPreemptionVariant; fair sharing: pkg/scheduler/preemption/preemption.go)."""
+    if preemptor_cq < 0:
+        return "evicted by a workload of no ClusterQueue"
+    names = result.topology_cq_names
+    p = result.state.cluster_queues[names[preemptor_cq]]
+    v = names[victim_cq] if victim_cq >= 0 else "?"
+    pre = p.preemption
+    if reason == "InClusterQueue":
+        return f"{p.name} withinClusterQueue: {pre.within_cluster_queue} (victim in the same ClusterQueue)"
+    if reason == "InCohortReclamation":
+        return (
+            f"{p.name} reclaimWithinCohort: {pre.reclaim_within_cohort} "
+            f"({v} was using more than its nominal quota"
+            + (", whatever its priority)" if pre.reclaim_within_cohort == "Any" else ")")
+        )
+    if reason == "InCohortReclaimWhileBorrowing":
+        thr = pre.max_priority_threshold
+        return (
+            f"{p.name} borrowWithinCohort: {pre.borrow_within_cohort_policy}"
+            + (f" (maxPriorityThreshold {thr})" if thr is not None else "")
+            + f" with reclaimWithinCohort: {pre.reclaim_within_cohort} "
+            f"(the preemptor borrows too; {v} was using more than its nominal quota)"
+        )
+    if reason == "InCohortFairSharing":
+        fs = result.state.configuration.fair_sharing
+        strategies = ", ".join(fs.preemption_strategies) if fs is not None else ""
+        return f"fair sharing ({strategies}): {v} had a larger share of the cohort than {p.name}"
+    return "evicted for another reason"
+
+
+@dataclass
+class Churn:
+    """Preemptions that repeat: who preempts whom, under which policy, and
+    the instants that did not settle (see loop.Churn)."""
+
+    threshold: int  # evictions of one workload from which it counts as churning
+    churning: int  # workloads evicted at least threshold times
+    workloads: list[dict[str, Any]]  # the workloads evicted most
+    preemptors: list[dict[str, Any]]  # the workloads that evicted most
+    pairs: list[dict[str, Any]]  # (preemptor ClusterQueue, victim ClusterQueue, reason) with its policy
+    cluster_queues: list[str]
+    cohorts: list[str]
+    unsettled: int
+    unsettled_instants: list[dict[str, Any]]
+
+    def __bool__(self) -> bool:
+        return bool(self.churning or self.unsettled)
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def find_churn(result: SimResult, threshold: int = CHURN_MIN_EVICTIONS) -> Churn:
+    wl = result.workloads
+    names = result.topology_cq_names
+
+    def cq(c: int) -> str:
+        return names[c] if c >= 0 else ""
+
+    def pair_rows(pairs: dict[tuple[int, int, int], int]) -> list[dict[str, Any]]:
+        rows = []
+        for (p, v, r), count in sorted(pairs.items(), key=lambda kv: (-kv[1], kv[0])):
+            reason = EVICTION_REASONS[r]
+            rows.append(
+                {
+                    "preemptor_cluster_queue": cq(p),
+                    "victim_cluster_queue": cq(v),
+                    "reason": reason,
+                    "evictions": count,
+                    "policy": policy_text(result, p, v, reason),
+                }
+            )
+        return rows
+
+    churning = np.flatnonzero(wl.evictions >= threshold)
+    top_victims = churning[np.argsort(-wl.evictions[churning], kind="stable")][:TOP]
+    workloads = [
+        {
+            "workload": workload_key(result, int(w)),
+            "cluster_queue": cq(int(wl.queue_cq[w])),
+            "evictions": int(wl.evictions[w]),
+            "admissions": int(wl.admissions[w]),
+            "last_preempted_by": workload_key(result, int(wl.preempted_by[w]))
+            if wl.preempted_by[w] >= 0
+            else "",
+        }
+        for w in top_victims
+    ]
+    by = np.flatnonzero(wl.preempting >= threshold)
+    top_by = by[np.argsort(-wl.preempting[by], kind="stable")][:TOP]
+    preemptors = [
+        {
+            "workload": workload_key(result, int(w)),
+            "cluster_queue": cq(int(wl.queue_cq[w])),
+            "evictions_caused": int(wl.preempting[w]),
+        }
+        for w in top_by
+    ]
+    # the pairs behind the churning workloads' evictions: every pair with a churning victim queue
+    involved = {int(wl.queue_cq[w]) for w in churning} | {int(wl.queue_cq[w]) for w in by}
+    pairs = pair_rows(
+        {k: c for k, c in result.churn.pairs.items() if k[1] in involved or k[0] in involved}
+        if churning.size
+        else {}
+    )
+    instants: list[dict[str, Any]] = []
+    for u in result.churn.unsettled:
+        instants.append(
+            {
+                "time_s": (u.t_ns - result.start_ns) / NS,
+                "cycles": u.cycles,
+                "admissions": u.admissions,
+                "preemptions": u.preemptions,
+                "pairs": pair_rows(u.pairs),
+                "victims": [{"workload": workload_key(result, w), "evictions": c} for w, c in u.victims],
+                "preemptors": [
+                    {"workload": workload_key(result, w), "evictions_caused": c} for w, c in u.preemptors
+                ],
+            }
+        )
+    every_pair = pairs + [row for i in instants for row in i["pairs"]]
+    cqs = sorted(
+        {str(row[k]) for row in every_pair for k in ("preemptor_cluster_queue", "victim_cluster_queue")}
+        - {""}
+    )
+    cohorts = sorted({result.cq_cohort[names.index(c)] for c in cqs} - {""})
+    return Churn(
+        threshold=threshold,
+        churning=int(churning.size),
+        workloads=workloads,
+        preemptors=preemptors,
+        pairs=pairs,
+        cluster_queues=cqs,
+        cohorts=cohorts,
+        unsettled=result.unsettled,
+        unsettled_instants=instants,
+    )

@@ -1,5 +1,11 @@
-"""The report folder: metrics.json, five PNG plots, one self-contained HTML
-page (plots embedded as base64), and the summary table for the terminal."""
+"""The report folder: metrics.json, workloads.csv, five PNG charts, one
+self-contained HTML page (charts embedded as base64), and the summary table
+and churn summary for the terminal.
+
+Every chart gives the run (seed, workloads, offered load) and its bin width;
+a ClusterQueue has one colour in every chart and panel, a flavor one colour
+in every panel; legends sit beside the plot, never on the data.
+"""
 
 from __future__ import annotations
 
@@ -13,10 +19,12 @@ from typing import Any
 
 import numpy as np
 
-from .loop import SimResult
-from .metrics import Metrics, QueueStats, display_unit
+from .loop import STATE_NAMES, TIMES_KEPT, SimResult
+from .metrics import Churn, Metrics, QueueStats, display_unit
 
 MAX_LINES = 10  # ClusterQueues drawn one by one; the rest are summed as "others"
+OTHERS_COLOR = "#9e9e9e"
+NS = 1_000_000_000
 
 PLOTS = (
     (
@@ -32,8 +40,9 @@ PLOTS = (
     (
         "wait_times.png",
         "Wait-time distribution per ClusterQueue",
-        "Time from entering the queue (arrival, or eviction) to admission, for every admission; "
-        "box: p25-p75 with the median, whiskers: p5-p95, dots: p99.",
+        "Per workload, the time it spent in its queue until admission (after an eviction, counted again "
+        "from its return to the queue); workloads still pending at the end count with the time waited so "
+        "far (censored, a lower bound). Box: p25-p75 with the median, whiskers: p5-p95, dot: p99.",
     ),
     (
         "borrowing.png",
@@ -58,6 +67,17 @@ def fmt_duration(s: float) -> str:
     return f"{s / 86400:.1f}d"
 
 
+def fmt_bin(s: float) -> str:
+    """A bin width in words: 30-min, 1-h, 2-day..."""
+    if s < 60:
+        return f"{s:g}-s"
+    if s < 3600:
+        return f"{s / 60:g}-min"
+    if s < 86400:
+        return f"{s / 3600:g}-h"
+    return f"{s / 86400:g}-day"
+
+
 TABLE_COLUMNS = (
     "ClusterQueue",
     "admitted",
@@ -70,6 +90,19 @@ TABLE_COLUMNS = (
     "borrowing",
 )
 
+TABLE_LEGEND = (
+    "admitted: workloads admitted at least once; pending: still waiting at the end; preempted: evictions "
+    "of its workloads; wait: per workload, time in its queue until admission (after an eviction, again "
+    "from its return to the queue), percentiles by nearest rank; '>': at least this long, the percentile "
+    "falls on a workload still waiting at the end (censored: counted as waiting until the end); util: "
+    "time-mean use of its dominant resource over its nominal quota (over 100% when borrowing); borrowing: "
+    "time spent above its nominal quota."
+)
+
+
+def _wait(s: float, censored: bool) -> str:
+    return (">" if censored else "") + fmt_duration(s)
+
 
 def table_rows(queues: Sequence[QueueStats], simulated_s: float) -> list[list[str]]:
     rows = []
@@ -81,9 +114,9 @@ def table_rows(queues: Sequence[QueueStats], simulated_s: float) -> list[list[st
                 f"{q.admitted:,}",
                 f"{q.pending:,}",
                 f"{q.preemptions:,}",
-                fmt_duration(q.wait_p50_s),
-                fmt_duration(q.wait_p95_s),
-                fmt_duration(q.wait_p99_s),
+                _wait(q.wait_p50_s, q.wait_p50_censored),
+                _wait(q.wait_p95_s, q.wait_p95_censored),
+                _wait(q.wait_p99_s, q.wait_p99_censored),
                 f"{q.utilization * 100:.0f}%",
                 f"{fmt_duration(q.borrowing_s)} ({share * 100:.0f}%)",
             ]
@@ -102,15 +135,86 @@ def summary_table(metrics: Metrics) -> str:
     def line(r: Sequence[str]) -> str:
         return "  ".join(
             c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))
-        )
+        ).rstrip()
 
     out = [line(TABLE_COLUMNS), "  ".join("-" * w for w in widths)]
     out += [line(r) for r in rows[:-1]]
     out += ["  ".join("-" * w for w in widths), line(rows[-1])]
+    if t.get("censored_waits"):
+        out.append(
+            f"'>': a lower bound ({t['censored_waits']:,} workloads still waiting at the end count as "
+            "waiting until the end)"
+        )
     return "\n".join(out) + "\n"
 
 
+def churn_lines(c: Churn) -> list[str]:
+    """The churn summary as lines of text (terminal, HTML)."""
+    if not c:
+        return []
+    out = []
+    if c.churning:
+        out.append(
+            f"Repeated preemption: {c.churning:,} workloads were evicted {c.threshold} times or more, in "
+            f"ClusterQueues {', '.join(c.cluster_queues)}"
+            + (f" (cohorts {', '.join(c.cohorts)})" if c.cohorts else "")
+            + "."
+        )
+        out.append(
+            "  Evicted most: "
+            + ", ".join(
+                f"{w['workload']} ({w['cluster_queue']}) {w['evictions']:,} times" for w in c.workloads[:5]
+            )
+        )
+        if c.preemptors:
+            out.append(
+                "  Caused most evictions: "
+                + ", ".join(f"{w['workload']} {w['evictions_caused']:,} evictions" for w in c.preemptors[:5])
+            )
+        out.append("  Who preempts whom, and the policy that allows it:")
+        for p in c.pairs[:8]:
+            out.append(
+                f"    {p['preemptor_cluster_queue']} -> {p['victim_cluster_queue']} {p['reason']}: "
+                f"{p['evictions']:,} evictions; {p['policy']}"
+            )
+        out.append(
+            "  An evicted workload goes back to its queue as soon as its job has stopped, with no backoff "
+            "(as in Kueue), is admitted again when quota frees and can be evicted again; policies that let "
+            "two queues take quota from each other keep going round (README: preemption churn)."
+        )
+    if c.unsettled:
+        out.append(
+            f"{c.unsettled:,} instants did not settle (scheduling cycles kept admitting and evicting until "
+            "the limit per instant)."
+        )
+        for u in c.unsettled_instants[:3]:
+            pairs = "; ".join(
+                f"{p['preemptor_cluster_queue']} -> {p['victim_cluster_queue']} {p['reason']} "
+                f"{p['evictions']:,}x ({p['policy']})"
+                for p in u["pairs"][:4]
+            )
+            victims = ", ".join(f"{v['workload']} {v['evictions']:,}x" for v in u["victims"][:5])
+            out.append(
+                f"  at {fmt_duration(u['time_s'])}: {u['cycles']:,} cycles, {u['admissions']:,} admissions, "
+                f"{u['preemptions']:,} evictions; {pairs}; evicted most: {victims}"
+            )
+    return out
+
+
 # --- plots ------------------------------------------------------------------------------------------
+
+
+def _palette(n: int) -> list[str]:
+    import matplotlib
+
+    cmap = matplotlib.colormaps["tab20" if n > 10 else "tab10"]
+    k = 20 if n > 10 else 10
+    return [matplotlib.colors.to_hex(cmap(i % k)) for i in range(n)]
+
+
+def queue_colors(names: Sequence[str]) -> dict[str, str]:
+    """One colour per ClusterQueue, the same in every chart."""
+    return dict(zip(names, _palette(len(names)), strict=True))
 
 
 def _top(names: Sequence[str], weight: dict[str, float]) -> list[str]:
@@ -128,8 +232,19 @@ def _x(metrics: Metrics) -> tuple[np.ndarray[Any, Any], str, float]:
     return mid / 60, "simulated time (minutes)", 60.0
 
 
-def render_plots(metrics: Metrics) -> dict[str, bytes]:
-    """PNG bytes per file name (matplotlib, Agg backend)."""
+def _legend_beside(target: Any, handles: Any = None, labels: Any = None) -> None:
+    """A legend to the right of the axes (or figure), outside the data."""
+    kw = {"loc": "upper left", "bbox_to_anchor": (1.01, 1.0), "fontsize": 7, "frameon": False}
+    if handles is None:
+        target.legend(**kw)
+    else:
+        target.legend(handles, labels, **kw)
+
+
+def render_plots(metrics: Metrics, queue_names: Sequence[str], run_label: str) -> dict[str, bytes]:
+    """PNG bytes per file name (matplotlib, Agg backend). ``queue_names``
+    fixes the colours; ``run_label`` (seed, workloads, load) goes under
+    every title."""
     import matplotlib
 
     matplotlib.use("Agg", force=True)
@@ -138,7 +253,12 @@ def render_plots(metrics: Metrics) -> dict[str, bytes]:
     plt.rcParams.update({"figure.dpi": 100, "font.size": 9, "axes.grid": True, "grid.alpha": 0.3})
     s = metrics.series
     x, xlabel, _ = _x(metrics)
+    per_bin = f"per {fmt_bin(s.bin_s)} bin"
+    colors = queue_colors(queue_names)
     out: dict[str, bytes] = {}
+
+    def titled(ax: Any, title: str) -> None:
+        ax.set_title(f"{title}\n{run_label}; {per_bin}", fontsize=9)
 
     def save(fig: Any, name: str) -> None:
         buf = io.BytesIO()
@@ -146,89 +266,115 @@ def render_plots(metrics: Metrics) -> dict[str, bytes]:
         plt.close(fig)
         out[name] = buf.getvalue()
 
-    # 1. utilization per flavor
+    # 1. utilization per flavor: one colour per flavor in every panel
     res = list(s.utilization)
+    flavors = sorted({f for r in res for f in s.utilization[r]})
+    fcolor = dict(zip(flavors, _palette(len(flavors)), strict=True))
     fig, axes = plt.subplots(
-        len(res) or 1, 1, figsize=(10, 2.3 * max(1, len(res))), sharex=True, squeeze=False
+        len(res) or 1, 1, figsize=(10, 2.3 * max(1, len(res)) + 0.6), sharex=True, squeeze=False
     )
     for ax, r in zip(axes[:, 0], res, strict=False):
         for f, y in s.utilization[r].items():
-            ax.plot(x, y * 100, lw=1, label=f)
+            ax.plot(x, y * 100, lw=1, color=fcolor[f], label=f)
         ax.set_ylabel(f"{r}\n% of nominal")
         ax.set_ylim(bottom=0)
-        ax.legend(loc="upper right", fontsize=7, ncol=4)
-    axes[0, 0].set_title(PLOTS[0][1])
+    if flavors:
+        handles = [matplotlib.lines.Line2D([], [], color=fcolor[f], lw=1.5) for f in flavors]
+        _legend_beside(axes[0, 0], handles, flavors)
+    titled(axes[0, 0], PLOTS[0][1])
     axes[-1, 0].set_xlabel(xlabel)
     save(fig, PLOTS[0][0])
 
     # 2. pending workloads, stacked
-    fig, ax = plt.subplots(figsize=(10, 3.2))
+    fig, ax = plt.subplots(figsize=(10, 3.4))
     weight = {k: float(v.sum()) for k, v in s.pending.items()}
     top = _top(list(s.pending), weight)
     ys = [s.pending[k] for k in top]
     labels = list(top)
+    cols = [colors.get(k, OTHERS_COLOR) for k in top]
     rest = [v for k, v in s.pending.items() if k not in top]
     if rest:
         ys.append(np.sum(rest, axis=0))
         labels.append(f"{len(rest)} others")
+        cols.append(OTHERS_COLOR)
     if ys:
-        ax.stackplot(x, *ys, labels=labels, alpha=0.85)
-        ax.legend(loc="upper left", fontsize=7, ncol=3)
-    ax.set_title(PLOTS[1][1])
-    ax.set_ylabel("pending workloads")
+        ax.stackplot(x, *ys, labels=labels, colors=cols, alpha=0.85)
+        _legend_beside(ax)
+    titled(ax, PLOTS[1][1])
+    ax.set_ylabel(f"pending workloads\n(mean {per_bin})")
     ax.set_xlabel(xlabel)
     save(fig, PLOTS[1][0])
 
     # 3. wait-time distribution per ClusterQueue
     names = [q.name for q in metrics.queues if metrics.waits_s.get(q.name, np.zeros(0)).size]
     names = sorted(names, key=lambda n: -float(np.percentile(metrics.waits_s[n], 95)))[: 2 * MAX_LINES]
-    fig, ax = plt.subplots(figsize=(10, 0.45 * max(4, len(names)) + 1))
+    fig, ax = plt.subplots(figsize=(10, 0.45 * max(4, len(names)) + 1.2))
     floor = 1.0  # seconds: a log axis cannot show 0; immediate admissions sit on the floor
     if names:
         data = [np.maximum(metrics.waits_s[n], floor) for n in names]
-        ax.boxplot(data, orientation="horizontal", whis=(5, 95), showfliers=False, tick_labels=names)
+        ticks = []
+        for n in names:
+            cen = int(metrics.waits_censored[n].sum())
+            ticks.append(f"{n} ({cen:,} censored)" if cen else n)
+        box = ax.boxplot(
+            data,
+            orientation="horizontal",
+            whis=(5, 95),
+            showfliers=False,
+            tick_labels=ticks,
+            patch_artist=True,
+        )
+        for patch, n in zip(box["boxes"], names, strict=True):
+            patch.set_facecolor(colors.get(n, OTHERS_COLOR))
+            patch.set_alpha(0.7)
         for i, d in enumerate(data, start=1):
             ax.plot(np.percentile(d, 99), i, "k.", ms=5)
         ax.set_xscale("log")
-    ax.set_title(PLOTS[2][1])
-    ax.set_xlabel("wait until admission (seconds, log scale; 1 s floor)")
+    ax.set_title(f"{PLOTS[2][1]}\n{run_label}", fontsize=9)
+    ax.set_xlabel(
+        "time in the queue until admission (seconds, log scale; 1 s floor; censored: waited so far)"
+    )
     ax.invert_yaxis()
     save(fig, PLOTS[2][0])
 
-    # 4. borrowing (above zero) and lending (below zero) per resource
+    # 4. borrowing (above zero) and lending (below zero) per resource; one legend for all panels
     res = [r for r in s.borrowed if s.borrowed[r]]
     fig, axes = plt.subplots(
-        max(1, len(res)), 1, figsize=(10, 2.6 * max(1, len(res))), sharex=True, squeeze=False
+        max(1, len(res)), 1, figsize=(10, 2.6 * max(1, len(res)) + 0.6), sharex=True, squeeze=False
     )
+    shown: list[str] = []
     for ax, r in zip(axes[:, 0], res, strict=False):
         _, unit = display_unit(r)
         weight = {k: float(v.sum() + s.lent[r][k].sum()) for k, v in s.borrowed[r].items()}
-        top = _top(list(s.borrowed[r]), weight)
-        colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-        for i, k in enumerate(top):
-            col = colors[i % len(colors)]
-            ax.plot(x, s.borrowed[r][k], lw=1, color=col, label=k)
+        for k in _top(list(s.borrowed[r]), weight):
+            col = colors.get(k, OTHERS_COLOR)
+            ax.plot(x, s.borrowed[r][k], lw=1, color=col)
             ax.plot(x, -s.lent[r][k], lw=1, color=col, ls="--")
+            if k not in shown:
+                shown.append(k)
         ax.axhline(0, color="k", lw=0.6)
         ax.set_ylabel(f"{r} ({unit})" if unit else r)
-        ax.legend(loc="upper right", fontsize=7, ncol=3)
-    axes[0, 0].set_title(PLOTS[3][1] + " (solid: borrowed, dashed: lent)")
+    if shown:
+        shown.sort(key=list(queue_names).index)
+        handles = [matplotlib.lines.Line2D([], [], color=colors[k], lw=1.5) for k in shown]
+        _legend_beside(axes[0, 0], handles, shown)
+    titled(axes[0, 0], PLOTS[3][1] + " (solid: borrowed, dashed: lent; mean amount)")
     axes[-1, 0].set_xlabel(xlabel)
     save(fig, PLOTS[3][0])
 
-    # 5. preemptions per bin by reason
-    fig, ax = plt.subplots(figsize=(10, 3.0))
-    width = float(x[1] - x[0]) if x.size > 1 else 1.0
-    bottom = np.zeros_like(x)
+    # 5. preemptions per bin by reason, stacked (one step outline per reason)
+    fig, ax = plt.subplots(figsize=(10, 3.2))
+    edges = s.edges_s / _x(metrics)[2]
+    bottom = np.zeros(edges.size - 1)
     for reason, counts in s.preemptions.items():
-        ax.bar(x, counts, width=width, bottom=bottom, label=reason, align="center")
+        ax.stairs(bottom + counts, edges, baseline=bottom, fill=True, label=reason)
         bottom = bottom + counts
     if s.preemptions:
-        ax.legend(loc="upper right", fontsize=7)
+        _legend_beside(ax)
     else:
         ax.text(0.5, 0.5, "no preemptions", transform=ax.transAxes, ha="center", va="center")
-    ax.set_title(PLOTS[4][1])
-    ax.set_ylabel("preempted workloads per bin")
+    titled(ax, PLOTS[4][1])
+    ax.set_ylabel(f"evicted workloads\n{per_bin}")
     ax.set_xlabel(xlabel)
     save(fig, PLOTS[4][0])
     return out
@@ -244,8 +390,10 @@ def metrics_json(result: SimResult, metrics: Metrics, extra: dict[str, Any]) -> 
         "run": {
             "workloads": result.n_workloads,
             "manifest_workloads": result.n_manifest,
-            "start": result.start_ns // 1_000_000_000,
-            "end": result.end_ns // 1_000_000_000,
+            "start": result.start_ns // NS,
+            "end": result.end_ns // NS,
+            "termination_delay_s": result.termination_delay_ns / NS,
+            "max_cycles_per_instant": result.max_cycles,
             "cycles": result.cycles,
             "instants": result.instants,
             "unsettled_instants": result.unsettled,
@@ -256,7 +404,9 @@ def metrics_json(result: SimResult, metrics: Metrics, extra: dict[str, Any]) -> 
         },
         "totals": metrics.totals,
         "cluster_queues": [q.to_json() for q in metrics.queues],
+        "churn": metrics.churn.to_json(),
         "series": {
+            "bin_s": s.bin_s,
             "edges_s": s.edges_s.round(3).tolist(),
             "utilization": {
                 r: {f: v.round(5).tolist() for f, v in d.items()} for r, d in s.utilization.items()
@@ -269,8 +419,127 @@ def metrics_json(result: SimResult, metrics: Metrics, extra: dict[str, Any]) -> 
     }
 
 
+WORKLOAD_COLUMNS = (
+    "namespace",
+    "name",
+    "local_queue",
+    "cluster_queue",
+    "priority",
+    "arrival_s",
+    "state",
+    "admissions",
+    "admitted_at_s",
+    "evictions",
+    "evicted_at_s",
+    "last_admitted_s",
+    "last_evicted_s",
+    "finished_s",
+    "wait_s",
+    "wait_censored",
+    "flavors",
+    "preempted_by",
+    "lost_work_s",
+    "explanation",
+)
+
+
+def _csv_field(text: str) -> str:
+    """A CSV field (RFC 4180): quoted when it holds a comma, a quote or a line break."""
+    if any(c in text for c in ',"\n\r'):
+        return '"' + text.replace('"', '""') + '"'
+    return text
+
+
+def write_workloads_csv(path: Path, result: SimResult, chunk: int = 20_000) -> None:
+    """One row per workload (see WORKLOAD_COLUMNS and the README): times in
+    seconds since the start; ``admitted_at_s``/``evicted_at_s`` list the
+    first TIMES_KEPT times separated by spaces (``admissions``/``evictions``
+    count them all, ``last_*`` give the last). Written ``chunk`` rows at a
+    time (the text of every row at once would take hundreds of MB)."""
+    wl = result.workloads
+    t0 = result.start_ns
+    tr = result.trace
+    m = result.n_manifest
+
+    def secs(a: np.ndarray[Any, Any]) -> list[str]:
+        """Seconds since the start with 3 decimals; '' where a < 0 (never)."""
+        rel = np.where(a >= 0, (a - t0) / NS, -1.0).tolist()
+        return [f"{x:.3f}" if x >= 0 else "" for x in rel]
+
+    def times(kept: np.ndarray[Any, Any]) -> list[str]:
+        out = secs(kept[:, 0])
+        for i in np.flatnonzero(kept[:, 1] >= 0).tolist():  # more than one: few
+            out[i] = " ".join(f"{(x - t0) / NS:.3f}" for x in kept[i].tolist() if x >= 0)
+        return out
+
+    def key(w: int) -> str:
+        if w < m:
+            return f"{result.manifest[w][0]}/{result.manifest[w][1]}"
+        return f"{tr.namespaces[int(tr.namespace[w - m])]}/{tr.name_of(w - m)}"
+
+    cq_names = [*result.topology_cq_names, ""]  # index -1: none
+    state_names = np.array([*STATE_NAMES, "unqueued", "not-arrived"])
+    # flavors of each workload's last admission: resource=flavor, per flavor-resource it used
+    labels = [f"{result.resource_names[r]}={result.flavor_names[f]}" for f, r in result.fr_pairs]
+    order = sorted(range(len(labels)), key=lambda k: labels[k])
+    used = wl.usage[:, order] > 0
+    if used.shape[1] <= 62:  # each row's pattern as one number: a cheap unique
+        codes = used.astype(np.int64) @ (np.int64(1) << np.arange(used.shape[1], dtype=np.int64))
+        _, first, which = np.unique(codes, return_index=True, return_inverse=True)
+        patterns = used[first]
+    else:
+        patterns, which = np.unique(used, axis=0, return_inverse=True)
+    which = which.ravel()
+    pattern_text = [_csv_field(",".join(labels[order[k]] for k in np.flatnonzero(row))) for row in patterns]
+    messages = [*(_csv_field(x) for x in result.messages), ""]  # index -1: none
+    with path.open("w", newline="") as f:
+        f.write(",".join(WORKLOAD_COLUMNS) + "\n")
+        for lo in range(0, result.n_workloads, chunk):
+            hi = min(result.n_workloads, lo + chunk)
+            # names, LocalQueues and priorities: the manifest's workloads, then the trace's rows
+            manifest = result.manifest[lo : min(hi, m)]
+            k0, k1 = max(lo, m) - m, max(hi, m) - m
+            namespaces = [x[0] for x in manifest] + [tr.namespaces[k] for k in tr.namespace[k0:k1].tolist()]
+            names = [x[1] for x in manifest] + [tr.name_of(k) for k in range(k0, k1)]
+            local_queues = [x[2] for x in manifest] + [tr.queues[k] for k in tr.queue[k0:k1].tolist()]
+            priorities = [x[3] for x in manifest] + tr.priority[k0:k1].tolist()
+            queued = (wl.queue_cq[lo:hi] >= 0) | (wl.admissions[lo:hi] > 0)
+            state = np.where(queued, wl.state[lo:hi], len(STATE_NAMES))
+            state[wl.arrival_ns[lo:hi] > result.end_ns] = len(STATE_NAMES) + 1  # after --until
+            columns = [
+                namespaces,
+                names,
+                local_queues,
+                [cq_names[c] for c in wl.queue_cq[lo:hi].tolist()],
+                list(map(str, priorities)),
+                secs(wl.arrival_ns[lo:hi]),
+                state_names[state].tolist(),
+                list(map(str, wl.admissions[lo:hi].tolist())),
+                times(wl.admitted_at[lo:hi]),
+                list(map(str, wl.evictions[lo:hi].tolist())),
+                times(wl.evicted_at[lo:hi]),
+                secs(wl.last_admitted_ns[lo:hi]),
+                secs(wl.last_evicted_ns[lo:hi]),
+                secs(wl.finished_ns[lo:hi]),
+                [f"{x:.3f}" for x in (wl.wait_ns[lo:hi] / NS).tolist()],
+                np.where(wl.censored[lo:hi], "true", "false").tolist(),
+                [pattern_text[k] for k in which[lo:hi].tolist()],
+                [key(p) if p >= 0 else "" for p in wl.preempted_by[lo:hi].tolist()],
+                [f"{x:.3f}" for x in (wl.lost_ns[lo:hi] / NS).tolist()],
+                [messages[k] for k in wl.explanation[lo:hi].tolist()],
+            ]
+            # names, numbers and times never need quoting; free text was quoted above
+            f.write("\n".join(map(",".join, zip(*columns, strict=True))))
+            f.write("\n")
+
+
 def html_page(
-    result: SimResult, metrics: Metrics, pngs: dict[str, bytes], title: str, notes: Sequence[str]
+    result: SimResult,
+    metrics: Metrics,
+    pngs: dict[str, bytes],
+    title: str,
+    run_label: str,
+    notes: Sequence[str],
 ) -> str:
     t = metrics.totals
     rows = table_rows(metrics.queues, t["simulated_s"])
@@ -283,18 +552,22 @@ def html_page(
         b64 = base64.b64encode(pngs[name]).decode()
         figs.append(
             f'<figure><h2>{html.escape(heading)}</h2><img alt="{html.escape(heading)}" '
-            f'src="data:image/png;base64,{b64}"><figcaption>{html.escape(caption)}</figcaption></figure>'
+            f'src="data:image/png;base64,{b64}"><figcaption>{html.escape(caption)} '
+            f"Bins of {html.escape(fmt_bin(metrics.series.bin_s))}.</figcaption></figure>"
         )
     facts = [
+        html.escape(run_label),
         f"engine {html.escape(result.engine)}",
-        f"{t['workloads']:,} workloads",
         f"{fmt_duration(t['simulated_s'])} simulated",
+        f"pod termination {result.termination_delay_ns / NS:g} s",
         f"{t['admissions']:,} admissions",
         f"{t['preemptions']:,} preemptions",
         f"{result.cycles:,} scheduling cycles",
-        f"{result.wall_s:.2f} s wall time",
+        f"simulated in {result.wall_s:.1f} s",
     ]
     note_html = "".join(f"<li>{html.escape(n)}</li>" for n in notes)
+    churn = churn_lines(metrics.churn)
+    churn_html = "<h2>Preemption churn</h2><pre>" + html.escape("\n".join(churn)) + "</pre>" if churn else ""
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
 <style>
@@ -303,6 +576,7 @@ table {{ border-collapse: collapse; font-size: 0.9em; }}
 th, td {{ padding: 0.25em 0.7em; border-bottom: 1px solid #ddd; text-align: right; }}
 th:first-child, td:first-child {{ text-align: left; }}
 figure {{ margin: 2em 0; }} img {{ max-width: 100%; }} figcaption {{ color: #555; font-size: 0.9em; }}
+pre {{ white-space: pre-wrap; font-size: 0.85em; }}
 .facts {{ color: #444; }}
 </style></head><body>
 <h1>{html.escape(title)}</h1>
@@ -310,20 +584,25 @@ figure {{ margin: 2em 0; }} img {{ max-width: 100%; }} figcaption {{ color: #555
 <ul>{note_html}</ul>
 <h2>Per ClusterQueue</h2>
 <table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>
-<p class="facts">admitted: workloads admitted at least once; pending: still waiting at the end;
-preempted: evictions of its workloads; wait: per admission, from entering the queue; util: time-mean
-use of its dominant resource over its nominal quota (over 100% when borrowing); borrowing: time spent
-above its nominal quota. The numbers are in metrics.json.</p>
+<p class="facts">{html.escape(TABLE_LEGEND)} The numbers are in metrics.json; every workload is in
+workloads.csv.</p>
+{churn_html}
 {"".join(figs)}
 </body></html>
 """
 
 
 def write_report(
-    folder: Path, result: SimResult, metrics: Metrics, title: str, notes: Sequence[str], extra: dict[str, Any]
+    folder: Path,
+    result: SimResult,
+    metrics: Metrics,
+    title: str,
+    run_label: str,
+    notes: Sequence[str],
+    extra: dict[str, Any],
 ) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
-    pngs = render_plots(metrics)
+    pngs = render_plots(metrics, result.topology_cq_names, run_label)
     written = []
     for name, data in pngs.items():
         p = folder / name
@@ -334,7 +613,26 @@ def write_report(
     p = folder / "metrics.json"
     p.write_text(json.dumps(doc, indent=1) + "\n")
     written.append(p)
+    p = folder / "workloads.csv"
+    write_workloads_csv(p, result)
+    written.append(p)
     p = folder / "report.html"
-    p.write_text(html_page(result, metrics, pngs, title, notes))
+    p.write_text(html_page(result, metrics, pngs, title, run_label, notes))
     written.append(p)
     return written
+
+
+__all__ = [
+    "PLOTS",
+    "TABLE_LEGEND",
+    "TIMES_KEPT",
+    "WORKLOAD_COLUMNS",
+    "churn_lines",
+    "html_page",
+    "metrics_json",
+    "queue_colors",
+    "render_plots",
+    "summary_table",
+    "write_report",
+    "write_workloads_csv",
+]

@@ -25,7 +25,7 @@ teams run hot and borrow, others lend.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -373,51 +373,208 @@ def default_trace(n: int = DEFAULT_WORKLOADS, seed: int = 0, days: float = DEFAU
 
 # --- synthetic traces for the user's own manifests --------------------------------------------------
 
+# Job sizes: (pods, popularity, median minutes); a size of p pods asks for
+# p/64 of the ClusterQueue's usable nominal quota (1/64 to 1/4).
+SIZES = ((1, 0.40, 10), (2, 0.25, 30), (4, 0.18, 60), (8, 0.12, 120), (16, 0.05, 240))
+
+
+def _memory_like(resource: str) -> bool:
+    return resource in ("memory", "ephemeral-storage") or resource.startswith("hugepages-")
+
+
+def _whole_units(resource: str) -> bool:
+    """Extended resources (GPUs...) come in whole units per pod."""
+    return resource != "cpu" and not _memory_like(resource)
+
 
 def _nice(amount: float, resource: str) -> int:
     """A per-pod request a person would write: whole GPUs, 100m CPU steps, 256Mi memory steps."""
     if resource == "cpu":
         return max(100, int(round(amount / 100.0)) * 100)
-    if resource in ("memory", "ephemeral-storage") or resource.startswith("hugepages-"):
+    if _memory_like(resource):
         step = 256 << 20
         return max(step, int(round(amount / step)) * step)
     return max(1, int(round(amount)))
 
 
+@dataclass
+class QueueCapacity:
+    """What a pod set without node selectors or tolerations (a trace's) can
+    use in one ClusterQueue: per resource group, its usable flavors with the
+    most each could ever hold (Kueue's potentialAvailable: nominal quota plus
+    what the cohort can lend, within the borrowing limit), and the flavors
+    it cannot use, with Kueue's reason."""
+
+    cluster_queue: str
+    groups: list[tuple[list[str], list[tuple[str, dict[str, int]]], list[tuple[str, str]]]]
+    nominal: dict[str, float]  # resource -> nominal quota summed over the usable flavors
+    all_nominal: dict[str, float]  # resource -> nominal quota summed over every flavor
+
+    def fits(self, pods: int, per_pod: dict[str, int]) -> bool:
+        """Could ``pods`` pods of ``per_pod`` ever be admitted here?"""
+        for r in per_pod:
+            if not any(r in covered for covered, _, _ in self.groups):
+                return False
+        for covered, usable, _ in self.groups:
+            wanted = {r: pods * v for r, v in per_pod.items() if r in covered and v > 0}
+            if wanted and not any(all(v <= caps.get(r, 0) for r, v in wanted.items()) for _, caps in usable):
+                return False
+        return True
+
+    def most_per_pod(self, resource: str) -> int:
+        return max(
+            (caps.get(resource, 0) for covered, usable, _ in self.groups for _, caps in usable), default=0
+        )
+
+    def unusable(self) -> str:
+        """Why some resource of this ClusterQueue has no usable flavor ("" if none)."""
+        missing = sorted(set(self.all_nominal) - set(self.nominal))
+        if not missing:
+            return ""
+        reasons = [
+            why for covered, _, unusable in self.groups if set(covered) & set(missing) for _, why in unusable
+        ]
+        return (
+            f"no flavor of ClusterQueue {self.cluster_queue} for {', '.join(missing)} is usable ("
+            + "; ".join(reasons)
+            + ")"
+        )
+
+
+def queue_capacities(state: ClusterState) -> dict[str, QueueCapacity]:
+    """QueueCapacity of every ClusterQueue."""
+    from .._reference.quota import QuotaTree
+    from ..compiler import compile_topology
+    from ..model import PodSet
+    from ..node_affinity import flavor_rejection
+
+    topo = compile_topology(state)
+    tree = QuotaTree(topo)
+    rid = {r: k for k, r in enumerate(topo.resource_names)}
+    fid = {f: k for k, f in enumerate(topo.flavor_names)}
+    probe = PodSet("main", 1)
+    out: dict[str, QueueCapacity] = {}
+    for node, name in enumerate(topo.node_names[: topo.n_cq]):
+        cq = state.cluster_queues[name]
+        groups = []
+        nominal: dict[str, float] = {}
+        every: dict[str, float] = {}
+        for g in cq.resource_groups:
+            usable: list[tuple[str, dict[str, int]]] = []
+            unusable: list[tuple[str, str]] = []
+            for fq in g.flavors:
+                for rq in fq.resources:
+                    every[rq.name] = every.get(rq.name, 0.0) + rq.nominal
+                rf = state.resource_flavors.get(fq.name)
+                why = f"ResourceFlavor {fq.name} doesn't exist" if rf is None else flavor_rejection(rf, probe)
+                if why is not None:
+                    unusable.append((fq.name, why))
+                    continue
+                caps = {
+                    rq.name: tree.potential_available(node, topo.fr_id(fid[fq.name], rid[rq.name]))
+                    for rq in fq.resources
+                }
+                usable.append((fq.name, caps))
+                for rq in fq.resources:
+                    nominal[rq.name] = nominal.get(rq.name, 0.0) + rq.nominal
+            groups.append((list(g.covered_resources), usable, unusable))
+
+        def quota(d: dict[str, float]) -> dict[str, float]:
+            return {r: v for r, v in d.items() if v > 0 and r != "pods"}
+
+        out[name] = QueueCapacity(name, groups, quota(nominal), quota(every))
+    return out
+
+
+def _size(cap: QueueCapacity, nominal: dict[str, float], pods: int) -> tuple[int, dict[str, int], bool]:
+    """(pods, per-pod requests, can ever be admitted) for the size of
+    ``pods`` pods: p/64 of the nominal quota, whole units of integer
+    resources (fewer pods rather than a unit rounded up per pod), never
+    more than the ClusterQueue can ever hold when it can hold one pod."""
+    target = {r: v * pods / 64.0 for r, v in nominal.items()}
+    p = pods
+    for r, total in target.items():
+        if _whole_units(r):
+            p = min(p, max(1, int(total)))
+    per_pod = {r: _nice(total / p, r) for r, total in target.items()}
+    while p > 1 and not cap.fits(p, per_pod):
+        p -= 1
+    if cap.fits(p, per_pod):
+        return p, per_pod, True
+    smaller = {r: min(v, cap.most_per_pod(r)) for r, v in per_pod.items()}
+    if all(v > 0 for v in smaller.values()) and cap.fits(p, smaller):
+        return p, smaller, True
+    return p, per_pod, False
+
+
+@dataclass
+class GeneratedTraceCheck:
+    """What trace_for_state found about the manifests: per LocalQueue whose
+    workloads can never be admitted, why; flavors trace workloads cannot use."""
+
+    never_admitted: dict[tuple[str, str], str] = field(default_factory=dict)  # (namespace, queue) -> why
+    unusable_flavors: dict[str, list[str]] = field(default_factory=dict)  # ClusterQueue -> reasons
+
+    def warnings(self, trace: Trace) -> list[str]:
+        out = [
+            f"ClusterQueue {cq} has quota that no generated workload can use: {'; '.join(reasons)} "
+            "(trace workloads carry no tolerations or node selectors)"
+            for cq, reasons in sorted(self.unusable_flavors.items())
+        ]
+        for (ns, q), why in sorted(self.never_admitted.items()):
+            if ns not in trace.namespaces or q not in trace.queues:
+                continue
+            rows = int(
+                (
+                    (trace.namespace == trace.namespaces.index(ns)) & (trace.queue == trace.queues.index(q))
+                ).sum()
+            )
+            if rows:
+                out.append(
+                    f"{rows:,} generated workloads of LocalQueue {ns}/{q} can never be admitted: {why}"
+                )
+        return out
+
+
 def profiles_for_state(
-    state: ClusterState, load: float = 0.7
+    state: ClusterState, load: float = 0.7, check: GeneratedTraceCheck | None = None
 ) -> tuple[list[QueueProfile], dict[str, tuple[str, float, float]]]:
     """Queue profiles for any set of manifests: every LocalQueue whose
     ClusterQueue has quota submits jobs of five sizes (1/64 to 1/4 of the
-    ClusterQueue's nominal quota, small ones most often) at the priorities of
-    the WorkloadPriorityClasses given (low ones most often). Also returns the
-    calibration target per namespace (dominant resource, nominal, load)."""
+    usable nominal quota, small ones most often, see _size) at the
+    priorities of the WorkloadPriorityClasses given (low ones most often).
+    Also returns the calibration target per namespace (dominant resource,
+    nominal, load). ``check`` collects what can never be admitted."""
     prios = sorted(p.value for p in state.priority_classes.values()) or [0]
     prio_weights = np.linspace(2.0, 1.0, len(prios))
+    capacities = queue_capacities(state)
     profs: list[QueueProfile] = []
     loads: dict[str, tuple[str, float, float]] = {}
     per_ns: dict[str, float] = {}
+    for name, every in capacities.items():
+        reasons = [why for _, _, unusable in every.groups for _, why in unusable]
+        if reasons and not every.unusable() and check is not None:
+            # some quota is out of reach; the rest is usable (else: never_admitted)
+            check.unusable_flavors[name] = reasons
     for key in sorted(state.local_queues):
         lq = state.local_queues[key]
-        cq = state.cluster_queues.get(lq.cluster_queue)
-        if cq is None:
+        found = capacities.get(lq.cluster_queue)
+        if found is None or not found.all_nominal:
             continue
-        nominal: dict[str, float] = {}
-        for g in cq.resource_groups:
-            for fq in g.flavors:
-                for rq in fq.resources:
-                    nominal[rq.name] = nominal.get(rq.name, 0.0) + rq.nominal
-        nominal = {r: v for r, v in nominal.items() if v > 0 and r != "pods"}
-        if not nominal:
-            continue
+        cap = found
+        # jobs ask for every resource the ClusterQueue has quota for; a
+        # resource no flavor of it can give them makes them wait for ever
+        why = cap.unusable()
+        nominal = {r: cap.nominal.get(r, v) for r, v in cap.all_nominal.items()}
         templates = []
-        for size_i, (pods, weight, minutes) in enumerate(
-            ((1, 0.40, 10), (2, 0.25, 30), (4, 0.18, 60), (8, 0.12, 120), (16, 0.05, 240))
-        ):
-            per_pod = {r: _nice(v / 64.0, r) for r, v in nominal.items()}
+        for pods, weight, minutes in SIZES:
+            count, per_pod, ok = _size(cap, nominal, pods)
+            if not ok and not why:
+                why = f"ClusterQueue {cap.cluster_queue} can never hold {count} pod(s) of {per_pod}"
             for p, pw in zip(prios, prio_weights, strict=True):
-                templates.append(Template((("main", pods, per_pod),), p, weight * float(pw), minutes * 60.0))
-            del size_i
+                templates.append(Template((("main", count, per_pod),), p, weight * float(pw), minutes * 60.0))
+        if why and check is not None:
+            check.never_admitted[(lq.namespace, lq.name)] = why
         profs.append(QueueProfile(lq.namespace, lq.name, 1.0, "office", tuple(templates)))
         # several LocalQueues of one namespace share its calibration target
         dominant = (
@@ -431,11 +588,42 @@ def profiles_for_state(
 
 
 def trace_for_state(
-    state: ClusterState, n: int, seed: int = 0, days: float = DEFAULT_DAYS, load: float = 0.7
+    state: ClusterState,
+    n: int,
+    seed: int = 0,
+    days: float = DEFAULT_DAYS,
+    load: float = 0.7,
+    warnings: list[str] | None = None,
 ) -> Trace:
-    profs, loads = profiles_for_state(state, load)
+    """A synthetic trace for the manifests' LocalQueues; what can never be
+    admitted is appended to ``warnings``."""
+    check = GeneratedTraceCheck()
+    profs, loads = profiles_for_state(state, load, check)
     if not profs:
         from ..errors import InputError
 
         raise InputError("", "", "no LocalQueue points at a ClusterQueue with quota: nothing to generate for")
-    return calibrate(generate(profs, n, seed=seed, days=days), loads, days)
+    trace = calibrate(generate(profs, n, seed=seed, days=days), loads, days)
+    if warnings is not None:
+        warnings.extend(check.warnings(trace))
+    return trace
+
+
+def offered_load(state: ClusterState, trace: Trace, span_s: float) -> tuple[str, float]:
+    """(resource, load): the trace's work on the resource it asks most of,
+    relative to the manifests' nominal quota of it over ``span_s``."""
+    nominal: dict[str, float] = {}
+    for cq in state.cluster_queues.values():
+        for g in cq.resource_groups:
+            for fq in g.flavors:
+                for rq in fq.resources:
+                    nominal[rq.name] = nominal.get(rq.name, 0.0) + rq.nominal
+    best = ("", 0.0)
+    if span_s <= 0:
+        return best
+    for r in trace.resources:
+        if nominal.get(r, 0.0) > 0:
+            x = float(work_seconds(trace, r).sum()) / (nominal[r] * span_s)
+            if x > best[1]:
+                best = (r, x)
+    return best
