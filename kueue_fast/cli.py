@@ -128,6 +128,28 @@ def _run_controller(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def _add_status(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "status",
+        help="the pending workloads of a cluster's queues, in admission order, and why each waits "
+        "(needs kueue-fast[controller])",
+        description="Read a cluster's Kueue objects (read-only), build the engine as the controller does, "
+        "and print per ClusterQueue (or for one LocalQueue) the pending workloads in the order Kueue would "
+        "admit them, with their positions (as Kueue's visibility API counts them, from 0) and why each "
+        "waits.",
+    )
+    from .controller.pending import add_arguments
+
+    add_arguments(p)
+    p.set_defaults(func=_run_status)
+
+
+def _run_status(args: argparse.Namespace) -> int:
+    from .controller.pending import run
+
+    return run(args)
+
+
 def _add_manifests(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
         "manifests",
@@ -245,6 +267,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_schedule(sub)
     _add_lint(sub)
     _add_controller(sub)
+    _add_status(sub)
     _add_manifests(sub)
     _add_simulate(sub)
     _add_trace(sub)

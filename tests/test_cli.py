@@ -78,6 +78,7 @@ def test_completion_knows_every_subcommand_and_the_schedule_formats():
         "bench",
         "completion",
         "lint",
+        "status",
     }
     assert cmds[("schedule",)].valued["--output"] == ["json", "yaml", "table", "usage", "summary"]
     assert cmds[("schedule",)].positional_files

@@ -340,26 +340,9 @@ class Informer:
             self.sink(self.kind, "SYNCED", "", None)
 
     def _relist(self) -> None:
-        items: list[JSON] = []
-        cont: str | None = None
-        while True:
-            try:
-                page = self.client.list(
-                    self.res, label_selector=self.label_selector, limit=self.page_size, continue_=cont
-                )
-            except ApiError as e:
-                if e.status == 410 and cont:
-                    items, cont = [], None  # the paged snapshot expired: start over
-                    continue
-                raise
-            for it in page.get("items") or []:
-                it.setdefault("apiVersion", self.res.api_version)
-                it.setdefault("kind", self.res.kind)
-                items.append(it)
-            cont = (page.get("metadata") or {}).get("continue") or None
-            if not cont:
-                rv = str((page.get("metadata") or {}).get("resourceVersion") or "")
-                break
+        items, rv = self.client.list_all(
+            self.res, label_selector=self.label_selector, page_size=self.page_size
+        )
         self.lists += 1
         if self.missing:
             self.missing = False

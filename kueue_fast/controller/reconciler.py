@@ -46,24 +46,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import api_fields
 from .. import status as S
 from ..cluster import ADMITTED, Decision
 from ..errors import InputError, MissingReferenceError
 from ..integrations import Environment
 from ..integrations.framework import PRIORITY_LABEL, Patch, PodSetConflict, PodSetInfo, admitted_info
-from ..loader import (
-    parse_cluster_queue,
-    parse_cohort,
-    parse_local_queue,
-    parse_namespace,
-    parse_priority_class,
-    parse_resource_flavor,
-    parse_workload,
-    parse_workload_priority_class,
-)
 from ..model import ClusterState, Configuration, Workload
 from . import jobs as J
+from . import state
 from .engine import EngineHandle
 from .events import ADMISSION, NORMAL, WARNING, WORKLOAD_CONTROLLER, EventRecorder
 from .informers import Informer, Slimmer, job_selector
@@ -98,19 +88,9 @@ QUEUE_FIELD_MANAGER = "kueue-fast"
 PENDING, ADMITTED_P, EVICTING = "pending", "admitted", "evicting"
 
 # "pc": scheduling.k8s.io PriorityClasses (a job's priority may come from its pods')
-CONFIG_KINDS = ("flavor", "cq", "cohort", "lq", "wpc", "pc", "namespace")
+CONFIG_KINDS = tuple(state.CONFIG_KINDS)
 JOB_KIND_NAMES = tuple(k.name for k in JOB_KINDS)
 ALL_KINDS = (*CONFIG_KINDS, "workload", *JOB_KIND_NAMES)
-
-_WL_SPEC_FIELDS = (
-    "podSets",
-    "queueName",
-    "priorityClassRef",
-    "priority",
-    "active",
-    "maximumExecutionTimeSeconds",
-)
-_PODSET_FIELDS = ("name", "template", "count", "minCount", "topologyRequest")
 
 
 @dataclass
@@ -185,37 +165,7 @@ def _owner_job(wl: JSON) -> str | None:
     return _job_key(*owner) if owner is not None else None
 
 
-def _deleting(obj: JSON) -> bool:
-    return bool(obj["metadata"].get("deletionTimestamp"))
-
-
-# Kinds whose v1beta1 renamed fields (kueue-fast's CRDs do not serve their v1beta1)
-_RENAMED_KINDS = {"ClusterQueue": parse_cluster_queue, "Workload": parse_workload}
-# spec fields only v1beta1 has: spec.cohort, spec.priorityClassName...
-_V1BETA1_ONLY = {
-    kind: api_fields.KINDS[kind][api_fields.V1BETA1].at("spec").names
-    - api_fields.KINDS[kind][api_fields.V1BETA2].at("spec").names
-    for kind in _RENAMED_KINDS
-}
-
-
-def _v1beta1_fields(obj: JSON) -> list[str]:
-    """The v1beta1-only spec fields of an object served as v1beta2."""
-    only = _V1BETA1_ONLY.get(str(obj.get("kind")), frozenset())
-    return [f"spec.{k}" for k in (obj.get("spec") or {}) if k in only]
-
-
-def _valid_as_v1beta1(obj: JSON) -> bool:
-    """An invalid v1beta2 object that is valid as v1beta1 (a deprecated
-    value such as whenCanBorrow: Borrow) was stored in v1beta1."""
-    parse = _RENAMED_KINDS.get(str(obj.get("kind")))
-    if parse is None or obj.get("apiVersion") != KUEUE_API:
-        return False
-    try:
-        parse({**obj, "apiVersion": api_fields.V1BETA1})  # type: ignore[operator]
-    except InputError:
-        return False
-    return True
+_deleting = state.deleting
 
 
 class Controller:
@@ -611,16 +561,16 @@ class Controller:
                     self.dirty[ukey] = None
 
     def _on_config(self, kind: str, key: str, obj: JSON | None, old: JSON | None) -> None:
-        parsers = {
-            "flavor": (parse_resource_flavor, self.m_flavors),
-            "cq": (parse_cluster_queue, self.m_cqs),
-            "cohort": (parse_cohort, self.m_cohorts),
-            "lq": (parse_local_queue, self.m_lqs),
-            "wpc": (parse_workload_priority_class, self.m_wpcs),
-            "pc": (parse_priority_class, self.m_pcs),
-            "namespace": (parse_namespace, self.m_namespaces),
-        }
-        parse, models = parsers[kind]
+        models = {
+            "flavor": self.m_flavors,
+            "cq": self.m_cqs,
+            "cohort": self.m_cohorts,
+            "lq": self.m_lqs,
+            "wpc": self.m_wpcs,
+            "pc": self.m_pcs,
+            "namespace": self.m_namespaces,
+        }[kind]
+        parse = state.CONFIG_KINDS[kind][1]
         self.queues_dirty = True
         if kind == "namespace" and obj is not None and old is not None:
             if (obj["metadata"].get("labels") or {}) == (old["metadata"].get("labels") or {}):
@@ -646,7 +596,7 @@ class Controller:
             else:
                 self.unconverted.discard((kind, key))
                 if kind == "cq" and _deleting(obj):
-                    model.stop_policy = "Hold"  # type: ignore[attr-defined]  # terminating: admits nothing, keeps what runs
+                    model.stop_policy = "Hold"  # terminating: admits nothing, keeps what runs
                 models[key] = model
         if kind in ("wpc", "pc"):
             return  # priorities are read when a Workload is created, not by the engine
@@ -703,28 +653,12 @@ class Controller:
         return bool(rv != t.invalid_rv)
 
     def _parse(self, t: Track, wl: JSON) -> Workload | None:
-        if _v1beta1_fields(wl):  # before the unknown fields are dropped below
-            self._invalid("workload", t.key, wl, None)
-            t.invalid_rv = wl["metadata"].get("resourceVersion")
-            return None
-        spec = {k: v for k, v in (wl.get("spec") or {}).items() if k in _WL_SPEC_FIELDS}
-        spec["podSets"] = [
-            {k: v for k, v in ps.items() if k in _PODSET_FIELDS} for ps in spec.get("podSets") or []
-        ]
-        obj = {
-            "apiVersion": wl.get("apiVersion") or KUEUE_API,
-            "kind": "Workload",
-            "metadata": wl["metadata"],
-            "spec": spec,
-        }
-        st = wl.get("status")
-        if st:
-            # the loader marks conditions while it reads them: give it copies (ours are shared)
-            obj["status"] = {**st, "conditions": [dict(c) for c in st.get("conditions") or []]}
         try:
-            model = parse_workload(obj, self.m_wpcs)
+            if state.v1beta1_fields(wl):  # before workload_model drops the fields it does not read
+                raise InputError(f"Workload/{t.key}", "", "v1beta1 fields")
+            model = state.workload_model(wl, self.m_wpcs)
         except InputError as e:
-            self._invalid("workload", t.key, obj, e)
+            self._invalid("workload", t.key, wl, e)
             t.invalid_rv = wl["metadata"].get("resourceVersion")
             return None
         self.unconverted.discard(("workload", t.key))
@@ -735,17 +669,9 @@ class Controller:
         kueue-fast's CRDs (which do not convert renamed fields) reaches us with
         its v1beta1 fields: any write would store it as v1beta2 and lose them,
         so it is left untouched (crds.py, README)."""
-        fields = _v1beta1_fields(obj)
-        if fields or _valid_as_v1beta1(obj):
+        if state.stored_in_v1beta1(obj):
             if (kind, key) not in self.unconverted:
-                log.error(
-                    "leaving %s/%s alone: it was stored as kueue.x-k8s.io/v1beta1 and is served unconverted "
-                    "(%s); rewrite it in v1beta2 (kubectl get -o yaml, rename the fields, kubectl replace), "
-                    "or install Kueue's CRDs with their conversion webhook",
-                    obj.get("kind"),
-                    key,
-                    ", ".join(fields) if fields else e,
-                )
+                log.error("leaving %s/%s alone: %s", obj.get("kind"), key, state.unconverted_message(obj, e))
             self.unconverted.add((kind, key))
         else:
             log.error("ignoring %s/%s: %s", obj.get("kind"), key, e)
