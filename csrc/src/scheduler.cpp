@@ -379,13 +379,13 @@ void Engine::charge(int wid, int sign, bool commit) noexcept {
   });
 }
 
-void Engine::admit(int wid, int cq, std::int64_t time_ns) {
+void Engine::admit(int wid, int cq, std::int64_t time_ns, bool listed) {
   w_.status[wid] = STATUS_ADMITTED;
   w_.admitted_cq[wid] = cq;
   w_.admission_time[wid] = time_ns;
   w_.ls_valid[wid] = 0;
   charge(wid, +1, true);
-  cq_admitted_insert(wid);
+  if (listed) cq_admitted_insert(wid);
   lq_admitted_add(wid, cq, +1);
 }
 
@@ -1111,7 +1111,11 @@ void Engine::admit_entry(Entry& e, std::int64_t now_ns) {
       *p++ = req;
     }
   }
-  admit(e.wid, e.cq, now_ns);
+  // Kueue's cycle snapshot gets only the admission's usage (scheduler.go
+  // processEntry: cq.AddUsage), not the workload: it is no preemption
+  // candidate for the rest of the cycle (preemption.go findCandidates). It
+  // joins its ClusterQueue's admitted list when the cycle ends.
+  admit(e.wid, e.cq, now_ns, /*listed=*/false);
   push_entry_penalty(e.wid, e.cq, now_ns);
   ++cq_generation_[e.cq];  // the admission's status update reaches the cache
   queues_[e.cq].clear_preemptor(e.wid);
@@ -1363,10 +1367,12 @@ const CycleReport& Engine::run_cycle(std::int64_t now_ns) {
     report_.newly_parked += queues_[e.cq].requeue(w_, e.wid, reason, pending_flavors);
   }
 
-  // the snapshot is gone (capacity reserved for this cycle only is free again)
+  // the snapshot is gone (capacity reserved for this cycle only is free
+  // again); the cycle's admissions join the admitted lists
   tree_.discard_snapshot();
   for (std::int32_t v : victims_) is_victim_[v] = 0;
   victims_.clear();
+  for (std::int32_t wid : report_.admitted) cq_admitted_insert(wid);
 
   // the workload controller sees the cycle's admissions (admission fair sharing)
   if (afs_) settle_entry_penalties(now_ns);

@@ -11,7 +11,9 @@ One cycle:
      undone at the end: no copies);
   3. nominate: flavor assignment and, when needed, preemption targets;
   4. order the entries (classical, or the fair-sharing tournament);
-  5. process entries in that order against the filling snapshot;
+  5. process entries in that order against the filling snapshot (an
+     admission adds its usage to it, not the workload: no later entry of the
+     cycle can pick it as a victim);
   6. requeue every head that was not admitted;
   7. (offline mode) evictions issued in the cycle take effect: quota is
      released, the victims go back to their queues, and the inadmissible
@@ -190,7 +192,10 @@ class ReferenceEngine:
             self.queues[spec.cluster_queue].push(wid, spec.scheduling_hash)
         return wid
 
-    def _admit(self, wid: int, cq: int, usage: dict[int, int], time_ns: int) -> None:
+    def _admit(self, wid: int, cq: int, usage: dict[int, int], time_ns: int, listed: bool = True) -> None:
+        """Charge the workload's usage to cq. `listed`: it also joins cq's
+        admitted list, where preemption candidates come from; an admission in
+        a cycle joins it only when the cycle ends (run_cycle)."""
         rec = self.workloads[wid]
         rec.status = ADMITTED
         rec.admitted_cq = cq
@@ -198,7 +203,8 @@ class ReferenceEngine:
         rec.admission_time = time_ns
         rec.last_state = None
         self.tree.charge(cq, usage)
-        self.cq_admitted[cq].add(wid)
+        if listed:
+            self.cq_admitted[cq].add(wid)
 
     def _release(self, wid: int) -> None:
         """Take an admitted workload's usage out of its ClusterQueue."""
@@ -777,7 +783,10 @@ class ReferenceEngine:
         rec.admitted_resource_usage = [
             {r: ps.requests[r] for r in ps.flavors} for ps in e.assignment.pod_sets
         ]
-        self._admit(e.wid, e.cq, dict(e.assignment.usage), now_ns)
+        # Kueue's cycle snapshot gets only the admission's usage (scheduler.go
+        # processEntry: cq.AddUsage), not the workload: it is no preemption
+        # candidate for the rest of the cycle (preemption.go findCandidates).
+        self._admit(e.wid, e.cq, dict(e.assignment.usage), now_ns, listed=False)
         self._push_entry_penalty(e.wid, e.cq, now_ns)
         self.cq_generation[e.cq] += 1  # the admission's status update reaches the cache
         self.queues[e.cq].clear_preemptor(e.wid)
@@ -832,8 +841,11 @@ class ReferenceEngine:
                 e.wid, reason, pending_flavors, lambda w: self.workloads[w].spec.scheduling_hash
             )
         report.attempted.sort()
-        # the snapshot is gone (capacity reserved for this cycle only is free again)
+        # the snapshot is gone (capacity reserved for this cycle only is free
+        # again); the cycle's admissions join the admitted lists
         self.tree.discard_snapshot()
+        for wid in report.admitted:
+            self.cq_admitted[self.workloads[wid].admitted_cq].add(wid)
         self._settle_entry_penalties(report.admitted, now_ns)
         # 7. evictions take effect (offline)
         if self.release_evictions:
