@@ -411,14 +411,13 @@ void Engine::set_evicting(int wid) {
 
 void Engine::remove_workload(int wid) {
   check_wid(wid);
-  int freed_cq = w_.status[wid] == STATUS_ADMITTED ? w_.admitted_cq[wid] : -1;
   if (w_.status[wid] == STATUS_ADMITTED) {
     release(wid);
   } else if (w_.cq[wid] >= 0) {
     queues_[w_.cq[wid]].remove(w_, wid);
   }
   w_.status[wid] = STATUS_FINISHED;
-  if (freed_cq >= 0) requeue_tree(freed_cq);
+  requeue_tree(w_.cq[wid]);
 }
 
 void Engine::remove_workloads(const std::int64_t* wids, std::size_t n) {
@@ -426,18 +425,17 @@ void Engine::remove_workloads(const std::int64_t* wids, std::size_t n) {
   requeue_roots_.clear();
   for (std::size_t i = 0; i < n; ++i) {
     const int wid = static_cast<int>(wids[i]);
-    const int freed_cq = w_.status[wid] == STATUS_ADMITTED ? w_.admitted_cq[wid] : -1;
     if (w_.status[wid] == STATUS_ADMITTED) {
       release(wid);
     } else if (w_.cq[wid] >= 0) {
       queues_[w_.cq[wid]].remove(w_, wid);
     }
     w_.status[wid] = STATUS_FINISHED;
-    if (freed_cq >= 0) requeue_roots_.push_back(freed_cq);
+    if (w_.cq[wid] >= 0) requeue_roots_.push_back(w_.cq[wid]);
   }
   // requeue_tree(cq) moves every parked workload of cq's tree back to its
-  // heap; once per tree is the same as once per freed workload (nothing parks
-  // in between, and a second pass finds nothing new to move).
+  // heap; once per tree is the same as once per removed workload (nothing
+  // parks in between, and a second pass finds nothing new to move).
   for (std::int32_t& cq : requeue_roots_) {
     const int root = tree_.root_of(cq);
     if (root != cq) cq = root;
@@ -456,10 +454,9 @@ void Engine::remove_workloads(const std::int64_t* wids, std::size_t n) {
 void Engine::release_eviction(int wid) {
   check_wid(wid);
   if (w_.status[wid] != STATUS_ADMITTED || !w_.evicting[wid]) return;
-  int cq = w_.admitted_cq[wid];
   release(wid);
   w_.status[wid] = STATUS_PENDING;
-  requeue_tree(cq);
+  requeue_tree(w_.cq[wid]);
   if (w_.cq[wid] >= 0) queues_[w_.cq[wid]].push(w_, wid);
 }
 
@@ -475,9 +472,13 @@ void Engine::evict(int wid, const std::string& reason, const std::string& messag
   if (release_evictions_) release_eviction(wid);
 }
 
-// Quota was freed in cq's cohort tree: its parked workloads may fit now.
+// A workload of a LocalQueue of cq finished, was deleted (pending or not) or
+// gave its quota back: the parked workloads of cq's cohort tree may fit now.
+// Kueue's workload controller finds cq through the workload's LocalQueue, not
+// its admission (manager.go QueueAssociatedInadmissibleWorkloadsAfter): a
+// workload in no queue (its LocalQueue stopped or missing, cq -1) requeues nothing.
 void Engine::requeue_tree(int cq) {
-  if (cq < 0) return;  // admitted to a ClusterQueue that does not exist: nothing was freed
+  if (cq < 0) return;
   const int root = tree_.root_of(cq);
   if (root != cq) {
     for (int c : tree_.subtree_cqs(root)) queues_[c].queue_inadmissible(w_);

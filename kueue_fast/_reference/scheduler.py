@@ -219,26 +219,24 @@ class ReferenceEngine:
         rec.evicting = False
 
     def remove_workload(self, wid: int) -> None:
-        """A workload finished or was deleted: free its quota, drop it from its queue."""
+        """A workload finished or was deleted: free its quota, drop it from its
+        queue; its LocalQueue's parked workloads may fit now (_requeue_tree)."""
         rec = self.workloads[wid]
-        freed_cq = rec.admitted_cq if rec.status == ADMITTED else -1
         if rec.status == ADMITTED:
             self._release(wid)
         elif rec.spec.cluster_queue >= 0:
             self.queues[rec.spec.cluster_queue].remove(wid)
         rec.status = FINISHED
-        if freed_cq >= 0:
-            self._requeue_tree(freed_cq)
+        self._requeue_tree(rec.spec.cluster_queue)
 
     def release_eviction(self, wid: int) -> None:
         """Controller mode: an evicted workload stopped; its quota is free and it is pending again."""
         rec = self.workloads[wid]
         if rec.status != ADMITTED or not rec.evicting:
             return
-        cq = rec.admitted_cq
         self._release(wid)
         rec.status = PENDING
-        self._requeue_tree(cq)
+        self._requeue_tree(rec.spec.cluster_queue)
         if rec.spec.cluster_queue >= 0:
             self.queues[rec.spec.cluster_queue].push(wid, rec.spec.scheduling_hash)
 
@@ -256,8 +254,13 @@ class ReferenceEngine:
             self.release_eviction(wid)
 
     def _requeue_tree(self, cq: int) -> None:
-        """Quota was freed in cq's cohort tree: its parked workloads may fit now."""
-        if cq < 0:  # admitted to a ClusterQueue that does not exist: nothing was freed
+        """A workload of a LocalQueue of cq finished, was deleted (pending or
+        not) or gave its quota back: the parked workloads of cq's cohort tree
+        may fit now. Kueue's workload controller finds cq through the
+        workload's LocalQueue, not its admission (manager.go
+        QueueAssociatedInadmissibleWorkloadsAfter): a workload in no queue (its
+        LocalQueue stopped or missing, cq -1) requeues nothing."""
+        if cq < 0:
             return
         root = self.tree.root_of(cq)
         cqs = self.tree.subtree_cqs(root) if root != cq else [cq]

@@ -1,0 +1,71 @@
+"""What Kueue's controllers do to the scheduler's state between two cycles, both engines.
+
+Each case pins one rule of Kueue's code outside the scheduling cycle (the
+workload controller, the queue manager, the scheduler cache) with a few
+workloads and the public Cluster API; docs/state-between-cycles.md lists every
+such rule and where kueue-fast follows it.
+"""
+
+from __future__ import annotations
+
+import pytest
+from builders import ENGINES, NOW, build_state, cq, engine_marks, wl
+
+from kueue_fast import Cluster
+from kueue_fast.model import LocalQueue
+
+PARAMS = [pytest.param(e, marks=engine_marks(e)) for e in ENGINES]
+
+
+@pytest.mark.parametrize("engine", PARAMS)
+def test_deleting_a_pending_workload_requeues_the_parked_workloads_of_its_cohort(engine: str) -> None:
+    """workload_controller.go Delete: QueueAssociatedInadmissibleWorkloadsAfter
+    for every deleted workload the queue manager knows, pending ones included
+    (manager.go: the tree of its LocalQueue's ClusterQueue)."""
+    state = build_state(
+        ["default"],
+        [cq("a").cohort("co").flavor("default", cpu="4"), cq("b").cohort("co").flavor("default", cpu="0")],
+        [
+            wl("hold").request(cpu="4").reserve("a", "default", at=NOW),
+            wl("p").queue("a").request(cpu="2").created(NOW + 1),
+            wl("x").queue("b").request(cpu="1").created(NOW + 2),
+        ],
+    )
+    cluster = Cluster(state, engine)
+    first = cluster.run_cycle()
+    assert sorted(first.attempted) == ["default/p", "default/x"] and first.newly_parked == 2
+    assert cluster.run_cycle().heads == 0  # both parked
+    cluster.remove_workload("default/x")  # deleted while pending
+    assert cluster.run_cycle().attempted == ["default/p"]
+
+
+@pytest.mark.parametrize("engine", PARAMS)
+@pytest.mark.parametrize("how", ["finished", "evicted"])
+def test_freeing_quota_requeues_the_tree_of_the_workloads_local_queue(engine: str, how: str) -> None:
+    """manager.go QueueAssociatedInadmissibleWorkloadsAfter finds the ClusterQueue
+    to requeue through the workload's LocalQueue (workloadAssignedQueues,
+    localQueues); a stopped LocalQueue is not in the queue manager
+    (localqueue_controller.go Update: DeleteLocalQueue), so quota freed by its
+    workload requeues nothing: the parked workload waits for the next trigger."""
+    state = build_state(
+        ["default"],
+        [cq("a").flavor("default", cpu="4")],
+        [
+            wl("done").queue("held").request(cpu="4").reserve("a", "default", at=NOW),
+            wl("p").queue("a").request(cpu="4").created(NOW + 1),
+            wl("other").queue("a").request(cpu="1").reserve("a", "default", at=NOW),
+        ],
+    )
+    state.local_queues["default/held"] = LocalQueue("default", "held", "a", stop_policy="Hold")
+    cluster = Cluster(state, engine, release_evictions=how == "finished")
+    assert cluster.run_cycle().newly_parked == 1  # p: no room, no candidates
+    if how == "finished":
+        cluster.remove_workload("default/done")
+    else:
+        cluster.evict("default/done", "Deactivated", "evicted by the test")
+        cluster.release_eviction("default/done")
+    result = cluster.run_cycle()
+    assert result.heads == 0 and cluster.decision("default/p").state == "pending"
+    cluster.remove_workload("default/other")  # its LocalQueue is open: the tree is requeued
+    assert cluster.run_cycle().admitted == ["default/p"]
+
