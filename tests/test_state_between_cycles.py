@@ -9,7 +9,7 @@ such rule and where kueue-fast follows it.
 from __future__ import annotations
 
 import pytest
-from builders import ENGINES, NOW, build_state, cq, engine_marks, wl
+from builders import ENGINES, NOW, SECOND, build_state, cq, engine_marks, wl
 
 from kueue_fast import Cluster
 from kueue_fast.model import LocalQueue
@@ -68,4 +68,41 @@ def test_freeing_quota_requeues_the_tree_of_the_workloads_local_queue(engine: st
     assert result.heads == 0 and cluster.decision("default/p").state == "pending"
     cluster.remove_workload("default/other")  # its LocalQueue is open: the tree is requeued
     assert cluster.run_cycle().admitted == ["default/p"]
+
+
+@pytest.mark.parametrize("engine", PARAMS)
+def test_readmission_restores_the_queue_order_timestamp_of_a_reclaimed_workload(engine: str) -> None:
+    """Without PrioritySortingWithinCohort a workload preempted to reclaim
+    while borrowing queues as if created just after its preemption
+    (workload.go Ordering.GetQueueOrderTimestamp reads the Preempted
+    condition); once admitted again that condition is False
+    (SetQuotaReservation: resetActiveCondition) and its creation time counts
+    again, here for withinClusterQueue: LowerOrNewerEqualPriority."""
+    state = build_state(
+        ["default"],
+        [
+            cq("x").cohort("co").flavor("default", cpu="2").preemption(within="LowerOrNewerEqualPriority"),
+            cq("lender").cohort("co").flavor("default", cpu="4"),
+            cq("y")
+            .cohort("co")
+            .flavor("default", cpu="2")
+            .preemption(reclaim="LowerPriority", borrow_within="LowerPriority"),
+        ],
+        [
+            wl("w").queue("x").request(cpu="8").created(NOW - 10 * SECOND).reserve("x", "default", at=NOW),
+            wl("r").queue("y").priority(5).request(cpu="4").created(NOW),
+        ],
+        feature_gates={"PrioritySortingWithinCohort": False},
+    )
+    cluster = Cluster(state, engine)
+    first = cluster.run_cycle()
+    assert first.preempted == ["default/w"]
+    assert cluster.decision("default/w").preemption_reason == "InCohortReclaimWhileBorrowing"
+    assert cluster.run_cycle().admitted == ["default/r"]  # (w: no room, no candidates)
+    cluster.remove_workload("default/r")
+    assert cluster.run_cycle().admitted == ["default/w"]
+    # Same priority, created after w but before w's preemption: not newer than w.
+    cluster.add_workload(wl("p").queue("x").request(cpu="2").created(NOW - 5 * SECOND).obj())
+    result = cluster.run_cycle()
+    assert result.preempted == [] and cluster.decision("default/w").state == "admitted"
 

@@ -384,6 +384,15 @@ void Engine::admit(int wid, int cq, std::int64_t time_ns, bool listed) {
   w_.admitted_cq[wid] = cq;
   w_.admission_time[wid] = time_ns;
   w_.ls_valid[wid] = 0;
+  // The admission turns the Preempted condition False (workload.go
+  // SetQuotaReservation): the creation time orders the workload again.
+  if (!queue_ts_before_preemption_.empty()) {
+    auto it = queue_ts_before_preemption_.find(wid);
+    if (it != queue_ts_before_preemption_.end()) {
+      w_.queue_ts[wid] = it->second;
+      queue_ts_before_preemption_.erase(it);
+    }
+  }
   charge(wid, +1, true);
   if (listed) cq_admitted_insert(wid);
   lq_admitted_add(wid, cq, +1);
@@ -1075,7 +1084,9 @@ void Engine::issue_preemptions(const Entry& e, std::int64_t now_ns) {
     w_.evict_victim_cq[v] = w_.admitted_cq[v];
     if (t.reason == IN_COHORT_RECLAIM_WHILE_BORROWING && !topo_.gates().priority_sorting_within_cohort) {
       // Kueue workload.Ordering: without PrioritySortingWithinCohort such a
-      // victim queues as if it arrived just after its eviction.
+      // victim queues as if it arrived just after its eviction, until it is
+      // admitted again (admit).
+      queue_ts_before_preemption_.emplace(v, w_.queue_ts[v]);
       w_.queue_ts[v] = now_ns + 1000000;
     }
   }

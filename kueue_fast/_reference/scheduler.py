@@ -157,6 +157,9 @@ class ReferenceEngine:
         ]
         self.cycle = 0
         self.preemptor = Preemptor(self)
+        # Queue-order timestamps moved by a preemption (reclaim while
+        # borrowing, without PrioritySortingWithinCohort), to restore on admission.
+        self._queue_ts_before_preemption: dict[int, int] = {}
         self._resource_of_fr = [r for _, r in topology.fr_pairs]
         self._removed_in_snapshot: set[int] = set()
 
@@ -202,6 +205,9 @@ class ReferenceEngine:
         rec.usage = usage
         rec.admission_time = time_ns
         rec.last_state = None
+        # The admission turns the Preempted condition False (workload.go
+        # SetQuotaReservation): the creation time orders the workload again.
+        rec.spec.queue_ts = self._queue_ts_before_preemption.pop(wid, rec.spec.queue_ts)
         self.tree.charge(cq, usage)
         if listed:
             self.cq_admitted[cq].add(wid)
@@ -767,7 +773,9 @@ class ReferenceEngine:
             gates = self.topo.gates
             if t.reason == IN_COHORT_RECLAIM_WHILE_BORROWING and not gates.priority_sorting_within_cohort:
                 # Kueue workload.Ordering: without PrioritySortingWithinCohort such a
-                # victim queues as if it arrived just after its eviction.
+                # victim queues as if it arrived just after its eviction, until
+                # it is admitted again (_admit).
+                self._queue_ts_before_preemption.setdefault(t.wid, victim.spec.queue_ts)
                 victim.spec.queue_ts = now_ns + 1_000_000
             job_uid = preemptor.job_uid or "UNKNOWN"
             victim.eviction_message = (

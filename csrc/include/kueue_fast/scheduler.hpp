@@ -25,6 +25,7 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -233,6 +234,9 @@ class Engine {
     cq_front_[cq] = l.empty() ? AdmittedFront{} : AdmittedFront{l.back().priority, l.back().evicting, 0};
   }
   std::vector<std::int64_t> cq_generation_, snapshot_generation_;
+  // Queue-order timestamps moved by a preemption (reclaim while borrowing,
+  // without PrioritySortingWithinCohort), to restore on admission.
+  std::unordered_map<std::int32_t, std::int64_t> queue_ts_before_preemption_;
   std::vector<std::uint8_t> cq_active_;
   std::int64_t cycle_ = 0;
   bool release_evictions_;
