@@ -106,3 +106,35 @@ def test_readmission_restores_the_queue_order_timestamp_of_a_reclaimed_workload(
     result = cluster.run_cycle()
     assert result.preempted == [] and cluster.decision("default/w").state == "admitted"
 
+
+@pytest.mark.parametrize("engine", PARAMS)
+def test_a_preemptor_without_candidates_reserves_capacity_under_prioritize_preemptor_workloads(
+    engine: str,
+) -> None:
+    """scheduler.go reserveCapacityForUnreclaimablePreempt: a head that needs
+    preemption and finds no candidates reserves its quota when its
+    ClusterQueue cannot always reclaim, or (PrioritizePreemptorWorkloads) when
+    it is the ClusterQueue's preemptor, whose mark lasts until it is admitted
+    (cluster_queue.go delete)."""
+    state = build_state(
+        ["default"],
+        [
+            cq("a").cohort("co").strict_fifo().flavor("default", cpu="4").preemption("LowerPriority", "Any"),
+            cq("b").cohort("co").flavor("default", cpu="0"),
+        ],
+        [
+            wl("v").request(cpu="2").reserve("a", "default", at=NOW),
+            wl("p").queue("a").priority(5).request(cpu="4").created(NOW + 1),
+        ],
+        feature_gates={"PrioritizePreemptorWorkloads": True},
+    )
+    cluster = Cluster(state, engine)
+    assert cluster.run_cycle().preempted == ["default/v"]  # p is a's preemptor now
+    cluster.add_workload(wl("big").queue("a").priority(100).request(cpu="2").created(NOW + 2).obj())
+    assert cluster.run_cycle().admitted == ["default/big"]  # StrictFIFO: big is the head, not p
+    cluster.add_workload(wl("x").queue("b").request(cpu="2").created(NOW + 3).obj())
+    # p goes first (a preemptor), needs preemption, has no candidate and
+    # reserves a's quota for itself: x cannot borrow it.
+    result = cluster.run_cycle()
+    assert result.admitted == []
+    assert cluster.decision("default/x").message == "Workload no longer fits after processing another workload"

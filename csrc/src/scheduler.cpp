@@ -1180,7 +1180,10 @@ void Engine::process(Entry& e, std::int64_t now_ns) {
   if (mode == PREEMPT && e.t_n == 0) {
     e.requeue_reason = REQUEUE_PREEMPTION_NO_CANDIDATES;
     e.reason = WAITING_FOR_QUOTA;
-    if (topo_.cq(cq).reclaim_within_cohort != ANY) {  // CanAlwaysReclaim
+    // Kueue reserveCapacityForUnreclaimablePreempt: unless the ClusterQueue
+    // can always reclaim (reclaimWithinCohort: Any), or when the workload is
+    // its preemptor (PrioritizePreemptorWorkloads).
+    if (topo_.cq(cq).reclaim_within_cohort != ANY || (topo_.gates().prioritize_preemptor_workloads && e.is_preemptor)) {
       // Kueue quotaResourcesToReserve, computed before any of it is reserved.
       std::vector<FrAmount>& out = reserve_scratch_;
       out.clear();

@@ -717,7 +717,11 @@ class ReferenceEngine:
             return
         if mode == fa.PREEMPT and not e.targets:
             e.requeue_reason, e.reason = REQUEUE_PREEMPTION_NO_CANDIDATES, WAITING_FOR_QUOTA
-            if self.topo.cluster_queues[cq].reclaim_within_cohort != 3:  # CanAlwaysReclaim: Any
+            # Kueue reserveCapacityForUnreclaimablePreempt: unless the
+            # ClusterQueue can always reclaim (reclaimWithinCohort: Any), or
+            # when the workload is its preemptor (PrioritizePreemptorWorkloads).
+            cannot_always_reclaim = self.topo.cluster_queues[cq].reclaim_within_cohort != 3
+            if cannot_always_reclaim or (self.topo.gates.prioritize_preemptor_workloads and e.is_preemptor):
                 self._reserve(cq, self._resources_to_reserve(e))
             return
         if mode == fa.DEFERRED_FIT:
