@@ -9,7 +9,7 @@ such rule and where kueue-fast follows it.
 from __future__ import annotations
 
 import pytest
-from builders import ENGINES, NOW, SECOND, build_state, cq, engine_marks, wl
+from builders import ENGINES, NO_LONGER_FITS, NOW, SECOND, build_state, cq, engine_marks, fq, wl
 
 from kueue_fast import Cluster
 from kueue_fast.model import LocalQueue
@@ -135,6 +135,43 @@ def test_a_preemptor_without_candidates_reserves_capacity_under_prioritize_preem
     cluster.add_workload(wl("x").queue("b").request(cpu="2").created(NOW + 3).obj())
     # p goes first (a preemptor), needs preemption, has no candidate and
     # reserves a's quota for itself: x cannot borrow it.
-    result = cluster.run_cycle()
-    assert result.admitted == []
-    assert cluster.decision("default/x").message == "Workload no longer fits after processing another workload"
+    assert cluster.run_cycle().admitted == []
+    assert cluster.decision("default/x").message == NO_LONGER_FITS
+
+
+@pytest.mark.parametrize("engine", PARAMS)
+def test_an_eviction_outdates_flavor_scans_before_its_job_stops(engine: str) -> None:
+    """Evict writes Evicted=True while the victim still holds its quota; the
+    workload controller re-adds it to the cache (workload_controller.go Update,
+    default case: cache.AddOrUpdateWorkload), which moves its ClusterQueue's
+    AllocatableResourceGeneration (clusterqueue.go deleteWorkload). A flavor
+    scan recorded in that ClusterQueue before is outdated two cycles later
+    (scheduler.go lastAssignmentOutdated), even if the victim's job has not
+    stopped yet (release_evictions=False, as the controller runs)."""
+    state = build_state(
+        ["f0", "f1"],
+        [
+            cq("y")
+            .cohort("co")
+            .flavor("f0", cpu="2")
+            .preemption(reclaim="LowerPriority", borrow_within="LowerPriority"),
+            cq("lender").cohort("co").flavor("f0", cpu="6"),
+            cq("z").cohort("co").resource_group(fq("f0", cpu="0"), fq("f1", cpu="2")),
+        ],
+        [
+            wl("v").request(cpu="6").reserve("z", "f0", at=NOW),
+            wl("p").queue("y").priority(5).request(cpu="8").created(NOW + 1),
+            wl("z").queue("z").priority(1).request(cpu="2").created(NOW + 2),
+        ],
+    )
+    cluster = Cluster(state, engine, release_evictions=False)
+    # p reclaims v; z fitted f0 (borrowing: the scan stops there) but no longer
+    # does after p: skipped, its scan recorded at f0.
+    first = cluster.run_cycle()
+    assert first.preempted == ["default/v"] and cluster.decision("default/z").message == NO_LONGER_FITS
+    cluster.add_workload(wl("h").queue("z").priority(10).request(cpu="100").created(NOW + 3).obj())
+    assert sorted(cluster.run_cycle().attempted) == ["default/h", "default/p"]  # h: z's head, parked
+    # z again, two cycles after its scan: outdated, it starts over at f0 and
+    # no longer fits after p; resuming at f1 would have admitted it there.
+    third = cluster.run_cycle()
+    assert third.admitted == [] and cluster.decision("default/z").message == NO_LONGER_FITS

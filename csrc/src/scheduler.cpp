@@ -411,11 +411,15 @@ void Engine::release(int wid) {
   w_.evicting[wid] = 0;
 }
 
+// Eviction issued; the quota stays until release_eviction. Kueue's workload
+// controller re-adds the workload (Evicted=True) to the cache at once, which
+// moves its ClusterQueue's generation (clusterqueue.go deleteWorkload).
 void Engine::set_evicting(int wid) {
   bool listed = in_cq_admitted(wid);
   if (listed) cq_admitted_erase(wid);
   w_.evicting[wid] = 1;
   if (listed) cq_admitted_insert(wid);
+  if (w_.admitted_cq[wid] >= 0) ++cq_generation_[w_.admitted_cq[wid]];
 }
 
 void Engine::remove_workload(int wid) {

@@ -251,13 +251,23 @@ class ReferenceEngine:
         rec = self.workloads[wid]
         if rec.status != ADMITTED or rec.evicting:
             return
-        rec.evicting = True
+        self._set_evicting(wid)
         rec.evicted_cycle = self.cycle + 1  # called before the cycle it belongs to
         rec.eviction_reason = reason
         rec.eviction_message = message
         rec.preempted_by = -1
         if self.release_evictions:
             self.release_eviction(wid)
+
+    def _set_evicting(self, wid: int) -> None:
+        """Eviction issued; the quota stays until release_eviction. Kueue's
+        workload controller re-adds the workload (Evicted=True) to the cache
+        at once, which moves its ClusterQueue's generation (clusterqueue.go
+        deleteWorkload)."""
+        rec = self.workloads[wid]
+        rec.evicting = True
+        if rec.admitted_cq >= 0:
+            self.cq_generation[rec.admitted_cq] += 1
 
     def _requeue_tree(self, cq: int) -> None:
         """A workload of a LocalQueue of cq finished, was deleted (pending or
@@ -770,7 +780,7 @@ class ReferenceEngine:
             victim = self.workloads[t.wid]
             if victim.evicting:
                 continue  # eviction already under way
-            victim.evicting = True
+            self._set_evicting(t.wid)
             victim.evicted_cycle = self.cycle
             victim.preempted_by = e.wid
             victim.eviction_reason = t.reason
