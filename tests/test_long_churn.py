@@ -82,6 +82,10 @@ class Churn:
     seed: int
     release_evictions: bool = True
     queues: list[str] = field(default_factory=list)  # "namespace/name" of every LocalQueue
+    # A contended cohort: cq-0 lives on borrowed quota and runs the background
+    # work; urgent bursts elsewhere in its cohort reclaim it, several
+    # preemptors a cycle aiming at the same victims.
+    contended: bool = False
 
 
 UNIT = {"cpu": 1000, "memory": gen.GI, "example.com/gpu": 1}
@@ -94,7 +98,8 @@ def quota(draw: Any, resource: str, in_cohort: bool, cohort: bool = False) -> Re
     """Nominal quota of a few units (now and then none); borrowing and lending
     limits inside a cohort (a root cohort has neither)."""
     unit = UNIT[resource]
-    nominal = (0 if draw(st.integers(0, 7)) == 7 else draw(st.integers(2, 8))) * unit
+    # (a ClusterQueue without quota of its own lives on what it borrows)
+    nominal = (0 if draw(st.integers(0, 3)) == 3 else draw(st.integers(2, 8))) * unit
     borrow = lend = None
     if in_cohort and draw(st.integers(0, 2)) == 0:
         borrow = draw(st.integers(0, 4)) * unit
@@ -103,10 +108,20 @@ def quota(draw: Any, resource: str, in_cohort: bool, cohort: bool = False) -> Re
     return ResourceQuota(resource, nominal, borrow, lend)
 
 
+def no_quota(groups: list[ResourceGroup]) -> list[ResourceGroup]:
+    for g in groups:
+        for fq in g.flavors:
+            for q in fq.resources:
+                q.nominal, q.lending_limit = 0, None
+    return groups
+
+
 @st.composite
-def groups(draw: Any, in_cohort: bool, cohort: bool = False, gpu: bool = False) -> list[ResourceGroup]:
+def groups(
+    draw: Any, in_cohort: bool, cohort: bool = False, gpu: bool = False, borrower: bool = False
+) -> list[ResourceGroup]:
     """cpu and memory in one to three flavors (in a drawn order); with gpu, a
-    second group of one or two GPU flavors."""
+    second group of one or two GPU flavors. A borrower has no quota of its own."""
     out = []
     flavors = draw(st.permutations(CPU_FLAVORS))[: draw(st.integers(1, 3))]
     out.append(
@@ -126,7 +141,7 @@ def groups(draw: Any, in_cohort: bool, cohort: bool = False, gpu: bool = False) 
                 [FlavorQuotas(f, [draw(quota("example.com/gpu", in_cohort, cohort))]) for f in flavors],
             )
         )
-    return out
+    return no_quota(out) if borrower else out
 
 
 @st.composite
@@ -178,11 +193,20 @@ def churn_clusters(draw: Any) -> Churn:
         state.configuration.admission_fair_sharing = draw(gen.afs_configuration())
     state.configuration.feature_gates = draw(gen.feature_gates()) if draw(st.integers(0, 2)) == 2 else {}
     n_cq = draw(st.integers(3, 7))
+    contended = draw(st.booleans())
+    if contended and draw(st.booleans()):
+        # Entries then go by borrowing and age only: an urgent preemptor may
+        # come after an admission it could take as a victim (kueue-min-12).
+        state.configuration.feature_gates["PrioritySortingWithinCohort"] = False
     for i in range(n_cq):
         name = f"cq-{i}"
         cohort = None if draw(st.integers(0, 7)) == 7 else draw(st.sampled_from(cohorts[1:] + cohorts))
+        if contended:
+            cohort = "left-a" if "left-a" in cohorts and i % 2 else "left"
         within = draw(st.sampled_from(["LowerPriority", "Never", "LowerOrNewerEqualPriority"]))
         reclaim = draw(st.sampled_from(["Any", "LowerPriority", "Never"]))
+        if contended and i > 0:
+            reclaim = draw(st.sampled_from(["Any", "LowerPriority"]))
         borrow, threshold = "Never", None
         if reclaim != "Never" and draw(st.booleans()):
             borrow = "LowerPriority"
@@ -190,7 +214,11 @@ def churn_clusters(draw: Any) -> Churn:
         when_borrow, when_preempt, preference = draw(st.sampled_from(FUNGIBILITY))
         state.cluster_queues[name] = ClusterQueue(
             name=name,
-            resource_groups=draw(groups(cohort is not None, gpu=gpu and draw(st.integers(0, 3)) < 3)),
+            resource_groups=draw(
+                groups(
+                    cohort is not None, gpu=gpu and draw(st.integers(0, 3)) < 3, borrower=contended and i == 0
+                )
+            ),
             cohort=cohort,
             namespace_selector=LabelSelector(),
             queueing_strategy=draw(st.sampled_from(["BestEffortFIFO", "StrictFIFO"])),
@@ -208,7 +236,8 @@ def churn_clusters(draw: Any) -> Churn:
     run_time = [draw(st.sampled_from([20, 8, 40, 3, 80])) for _ in shapes]
     queues = sorted(state.local_queues)
     controller = draw(st.integers(0, 3)) == 3  # evictions release their quota only when released
-    return Churn(state, shapes, run_time, draw(st.integers(0, 2**32 - 1)), not controller, queues)
+    seed = draw(st.integers(0, 2**32 - 1))
+    return Churn(state, shapes, run_time, seed, not controller, queues, contended)
 
 
 # --- driving the churn ---------------------------------------------------------------------------
@@ -237,17 +266,21 @@ class Driver:
         for c in self.clusters:
             getattr(c, op)(*args)
 
-    def arrive(self) -> None:
+    def arrive(self, urgent: bool = False) -> None:
         k = self.rng.randrange(len(self.churn.shapes))
         wl = copy.deepcopy(self.churn.shapes[k])
         wl.name = f"w{self.next_id:05d}-s{k}"
         wl.uid = f"uid-{self.next_id}"
         # Each shape mostly comes from one LocalQueue, now and then from any.
         queues = self.churn.queues
-        q = queues[k % len(queues)] if self.rng.random() < 0.7 else self.rng.choice(queues)
+        q = queues[k % len(queues)] if self.rng.random() < 0.7 and not urgent else self.rng.choice(queues)
+        if self.churn.contended:  # background work on the borrower, bursts on the others
+            others = [x for x in queues if not x.endswith("/lq-0")] or queues
+            q = self.rng.choice(others) if urgent else ("ns/lq-0" if self.rng.random() < 0.6 else q)
         wl.namespace, wl.queue_name = q.split("/")
-        # Priorities spread around the shape's, so that preemption is common.
-        wl.priority += self.rng.choice([0, 0, 1, 2, 4]) - 1
+        # Priorities spread around the shape's, so that preemption is common;
+        # a burst is urgent work.
+        wl.priority += self.rng.choice([0, 0, 1, 2, 3, 5]) - 1 + (4 if urgent else 0)
         # Arrivals are stamped now; some a little earlier (a job created a while ago).
         now = self.clusters[0].now_ns()
         wl.creation_ns = now - self.rng.choice([0, 0, 0, 1, 5]) * SECOND
@@ -266,8 +299,12 @@ class Driver:
         if pending and self.rng.random() < 0.05:  # a pending job deleted
             self.each("remove_workload", self.rng.choice(pending))
         if not quiet:
-            for _ in range(self.rng.choice([0, 0, 1, 1, 2, 3, 4, 8])):
-                self.arrive()
+            # Now and then a burst: many heads at once, several of them
+            # preempting in one cycle (overlapping targets, recomputation).
+            burst = self.rng.random() < 0.08
+            n = self.rng.randint(6, 20) if burst else self.rng.choice([0, 0, 1, 1, 2, 3, 4])
+            for _ in range(n):
+                self.arrive(urgent=burst)
 
     def run(self, cycles: int) -> None:
         ref, nat = self.clusters

@@ -424,6 +424,7 @@ void Engine::set_evicting(int wid) {
 
 void Engine::remove_workload(int wid) {
   check_wid(wid);
+  if (!queue_ts_before_preemption_.empty()) queue_ts_before_preemption_.erase(wid);
   if (w_.status[wid] == STATUS_ADMITTED) {
     release(wid);
   } else if (w_.cq[wid] >= 0) {
@@ -438,6 +439,7 @@ void Engine::remove_workloads(const std::int64_t* wids, std::size_t n) {
   requeue_roots_.clear();
   for (std::size_t i = 0; i < n; ++i) {
     const int wid = static_cast<int>(wids[i]);
+    if (!queue_ts_before_preemption_.empty()) queue_ts_before_preemption_.erase(wid);
     if (w_.status[wid] == STATUS_ADMITTED) {
       release(wid);
     } else if (w_.cq[wid] >= 0) {

@@ -228,6 +228,7 @@ class ReferenceEngine:
         """A workload finished or was deleted: free its quota, drop it from its
         queue; its LocalQueue's parked workloads may fit now (_requeue_tree)."""
         rec = self.workloads[wid]
+        self._queue_ts_before_preemption.pop(wid, None)
         if rec.status == ADMITTED:
             self._release(wid)
         elif rec.spec.cluster_queue >= 0:
