@@ -239,7 +239,7 @@ class Cluster:
         """A workload naming a resource or flavor the topology lacks forces a rebuild."""
         names = set(self.topology.resource_names)
         flavors = set(self.topology.flavor_names)
-        missing = any(r not in names for ps in wl.pod_sets for r in ps.requests)
+        missing = any(r not in names for per_pod in self.compiler.charged_requests(wl) for r in per_pod)
         if wl.admission is not None:
             for psa in wl.admission.pod_set_assignments:
                 missing |= any(r not in names for r in psa.resource_usage)

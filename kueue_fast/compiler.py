@@ -21,6 +21,7 @@ from .errors import EngineError
 from .fastload import exact_key
 from .features import FeatureGates
 from .model import ClusterQueue, ClusterState, Cohort, PodSet, ResourceGroup, Workload
+from .requests import quota_requests
 from .status import cluster_queue_readiness
 
 # One sentinel for "no limit" (conventions: INT64_MAX).
@@ -315,9 +316,10 @@ def compile_topology(state: ClusterState, extra_resources: set[str] | None = Non
             resources.update(g.covered_resources)
             for f in g.flavors:
                 flavors.add(f.name)
+    rules = state.configuration.resources
     for wl in state.workloads.values():
         for ps in wl.pod_sets:
-            resources.update(ps.requests)
+            resources.update(quota_requests(ps.requests, rules))
         if wl.admission is not None:
             for psa in wl.admission.pod_set_assignments:
                 resources.update(psa.resource_usage)
@@ -456,11 +458,12 @@ class WorkloadCompiler:
         gates = self.topology.gates
         pod_sets = []
         counts = []
-        for ps in wl.pod_sets:
+        charged = self.charged_requests(wl)
+        for ps, per_pod in zip(wl.pod_sets, charged, strict=True):
             # ReclaimablePods: pods the job declared done no longer need quota.
             count = max(0, ps.count - ps.reclaimable) if gates.reclaimable_pods else ps.count
             counts.append(count)
-            requests = sorted(((self._rid[r], v) for r, v in ps.requests.items()), key=lambda x: x[0])
+            requests = sorted(((self._rid[r], v) for r, v in per_pod.items()), key=lambda x: x[0])
             pod_sets.append(PodSetSpec(ps.name, count, requests, ps.min_count, self.flavor_class(ps)))
         spec = WorkloadSpec(
             namespace=wl.namespace,
@@ -470,7 +473,7 @@ class WorkloadCompiler:
             priority=wl.priority,
             queue_ts=wl.queue_timestamp_ns,
             scheduling_hash=self._scheduling_hash(
-                wl, counts, gates.scheduling_equivalence_hashing_ignore_pod_set_name
+                wl, counts, gates.scheduling_equivalence_hashing_ignore_pod_set_name, charged
             ),
             pod_sets=pod_sets,
             local_queue=self._lq_id.get(f"{wl.namespace}/{wl.queue_name}", -1),
@@ -482,17 +485,25 @@ class WorkloadCompiler:
         self._resolve_queue(wl, spec)
         return spec
 
-    def _scheduling_hash(self, wl: Workload, counts: list[int], ignore_pod_set_name: bool) -> int:
+    def charged_requests(self, wl: Workload) -> list[dict[str, int]]:
+        """Per pod set, the per-pod requests charged to quota (Configuration
+        resources: excluded prefixes, transformations)."""
+        rules = self.state.configuration.resources
+        return [quota_requests(ps.requests, rules) for ps in wl.pod_sets]
+
+    def _scheduling_hash(
+        self, wl: Workload, counts: list[int], ignore_pod_set_name: bool, requests: list[dict[str, int]]
+    ) -> int:
         """scheduling_hash(wl, ...), computed once per distinct key: JSON
         encoding and hashing the pod templates is most of a compile."""
-        found = _hash_key(wl, counts, ignore_pod_set_name)
+        found = _hash_key(wl, counts, ignore_pod_set_name, requests)
         if found is None:
-            return scheduling_hash(wl, counts, ignore_pod_set_name)
+            return scheduling_hash(wl, counts, ignore_pod_set_name, requests)
         key, templates = found
         hit = self._hash_of.get(key)
         if hit is not None and all(a is b or a == b for a, b in zip(hit[0], templates, strict=True)):
             return hit[1]
-        h = scheduling_hash(wl, counts, ignore_pod_set_name)
+        h = scheduling_hash(wl, counts, ignore_pod_set_name, requests)
         self._hash_of[key] = (templates, h)
         return h
 
@@ -587,7 +598,7 @@ def _raw_templates(wl: Workload) -> list[object]:
 
 
 def _hash_key(
-    wl: Workload, counts: list[int], ignore_pod_set_name: bool
+    wl: Workload, counts: list[int], ignore_pod_set_name: bool, charged: list[dict[str, int]]
 ) -> tuple[tuple[object, ...], list[dict[str, Any]]] | None:
     """An exact key of everything scheduling_hash reads, and the templates to
     compare on a hit; None when a value is not plain JSON-like data (then the
@@ -598,12 +609,12 @@ def _hash_key(
         return None
     templates: list[dict[str, Any]] = []
     parts: list[object] = [wl.priority, ignore_pod_set_name]
-    for ps, count, template in zip(wl.pod_sets, counts, _raw_templates(wl), strict=True):
+    for ps, per_pod, count, template in zip(wl.pod_sets, charged, counts, _raw_templates(wl), strict=True):
         if type(template) is not dict or type(ps.name) is not str:
             return None
         if ps.min_count is not None and type(ps.min_count) is not int:
             return None
-        requests = tuple(ps.requests.items())
+        requests = tuple(per_pod.items())
         for r, amount in requests:
             if type(r) is not str or type(amount) is not int:
                 return None
@@ -615,11 +626,16 @@ def _hash_key(
     return tuple(parts), templates
 
 
-def scheduling_hash(wl: Workload, counts: list[int], ignore_pod_set_name: bool) -> int:
+def scheduling_hash(
+    wl: Workload, counts: list[int], ignore_pod_set_name: bool, charged: list[dict[str, int]] | None = None
+) -> int:
     """Kueue computeSchedulingHash (pkg/workload/workload.go): workloads with the
     same priority and the same pod sets (template shape, effective count and
     requests, minCount) fail the same way, so one failure parks them all
-    (SchedulingEquivalenceHashing)."""
+    (SchedulingEquivalenceHashing). ``charged``: per pod set the requests
+    charged to quota (default: the pod sets' requests), as TotalRequests."""
+    if charged is None:
+        charged = [ps.requests for ps in wl.pod_sets]
     raw_pod_sets = (wl.raw.get("spec") or {}).get("podSets") or [] if wl.raw else []
     shapes = []
     for i, ps in enumerate(wl.pod_sets):
@@ -628,7 +644,7 @@ def scheduling_hash(wl: Workload, counts: list[int], ignore_pod_set_name: bool) 
         shape: dict[str, Any] = {
             "spec": _spec_shape(template) if isinstance(template, dict) else None,
             "count": counts[i],
-            "requests": sorted((r, v * counts[i]) for r, v in ps.requests.items()),
+            "requests": sorted((r, v * counts[i]) for r, v in charged[i].items()),
             "minCount": ps.min_count,
         }
         if not ignore_pod_set_name:

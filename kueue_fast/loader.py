@@ -793,13 +793,9 @@ def parse_configuration(obj: Mapping[str, Any]) -> m.Configuration:
         v.check_fields(
             res, ("excludeResourcePrefixes", "transformations", "deviceClassMappings"), ref, "resources"
         )
-        for fld, what in (
-            ("excludeResourcePrefixes", "excluding resources from quota"),
-            ("transformations", "resource transformations"),
-            ("deviceClassMappings", "Dynamic Resource Allocation quota"),
-        ):
-            if res.get(fld):
-                v.not_supported_feature(ref, f"resources.{fld}", what)
+        if res.get("deviceClassMappings"):
+            v.not_supported_feature(ref, "resources.deviceClassMappings", "Dynamic Resource Allocation quota")
+        cfg.resources = _resource_rules(res, ref)
     _managed_jobs(obj, ref, cfg)
     wfpr = v.opt_map(obj, "waitForPodsReady", ref, "")
     if wfpr is not None:
@@ -811,6 +807,35 @@ def parse_configuration(obj: Mapping[str, Any]) -> m.Configuration:
                 "blocking admission until pods are ready (no pods run offline)",
             )
     return cfg
+
+
+_TRANSFORMATION_FIELDS = ("input", "strategy", "multiplyBy", "outputs")
+_TRANSFORMATION_STRATEGIES = ("Retain", "Replace")
+
+
+def _resource_rules(res: Mapping[str, Any], ref: str) -> m.ResourceRules:
+    """resources.excludeResourcePrefixes and resources.transformations, with
+    pkg/config/validation.go validateResourceTransformations (strategy Retain
+    or Replace, defaulted to Retain by defaults.go; inputs unique)."""
+    pp = "resources.excludeResourcePrefixes"
+    raw_prefixes = v.opt_list(res, "excludeResourcePrefixes", ref, "resources")
+    prefixes = tuple(v.as_str(x, ref, v.index(pp, i)) for i, x in enumerate(raw_prefixes))
+    transformations: dict[str, m.ResourceTransformation] = {}
+    tp = "resources.transformations"
+    for i, raw in enumerate(v.opt_list(res, "transformations", ref, "resources")):
+        ip = v.index(tp, i)
+        d = v.as_map(raw, ref, ip)
+        v.check_fields(d, _TRANSFORMATION_FIELDS, ref, ip)
+        name = v.as_str(d.get("input", ""), ref, v.child(ip, "input"))
+        strategy = v.opt_enum(d, "strategy", _TRANSFORMATION_STRATEGIES, ref, ip, "Retain") or "Retain"
+        multiply_by = v.opt_str(d, "multiplyBy", ref, ip) or ""
+        op = v.child(ip, "outputs")
+        raw_outputs = v.as_map(d.get("outputs") or {}, ref, op)
+        outputs = tuple((out, v.nanos(q, ref, v.key(op, out))) for out, q in raw_outputs.items())
+        if name in transformations:
+            v.duplicate(ref, v.child(ip, "input"), name)
+        transformations[name] = m.ResourceTransformation(name, strategy == "Replace", multiply_by, outputs)
+    return m.ResourceRules(prefixes, transformations)
 
 
 def _managed_jobs(obj: Mapping[str, Any], ref: str, cfg: m.Configuration) -> None:

@@ -323,6 +323,30 @@ class AdmissionFairSharingConfig:
     resource_weights: dict[str, float] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class ResourceTransformation:
+    """One entry of Configuration resources.transformations (apis/config
+    ResourceTransformation): ``outputs`` are factors per unit of input, as exact
+    nano amounts (quantity_nanos)."""
+
+    input: str
+    replace: bool = False  # strategy Replace (default Retain)
+    multiply_by: str = ""
+    outputs: tuple[tuple[str, int], ...] = ()
+
+
+@dataclass(frozen=True)
+class ResourceRules:
+    """Configuration resources: what Kueue charges to quota in place of a pod's
+    requests (pkg/workload/workload.go totalRequestsFromPodSets)."""
+
+    exclude_prefixes: tuple[str, ...] = ()
+    transformations: dict[str, ResourceTransformation] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(self.exclude_prefixes or self.transformations)
+
+
 @dataclass
 class Configuration:
     fair_sharing: FairSharingConfig | None = None  # None: fair sharing off
@@ -330,6 +354,8 @@ class Configuration:
     feature_gates: dict[str, bool] = field(default_factory=dict)
     # QuotaCheckStrategy: "CheckAll" (default) or "IgnoreUndeclared".
     quota_check_strategy: str = "CheckAll"
+    # resources.excludeResourcePrefixes and resources.transformations.
+    resources: ResourceRules = field(default_factory=ResourceRules)
     # Which jobs Kueue manages (apis/config/v1beta2 configuration_types.go and
     # defaults.go): integrations.frameworks, manageJobsWithoutQueueName and
     # managedJobsNamespaceSelector (default: every namespace but kube-system

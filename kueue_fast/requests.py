@@ -30,12 +30,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from fractions import Fraction
 from typing import Any
 
 from . import validation as v
+from .model import ResourceRules
 from .quantity import value_from_nanos
 
-__all__ = ["pod_requests", "resources_validation_message", "POD_LEVEL_RESOURCES"]
+__all__ = ["pod_requests", "quota_requests", "resources_validation_message", "POD_LEVEL_RESOURCES"]
 
 # Where, in a pod template spec, requests exceed limits: (the field path
 # relative to the template spec, e.g. "containers[1]", the resources, sorted).
@@ -185,3 +187,51 @@ def resources_validation_message(over_per_pod_set: Sequence[OverLimits]) -> str 
         return None
     body = errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
     return "resources validation failed: " + body
+
+
+def _exact(value: int, resource: str) -> Fraction:
+    """A canonical int64 amount back as an exact quantity (cpu is in milli)."""
+    return Fraction(value, 1000) if resource == "cpu" else Fraction(value)
+
+
+def _canonical(q: Fraction, resource: str) -> int:
+    """resources.ResourceValue of an exact quantity: MilliValue for cpu, else
+    Value, both rounding up."""
+    scaled = q * 1000 if resource == "cpu" else q
+    return -((-scaled.numerator) // scaled.denominator)
+
+
+def quota_requests(per_pod: dict[str, int], rules: ResourceRules) -> dict[str, int]:
+    """The per-pod requests Kueue charges to quota: resources matching an
+    excluded prefix dropped (workload.go dropExcludedResources), then the
+    transformations applied (applyResourceTransformations): each input's
+    outputs (times its multiplyBy resource, when requested) summed per output
+    name, sums below zero floored to zero, added to the retained requests
+    (Retain keeps the input, Replace drops it). Works on the canonical amounts;
+    Kueue works on the exact quantities, which differ only below a milli cpu
+    or a unit of anything else."""
+    if not rules:
+        return per_pod
+    reqs = per_pod
+    if rules.exclude_prefixes:
+        reqs = {r: n for r, n in per_pod.items() if not r.startswith(rules.exclude_prefixes)}
+    transforms = rules.transformations
+    if not any(r in transforms for r in reqs):
+        return reqs
+    retained: dict[str, int] = {}
+    generated: dict[str, Fraction] = {}
+    for name, amount in reqs.items():
+        t = transforms.get(name)
+        if t is None:
+            retained[name] = amount
+            continue
+        base = _exact(amount, name)
+        if t.multiply_by and t.multiply_by in reqs:
+            base *= _exact(reqs[t.multiply_by], t.multiply_by)
+        for out, factor_nanos in t.outputs:
+            generated[out] = generated.get(out, Fraction(0)) + base * Fraction(factor_nanos, 10**9)
+        if not t.replace:
+            retained[name] = amount
+    for out, q in generated.items():
+        retained[out] = retained.get(out, 0) + _canonical(max(q, Fraction(0)), out)
+    return retained

@@ -111,20 +111,23 @@ def test_the_same_sample_created_twice_gives_two_jobs() -> None:
     assert sorted(w["state"] for w in out) == ["admitted", "admitted"]  # 6 of 9 cpu, 1.2Gi of 9Gi
 
 
-def test_shared_quota_example_fails_clearly_with_its_transformation() -> None:
-    # admin/shared-quota-setup.yaml needs Kueue configured with a resource
-    # transformation (its header comment); kueue-fast does not model them yet.
+def test_shared_quota_example_behaves_as_its_comment_says() -> None:
+    # admin/shared-quota-setup.yaml with the Configuration its header comment asks
+    # for: a 3-cpu Job also charges 3 cpu_credits (workload.go applyResourceTransformations).
     config = EXAMPLES.parent / "shared-quota-configuration.yaml"
-    p = run(str(EXAMPLES / "shared-quota-setup.yaml"), str(EXAMPLES / "shared-quota-sample-job.yaml"), str(config))
-    assert p.returncode == 2
-    assert "Traceback" not in p.stderr
-    assert p.stderr.count("\n") == 1
-    assert "Configuration resources.transformations: not supported by kueue-fast: resource transformations" in p.stderr
-    # without the transformation the Job is admitted in the first flavor that fits
-    p = run(str(EXAMPLES / "shared-quota-setup.yaml"), str(EXAMPLES / "shared-quota-sample-job.yaml"))
+    jobs = [str(EXAMPLES / "shared-quota-sample-job.yaml")] * 5
+    p = run(str(EXAMPLES / "shared-quota-setup.yaml"), *jobs, str(config), "--until-stable", "--output", "yaml")
     assert p.returncode == 0, p.stderr
-    (w,) = json.loads(p.stdout)["workloads"]
-    assert w["state"] == "admitted" and w["podSets"][0]["flavors"] == {"cpu": "on-demand"}
+    wls = [d for d in yaml.safe_load_all(p.stdout) if d and d.get("kind") == "Workload"]
+    usage = [
+        w["status"]["admission"]["podSetAssignments"][0]["resourceUsage"] for w in wls if "admission" in w["status"]
+    ]
+    # 14 cpu_credits across on-demand (9) and spot (9): four jobs, not five
+    assert usage == [{"cpu": "3", "cpu_credits": "3"}] * 4
+    # without the transformation all five fit (9 + 6 of 18 cpu)
+    p = run(str(EXAMPLES / "shared-quota-setup.yaml"), *jobs, "--until-stable")
+    assert p.returncode == 0, p.stderr
+    assert [w["state"] for w in json.loads(p.stdout)["workloads"]] == ["admitted"] * 5
 
 
 def test_a_cronjob_is_skipped_with_a_warning() -> None:

@@ -8,7 +8,10 @@ from typing import Any
 import pytest
 
 from kueue_fast.errors import ValidationError
-from kueue_fast.requests import pod_requests, resources_validation_message
+from kueue_fast.loader import parse_configuration
+from kueue_fast.model import ResourceRules
+from kueue_fast.quantity import parse_quantity
+from kueue_fast.requests import pod_requests, quota_requests, resources_validation_message
 
 REF = "Workload/ns/wl"
 PATH = "spec.podSets[0].template.spec"
@@ -212,3 +215,107 @@ def test_invalid_templates(spec: dict[str, Any], field: str, words: str) -> None
     assert e.value.obj == REF
     assert e.value.field == field
     assert words in e.value.message
+
+
+# --- Configuration resources: excluded prefixes and transformations -------------------------
+
+
+def _rules(config: dict[str, Any]) -> ResourceRules:
+    doc = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration", "resources": config}
+    return parse_configuration(doc).resources
+
+
+def _canonical(reqs: dict[str, str]) -> dict[str, int]:
+    return {r: parse_quantity(q, r) for r, q in reqs.items()}
+
+
+# Kueue docs tasks/manage/administer_cluster_quotas.md "Transform resources for quota management"
+_DOC_TRANSFORMATIONS = {
+    "transformations": [
+        {"input": "example.com/gpu-type1", "strategy": "Replace",
+         "outputs": {"example.com/gpu-memory": "5Gi", "example.com/credits": 10}},
+        {"input": "example.com/gpu-type2", "strategy": "Replace",
+         "outputs": {"example.com/gpu-memory": "20Gi", "example.com/credits": 40}},
+        {"input": "cpu", "strategy": "Retain", "outputs": {"example.com/credits": 1}},
+    ]
+}
+# Kueue docs tasks/run/using_hami.md: per-vGPU values times the number of vGPUs
+_HAMI = {
+    "transformations": [
+        {"input": "nvidia.com/gpumem", "strategy": "Replace", "multiplyBy": "nvidia.com/gpu",
+         "outputs": {"nvidia.com/total-gpumem": "1"}},
+    ]
+}
+
+
+@pytest.mark.parametrize(
+    ("config", "requests", "want"),
+    [
+        pytest.param(
+            _DOC_TRANSFORMATIONS,
+            {"cpu": "1", "memory": "100Gi", "example.com/gpu-type1": "2", "example.com/gpu-type2": "1"},
+            {"cpu": "1", "memory": "100Gi", "example.com/gpu-memory": "30Gi", "example.com/credits": "61"},
+            id="administer_cluster_quotas-doc-example",
+        ),
+        pytest.param(
+            _HAMI,
+            {"nvidia.com/gpu": "2", "nvidia.com/gpumem": "1024"},
+            {"nvidia.com/gpu": "2", "nvidia.com/total-gpumem": "2048"},
+            id="using_hami-multiplyBy",
+        ),
+        pytest.param(
+            _HAMI,
+            {"nvidia.com/gpumem": "1024"},
+            {"nvidia.com/total-gpumem": "1024"},
+            id="multiplyBy-resource-not-requested-leaves-the-input-value",
+        ),
+        pytest.param(
+            {"transformations": [{"input": "cpu", "outputs": {"cpu_credits": "1"}}]},
+            {"cpu": "500m"},
+            {"cpu": "500m", "cpu_credits": "1"},
+            id="default-Retain-and-output-rounded-up-as-Value",
+        ),
+        pytest.param(
+            {"transformations": [{"input": "cpu", "strategy": "Replace", "outputs": {"credits": "-1"}},
+                                 {"input": "memory", "outputs": {"credits": "1"}}]},
+            {"cpu": "4", "memory": "3", "credits": "2"},
+            {"memory": "3", "credits": "2"},
+            id="generated-sum-below-zero-is-zero-and-does-not-reduce-a-request",
+        ),
+        pytest.param(
+            {"transformations": [{"input": "example.com/license", "strategy": "Replace"}]},
+            {"cpu": "1", "example.com/license": "1"},
+            {"cpu": "1"},
+            id="Replace-without-outputs-ignores-the-input",
+        ),
+        pytest.param(
+            {"excludeResourcePrefixes": ["example.com/"],
+             "transformations": [{"input": "example.com/gpu", "outputs": {"credits": "1"}}]},
+            {"cpu": "1", "example.com/gpu": "1"},
+            {"cpu": "1"},
+            id="excluded-before-transformed",
+        ),
+    ],
+)
+def test_quota_requests(config: dict[str, Any], requests: dict[str, str], want: dict[str, str]) -> None:
+    # pkg/workload/workload.go totalRequestsFromPodSets: dropExcludedResources, applyResourceTransformations
+    assert quota_requests(_canonical(requests), _rules(config)) == _canonical(want)
+
+
+@pytest.mark.parametrize(
+    ("config", "words"),
+    [
+        ({"transformations": [{"input": "cpu", "strategy": "Drop"}]},
+         'resources.transformations[0].strategy: Unsupported value: "Drop"'),
+        ({"transformations": [{"input": "cpu"}, {"input": "cpu"}]},
+         'resources.transformations[1].input: Duplicate value: "cpu"'),
+        ({"transformations": [{"input": "cpu", "outputs": {"x": "lots"}}]},
+         "resources.transformations[0].outputs[x]"),
+        ({"excludeResourcePrefixes": [3]}, "resources.excludeResourcePrefixes[0]"),
+    ],
+)
+def test_invalid_resource_rules(config: dict[str, Any], words: str) -> None:
+    # pkg/config/validation.go validateResourceTransformations
+    with pytest.raises(ValidationError) as e:
+        _rules(config)
+    assert words in str(e.value)
