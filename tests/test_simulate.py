@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+import yaml
 
 from kueue_fast.cli import main
 from kueue_fast.loader import build_state
@@ -451,3 +452,24 @@ def test_both_engines_simulate_the_default_scenario_alike() -> None:
         )
     assert a.result.messages == b.result.messages
     assert a.result.cycles == b.result.cycles
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_trace_requests_are_charged_through_the_configurations_resource_transformations(engine: str) -> None:
+    # Kueue's admin/shared-quota-setup.yaml with its Configuration (cpu also
+    # charges cpu_credits, workload.go applyResourceTransformations): four 3-cpu
+    # jobs use 12 of the 14 credits; the fifth waits although spot has cpu left.
+    examples = Path(__file__).parent / "data"
+    objs = [
+        d
+        for f in ("kueue-examples/shared-quota-setup.yaml", "shared-quota-configuration.yaml")
+        for d in yaml.safe_load_all((examples / f).read_text())
+        if d
+    ]
+    csv = "arrival,namespace,queue,name,duration,cpu,example.com/ignored\n" + "".join(
+        f"0,default,team-queue,w{i},100,3,1\n" for i in range(5)
+    )
+    objs[-1]["resources"]["excludeResourcePrefixes"] = ["example.com/"]
+    result, m = run_csv(objs, csv, engine, drain=True)
+    assert admissions(result) == [(0, 0), (0, 1), (0, 2), (0, 3), (100, 4)]
+    assert m.totals["finished"] == 5

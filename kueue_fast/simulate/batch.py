@@ -9,13 +9,14 @@ adapter (reference engine) turns one row at a time into a ``WorkloadSpec``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import numpy.typing as npt
 
 from ..compiler import BLOCK_NONE, PodSetSpec, WorkloadCompiler, WorkloadSpec
-from ..model import PodSet, Workload
+from ..model import PodSet, ResourceRules, Workload
+from ..requests import quota_requests
 from ..trace import Trace, default_name
 
 I32 = npt.NDArray[np.int32]
@@ -204,6 +205,27 @@ def batch_from_trace(trace: Trace, compiler: WorkloadCompiler, start_ns: int) ->
         queue=trace.queue.astype(np.int32),
         queue_names=list(trace.queues),
     )
+
+
+def charged_trace(trace: Trace, rules: ResourceRules) -> Trace:
+    """The trace with each pod set's requests replaced by what Kueue charges to
+    quota under the Configuration's resources section (requests.quota_requests:
+    excluded prefixes, transformations), computed once per distinct row. A
+    charge of 0 is dropped (0 means not requested in a trace)."""
+    if not rules or not trace.n_pod_sets:
+        return trace
+    rows, inverse = np.unique(trace.requests, axis=0, return_inverse=True)
+    charged = [
+        quota_requests({r: int(n) for r, n in zip(trace.resources, row.tolist(), strict=True) if n}, rules)
+        for row in rows
+    ]
+    names = sorted({r for c in charged for r in c})
+    col = {r: j for j, r in enumerate(names)}
+    table = np.zeros((len(rows), len(names)), dtype=np.int64)
+    for i, c in enumerate(charged):
+        for r, n in c.items():
+            table[i, col[r]] = n
+    return replace(trace, requests=table[inverse.ravel()], resources=names)
 
 
 def unqueued_warnings(batch: WorkloadBatch, trace: Trace, shown: int = 3) -> list[str]:

@@ -39,7 +39,7 @@ from ..compiler import WorkloadCompiler, compile_topology
 from ..model import ClusterState
 from ..trace import Trace
 from . import args as _args
-from .batch import WorkloadBatch, batch_from_trace, unqueued_warnings
+from .batch import WorkloadBatch, batch_from_trace, charged_trace, unqueued_warnings
 from .engine import EVICTION_REASONS, Settled, SimEngine, make_sim_engine
 from .series import Bins, CountSeries, EventCounts, StepSeries, nice_width_ns
 
@@ -241,7 +241,7 @@ def simulate(
     ``bins``: at most this many time bins for the series. ``warn`` hears
     about trace rows that match no LocalQueue (they never run)."""
     t_wall = time.perf_counter()
-    trace = trace.sorted_by_arrival()
+    trace = charged_trace(trace.sorted_by_arrival(), state.configuration.resources)
     # 1. compile: topology (with the trace's resources), engine, the trace as arrays
     topo = compile_topology(state, extra_resources=set(trace.resources))
     compiler = WorkloadCompiler(state, topo)

@@ -453,6 +453,8 @@ def queue_capacities(state: ClusterState) -> dict[str, QueueCapacity]:
     rid = {r: k for k, r in enumerate(topo.resource_names)}
     fid = {f: k for k, f in enumerate(topo.flavor_names)}
     probe = PodSet("main", 1)
+    rules = state.configuration.resources
+    charged_only = {out for t in rules.transformations.values() for out, _ in t.outputs}
     out: dict[str, QueueCapacity] = {}
     for node, name in enumerate(topo.node_names[: topo.n_cq]):
         cq = state.cluster_queues[name]
@@ -480,7 +482,8 @@ def queue_capacities(state: ClusterState) -> dict[str, QueueCapacity]:
             groups.append((list(g.covered_resources), usable, unusable))
 
         def quota(d: dict[str, float]) -> dict[str, float]:
-            return {r: v for r, v in d.items() if v > 0 and r != "pods"}
+            # pods and transformation outputs (cpu_credits...) are charged, never requested
+            return {r: v for r, v in d.items() if v > 0 and r != "pods" and r not in charged_only}
 
         out[name] = QueueCapacity(name, groups, quota(nominal), quota(every))
     return out
