@@ -226,6 +226,9 @@ TopologySpec topology_from(const py::dict& d) {
   for (auto x : to_seq(item(d, "fair_strategies"), "fair_strategies")) {
     t.fair_strategies.push_back(static_cast<std::uint8_t>(to_i64(x, "fair strategy")));
   }
+  if (d.contains("block_admission_for_pods_ready")) {
+    t.block_admission_for_pods_ready = item(d, "block_admission_for_pods_ready").cast<bool>();
+  }
   if (d.contains("gates")) {  // kueue_fast.features.FeatureGates, by attribute name
     py::dict g = py::reinterpret_borrow<py::dict>(d["gates"]);
     auto gate = [&](const char* key, bool& out) {
@@ -769,6 +772,13 @@ void register_engine(py::module_& m) {
              std::lock_guard<std::mutex> lock(self.mutex);
              self.engine.check_wid(w);
              self.engine.release_eviction(static_cast<int>(w));
+           })
+      .def("set_pods_ready",
+           [](PyEngine& self, py::handle wid, bool ready) {
+             std::int64_t w = to_i64(wid, "workload id");
+             std::lock_guard<std::mutex> lock(self.mutex);
+             self.engine.check_wid(w);
+             self.engine.set_pods_ready(static_cast<int>(w), ready);
            })
       .def("evict",
            [](PyEngine& self, py::handle wid, py::handle reason, py::handle message) {

@@ -156,6 +156,7 @@ def topology_dict(t: Topology) -> dict[str, Any]:
         # Feature gates by attribute name (the engine ignores those it does not model,
         # e.g. reclaimable_pods and the hashing ones applied by the compiler).
         "gates": {f.name: bool(getattr(gates, f.name)) for f in dataclasses.fields(gates)} if gates else {},
+        "block_admission_for_pods_ready": bool(getattr(t, "block_admission_for_pods_ready", False)),
     }
 
 
@@ -267,6 +268,8 @@ class NativeEngine:
             )
         )
         self._specs.append(spec)
+        if adm is not None and spec.pods_ready:
+            self._core.set_pods_ready(wid, True)
         return wid
 
     def add_workloads(self, arrays: WorkloadArrays) -> range:
@@ -306,6 +309,10 @@ class NativeEngine:
 
     def evict(self, wid: int, reason: str, message: str) -> None:
         self._core.evict(wid, reason, message)
+
+    def set_pods_ready(self, wid: int, ready: bool) -> None:
+        """The PodsReady condition of the workload's current admission (waitForPodsReady)."""
+        self._core.set_pods_ready(wid, ready)
 
     # --- the cycle ---------------------------------------------------------------------------------
 

@@ -57,6 +57,7 @@ class Engine(Protocol):
     def remove_workload(self, wid: int) -> None: ...
     def release_eviction(self, wid: int) -> None: ...
     def evict(self, wid: int, reason: str, message: str) -> None: ...
+    def set_pods_ready(self, wid: int, ready: bool) -> None: ...
     def run_cycle(self, now_ns: int) -> Any: ...
     def afs_ledger_state(self) -> dict[str, dict[str, object]]: ...
     def restore_afs_ledger(self, state: dict[str, dict[str, object]]) -> None: ...
@@ -140,6 +141,30 @@ class WorkloadHistory:
 
 
 @dataclass
+class PodsReadyState:
+    """The PodsReady condition of a workload's admission (waitForPodsReady)."""
+
+    admitted_ns: int  # the admission it belongs to (a new admission starts not ready)
+    ready: bool
+    reason: str = "WaitForStart"  # of PodsReady=False: WaitForStart, WaitForRecovery, ...
+    since_ns: int = 0  # its lastTransitionTime
+
+
+@dataclass
+class HeldWorkload:
+    """A workload out of its queue after a PodsReady timeout (waitForPodsReady):
+    until its backoff ends (requeue_at_ns), or for good once deactivated
+    (requeue_at_ns None). The engine forgot it; ``wid`` is its old id."""
+
+    wid: int
+    evicted_cycle: int
+    reason: str  # the Evicted condition's: PodsReadyTimeout or Deactivated
+    message: str
+    requeue_at_ns: int | None
+    evicted_ns: int
+
+
+@dataclass
 class LocalQueueFairSharing:
     """A LocalQueue's admission fair sharing state (Kueue's in-memory usage
     ledger, persisted as status.fairSharing.admissionFairSharingStatus).
@@ -196,11 +221,17 @@ class Cluster:
         self._evictions: dict[str, WorkloadHistory] = {}
         self._clock_ns = start_time_ns if start_time_ns is not None else _start_time(state)
         self.start_ns = self._clock_ns  # the clock before the first cycle
+        # waitForPodsReady: PodsReady conditions by key, requeue counts, and
+        # the workloads held out of their queues (by old wid)
+        self._pods_ready: dict[str, PodsReadyState] = {}
+        self._requeue_count: dict[str, int] = {}
+        self._held: dict[int, HeldWorkload] = {}
         self._build(state)
         # the topology already knows every resource and flavor of the state's workloads
         with no_cyclic_gc():
             for key in sorted(state.workloads):
                 self._add_compiled(key, self.compiler.compile(state.workloads[key]))
+        self._read_pods_ready_inputs(state)
 
     # --- construction ----------------------------------------------------------------------
 
@@ -250,8 +281,12 @@ class Cluster:
     def remove_workload(self, key: str) -> None:
         """The workload finished or was deleted: its quota (if any) is released
         and the cluster forgets it (the same key may be added again)."""
-        self.engine.remove_workload(self._id(key))
+        wid = self._id(key)
+        if self._held.pop(wid, None) is None:  # a held workload is out of the engine already
+            self.engine.remove_workload(wid)
         del self._wid[key]
+        self._pods_ready.pop(key, None)
+        self._requeue_count.pop(key, None)
         self._first_attempt_ns.pop(key, None)
         self._evictions.pop(key, None)
         self.state.workloads.pop(key, None)
@@ -269,8 +304,13 @@ class Cluster:
             self._record_eviction(key, ev)
 
     def release_eviction(self, key: str) -> None:
-        """The evicted workload's job stopped: its quota is free, it queues again."""
-        self.engine.release_eviction(self._id(key))
+        """The evicted workload's job stopped: its quota is free, it queues again
+        (after a PodsReady timeout, once its backoff ends)."""
+        wid = self._id(key)
+        reason = self.engine.workload_view(wid)["eviction_reason"]
+        self.engine.release_eviction(wid)
+        if reason in ("PodsReadyTimeout", "Deactivated") and self.state.configuration.wait_for_pods_ready:
+            self._hold(key, self.cycles)
 
     def _id(self, key: str) -> int:
         try:
@@ -329,6 +369,9 @@ class Cluster:
             now_ns = self._clock_ns + NS_PER_S
         self._clock_ns = now_ns
         evicted = self._drain_stopped_queues()
+        self._requeue_after_backoff(now_ns)
+        timed_out = self._pods_ready_timeouts(now_ns)
+        evicted += timed_out
         report = self.engine.run_cycle(now_ns)
         self.cycles += 1
         keys = self._keys  # by wid, removed workloads included
@@ -450,10 +493,163 @@ class Cluster:
     def decision(self, key: str) -> Decision:
         return self._decision(self._id(key))
 
+    # --- waitForPodsReady (workload_controller.go, the queue manager's backoff) --------------------
+
+    def set_pods_ready(self, key: str, ready: bool, reason: str = "", now_ns: int | None = None) -> None:
+        """The PodsReady condition of the workload's current admission changed
+        (the simulator's pod start-up, the controller's job status); reason
+        WaitForRecovery for pods that were ready and failed."""
+        wid = self._id(key)
+        view = self.engine.workload_view(wid)
+        t = self._clock_ns if now_ns is None else now_ns
+        self._pods_ready[key] = PodsReadyState(
+            int(view["admission_time"]), ready, reason or ("PodsReady" if ready else "WaitForStart"), t
+        )
+        self.engine.set_pods_ready(wid, ready)
+
+    def requeue_state(self, key: str) -> tuple[int, int | None]:
+        """status.requeueState: (count, requeueAt ns or None)."""
+        held = self._held.get(self._wid.get(key, -1))
+        wl = self.state.workloads.get(key)
+        count = self._requeue_count.get(key, wl.requeue_count if wl else 0)
+        return count, held.requeue_at_ns if held is not None else None
+
+    def _read_pods_ready_inputs(self, state: ClusterState) -> None:
+        """Input Workloads: the PodsReady condition of an admitted one, and a
+        pending one still in the backoff its status.requeueState.requeueAt sets
+        (workload_controller.go Reconcile: not queued before requeueAt)."""
+        for key in sorted(state.workloads):
+            wl = state.workloads[key]
+            if wl.admission is not None and wl.pods_ready_ns is not None:
+                admitted = wl.admission_ns if wl.admission_ns is not None else wl.creation_ns
+                self._pods_ready[key] = PodsReadyState(
+                    admitted, wl.pods_ready, wl.pods_ready_reason, wl.pods_ready_ns
+                )
+            elif wl.admission is None and wl.active and wl.requeue_at_ns is not None:
+                if wl.requeue_at_ns > self._clock_ns + NS_PER_S:
+                    wid = self._wid[key]
+                    self.engine.remove_workload(wid)
+                    requeued = _condition(wl, "Requeued")
+                    self._held[wid] = HeldWorkload(
+                        wid,
+                        -1,
+                        str(requeued.get("reason") or "Pending"),
+                        str(requeued.get("message") or ""),
+                        wl.requeue_at_ns,
+                        wl.queue_timestamp_ns,
+                    )
+
+    def _pods_ready_state(self, key: str, admitted_ns: int) -> PodsReadyState:
+        st = self._pods_ready.get(key)
+        if st is None or st.admitted_ns != admitted_ns:  # admitted in a cycle: its pods have not started
+            return PodsReadyState(admitted_ns, False, "WaitForStart", admitted_ns)
+        return st
+
+    def _pods_ready_timeouts(self, now_ns: int) -> list[str]:
+        """workload_controller.go reconcileNotReadyTimeout: an admitted, active
+        workload not PodsReady past waitForPodsReady.timeout since its admission
+        (PodsReady missing, WaitForStart or PodsReady reason) or past
+        recoveryTimeout since PodsReady turned False with WaitForRecovery is
+        evicted (PodsReadyTimeout), its requeueState counted and its requeueAt
+        set by the backoff (workload.go UpdateRequeueState); past
+        backoffLimitCount it is deactivated instead (triggerDeactivation)."""
+        cfg = self.state.configuration.wait_for_pods_ready
+        if cfg is None:
+            return []
+        out = []
+        for key in sorted(self._wid):
+            wid = self._wid[key]
+            if wid in self._held:
+                continue
+            view = self.engine.workload_view(wid)
+            wl = self.state.workloads[key]
+            if view["state"] != ADMITTED or not wl.active:
+                continue
+            admitted_ns = int(view["admission_time"])
+            st = self._pods_ready_state(key, admitted_ns)
+            if st.ready:
+                continue
+            if st.reason in ("", "WaitForStart", "PodsReady"):
+                deadline = admitted_ns + int(cfg.timeout_s * NS_PER_S)
+            elif st.reason == "WaitForRecovery" and cfg.recovery_timeout_s is not None:
+                deadline = st.since_ns + int(cfg.recovery_timeout_s * NS_PER_S)
+            else:
+                continue
+            if now_ns < deadline:
+                continue
+            count = self._requeue_count.get(key, wl.requeue_count)
+            if cfg.backoff_limit_count is not None and count + 1 > cfg.backoff_limit_count:
+                wl.active = False  # spec.active=false, then evicted as deactivated
+                reason = "Deactivated"
+                message = (
+                    "The workload is deactivated due to exceeding the maximum number of re-queuing retries"
+                )
+            else:
+                self._requeue_count[key] = count + 1
+                reason, message = "PodsReadyTimeout", f"Exceeded the PodsReady timeout {key}"
+            self.engine.evict(wid, reason, message)
+            if self.release_evictions:  # offline its quota is free at once: out of its queue now
+                self._hold(key, self.cycles + 1)
+            out.append(key)
+        return out
+
+    def _hold(self, key: str, evicted_cycle: int) -> None:
+        """A workload evicted by a PodsReady timeout gave its quota back: out of
+        its queue until requeueAt (workload_controller.go Update: a workload
+        back to pending with a backoff ahead is not queued; Reconcile queues it
+        once requeueAt passed); deactivated, for good."""
+        cfg = self.state.configuration.wait_for_pods_ready
+        assert cfg is not None
+        wid = self._wid[key]
+        view = self.engine.workload_view(wid)
+        wl = self.state.workloads[key]
+        requeue_at = None
+        if wl.active:
+            # wait.Backoff{base, x2, cap max}: base * 2^(count-1) capped; its jitter
+            # (up to 0.01%) puts requeueAt just past that second
+            count = self._requeue_count[key]
+            wait_s = min(cfg.backoff_base_s * 2 ** (count - 1), cfg.backoff_max_s)
+            requeue_at = self._clock_ns + wait_s * NS_PER_S + 1
+        self.engine.remove_workload(wid)
+        reason, message = str(view["eviction_reason"]), str(view["eviction_message"])
+        self._held[wid] = HeldWorkload(wid, evicted_cycle, reason, message, requeue_at, self._clock_ns)
+
+    def _requeue_after_backoff(self, now_ns: int) -> None:
+        """Held workloads whose requeueAt passed queue again, ordered by the
+        eviction time (requeuingStrategy.timestamp Eviction) or their creation
+        (Creation) (workload.go Ordering.GetQueueOrderTimestamp)."""
+        cfg = self.state.configuration.wait_for_pods_ready
+        for wid, held in sorted(self._held.items()):
+            if held.requeue_at_ns is None or held.requeue_at_ns > now_ns:
+                continue
+            key = self._keys[wid]
+            del self._held[wid]
+            wl = self.state.workloads[key]
+            spec = self.compiler.compile(wl)
+            spec.admission, spec.pods_ready = None, False  # it queues again, its input admission is gone
+            if held.evicted_cycle >= 0 and cfg is not None:
+                spec.queue_ts = held.evicted_ns if cfg.requeuing_timestamp == "Eviction" else wl.creation_ns
+            self._add_compiled(key, spec)
+
+    def _held_decision(self, held: HeldWorkload) -> Decision:
+        key = self._keys[held.wid]
+        ns, name = key.split("/", 1)
+        if held.evicted_cycle == self.cycles and self.cycles > 0:
+            return Decision(ns, name, EVICTED, reason=held.reason, message=held.message)
+        if held.requeue_at_ns is None:  # deactivated: in no queue, as an inactive workload
+            reason, message = self._waiting_reason(self.compiler.compile(self.state.workloads[key]))
+            return Decision(ns, name, PENDING, reason=reason, message=message)
+        # QuotaReserved=False as the job reconciler leaves an evicted workload
+        reason = "Pending" if held.evicted_cycle >= 0 else held.reason
+        return Decision(ns, name, PENDING, reason=reason, message=held.message)
+
     def decisions(self) -> list[Decision]:
         return [self._decision(self._wid[k]) for k in sorted(self._wid)]
 
     def _decision(self, wid: int) -> Decision:
+        held = self._held.get(wid)
+        if held is not None:
+            return self._held_decision(held)
         rec = self.engine.workload_view(wid)
         spec: WorkloadSpec = rec["spec"]
         topo = self.topology
@@ -506,9 +702,18 @@ class Cluster:
         return "Pending", f"waiting for its turn in ClusterQueue {cq.name}"
 
 
+def _condition(wl: Workload, ctype: str) -> dict[str, Any]:
+    """The input Workload's status condition of that type ({} when absent)."""
+    for c in ((wl.raw.get("status") or {}).get("conditions") or []) if wl.raw else []:
+        if isinstance(c, dict) and c.get("type") == ctype:
+            return c
+    return {}
+
+
 def _start_time(state: ClusterState) -> int:
     """Offline clock: cycles happen after every timestamp of the input."""
     latest = 0
     for wl in state.workloads.values():
-        latest = max(latest, wl.creation_ns, wl.admission_ns or 0, wl.queue_order_ns or 0)
+        times = (wl.admission_ns, wl.queue_order_ns, wl.pods_ready_ns)
+        latest = max(latest, wl.creation_ns, *(t or 0 for t in times))
     return (latest // NS_PER_S) * NS_PER_S

@@ -129,6 +129,9 @@ class Topology:
     admission_fair_sharing: AdmissionFairSharingSpec | None = None
     # The Configuration's feature gates, resolved with Kueue's defaults.
     gates: FeatureGates = field(default_factory=FeatureGates)
+    # waitForPodsReady.blockAdmission: nothing is admitted while a workload
+    # holding quota is not PodsReady (scheduler.go waitForPodsReadyIfNeeded).
+    block_admission_for_pods_ready: bool = False
 
     @property
     def n_nodes(self) -> int:
@@ -182,6 +185,8 @@ class WorkloadSpec:
     queue_name: str = ""
     # The kueue.x-k8s.io/job-uid label, named in the preemption messages it causes.
     job_uid: str = ""
+    # An admitted workload's PodsReady=True condition (waitForPodsReady).
+    pods_ready: bool = False
 
 
 JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
@@ -396,6 +401,7 @@ def compile_topology(state: ClusterState, extra_resources: set[str] | None = Non
         )
 
     fs = state.configuration.fair_sharing
+    wait = state.configuration.wait_for_pods_ready
     return Topology(
         resource_names=resource_names,
         flavor_names=flavor_names,
@@ -411,6 +417,7 @@ def compile_topology(state: ClusterState, extra_resources: set[str] | None = Non
         local_queues=local_queues,
         admission_fair_sharing=afs,
         gates=FeatureGates.resolve(state.configuration.feature_gates),
+        block_admission_for_pods_ready=wait is not None and wait.block_admission,
     )
 
 
@@ -482,6 +489,7 @@ class WorkloadCompiler:
         )
         if wl.admission is not None:
             spec.admission = self._admission(wl)
+            spec.pods_ready = wl.pods_ready
         self._resolve_queue(wl, spec)
         return spec
 

@@ -799,14 +799,80 @@ def parse_configuration(obj: Mapping[str, Any]) -> m.Configuration:
     _managed_jobs(obj, ref, cfg)
     wfpr = v.opt_map(obj, "waitForPodsReady", ref, "")
     if wfpr is not None:
-        enabled = wfpr.get("enable", api != CONFIG_VERSIONS[0]) is not False
-        if enabled and wfpr.get("blockAdmission") is True:
-            v.not_supported_feature(
-                ref,
-                "waitForPodsReady.blockAdmission",
-                "blocking admission until pods are ready (no pods run offline)",
-            )
+        wait = _wait_for_pods_ready(wfpr, ref, v1beta1=api == CONFIG_VERSIONS[0])
+        if not cfg.feature_gates.get("DisableWaitForPodsReady", False):
+            cfg.wait_for_pods_ready = wait
     return cfg
+
+
+_WAIT_FIELDS = ("enable", "timeout", "blockAdmission", "requeuingStrategy", "recoveryTimeout")
+_REQUEUING_FIELDS = ("timestamp", "backoffLimitCount", "backoffBaseSeconds", "backoffMaxSeconds")
+
+
+def _wait_for_pods_ready(
+    d: Mapping[str, Any], ref: str, *, v1beta1: bool
+) -> m.WaitForPodsReadyConfig | None:
+    """waitForPodsReady, defaulted as apis/config/{v1beta1,v1beta2}/defaults.go
+    (v1beta1: only with enable: true, blockAdmission defaulting to it; v1beta2:
+    the section enables it, no enable field; a zero timeout or backoff is the
+    default) and validated as pkg/config/validation.go validateWaitForPodsReady.
+    None when v1beta1 leaves it disabled."""
+    p = "waitForPodsReady"
+    if v1beta1:
+        v.check_fields(d, _WAIT_FIELDS, ref, p)
+        if not (d.get("enable") is not None and v.as_bool(d["enable"], ref, v.child(p, "enable"))):
+            return None
+    else:
+        gone = {"enable": "v1beta2 has no waitForPodsReady.enable: the section being there enables it"}
+        v.check_fields(d, _WAIT_FIELDS[1:], ref, p, gone)
+
+    def seconds(name: str) -> float | None:
+        if d.get(name) is None:
+            return None
+        x = v.duration_seconds(d[name], ref, v.child(p, name))
+        if x < 0:
+            v.invalid(ref, v.child(p, name), d[name], "must be greater than or equal to 0")
+        return x
+
+    timeout = seconds("timeout")
+    if timeout is None:  # v1beta1 defaultPodsReadyTimeout 5m; v1beta2 DefaultWaitForPodsReadyTimeout 30m
+        timeout = 300.0 if v1beta1 else 1800.0
+    elif timeout == 0 and not v1beta1:  # v1beta2 defaults a zero timeout too
+        timeout = 1800.0
+    if timeout == 0:
+        v.required(ref, v.child(p, "timeout"), "must be specified")
+    recovery = seconds("recoveryTimeout")
+    block = v1beta1  # v1beta1 defaults it to enable
+    if d.get("blockAdmission") is not None:
+        block = v.as_bool(d["blockAdmission"], ref, v.child(p, "blockAdmission"))
+    cfg = m.WaitForPodsReadyConfig(
+        timeout_s=timeout, recovery_timeout_s=timeout if recovery is None else recovery, block_admission=block
+    )
+    rs = v.opt_map(d, "requeuingStrategy", ref, p)
+    if rs is None:
+        return cfg
+    rp = v.child(p, "requeuingStrategy")
+    v.check_fields(rs, _REQUEUING_FIELDS, ref, rp)
+    stamp = v.opt_enum(rs, "timestamp", ("Creation", "Eviction"), ref, rp, "Eviction") or "Eviction"
+
+    def count(name: str) -> int | None:
+        if rs.get(name) is None:
+            return None
+        n = v.as_int32(rs[name], ref, v.child(rp, name))
+        if n < 0:
+            v.invalid(ref, v.child(rp, name), n, "must be greater than or equal to 0")
+        return n
+
+    base, most = count("backoffBaseSeconds"), count("backoffMaxSeconds")
+    return m.WaitForPodsReadyConfig(
+        timeout_s=cfg.timeout_s,
+        recovery_timeout_s=cfg.recovery_timeout_s,
+        block_admission=block,
+        requeuing_timestamp=stamp,
+        backoff_limit_count=count("backoffLimitCount"),
+        backoff_base_s=base or 60,  # cmp.Or: 0 is the default
+        backoff_max_s=most or 3600,
+    )
 
 
 _TRANSFORMATION_FIELDS = ("input", "strategy", "multiplyBy", "outputs")
@@ -1200,7 +1266,7 @@ def parse_workload(
     # 4. status
     admission, admission_ns, finished, queue_order_ns = _workload_status(obj, ref, pod_sets, creation)
 
-    return m.Workload(
+    wl = m.Workload(
         namespace=ns,
         name=name,
         queue_name=queue,
@@ -1216,6 +1282,29 @@ def parse_workload(
         queue_order_ns=queue_order_ns,
         raw=dict(obj),
     )
+    _pods_ready_status(obj, ref, wl)
+    return wl
+
+
+def _pods_ready_status(obj: Mapping[str, Any], ref: str, wl: m.Workload) -> None:
+    """waitForPodsReady's inputs: the PodsReady condition (status, reason,
+    lastTransitionTime) and status.requeueState (count, requeueAt)."""
+    status = obj.get("status")
+    if not isinstance(status, dict):
+        return
+    for i, c in enumerate(status.get("conditions") or []):
+        if isinstance(c, dict) and c.get("type") == "PodsReady":
+            wl.pods_ready = c.get("status") == "True"
+            wl.pods_ready_reason = str(c.get("reason") or "")
+            tp = f"status.conditions[{i}].lastTransitionTime"
+            wl.pods_ready_ns = parse_time_ns(c["lastTransitionTime"], ref, tp)
+    rs = v.opt_map(status, "requeueState", ref, "status")
+    if rs is not None:
+        rp = "status.requeueState"
+        if rs.get("count") is not None:
+            wl.requeue_count = v.as_int32(rs["count"], ref, v.child(rp, "count"), minimum=0)
+        if rs.get("requeueAt") is not None:
+            wl.requeue_at_ns = parse_time_ns(rs["requeueAt"], ref, v.child(rp, "requeueAt"))
 
 
 # --- the bulk path for Workloads ---------------------------------------------------------
@@ -1473,7 +1562,7 @@ def _fast_workload(
         except InputError:
             return None
 
-    return m.Workload(
+    wl = m.Workload(
         namespace=ns,
         name=name,
         queue_name=queue,
@@ -1489,6 +1578,12 @@ def _fast_workload(
         queue_order_ns=queue_order_ns,
         raw=dict(obj),
     )
+    if obj.get("status") is not None:
+        try:
+            _pods_ready_status(obj, ref, wl)
+        except InputError:
+            return None
+    return wl
 
 
 # --- the whole input ------------------------------------------------------------------------

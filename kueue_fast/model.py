@@ -291,6 +291,14 @@ class Workload:
     # Queue order timestamp when Kueue orders by an eviction time instead of
     # creation (evicted for PodsReady timeout or by an admission check).
     queue_order_ns: int | None = None
+    # PodsReady condition as given (waitForPodsReady): status True, its reason
+    # (WaitForStart, WaitForRecovery, ...) and lastTransitionTime; and
+    # status.requeueState (count, requeueAt).
+    pods_ready: bool = False
+    pods_ready_reason: str = ""
+    pods_ready_ns: int | None = None
+    requeue_count: int = 0
+    requeue_at_ns: int | None = None
     # The manifest as given, for `--output yaml` and the controller.
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
     # The job it was made from offline, ``Job/name`` (same namespace); None
@@ -347,6 +355,20 @@ class ResourceRules:
         return bool(self.exclude_prefixes or self.transformations)
 
 
+@dataclass(frozen=True)
+class WaitForPodsReadyConfig:
+    """Configuration waitForPodsReady, defaulted as apis/config defaults.go does
+    (durations in seconds)."""
+
+    timeout_s: float = 1800.0
+    recovery_timeout_s: float | None = 1800.0  # defaults to timeout
+    block_admission: bool = False
+    requeuing_timestamp: str = "Eviction"  # or "Creation"
+    backoff_limit_count: int | None = None  # None: requeued for ever
+    backoff_base_s: int = 60
+    backoff_max_s: int = 3600
+
+
 @dataclass
 class Configuration:
     fair_sharing: FairSharingConfig | None = None  # None: fair sharing off
@@ -356,6 +378,8 @@ class Configuration:
     quota_check_strategy: str = "CheckAll"
     # resources.excludeResourcePrefixes and resources.transformations.
     resources: ResourceRules = field(default_factory=ResourceRules)
+    # waitForPodsReady when the Configuration enables it (loader), else None.
+    wait_for_pods_ready: WaitForPodsReadyConfig | None = None
     # Which jobs Kueue manages (apis/config/v1beta2 configuration_types.go and
     # defaults.go): integrations.frameworks, manageJobsWithoutQueueName and
     # managedJobsNamespaceSelector (default: every namespace but kube-system

@@ -663,6 +663,7 @@ std::string Engine::message(int wid) const {
              "but will fit after these preemptions complete";
     case MSG_INACTIVE: return topo_.cq(w_.msg_arg[wid]).inactive_message;
     case MSG_BLOCK: return w_.strings[w_.block_message[wid]];
+    case MSG_WAITING_FOR_PODS_READY: return "waiting for all admitted workloads to be in PodsReady condition";
     case MSG_ASSIGNMENT:
     case MSG_ASSIGNMENT_PENDING: break;
   }
@@ -1140,6 +1141,32 @@ void Engine::admit_entry(Entry& e, std::int64_t now_ns) {
   w_.reason[e.wid] = REASON_NONE;
   w_.msg_kind[e.wid] = MSG_NONE;
   e.status = ENTRY_ASSUMED;
+  if (static_cast<std::size_t>(e.wid) < pods_ready_.size()) pods_ready_[e.wid] = 0;  // a new admission
+}
+
+void Engine::set_pods_ready(int wid, bool ready) {
+  check_wid(wid);
+  if (pods_ready_.size() <= static_cast<std::size_t>(wid)) pods_ready_.resize(static_cast<std::size_t>(wid) + 1, 0);
+  pods_ready_[wid] = ready ? 1 : 0;
+}
+
+// cache.go PodsReadyForAllAdmittedWorkloads: every workload in the cache
+// (holding quota in an existing ClusterQueue, evicting ones and this cycle's
+// admissions included) is PodsReady.
+bool Engine::pods_ready_for_all_admitted() const noexcept {
+  for (int wid = 0; wid < w_.size(); ++wid) {
+    if (w_.status[wid] != STATUS_ADMITTED || w_.admitted_cq[wid] < 0) continue;
+    if (static_cast<std::size_t>(wid) >= pods_ready_.size() || !pods_ready_[wid]) return false;
+  }
+  return true;
+}
+
+void Engine::process_unless_blocked(Entry& e, std::int64_t now_ns) {
+  if (blocked_) {
+    e.status = ENTRY_WAITING;  // the scheduler waits for PodsReady (waitForPodsReadyIfNeeded)
+  } else {
+    process(e, now_ns);
+  }
 }
 
 // Kueue processEntry.
@@ -1243,6 +1270,16 @@ void Engine::process(Entry& e, std::int64_t now_ns) {
       e.msg_arg = static_cast<std::int32_t>(e.t_n);
       e.requeue_reason = REQUEUE_PENDING_PREEMPTION;
     }
+    return;
+  }
+  if (topo_.block_admission_for_pods_ready() && !pods_ready_for_all_admitted()) {
+    // scheduler.go waitForPodsReadyIfNeeded: QuotaReserved=False and the
+    // scheduler waits; offline the PodsReady conditions change only between
+    // cycles, so the entry and those after it wait for the next.
+    e.reason = WAITING_FOR_PODS_READY;
+    e.msg_kind = MSG_WAITING_FOR_PODS_READY;
+    e.requeue_reason = REQUEUE_FAILED_AFTER_NOMINATION;
+    blocked_ = true;
     return;
   }
   admit_entry(e, now_ns);
@@ -1359,18 +1396,23 @@ const CycleReport& Engine::run_cycle(std::int64_t now_ns) {
 
   // 4-5. order and process
   victims_.clear();
+  blocked_ = false;
   if (topo_.fair_sharing()) {
     tournament_.reset(nominated_);
-    while (!tournament_.empty()) process(entries_[tournament_.pop()], now_ns);
+    while (!tournament_.empty()) process_unless_blocked(entries_[tournament_.pop()], now_ns);
   } else {
     order_ = nominated_;
     classical_order(order_);
-    for (std::int32_t i : order_) process(entries_[i], now_ns);
+    for (std::int32_t i : order_) process_unless_blocked(entries_[i], now_ns);
   }
 
   // 6. requeue the heads that were not admitted
   for (Entry& e : entries_) {
     if (e.status == ENTRY_ASSUMED) continue;
+    if (e.status == ENTRY_WAITING) {  // never processed: no status written, back in the queue as it was
+      queues_[e.cq].requeue(w_, e.wid, REQUEUE_FAILED_AFTER_NOMINATION, false);
+      continue;
+    }
     persist_attempt(e);
     report_.attempted.push_back(e.wid);
     RequeueReason reason = e.requeue_reason;

@@ -7,6 +7,7 @@ const char* pending_reason_name(PendingReason r) noexcept {
     case REASON_NONE: return "";
     case WAITING_FOR_QUOTA: return "WaitingForQuota";
     case WAITING_FOR_PREEMPTED: return "WaitingForPreemptedWorkloads";
+    case WAITING_FOR_PODS_READY: return "WaitingForPodsReady";
     case NO_MATCHING_FLAVOR: return "NoMatchingFlavor";
     case EXCEEDS_MAX_QUOTA: return "ExceedsMaxQuota";
     case MISCONFIGURED: return "Misconfigured";

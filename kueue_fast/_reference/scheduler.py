@@ -67,6 +67,9 @@ WAITING_FOR_PREEMPTED = "WaitingForPreemptedWorkloads"
 MISCONFIGURED = "Misconfigured"
 SUSPENDED = "Suspended"
 
+# waitForPodsReady.blockAdmission (scheduler.go waitForPodsReadyIfNeeded)
+WAITING_FOR_PODS_READY = "WaitingForPodsReady"
+MSG_WAITING_FOR_PODS_READY = "waiting for all admitted workloads to be in PodsReady condition"
 MSG_OVERLAP = "Workload has overlapping preemption targets with another workload"
 MSG_NO_LONGER_FITS = "Workload no longer fits after processing another workload"
 MSG_DEFERRED = (
@@ -103,7 +106,7 @@ class Entry:
     cq: int
     assignment: fa.Assignment | None = None
     targets: list[Target] = field(default_factory=list)
-    status: str = ""  # "", "skipped", "assumed"
+    status: str = ""  # "", "skipped", "assumed", "waiting" (not processed: blocked before it)
     message: str = ""
     reason: str = ""
     requeue_reason: str = REQUEUE_GENERIC
@@ -165,6 +168,10 @@ class ReferenceEngine:
         self._queue_ts_before_preemption: dict[int, int] = {}
         self._resource_of_fr = [r for _, r in topology.fr_pairs]
         self._removed_in_snapshot: set[int] = set()
+        # waitForPodsReady: workloads whose current admission is PodsReady, and
+        # whether this cycle's scheduler is blocked waiting for them.
+        self._pods_ready: set[int] = set()
+        self._blocked = False
 
     # --- workloads in and out ----------------------------------------------------------------
 
@@ -191,6 +198,8 @@ class ReferenceEngine:
                         fr = self.topo.fr_id(f, r)
                         usage[fr] = amount.add(usage.get(fr, 0), v)
             self._admit(wid, adm.cluster_queue, usage, adm.time_ns)
+            if spec.pods_ready:
+                self._pods_ready.add(wid)
         elif spec.admission is not None:
             # Admitted to a ClusterQueue that does not exist: it holds nothing.
             rec.status = ADMITTED
@@ -238,6 +247,24 @@ class ReferenceEngine:
             self.queues[rec.spec.cluster_queue].remove(wid)
         rec.status = FINISHED
         self._requeue_tree(rec.spec.cluster_queue)
+
+    def set_pods_ready(self, wid: int, ready: bool) -> None:
+        """The PodsReady condition of the workload's current admission (the
+        simulator's pod start-up, the controller's job status)."""
+        if ready:
+            self._pods_ready.add(wid)
+        else:
+            self._pods_ready.discard(wid)
+
+    def _pods_ready_for_all_admitted(self) -> bool:
+        """cache.go PodsReadyForAllAdmittedWorkloads: every workload in the
+        cache (holding quota in an existing ClusterQueue, evicting ones and this
+        cycle's admissions included) is PodsReady."""
+        return all(
+            wid in self._pods_ready
+            for wid, rec in enumerate(self.workloads)
+            if rec.status == ADMITTED and rec.admitted_cq >= 0
+        )
 
     def release_eviction(self, wid: int) -> None:
         """Controller mode: an evicted workload stopped; its quota is free and it is pending again."""
@@ -783,8 +810,27 @@ class ReferenceEngine:
                 e.message += f". Pending the preemption of {issued} workload(s)"
                 e.requeue_reason = REQUEUE_PENDING_PREEMPTION
             return
+        if self.topo.block_admission_for_pods_ready and not self._pods_ready_for_all_admitted():
+            # scheduler.go waitForPodsReadyIfNeeded: QuotaReserved=False and the
+            # scheduler waits; offline the PodsReady conditions change only
+            # between cycles, so the entry and those after it wait for the next.
+            e.reason, e.message = WAITING_FOR_PODS_READY, MSG_WAITING_FOR_PODS_READY
+            e.requeue_reason = REQUEUE_FAILED_AFTER_NOMINATION
+            self._blocked = True
+            return
         self._admit_entry(e, now_ns)
         report.admitted.append(e.wid)
+
+    def _scheduling_hash_of(self, wid: int) -> int:
+        return self.workloads[wid].spec.scheduling_hash
+
+    def _process_unless_blocked(
+        self, e: Entry, victims: dict[int, Target], report: CycleReport, now_ns: int
+    ) -> None:
+        if self._blocked:  # the scheduler waits for PodsReady (waitForPodsReadyIfNeeded)
+            e.status = "waiting"
+        else:
+            self._process(e, victims, report, now_ns)
 
     def _skip(self, e: Entry, message: str) -> None:
         """Kueue markSkipped: the scan record is kept only with
@@ -840,6 +886,7 @@ class ReferenceEngine:
         self.queues[e.cq].clear_preemptor(e.wid)
         rec.reason, rec.message = "", ""
         e.status = "assumed"
+        self._pods_ready.discard(e.wid)  # a new admission: its pods start now
 
     # --- the cycle ---------------------------------------------------------------------------------
 
@@ -866,16 +913,22 @@ class ReferenceEngine:
             (entries if nominated else inadmissible).append(e)
         # 4-5. order and process
         victims: dict[int, Target] = {}
+        self._blocked = False
         if self.topo.fair_sharing:
             remaining = {e.cq: e for e in entries}
             while remaining:
-                self._process(self._fair_sharing_pop(remaining), victims, report, now_ns)
+                self._process_unless_blocked(self._fair_sharing_pop(remaining), victims, report, now_ns)
         else:
             for e in self._classical_order(entries):
-                self._process(e, victims, report, now_ns)
+                self._process_unless_blocked(e, victims, report, now_ns)
         # 6. requeue the heads that were not admitted
         for e in entries + inadmissible:
             if e.status == "assumed":
+                continue
+            if e.status == "waiting":
+                # never processed: no status written, back in the queue as it was
+                hash_of = self._scheduling_hash_of
+                self.queues[e.cq].requeue(e.wid, REQUEUE_FAILED_AFTER_NOMINATION, False, hash_of)
                 continue
             rec = self.workloads[e.wid]
             rec.attempted = True

@@ -142,7 +142,8 @@ struct CycleReport {
   std::int64_t heads = 0;
 };
 
-enum EntryStatus : std::uint8_t { ENTRY_NONE = 0, ENTRY_SKIPPED = 1, ENTRY_ASSUMED = 2 };
+// ENTRY_WAITING: not processed, the scheduler was blocked before it (waitForPodsReady).
+enum EntryStatus : std::uint8_t { ENTRY_NONE = 0, ENTRY_SKIPPED = 1, ENTRY_ASSUMED = 2, ENTRY_WAITING = 3 };
 
 struct Entry {
   std::int32_t wid = -1, cq = -1;
@@ -181,6 +182,8 @@ class Engine {
   // cohort tree that got quota back instead of one per workload.
   void remove_workloads(const std::int64_t* wids, std::size_t n);
   void release_eviction(int wid);
+  // waitForPodsReady: the PodsReady condition of the workload's current admission.
+  void set_pods_ready(int wid, bool ready);
   void evict(int wid, const std::string& reason, const std::string& message);
 
   // --- the cycle -------------------------------------------------------------------
@@ -331,6 +334,8 @@ class Engine {
   // processing
   void classical_order(std::vector<std::int32_t>& order);
   void process(Entry& e, std::int64_t now_ns);
+  void process_unless_blocked(Entry& e, std::int64_t now_ns);
+  bool pods_ready_for_all_admitted() const noexcept;
   bool targets_overlap(const Entry& e) const noexcept;
   bool fits(int cq, int assignment, const Entry& e);
   void reserve(int cq, const FrAmount* first, const FrAmount* last);
@@ -358,6 +363,10 @@ class Engine {
   std::vector<std::int64_t> deltas_;
   // victims of the cycle: insertion order + membership
   std::vector<std::int32_t> victims_;
+  // waitForPodsReady: per wid, its current admission is PodsReady (grown on
+  // demand); whether this cycle's scheduler is blocked waiting for them.
+  std::vector<std::uint8_t> pods_ready_;
+  bool blocked_ = false;
   std::vector<std::uint8_t> is_victim_;
   std::vector<std::int32_t> removed_;
   // capacity reserved for this cycle only: (cq, fr, amount), undone at the end

@@ -92,6 +92,8 @@ struct TopologySpec {
   std::vector<LocalQueueSpec> local_queues;
   bool has_admission_fair_sharing = false;
   AfsConfig admission_fair_sharing;
+  // waitForPodsReady.blockAdmission (compiler.Topology.block_admission_for_pods_ready).
+  bool block_admission_for_pods_ready = false;
 };
 
 class Topology {
@@ -110,6 +112,7 @@ class Topology {
   int n_local_queues() const noexcept { return static_cast<int>(spec_.local_queues.size()); }
   const LocalQueueSpec& local_queue(int lq) const noexcept { return spec_.local_queues[lq]; }
   const FeatureGates& gates() const noexcept { return spec_.gates; }
+  bool block_admission_for_pods_ready() const noexcept { return spec_.block_admission_for_pods_ready; }
 
   // -1 when the pair has no fr id.
   int fr_id(int flavor, int resource) const noexcept {

@@ -76,7 +76,8 @@ enum PendingReason : std::uint8_t {
   NO_MATCHING_FLAVOR = 3,
   EXCEEDS_MAX_QUOTA = 4,
   MISCONFIGURED = 5,
-  SUSPENDED = 6
+  SUSPENDED = 6,
+  WAITING_FOR_PODS_READY = 20
 };
 const char* pending_reason_name(PendingReason r) noexcept;
 

@@ -31,6 +31,7 @@ enum MessageKind : std::uint8_t {
   MSG_DEFERRED = 5,
   MSG_INACTIVE = 6,  // the ClusterQueue's inactive message
   MSG_BLOCK = 7,     // the workload's block message
+  MSG_WAITING_FOR_PODS_READY = 20,
 };
 
 enum EvictionKind : std::uint8_t { EVICT_NONE = 0, EVICT_PREEMPTED = 1, EVICT_CUSTOM = 2 };
