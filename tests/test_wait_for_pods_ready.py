@@ -68,7 +68,9 @@ def workload(
             "podSets": [{
                 "name": "main",
                 "count": 1,
-                "template": {"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]}},
+                "template": {
+                    "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]}
+                },
             }],
         },
     }
@@ -216,7 +218,9 @@ def test_recovery_timeout_counts_from_the_pods_ready_transition(engine: str) -> 
     objs = [
         config({"timeout": "100s", "recoveryTimeout": "2s"}),
         *queues(("a", "1")),
-        workload("failing", "a", admitted_at=T0, pods_ready=("False", "WaitForRecovery", "2026-01-01T00:00:01Z")),
+        workload(
+            "failing", "a", admitted_at=T0, pods_ready=("False", "WaitForRecovery", "2026-01-01T00:00:01Z")
+        ),
         workload("fine", "a", admitted_at=T0, pods_ready=("True", "PodsReady", T0)),
     ]
     cluster = Cluster.from_objects(objs, engine)
@@ -260,7 +264,8 @@ def test_the_backoff_doubles_up_to_its_maximum() -> None:
 
 def test_defaults_by_api_version() -> None:
     v1 = parse_configuration(config({"enable": True}, "config.kueue.x-k8s.io/v1beta1")).wait_for_pods_ready
-    assert v1 is not None and (v1.timeout_s, v1.block_admission, v1.recovery_timeout_s) == (300.0, True, 300.0)
+    assert v1 is not None
+    assert (v1.timeout_s, v1.block_admission, v1.recovery_timeout_s) == (300.0, True, 300.0)
     assert parse_configuration(config({}, "config.kueue.x-k8s.io/v1beta1")).wait_for_pods_ready is None
     v2 = parse_configuration(config({})).wait_for_pods_ready
     assert v2 is not None and (v2.timeout_s, v2.block_admission) == (1800.0, False)
@@ -277,7 +282,10 @@ def test_defaults_by_api_version() -> None:
     [
         ({"timeout": "-1s"}, "waitForPodsReady.timeout"),
         ({"requeuingStrategy": {"timestamp": "Now"}}, "waitForPodsReady.requeuingStrategy.timestamp"),
-        ({"requeuingStrategy": {"backoffLimitCount": -1}}, "waitForPodsReady.requeuingStrategy.backoffLimitCount"),
+        (
+            {"requeuingStrategy": {"backoffLimitCount": -1}},
+            "waitForPodsReady.requeuingStrategy.backoffLimitCount",
+        ),
         ({"enable": True}, "waitForPodsReady.enable"),
     ],
 )
