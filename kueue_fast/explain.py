@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from ._reference.quota import QuotaTree
 from .compiler import BLOCK_NONE, WorkloadSpec, cohort_graph
 from .quantity import format_amount
-from .status import Readiness, cluster_queue_readiness
+from .status import Readiness, cluster_queue_readiness, rfc3339
 
 if TYPE_CHECKING:
     from .cluster import Cluster, Decision
@@ -271,6 +271,11 @@ class ClusterView:
             detail["lastEviction"] = last
         if d.state == "evicted":
             return self._evicted(d, spec, detail)
+        _, requeue_at = cluster.requeue_state(d.key)
+        if requeue_at is not None:  # waitForPodsReady's backoff (workload_controller.go Reconcile)
+            detail["requeueAt"] = rfc3339(requeue_at)
+            why = f"out of its queue until its requeueAt, {rfc3339(requeue_at)} (requeueing backoff)"
+            return Explanation("Backoff", why, detail)
         if spec.cluster_queue < 0:
             return Explanation("NotQueued", f"{d.message}: it is in no ClusterQueue's queue", detail)
         cq = spec.cluster_queue

@@ -202,6 +202,7 @@ def to_yaml(cluster: Cluster) -> str:
             d = by_key.get(key[3:])
             if d is not None:
                 status = S.scheduled_workload_status(doc, d, cluster.history(d.key), cluster.start_ns)
+                S.set_requeue_state(status, *cluster.requeue_state(d.key))
         if status is not None:
             if status:
                 doc["status"] = status

@@ -302,6 +302,18 @@ def _evict_and_requeue(
     stats["evictions"] = evictions
 
 
+def set_requeue_state(st: JSON, count: int, requeue_at_ns: int | None) -> None:
+    """status.requeueState (waitForPodsReady's backoff): the requeue count and,
+    while the backoff lasts, requeueAt (workload.go UpdateRequeueState); in
+    place, left as given when there is none."""
+    if count <= 0 and requeue_at_ns is None:
+        return
+    rs: JSON = {"count": count}
+    if requeue_at_ns is not None:
+        rs["requeueAt"] = rfc3339(requeue_at_ns)
+    st["requeueState"] = rs
+
+
 def scheduled_workload_status(wl: JSON, d: Decision, history: WorkloadHistory | None, start_ns: int) -> JSON:
     """A Workload's status as Kueue leaves it after the cycles run offline:
     the input's status, then in time order the first time the scheduler left
