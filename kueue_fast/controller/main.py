@@ -10,6 +10,8 @@ import signal
 import sys
 import threading
 
+from ..model import ResourceRules
+
 log = logging.getLogger("kueue_fast.controller")
 
 
@@ -65,6 +67,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="Event writes per second at most, apart from the --qps budget (default: 100)",
     )
     p.add_argument("--events-burst", type=int, default=300, help="Event write burst (default: 300)")
+    p.add_argument(
+        "--config",
+        default=None,
+        metavar="PATH",
+        help="Kueue's Configuration file (config.kueue.x-k8s.io); its resources section "
+        "(transformations, excludeResourcePrefixes) applies",
+    )
 
 
 def _parse_bool(value: str) -> bool:
@@ -119,12 +128,34 @@ def _check_flags(args: argparse.Namespace) -> None:
         raise bad("--lease-name", f"{name!r} is not an object name (a DNS-1123 subdomain)")
 
 
+def read_resource_rules(path: str | None) -> ResourceRules:
+    """The resources section of Kueue's Configuration file (--config), validated
+    as the schedule command does; the sections the controller does not apply
+    are named in a warning."""
+    from ..loader import parse_configuration, read_documents
+
+    if path is None:
+        return ResourceRules()
+    docs = [d.obj for d in read_documents([path]) if d.obj.get("kind") == "Configuration"]
+    if len(docs) != 1:
+        from ..errors import InputError
+
+        raise InputError("", "", "expected one Kueue Configuration", source=path)
+    sections = ("fairSharing", "admissionFairSharing", "featureGates", "waitForPodsReady")
+    ignored = [k for k in sections if k in docs[0]]
+    if ignored:
+        what = ", ".join(ignored)
+        log.warning("%s: the controller applies only its resources section; ignored: %s", path, what)
+    return parse_configuration(docs[0]).resources
+
+
 def run(args: argparse.Namespace) -> int:
     logging.basicConfig(
         level=getattr(logging, args.log_level.upper()),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     _check_flags(args)
+    resources = read_resource_rules(args.config)  # bad input: exit 2 before connecting
     try:
         import kubernetes  # noqa: F401
         import prometheus_client  # noqa: F401
@@ -141,6 +172,7 @@ def run(args: argparse.Namespace) -> int:
         args.kubeconfig, args.context, qps=args.qps, burst=args.burst, pool_size=args.workers + 16
     )
     opts = Options(
+        resources=resources,
         engine=args.engine,
         identity=args.identity or default_identity(),
         leader_elect=args.leader_elect,

@@ -51,7 +51,7 @@ from ..cluster import ADMITTED, Decision
 from ..errors import InputError, MissingReferenceError
 from ..integrations import Environment
 from ..integrations.framework import PRIORITY_LABEL, Patch, PodSetConflict, PodSetInfo, admitted_info
-from ..model import ClusterState, Configuration, Workload
+from ..model import ClusterState, Configuration, ResourceRules, Workload
 from . import jobs as J
 from . import state
 from .engine import EngineHandle
@@ -116,6 +116,9 @@ class Options:
     events: bool = True  # Kueue's Events on Workloads and Jobs
     events_qps: float = 100.0  # their own write budget, apart from the client's
     events_burst: int = 300
+    # Kueue's Configuration (--config): its resources section (transformations,
+    # excluded prefixes) decides what pending workloads are charged
+    resources: ResourceRules = field(default_factory=ResourceRules)
 
 
 @dataclass(slots=True)
@@ -610,6 +613,7 @@ class Controller:
             local_queues=dict(self.m_lqs),
             priority_classes=dict(self.m_wpcs),
             namespaces=dict(self.m_namespaces),
+            configuration=Configuration(resources=self.opts.resources),
         )
 
     def _sync_config(self) -> None:

@@ -200,3 +200,17 @@ def test_deployment_may_record_events_and_nothing_more() -> None:
     role = next(d for d in manifests.deploy() if d["kind"] == "ClusterRole")
     events = [r for r in role["rules"] if "events" in r["resources"]]
     assert events == [{"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch"]}]
+
+
+def test_a_bad_kueue_configuration_is_one_line(
+    no_cluster_env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    kc = no_cluster_env / "kc"
+    kc.write_text(GOOD_KUBECONFIG)
+    cfg = no_cluster_env / "config.yaml"
+    cfg.write_text(
+        "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
+        "resources:\n  transformations:\n  - {input: cpu, strategy: Drop}\n"
+    )
+    line = one_line_error(capsys, ["controller", "--kubeconfig", str(kc), "--config", str(cfg)])
+    assert "resources.transformations[0].strategy" in line

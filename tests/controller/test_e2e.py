@@ -343,3 +343,36 @@ def test_hold_and_drain_stops_jobs_and_requeues(cluster: Harness) -> None:
     assert active["status"] == "False"
     h.patch(CLUSTER_QUEUES, cq, {"spec": {"stopPolicy": "None"}})
     wait_for(lambda: running(h, ns, "a"), what="a admitted again")
+
+
+def test_configuration_resource_transformations_charge_quota(cluster: Harness) -> None:
+    # --config: Kueue's Configuration resources.transformations (workload.go
+    # applyResourceTransformations): each cpu also charges a credit; 2 credits for 4 cpu
+    from kueue_fast.loader import parse_configuration
+
+    h = cluster
+    ns = h.namespace("team-t")
+    rf, cq = h.name("default"), h.name("cq-t")
+    h.create(flavor(rf, {}, []))
+    h.create(cluster_queue(cq, {rf: {"cpu": "4", "credits": "2"}}))
+    h.create(local_queue(ns, "lq", cq))
+    rules = parse_configuration({
+        "apiVersion": "config.kueue.x-k8s.io/v1beta2",
+        "kind": "Configuration",
+        "resources": {"transformations": [{"input": "cpu", "outputs": {"credits": "1"}}]},
+    }).resources
+    h.controller(resources=rules)
+    names = [f"job-{i}" for i in range(3)]
+    for n in names:
+        h.create(job(ns, n, "lq", cpu="1"))
+    wait_for(lambda: sum(1 for n in names if running(h, ns, n)) == 2, what="two jobs running")
+    first = [n for n in names if running(h, ns, n)][0]
+    waiting = [n for n in names if not running(h, ns, n)][0]
+    wl = h.workload_of(ns, first)
+    assert wl is not None
+    assert wl["status"]["admission"]["podSetAssignments"][0]["resourceUsage"] == {"cpu": "1", "credits": "1"}
+    wl2 = wait_for(
+        lambda: (w := h.workload_of(ns, waiting)) and cond(w, "QuotaReserved") and w, what="pending reason"
+    )
+    qr = cond(wl2, "QuotaReserved")
+    assert qr is not None and "insufficient unused quota for credits" in qr["message"]
