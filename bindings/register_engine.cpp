@@ -773,6 +773,18 @@ void register_engine(py::module_& m) {
              self.engine.check_wid(w);
              self.engine.release_eviction(static_cast<int>(w));
            })
+      .def("hold",
+           [](PyEngine& self, py::handle wid, std::int64_t until_ns, std::int64_t queue_ts) {
+             std::int64_t w = to_i64(wid, "workload id");
+             std::lock_guard<std::mutex> lock(self.mutex);
+             self.engine.check_wid(w);
+             self.engine.hold(static_cast<int>(w), until_ns, queue_ts);
+           })
+      .def("end_holds",
+           [](PyEngine& self, std::int64_t now_ns) {
+             std::lock_guard<std::mutex> lock(self.mutex);
+             self.engine.end_holds(now_ns);
+           })
       .def("set_pods_ready",
            [](PyEngine& self, py::handle wid, bool ready) {
              std::int64_t w = to_i64(wid, "workload id");

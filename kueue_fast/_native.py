@@ -310,6 +310,16 @@ class NativeEngine:
     def evict(self, wid: int, reason: str, message: str) -> None:
         self._core.evict(wid, reason, message)
 
+    def hold(self, wid: int, until_ns: int, queue_ts: int) -> None:
+        """A pending workload out of its queue until ``until_ns``, then queued by ``queue_ts``."""
+        self._core.hold(wid, until_ns, queue_ts)
+        spec = self._specs[wid]
+        if spec is not None:  # a bulk-added workload's spec is built on demand (spec())
+            spec.queue_ts = queue_ts
+
+    def end_holds(self, now_ns: int) -> None:
+        self._core.end_holds(now_ns)
+
     def set_pods_ready(self, wid: int, ready: bool) -> None:
         """The PodsReady condition of the workload's current admission (waitForPodsReady)."""
         self._core.set_pods_ready(wid, ready)

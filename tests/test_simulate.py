@@ -473,3 +473,75 @@ def test_trace_requests_are_charged_through_the_configurations_resource_transfor
     result, m = run_csv(objs, csv, engine, drain=True)
     assert admissions(result) == [(0, 0), (0, 1), (0, 2), (0, 3), (100, 4)]
     assert m.totals["finished"] == 5
+
+
+def _with_wait(objs: list[dict[str, Any]], wait: dict[str, Any]) -> list[dict[str, Any]]:
+    api = "config.kueue.x-k8s.io/v1beta2"
+    config = {"apiVersion": api, "kind": "Configuration", "waitForPodsReady": wait}
+    return [*objs, config]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("delay", [0, 30])
+def test_pods_ready_timeout_evicts_and_requeues_after_the_backoff(
+    engine: str, delay: int
+) -> None:
+    # pods start in ~30 s (median); a 1 s timeout evicts every admission
+    # (workload_controller.go reconcileNotReadyTimeout), the backoff (2 s, 4 s)
+    # keeps it out of its queue, the third timeout exceeds backoffLimitCount 2:
+    # deactivated (triggerDeactivation)
+    wait = {"timeout": "1s", "requeuingStrategy": {"backoffBaseSeconds": 2, "backoffLimitCount": 2}}
+    objs = _with_wait(cluster(), wait)
+    csv = "arrival,namespace,queue,name,duration,cpu\n0,a,q,w1,10,2\n"
+    result, m = run_csv(objs, csv, engine, drain=True, termination_delay_ns=delay * NS)
+    wl = result.workloads
+    # admitted at 0; evicted at 1; queued again once its pods are gone (the
+    # delay) and requeueAt (2 s after the eviction, and Kueue's jitter) passed
+    first_back = max(1 + delay, 1 + 2)
+    second_back = max(first_back + 1 + delay, first_back + 1 + 4)
+    assert [t for t, _ in admissions(result)] == [0, first_back, second_back]
+    assert wl.pods_ready_timeouts.tolist() == [3]
+    assert m.totals["pods_ready_timeouts"] == 3 and m.totals["preemptions"] == 0
+    assert m.totals["deactivated"] == 1 and m.totals["finished"] == 0
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_pods_start_up_delays_the_run_and_block_admission_waits_for_it(engine: str) -> None:
+    # blockAdmission: w2 waits until w1's pods are ready (scheduler.go
+    # waitForPodsReadyIfNeeded), though quota is free; each run starts when its pods are ready
+    objs = _with_wait(cluster(cpu="8"), {"timeout": "1h", "blockAdmission": True})
+    csv = "arrival,namespace,queue,name,duration,cpu\n0,a,q,w1,100,2\n0,a,q,w2,100,2\n"
+    result, m = run_csv(objs, csv, engine, drain=True, pod_startup_s=20.0)
+    (t1, w1), (t2, w2) = admissions(result)
+    assert (t1, w1, w2) == (0, 0, 1) and t2 > 0
+    wl = result.workloads
+    # w1 ran from its pods' start; w2 was admitted at that moment
+    assert wl.admitted_at[1, 0] == wl.finished_ns[0] - 100 * NS > START
+    assert m.totals["finished"] == 2 and m.totals["pods_ready_timeouts"] == 0
+
+
+def test_without_wait_for_pods_ready_runs_start_at_admission() -> None:
+    csv = "arrival,namespace,queue,name,duration,cpu\n0,a,q,w1,10,2\n"
+    result, _ = run_csv(cluster(), csv, "reference", drain=True, pod_startup_s=20.0)
+    assert (result.workloads.finished_ns - START).tolist() == [10 * NS]
+
+
+def test_both_engines_simulate_wait_for_pods_ready_alike() -> None:
+    if len(ENGINES) < 2:
+        pytest.skip("native engine not built")
+    from kueue_fast.model import WaitForPodsReadyConfig
+    from kueue_fast.simulate import scenario
+
+    out = []
+    for engine in ("reference", "native"):
+        state = scenario.default_state()
+        state.configuration.wait_for_pods_ready = WaitForPodsReadyConfig(
+            timeout_s=60.0, block_admission=True, backoff_base_s=10, backoff_limit_count=3
+        )
+        trace = scenario.default_trace(600, 5, 1.0)
+        result = simulate(state, trace, engine=engine, start_ns=START, bins=10, pod_startup_s=40.0)
+        out.append((compute(result).totals, result.workloads))
+    (ta, a), (tb, b) = out
+    assert ta == tb and ta["pods_ready_timeouts"] > 0
+    for name in ("admitted_at", "evicted_at", "finished_ns", "pods_ready_timeouts", "state"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), name)

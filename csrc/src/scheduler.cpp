@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <limits>
 
 namespace kueue_fast {
@@ -1161,6 +1162,24 @@ bool Engine::pods_ready_for_all_admitted() const noexcept {
   return true;
 }
 
+void Engine::hold(int wid, std::int64_t until_ns, std::int64_t queue_ts) {
+  check_wid(wid);
+  if (w_.status[wid] != STATUS_PENDING) return;
+  if (w_.cq[wid] >= 0) queues_[w_.cq[wid]].remove(w_, wid);
+  w_.queue_ts[wid] = queue_ts;
+  holds_.emplace_back(until_ns, wid);
+  std::push_heap(holds_.begin(), holds_.end(), std::greater<>());
+}
+
+void Engine::end_holds(std::int64_t now_ns) {
+  while (!holds_.empty() && holds_.front().first <= now_ns) {
+    std::pop_heap(holds_.begin(), holds_.end(), std::greater<>());
+    const int wid = holds_.back().second;
+    holds_.pop_back();
+    if (w_.status[wid] == STATUS_PENDING && w_.cq[wid] >= 0) queues_[w_.cq[wid]].push(w_, wid);
+  }
+}
+
 void Engine::process_unless_blocked(Entry& e, std::int64_t now_ns) {
   if (blocked_) {
     e.status = ENTRY_WAITING;  // the scheduler waits for PodsReady (waitForPodsReadyIfNeeded)
@@ -1347,6 +1366,7 @@ const StableRun& Engine::run_until_stable(std::int64_t now_ns, std::int64_t max_
 }
 
 const CycleReport& Engine::run_cycle(std::int64_t now_ns) {
+  if (!holds_.empty()) end_holds(now_ns);
   ++cycle_;
   report_.cycle = cycle_;
   report_.admitted.clear();

@@ -28,6 +28,7 @@ settles the penalties of the workloads it admitted.
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -172,6 +173,8 @@ class ReferenceEngine:
         # whether this cycle's scheduler is blocked waiting for them.
         self._pods_ready: set[int] = set()
         self._blocked = False
+        # pending workloads out of their queues until a time (requeueAt): (time, wid)
+        self._holds: list[tuple[int, int]] = []
 
     # --- workloads in and out ----------------------------------------------------------------
 
@@ -255,6 +258,26 @@ class ReferenceEngine:
             self._pods_ready.add(wid)
         else:
             self._pods_ready.discard(wid)
+
+    def hold(self, wid: int, until_ns: int, queue_ts: int) -> None:
+        """A pending workload leaves its queue until ``until_ns`` (its requeueAt:
+        workload_controller.go queues it again once the backoff passed), then
+        queues by ``queue_ts`` (the eviction or the creation time)."""
+        rec = self.workloads[wid]
+        if rec.status != PENDING:
+            return
+        if rec.spec.cluster_queue >= 0:
+            self.queues[rec.spec.cluster_queue].remove(wid)
+        rec.spec.queue_ts = queue_ts
+        heapq.heappush(self._holds, (until_ns, wid))
+
+    def end_holds(self, now_ns: int) -> None:
+        """Held workloads whose time came queue again (also at every cycle's start)."""
+        while self._holds and self._holds[0][0] <= now_ns:
+            _, wid = heapq.heappop(self._holds)
+            rec = self.workloads[wid]
+            if rec.status == PENDING and rec.spec.cluster_queue >= 0:
+                self.queues[rec.spec.cluster_queue].push(wid, rec.spec.scheduling_hash)
 
     def _pods_ready_for_all_admitted(self) -> bool:
         """cache.go PodsReadyForAllAdmittedWorkloads: every workload in the
@@ -891,6 +914,8 @@ class ReferenceEngine:
     # --- the cycle ---------------------------------------------------------------------------------
 
     def run_cycle(self, now_ns: int) -> CycleReport:
+        if self._holds:
+            self.end_holds(now_ns)
         self.cycle += 1
         report = CycleReport(self.cycle)
         self._snapshot_generation = list(self.cq_generation)

@@ -14,12 +14,12 @@ import numpy.typing as npt
 
 from ..compiler import BLOCK_NONE, Topology, WorkloadSpec
 from .batch import WorkloadBatch
-from .engine import Settled, Step
+from .engine import PodsReadyCalls, Settled, Step
 
 I64 = npt.NDArray[np.int64]
 
 
-class BulkAdapter:
+class BulkAdapter(PodsReadyCalls):
     def __init__(self, engine: Any, topology: Topology) -> None:
         from .._native import WorkloadArrays
 
@@ -104,6 +104,7 @@ class BulkAdapter:
     def settle(
         self, now_ns: int, max_cycles: int, unexplained: npt.NDArray[np.uint8] | None = None
     ) -> Settled:
+        self.engine.end_holds(now_ns)
         cycles, stable, heads, adm, adm_cycle, pre, pre_cycle, attempted = self.engine.run_until_settled(
             now_ns, max_cycles, unexplained
         )

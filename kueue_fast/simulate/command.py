@@ -18,6 +18,7 @@ from . import scenario
 from .args import (
     DEFAULT_LOAD,
     DEFAULT_MAX_CYCLES,
+    DEFAULT_POD_STARTUP_S,
     DEFAULT_REPORT_DIR,
     DEFAULT_TERMINATION_DELAY_S,
     SIMULATE_FORMATS,
@@ -116,6 +117,7 @@ def run(
     progress: ProgressBar | None = None,
     err: TextIO | None = None,
     termination_delay_s: float = DEFAULT_TERMINATION_DELAY_S,
+    pod_startup_s: float = DEFAULT_POD_STARTUP_S,
     load: float | None = None,
 ) -> SimulationOutput:
     err = err or sys.stderr
@@ -158,6 +160,7 @@ def run(
         max_cycles,
         progress,
         termination_delay_ns=int(round(termination_delay_s * NS)),
+        pod_startup_s=pod_startup_s,
         warn=warn,
     )
     timings["simulate_s"] = result.wall_s
@@ -226,6 +229,8 @@ def _check(args: argparse.Namespace) -> None:
         raise InputError(
             "", "--termination-delay", f"must be a number of seconds >= 0, got {args.termination_delay}"
         )
+    if not math.isfinite(args.pod_startup) or args.pod_startup < 0:
+        raise InputError("", "--pod-startup", f"must be a number of seconds >= 0, got {args.pod_startup}")
     if not math.isfinite(args.days) or args.days <= 0:
         raise InputError("", "--days", f"must be positive, got {args.days}")
     if args.load is not None and (not math.isfinite(args.load) or args.load <= 0):
@@ -254,6 +259,7 @@ def run_simulate(args: argparse.Namespace) -> int:
             max_cycles=args.max_cycles,
             progress=bar,
             termination_delay_s=args.termination_delay,
+            pod_startup_s=args.pod_startup,
             load=args.load,
         )
     except KeyboardInterrupt:

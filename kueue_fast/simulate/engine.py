@@ -79,9 +79,29 @@ class SimEngine(Protocol):
     def preemptors(self, wids: list[int]) -> I64: ...
     def messages(self, wids: list[int]) -> list[str]: ...
     def candidate_evaluations(self) -> int: ...
+    # waitForPodsReady
+    def evict(self, wid: int, reason: str, message: str) -> None: ...
+    def set_pods_ready(self, wid: int, ready: bool) -> None: ...
+    def hold(self, wid: int, until_ns: int, queue_ts: int) -> None: ...
 
 
-class SpecAdapter:
+class PodsReadyCalls:
+    """waitForPodsReady's calls, the same for both adapters (``self.engine``)."""
+
+    engine: Any
+
+    def evict(self, wid: int, reason: str, message: str) -> None:
+        self.engine.evict(wid, reason, message)
+
+    def set_pods_ready(self, wid: int, ready: bool) -> None:
+        self.engine.set_pods_ready(wid, ready)
+
+    def hold(self, wid: int, until_ns: int, queue_ts: int) -> None:
+        """Out of its queue until ``until_ns`` (requeueAt); settle queues it again."""
+        self.engine.hold(wid, until_ns, queue_ts)
+
+
+class SpecAdapter(PodsReadyCalls):
     """Per-workload engine API. Workload ids are batch rows in add order."""
 
     def __init__(self, engine: Any, topology: Topology) -> None:
@@ -137,6 +157,7 @@ class SpecAdapter:
     ) -> Settled:
         out = Settled(stable=False)
         attempted: list[int] = []
+        self.engine.end_holds(now_ns)
         while out.cycles < max_cycles:
             # A cycle with no head to pop changes nothing: skip it.
             if not self._has_heads():

@@ -65,8 +65,10 @@ UNSETTLED_KEPT = 10
 NAMED = 10
 
 # A workload's state at the end of the run.
-PENDING, RUNNING, EVICTING, FINISHED = 0, 1, 2, 3
-STATE_NAMES = ("pending", "running", "evicting", "finished")
+PENDING, RUNNING, EVICTING, FINISHED, DEACTIVATED = 0, 1, 2, 3, 4
+STATE_NAMES = ("pending", "running", "evicting", "finished", "deactivated")
+# waitForPodsReady events (pods_heap): pods ready, timeout, backoff over
+POD_READY, POD_TIMEOUT, BACKOFF_OVER = 0, 1, 2
 
 
 @dataclass
@@ -107,6 +109,8 @@ class WorkloadRecords:
     preempting: I64  # evictions this workload's admissions caused
     lost_ns: I64  # run time thrown away by its evictions
     explanation: npt.NDArray[np.int32]  # index into SimResult.messages (-1: none)
+    # waitForPodsReady: evictions by the PodsReady timeout (also in ``evictions``)
+    pods_ready_timeouts: I64 = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
 
 @dataclass
@@ -233,6 +237,7 @@ def simulate(
     termination_delay_ns: int = int(DEFAULT_TERMINATION_DELAY_S * NS),
     bins: int = 336,
     warn: Callable[[str], None] | None = None,
+    pod_startup_s: float = _args.DEFAULT_POD_STARTUP_S,
 ) -> SimResult:
     """Run the trace against the cluster. The run ends after the last
     arrival's instant (workloads still pending or running then are reported
@@ -344,8 +349,9 @@ def simulate(
             last_adm[w] = t
             adm_cq[w] = c
             epoch[w] += 1
-            if dur[w] != NEVER:
-                heapq.heappush(finish_heap, (t + dur[w], w, epoch[w]))
+            start = t if wait_cfg is None else pods_started(t, w)
+            if dur[w] != NEVER and start != NEVER:
+                heapq.heappush(finish_heap, (start + dur[w], w, epoch[w]))
         timeline.usage.add(t, cqs, usage)
         counts["running"] += len(wids)
         counts["admissions"] += len(wids)
@@ -413,6 +419,88 @@ def simulate(
         else:
             quota_released_by_cycle(t, wids)
             requeued(t, wids)
+
+    # waitForPodsReady (when the Configuration enables it): each admission's
+    # pods are ready after a start-up time (log-normal, median pod_startup_s,
+    # sigma 1, fixed seed) and the job runs its duration from then; a timeout
+    # first evicts it (workload_controller.go reconcileNotReadyTimeout), its
+    # requeue waits for the backoff, past backoffLimitCount it is deactivated.
+    wait_cfg = state.configuration.wait_for_pods_ready
+    startup_ns = (
+        np.round(np.random.default_rng(0).lognormal(np.log(pod_startup_s), 1.0, total) * NS).astype(np.int64)
+        if wait_cfg is not None and pod_startup_s > 0
+        else np.zeros(total, dtype=np.int64)
+    )
+    pods_heap: list[tuple[int, int, int, int]] = []  # (time, POD_*, wid, epoch)
+    timeouts = zeros("q")
+    requeue_count = zeros("q")
+    # evicted by a timeout, quota not released yet: (requeueAt, queue-order timestamp)
+    hold_until: dict[int, tuple[int, int]] = {}
+
+    def pods_started(t: int, w: int) -> int:
+        """An admission at t under waitForPodsReady: its PodsReady or timeout
+        event; returns when its run starts (NEVER if it times out first)."""
+        assert wait_cfg is not None
+        if w < m and n_adm[w] == 1 and specs[w].pods_ready:  # the manifest says its pods are ready
+            sim.set_pods_ready(w, True)
+            return t
+        up = int(startup_ns[w])
+        timeout = int(wait_cfg.timeout_s * NS)
+        if up < timeout:
+            heapq.heappush(pods_heap, (t + up, POD_READY, w, epoch[w]))
+            return t + up
+        heapq.heappush(pods_heap, (t + timeout, POD_TIMEOUT, w, epoch[w]))
+        return NEVER
+
+    def timed_out(t: int, w: int) -> None:
+        """workload_controller.go reconcileNotReadyTimeout: evicted (reason
+        PodsReadyTimeout) with its requeueState's count and requeueAt (backoff
+        base * 2^(count-1), capped), or deactivated past backoffLimitCount."""
+        assert wait_cfg is not None
+        count = requeue_count[w]
+        limit = wait_cfg.backoff_limit_count
+        deactivate = limit is not None and count + 1 > limit
+        if deactivate:
+            message = "The workload is deactivated due to exceeding the maximum number of re-queuing retries"
+            sim.evict(w, "Deactivated", message)
+        else:
+            requeue_count[w] = count + 1
+            sim.evict(w, "PodsReadyTimeout", f"Exceeded the PodsReady timeout {key_of(w)}")
+        timeouts[w] += 1
+        state_of[w] = EVICTING
+        j = n_evi[w]
+        if j < TIMES_KEPT:
+            evi_at[w * TIMES_KEPT + j] = t
+        n_evi[w] = j + 1
+        last_evi[w] = t
+        epoch[w] += 1
+        lost[w] += t - last_adm[w]
+        counts["running"] -= 1
+        wait_s = min(wait_cfg.backoff_base_s * 2 ** (requeue_count[w] - 1), wait_cfg.backoff_max_s)
+        # -1: deactivated, never queued again; else requeueAt (+1 ns: Kueue's jitter)
+        until = -1 if deactivate else t + wait_s * NS + 1
+        queue_ts = t if wait_cfg.requeuing_timestamp == "Eviction" else int(arrival[w])
+        if termination_delay_ns > 0:
+            hold_until[w] = (until, queue_ts)
+            releases.append((t + termination_delay_ns, [w]))
+        else:  # the engine released its quota at once
+            quota_released(t, [w])
+            stopped_after_timeout(t, w, until, queue_ts)
+
+    def key_of(w: int) -> str:
+        if w < m:
+            return manifest[w].key
+        return f"{trace.namespaces[int(trace.namespace[w - m])]}/{trace.name_of(w - m)}"
+
+    def stopped_after_timeout(t: int, w: int, until: int, queue_ts: int) -> None:
+        """Its job stopped: out of its queue until requeueAt, or for good."""
+        if until < 0:
+            state_of[w] = DEACTIVATED
+            sim.remove([w])
+            return
+        requeued(t, [w])
+        sim.hold(w, until, queue_ts)
+        heapq.heappush(pods_heap, (until, BACKOFF_OVER, w, 0))
 
     def explain(wids: list[int]) -> None:
         """Keep the engine's current pending message of each workload."""
@@ -512,8 +600,9 @@ def simulate(
         next_arr = arr_list[i] if i < n else NEVER
         next_fin = finish_heap[0][0] if finish_heap else NEVER
         next_rel = releases[0][0] if releases else NEVER
+        next_pod = pods_heap[0][0] if pods_heap else NEVER
         # the manifest's pending workloads get their first cycles at the start
-        t = min(next_arr, next_fin, next_rel, start_ns if m and instants == 0 else NEVER)
+        t = min(next_arr, next_fin, next_rel, next_pod, start_ns if m and instants == 0 else NEVER)
         if t == NEVER or (end_ns is not None and t > end_ns):
             break
         if t > drain_stop:
@@ -545,8 +634,25 @@ def simulate(
             stopped += releases.popleft()[1]
         if stopped:
             quota_released(t, stopped)
+            timed = [w for w in stopped if w in hold_until]
+            if timed:
+                stopped = [w for w in stopped if w not in hold_until]
             requeued(t, stopped)
             sim.release(stopped)
+            for w in timed:
+                sim.release([w])
+                until, queue_ts = hold_until.pop(w)
+                stopped_after_timeout(t, w, until, queue_ts)
+        # 5c'. waitForPodsReady: pods ready, timeouts (the backoff's end needs no
+        # call: the engine queues a held workload again when its time came)
+        while pods_heap and pods_heap[0][0] == t:
+            _, kind, w, ep = heapq.heappop(pods_heap)
+            if kind == BACKOFF_OVER or epoch[w] != ep:
+                continue
+            if kind == POD_READY:
+                sim.set_pods_ready(w, True)
+            else:
+                timed_out(t, w)
         # 5d. cycles at t until they settle
         instants += 1
         last_t = t
@@ -602,6 +708,7 @@ def simulate(
         preempting=np.frombuffer(preempting, dtype=np.int64).copy(),
         lost_ns=np.frombuffer(lost, dtype=np.int64).copy(),
         explanation=np.frombuffer(explained, dtype=np.int32).copy(),
+        pods_ready_timeouts=np.frombuffer(timeouts, dtype=np.int64).copy(),
     )
     # pending workloads over time, from the records: +1 at arrival, -1 at
     # each admission kept, +1 when each eviction kept had released its quota

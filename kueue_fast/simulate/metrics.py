@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .engine import EVICTION_REASONS
-from .loop import EVICTING, FINISHED, PENDING, RUNNING, SimResult
+from .loop import DEACTIVATED, EVICTING, FINISHED, PENDING, RUNNING, SimResult
 
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
@@ -212,6 +212,7 @@ def compute(result: SimResult) -> Metrics:
             )
         )
     queued = (q >= 0) & arrived
+    timeouts = int(wl.pods_ready_timeouts.sum())
     totals = {
         "workloads": int(arrived.sum()),
         "admissions": int(wl.admissions.sum()),
@@ -220,7 +221,10 @@ def compute(result: SimResult) -> Metrics:
         "running": int(sum(s.running for s in queues)),
         "evicting": int(sum(s.evicting for s in queues)),
         "finished": int(sum(s.finished for s in queues)),
-        "preemptions": int(wl.evictions.sum()),
+        "preemptions": int(wl.evictions.sum()) - timeouts,
+        # waitForPodsReady: evictions by the PodsReady timeout, workloads deactivated
+        "pods_ready_timeouts": timeouts,
+        "deactivated": int((wl.state == DEACTIVATED).sum()),
         "lost_work_s": float(wl.lost_ns.sum() / NS),
         "simulated_s": span / NS,
         "unqueued": int(((q < 0) & arrived).sum()),

@@ -439,6 +439,7 @@ WORKLOAD_COLUMNS = (
     "flavors",
     "preempted_by",
     "lost_work_s",
+    "pods_ready_timeouts",
     "explanation",
 )
 
@@ -492,6 +493,9 @@ def write_workloads_csv(path: Path, result: SimResult, chunk: int = 20_000) -> N
     which = which.ravel()
     pattern_text = [_csv_field(",".join(labels[order[k]] for k in np.flatnonzero(row))) for row in patterns]
     messages = [*(_csv_field(x) for x in result.messages), ""]  # index -1: none
+    timeouts = wl.pods_ready_timeouts
+    if not timeouts.size:
+        timeouts = np.zeros(result.n_workloads, dtype=np.int64)
     with path.open("w", newline="") as f:
         f.write(",".join(WORKLOAD_COLUMNS) + "\n")
         for lo in range(0, result.n_workloads, chunk):
@@ -526,6 +530,7 @@ def write_workloads_csv(path: Path, result: SimResult, chunk: int = 20_000) -> N
                 [pattern_text[k] for k in which[lo:hi].tolist()],
                 [key(p) if p >= 0 else "" for p in wl.preempted_by[lo:hi].tolist()],
                 [f"{x:.3f}" for x in (wl.lost_ns[lo:hi] / NS).tolist()],
+                list(map(str, timeouts[lo:hi].tolist())),
                 [messages[k] for k in wl.explanation[lo:hi].tolist()],
             ]
             # names, numbers and times never need quoting; free text was quoted above

@@ -184,6 +184,11 @@ class Engine {
   void release_eviction(int wid);
   // waitForPodsReady: the PodsReady condition of the workload's current admission.
   void set_pods_ready(int wid, bool ready);
+  // A pending workload leaves its queue until until_ns (its requeueAt), then
+  // queues by queue_ts.
+  void hold(int wid, std::int64_t until_ns, std::int64_t queue_ts);
+  // Held workloads whose time came queue again (also at every cycle's start).
+  void end_holds(std::int64_t now_ns);
   void evict(int wid, const std::string& reason, const std::string& message);
 
   // --- the cycle -------------------------------------------------------------------
@@ -367,6 +372,7 @@ class Engine {
   // demand); whether this cycle's scheduler is blocked waiting for them.
   std::vector<std::uint8_t> pods_ready_;
   bool blocked_ = false;
+  std::vector<std::pair<std::int64_t, std::int32_t>> holds_;  // min-heap of (until_ns, wid)
   std::vector<std::uint8_t> is_victim_;
   std::vector<std::int32_t> removed_;
   // capacity reserved for this cycle only: (cq, fr, amount), undone at the end
