@@ -261,6 +261,10 @@ class Cluster:
         self.state.workloads[wl.key] = wl
         self._ensure_known(wl)
         self._add_compiled(wl.key, self.compiler.compile(wl))
+        if wl.admission is not None and wl.pods_ready_ns is not None:
+            admitted = wl.admission_ns if wl.admission_ns is not None else wl.creation_ns
+            ready = PodsReadyState(admitted, wl.pods_ready, wl.pods_ready_reason, wl.pods_ready_ns)
+            self._pods_ready[wl.key] = ready
 
     def _add_compiled(self, key: str, spec: WorkloadSpec) -> None:
         self._wid[key] = self.engine.add_workload(spec)

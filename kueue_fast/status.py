@@ -90,6 +90,35 @@ def _status(wl: JSON) -> JSON:
     return copy.deepcopy(wl.get("status") or {})
 
 
+PODS_READY = "PodsReady"
+
+
+def pods_ready_condition(wl: JSON, admitted: bool, ready: bool) -> tuple[str, str, str]:
+    """jobframework/reconciler.go generatePodsReadyCondition: (status, reason,
+    message) of the PodsReady condition from the job's pods and the current one."""
+    not_ready = "Not all pods are ready or succeeded"
+    recovering = "At least one pod has failed, waiting for recovery"
+    if not admitted:
+        return "False", "WaitForStart", not_ready
+    cur = get_condition(wl, PODS_READY)
+    if ready:
+        again = cur is not None and cur.get("reason") in ("WaitForRecovery", "Recovered")
+        reason = "Recovered" if again else "Started"
+        return "True", reason, "All pods reached readiness and the workload is running"
+    if cur is None:
+        return "False", "WaitForStart", not_ready
+    if cur.get("status") == "True" or cur.get("reason") == "WaitForRecovery":
+        return "False", "WaitForRecovery", recovering
+    return "False", "WaitForStart", not_ready
+
+
+def pods_ready_status(wl: JSON, cond: tuple[str, str, str], now_ns: int) -> JSON:
+    """The Workload's status with its PodsReady condition set."""
+    st = _status(wl)
+    st["conditions"] = set_condition(st.get("conditions") or [], PODS_READY, *cond, now_ns, _gen(wl))
+    return st
+
+
 def _gen(wl: JSON) -> int | None:
     g = wl["metadata"].get("generation")
     return int(g) if g is not None else None

@@ -34,6 +34,9 @@ class EngineHandle:
     def evict(self, key: str, reason: str, message: str) -> None:
         self.cluster.evict(key, reason, message)
 
+    def set_pods_ready(self, key: str, ready: bool, reason: str, now_ns: int) -> None:
+        self.cluster.set_pods_ready(key, ready, reason, now_ns)
+
     def release(self, key: str) -> None:
         self.cluster.release_eviction(key)
 

@@ -174,6 +174,12 @@ class Slimmer:
         out_st: JSON = {}
         if st.get("startTime"):
             out_st["startTime"] = st["startTime"]
+        for k in ("ready", "succeeded"):  # PodsReady (waitForPodsReady)
+            if st.get(k):
+                out_st[k] = st[k]
+        uncounted = (st.get("uncountedTerminatedPods") or {}).get("succeeded")
+        if uncounted:
+            out_st["uncountedTerminatedPods"] = {"succeeded": list(uncounted)}
         done = [c for c in st.get("conditions") or [] if c.get("type") in ("Complete", "Failed")]
         if done:
             out_st["conditions"] = self.conditions(done)

@@ -10,7 +10,7 @@ import signal
 import sys
 import threading
 
-from ..model import ResourceRules
+from ..model import Configuration
 
 log = logging.getLogger("kueue_fast.controller")
 
@@ -72,7 +72,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=None,
         metavar="PATH",
         help="Kueue's Configuration file (config.kueue.x-k8s.io); its resources section "
-        "(transformations, excludeResourcePrefixes) applies",
+        "(transformations, excludeResourcePrefixes) and waitForPodsReady apply",
     )
 
 
@@ -128,25 +128,25 @@ def _check_flags(args: argparse.Namespace) -> None:
         raise bad("--lease-name", f"{name!r} is not an object name (a DNS-1123 subdomain)")
 
 
-def read_resource_rules(path: str | None) -> ResourceRules:
-    """The resources section of Kueue's Configuration file (--config), validated
-    as the schedule command does; the sections the controller does not apply
-    are named in a warning."""
+def read_configuration(path: str | None) -> Configuration:
+    """Kueue's Configuration file (--config), validated as the schedule command
+    does; the controller applies its resources and waitForPodsReady sections,
+    the others it does not are named in a warning."""
     from ..loader import parse_configuration, read_documents
 
     if path is None:
-        return ResourceRules()
+        return Configuration()
     docs = [d.obj for d in read_documents([path]) if d.obj.get("kind") == "Configuration"]
     if len(docs) != 1:
         from ..errors import InputError
 
         raise InputError("", "", "expected one Kueue Configuration", source=path)
-    sections = ("fairSharing", "admissionFairSharing", "featureGates", "waitForPodsReady")
+    sections = ("fairSharing", "admissionFairSharing", "featureGates")
     ignored = [k for k in sections if k in docs[0]]
     if ignored:
         what = ", ".join(ignored)
-        log.warning("%s: the controller applies only its resources section; ignored: %s", path, what)
-    return parse_configuration(docs[0]).resources
+        log.warning("%s: the controller applies resources and waitForPodsReady only; ignored: %s", path, what)
+    return parse_configuration(docs[0])
 
 
 def run(args: argparse.Namespace) -> int:
@@ -155,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     _check_flags(args)
-    resources = read_resource_rules(args.config)  # bad input: exit 2 before connecting
+    kueue_config = read_configuration(args.config)  # bad input: exit 2 before connecting
     try:
         import kubernetes  # noqa: F401
         import prometheus_client  # noqa: F401
@@ -172,7 +172,8 @@ def run(args: argparse.Namespace) -> int:
         args.kubeconfig, args.context, qps=args.qps, burst=args.burst, pool_size=args.workers + 16
     )
     opts = Options(
-        resources=resources,
+        resources=kueue_config.resources,
+        wait_for_pods_ready=kueue_config.wait_for_pods_ready,
         engine=args.engine,
         identity=args.identity or default_identity(),
         leader_elect=args.leader_elect,

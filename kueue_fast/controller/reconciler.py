@@ -51,7 +51,7 @@ from ..cluster import ADMITTED, Decision
 from ..errors import InputError, MissingReferenceError
 from ..integrations import Environment
 from ..integrations.framework import PRIORITY_LABEL, Patch, PodSetConflict, PodSetInfo, admitted_info
-from ..model import ClusterState, Configuration, ResourceRules, Workload
+from ..model import ClusterState, Configuration, ResourceRules, WaitForPodsReadyConfig, Workload
 from . import jobs as J
 from . import state
 from .engine import EngineHandle
@@ -117,8 +117,10 @@ class Options:
     events_qps: float = 100.0  # their own write budget, apart from the client's
     events_burst: int = 300
     # Kueue's Configuration (--config): its resources section (transformations,
-    # excluded prefixes) decides what pending workloads are charged
+    # excluded prefixes) decides what pending workloads are charged;
+    # waitForPodsReady (PodsReady from the jobs, blockAdmission, timeouts)
     resources: ResourceRules = field(default_factory=ResourceRules)
+    wait_for_pods_ready: WaitForPodsReadyConfig | None = None
 
 
 @dataclass(slots=True)
@@ -613,7 +615,9 @@ class Controller:
             local_queues=dict(self.m_lqs),
             priority_classes=dict(self.m_wpcs),
             namespaces=dict(self.m_namespaces),
-            configuration=Configuration(resources=self.opts.resources),
+            configuration=Configuration(
+                resources=self.opts.resources, wait_for_pods_ready=self.opts.wait_for_pods_ready
+            ),
         )
 
     def _sync_config(self) -> None:
@@ -1009,7 +1013,8 @@ class Controller:
                 return
             if job is not None:
                 assert kind is not None
-                self._start_job(t, kind, job, wl, d)
+                if not self._start_job(t, kind, job, wl, d):
+                    self._sync_pods_ready(t, kind, job, wl)
             return
         if t.phase == EVICTING:
             reason, message, pre = t.evict or ("Preempted", "", None)
@@ -1044,7 +1049,26 @@ class Controller:
         kind = J.BY_NAME.get(name)
         return kind, (self.objs[name].get(key) if kind is not None else None)
 
-    def _start_job(self, t: Track, kind: JobKind, job: JSON, wl: JSON, d: Decision) -> None:
+    def _sync_pods_ready(self, t: Track, kind: JobKind, job: JSON, wl: JSON) -> None:
+        """waitForPodsReady (jobframework/reconciler.go, step 5): the PodsReady
+        condition from the running job's pods (its integration's pods_ready),
+        written when its status or reason changes, and told to the engine
+        (blockAdmission, the PodsReady timeout)."""
+        pods_ready = getattr(kind.integration, "pods_ready", None)
+        if self.opts.wait_for_pods_ready is None or pods_ready is None:
+            return
+        ready = bool(pods_ready(kind.full(job)))
+        cond = S.pods_ready_condition(wl, True, ready)
+        cur = S.get_condition(wl, S.PODS_READY) or {}
+        if (cur.get("status"), cur.get("reason")) == cond[:2]:
+            return
+        now = self.clock.time_ns()
+        eng = self.engine
+        assert eng is not None
+        eng.set_pods_ready(t.key, ready, cond[1], now)
+        self._apply_status(t, wl, "pods-ready", S.pods_ready_status(wl, cond, now), PRIO_ADMISSION)
+
+    def _start_job(self, t: Track, kind: JobKind, job: JSON, wl: JSON, d: Decision) -> bool:
         """jobframework startJob: the admission (each pod set's count, its
         flavors' nodeLabels and tolerations, the pod set label) merged into
         the job; Started when this unsuspends it. An admission that cannot
@@ -1066,12 +1090,13 @@ class Controller:
                 if c.get("type") == S.FINISHED:
                     c["reason"] = "FailedToStart"  # jobframework FailedToStartFinishedReason
             self._apply_status(t, wl, "finish", st, PRIO_CREATE)
-            return
+            return True
         if patch is None:
-            return
+            return False
         note = f"Admitted by clusterQueue {d.cluster_queue}"
         then = self._then_event(kind, None, "Started", note) if kind.integration.is_suspended(full) else None
         self._patch_job(t, kind, job, "start-job", patch, then)
+        return True
 
     def _stop_job(self, t: Track, kind: JobKind, job: JSON, step: tuple[str, Patch], why: str) -> None:
         """The next step of stopping a job; Stopped (jobframework stopJob) when

@@ -353,6 +353,15 @@ def finished(job: JSON) -> tuple[bool, bool, str]:
     return False, False, ""
 
 
+def pods_ready(job: JSON) -> bool:
+    """pkg/controller/jobs/job PodsReady: ready and succeeded pods (counted or
+    not yet: uncountedTerminatedPods.succeeded) reach the pods it runs at once."""
+    st = job.get("status") or {}
+    uncounted = len((st.get("uncountedTerminatedPods") or {}).get("succeeded") or [])
+    done = int(st.get("succeeded") or 0) + int(st.get("ready") or 0) + uncounted
+    return done >= pods_count(job.get("spec") or {})
+
+
 def _annotations(job: JSON) -> dict[str, str]:
     return (job.get("metadata") or {}).get("annotations") or {}
 

@@ -376,3 +376,57 @@ def test_configuration_resource_transformations_charge_quota(cluster: Harness) -
     )
     qr = cond(wl2, "QuotaReserved")
     assert qr is not None and "insufficient unused quota for credits" in qr["message"]
+
+
+def test_wait_for_pods_ready_block_admission_and_pods_ready_from_the_job(cluster: Harness) -> None:
+    # jobframework/reconciler.go generatePodsReadyCondition from the Job's ready
+    # pods (job_controller.go PodsReady); scheduler.go waitForPodsReadyIfNeeded
+    from kueue_fast.model import WaitForPodsReadyConfig
+
+    h = cluster
+    ns, _, _ = setup_queues(h, cpu="4")
+    h.controller(wait_for_pods_ready=WaitForPodsReadyConfig(timeout_s=600.0, block_admission=True))
+    h.create(job(ns, "first", "lq", cpu="1"))
+    wait_for(lambda: running(h, ns, "first"), what="first running")
+    h.create(job(ns, "second", "lq", cpu="1"))
+    wl = wait_for(
+        lambda: (w := h.workload_of(ns, "first")) and cond(w, "PodsReady") and w, what="PodsReady written"
+    )
+    pr = cond(wl, "PodsReady")
+    assert pr is not None and (pr["status"], pr["reason"], pr["message"]) == (
+        "False", "WaitForStart", "Not all pods are ready or succeeded"
+    )
+    blocked = wait_for(
+        lambda: (w := h.workload_of(ns, "second"))
+        and (c := cond(w, "QuotaReserved"))
+        and c.get("reason") == "WaitingForPodsReady"
+        and w,
+        what="second waiting for PodsReady",
+    )
+    assert cond(blocked, "QuotaReserved")["message"] == (  # type: ignore[index]
+        "waiting for all admitted workloads to be in PodsReady condition"
+    )
+    assert not running(h, ns, "second")
+    h.patch(JOBS, "first", {"status": {"ready": 1}}, ns, sub="status")
+    wait_for(lambda: running(h, ns, "second"), what="second running once first's pods are ready")
+    pr = cond(h.workload_of(ns, "first"), "PodsReady")
+    assert pr is not None and (pr["status"], pr["reason"]) == ("True", "Started")
+
+
+def test_wait_for_pods_ready_timeout_evicts_the_job(cluster: Harness) -> None:
+    from kueue_fast.model import WaitForPodsReadyConfig
+
+    h = cluster
+    ns, _, _ = setup_queues(h, cpu="4")
+    h.controller(wait_for_pods_ready=WaitForPodsReadyConfig(timeout_s=1.0, backoff_base_s=600))
+    h.create(job(ns, "slow", "lq", cpu="1"))
+    wl = wait_for(
+        lambda: (w := h.workload_of(ns, "slow")) and is_true(w, "Evicted") and w,
+        what="timeout eviction",
+        timeout=30,
+    )
+    ev = cond(wl, "Evicted")
+    assert ev is not None and (ev["reason"], ev["message"]) == (
+        "PodsReadyTimeout", f"Exceeded the PodsReady timeout {ns}/{wl['metadata']['name']}"
+    )
+    wait_for(lambda: not running(h, ns, "slow"), what="the job stopped")
