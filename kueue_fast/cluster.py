@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 import numpy as np
@@ -311,6 +311,8 @@ class Cluster:
         """The evicted workload's job stopped: its quota is free, it queues again
         (after a PodsReady timeout, once its backoff ends)."""
         wid = self._id(key)
+        if wid in self._held:  # released already, waiting for its requeueAt
+            return
         reason = self.engine.workload_view(wid)["eviction_reason"]
         self.engine.release_eviction(wid)
         if reason in ("PodsReadyTimeout", "Deactivated") and self.state.configuration.wait_for_pods_ready:
@@ -326,7 +328,8 @@ class Cluster:
         """New configuration (quotas, queues, flavors): rebuild the topology and
         re-add every workload, keeping admissions as they are (an eviction still
         holding its quota stays so, until release_eviction())."""
-        old = [self.decision(k) for k in self._wid]
+        held = {self._keys[w]: h for w, h in self._held.items()}  # out of their queues: stay so
+        old = [self.decision(k) for k in self._wid if k not in held]
         afs_history = self.engine.afs_ledger_state()
         self.state = state
         self._build(state)
@@ -343,6 +346,20 @@ class Cluster:
             self._add_compiled(d.key, spec)
             if d.state == EVICTED and holds_quota:
                 self.engine.evict(self._wid[d.key], d.preemption_reason or d.reason, d.message)
+            if d.state == ADMITTED and d.admission_time_ns is not None:
+                if self._pods_ready_state(d.key, d.admission_time_ns).ready:
+                    self.engine.set_pods_ready(self._wid[d.key], True)
+        self._held = {}
+        for key, h in held.items():
+            wl = state.workloads.get(key)
+            if wl is None:
+                continue
+            spec = self.compiler.compile(wl)
+            spec.admission = None
+            self._add_compiled(key, spec)
+            wid = self._wid[key]
+            self.engine.remove_workload(wid)
+            self._held[wid] = replace(h, wid=wid)
 
     def _admission_of(self, d: Decision, spec: WorkloadSpec) -> AdmissionSpec | None:
         cq_ids = {cq.name: i for i, cq in enumerate(self.topology.cluster_queues)}

@@ -348,3 +348,24 @@ def test_engines_agree_cycle_by_cycle(seed: int) -> None:
         seen.update(reason for _, _, reason, _ in got)
     # the run went through the new paths
     assert "PodsReadyTimeout" in seen or "WaitingForPodsReady" in seen
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_reconfigure_keeps_a_held_workload_held_and_a_ready_one_ready(engine: str) -> None:
+    # the controller rebuilds the engine on a configuration change: a workload
+    # in its backoff stays out of its queue, a PodsReady one stays ready
+    objs = [
+        config({"timeout": "2s", "blockAdmission": True, "requeuingStrategy": {"backoffBaseSeconds": 5}}),
+        *queues(("a", "4"), ("b", "4")),
+        workload("slow", "a", admitted_at=T0),
+        workload("ready", "b", admitted_at=T0, pods_ready=("True", "PodsReady", T0)),
+    ]
+    cluster = Cluster.from_objects(objs, engine)
+    cluster.run(2)
+    assert states(cluster)["slow"] == ("evicted", "PodsReadyTimeout")
+    cluster.reconfigure(build_state(objs))
+    cluster.run(3)  # T0+5s: the backoff (until just past T0+7s) holds
+    assert states(cluster)["slow"] == ("pending", "Pending")
+    assert cluster.requeue_state("ns/slow")[1] is not None
+    cluster.run(3)  # T0+6s, T0+7s: still held; T0+8s: queued, and "ready" blocks nothing
+    assert states(cluster)["slow"] == ("admitted", "")
