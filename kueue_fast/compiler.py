@@ -478,7 +478,7 @@ class WorkloadCompiler:
             uid=wl.uid or wl.key,
             cluster_queue=-1,
             priority=wl.priority,
-            queue_ts=wl.queue_timestamp_ns,
+            queue_ts=self._queue_ts(wl),
             scheduling_hash=self._scheduling_hash(
                 wl, counts, gates.scheduling_equivalence_hashing_ignore_pod_set_name, charged
             ),
@@ -492,6 +492,17 @@ class WorkloadCompiler:
             spec.pods_ready = wl.pods_ready
         self._resolve_queue(wl, spec)
         return spec
+
+    def _queue_ts(self, wl: Workload) -> int:
+        """workload.go Ordering.GetQueueOrderTimestamp: the loader's eviction time
+        of a workload evicted by the PodsReady timeout counts only when
+        waitForPodsReady.requeuingStrategy.timestamp is Eviction (the default)."""
+        wait = self.state.configuration.wait_for_pods_ready
+        if wl.queue_order_ns is not None and wait is not None and wait.requeuing_timestamp == "Creation":
+            for c in ((wl.raw.get("status") or {}).get("conditions") or []) if wl.raw else []:
+                if isinstance(c, dict) and c.get("type") == "Evicted":
+                    return wl.creation_ns if c.get("reason") == "PodsReadyTimeout" else wl.queue_timestamp_ns
+        return wl.queue_timestamp_ns
 
     def charged_requests(self, wl: Workload) -> list[dict[str, int]]:
         """Per pod set, the per-pod requests charged to quota (Configuration

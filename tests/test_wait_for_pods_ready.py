@@ -369,3 +369,24 @@ def test_reconfigure_keeps_a_held_workload_held_and_a_ready_one_ready(engine: st
     assert cluster.requeue_state("ns/slow")[1] is not None
     cluster.run(3)  # T0+6s, T0+7s: still held; T0+8s: queued, and "ready" blocks nothing
     assert states(cluster)["slow"] == ("admitted", "")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize(
+    ("timestamp", "first"), [("Eviction", "later"), ("Creation", "evicted"), (None, "later")]
+)
+def test_queue_order_after_a_pods_ready_timeout(engine: str, timestamp: str | None, first: str) -> None:
+    # workload.go Ordering.GetQueueOrderTimestamp: a workload evicted by the
+    # PodsReady timeout orders by the eviction time unless requeuingStrategy.
+    # timestamp is Creation (Eviction also without waitForPodsReady: main.go)
+    wait = None if timestamp is None else {"requeuingStrategy": {"timestamp": timestamp}}
+    evicted = workload("evicted", "a", created=T0)
+    evicted["status"] = {"conditions": [{
+        "type": "Evicted", "status": "True", "reason": "PodsReadyTimeout", "message": "",
+        "lastTransitionTime": "2026-01-01T00:00:09Z",
+    }]}
+    later = workload("later", "a", created="2026-01-01T00:00:05Z")
+    objs = [config(wait), *queues(("a", "1")), evicted, later]
+    cluster = Cluster.from_objects(objs, engine)
+    cluster.run(1)
+    assert states(cluster)[first] == ("admitted", "")
