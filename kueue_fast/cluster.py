@@ -225,6 +225,7 @@ class Cluster:
         # the workloads held out of their queues (by old wid)
         self._pods_ready: dict[str, PodsReadyState] = {}
         self._requeue_count: dict[str, int] = {}
+        self._requeue_at: dict[str, int] = {}  # set at a timeout eviction, until it is held
         self._held: dict[int, HeldWorkload] = {}
         self._build(state)
         # the topology already knows every resource and flavor of the state's workloads
@@ -291,6 +292,7 @@ class Cluster:
         del self._wid[key]
         self._pods_ready.pop(key, None)
         self._requeue_count.pop(key, None)
+        self._requeue_at.pop(key, None)
         self._first_attempt_ns.pop(key, None)
         self._evictions.pop(key, None)
         self.state.workloads.pop(key, None)
@@ -533,7 +535,9 @@ class Cluster:
         held = self._held.get(self._wid.get(key, -1))
         wl = self.state.workloads.get(key)
         count = self._requeue_count.get(key, wl.requeue_count if wl else 0)
-        return count, held.requeue_at_ns if held is not None else None
+        if held is not None:
+            return count, held.requeue_at_ns
+        return count, self._requeue_at.get(key)  # evicted, its pods not gone yet
 
     def _read_pods_ready_inputs(self, state: ClusterState) -> None:
         """Input Workloads: the PodsReady condition of an admitted one, and a
@@ -607,6 +611,10 @@ class Cluster:
                 )
             else:
                 self._requeue_count[key] = count + 1
+                # wait.Backoff{base, x2, cap max}: base * 2^(count-1) capped; its
+                # jitter (up to 0.01%) puts requeueAt just past that second
+                wait_s = min(cfg.backoff_base_s * 2**count, cfg.backoff_max_s)
+                self._requeue_at[key] = now_ns + wait_s * NS_PER_S + 1
                 reason, message = "PodsReadyTimeout", f"Exceeded the PodsReady timeout {key}"
             self.engine.evict(wid, reason, message)
             if self.release_evictions:  # offline its quota is free at once: out of its queue now
@@ -624,13 +632,8 @@ class Cluster:
         wid = self._wid[key]
         view = self.engine.workload_view(wid)
         wl = self.state.workloads[key]
-        requeue_at = None
-        if wl.active:
-            # wait.Backoff{base, x2, cap max}: base * 2^(count-1) capped; its jitter
-            # (up to 0.01%) puts requeueAt just past that second
-            count = self._requeue_count[key]
-            wait_s = min(cfg.backoff_base_s * 2 ** (count - 1), cfg.backoff_max_s)
-            requeue_at = self._clock_ns + wait_s * NS_PER_S + 1
+        # set by the eviction (UpdateRequeueState); none once deactivated
+        requeue_at = self._requeue_at.pop(key, None) if wl.active else None
         self.engine.remove_workload(wid)
         reason, message = str(view["eviction_reason"]), str(view["eviction_message"])
         self._held[wid] = HeldWorkload(wid, evicted_cycle, reason, message, requeue_at, self._clock_ns)

@@ -37,6 +37,9 @@ class EngineHandle:
     def set_pods_ready(self, key: str, ready: bool, reason: str, now_ns: int) -> None:
         self.cluster.set_pods_ready(key, ready, reason, now_ns)
 
+    def requeue_state(self, key: str) -> tuple[int, int | None]:
+        return self.cluster.requeue_state(key)
+
     def release(self, key: str) -> None:
         self.cluster.release_eviction(key)
 

@@ -1020,6 +1020,8 @@ class Controller:
             reason, message, pre = t.evict or ("Preempted", "", None)
             if not S.condition_true(wl, S.EVICTED):
                 st = S.evicted_status(wl, reason, message, pre, self.clock.time_ns())
+                if reason == "PodsReadyTimeout":  # evict with UpdateRequeueState (workload_controller.go)
+                    S.set_requeue_state(st, *eng.requeue_state(key))
                 self._apply_status(t, wl, "evict", st, PRIO_ADMISSION, self._then_evicted(t, wl))
                 return
             if job is not None:

@@ -429,4 +429,6 @@ def test_wait_for_pods_ready_timeout_evicts_the_job(cluster: Harness) -> None:
     assert ev is not None and (ev["reason"], ev["message"]) == (
         "PodsReadyTimeout", f"Exceeded the PodsReady timeout {ns}/{wl['metadata']['name']}"
     )
+    rs = wl["status"]["requeueState"]  # workload.go UpdateRequeueState, with the eviction
+    assert rs["count"] == 1 and rs["requeueAt"] > ev["lastTransitionTime"]
     wait_for(lambda: not running(h, ns, "slow"), what="the job stopped")
