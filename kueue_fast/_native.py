@@ -313,6 +313,7 @@ class NativeEngine:
     def hold(self, wid: int, until_ns: int, queue_ts: int) -> None:
         """A pending workload out of its queue until ``until_ns``, then queued by ``queue_ts``."""
         self._core.hold(wid, until_ns, queue_ts)
+        self._queue_ts_moves = True  # restored on admission: keep the specs in step
         spec = self._specs[wid]
         if spec is not None:  # a bulk-added workload's spec is built on demand (spec())
             spec.queue_ts = queue_ts

@@ -58,6 +58,7 @@ class Engine(Protocol):
     def release_eviction(self, wid: int) -> None: ...
     def evict(self, wid: int, reason: str, message: str) -> None: ...
     def set_pods_ready(self, wid: int, ready: bool) -> None: ...
+    def hold(self, wid: int, until_ns: int, queue_ts: int) -> None: ...
     def run_cycle(self, now_ns: int) -> Any: ...
     def afs_ledger_state(self) -> dict[str, dict[str, object]]: ...
     def restore_afs_ledger(self, state: dict[str, dict[str, object]]) -> None: ...
@@ -225,7 +226,8 @@ class Cluster:
         # the workloads held out of their queues (by old wid)
         self._pods_ready: dict[str, PodsReadyState] = {}
         self._requeue_count: dict[str, int] = {}
-        self._requeue_at: dict[str, int] = {}  # set at a timeout eviction, until it is held
+        # set at a timeout eviction, until it is held: (requeueAt or None, eviction time)
+        self._requeue_at: dict[str, tuple[int | None, int]] = {}
         self._held: dict[int, HeldWorkload] = {}
         self._build(state)
         # the topology already knows every resource and flavor of the state's workloads
@@ -287,8 +289,8 @@ class Cluster:
         """The workload finished or was deleted: its quota (if any) is released
         and the cluster forgets it (the same key may be added again)."""
         wid = self._id(key)
-        if self._held.pop(wid, None) is None:  # a held workload is out of the engine already
-            self.engine.remove_workload(wid)
+        self._held.pop(wid, None)
+        self.engine.remove_workload(wid)
         del self._wid[key]
         self._pods_ready.pop(key, None)
         self._requeue_count.pop(key, None)
@@ -360,8 +362,8 @@ class Cluster:
             spec.admission = None
             self._add_compiled(key, spec)
             wid = self._wid[key]
-            self.engine.remove_workload(wid)
             self._held[wid] = replace(h, wid=wid)
+            self._engine_hold(self._held[wid])
 
     def _admission_of(self, d: Decision, spec: WorkloadSpec) -> AdmissionSpec | None:
         cq_ids = {cq.name: i for i, cq in enumerate(self.topology.cluster_queues)}
@@ -537,7 +539,7 @@ class Cluster:
         count = self._requeue_count.get(key, wl.requeue_count if wl else 0)
         if held is not None:
             return count, held.requeue_at_ns
-        return count, self._requeue_at.get(key)  # evicted, its pods not gone yet
+        return count, self._requeue_at.get(key, (None, 0))[0]  # evicted, its pods not gone yet
 
     def _read_pods_ready_inputs(self, state: ClusterState) -> None:
         """Input Workloads: the PodsReady condition of an admitted one, and a
@@ -553,9 +555,8 @@ class Cluster:
             elif wl.admission is None and wl.active and wl.requeue_at_ns is not None:
                 if wl.requeue_at_ns > self._clock_ns + NS_PER_S:
                     wid = self._wid[key]
-                    self.engine.remove_workload(wid)
                     requeued = _condition(wl, "Requeued")
-                    self._held[wid] = HeldWorkload(
+                    held = HeldWorkload(
                         wid,
                         -1,
                         str(requeued.get("reason") or "Pending"),
@@ -563,6 +564,8 @@ class Cluster:
                         wl.requeue_at_ns,
                         wl.queue_timestamp_ns,
                     )
+                    self._held[wid] = held
+                    self._engine_hold(held)
 
     def _pods_ready_state(self, key: str, admitted_ns: int) -> PodsReadyState:
         st = self._pods_ready.get(key)
@@ -605,6 +608,7 @@ class Cluster:
             count = self._requeue_count.get(key, wl.requeue_count)
             if cfg.backoff_limit_count is not None and count + 1 > cfg.backoff_limit_count:
                 wl.active = False  # spec.active=false, then evicted as deactivated
+                self._requeue_at[key] = (None, now_ns)
                 reason = "Deactivated"
                 message = (
                     "The workload is deactivated due to exceeding the maximum number of re-queuing retries"
@@ -614,7 +618,7 @@ class Cluster:
                 # wait.Backoff{base, x2, cap max}: base * 2^(count-1) capped; its
                 # jitter (up to 0.01%) puts requeueAt just past that second
                 wait_s = min(cfg.backoff_base_s * 2**count, cfg.backoff_max_s)
-                self._requeue_at[key] = now_ns + wait_s * NS_PER_S + 1
+                self._requeue_at[key] = (now_ns + wait_s * NS_PER_S + 1, now_ns)
                 reason, message = "PodsReadyTimeout", f"Exceeded the PodsReady timeout {key}"
             self.engine.evict(wid, reason, message)
             if self.release_evictions:  # offline its quota is free at once: out of its queue now
@@ -627,33 +631,40 @@ class Cluster:
         its queue until requeueAt (workload_controller.go Update: a workload
         back to pending with a backoff ahead is not queued; Reconcile queues it
         once requeueAt passed); deactivated, for good."""
-        cfg = self.state.configuration.wait_for_pods_ready
-        assert cfg is not None
         wid = self._wid[key]
         view = self.engine.workload_view(wid)
         wl = self.state.workloads[key]
         # set by the eviction (UpdateRequeueState); none once deactivated
-        requeue_at = self._requeue_at.pop(key, None) if wl.active else None
-        self.engine.remove_workload(wid)
+        requeue_at, evicted_ns = self._requeue_at.pop(key, (None, self._clock_ns))
+        if not wl.active:
+            requeue_at = None
         reason, message = str(view["eviction_reason"]), str(view["eviction_message"])
-        self._held[wid] = HeldWorkload(wid, evicted_cycle, reason, message, requeue_at, self._clock_ns)
+        held = HeldWorkload(wid, evicted_cycle, reason, message, requeue_at, evicted_ns)
+        self._held[wid] = held
+        self._engine_hold(held)
+
+    def _engine_hold(self, held: HeldWorkload) -> None:
+        """The engine keeps the workload out of its queue until requeueAt, then
+        queues it by its eviction time (requeuingStrategy.timestamp Eviction) or
+        its creation (Creation) (workload.go Ordering.GetQueueOrderTimestamp),
+        until it is admitted again (the engines restore the timestamp then);
+        a deactivated one leaves the engine."""
+        if held.requeue_at_ns is None:
+            self.engine.remove_workload(held.wid)
+            return
+        cfg = self.state.configuration.wait_for_pods_ready
+        queue_ts = self.engine.spec(held.wid).queue_ts
+        if held.evicted_cycle >= 0 and cfg is not None:
+            wl = self.state.workloads[self._keys[held.wid]]
+            queue_ts = held.evicted_ns if cfg.requeuing_timestamp == "Eviction" else wl.creation_ns
+        self.engine.hold(held.wid, held.requeue_at_ns, queue_ts)
 
     def _requeue_after_backoff(self, now_ns: int) -> None:
-        """Held workloads whose requeueAt passed queue again, ordered by the
-        eviction time (requeuingStrategy.timestamp Eviction) or their creation
-        (Creation) (workload.go Ordering.GetQueueOrderTimestamp)."""
-        cfg = self.state.configuration.wait_for_pods_ready
-        for wid, held in sorted(self._held.items()):
-            if held.requeue_at_ns is None or held.requeue_at_ns > now_ns:
-                continue
-            key = self._keys[wid]
-            del self._held[wid]
-            wl = self.state.workloads[key]
-            spec = self.compiler.compile(wl)
-            spec.admission, spec.pods_ready = None, False  # it queues again, its input admission is gone
-            if held.evicted_cycle >= 0 and cfg is not None:
-                spec.queue_ts = held.evicted_ns if cfg.requeuing_timestamp == "Eviction" else wl.creation_ns
-            self._add_compiled(key, spec)
+        """Held workloads whose requeueAt passed: the engine queues them again
+        at this cycle's start (end_holds); they are pending as any other."""
+        for wid, held in list(self._held.items()):
+            if held.requeue_at_ns is not None and held.requeue_at_ns <= now_ns:
+                del self._held[wid]
 
     def _held_decision(self, held: HeldWorkload) -> Decision:
         key = self._keys[held.wid]

@@ -390,3 +390,27 @@ def test_queue_order_after_a_pods_ready_timeout(engine: str, timestamp: str | No
     cluster = Cluster.from_objects(objs, engine)
     cluster.run(1)
     assert states(cluster)[first] == ("admitted", "")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_admitted_again_it_orders_by_its_creation_time(engine: str) -> None:
+    # workload.go Ordering.GetQueueOrderTimestamp reads the Evicted condition,
+    # which the new admission turns False (SetQuotaReservation): the eviction
+    # time orders it only while it waits after the timeout
+    objs = [
+        config({"timeout": "2s", "requeuingStrategy": {"backoffBaseSeconds": 1}}),
+        *queues(("a", "1")),
+        workload("slow", "a", created="2026-01-01T00:00:00Z", admitted_at=T0),
+    ]
+    cluster = Cluster.from_objects(objs, engine)
+    creation = cluster.state.workloads["ns/slow"].creation_ns
+
+    def queue_ts() -> int:
+        return cluster.engine.spec(cluster.wid_of("ns/slow")).queue_ts
+
+    cluster.run(2)  # T0+2s: evicted
+    assert states(cluster)["slow"] == ("evicted", "PodsReadyTimeout")
+    assert queue_ts() == creation + 2 * 10**9  # ordered by the eviction
+    cluster.run(2)  # T0+4s: requeueAt (just past T0+3s) passed: admitted again
+    assert states(cluster)["slow"] == ("admitted", "")
+    assert queue_ts() == creation

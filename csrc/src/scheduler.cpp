@@ -1166,6 +1166,8 @@ void Engine::hold(int wid, std::int64_t until_ns, std::int64_t queue_ts) {
   check_wid(wid);
   if (w_.status[wid] != STATUS_PENDING) return;
   if (w_.cq[wid] >= 0) queues_[w_.cq[wid]].remove(w_, wid);
+  // admitted again, it orders as before (Evicted=False: workload.go Ordering)
+  queue_ts_before_preemption_.emplace(wid, w_.queue_ts[wid]);
   w_.queue_ts[wid] = queue_ts;
   holds_.emplace_back(until_ns, wid);
   std::push_heap(holds_.begin(), holds_.end(), std::greater<>());

@@ -268,6 +268,8 @@ class ReferenceEngine:
             return
         if rec.spec.cluster_queue >= 0:
             self.queues[rec.spec.cluster_queue].remove(wid)
+        # admitted again, it orders as before (Evicted=False: workload.go Ordering)
+        self._queue_ts_before_preemption.setdefault(wid, rec.spec.queue_ts)
         rec.spec.queue_ts = queue_ts
         heapq.heappush(self._holds, (until_ns, wid))
 
