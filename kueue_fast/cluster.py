@@ -573,6 +573,20 @@ class Cluster:
             return PodsReadyState(admitted_ns, False, "WaitForStart", admitted_ns)
         return st
 
+    def _admitted_condition_ns(self, wl: Workload, admitted_ns: int) -> int:
+        """When the Admitted condition turned True: the input's for the input's
+        admission (it may follow the quota reservation), else the admission's."""
+        input_ns = wl.admission_ns if wl.admission_ns is not None else wl.creation_ns
+        if wl.admission is None or admitted_ns != input_ns:
+            return admitted_ns
+        c = _condition(wl, "Admitted")
+        if c.get("status") != "True" or not c.get("lastTransitionTime"):
+            return admitted_ns
+        from .loader import parse_time_ns
+
+        path = "status.conditions[Admitted].lastTransitionTime"
+        return parse_time_ns(c["lastTransitionTime"], wl.key, path)
+
     def _pods_ready_timeouts(self, now_ns: int) -> list[str]:
         """workload_controller.go reconcileNotReadyTimeout: an admitted, active
         workload not PodsReady past waitForPodsReady.timeout since its admission
@@ -598,7 +612,8 @@ class Cluster:
             if st.ready:
                 continue
             if st.reason in ("", "WaitForStart", "PodsReady"):
-                deadline = admitted_ns + int(cfg.timeout_s * NS_PER_S)
+                since = self._admitted_condition_ns(wl, admitted_ns)
+                deadline = since + int(cfg.timeout_s * NS_PER_S)
             elif st.reason == "WaitForRecovery" and cfg.recovery_timeout_s is not None:
                 deadline = st.since_ns + int(cfg.recovery_timeout_s * NS_PER_S)
             else:

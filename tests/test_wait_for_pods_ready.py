@@ -414,3 +414,16 @@ def test_admitted_again_it_orders_by_its_creation_time(engine: str) -> None:
     cluster.run(2)  # T0+4s: requeueAt (just past T0+3s) passed: admitted again
     assert states(cluster)["slow"] == ("admitted", "")
     assert queue_ts() == creation
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_the_timeout_counts_from_the_admitted_condition(engine: str) -> None:
+    # workload_controller.go admittedNotReadyWorkload: since the Admitted
+    # condition's lastTransitionTime, which may follow QuotaReserved (checks)
+    wl = workload("late", "a", admitted_at=T0)
+    for c in wl["status"]["conditions"]:
+        if c["type"] == "Admitted":
+            c["lastTransitionTime"] = "2026-01-01T00:00:02Z"
+    cluster = Cluster.from_objects([config({"timeout": "3s"}), *queues(("a", "1")), wl], engine)
+    seen = [cluster.run(1) and states(cluster)["late"][0] for _ in range(5)]
+    assert seen == ["admitted"] * 4 + ["evicted"]  # T0+5s, not T0+3s
