@@ -585,7 +585,7 @@ class Cluster:
         from .loader import parse_time_ns
 
         path = "status.conditions[Admitted].lastTransitionTime"
-        return parse_time_ns(c["lastTransitionTime"], wl.key, path)
+        return parse_time_ns(c["lastTransitionTime"], f"Workload/{wl.key}", path)
 
     def _pods_ready_timeouts(self, now_ns: int) -> list[str]:
         """workload_controller.go reconcileNotReadyTimeout: an admitted, active
