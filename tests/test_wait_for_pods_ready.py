@@ -427,3 +427,20 @@ def test_the_timeout_counts_from_the_admitted_condition(engine: str) -> None:
     cluster = Cluster.from_objects([config({"timeout": "3s"}), *queues(("a", "1")), wl], engine)
     seen = [cluster.run(1) and states(cluster)["late"][0] for _ in range(5)]
     assert seen == ["admitted"] * 4 + ["evicted"]  # T0+5s, not T0+3s
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_held_workload_queues_by_its_new_timestamp(engine: str) -> None:
+    # the heap entry a held workload left behind (its old timestamp) is stale:
+    # back in its queue it orders by the timestamp it came back with
+    objs = [
+        *queues(("a", "1")),
+        workload("first", "a", created=T0),
+        workload("second", "a", created="2026-01-01T00:00:01Z"),
+    ]
+    cluster = Cluster.from_objects(objs, engine)
+    wid = cluster.wid_of("ns/first")
+    later = cluster.state.workloads["ns/first"].creation_ns + 5 * 10**9
+    cluster.engine.hold(wid, cluster.now_ns() + 10**9, later)
+    cluster.run(1)
+    assert states(cluster) == {"first": ("pending", "Pending"), "second": ("admitted", "")}

@@ -170,11 +170,13 @@ int ClusterQueueQueue::pop(WorkloadStore& w, const double* lq_usage) {
     return wid;
   }
   while (!heap_.empty()) {
-    int wid = heap_.front().wid;
+    const HeapEntry top = heap_.front();
     heap_pop_top(w, heap_);
-    if (w.queue_active[wid]) {
-      deactivate(w, wid);
-      return wid;
+    // an entry left by a workload that left the queue and came back with another
+    // queue-order timestamp (waitForPodsReady's hold) is stale, as in queues.py
+    if (w.queue_active[top.wid] && top.queue_ts == w.queue_ts[top.wid]) {
+      deactivate(w, top.wid);
+      return top.wid;
     }
   }
   return -1;

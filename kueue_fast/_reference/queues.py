@@ -104,8 +104,11 @@ class ClusterQueueQueue:
             self.active.discard(wid)
             return wid
         while self._heap:
-            _, wid = heapq.heappop(self._heap)
-            if wid in self.active:
+            key, wid = heapq.heappop(self._heap)
+            # an entry left by a workload that left the queue and came back with
+            # another queue-order timestamp (waitForPodsReady's hold) is stale,
+            # as in queues.cpp
+            if wid in self.active and key == self._order_key(wid):
                 self.active.discard(wid)
                 return wid
         return -1

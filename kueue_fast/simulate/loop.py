@@ -383,6 +383,11 @@ def simulate(
                 timeline.pending.add(t, queue_cq[w : w + 1], 1)
 
     def evicted(t: int, wids: list[int], detail: Counter[tuple[int, int, int]] | None) -> None:
+        # a workload the PodsReady timeout evicted (engine.evict marks the next
+        # cycle) may be named again as a target while its pods stop: not a new eviction
+        wids = [w for w in wids if state_of[w] != EVICTING]
+        if not wids:
+            return
         reasons = sim.eviction_reasons(wids)
         by = sim.preemptors(wids).tolist()
         timeline.preemptions.add(t, np.bincount(reasons, minlength=len(EVICTION_REASONS)))
