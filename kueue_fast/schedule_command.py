@@ -32,6 +32,7 @@ def run_schedule(args: argparse.Namespace) -> int:
     state = load(args.files, stdin=sys.stdin, recursive=args.recursive)
     for w in state.warnings:
         print(f"warning: {' '.join(str(w).split())}", file=sys.stderr)
+    t_parsed = time.perf_counter()
     cluster = Cluster(state, engine)
     t1 = time.perf_counter()
     on_cycle = _print_events(cluster) if args.events else None
@@ -41,12 +42,18 @@ def run_schedule(args: argparse.Namespace) -> int:
         cluster.run(args.cycles or 1, on_cycle)
     t2 = time.perf_counter()
     sys.stdout.write(FORMATS[args.output](cluster, args))
+    sys.stdout.flush()
+    t3 = time.perf_counter()
     if args.stats:
         states = [d.state for d in cluster.decisions()]
         stats = {
             "engine": engine,
+            # load_s = parse_s + build_s (the contract's "reading and validating the input", and the Cluster)
             "load_s": round(t1 - t0, 6),
             "schedule_s": round(t2 - t1, 6),
+            "parse_s": round(t_parsed - t0, 6),  # read, parse, validate: the ClusterState
+            "build_s": round(t1 - t_parsed, 6),  # the Cluster: compile and add every workload to the engine
+            "output_s": round(t3 - t2, 6),  # format and write the output
             "cycles": cluster.cycles,
             "admitted": states.count(ADMITTED),
             "evicted": states.count(EVICTED),

@@ -29,6 +29,7 @@ BENCH_CASES = {
     "preemption": "preemption: 100 CQs, 10k admitted, 1k preemptors",
     "simulate": "simulate: the built-in simulation, 100k workloads, report included",
     "load": "load: 100k Workloads, YAML and JSON, to a Cluster",
+    "e2e": "e2e: kueue-fast schedule end to end, 100k Workloads, 2 inputs, YAML and JSON",
 }
 BENCH_DEFAULT_CASES = ("drain", "preemption", "simulate")
 
@@ -222,7 +223,7 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
         + ", ".join(BENCH_DEFAULT_CASES)
         + "): "
         + "; ".join(f"{name} ({title.split(': ', 1)[-1]})" for name, title in BENCH_CASES.items())
-        + "; load runs only when named",
+        + "; load and e2e run only when named",
     )
     p.add_argument(
         "--engine",
@@ -235,6 +236,13 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
         "--quick",
         action="store_true",
         help="tiny sizes, a smoke test and not a benchmark (default: full sizes)",
+    )
+    p.add_argument(
+        "--repeat",
+        type=int,
+        default=3,
+        metavar="N",
+        help="runs per case and engine, the best one reported (default 3)",
     )
     p.add_argument(
         "--in-process",
