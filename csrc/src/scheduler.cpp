@@ -1284,6 +1284,42 @@ const StableRun& Engine::run_until_stable(std::int64_t now_ns, std::int64_t max_
   return out;
 }
 
+const CyclesRun& Engine::run_cycles(std::int64_t start_ns, std::int64_t step_ns, std::int64_t max_cycles,
+                                    bool until_stable, std::uint8_t* attempted_mask, std::size_t n_mask) {
+  CyclesRun& out = cycles_run_;
+  out = CyclesRun{};
+  while (out.cycles < max_cycles) {
+    const auto offset = static_cast<std::int32_t>(out.cycles);
+    const CycleReport& r = run_cycle(start_ns + (out.cycles + 1) * step_ns);
+    ++out.cycles;
+    out.heads.push_back(r.heads);
+    out.newly_parked.push_back(r.newly_parked);
+    out.admitted.insert(out.admitted.end(), r.admitted.begin(), r.admitted.end());
+    out.admitted_cycle.insert(out.admitted_cycle.end(), r.admitted.size(), offset);
+    for (std::int32_t v : r.preempted) {
+      out.preempted.push_back(v);
+      out.preempted_cycle.push_back(offset);
+      out.preempted_admission_ns.push_back(w_.admission_time[v]);  // kept after the release
+    }
+    for (std::int32_t a : r.attempted) {
+      const auto k = static_cast<std::size_t>(a);
+      if (attempted_mask != nullptr) {
+        if (k >= n_mask || !attempted_mask[k]) continue;
+        attempted_mask[k] = 0;
+      }
+      out.attempted.push_back(a);
+      out.attempted_cycle.push_back(offset);
+    }
+    out.parked.insert(out.parked.end(), r.parked.begin(), r.parked.end());
+    out.parked_cycle.insert(out.parked_cycle.end(), r.parked.size(), offset);
+    if (until_stable && r.admitted.empty() && r.preempted.empty() && r.newly_parked == 0) {
+      out.stable = true;
+      break;
+    }
+  }
+  return out;
+}
+
 const CycleReport& Engine::run_cycle(std::int64_t now_ns) {
   ++cycle_;
   report_.cycle = cycle_;
