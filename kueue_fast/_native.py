@@ -389,8 +389,8 @@ class NativeEngine:
         ``attempted_mask`` (uint8 per wid), only the heads whose flag is set
         are reported attempted, and their flag is cleared."""
         run = CyclesRun(*self._core.run_cycles(start_ns, step_ns, max_cycles, until_stable, attempted_mask))
-        if self._queue_ts_moves and run.preempted.size:
-            self._sync_queue_ts(run.preempted.tolist())
+        if self._queue_ts_moves and (run.preempted.size or run.admitted.size):
+            self._sync_queue_ts(run.preempted.tolist() + run.admitted.tolist())
         return run
 
     def run_until_settled(
