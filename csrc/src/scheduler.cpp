@@ -328,6 +328,7 @@ bool Engine::in_cq_admitted(int wid) const noexcept {
   int cq = w_.admitted_cq[wid];
   if (cq < 0) return false;
   const auto& l = cq_admitted_[cq];
+  if (!l.empty() && l.back().wid == wid) return true;  // the first candidate (a wid is listed once)
   const AdmittedEntry key = admitted_entry(wid);
   auto it = std::lower_bound(l.begin(), l.end(), key,
                              [&](const AdmittedEntry& x, const AdmittedEntry& y) { return admitted_before(y, x); });
@@ -338,6 +339,13 @@ void Engine::cq_admitted_insert(int wid) {
   const int cq = w_.admitted_cq[wid];
   auto& l = cq_admitted_[cq];
   const AdmittedEntry key = admitted_entry(wid);
+  // Heads are popped by priority, then age: a new admission is mostly the new
+  // first candidate (lowest priority, most recent), the end of the list.
+  if (l.empty() || admitted_before(key, l.back())) {
+    l.push_back(key);
+    update_front(cq);
+    return;
+  }
   auto it = std::lower_bound(l.begin(), l.end(), key,
                              [&](const AdmittedEntry& x, const AdmittedEntry& y) { return admitted_before(y, x); });
   if (it != l.end() && it->wid == wid) return;
@@ -349,6 +357,11 @@ void Engine::cq_admitted_insert(int wid) {
 void Engine::cq_admitted_erase(int wid) {
   const int cq = w_.admitted_cq[wid];
   auto& l = cq_admitted_[cq];
+  if (!l.empty() && l.back().wid == wid) {  // the first candidate, e.g. a victim
+    l.pop_back();
+    update_front(cq);
+    return;
+  }
   const AdmittedEntry key = admitted_entry(wid);
   auto it = std::lower_bound(l.begin(), l.end(), key,
                              [&](const AdmittedEntry& x, const AdmittedEntry& y) { return admitted_before(y, x); });
