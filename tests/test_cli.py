@@ -74,6 +74,9 @@ def test_completion_knows_every_subcommand_and_the_schedule_formats():
         "controller",
         "manifests",
         "simulate",
+        "compare",
+        "sweep",
+        "snapshot",
         "trace",
         "bench",
         "completion",
@@ -140,7 +143,7 @@ def test_fish_completion_lines():
     schedule_output = [line for line in lines if "-l output" in line and "from schedule'" in line]
     assert schedule_output and "-x -a 'json yaml table usage summary'" in schedule_output[0]
     generate = [line for line in lines if "from trace; and __fish_seen_subcommand_from generate" in line]
-    assert any("-l output -r -F" in line for line in generate)
+    assert any("-l output-file -r -F" in line for line in generate)  # the path; -o/--output is the format
 
 
 @pytest.mark.skipif(shutil.which("fish") is None, reason="no fish")
