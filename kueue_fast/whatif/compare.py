@@ -49,13 +49,14 @@ ALL = "all ClusterQueues"
 # cluster-wide rows of the table (borrowing is per ClusterQueue)
 OVERALL_METRICS = tuple((m, t) for m, t in COMPARE_METRICS if m != "borrowing")
 BIGGEST = 8
-# How "biggest changes" weighs a change: waits relative to the base's (at
-# least 5 minutes), counts relative to the base's (at least 20, and at least
-# 1% of the queue's workloads), shares by 25-point steps; below 0.1, none.
+# How "biggest changes" weighs a change: relative to the base's value, with
+# floors (waits: 5 minutes; counts: 20 and 1% of the queue's workloads;
+# shares: 25 points), then weighted: waits first, then counts, then shares.
 WAIT_FLOOR_S = 300.0
 COUNT_FLOOR = 20.0
 COUNT_FLOOR_SHARE = 0.01
-SHARE_STEP = 0.25
+SHARE_FLOOR = 0.25
+WEIGHTS = {"wait": 1.0, "count": 0.8, "share": 0.6}
 MIN_SCORE = 0.1
 
 
@@ -177,7 +178,7 @@ def render_table(c: Comparison) -> str:
 
 def biggest_changes(c: Comparison, limit: int = BIGGEST) -> list[dict[str, Any]]:
     """The largest changes against the base, scored so that waits, counts and
-    shares compare (see WAIT_FLOOR_S and the others)."""
+    shares compare (see WEIGHTS and the floors above)."""
     found: list[dict[str, Any]] = []
     workloads = {q.name: q.workloads for q in c.results[0].metrics.queues}
     workloads[ALL] = int(c.results[0].metrics.totals["workloads"])
@@ -189,13 +190,12 @@ def biggest_changes(c: Comparison, limit: int = BIGGEST) -> list[dict[str, Any]]
                 if base is None or got is None:
                     continue
                 d = got[0] - base[0]
-                kind = "share" if metric in ("utilization", "borrowing") else "count"
                 if metric.startswith("wait"):
-                    score = abs(d) / max(base[0], WAIT_FLOOR_S)
-                elif kind == "share":
-                    score = abs(d) / SHARE_STEP
+                    score = WEIGHTS["wait"] * abs(d) / max(base[0], WAIT_FLOOR_S)
+                elif metric in ("utilization", "borrowing"):
+                    score = WEIGHTS["share"] * abs(d) / max(base[0], SHARE_FLOOR)
                 else:
-                    score = abs(d) / max(base[0], count_floor)
+                    score = WEIGHTS["count"] * abs(d) / max(base[0], count_floor)
                 if score < MIN_SCORE:
                     continue
                 name = metric if cq == ALL else f"{metric}:{cq}"

@@ -37,6 +37,8 @@ NS = 1_000_000_000
 # how often a worker reports a simulation's progress (seconds)
 REPORT_EVERY_S = 0.5
 SCHEDULER_ENV = "DASK_SCHEDULER_ADDRESS"
+# how long to keep trying to reach the Dask scheduler
+CONNECT_TIMEOUT_S = 20.0
 DISTRIBUTED_EXTRA = "pip install 'kueue-fast[distributed]'"
 
 
@@ -300,7 +302,7 @@ def _connect(address: str) -> Any:
             "", "--scheduler", f"running on a Dask cluster needs the distributed extra: {DISTRIBUTED_EXTRA}"
         ) from None
     try:
-        return distributed.Client(address, timeout="20s", set_as_default=False)  # type: ignore[no-untyped-call]
+        return distributed.Client(address, timeout=f"{CONNECT_TIMEOUT_S}s", set_as_default=False)  # type: ignore[no-untyped-call]
     except (OSError, TimeoutError, ValueError) as e:
         raise InputError("", "--scheduler", f"cannot connect to the Dask scheduler {address}: {e}") from None
 
@@ -336,9 +338,9 @@ def check_workers(client: Any, options: SimOptions) -> int:
 def _run_dask(
     tasks: Sequence[SimTask], trace: Trace, options: SimOptions, address: str, bar: SweepBar | None
 ) -> list[RunSummary]:
+    client = _connect(address)
     from distributed import as_completed
 
-    client = _connect(address)
     try:
         n = check_workers(client, options)
         t0 = time.perf_counter()
@@ -353,7 +355,7 @@ def _run_dask(
         if bar is not None:
             bar.show(0, len(tasks), {}, 0.0, where)
         try:
-            for f in as_completed(futures):  # type: ignore[no-untyped-call]
+            for f in as_completed(futures, loop=client.loop):  # type: ignore[no-untyped-call]
                 got = f.result()
                 if isinstance(got, Failed):
                     raise _fail(got, tasks)
