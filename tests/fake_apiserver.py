@@ -159,6 +159,7 @@ BUILTIN_TYPES = [
     ResourceType("", "v1", "namespaces", "Namespace", False, True),
     ResourceType("", "v1", "events", "Event", True, False),
     ResourceType("", "v1", "configmaps", "ConfigMap", True, False),
+    ResourceType("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False, False),
     ResourceType("batch", "v1", "jobs", "Job", True, True),
     ResourceType("coordination.k8s.io", "v1", "leases", "Lease", True, False),
     ResourceType("events.k8s.io", "v1", "events", "Event", True, False),
