@@ -140,6 +140,14 @@ def add_clock_arguments(p: argparse.ArgumentParser) -> None:
         "0: at the end of the cycle, as kueue-fast schedule)",
     )
     p.add_argument(
+        "--existing-runtime",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="run time of the Workloads the manifests already hold (a live cluster's); those admitted "
+        "before the start have run since their admission (default: they never finish)",
+    )
+    p.add_argument(
         "--max-cycles-per-instant",
         type=int,
         default=DEFAULT_MAX_CYCLES,

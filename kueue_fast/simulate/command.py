@@ -154,6 +154,7 @@ def run(
     state: ClusterState | None = None,
     title: str = "",
     builtin: bool | None = None,
+    existing_runtime_s: float | None = None,
 ) -> SimulationOutput:
     """Simulate ``files`` (or ``state``, the configuration given as objects,
     with ``title``; neither: the built-in scenario) and write the report."""
@@ -198,6 +199,7 @@ def run(
         progress,
         termination_delay_ns=int(round(termination_delay_s * NS)),
         warn=warn,
+        manifest_duration_ns=int(round(existing_runtime_s * NS)) if existing_runtime_s is not None else None,
     )
     timings["simulate_s"] = result.wall_s
     if result.unsettled:
@@ -272,6 +274,9 @@ def check_options(args: argparse.Namespace) -> None:
         raise InputError("", "--load", f"must be positive, got {args.load}")
     if args.until is not None and (not math.isfinite(args.until) or args.until < 0):
         raise InputError("", "--until", f"must be a number of seconds >= 0, got {args.until}")
+    runtime = args.existing_runtime
+    if runtime is not None and (not math.isfinite(runtime) or runtime < 0):
+        raise InputError("", "--existing-runtime", f"must be a number of seconds >= 0, got {runtime}")
 
 
 def _changed_state(args: argparse.Namespace) -> tuple[ClusterState | None, str, bool]:
@@ -323,6 +328,7 @@ def run_simulate(args: argparse.Namespace) -> int:
             state=state,
             title=title,
             builtin=builtin if state is not None else None,
+            existing_runtime_s=args.existing_runtime,
         )
     except KeyboardInterrupt:
         bar.close()

@@ -79,6 +79,9 @@ def prepare(
         max_cycles=args.max_cycles,
         termination_delay_ns=int(round(args.termination_delay * NS)),
         dominant=dominant,
+        manifest_duration_ns=(
+            int(round(args.existing_runtime * NS)) if args.existing_runtime is not None else None
+        ),
     )
     parts = [f"trace {Path(args.trace).name}"] if args.trace else [f"seed {args.seed}"]
     parts.append(f"{len(trace):,} workloads")

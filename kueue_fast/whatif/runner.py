@@ -51,6 +51,7 @@ class SimOptions:
     max_cycles: int = 10_000
     termination_delay_ns: int = 30 * NS
     dominant: str = ""  # the trace's dominant resource (cluster-wide utilization)
+    manifest_duration_ns: int | None = None  # run time of the manifests' Workloads (None: for ever)
 
 
 @dataclass(frozen=True)
@@ -109,6 +110,7 @@ def simulate_one(
         report,
         termination_delay_ns=options.termination_delay_ns,
         warn=warnings.append,
+        manifest_duration_ns=options.manifest_duration_ns,
     )
     metrics = compute(result)
     return RunSummary(
