@@ -12,6 +12,11 @@ The sweep spec (YAML)::
           - clusterqueue/team-vision.spec.preemption.reclaimWithinCohort
           - clusterqueue/team-speech.spec.preemption.reclaimWithinCohort
         values: [Never, LowerPriority, Any]
+      - name: moved                 # targets with values of their own (moving quota between queues)
+        values: [0, 8]              # the column
+        set:
+          clusterqueue/a.spec.resourceGroups[0].flavors[gpu].resources[nvidia.com/gpu].nominalQuota: [32, 24]
+          clusterqueue/b.spec.resourceGroups[0].flavors[gpu].resources[nvidia.com/gpu].nominalQuota: [8, 16]
     combine: grid                   # grid: every combination (default); zip: the i-th values together
     base: true                      # also run the base unchanged, as the first row (default: true)
     metrics: [wait_p95:team-llm, wait_p95, preemptions, utilization]
@@ -87,7 +92,12 @@ PLOT = (
 class Parameter:
     name: str
     targets: list[str]  # --set targets without the value
-    values: list[Any]
+    values: list[Any]  # the column's values
+    # target -> its own values, aligned with values (set given as a map); None: every target takes values
+    per_target: dict[str, list[Any]] | None = None
+
+    def value_for(self, target: str, k: int) -> Any:
+        return self.per_target[target][k] if self.per_target is not None else self.values[k]
 
 
 @dataclass
@@ -100,11 +110,12 @@ class SweepSpec:
     objective: str = ""
     maximize: bool = False
 
-    def combinations(self) -> list[tuple[Any, ...]]:
-        values = [p.values for p in self.parameters]
+    def combinations(self) -> list[tuple[int, ...]]:
+        """Per configuration, the index of each parameter's value."""
+        ranges = [range(len(p.values)) for p in self.parameters]
         if self.combine == "zip":
-            return list(zip(*values, strict=True))
-        return list(itertools.product(*values))
+            return list(zip(*ranges, strict=True))
+        return list(itertools.product(*ranges))
 
 
 # --- reading the spec -----------------------------------------------------------------------------------
@@ -146,23 +157,42 @@ def read_spec(path: str) -> SweepSpec:
         if not isinstance(p, dict):
             raise _err(path, where, "expected {name, set, values}")
         _unknown(p, PARAMETER_KEYS, path, where)
-        targets = p.get("set")
-        if isinstance(targets, str):
-            targets = [targets]
+        raw_set = p.get("set")
+        per_target: dict[str, list[Any]] | None = None
+        if isinstance(raw_set, dict):  # each target with its own values
+            per_target = {}
+            for t, vs in raw_set.items():
+                if not isinstance(t, str) or not isinstance(vs, list) or not vs:
+                    raise _err(path, f"{where}.set", "a map of targets to lists of values")
+                per_target[t] = list(vs)
+            raw_set = list(per_target)
+        targets = [raw_set] if isinstance(raw_set, str) else raw_set
         if not isinstance(targets, list) or not targets or not all(isinstance(t, str) and t for t in targets):
-            raise _err(path, f"{where}.set", "a --set target (KIND/NAME.PATH) or a list of them")
+            raise _err(
+                path,
+                f"{where}.set",
+                "a --set target (KIND/NAME.PATH), a list of them, or a map of them to values",
+            )
         for t in targets:
             if "=" in t.split("]")[-1]:
                 raise _err(path, f"{where}.set", f"{t!r}: a target without =VALUE (the values are in values)")
         values = p.get("values")
+        if values is None and per_target is not None:
+            values = per_target[targets[0]]
         if not isinstance(values, list) or not values:
             raise _err(path, f"{where}.values", "a list of at least one value")
+        if per_target is not None and any(len(v) != len(values) for v in per_target.values()):
+            raise _err(
+                path,
+                f"{where}.set",
+                f"every target needs {len(values)} values, one per value of the parameter",
+            )
         name = p.get("name", _default_name(targets[0]))
         if not isinstance(name, str) or not name:
             raise _err(path, f"{where}.name", "a non-empty string")
         if any(q.name == name for q in params):
             raise _err(path, f"{where}.name", f"{name!r} names two parameters")
-        params.append(Parameter(name, list(targets), list(values)))
+        params.append(Parameter(name, list(targets), list(values), per_target))
     combine = d.get("combine", "grid")
     if combine not in ("grid", "zip"):
         raise _err(path, "combine", f"grid or zip, not {combine!r}")
@@ -223,6 +253,24 @@ def describe(values: dict[str, Any]) -> str:
     return ", ".join(f"{k}={show_value(v)}" for k, v in values.items())
 
 
+def base_value(p: Parameter, base: Variant, targets: dict[str, Any]) -> Any:
+    """The parameter's value in the base: what its target holds; for targets
+    with values of their own, the value whose targets all hold what the base
+    has (else "-")."""
+    if p.per_target is None:
+        return read_setting(base.documents, targets[p.targets[0]])
+    held = {t: read_setting(base.documents, targets[t]) for t in p.targets}
+
+    def same(a: Any, b: Any) -> bool:
+        x, y = as_number(a), as_number(b)
+        return x == y if x is not None and y is not None else show_value(a) == show_value(b)
+
+    for i, v in enumerate(p.values):
+        if all(same(held[t], p.value_for(t, i)) for t in p.targets):
+            return v
+    return "-"
+
+
 def expand(spec: SweepSpec, base: Variant) -> list[Configuration]:
     """Every configuration of the sweep, built (not validated yet); a target
     that does not resolve is an error naming the configuration."""
@@ -230,19 +278,19 @@ def expand(spec: SweepSpec, base: Variant) -> list[Configuration]:
     option = f"{spec.source} parameters"
     targets = {t: parse_target(t, base.documents, option) for p in spec.parameters for t in p.targets}
     if spec.include_base:
-        now = {p.name: read_setting(base.documents, targets[p.targets[0]]) for p in spec.parameters}
+        now = {p.name: base_value(p, base, targets) for p in spec.parameters}
         out.append(Configuration("base", now, base))
     errors: list[InputError] = []
     for k, combo in enumerate(spec.combinations(), start=1):
-        values = dict(zip((p.name for p in spec.parameters), combo, strict=True))
+        values = {p.name: p.values[i] for p, i in zip(spec.parameters, combo, strict=True)}
         v = base.derive(f"#{k}")
         what = f"sweep configuration #{k} ({describe(values)})"
         try:
-            for p, value in zip(spec.parameters, combo, strict=True):
+            for p, i in zip(spec.parameters, combo, strict=True):
                 for t in p.targets:
-                    s = replace(targets[t], value=value)
+                    s = replace(targets[t], value=p.value_for(t, i))
                     apply_setting(v.documents, s, f"{spec.source} {p.name}")
-                    v.changes.append(f"{s.ref} {path_text(s.steps)}={show_value(value)}")
+                    v.changes.append(f"{s.ref} {path_text(s.steps)}={show_value(s.value)}")
         except InputError as e:
             errors.append(InputError(e.obj, e.field, e.message, source=what))
             continue
