@@ -286,3 +286,24 @@ def test_sweep_on_dask_from_the_command_line(tmp_path, capsys):
 
     assert strip(remote) == strip(local)
     assert all(c["where"].startswith("dask worker") for c in remote["configurations"])
+
+
+def test_a_parameter_can_move_quota_between_queues(tmp_path, capsys):
+    base = write(tmp_path / "cluster.yaml", objects())
+    p = tmp_path / "s.yaml"
+    moved = {
+        f"cq/team-a.{GPU}.nominalQuota": [4, 2, 0],
+        f"cq/team-b.{GPU}.nominalQuota": [4, 6, 8],
+    }
+    p.write_text(yaml.safe_dump({"parameters": [{"name": "moved", "values": [0, 2, 4], "set": moved}]}))
+    assert main(["sweep", base, str(p), *SMALL, "--dry-run"]) == 0
+    # the base holds 4 and 4: moved=0
+    assert capsys.readouterr().out.splitlines() == [
+        "base: moved=0",
+        "#1: moved=0",
+        "#2: moved=2",
+        "#3: moved=4",
+    ]
+    p.write_text(yaml.safe_dump({"parameters": [{"name": "moved", "values": [0, 2], "set": moved}]}))
+    assert main(["sweep", base, str(p), *SMALL, "--dry-run"]) == 2
+    assert "parameters[0].set: every target needs 2 values" in capsys.readouterr().err
