@@ -307,3 +307,15 @@ def test_a_parameter_can_move_quota_between_queues(tmp_path, capsys):
     p.write_text(yaml.safe_dump({"parameters": [{"name": "moved", "values": [0, 2], "set": moved}]}))
     assert main(["sweep", base, str(p), *SMALL, "--dry-run"]) == 2
     assert "parameters[0].set: every target needs 2 values" in capsys.readouterr().err
+
+
+def test_the_progress_bar_counts_configurations_and_names_where_they_run():
+    import io
+
+    from kueue_fast.whatif.runner import SweepBar
+
+    tasks, trace, options = tasks_and_trace()
+    stream = io.StringIO()
+    run_all(tasks, trace, options, workers=1, bar=SweepBar(stream, enabled=True))
+    last = stream.getvalue().split("\r")[-1]
+    assert last.startswith("[########################] 3/3 configurations") and "1 process" in last
