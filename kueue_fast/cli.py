@@ -132,10 +132,39 @@ def _run_controller(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def _add_status(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "status",
+        help="the pending workloads of a cluster's queues, in admission order, and why each waits "
+        "(needs kueue-fast[controller])",
+        description="Read a cluster's Kueue objects (read-only), build the engine as the controller does, "
+        "and print per ClusterQueue (or for one LocalQueue) the pending workloads in the order Kueue would "
+        "admit them, with their positions (as Kueue's visibility API counts them, from 0) and why each "
+        "waits.",
+    )
+    from .controller.pending import add_arguments
+
+    add_arguments(p)
+    p.set_defaults(func=_run_status)
+
+
+def _run_status(args: argparse.Namespace) -> int:
+    from .controller.pending import run
+
+    return run(args)
+
+
 def _add_manifests(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
         "manifests",
         help="print the CRDs or the controller's deployment (RBAC, ServiceAccount, Deployment)",
+        description="crds: Kueue's six kinds (ResourceFlavor, ClusterQueue, Cohort, LocalQueue, "
+        "WorkloadPriorityClass, Workload) for a cluster without Kueue, with schemas generated from the "
+        "fields kueue-fast validates. Do not apply them where Kueue's own CRDs are installed: those "
+        "convert v1beta1 with Kueue's webhook and hold fields kueue-fast does not read, and the "
+        "controller runs on them as they are. v1beta2 is stored; v1beta1 is listed so that they apply "
+        "over CRDs that stored it, and served only for the kinds whose fields v1beta1 and v1beta2 share "
+        "(not ClusterQueue and Workload). deploy: the controller's Namespace, RBAC and Deployment.",
     )
     p.add_argument("what", choices=("crds", "deploy"), help="crds: Kueue's six kinds; deploy: the controller")
     p.add_argument(
@@ -304,6 +333,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_schedule(sub)
     _add_lint(sub)
     _add_controller(sub)
+    _add_status(sub)
     _add_manifests(sub)
     _add_simulate(sub)
     _add_compare(sub)

@@ -27,11 +27,11 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from types import ModuleType
 from typing import IO, Any, TypeGuard
 
 import yaml
 
+from . import api_fields
 from . import model as m
 from . import validation as v
 from ._gc import no_cyclic_gc
@@ -39,7 +39,7 @@ from ._kernels import digit_run
 from .errors import InputError, InputWarning, MissingReferenceError, ParseError, ValidationError, raise_all
 from .fastload import exact_key, orjson, parse_yaml
 from .features import KNOWN_GATES
-from .integrations import INTEGRATIONS, Environment, integration_for
+from .integrations import INTEGRATIONS, Environment, Integration, integration_for
 from .integrations.framework import QUEUE_LABEL, generated_name
 from .requests import OverLimits, pod_requests, resources_validation_message
 
@@ -61,9 +61,9 @@ __all__ = [
 ]
 
 KUEUE_GROUP = "kueue.x-k8s.io"
-V1BETA1 = "kueue.x-k8s.io/v1beta1"
-V1BETA2 = "kueue.x-k8s.io/v1beta2"
-V1ALPHA1 = "kueue.x-k8s.io/v1alpha1"
+V1BETA1 = api_fields.V1BETA1
+V1BETA2 = api_fields.V1BETA2
+V1ALPHA1 = api_fields.V1ALPHA1
 CONFIG_VERSIONS = ("config.kueue.x-k8s.io/v1beta1", "config.kueue.x-k8s.io/v1beta2")
 
 # Which apiVersions each kind is read in.
@@ -79,7 +79,10 @@ KIND_VERSIONS: dict[str, tuple[str, ...]] = {
     "Configuration": CONFIG_VERSIONS,
 }
 
-_TOP = ("apiVersion", "kind", "metadata", "spec", "status")
+_TOP = api_fields.TOP
+# The fields of Kueue's kinds by kind and apiVersion, declared in api_fields
+# (the CRDs of `kueue-fast manifests crds` are generated from them too).
+_FIELDS = api_fields.KINDS
 
 
 # --- documents -------------------------------------------------------------------
@@ -407,13 +410,16 @@ def parse_resource_flavor(obj: Mapping[str, Any]) -> m.ResourceFlavor:
     _check_type(obj, ("ResourceFlavor",))
     name, _, _ = _metadata(obj, "ResourceFlavor", namespaced=False)
     ref = m.object_ref("ResourceFlavor", name)
-    v.check_fields(obj, _TOP, ref, "")
+    fields = _FIELDS["ResourceFlavor"][str(obj["apiVersion"])]
+    v.check_fields(obj, fields.names, ref, "")
     spec = _spec(obj, ref)
-    v.check_fields(spec, ("nodeLabels", "nodeTaints", "tolerations", "topologyName"), ref, "spec")
+    spec_fields = fields.fields["spec"]
+    v.check_fields(spec, spec_fields.names, ref, "spec")
     if spec.get("topologyName") is not None:
         v.not_supported_feature(ref, "spec.topologyName", "Topology Aware Scheduling")
     nl = spec.get("nodeLabels")
-    node_labels = v.labels(nl, ref, "spec.nodeLabels", max_properties=8) if nl is not None else {}
+    limit = spec_fields.fields["nodeLabels"].max_properties
+    node_labels = v.labels(nl, ref, "spec.nodeLabels", max_properties=limit) if nl is not None else {}
     nt = spec.get("nodeTaints")
     node_taints = v.taints(nt, ref, "spec.nodeTaints") if nt is not None else []
     tl = spec.get("tolerations")
@@ -423,24 +429,9 @@ def parse_resource_flavor(obj: Mapping[str, Any]) -> m.ResourceFlavor:
 
 # --- ClusterQueue ---------------------------------------------------------------------------
 
-_CQ_COMMON = (
-    "resourceGroups",
-    "queueingStrategy",
-    "namespaceSelector",
-    "flavorFungibility",
-    "preemption",
-    "admissionChecksStrategy",
-    "stopPolicy",
-    "fairSharing",
-    "admissionScope",
-    # recognised so that they get a "not supported" error instead of "unknown field"
-    "concurrentAdmissionPolicy",
-    "excludeResourcePrefixes",
-)
-_CQ_FIELDS = {
-    V1BETA1: frozenset((*_CQ_COMMON, "cohort", "admissionChecks")),
-    V1BETA2: frozenset((*_CQ_COMMON, "cohortName")),
-}
+# (concurrentAdmissionPolicy and excludeResourcePrefixes are known fields so
+# that they get a "not supported" error instead of "unknown field")
+_CQ_SPEC = {api: f.fields["spec"] for api, f in _FIELDS["ClusterQueue"].items()}
 # Fields the other API version spells differently (kueue-semantics.md §1.1).
 _CQ_RENAMED = {
     V1BETA1: {"cohortName": v.version_rename(V1BETA1, "cohort", "v1beta2", "cohortName")},
@@ -453,23 +444,27 @@ _CQ_RENAMED = {
 }
 # v1beta1 deprecated spellings (apis/kueue/v1beta1/clusterqueue_types.go)
 _FUNGIBILITY_V1BETA1 = {"Borrow": "MayStopSearch", "Preempt": "MayStopSearch"}
+_PREEMPTION = api_fields.PREEMPTION
+_BORROW_WITHIN_COHORT = _PREEMPTION.fields["borrowWithinCohort"]
 
 
 def _preemption(raw: object, ref: str, path: str) -> m.Preemption:
     """spec.preemption; CEL rule "reclaimWithinCohort=Never and
     borrowWithinCohort.Policy!=Never" (also clusterqueue_webhook.go validatePreemption)."""
     d = v.as_map(raw, ref, path)
-    v.check_fields(d, ("reclaimWithinCohort", "borrowWithinCohort", "withinClusterQueue"), ref, path)
+    v.check_fields(d, _PREEMPTION.names, ref, path)
+    within = _PREEMPTION.fields["withinClusterQueue"].enum
+    reclaim = _PREEMPTION.fields["reclaimWithinCohort"].enum
     p = m.Preemption(
-        within_cluster_queue=v.opt_enum(d, "withinClusterQueue", m.WITHIN_CQ_POLICIES, ref, path, "Never"),
-        reclaim_within_cohort=v.opt_enum(d, "reclaimWithinCohort", m.RECLAIM_POLICIES, ref, path, "Never"),
+        within_cluster_queue=v.opt_enum(d, "withinClusterQueue", within, ref, path, "Never"),
+        reclaim_within_cohort=v.opt_enum(d, "reclaimWithinCohort", reclaim, ref, path, "Never"),
     )
     bwc = v.opt_map(d, "borrowWithinCohort", ref, path)
     if bwc is not None:
         bp = v.child(path, "borrowWithinCohort")
-        v.check_fields(bwc, ("policy", "maxPriorityThreshold"), ref, bp)
+        v.check_fields(bwc, _BORROW_WITHIN_COHORT.names, ref, bp)
         p.borrow_within_cohort_policy = v.opt_enum(
-            bwc, "policy", m.BORROW_WITHIN_COHORT_POLICIES, ref, bp, "Never"
+            bwc, "policy", _BORROW_WITHIN_COHORT.fields["policy"].enum, ref, bp, "Never"
         )
         if bwc.get("maxPriorityThreshold") is not None:
             p.max_priority_threshold = v.as_int32(
@@ -484,16 +479,17 @@ def _fungibility(raw: object, ref: str, path: str, api: str) -> m.FlavorFungibil
     """spec.flavorFungibility; CEL/webhook: preference requires both policies
     TryNextFlavor (checked after defaulting, as the webhook sees the object)."""
     d = v.as_map(raw, ref, path)
-    v.check_fields(d, ("whenCanBorrow", "whenCanPreempt", "preference"), ref, path)
-    borrow_vals = m.FUNGIBILITY_POLICIES + (("Borrow",) if api == V1BETA1 else ())
-    preempt_vals = m.FUNGIBILITY_POLICIES + (("Preempt",) if api == V1BETA1 else ())
+    fields = _CQ_SPEC[api].fields["flavorFungibility"]
+    v.check_fields(d, fields.names, ref, path)
+    borrow_vals = fields.fields["whenCanBorrow"].enum  # v1beta1: also Borrow
+    preempt_vals = fields.fields["whenCanPreempt"].enum  # v1beta1: also Preempt
     wb = v.opt_enum(d, "whenCanBorrow", borrow_vals, ref, path, "MayStopSearch") or "MayStopSearch"
     wp = v.opt_enum(d, "whenCanPreempt", preempt_vals, ref, path, "TryNextFlavor") or "TryNextFlavor"
     wb = _FUNGIBILITY_V1BETA1.get(wb, wb)
     wp = _FUNGIBILITY_V1BETA1.get(wp, wp)
     pref = None
     if d.get("preference") is not None:
-        pref = v.enum(d["preference"], m.FUNGIBILITY_PREFERENCES, ref, v.child(path, "preference"))
+        pref = v.enum(d["preference"], fields.fields["preference"].enum, ref, v.child(path, "preference"))
         if wb != "TryNextFlavor" or wp != "TryNextFlavor":
             v.invalid(
                 ref,
@@ -518,16 +514,24 @@ def _admission_checks(spec: Mapping[str, Any], ref: str) -> list[str]:
         p = "spec.admissionChecksStrategy"
         if names:
             v.invalid(ref, p, "object", "admissionChecks and admissionChecksStrategy cannot be used together")
-        v.check_fields(acs, ("admissionChecks",), ref, p)
+        fields = _CQ_SPEC[V1BETA2].fields["admissionChecksStrategy"]
+        v.check_fields(acs, fields.names, ref, p)
         lp = v.child(p, "admissionChecks")
-        for i, raw in enumerate(v.opt_list(acs, "admissionChecks", ref, p, max_items=64)):
+        rules = v.opt_list(
+            acs, "admissionChecks", ref, p, max_items=fields.fields["admissionChecks"].max_items
+        )
+        rule_fields = api_fields.ADMISSION_CHECK_RULE
+        for i, raw in enumerate(rules):
             ip = v.index(lp, i)
             rule = v.as_map(raw, ref, ip)
-            v.check_fields(rule, ("name", "onFlavors"), ref, ip)
+            v.check_fields(rule, rule_fields.names, ref, ip)
             if not rule.get("name"):
                 v.required(ref, v.child(ip, "name"))
             names.append(v.as_str(rule["name"], ref, v.child(ip, "name")))
-            for j, f in enumerate(v.opt_list(rule, "onFlavors", ref, ip, max_items=64)):
+            on_flavors = v.opt_list(
+                rule, "onFlavors", ref, ip, max_items=rule_fields.fields["onFlavors"].max_items
+            )
+            for j, f in enumerate(on_flavors):
                 v.object_name(f, ref, v.index(v.child(ip, "onFlavors"), j))
     for i, n in enumerate(names):
         if not n:
@@ -541,9 +545,10 @@ def parse_cluster_queue(obj: Mapping[str, Any]) -> m.ClusterQueue:
     api = _check_type(obj, ("ClusterQueue",))
     name, _, _ = _metadata(obj, "ClusterQueue", namespaced=False)
     ref = m.object_ref("ClusterQueue", name)
-    v.check_fields(obj, _TOP, ref, "")
+    v.check_fields(obj, _FIELDS["ClusterQueue"][api].names, ref, "")
     spec = _spec(obj, ref)
-    v.check_fields(spec, _CQ_FIELDS[api], ref, "spec", _CQ_RENAMED[api])
+    spec_fields = _CQ_SPEC[api]
+    v.check_fields(spec, spec_fields.names, ref, "spec", _CQ_RENAMED[api])
     for feature, what in (
         ("concurrentAdmissionPolicy", "ConcurrentAdmission"),
         ("excludeResourcePrefixes", "excluding resources from quota"),
@@ -560,7 +565,7 @@ def parse_cluster_queue(obj: Mapping[str, Any]) -> m.ClusterQueue:
             spec["resourceGroups"], ref, "spec.resourceGroups", has_parent=cohort is not None, is_cohort=False
         )
     cq.queueing_strategy = v.opt_enum(
-        spec, "queueingStrategy", m.QUEUEING_STRATEGIES, ref, "spec", "BestEffortFIFO"
+        spec, "queueingStrategy", spec_fields.fields["queueingStrategy"].enum, ref, "spec", "BestEffortFIFO"
     )
     if spec.get("namespaceSelector") is not None:
         cq.namespace_selector = v.label_selector(spec["namespaceSelector"], ref, "spec.namespaceSelector")
@@ -568,18 +573,21 @@ def parse_cluster_queue(obj: Mapping[str, Any]) -> m.ClusterQueue:
         cq.preemption = _preemption(spec["preemption"], ref, "spec.preemption")
     if spec.get("flavorFungibility") is not None:
         cq.flavor_fungibility = _fungibility(spec["flavorFungibility"], ref, "spec.flavorFungibility", api)
-    cq.stop_policy = v.opt_enum(spec, "stopPolicy", m.STOP_POLICIES, ref, "spec", "None")
+    cq.stop_policy = v.opt_enum(
+        spec, "stopPolicy", spec_fields.fields["stopPolicy"].enum, ref, "spec", "None"
+    )
     if spec.get("fairSharing") is not None:
         cq.fair_weight = v.fair_sharing_weight(spec["fairSharing"], ref, "spec.fairSharing")
     cq.admission_checks = _admission_checks(spec, ref)
     scope = v.opt_map(spec, "admissionScope", ref, "spec")
     if scope is not None:
-        v.check_fields(scope, ("admissionMode",), ref, "spec.admissionScope")
+        scope_fields = spec_fields.fields["admissionScope"]
+        v.check_fields(scope, scope_fields.names, ref, "spec.admissionScope")
         if "admissionMode" not in scope:
             v.required(ref, "spec.admissionScope.admissionMode")
         mode = v.enum(
             scope["admissionMode"],
-            ("UsageBasedAdmissionFairSharing", "NoAdmissionFairSharing"),
+            scope_fields.fields["admissionMode"].enum,
             ref,
             "spec.admissionScope.admissionMode",
         )
@@ -597,14 +605,14 @@ def parse_cohort(obj: Mapping[str, Any]) -> m.Cohort:
     api = _check_type(obj, ("Cohort",))
     name, _, _ = _metadata(obj, "Cohort", namespaced=False)
     ref = m.object_ref("Cohort", name)
-    v.check_fields(obj, _TOP, ref, "")
+    fields = _FIELDS["Cohort"][api]
+    v.check_fields(obj, fields.names, ref, "")
     spec = _spec(obj, ref)
     # v1alpha1 called the parent "parent" (apis/kueue/v1alpha1/cohort_types.go)
     parent_field = "parent" if api == V1ALPHA1 and "parent" in spec else "parentName"
-    allowed = ("parentName", "resourceGroups", "fairSharing") + (("parent",) if api == V1ALPHA1 else ())
     old_parent = v.version_rename(api, "parentName", "v1alpha1", "parent")
     renamed = None if api == V1ALPHA1 else {"parent": old_parent}
-    v.check_fields(spec, allowed, ref, "spec", renamed)
+    v.check_fields(spec, fields.fields["spec"].names, ref, "spec", renamed)
     if api == V1ALPHA1 and "parent" in spec and "parentName" in spec:
         v.invalid(ref, "spec.parent", spec["parent"], "parent and parentName cannot both be set")
     parent = v.opt_str(spec, parent_field, ref, "spec") or None
@@ -627,17 +635,20 @@ def parse_cohort(obj: Mapping[str, Any]) -> m.Cohort:
 def parse_local_queue(obj: Mapping[str, Any]) -> m.LocalQueue:
     """LocalQueue: spec.clusterQueue is required (a missing ClusterQueue is not
     an error: its workloads stay pending)."""
-    _check_type(obj, ("LocalQueue",))
+    fields = _FIELDS["LocalQueue"][_check_type(obj, ("LocalQueue",))]
     name, ns, _ = _metadata(obj, "LocalQueue", namespaced=True)
     ref = m.object_ref("LocalQueue", name, ns)
-    v.check_fields(obj, _TOP, ref, "")
+    v.check_fields(obj, fields.names, ref, "")
     spec = _spec(obj, ref)
-    v.check_fields(spec, ("clusterQueue", "stopPolicy", "fairSharing"), ref, "spec")
+    spec_fields = fields.fields["spec"]
+    v.check_fields(spec, spec_fields.names, ref, "spec")
     if not spec.get("clusterQueue"):
         v.required(ref, "spec.clusterQueue")
     cq = v.object_name(spec["clusterQueue"], ref, "spec.clusterQueue")
     lq = m.LocalQueue(namespace=ns, name=name, cluster_queue=cq)
-    lq.stop_policy = v.opt_enum(spec, "stopPolicy", m.STOP_POLICIES, ref, "spec", "None")
+    lq.stop_policy = v.opt_enum(
+        spec, "stopPolicy", spec_fields.fields["stopPolicy"].enum, ref, "spec", "None"
+    )
     if spec.get("fairSharing") is not None:
         lq.fair_weight = v.fair_sharing_weight(spec["fairSharing"], ref, "spec.fairSharing")
     lq.afs_consumed_nanos = _afs_consumed(_status(obj, ref), ref)
@@ -664,10 +675,10 @@ def _afs_consumed(status: Mapping[str, Any], ref: str) -> dict[str, int]:
 
 def parse_workload_priority_class(obj: Mapping[str, Any]) -> m.WorkloadPriorityClass:
     """WorkloadPriorityClass: top-level ``value`` (int32, required), ``description``."""
-    _check_type(obj, ("WorkloadPriorityClass",))
+    fields = _FIELDS["WorkloadPriorityClass"][_check_type(obj, ("WorkloadPriorityClass",))]
     name, _, _ = _metadata(obj, "WorkloadPriorityClass", namespaced=False)
     ref = m.object_ref("WorkloadPriorityClass", name)
-    v.check_fields(obj, ("apiVersion", "kind", "metadata", "value", "description"), ref, "")
+    v.check_fields(obj, fields.names, ref, "")
     if obj.get("value") is None:
         v.required(ref, "value")
     value = v.as_int32(obj["value"], ref, "value")
@@ -816,6 +827,7 @@ def _managed_jobs(obj: Mapping[str, Any], ref: str, cfg: m.Configuration) -> Non
     else:
         namespace = v.opt_str(obj, "namespace", ref, "") or "kueue-system"
         cfg.managed_jobs_namespace_selector = m.managed_jobs_default_selector(namespace)
+    cfg.frameworks = ("batch/job",)  # defaults.go: a Configuration without frameworks
     integrations = v.opt_map(obj, "integrations", ref, "")
     if integrations is not None:
         fp = "integrations.frameworks"
@@ -827,22 +839,15 @@ def _managed_jobs(obj: Mapping[str, Any], ref: str, cfg: m.Configuration) -> Non
 
 # --- Workload -------------------------------------------------------------------------------
 
-_WL_SPEC = {
-    V1BETA1: frozenset(
-        (
-            "podSets",
-            "queueName",
-            "priorityClassName",
-            "priorityClassSource",
-            "priority",
-            "active",
-            "maximumExecutionTimeSeconds",
-        )
-    ),
-    V1BETA2: frozenset(
-        ("podSets", "queueName", "priorityClassRef", "priority", "active", "maximumExecutionTimeSeconds")
-    ),
-}
+_WL_SPEC = {api: f.fields["spec"].names for api, f in _FIELDS["Workload"].items()}
+_WL = _FIELDS["Workload"][V1BETA2]
+_POD_SETS = _WL.at("spec.podSets")
+_POD_SETS_MIN, _POD_SETS_MAX = _POD_SETS.min_items or 0, _POD_SETS.max_items or 0
+_PRIORITY_CLASS_REF = _WL.at("spec.priorityClassRef")
+_PRIORITY_CLASS_SOURCE = _FIELDS["Workload"][V1BETA1].at("spec.priorityClassSource")
+_CONDITIONS = _WL.at("status.conditions")
+_POD_SET_ASSIGNMENTS = _WL.at("status.admission.podSetAssignments")
+_RECLAIMABLE_PODS = _WL.at("status.reclaimablePods")
 _WL_RENAMED = {
     V1BETA1: {
         "priorityClassRef": v.version_rename(V1BETA1, "priorityClassName", "v1beta2", "priorityClassRef")
@@ -852,10 +857,9 @@ _WL_RENAMED = {
         for old in ("priorityClassName", "priorityClassSource")
     },
 }
-_PODSET_FIELDS = frozenset(("name", "template", "count", "minCount", "topologyRequest"))
-_WPC_SOURCE = "kueue.x-k8s.io/workloadpriorityclass"
-_POD_PC_SOURCE = "scheduling.k8s.io/priorityclass"
-_CONDITION_STATUSES = ("True", "False", "Unknown")
+_PODSET_FIELDS = api_fields.POD_SET.names
+_WPC_SOURCE, _POD_PC_SOURCE, _ = api_fields.PRIORITY_CLASS_SOURCES
+_CONDITION_STATUSES = api_fields.CONDITION.fields["status"].enum
 _EVICTION_REASONS_REORDERING = ("PodsReadyTimeout", "AdmissionCheck")
 
 
@@ -941,7 +945,7 @@ def _conditions(status: Mapping[str, Any], ref: str) -> dict[str, dict[str, Any]
     """status.conditions by type (metav1validation.ValidateConditions: type set,
     status True/False/Unknown, lastTransitionTime set; types unique)."""
     out: dict[str, dict[str, Any]] = {}
-    for i, raw in enumerate(v.opt_list(status, "conditions", ref, "status", max_items=16)):
+    for i, raw in enumerate(v.opt_list(status, "conditions", ref, "status", max_items=_CONDITIONS.max_items)):
         p = v.index("status.conditions", i)
         c = v.as_map(raw, ref, p)
         ctype = v.as_str(c.get("type", ""), ref, v.child(p, "type"))
@@ -973,7 +977,8 @@ def _admission(raw: object, ref: str, pod_sets: list[m.PodSet]) -> m.Admission:
     assignments = []
     ap = v.child(path, "podSetAssignments")
     seen: set[str] = set()
-    for i, praw in enumerate(v.opt_list(d, "podSetAssignments", ref, path, max_items=8)):
+    assignments_raw = v.opt_list(d, "podSetAssignments", ref, path, max_items=_POD_SET_ASSIGNMENTS.max_items)
+    for i, praw in enumerate(assignments_raw):
         pp = v.index(ap, i)
         pa = v.as_map(praw, ref, pp)
         name = v.opt_str(pa, "name", ref, pp, "main") or "main"
@@ -1017,17 +1022,17 @@ def _priority(
         if spec.get("priorityClassName"):
             path = "spec.priorityClassName"
             cls = v.object_name(spec["priorityClassName"], ref, path)
-        src = v.opt_enum(spec, "priorityClassSource", (_WPC_SOURCE, _POD_PC_SOURCE, ""), ref, "spec", "")
+        src = v.opt_enum(spec, "priorityClassSource", _PRIORITY_CLASS_SOURCE.enum, ref, "spec", "")
         pod_class = src == _POD_PC_SOURCE
     elif spec.get("priorityClassRef") is not None:
         rp = "spec.priorityClassRef"
         r = v.as_map(spec["priorityClassRef"], ref, rp)
-        v.check_fields(r, ("group", "kind", "name"), ref, rp)
-        for f in ("group", "kind", "name"):
+        v.check_fields(r, _PRIORITY_CLASS_REF.names, ref, rp)
+        for f in _PRIORITY_CLASS_REF.required:
             if not r.get(f):
                 v.required(ref, v.child(rp, f))
-        group = v.enum(r["group"], (KUEUE_GROUP, "scheduling.k8s.io"), ref, v.child(rp, "group"))
-        kind = v.enum(r["kind"], ("WorkloadPriorityClass", "PriorityClass"), ref, v.child(rp, "kind"))
+        group = v.enum(r["group"], _PRIORITY_CLASS_REF.fields["group"].enum, ref, v.child(rp, "group"))
+        kind = v.enum(r["kind"], _PRIORITY_CLASS_REF.fields["kind"].enum, ref, v.child(rp, "kind"))
         # CEL rules on PriorityClassRef
         if group == "scheduling.k8s.io" and kind != "PriorityClass":
             v.invalid(
@@ -1084,7 +1089,8 @@ def _workload_status(
     # reclaimablePods (workload_webhook.go validateReclaimablePods)
     by_name = {ps.name: ps for ps in pod_sets}
     rp = "status.reclaimablePods"
-    for i, rraw in enumerate(v.opt_list(status, "reclaimablePods", ref, "status", max_items=8)):
+    reclaimable = v.opt_list(status, "reclaimablePods", ref, "status", max_items=_RECLAIMABLE_PODS.max_items)
+    for i, rraw in enumerate(reclaimable):
         r = v.as_map(rraw, ref, v.index(rp, i))
         rname = v.as_str(r.get("name", ""), ref, v.child(v.index(rp, i), "name"))
         kp = v.key(rp, rname)
@@ -1114,7 +1120,7 @@ def parse_workload(
     api = _check_type(obj, ("Workload",))
     name, ns, md = _metadata(obj, "Workload", namespaced=True)
     ref = m.object_ref("Workload", name, ns)
-    v.check_fields(obj, _TOP, ref, "")
+    v.check_fields(obj, _FIELDS["Workload"][api].names, ref, "")
     if obj.get("spec") is None:
         v.required(ref, "spec")
     spec = v.as_map(obj["spec"], ref, "spec")
@@ -1123,7 +1129,13 @@ def parse_workload(
     # 1. pod sets
     if spec.get("podSets") is None:
         v.required(ref, "spec.podSets")
-    raw_sets = v.as_list(spec["podSets"], ref, "spec.podSets", min_items=1, max_items=8)
+    raw_sets = v.as_list(
+        spec["podSets"],
+        ref,
+        "spec.podSets",
+        min_items=_POD_SETS.min_items or 0,
+        max_items=_POD_SETS.max_items,
+    )
     pod_sets: list[m.PodSet] = []
     over_limits: list[OverLimits] = []
     names: set[str] = set()
@@ -1358,7 +1370,7 @@ def _fast_workload(
 
     # 1. pod sets
     raw_sets = spec.get("podSets")
-    if type(raw_sets) is not list or not 1 <= len(raw_sets) <= 8:
+    if type(raw_sets) is not list or not _POD_SETS_MIN <= len(raw_sets) <= _POD_SETS_MAX:
         return None
     pod_sets: list[m.PodSet] = []
     over_limits: list[OverLimits] = []
@@ -1475,7 +1487,7 @@ class _Role:
 
     kind: str
     api: str
-    integration: ModuleType | None = None
+    integration: Integration | None = None
     skipped: str = ""
 
 
@@ -1553,10 +1565,9 @@ def _why_skipped(d: dict[str, Any], kind: str, api: str) -> str:
     if kind == "CronJob" and _group(api) == "batch":
         return "Kueue queues the Jobs a CronJob creates, as it creates them; offline there are none; skipped"
     if queue:
-        return (
-            f"it has the {QUEUE_LABEL} label ({queue}), but kueue-fast makes Workloads only from "
-            "batch/v1 Jobs; skipped"
-        )
+        kinds = " and ".join(f"{a} {k}s" for a, k in INTEGRATIONS)
+        why = f"it has the {QUEUE_LABEL} label ({queue}), but kueue-fast makes Workloads only from {kinds}"
+        return f"{why}; skipped"
     read = [*KIND_VERSIONS, *(k for _, k in INTEGRATIONS)]
     hint = _did_you_mean(kind, read, ' (did you mean "{}"?)', 0.85)  # only a likely typo
     return f"Kueue does not read {kind} ({api}); skipped{hint}"

@@ -33,6 +33,19 @@ SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 NODE_SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
 
 
+# integrations.frameworks of the configuration Kueue's release manifests install
+RELEASED_FRAMEWORKS = (
+    "batch/job",
+    "kubeflow.org/mpijob",
+    "ray.io/rayjob",
+    "ray.io/raycluster",
+    "ray.io/rayservice",
+    "jobset.x-k8s.io/jobset",
+    "workload.codeflare.dev/appwrapper",
+    "trainer.kubeflow.org/trainjob",
+)
+
+
 def object_ref(kind: str, name: str, namespace: str | None = None) -> str:
     """``Kind/name`` or ``Kind/namespace/name``: how errors and logs name objects."""
     return f"{kind}/{namespace}/{name}" if namespace else f"{kind}/{name}"
@@ -320,8 +333,11 @@ class Configuration:
     # Which jobs Kueue manages (apis/config/v1beta2 configuration_types.go and
     # defaults.go): integrations.frameworks, manageJobsWithoutQueueName and
     # managedJobsNamespaceSelector (default: every namespace but kube-system
-    # and Kueue's own).
-    frameworks: tuple[str, ...] = ("batch/job",)
+    # and Kueue's own). Without a Configuration, the frameworks of the
+    # configuration Kueue's release installs (config/components/manager/
+    # controller_manager_config.yaml); a Configuration that names none gets
+    # defaults.go's batch/job only (loader).
+    frameworks: tuple[str, ...] = RELEASED_FRAMEWORKS
     manage_jobs_without_queue_name: bool = False
     managed_jobs_namespace_selector: LabelSelector = field(
         default_factory=lambda: managed_jobs_default_selector("kueue-system")

@@ -23,6 +23,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any, NoReturn
 
+from . import api_fields
 from . import model as m
 from .errors import QuantityError, ValidationError
 from .quantity import amount_from_nanos, parse_quantity, quantity_nanos
@@ -352,14 +353,14 @@ def labels(v: object, obj: str, path: str, *, max_properties: int | None = None)
 def label_selector(v: object, obj: str, path: str) -> m.LabelSelector:
     """metav1validation.ValidateLabelSelector (default options)."""
     d = as_map(v, obj, path)
-    check_fields(d, ("matchLabels", "matchExpressions"), obj, path)
+    check_fields(d, api_fields.LABEL_SELECTOR.names, obj, path)
     ml = labels(d.get("matchLabels") or {}, obj, child(path, "matchLabels"))
     reqs = []
     ep = child(path, "matchExpressions")
     for i, raw in enumerate(opt_list(d, "matchExpressions", obj, path)):
         p = index(ep, i)
         e = as_map(raw, obj, p)
-        check_fields(e, ("key", "operator", "values"), obj, p)
+        check_fields(e, api_fields.SELECTOR_REQUIREMENT.names, obj, p)
         k = label_key(e.get("key", ""), obj, child(p, "key"))
         op = as_str(e.get("operator", ""), obj, child(p, "operator"))
         values = tuple(
@@ -388,15 +389,17 @@ def label_selector(v: object, obj: str, path: str) -> m.LabelSelector:
 
 # --- taints and tolerations (ResourceFlavor) -------------------------------------------
 
+_RF_SPEC = api_fields.KINDS["ResourceFlavor"][api_fields.V1BETA2].at("spec")
+
 
 def taints(v: object, obj: str, path: str) -> list[m.Taint]:
     """resourceflavor_webhook.go validateNodeTaints + CRD: at most 8, effect enum."""
     out: list[m.Taint] = []
     seen: set[tuple[str, str]] = set()
-    for i, raw in enumerate(as_list(v, obj, path, max_items=8)):
+    for i, raw in enumerate(as_list(v, obj, path, max_items=_RF_SPEC.fields["nodeTaints"].max_items)):
         p = index(path, i)
         t = as_map(raw, obj, p)
-        check_fields(t, ("key", "value", "effect", "timeAdded"), obj, p)
+        check_fields(t, api_fields.TAINT.names, obj, p)
         if "key" not in t:
             required(obj, child(p, "key"))
         k = label_key(t["key"], obj, child(p, "key"))
@@ -406,7 +409,7 @@ def taints(v: object, obj: str, path: str) -> list[m.Taint]:
             invalid(obj, child(p, "value"), val, err)
         if "effect" not in t:
             required(obj, child(p, "effect"))
-        eff = enum(t["effect"], m.TAINT_EFFECTS, obj, child(p, "effect"))
+        eff = enum(t["effect"], api_fields.TAINT.fields["effect"].enum, obj, child(p, "effect"))
         if (k, eff) in seen:
             duplicate(obj, p, f"{k}={val}:{eff}", "taints must be unique by key and effect pair")
         seen.add((k, eff))
@@ -421,12 +424,12 @@ def tolerations(v: object, obj: str, path: str, *, strict: bool) -> list[m.Toler
     then no value; tolerationSeconds only with NoExecute; effect enum.
     Pod templates only get their types checked (Kueue does not validate them)."""
     out: list[m.Toleration] = []
-    fields = ("key", "operator", "value", "effect", "tolerationSeconds")
-    for i, raw in enumerate(as_list(v, obj, path, max_items=8 if strict else None)):
+    limit = _RF_SPEC.fields["tolerations"].max_items if strict else None
+    for i, raw in enumerate(as_list(v, obj, path, max_items=limit)):
         p = index(path, i)
         t = as_map(raw, obj, p)
         if strict:
-            check_fields(t, fields, obj, p)
+            check_fields(t, api_fields.TOLERATION.names, obj, p)
         k = opt_str(t, "key", obj, p)
         op = opt_str(t, "operator", obj, p)
         val = opt_str(t, "value", obj, p)
@@ -463,9 +466,10 @@ def tolerations(v: object, obj: str, path: str, *, strict: bool) -> list[m.Toler
 
 # --- resource groups (ClusterQueue and Cohort) ------------------------------------------
 
-_RG_FIELDS = ("coveredResources", "flavors")
-_FQ_FIELDS = ("name", "resources")
-_RQ_FIELDS = ("name", "nominalQuota", "borrowingLimit", "lendingLimit")
+_RG = api_fields.RESOURCE_GROUP
+_COVERED = _RG.fields["coveredResources"]
+_FLAVORS = _RG.fields["flavors"]
+_RESOURCES = api_fields.FLAVOR_QUOTAS.fields["resources"]
 
 
 def resource_groups(
@@ -485,7 +489,7 @@ def resource_groups(
     flavors and covered resources in total; <= 512 flavor-resource pairs per group.
     """
     parent_word = "parent" if is_cohort else "cohort"
-    groups = as_list(v, obj, path, max_items=16)
+    groups = as_list(v, obj, path, max_items=api_fields.RESOURCE_GROUPS.max_items)
     seen_resources: set[str] = set()
     seen_flavors: set[str] = set()
     total_flavors = 0
@@ -494,7 +498,7 @@ def resource_groups(
     for gi, graw in enumerate(groups):
         gp = index(path, gi)
         g = as_map(graw, obj, gp)
-        check_fields(g, _RG_FIELDS, obj, gp)
+        check_fields(g, _RG.names, obj, gp)
         if "coveredResources" not in g:
             required(obj, child(gp, "coveredResources"))
         if "flavors" not in g:
@@ -502,10 +506,20 @@ def resource_groups(
         crp = child(gp, "coveredResources")
         covered = [
             as_str(x, obj, index(crp, j))
-            for j, x in enumerate(as_list(g["coveredResources"], obj, crp, min_items=1, max_items=64))
+            for j, x in enumerate(
+                as_list(
+                    g["coveredResources"],
+                    obj,
+                    crp,
+                    min_items=_COVERED.min_items or 0,
+                    max_items=_COVERED.max_items,
+                )
+            )
         ]
         flp = child(gp, "flavors")
-        flavors_raw = as_list(g["flavors"], obj, flp, min_items=1, max_items=64)
+        flavors_raw = as_list(
+            g["flavors"], obj, flp, min_items=_FLAVORS.min_items or 0, max_items=_FLAVORS.max_items
+        )
         for j, name in enumerate(covered):
             p = index(crp, j)
             err = qualified_name_errors(name)
@@ -519,14 +533,16 @@ def resource_groups(
         for fi, fraw in enumerate(flavors_raw):
             fp = index(flp, fi)
             f = as_map(fraw, obj, fp)
-            check_fields(f, _FQ_FIELDS, obj, fp)
+            check_fields(f, api_fields.FLAVOR_QUOTAS.names, obj, fp)
             if "name" not in f:
                 required(obj, child(fp, "name"))
             fname = object_name(f["name"], obj, child(fp, "name"))
             if "resources" not in f:
                 required(obj, child(fp, "resources"))
             rp = child(fp, "resources")
-            rs = as_list(f["resources"], obj, rp, min_items=1, max_items=64)
+            rs = as_list(
+                f["resources"], obj, rp, min_items=_RESOURCES.min_items or 0, max_items=_RESOURCES.max_items
+            )
             if len(rs) != len(covered):
                 invalid(
                     obj, rp, len(rs), "flavors must have the same number of resources as the coveredResources"
@@ -537,7 +553,7 @@ def resource_groups(
             for ri, rraw in enumerate(rs):
                 qp = index(rp, ri)
                 r = as_map(rraw, obj, qp)
-                check_fields(r, _RQ_FIELDS, obj, qp)
+                check_fields(r, api_fields.RESOURCE_QUOTA.names, obj, qp)
                 if "name" not in r:
                     required(obj, child(qp, "name"))
                 rname = as_str(r["name"], obj, child(qp, "name"))
@@ -608,7 +624,7 @@ def fair_sharing_weight(v: object, obj: str, path: str) -> float:
     > 10e-9"). The weight is a decimal; we keep it as a float (Kueue's
     parseFairWeight uses AsApproximateFloat64)."""
     d = as_map(v, obj, path)
-    check_fields(d, ("weight",), obj, path)
+    check_fields(d, api_fields.FAIR_SHARING.names, obj, path)
     w = d.get("weight")
     if w is None:
         return 1.0

@@ -32,7 +32,17 @@ Kubernetes API kueue-fast's controller uses, with the API server's semantics:
   ``startTime`` when a Job starts and finishes Jobs on request;
 * custom resources are served from CustomResourceDefinitions
   (``install_crd``, or POSTing one), so the CRDs kueue-fast ships are what
-  the tests run against.
+  the tests run against: their schemas are checked as the apiextensions
+  server does (structural; unknown fields pruned, or refused with
+  ``fieldValidation=Strict``; defaults; types, enums, required fields, list
+  sizes and list-map keys), ``status.storedVersions`` is kept, and an update
+  that drops a stored version from ``spec.versions`` is refused with the real
+  server's 422 (``install_crd_stored`` sets up a cluster whose CRDs stored
+  an older version);
+* JobSets (``jobset.x-k8s.io``, from the CRD in tests/data) follow JobSet's
+  webhook where Kueue meets it: the pod templates of the replicated jobs may
+  change only while the JobSet is (or becomes) suspended; ``finish_jobset``
+  sets its Completed or Failed condition.
 
 Faults can be injected (``inject``): an error status (409, 429 with
 Retry-After, 500...) or a delay for requests matching a verb / resource /
@@ -159,9 +169,9 @@ BUILTIN_TYPES = [
     ResourceType("", "v1", "namespaces", "Namespace", False, True),
     ResourceType("", "v1", "events", "Event", True, False),
     ResourceType("", "v1", "configmaps", "ConfigMap", True, False),
-    ResourceType("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False, False),
     ResourceType("batch", "v1", "jobs", "Job", True, True),
     ResourceType("coordination.k8s.io", "v1", "leases", "Lease", True, False),
+    ResourceType("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False, False),
     ResourceType("events.k8s.io", "v1", "events", "Event", True, False),
     ResourceType(
         "apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", False, True
@@ -706,6 +716,10 @@ class FakeAPIServer:
         self.watch_generation = 0  # bumped by drop_watches
         self._watch_sockets: set[socket.socket] = set()
         self._stopping = False
+        # (group, version, plural) -> openAPIV3Schema of each version of each CRD
+        self.schemas: dict[tuple[str, str, str], JSON] = {}
+        # (Kind/namespace/name, field path) of every field a write lost to pruning
+        self.pruned: list[tuple[str, str]] = []
         for rt in BUILTIN_TYPES:
             self._register(rt)
         for crd in crds:
@@ -760,10 +774,42 @@ class FakeAPIServer:
     def _register(self, rt: ResourceType) -> None:
         self.types[(rt.group, rt.version, rt.plural)] = rt
 
-    def install_crd(self, crd: JSON) -> None:
+    def install_crd(self, crd: JSON, stored_versions: list[str] | None = None) -> JSON:
+        """Create a CRD (as a POST would), or update it (as a PUT would) when
+        it exists. ``stored_versions``: the versions its objects were stored
+        in so far (the CRD's ``status.storedVersions``), for a cluster that
+        ran older CRDs."""
+        crd = _clone(crd)
+        name = crd["metadata"]["name"]
+        rt = self.types[("apiextensions.k8s.io", "v1", "customresourcedefinitions")]
+        with self.lock:
+            cur = self._store(rt).get(("", name))
+            if cur is None:
+                req = Request("POST", "create", rt, "", "", "", {}, {}, b"", "direct")
+                out = self.do_create(req, crd)
+            else:
+                crd["metadata"]["resourceVersion"] = cur["metadata"]["resourceVersion"]
+                req = Request("PUT", "update", rt, "", name, "", {}, {}, b"", "direct")
+                out = self._finish_update(req, cur, crd)
+            if stored_versions is not None:
+                cur = self._store(rt)[("", name)]
+                new = _clone(cur)
+                new["status"]["storedVersions"] = list(stored_versions)
+                out = self._commit(rt, cur, new, "MODIFIED")
+        return out
+
+    def _serve_crd(self, crd: JSON) -> None:
+        """Serve the CRD's served versions (and stop serving the others)."""
         spec = crd["spec"]
         names = spec["names"]
+        for key in [
+            k for k, t in self.types.items() if t.custom and t.store_key == (spec["group"], names["plural"])
+        ]:
+            del self.types[key]
         for v in spec["versions"]:
+            self.schemas[(spec["group"], v["name"], names["plural"])] = (v.get("schema") or {}).get(
+                "openAPIV3Schema"
+            ) or {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
             if not v.get("served", True):
                 continue
             self._register(
@@ -917,6 +963,75 @@ class FakeAPIServer:
             out = self._commit(rt, cur, new, "MODIFIED")
         self._run_hooks(WriteInfo("update", "jobs", "status", namespace, name, out, "job-controller", self))
         return _clone(out)
+
+    def put_stored(self, obj: JSON) -> JSON:
+        """Store a custom resource as an earlier version of its CRD stored it:
+        no validation and no conversion. The server serves it through the
+        current versions with its fields as they are (conversion strategy
+        None), e.g. a v1beta1 ClusterQueue's ``spec.cohort``."""
+        group = str(obj["apiVersion"]).rsplit("/", 1)[0]
+        rt = next(t for t in self.types.values() if t.group == group and t.kind == obj["kind"])
+        obj = _clone(obj)
+        md = obj["metadata"]
+        if not rt.namespaced:
+            md.pop("namespace", None)
+        md.update(uid=str(uuid.uuid4()), creationTimestamp=_now(), generation=1)
+        with self.lock:
+            return _clone(self._commit(rt, None, obj, "ADDED"))
+
+    def finish_jobset(self, namespace: str, name: str, failed: bool = False, message: str = "") -> JSON:
+        """What JobSet's controller does when its jobs are done: the Completed
+        (or Failed) condition and the terminal state."""
+        rt = self.type_of("jobset.x-k8s.io/v1alpha2", "JobSet")
+        with self.lock:
+            cur = self._store(rt).get((namespace, name))
+            if cur is None:
+                raise _not_found(rt, name)
+            new = _clone(cur)
+            st = new.setdefault("status", {})
+            now = _now()
+            ctype = "Failed" if failed else "Completed"
+            msg = message or ("jobset failed" if failed else "jobset completed successfully")
+            reason = "FailedJobs" if failed else "AllJobsCompleted"
+            conds = [c for c in st.get("conditions") or [] if c.get("type") != ctype]
+            conds.append(
+                {"type": ctype, "status": "True", "reason": reason, "message": msg, "lastTransitionTime": now}
+            )
+            st["conditions"] = conds
+            st["terminalState"] = ctype
+            out = self._commit(rt, cur, new, "MODIFIED")
+        self._run_hooks(
+            WriteInfo("update", "jobsets", "status", namespace, name, out, "jobset-controller", self)
+        )
+        return _clone(out)
+
+    # --- custom resources: schemas ------------------------------------------------------------
+
+    def _check_custom(self, req: Request, obj: JSON) -> JSON:
+        """The apiextensions server's decoding of a custom resource: unknown
+        fields pruned (refused with fieldValidation=Strict), defaults set,
+        then validated against the version's schema (422)."""
+        rt = req.rt
+        schema = self.schemas.get((rt.group, rt.version, rt.plural)) or {}
+        errs: list[str] = []
+        pruned: list[str] = []
+        md = obj.get("metadata") or {}
+        out = _coerce(obj, schema, "", errs, pruned, root=True)
+        if pruned:
+            where = "/".join(x for x in (rt.kind, md.get("namespace"), md.get("name")) if x)
+            if req.query.get("fieldValidation") == "Strict":
+                raise ApiError(
+                    400,
+                    "BadRequest",
+                    f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: '
+                    f'strict decoding error: unknown field "{pruned[0]}"',
+                )
+            self.pruned += [(where, p) for p in pruned]
+        if errs:
+            what = f"{rt.kind}.{rt.group}" if rt.group else rt.kind
+            shown = errs[0] if len(errs) == 1 else "[" + ", ".join(errs) + "]"
+            raise ApiError(422, "Invalid", f'{what} "{md.get("name", "")}" is invalid: {shown}')
+        return out  # type: ignore[no-any-return]
 
     # --- storage -------------------------------------------------------------------------------
 
@@ -1183,8 +1298,12 @@ class FakeAPIServer:
             if req.rt.group == "events.k8s.io":
                 _validate_event(obj)
             if req.rt.kind == "CustomResourceDefinition":
-                self.install_crd(obj)
+                obj["status"] = _crd_status(obj, [])
+            if req.rt.custom:
+                obj = self._check_custom(req, obj)
             out = self._commit(req.rt, None, obj, "ADDED")
+            if req.rt.kind == "CustomResourceDefinition":
+                self._serve_crd(out)
             result = self._out(req.rt, out)
             if req.rt.kind == "Job" and req.rt.group == "batch" and self.job_controller:
                 self._job_controller(req.rt, out)
@@ -1192,7 +1311,7 @@ class FakeAPIServer:
 
     @staticmethod
     def _has_spec(rt: ResourceType) -> bool:
-        return rt.kind not in ("Namespace", "Event", "ConfigMap")
+        return rt.kind not in ("Namespace", "Event", "ConfigMap", "PriorityClass")
 
     def _precondition(self, rt: ResourceType, cur: JSON, new: JSON) -> None:
         want = (new.get("metadata") or {}).get("resourceVersion")
@@ -1215,6 +1334,10 @@ class FakeAPIServer:
             if kept["status"] is None:
                 kept.pop("status")
             new = kept
+            if rt.kind == "CustomResourceDefinition":
+                _crd_status(new, (new.get("status") or {}).get("storedVersions") or [])
+            if rt.custom:
+                new = self._check_custom(req, new)
         else:
             # identity and server-owned metadata come from the stored object
             for k in ("uid", "creationTimestamp", "namespace", "deletionTimestamp", "generation", "name"):
@@ -1238,8 +1361,14 @@ class FakeAPIServer:
                     )
             if rt.kind == "Job" and rt.group == "batch":
                 _validate_job_update(cur, new)
+            if (rt.group, rt.kind) == ("jobset.x-k8s.io", "JobSet"):
+                _validate_jobset_update(cur, new)
             if rt.group == "events.k8s.io":
                 _validate_event(new, cur)
+            if rt.kind == "CustomResourceDefinition":
+                new["status"] = _crd_status(new, (cur.get("status") or {}).get("storedVersions") or [])
+            if rt.custom:
+                new = self._check_custom(req, new)
             if self._has_spec(rt):
                 strip = ("metadata", "status", "apiVersion", "kind")
                 if {k: v for k, v in cur.items() if k not in strip} != {
@@ -1257,6 +1386,8 @@ class FakeAPIServer:
         result = self._out(rt, out)
         if rt.kind == "Job" and rt.group == "batch" and self.job_controller:
             self._job_controller(rt, out)
+        if rt.kind == "CustomResourceDefinition":
+            self._serve_crd(out)
         return result
 
     def do_update(self, req: Request) -> JSON:
@@ -1589,6 +1720,230 @@ def _write_chunk(h: BaseHTTPRequestHandler, obj: JSON) -> None:
     h.wfile.flush()
 
 
+# --- CustomResourceDefinitions: versions and schemas ------------------------------------------
+
+
+def _crd_invalid(name: str, errs: list[str]) -> ApiError:
+    shown = errs[0] if len(errs) == 1 else "[" + ", ".join(errs) + "]"
+    return ApiError(
+        422, "Invalid", f'CustomResourceDefinition.apiextensions.k8s.io "{name}" is invalid: {shown}'
+    )
+
+
+def _crd_status(crd: JSON, stored: list[str]) -> JSON:
+    """apiextensions validation of a CRD's versions against the versions its
+    objects are stored in (ValidateCustomResourceDefinition,
+    ValidateCustomResourceDefinitionStoredVersions), and the status the
+    server keeps: the storage version joins ``storedVersions``."""
+    name = crd["metadata"]["name"]
+    versions = (crd.get("spec") or {}).get("versions") or []
+    names = [v.get("name") for v in versions]
+    errs = []
+    storage = [v["name"] for v in versions if v.get("storage")]
+    if len(storage) != 1:
+        errs.append(
+            f"spec.versions: Invalid value: {json.dumps(versions)[:60]}...: "
+            "must have exactly one version marked as storage version"
+        )
+    for i, sv in enumerate(stored):
+        if sv not in names:
+            errs.append(f'status.storedVersions[{i}]: Invalid value: "{sv}": must appear in spec.versions')
+    for i, v in enumerate(versions):
+        schema = (v.get("schema") or {}).get("openAPIV3Schema")
+        if schema is not None:
+            errs += _structural_errors(schema, f"spec.versions[{i}].schema.openAPIV3Schema")
+    if errs:
+        raise _crd_invalid(name, errs)
+    st = _clone(crd.get("status") or {})
+    stored = list(stored)
+    if storage and storage[0] not in stored:
+        stored.append(storage[0])
+    st["storedVersions"] = stored
+    st["acceptedNames"] = _clone(crd["spec"]["names"])
+    st["conditions"] = [
+        {"type": "Established", "status": "True", "reason": "InitialNamesAccepted", "message": ""},
+        {"type": "NamesAccepted", "status": "True", "reason": "NoConflicts", "message": ""},
+    ]
+    return st
+
+
+def _structural_errors(s: Any, path: str) -> list[str]:
+    """The structural schema rules a generator can break (apiextensions
+    pkg/apiserver/schema validateStructuralInvariants, the main ones)."""
+    if not isinstance(s, dict):
+        return [f"{path}: Invalid value: must be an object"]
+    errs = []
+    int_or_string = s.get("x-kubernetes-int-or-string")
+    preserve = s.get("x-kubernetes-preserve-unknown-fields")
+    if not s.get("type") and not int_or_string and not preserve:
+        errs.append(f"{path}.type: Required value: must not be empty for specified object fields")
+    if s.get("properties") and s.get("additionalProperties") not in (None, False):
+        errs.append(
+            f"{path}.additionalProperties: Forbidden: "
+            "additionalProperties and properties are mutual exclusive"
+        )
+    for k, sub in (s.get("properties") or {}).items():
+        errs += _structural_errors(sub, f"{path}.properties[{k}]")
+    if isinstance(s.get("additionalProperties"), dict):
+        errs += _structural_errors(s["additionalProperties"], f"{path}.additionalProperties")
+    if s.get("type") == "array":
+        if not isinstance(s.get("items"), dict):
+            errs.append(f"{path}.items: Required value: must be specified")
+        else:
+            errs += _structural_errors(s["items"], f"{path}.items")
+            if s.get("x-kubernetes-list-type") == "map":
+                item = s["items"]
+                for key in s.get("x-kubernetes-list-map-keys") or []:
+                    ks = (item.get("properties") or {}).get(key)
+                    if ks is None:
+                        errs.append(
+                            f"{path}.x-kubernetes-list-map-keys: Invalid value: {key!r}: must be a property"
+                        )
+                    elif key not in (item.get("required") or []) and "default" not in ks:
+                        errs.append(
+                            f"{path}.items.properties[{key}]: Required value: "
+                            "this property is in x-kubernetes-list-map-keys, "
+                            "so it must have a default or be a required property"
+                        )
+    return errs
+
+
+def _type_of(v: Any) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "boolean"
+    if isinstance(v, int):
+        return "integer"
+    if isinstance(v, float):
+        return "number"
+    return {dict: "object", list: "array", str: "string"}.get(type(v), type(v).__name__)
+
+
+def _coerce(v: Any, s: JSON, path: str, errs: list[str], pruned: list[str], root: bool = False) -> Any:
+    """A value decoded through a structural schema: unknown fields pruned
+    (their paths in ``pruned``), nulls dropped, defaults set, errors (with the
+    apiextensions server's wording) in ``errs``."""
+    if s.get("x-kubernetes-int-or-string"):
+        if _type_of(v) not in ("integer", "string"):
+            errs.append(
+                f'{path}: Invalid value: "{_type_of(v)}": {path} in body must be of type integer,string'
+            )
+        elif isinstance(v, str) and s.get("pattern") and not re.match(s["pattern"], v):
+            errs.append(f"{path}: Invalid value: \"{v}\": {path} in body should match '{s['pattern']}'")
+        return v
+    t = s.get("type")
+    preserve = bool(s.get("x-kubernetes-preserve-unknown-fields"))
+    if t is None:
+        return v
+    got = _type_of(v)
+    ok = got == t or (t == "number" and got == "integer")
+    if not ok:
+        errs.append(f'{path}: Invalid value: "{got}": {path} in body must be of type {t}: "{got}"')
+        return v
+    if t == "object":
+        props = s.get("properties") or {}
+        addl = s.get("additionalProperties")
+        out: JSON = {}
+        for k, sub in v.items():
+            p = f"{path}.{k}" if path else k
+            if sub is None and not (props.get(k) or {}).get("nullable"):
+                continue  # nulls are dropped before defaulting and validation
+            if root and k in ("metadata", "apiVersion", "kind"):
+                out[k] = sub
+            elif k in props:
+                out[k] = _coerce(sub, props[k], p, errs, pruned)
+            elif isinstance(addl, dict):
+                out[k] = _coerce(sub, addl, p, errs, pruned)
+            elif preserve or addl is True:
+                out[k] = sub
+            else:
+                pruned.append(p)
+        for k, sub in props.items():
+            if k not in out and "default" in sub:
+                out[k] = _clone(sub["default"])
+        for k in s.get("required") or []:
+            if k not in out:
+                errs.append(f"{path}.{k}: Required value" if path else f"{k}: Required value")
+        if s.get("maxProperties") is not None and len(out) > s["maxProperties"]:
+            errs.append(f"{path}: Too many: {len(out)}: must have at most {s['maxProperties']} items")
+        return out
+    if t == "array":
+        items = s.get("items") or {}
+        out_list = [_coerce(x, items, f"{path}[{i}]", errs, pruned) for i, x in enumerate(v)]
+        if s.get("maxItems") is not None and len(out_list) > s["maxItems"]:
+            errs.append(f"{path}: Too many: {len(out_list)}: must have at most {s['maxItems']} items")
+        if s.get("minItems") is not None and len(out_list) < s["minItems"]:
+            errs.append(
+                f"{path}: Invalid value: {len(out_list)}: "
+                f"{path} in body should have at least {s['minItems']} items"
+            )
+        if s.get("x-kubernetes-list-type") == "map":
+            keys = s.get("x-kubernetes-list-map-keys") or []
+            seen: set[str] = set()
+            for i, x in enumerate(out_list):
+                if isinstance(x, dict):
+                    kv = json.dumps({k: x.get(k) for k in keys}, sort_keys=True)
+                    if kv in seen:
+                        errs.append(f"{path}[{i}]: Duplicate value: {kv}")
+                    seen.add(kv)
+        return out_list
+    if t == "string":
+        if s.get("enum") and v not in s["enum"]:
+            allowed = ", ".join(f'"{e}"' for e in s["enum"])
+            errs.append(f'{path}: Unsupported value: "{v}": supported values: {allowed}')
+        if s.get("maxLength") is not None and len(v) > s["maxLength"]:
+            errs.append(f"{path}: Too long: may not be more than {s['maxLength']} bytes")
+        if s.get("pattern") and not re.search(s["pattern"], v):
+            errs.append(f"{path}: Invalid value: \"{v}\": {path} in body should match '{s['pattern']}'")
+        return v
+    if t == "integer":
+        if s.get("format") == "int32" and not -(2**31) <= v < 2**31:
+            errs.append(f"{path}: Invalid value: {v}: {path} in body must be of type int32")
+        if s.get("minimum") is not None and v < s["minimum"]:
+            errs.append(
+                f"{path}: Invalid value: {v}: "
+                f"{path} in body should be greater than or equal to {s['minimum']}"
+            )
+        if s.get("maximum") is not None and v > s["maximum"]:
+            errs.append(
+                f"{path}: Invalid value: {v}: {path} in body should be less than or equal to {s['maximum']}"
+            )
+    return v
+
+
+def _validate_jobset_update(old: JSON, new: JSON) -> None:
+    """JobSet's webhook (pkg/webhooks/jobset_webhook.go ValidateUpdate): the
+    replicated jobs are immutable, except their pod templates' labels,
+    annotations, nodeSelector, tolerations and schedulingGates while the
+    JobSet is suspended or being suspended (what Kueue changes)."""
+    name = old["metadata"]["name"]
+    o, n = old.get("spec") or {}, new.get("spec") or {}
+    mutable = bool(o.get("suspend")) or bool(n.get("suspend"))
+
+    def munged(spec: JSON) -> list[JSON]:
+        out = []
+        for rj in _clone(spec.get("replicatedJobs") or []):
+            if mutable:
+                pt = ((rj.get("template") or {}).get("spec") or {}).get("template") or {}
+                for k in ("labels", "annotations"):
+                    (pt.get("metadata") or {}).pop(k, None)
+                if pt.get("metadata") == {}:
+                    del pt["metadata"]  # Go's structs: empty metadata is no metadata
+                for k in _MUTABLE_SCHEDULING:
+                    (pt.get("spec") or {}).pop(k, None)
+            out.append(rj)
+        return out
+
+    if munged(o) != munged(n):
+        raise ApiError(
+            422,
+            "Invalid",
+            f'JobSet.jobset.x-k8s.io "{name}" is invalid: '
+            'spec.replicatedJobs: Invalid value: "array": field is immutable',
+        )
+
+
 # --- Job defaults and validation ---------------------------------------------------------------
 
 
@@ -1641,7 +1996,16 @@ def _validate_job_update(old: JSON, new: JSON) -> None:
     if o.get("selector") != n.get("selector"):
         raise ApiError(422, "Invalid", f'Job.batch "{name}" is invalid: spec.selector: field is immutable')
     if o.get("completions") != n.get("completions"):
-        raise ApiError(422, "Invalid", f'Job.batch "{name}" is invalid: spec.completions: field is immutable')
+        # elastic Indexed Jobs: completions may follow parallelism (validateCompletions)
+        elastic = (
+            n.get("completionMode") == "Indexed"
+            and o.get("completions") == o.get("parallelism")
+            and n.get("completions") == n.get("parallelism")
+        )
+        if not elastic:
+            raise ApiError(
+                422, "Invalid", f'Job.batch "{name}" is invalid: spec.completions: field is immutable'
+            )
     ot, nt = o.get("template") or {}, n.get("template") or {}
     if ot == nt:
         return

@@ -81,6 +81,7 @@ def test_completion_knows_every_subcommand_and_the_schedule_formats():
         "bench",
         "completion",
         "lint",
+        "status",
     }
     assert cmds[("schedule",)].valued["--output"] == ["json", "yaml", "table", "usage", "summary"]
     assert cmds[("schedule",)].positional_files
@@ -143,7 +144,8 @@ def test_fish_completion_lines():
     schedule_output = [line for line in lines if "-l output" in line and "from schedule'" in line]
     assert schedule_output and "-x -a 'json yaml table usage summary'" in schedule_output[0]
     generate = [line for line in lines if "from trace; and __fish_seen_subcommand_from generate" in line]
-    assert any("-l output-file -r -F" in line for line in generate)  # the path; -o/--output is the format
+    assert any("-l output-file -r -F" in line for line in generate)
+    assert any("-l output -x" in line for line in generate)  # a format, not a path
 
 
 @pytest.mark.skipif(shutil.which("fish") is None, reason="no fish")

@@ -25,7 +25,7 @@ import yaml
 
 from kueue_fast import loader
 from kueue_fast.errors import InputError, MissingReferenceError, ValidationError
-from kueue_fast.integrations import framework, job
+from kueue_fast.integrations import framework
 
 EXAMPLES = Path(__file__).parent / "data" / "kueue-examples"
 KUEUE_FAST = str(Path(sys.executable).parent / "kueue-fast")
@@ -384,34 +384,3 @@ def test_invalid_jobs_are_rejected_naming_the_field(change: Any, field: str) -> 
 def test_max_exec_time_label_becomes_the_workloads_limit() -> None:
     obj = a_job(labels={"kueue.x-k8s.io/max-exec-time-seconds": "600"})
     assert only_workload(loader.build_state([*queues(), obj])).raw["spec"]["maximumExecutionTimeSeconds"] == 600
-
-
-# --- the controller builds the same Workload as before -------------------------------------
-
-
-def test_controller_workload_of_a_queued_job_is_unchanged() -> None:
-    from kueue_fast.controller import jobs as J
-
-    obj = a_job("train", parallelism=2, labels={"kueue.x-k8s.io/priority-class": "high"})
-    obj["metadata"]["uid"] = "u-1"
-    body = J.build_workload(obj, 100, "high")
-    assert body == {
-        "apiVersion": "kueue.x-k8s.io/v1beta2",
-        "kind": "Workload",
-        "metadata": {
-            "name": f"job-train-{sha5('train', 'u-1')}",
-            "namespace": "team-a",
-            "labels": {"kueue.x-k8s.io/job-uid": "u-1"},
-            "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": "train", "uid": "u-1",
-                                 "controller": True, "blockOwnerDeletion": True}],
-            "finalizers": ["kueue.x-k8s.io/resource-in-use"],
-        },
-        "spec": {
-            "queueName": "lq",
-            "active": True,
-            "podSets": [{"name": "main", "count": 2, "template": obj["spec"]["template"]}],
-            "priorityClassRef": {"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass", "name": "high"},
-            "priority": 100,
-        },
-    }
-    assert J.workload_name is job.workload_name and J.build_workload is not job.build_workload

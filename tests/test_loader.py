@@ -379,14 +379,14 @@ def test_kinds_kueue_does_not_read_are_skipped_with_a_warning() -> None:
     state = loader.build_state([
         {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "n"}},
         {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": {"name": "clusterqueues.kueue.x-k8s.io"}},
-        {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": "js", "labels": {"kueue.x-k8s.io/queue-name": "lq"}}},
+        {"apiVersion": "ray.io/v1", "kind": "RayJob", "metadata": {"name": "rj", "labels": {"kueue.x-k8s.io/queue-name": "lq"}}},
         {"apiVersion": B2, "kind": "Topology", "metadata": {"name": "t"}},
         {"apiVersion": "v1", "kind": "Namespac", "metadata": {"name": "x"}},
     ])
     got = {w.obj: w.message for w in state.warnings}
-    assert list(got) == ["ConfigMap/n/c", "CustomResourceDefinition/clusterqueues.kueue.x-k8s.io", "JobSet/js", "Topology/t", "Namespac/x"]
+    assert list(got) == ["ConfigMap/n/c", "CustomResourceDefinition/clusterqueues.kueue.x-k8s.io", "RayJob/rj", "Topology/t", "Namespac/x"]
     assert got["ConfigMap/n/c"] == "Kueue does not read ConfigMap (v1); skipped"
-    assert "kueue-fast makes Workloads only from batch/v1 Jobs" in got["JobSet/js"]
+    assert "kueue-fast makes Workloads only from batch/v1 Jobs and jobset.x-k8s.io/v1alpha2 JobSets" in got["RayJob/rj"]
     assert "a ResourceFlavor that names a topology is refused" in got["Topology/t"]
     assert got["Namespac/x"].endswith('(did you mean "Namespace"?)')
     assert len(state.documents) == 5  # --output yaml still prints them

@@ -8,7 +8,9 @@ only ``key -> resourceVersion`` (to turn a relist into the right ADDED /
 MODIFIED / DELETED events). When a watch ends it is reopened from the last
 resourceVersion seen (events or bookmarks); when the server answers 410 Gone
 the kind is listed again. After the first complete list the informer sends
-``sink(kind, "SYNCED", "", None)``.
+``sink(kind, "SYNCED", "", None)``. An ``optional`` kind that the API does
+not serve (a CRD not installed) counts as synced and empty, and is looked for
+again every ``retry_missing`` seconds.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from .jobs import QUEUE_LABEL
+from ..integrations.framework import QUEUE_LABEL
 from .kube import ApiError, ClientClosed, KubeClient, Resource
 
 log = logging.getLogger("kueue_fast.controller.informers")
@@ -148,6 +150,13 @@ class Slimmer:
         and name) are left out and put back by :func:`job_template`."""
         spec = obj.get("spec") or {}
         md = obj["metadata"]
+        job_spec: JSON = {
+            "suspend": bool(spec.get("suspend")),
+            "parallelism": spec.get("parallelism"),
+            "completions": spec.get("completions"),
+        }
+        if spec.get("completionMode"):
+            job_spec["completionMode"] = spec["completionMode"]
         template = self.template(spec.get("template"))
         labels = (template.get("metadata") or {}).get("labels")
         if labels:
@@ -168,29 +177,56 @@ class Slimmer:
         done = [c for c in st.get("conditions") or [] if c.get("type") in ("Complete", "Failed")]
         if done:
             out_st["conditions"] = self.conditions(done)
+        job_spec["template"] = template
         return {
             "apiVersion": "batch/v1",
             "kind": "Job",
-            "metadata": self.meta(obj["metadata"], labels="kueue"),
-            "spec": {
-                "suspend": bool(spec.get("suspend")),
-                "parallelism": spec.get("parallelism"),
-                "completions": spec.get("completions"),
-                "template": template,
-            },
+            "metadata": self.meta(obj["metadata"], labels="kueue", owners=True),
+            "spec": job_spec,
             "status": _deep_intern(out_st),
         }
 
+    def jobset(self, obj: JSON) -> JSON:
+        """What Kueue reads of a JobSet: suspend, and per replicated job its
+        name, replicas, the counts of its Job template and its pod template;
+        the Completed and Failed conditions."""
+        spec = obj.get("spec") or {}
+        rjobs = []
+        for rj in spec.get("replicatedJobs") or []:
+            jt = rj.get("template") or {}
+            js = jt.get("spec") or {}
+            counts = {
+                k: js[k] for k in ("parallelism", "completions", "completionMode") if js.get(k) is not None
+            }
+            out_rj = {
+                "name": rj.get("name"),
+                "template": {"spec": {**counts, "template": self.template(js.get("template"))}},
+            }
+            if rj.get("replicas") is not None:
+                out_rj["replicas"] = rj["replicas"]
+            rjobs.append(out_rj)
+        st = obj.get("status") or {}
+        done = [c for c in st.get("conditions") or [] if c.get("type") in ("Completed", "Failed")]
+        return {
+            "apiVersion": obj.get("apiVersion", "jobset.x-k8s.io/v1alpha2"),
+            "kind": "JobSet",
+            "metadata": self.meta(obj["metadata"], labels="kueue", owners=True),
+            "spec": _deep_intern({"suspend": bool(spec.get("suspend")), "replicatedJobs": rjobs}),
+            "status": {"conditions": self.conditions(done)} if done else {},
+        }
+
     def workload(self, obj: JSON) -> JSON:
-        """The pod templates' metadata is dropped (the engine reads the pod
-        specs; the Job keeps its own labels), so that the pod sets of Jobs
-        made from one template are shared."""
+        """The pod templates keep their labels and annotations (a stopped job's
+        templates are restored from them) but not the labels that the Job
+        controller derives from a Job's name and uid (a Job's own template has
+        them back on restore), so that the pod sets of Jobs made from one
+        template are shared."""
         spec = _deep_intern({k: v for k, v in (obj.get("spec") or {}).items() if k != "podSets"})
         spec["podSets"] = self.share(
             [
                 {
                     **{k: v for k, v in ps.items() if k != "template"},
-                    "template": self.template(ps.get("template"), metadata=False),
+                    "template": _without_job_labels(self.template(ps.get("template"))),
                 }
                 for ps in (obj.get("spec") or {}).get("podSets") or []
             ]
@@ -236,6 +272,8 @@ class Informer:
         label_selector: str | None = None,
         page_size: int = 500,
         watch_timeout: int = 300,
+        optional: bool = False,
+        retry_missing: float = 30.0,
     ) -> None:
         self.client = client
         self.res = res
@@ -243,6 +281,9 @@ class Informer:
         self.sink = sink
         self.slim = slim
         self.label_selector = label_selector
+        self.optional = optional
+        self.retry_missing = retry_missing
+        self.missing = False  # an optional kind the API does not serve (yet)
         self.page_size = page_size
         self.watch_timeout = watch_timeout
         self.known: dict[str, str] = {}
@@ -269,6 +310,11 @@ class Informer:
             except ClientClosed:
                 return
             except ApiError as e:
+                if e.status == 404 and self.optional:
+                    self._not_served()
+                    if self.client.stopped.wait(self.retry_missing):
+                        return
+                    continue
                 log.warning("%s: %s; retrying in %.1fs", self.res.plural, e, backoff)
                 if self.client.stopped.wait(backoff):
                     return
@@ -279,28 +325,28 @@ class Informer:
                     return
                 backoff = min(backoff * 2, 10.0)
 
+    def _not_served(self) -> None:
+        """An optional kind the API server does not serve: none exist; look again later."""
+        if not self.missing:
+            self.missing = True
+            log.info(
+                "%s (%s) is not served by the API server: none are managed until its CRD is installed",
+                self.res.plural,
+                self.res.api_version,
+            )
+        self.resource_version = ""
+        if not self.synced.is_set():
+            self.synced.set()
+            self.sink(self.kind, "SYNCED", "", None)
+
     def _relist(self) -> None:
-        items: list[JSON] = []
-        cont: str | None = None
-        while True:
-            try:
-                page = self.client.list(
-                    self.res, label_selector=self.label_selector, limit=self.page_size, continue_=cont
-                )
-            except ApiError as e:
-                if e.status == 410 and cont:
-                    items, cont = [], None  # the paged snapshot expired: start over
-                    continue
-                raise
-            for it in page.get("items") or []:
-                it.setdefault("apiVersion", self.res.api_version)
-                it.setdefault("kind", self.res.kind)
-                items.append(it)
-            cont = (page.get("metadata") or {}).get("continue") or None
-            if not cont:
-                rv = str((page.get("metadata") or {}).get("resourceVersion") or "")
-                break
+        items, rv = self.client.list_all(
+            self.res, label_selector=self.label_selector, page_size=self.page_size
+        )
         self.lists += 1
+        if self.missing:
+            self.missing = False
+            log.info("%s (%s) is served now: managing them", self.res.plural, self.res.api_version)
         seen: dict[str, str] = {}
         for it in items:
             key = object_key(it)
@@ -358,6 +404,30 @@ class Informer:
             if e.status == 410:
                 raise Gone() from None
             raise
+
+
+_JOB_LABELS = (
+    "batch.kubernetes.io/controller-uid",
+    "batch.kubernetes.io/job-name",
+    "controller-uid",
+    "job-name",
+)
+
+
+def _without_job_labels(template: JSON) -> JSON:
+    labels = (template.get("metadata") or {}).get("labels") or {}
+    if not any(k in labels for k in _JOB_LABELS):
+        return template
+    md = dict(template["metadata"])
+    rest = {k: v for k, v in labels.items() if k not in _JOB_LABELS}
+    if rest:
+        md["labels"] = rest
+    else:
+        del md["labels"]
+    out: JSON = {"spec": template["spec"]}
+    if md:
+        out["metadata"] = md
+    return out
 
 
 def _derived_labels(md: JSON) -> dict[str, str]:

@@ -22,6 +22,7 @@ kill-and-restart tests use it to stop a controller dead at any point.
 
 from __future__ import annotations
 
+import builtins
 import json
 import logging
 import os
@@ -182,6 +183,8 @@ PRIORITY_CLASSES = Resource(
 WORKLOADS = Resource(KUEUE_GROUP, KUEUE_VERSION, "workloads", "Workload", True)
 NAMESPACES = Resource("", "v1", "namespaces", "Namespace", False)
 JOBS = Resource("batch", "v1", "jobs", "Job", True)
+JOBSETS = Resource("jobset.x-k8s.io", "v1alpha2", "jobsets", "JobSet", True)
+POD_PRIORITY_CLASSES = Resource("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False)
 LEASES = Resource("coordination.k8s.io", "v1", "leases", "Lease", True)
 EVENTS = Resource("events.k8s.io", "v1", "events", "Event", True)
 
@@ -421,6 +424,30 @@ class KubeClient:
             "resourceVersion": resource_version,
         }
         return self.request("GET", res.path(namespace), query=query, verb="list", resource=res.plural)
+
+    def list_all(
+        self, res: Resource, *, label_selector: str | None = None, page_size: int = 500
+    ) -> tuple[builtins.list[JSON], str]:
+        """(every object, the list's resourceVersion), read in pages of
+        ``page_size``; a paged list whose snapshot expired (410 on a
+        continue token) starts over. Items get their apiVersion and kind."""
+        items: builtins.list[JSON] = []
+        cont: str | None = None
+        while True:
+            try:
+                page = self.list(res, label_selector=label_selector, limit=page_size, continue_=cont)
+            except ApiError as e:
+                if e.status == 410 and cont:
+                    items, cont = [], None
+                    continue
+                raise
+            for it in page.get("items") or []:
+                it.setdefault("apiVersion", res.api_version)
+                it.setdefault("kind", res.kind)
+                items.append(it)
+            cont = (page.get("metadata") or {}).get("continue") or None
+            if not cont:
+                return items, str((page.get("metadata") or {}).get("resourceVersion") or "")
 
     def create(self, res: Resource, obj: JSON, namespace: str | None = None) -> JSON:
         return self.request("POST", res.path(namespace), body=obj, verb="create", resource=res.plural)

@@ -19,12 +19,25 @@ def _read(name: str) -> str:
     return resources.files("kueue_fast.controller").joinpath("data", name).read_text(encoding="utf-8")
 
 
-def crds_yaml() -> str:
-    return _read("crds.yaml")
+class _NoAliases(yaml.SafeDumper):
+    """Shared sub-objects written out each time (no &id001 anchors)."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
 
 
 def crds() -> list[dict[str, Any]]:
-    return [d for d in yaml.safe_load_all(crds_yaml()) if d]
+    """Kueue's six kinds, from the loader's field definitions (crds.py)."""
+    from . import crds as generated
+
+    return generated.crds()
+
+
+def crds_yaml() -> str:
+    from . import crds as generated
+
+    docs = yaml.dump_all(crds(), Dumper=_NoAliases, sort_keys=False, width=100, explicit_start=True)
+    return generated.HEADER + docs
 
 
 def deploy_yaml(namespace: str = DEFAULT_NAMESPACE, image: str = DEFAULT_IMAGE) -> str:

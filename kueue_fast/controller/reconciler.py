@@ -33,6 +33,7 @@ Safety (issue "nothing lost, nothing double counted"):
 
 from __future__ import annotations
 
+import functools
 import heapq
 import logging
 import os
@@ -47,28 +48,23 @@ from typing import Any
 
 from .. import status as S
 from ..cluster import ADMITTED, Decision
-from ..errors import InputError
-from ..loader import (
-    parse_cluster_queue,
-    parse_cohort,
-    parse_local_queue,
-    parse_namespace,
-    parse_resource_flavor,
-    parse_workload,
-    parse_workload_priority_class,
-)
-from ..model import ClusterState, Workload
+from ..errors import InputError, MissingReferenceError
+from ..integrations import Environment
+from ..integrations.framework import PRIORITY_LABEL, Patch, PodSetConflict, PodSetInfo, admitted_info
+from ..model import ClusterState, Configuration, Workload
 from . import jobs as J
+from . import state
 from .engine import EngineHandle
-from .events import ADMISSION, JOB_CONTROLLER, NORMAL, WARNING, WORKLOAD_CONTROLLER, EventRecorder
+from .events import ADMISSION, NORMAL, WARNING, WORKLOAD_CONTROLLER, EventRecorder
 from .informers import Informer, Slimmer, job_selector
+from .jobs import JOB_KINDS, JobKind
 from .kube import (
     CLUSTER_QUEUES,
     COHORTS,
-    JOBS,
     KUEUE_API,
     LOCAL_QUEUES,
     NAMESPACES,
+    POD_PRIORITY_CLASSES,
     PRIORITY_CLASSES,
     RESOURCE_FLAVORS,
     WORKLOADS,
@@ -91,18 +87,10 @@ QUEUE_FIELD_MANAGER = "kueue-fast"
 # phases of a workload in the engine
 PENDING, ADMITTED_P, EVICTING = "pending", "admitted", "evicting"
 
-CONFIG_KINDS = ("flavor", "cq", "cohort", "lq", "wpc", "namespace")
-ALL_KINDS = (*CONFIG_KINDS, "workload", "job")
-
-_WL_SPEC_FIELDS = (
-    "podSets",
-    "queueName",
-    "priorityClassRef",
-    "priority",
-    "active",
-    "maximumExecutionTimeSeconds",
-)
-_PODSET_FIELDS = ("name", "template", "count", "minCount", "topologyRequest")
+# "pc": scheduling.k8s.io PriorityClasses (a job's priority may come from its pods')
+CONFIG_KINDS = tuple(state.CONFIG_KINDS)
+JOB_KIND_NAMES = tuple(k.name for k in JOB_KINDS)
+ALL_KINDS = (*CONFIG_KINDS, "workload", *JOB_KIND_NAMES)
 
 
 @dataclass
@@ -121,6 +109,7 @@ class Options:
     max_cycle_time: float = 0.05  # seconds of cycles before the loop looks at events again
     page_size: int = 500
     watch_timeout: int = 300
+    missing_kind_retry: float = 30.0  # seconds between looks for a job kind whose CRD is not installed
     max_queued: int = 64  # writes waiting in the writer's queue at most
     max_failures: int = 5  # failed admission writes before a workload is set aside
     quarantine: float = 60.0  # seconds it stays aside (unless it changes)
@@ -134,7 +123,7 @@ class Track:
     """One Job/Workload pair (keyed by the Workload's namespace/name)."""
 
     key: str
-    job_key: str | None = None
+    job_key: str | None = None  # "<job kind>:<namespace>/<name>" (_job_key)
     in_engine: bool = False
     phase: str | None = None  # PENDING | ADMITTED_P | EVICTING while in the engine
     generation: int = 0
@@ -162,19 +151,21 @@ def _rv_newer(new: JSON, old: JSON | None) -> bool:
     return a != b
 
 
+# the controller manages the kinds it has integrations for, whatever a Configuration says
+_CONTROLLER_CONFIGURATION = Configuration(frameworks=tuple(k.integration.FRAMEWORK for k in JOB_KINDS))
+
+
+def _job_key(kind: JobKind, key: str) -> str:
+    return f"{kind.name}:{key}"
+
+
 def _owner_job(wl: JSON) -> str | None:
-    for r in wl["metadata"].get("ownerReferences") or []:
-        if (
-            r.get("kind") == "Job"
-            and str(r.get("apiVersion", "")).startswith("batch/")
-            and r.get("controller")
-        ):
-            return f"{wl['metadata']['namespace']}/{r['name']}"
-    return None
+    """The job key (_job_key) of the job that controls the Workload."""
+    owner = J.owner_of(wl)
+    return _job_key(*owner) if owner is not None else None
 
 
-def _deleting(obj: JSON) -> bool:
-    return bool(obj["metadata"].get("deletionTimestamp"))
+_deleting = state.deleting
 
 
 class Controller:
@@ -206,8 +197,11 @@ class Controller:
         self.m_cohorts: dict[str, Any] = {}
         self.m_lqs: dict[str, Any] = {}
         self.m_wpcs: dict[str, Any] = {}
+        self.m_pcs: dict[str, Any] = {}
         self.m_namespaces: dict[str, Any] = {}
         self.tracks: dict[str, Track] = {}
+        # (kind, key) of objects stored in v1beta1 and served unconverted: never written
+        self.unconverted: set[tuple[str, str]] = set()
         self._usages: dict[tuple[tuple[str, str, int], ...], tuple[tuple[str, str, int], ...]] = {}
         self.job_unit: dict[str, str] = {}
         self.dirty: dict[str, None] = {}  # an ordered set: first dirtied, first reconciled
@@ -262,18 +256,40 @@ class Controller:
     # --- lifecycle ----------------------------------------------------------------------------------
 
     def _informers(self) -> list[Informer]:
-        sink = self._sink
         s = self.slim
-        kw = {"page_size": self.opts.page_size, "watch_timeout": self.opts.watch_timeout}
+
+        def informer(res: Resource, kind: str, slim: Callable[[JSON], JSON], **kw: Any) -> Informer:
+            return Informer(
+                self.client,
+                res,
+                kind,
+                self._sink,
+                slim,
+                page_size=self.opts.page_size,
+                watch_timeout=self.opts.watch_timeout,
+                **kw,
+            )
+
         return [
-            Informer(self.client, RESOURCE_FLAVORS, "flavor", sink, s.config, **kw),  # type: ignore[arg-type]
-            Informer(self.client, CLUSTER_QUEUES, "cq", sink, s.config, **kw),  # type: ignore[arg-type]
-            Informer(self.client, COHORTS, "cohort", sink, s.config, **kw),  # type: ignore[arg-type]
-            Informer(self.client, LOCAL_QUEUES, "lq", sink, s.config, **kw),  # type: ignore[arg-type]
-            Informer(self.client, PRIORITY_CLASSES, "wpc", sink, s.config, **kw),  # type: ignore[arg-type]
-            Informer(self.client, NAMESPACES, "namespace", sink, s.namespace, **kw),  # type: ignore[arg-type]
-            Informer(self.client, WORKLOADS, "workload", sink, s.workload, **kw),  # type: ignore[arg-type]
-            Informer(self.client, JOBS, "job", sink, s.job, label_selector=job_selector(), **kw),  # type: ignore[arg-type,unused-ignore]
+            informer(RESOURCE_FLAVORS, "flavor", s.config),
+            informer(CLUSTER_QUEUES, "cq", s.config),
+            informer(COHORTS, "cohort", s.config),
+            informer(LOCAL_QUEUES, "lq", s.config),
+            informer(PRIORITY_CLASSES, "wpc", s.config),
+            informer(POD_PRIORITY_CLASSES, "pc", s.config),
+            informer(NAMESPACES, "namespace", s.namespace),
+            informer(WORKLOADS, "workload", s.workload),
+            *(
+                informer(
+                    k.resource,
+                    k.name,
+                    functools.partial(k.slim, s),
+                    label_selector=job_selector(),
+                    optional=k.optional,
+                    retry_missing=self.opts.missing_kind_retry,
+                )
+                for k in JOB_KINDS
+            ),
         ]
 
     def _sink(self, kind: str, etype: str, key: str, obj: JSON | None) -> None:
@@ -529,31 +545,32 @@ class Controller:
                     t.job_key = jk
                     self.job_unit[jk] = key
             self.dirty[key] = None
-        elif kind == "job":
+        elif kind in J.BY_NAME:
+            jk = _job_key(J.BY_NAME[kind], key)
             if obj is not None:
-                jmd = obj["metadata"]
-                ukey = f"{jmd['namespace']}/{J.workload_name(jmd['name'], jmd['uid'])}"
-                prev = self.job_unit.get(key)
+                ukey = J.BY_NAME[kind].workload_key(obj)
+                prev = self.job_unit.get(jk)
                 if prev is not None and prev != ukey:
                     self.dirty[prev] = None
-                self.job_unit[key] = ukey
-                self._track(ukey).job_key = key
+                self.job_unit[jk] = ukey
+                self._track(ukey).job_key = jk
                 self.dirty[ukey] = None
             else:
-                ukey = self.job_unit.get(key, "")
+                ukey = self.job_unit.get(jk, "")
                 if ukey:
                     self.dirty[ukey] = None
 
     def _on_config(self, kind: str, key: str, obj: JSON | None, old: JSON | None) -> None:
-        parsers = {
-            "flavor": (parse_resource_flavor, self.m_flavors),
-            "cq": (parse_cluster_queue, self.m_cqs),
-            "cohort": (parse_cohort, self.m_cohorts),
-            "lq": (parse_local_queue, self.m_lqs),
-            "wpc": (parse_workload_priority_class, self.m_wpcs),
-            "namespace": (parse_namespace, self.m_namespaces),
-        }
-        parse, models = parsers[kind]
+        models = {
+            "flavor": self.m_flavors,
+            "cq": self.m_cqs,
+            "cohort": self.m_cohorts,
+            "lq": self.m_lqs,
+            "wpc": self.m_wpcs,
+            "pc": self.m_pcs,
+            "namespace": self.m_namespaces,
+        }[kind]
+        parse = state.CONFIG_KINDS[kind][1]
         self.queues_dirty = True
         if kind == "namespace" and obj is not None and old is not None:
             if (obj["metadata"].get("labels") or {}) == (old["metadata"].get("labels") or {}):
@@ -563,23 +580,25 @@ class Controller:
                 obj.get("spec") == old.get("spec")
                 and _deleting(obj) == _deleting(old)
                 and obj.get("value") == old.get("value")
+                and obj.get("globalDefault") == old.get("globalDefault")
             ):
                 return  # a status or metadata update (ours, mostly)
         if obj is None:
             models.pop(key, None)
-            if kind == "wpc":
+            if kind in ("wpc", "pc"):
                 return
         else:
             try:
                 model = parse(obj)
             except InputError as e:
-                log.error("ignoring %s: %s", key, e)
+                self._invalid(kind, key, obj, e)
                 models.pop(key, None)
             else:
+                self.unconverted.discard((kind, key))
                 if kind == "cq" and _deleting(obj):
-                    model.stop_policy = "Hold"  # type: ignore[attr-defined]  # terminating: admits nothing, keeps what runs
+                    model.stop_policy = "Hold"  # terminating: admits nothing, keeps what runs
                 models[key] = model
-        if kind == "wpc":
+        if kind in ("wpc", "pc"):
             return  # priorities are read when a Workload is created, not by the engine
         self.config_dirty = True
 
@@ -634,26 +653,28 @@ class Controller:
         return bool(rv != t.invalid_rv)
 
     def _parse(self, t: Track, wl: JSON) -> Workload | None:
-        spec = {k: v for k, v in (wl.get("spec") or {}).items() if k in _WL_SPEC_FIELDS}
-        spec["podSets"] = [
-            {k: v for k, v in ps.items() if k in _PODSET_FIELDS} for ps in spec.get("podSets") or []
-        ]
-        obj = {
-            "apiVersion": wl.get("apiVersion") or KUEUE_API,
-            "kind": "Workload",
-            "metadata": wl["metadata"],
-            "spec": spec,
-        }
-        st = wl.get("status")
-        if st:
-            # the loader marks conditions while it reads them: give it copies (ours are shared)
-            obj["status"] = {**st, "conditions": [dict(c) for c in st.get("conditions") or []]}
         try:
-            return parse_workload(obj, self.m_wpcs)
+            if state.v1beta1_fields(wl):  # before workload_model drops the fields it does not read
+                raise InputError(f"Workload/{t.key}", "", "v1beta1 fields")
+            model = state.workload_model(wl, self.m_wpcs)
         except InputError as e:
-            log.error("ignoring Workload %s: %s", t.key, e)
+            self._invalid("workload", t.key, wl, e)
             t.invalid_rv = wl["metadata"].get("resourceVersion")
             return None
+        self.unconverted.discard(("workload", t.key))
+        return model
+
+    def _invalid(self, kind: str, key: str, obj: JSON, e: InputError | None) -> None:
+        """An object the controller cannot use. One stored in v1beta1 before
+        kueue-fast's CRDs (which do not convert renamed fields) reaches us with
+        its v1beta1 fields: any write would store it as v1beta2 and lose them,
+        so it is left untouched (crds.py, README)."""
+        if state.stored_in_v1beta1(obj):
+            if (kind, key) not in self.unconverted:
+                log.error("leaving %s/%s alone: %s", obj.get("kind"), key, state.unconverted_message(obj, e))
+            self.unconverted.add((kind, key))
+        else:
+            log.error("ignoring %s/%s: %s", obj.get("kind"), key, e)
 
     def _entered_engine(self, t: Track, wl: JSON, model: Workload) -> None:
         t.in_engine = True
@@ -924,11 +945,13 @@ class Controller:
         if t.not_before > self.clock.monotonic():
             return
         wl = self.objs["workload"].get(key)
-        job = self.objs["job"].get(t.job_key) if t.job_key else None
+        kind, job = self._job_of(t)
         if job is not None and self.job_unit.get(t.job_key or "") != key:
-            job = None  # the Job of that name is another one now
+            job = None  # the job of that name is another one now
         if not self._engine_sync(t, wl):
             return
+        if wl is not None and ("workload", key) in self.unconverted:
+            return  # stored in v1beta1: a write would lose its renamed fields (_invalid)
         if wl is None:
             if job is None:
                 if not t.in_engine:
@@ -936,7 +959,8 @@ class Controller:
                     if t.job_key and self.job_unit.get(t.job_key) == key:
                         self.job_unit.pop(t.job_key, None)
                 return
-            self._reconcile_job_alone(t, job)
+            assert kind is not None
+            self._reconcile_job_alone(t, kind, job)
             return
         md = wl["metadata"]
         ns, name = md["namespace"], md["name"]
@@ -959,13 +983,13 @@ class Controller:
                 self._write_finalizers(t, wl)
             return
         if job is not None:
-            done, failed, message = J.finished(job)
+            assert kind is not None
+            done, failed, message = kind.integration.finished(job)
             if done:
                 st = S.finished_status(wl, failed, message, self.clock.time_ns())
                 note = f"Workload '{key}' is declared finished"
-                self._apply_status(
-                    t, wl, "finish", st, PRIO_CREATE, self._then_event(job, "FinishedWorkload", note)
-                )
+                then = self._then_event(kind, job, "FinishedWorkload", note)
+                self._apply_status(t, wl, "finish", st, PRIO_CREATE, then)
                 return
         if not t.in_engine:
             return
@@ -980,14 +1004,8 @@ class Controller:
                 self._apply_status(t, wl, "admit", st, PRIO_ADMISSION, self._then_admitted(t))
                 return
             if job is not None:
-                flavors = sorted({f for ps in d.pod_sets for f in ps.flavors.values()})
-                fobjs = [self.objs["flavor"][f] for f in flavors if f in self.objs["flavor"]]
-                patch = J.start_patch(job, self._original(wl), fobjs)
-                if patch is not None:
-                    # jobframework startJob: Started, when it unsuspends the Job
-                    note = f"Admitted by clusterQueue {d.cluster_queue}"
-                    then = self._then_event(None, "Started", note) if J.is_suspended(job) else None
-                    self._patch_job(t, job, "start-job", patch, None, then)
+                assert kind is not None
+                self._start_job(t, kind, job, wl, d)
             return
         if t.phase == EVICTING:
             reason, message, pre = t.evict or ("Preempted", "", None)
@@ -996,10 +1014,11 @@ class Controller:
                 self._apply_status(t, wl, "evict", st, PRIO_ADMISSION, self._then_evicted(t, wl))
                 return
             if job is not None:
-                step = J.stop_step(job, self._original(wl))
+                assert kind is not None
+                step = kind.integration.stop_step(kind.full(job), wl)
                 if step is not None:
                     ev = S.get_condition(wl, S.EVICTED) or {}
-                    self._stop_job(t, job, step, str(ev.get("message") or message))
+                    self._stop_job(t, kind, job, step, str(ev.get("message") or message))
                     return
             self._apply_status(t, wl, "requeue", S.requeued_status(wl, self.clock.time_ns()), PRIO_ADMISSION)
             return
@@ -1009,65 +1028,112 @@ class Controller:
             self._apply_status(t, wl, "unadmit", st, PRIO_ADMISSION)
             return
         if job is not None:
-            step = J.stop_step(job, self._original(wl))
+            assert kind is not None
+            step = kind.integration.stop_step(kind.full(job), wl)
             if step is not None:
-                self._stop_job(t, job, step, "Not admitted by cluster queue")
+                self._stop_job(t, kind, job, step, "Not admitted by cluster queue")
 
-    def _stop_job(self, t: Track, job: JSON, step: tuple[str, JSON], why: str) -> None:
-        """The next step of stopping a Job; Stopped (jobframework stopJob) when
+    def _job_of(self, t: Track) -> tuple[JobKind | None, JSON | None]:
+        if not t.job_key:
+            return None, None
+        name, _, key = t.job_key.partition(":")
+        kind = J.BY_NAME.get(name)
+        return kind, (self.objs[name].get(key) if kind is not None else None)
+
+    def _start_job(self, t: Track, kind: JobKind, job: JSON, wl: JSON, d: Decision) -> None:
+        """jobframework startJob: the admission (each pod set's count, its
+        flavors' nodeLabels and tolerations, the pod set label) merged into
+        the job; Started when this unsuspends it. An admission that cannot
+        merge (podset.Merge conflict) finishes the Workload as FailedToStart."""
+        infos: list[PodSetInfo] = []
+        for ps in d.pod_sets:
+            names = sorted(set(ps.flavors.values()))
+            infos.append(
+                admitted_info(
+                    ps.name, ps.count, [self.objs["flavor"][f] for f in names if f in self.objs["flavor"]]
+                )
+            )
+        full = kind.full(job)
+        try:
+            patch = kind.integration.start_patch(full, infos)
+        except PodSetConflict as e:
+            st = S.finished_status(wl, True, str(e), self.clock.time_ns())
+            for c in st.get("conditions") or []:
+                if c.get("type") == S.FINISHED:
+                    c["reason"] = "FailedToStart"  # jobframework FailedToStartFinishedReason
+            self._apply_status(t, wl, "finish", st, PRIO_CREATE)
+            return
+        if patch is None:
+            return
+        note = f"Admitted by clusterQueue {d.cluster_queue}"
+        then = self._then_event(kind, None, "Started", note) if kind.integration.is_suspended(full) else None
+        self._patch_job(t, kind, job, "start-job", patch, then)
+
+    def _stop_job(self, t: Track, kind: JobKind, job: JSON, step: tuple[str, Patch], why: str) -> None:
+        """The next step of stopping a job; Stopped (jobframework stopJob) when
         this step suspends it."""
-        kind, patch = step
-        then = self._then_event(None, "Stopped", why) if kind == "suspend" else None
-        self._patch_job(t, job, f"stop-{kind}", patch, "status" if kind == "clear-start" else None, then)
+        name, patch = step
+        then = self._then_event(kind, None, "Stopped", why) if name == "suspend" else None
+        self._patch_job(t, kind, job, f"stop-{name}", patch, then)
 
     def _orphaned(self, wl: JSON) -> bool:
-        """A Job's Workload whose Job is gone (or no longer queued)."""
+        """A job's Workload whose job is gone (or no longer queued)."""
         uid = (wl["metadata"].get("labels") or {}).get(J.JOB_UID_LABEL)
-        if not uid and _owner_job(wl) is None:
-            return False
-        jk = _owner_job(wl)
-        if jk is not None:
-            job = self.objs["job"].get(jk)
+        owner = J.owner_of(wl)
+        if owner is not None:
+            kind, key = owner
+            job = self.objs[kind.name].get(key)
             return job is None or (uid is not None and job["metadata"].get("uid") != uid)
-        ns = wl["metadata"]["namespace"]
+        if not uid:
+            return False
+        prefix = wl["metadata"]["namespace"] + "/"
         return not any(
-            j["metadata"].get("uid") == uid for k, j in self.objs["job"].items() if k.startswith(ns + "/")
+            j["metadata"].get("uid") == uid
+            for k in JOB_KINDS
+            for key, j in self.objs[k.name].items()
+            if key.startswith(prefix)
         )
 
-    @staticmethod
-    def _original(wl: JSON) -> JSON:
-        for ps in (wl.get("spec") or {}).get("podSets") or []:
-            if ps.get("name", "main") == "main":
-                return ((ps.get("template") or {}).get("spec")) or {}
-        sets = (wl.get("spec") or {}).get("podSets") or []
-        return ((sets[0].get("template") or {}).get("spec") or {}) if sets else {}
+    def _environment(self) -> Environment:
+        """What Kueue's job integrations read from the cluster besides the job."""
 
-    def _reconcile_job_alone(self, t: Track, job: JSON) -> None:
-        """A queued Job with no Workload yet: keep it suspended, create its Workload."""
-        if J.finished(job)[0] or _deleting(job):
+        def labels(ns: str) -> dict[str, str]:
+            m = self.m_namespaces.get(ns)
+            return dict(m.labels) if m is not None else {"kubernetes.io/metadata.name": ns}
+
+        return Environment(self.m_wpcs, self.m_pcs, self.m_lqs.keys(), labels, _CONTROLLER_CONFIGURATION)
+
+    def _reconcile_job_alone(self, t: Track, kind: JobKind, job: JSON) -> None:
+        """A queued job with no Workload yet: keep it suspended, create the
+        Workload the integration makes of it (as `kueue-fast schedule` does)."""
+        full = kind.full(job)
+        if kind.integration.finished(full)[0] or _deleting(job):
             return
-        step = J.stop_step(job, None)
+        step = kind.integration.stop_step(full, None)
         if step is not None:
-            self._stop_job(t, job, step, "Missing Workload; unable to restore pod templates")
+            self._stop_job(t, kind, job, step, "Missing Workload; unable to restore pod templates")
             return
-        labels = job["metadata"].get("labels") or {}
-        pclass = labels.get(J.PRIORITY_LABEL)
-        prio = None
-        if pclass:
-            wpc = self.m_wpcs.get(pclass)
-            if wpc is None:
-                log.warning("Job %s: WorkloadPriorityClass %s not found", t.job_key, pclass)
-                self._event(
-                    job,
-                    WARNING,
-                    "WorkloadPriorityClassNotFound",
-                    f'WorkloadPriorityClass "{pclass}" not found',
-                    JOB_CONTROLLER,
-                )
-                self._later(t.key, 5.0)
-                return
-            prio = wpc.value
-        body = J.build_workload(job, prio, pclass)
+        rv = job["metadata"].get("resourceVersion")
+        try:
+            conv = kind.integration.workloads_for(full, self._environment())
+        except MissingReferenceError as e:
+            log.warning("%s %s: %s; trying again in 5s", kind.integration.KIND, t.job_key, e)
+            if e.field == f"metadata.labels[{PRIORITY_LABEL}]":
+                self._event(job, WARNING, "WorkloadPriorityClassNotFound", e.message, kind.events_controller)
+            self._later(t.key, 5.0)
+            return
+        except InputError as e:
+            if t.invalid_rv != rv:  # once per version of the job
+                log.error("%s %s is invalid, no Workload is created: %s", kind.integration.KIND, t.job_key, e)
+                t.invalid_rv = rv
+            return
+        if not conv.workloads:
+            if conv.warnings and t.invalid_rv != rv:
+                path, why = conv.warnings[0]
+                log.info("%s %s: %s %s", kind.integration.KIND, t.job_key, path, why)
+                t.invalid_rv = rv
+            return
+        body = conv.workloads[0]
         ns = job["metadata"]["namespace"]
         name = body["metadata"]["name"]
         self._submit(
@@ -1077,7 +1143,7 @@ class Controller:
             lambda c: c.create(WORKLOADS, body, ns),
             (WORKLOADS, name, ns),
             ("workload", t.key),
-            self._then_event(job, "CreatedWorkload", f"Created Workload: {ns}/{name}"),
+            self._then_event(kind, job, "CreatedWorkload", f"Created Workload: {ns}/{name}"),
         )
 
     # --- Kueue's Events (README: which ones); recorded once the write landed, as Kueue does ---
@@ -1086,12 +1152,12 @@ class Controller:
         if self.events is not None:
             self.events.record(obj, type_, reason, note, controller=controller)
 
-    def _then_event(self, job: JSON | None, reason: str, note: str) -> Then | None:
-        """A Normal Event on a Job once the write landed: on ``job`` as it was,
-        or (None) on the Job the write returned."""
+    def _then_event(self, kind: JobKind, job: JSON | None, reason: str, note: str) -> Then | None:
+        """A Normal Event on a job once the write landed: on ``job`` as it was,
+        or (None) on the job the write returned."""
         if self.events is None:
             return None
-        return lambda fresh: self._event(job or fresh, NORMAL, reason, note, JOB_CONTROLLER)
+        return lambda fresh: self._event(job or fresh, NORMAL, reason, note, kind.events_controller)
 
     def _then_admitted(self, t: Track) -> Then | None:
         """pkg/scheduler/scheduler.go recordWorkloadAdmissionMetrics: QuotaReserved
@@ -1166,17 +1232,20 @@ class Controller:
         )
 
     def _patch_job(
-        self, t: Track, job: JSON, name: str, patch: JSON, sub: str | None, then: Then | None = None
+        self, t: Track, kind: JobKind, job: JSON, name: str, patch: Patch, then: Then | None = None
     ) -> None:
         md = job["metadata"]
         ns, jname = md["namespace"], md["name"]
+        res = kind.resource
         self._submit(
             t.key,
             name,
             PRIO_ADMISSION,
-            lambda c: c.patch(JOBS, jname, patch, namespace=ns, sub=sub),
-            (JOBS, jname, ns),
-            ("job", f"{ns}/{jname}"),
+            lambda c: c.patch(
+                res, jname, patch.body, namespace=ns, sub=patch.sub, content_type=patch.content_type
+            ),
+            (res, jname, ns),
+            (kind.name, f"{ns}/{jname}"),
             then,
         )
 
@@ -1255,8 +1324,8 @@ class Controller:
             return
         if kind == "workload":
             o = self.slim.workload(obj)
-        elif kind == "job":
-            o = self.slim.job(obj)
+        elif kind in J.BY_NAME:
+            o = J.BY_NAME[kind].slim(self.slim, obj)
         else:
             o = self.slim.config(obj)
         md = obj["metadata"]
@@ -1321,7 +1390,7 @@ class Controller:
             self._cq_metrics(
                 name, cq, cq_pending.get(name, 0), cq_admitted.get(name, 0), cq_usage.get(name, {})
             )
-            if f"#cq/{name}" in self.inflight:
+            if f"#cq/{name}" in self.inflight or ("cq", name) in self.unconverted:
                 continue
             if self._queue_finalizer(f"#cq/{name}", CLUSTER_QUEUES, cq, in_use=cq_admitted.get(name, 0) > 0):
                 continue

@@ -1,37 +1,38 @@
-"""Kueue's job integrations: a job object -> the Workload(s) Kueue creates for it.
+"""Kueue's job integrations: the kinds of jobs Kueue runs, each a module that
+provides :class:`~.framework.Integration` (which kind, the Workload(s) for an
+object, the write that starts it on admission, the writes that stop it,
+finished or failed).
 
 Pure functions of objects (no Kubernetes client: importable without the
 ``controller`` extra). :mod:`.framework` holds what Kueue's jobframework
 decides for every kind (is the job managed, its LocalQueue, its priority,
-generated names); one module per kind (:mod:`.job` for ``batch/v1`` Jobs)
-holds the kind's pod sets and validation, with the same entry points:
+generated names, what an admission changes in pod templates); one module per
+kind holds the kind's pod sets, validation and writes:
 
-* ``workloads_for(obj, env) -> Conversion``: the Workload dicts (as the
-  API server would hold them), or the reason there are none, for an object of
-  offline manifests;
-* ``owner_field(workload_field) -> str``: where a Workload field comes from
-  in the job, to name the job's field in errors;
-* ``API_VERSION``, ``KIND``.
+* :mod:`.job`: ``batch/v1`` Jobs (partial admission);
+* :mod:`.jobset`: ``jobset.x-k8s.io/v1alpha2`` JobSets.
 
-The loader reads the kinds listed in :data:`INTEGRATIONS`; the controller
-builds Job Workloads with :func:`.job.build_workload`.
+The loader (``kueue-fast schedule``) and the controller both go through
+:data:`INTEGRATIONS`, so offline and in a cluster a job gets the same
+Workload. A third kind (Pod groups, RayJob, Kubeflow jobs) is one more module
+registered here, plus its slimming in ``controller/jobs.py``.
 """
 
 from __future__ import annotations
 
-from types import ModuleType
+from . import job, jobset
+from .framework import Conversion, Environment, Integration
 
-from . import job
-from .framework import Conversion, Environment
+__all__ = ["INTEGRATIONS", "Conversion", "Environment", "Integration", "integration_for", "job", "jobset"]
 
-__all__ = ["INTEGRATIONS", "Conversion", "Environment", "integration_for", "job"]
+_MODULES: tuple[Integration, ...] = (job, jobset)
 
-# (apiVersion, kind) -> the module that converts it
-INTEGRATIONS: dict[tuple[str, str], ModuleType] = {(job.API_VERSION, job.KIND): job}
+# (apiVersion, kind) -> the module that converts and runs it
+INTEGRATIONS: dict[tuple[str, str], Integration] = {(m.API_VERSION, m.KIND): m for m in _MODULES}
 
 
-def integration_for(api_version: object, kind: object) -> ModuleType | None:
-    """The integration module for objects of this apiVersion and kind, if any."""
+def integration_for(api_version: object, kind: object) -> Integration | None:
+    """The integration of objects of this apiVersion and kind, if any."""
     if not isinstance(api_version, str) or not isinstance(kind, str):
         return None
     return INTEGRATIONS.get((api_version, kind))

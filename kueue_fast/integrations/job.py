@@ -1,14 +1,17 @@
-"""batch/v1 Job -> the Workload Kueue's Job integration creates for it.
+"""batch/v1 Jobs as Kueue's Job integration runs them (a
+:class:`~.framework.Integration`).
 
-The controller (``kueue_fast.controller``) builds the Workload of a queued Job
-with :func:`build_workload`; the loader turns the Jobs of offline manifests
-into Workloads with :func:`workloads_for`, which first applies what Kueue's
-Job webhook and jobframework decide (defaults, validation, whether Kueue
-manages the Job, its queue and priority). Kueue sources:
-pkg/controller/jobs/job/job_controller.go (PodSets, podsCount, minPodsCount),
-job_webhook.go (Default, validatePartialAdmissionCreate,
-validateSyncCompletionCreate), pkg/controller/jobframework/reconciler.go
-(ConstructWorkload, prepareWorkload), workload_names.go.
+:func:`workloads_for` is the Workload Kueue creates for a Job, after what
+Kueue's Job webhook and jobframework decide (defaults, validation, whether
+Kueue manages the Job, its queue and priority): the loader reads offline Jobs
+with it and the controller creates Workloads with it, so the two cannot
+disagree. :func:`start_patch` and :func:`stop_step` are what the controller
+writes to start an admitted Job and to stop it again. Kueue sources:
+pkg/controller/jobs/job/job_controller.go (PodSets, podsCount, minPodsCount,
+RunWithPodSetsInfo, RestorePodSetsInfo, Stop, Finished), job_webhook.go
+(Default, validatePartialAdmissionCreate, validateSyncCompletionCreate),
+pkg/controller/jobframework/reconciler.go (ConstructWorkload,
+prepareWorkload), workload_names.go.
 
 The Workload: ``job-<name>-<hash>`` (:func:`workload_name`; offline a Job
 without ``metadata.uid`` is hashed with an empty uid), one pod set ``main``
@@ -20,20 +23,39 @@ framework.priority resolves them, ``spec.queueName`` from the queue-name label.
 
 from __future__ import annotations
 
-import hashlib
+from collections.abc import Sequence
 from typing import Any
 
 from .. import validation as v
 from ..features import FeatureGates
 from . import framework as fw
-from .framework import JOB_UID_LABEL, KUEUE_API, QUEUE_LABEL, RESOURCE_IN_USE, Conversion, Environment
+from .framework import (
+    JOB_UID_LABEL,
+    KUEUE_API,
+    MERGE_PATCH,
+    QUEUE_LABEL,
+    RESOURCE_IN_USE,
+    Conversion,
+    Environment,
+    Patch,
+    PodSetInfo,
+)
 
 JSON = dict[str, Any]
 
 API_VERSION = "batch/v1"
 KIND = "Job"
 GROUP = "batch"
+PLURAL = "jobs"
 FRAMEWORK = "batch/job"  # its name in the Configuration's integrations.frameworks
+STOPPING_ANNOTATION = "kueue.x-k8s.io/stopping"
+# labels the Job controller puts on a Job's pod template (job_controller.go managedLabels)
+MANAGED_LABELS = (
+    "job-name",
+    "controller-uid",
+    "batch.kubernetes.io/job-name",
+    "batch.kubernetes.io/controller-uid",
+)
 
 MIN_PARALLELISM_ANNOTATION = "kueue.x-k8s.io/job-min-parallelism"
 COMPLETIONS_EQUAL_PARALLELISM_ANNOTATION = "kueue.x-k8s.io/job-completions-equal-parallelism"
@@ -47,21 +69,12 @@ _TOPOLOGY_ANNOTATIONS = (
     "kueue.x-k8s.io/podset-slice-required-topology-constraints",
 )
 
-# pkg/controller/jobframework/workload_names.go
-_HASH_LEN = 5
-_MAX_NAME = 253
-_MAX_SHORT_NAME = 63  # with the ShortWorkloadNames gate (alpha, off by default)
-SHORT_NAMES_GATE = "ShortWorkloadNames"
+SHORT_NAMES_GATE = "ShortWorkloadNames"  # alpha, off by default: names cut to 63 characters
 
 
-def workload_name(
-    job_name: str, job_uid: str, kind: str = KIND, group: str = GROUP, *, short: bool = False
-) -> str:
-    """Kueue's GetWorkloadNameForOwnerWithGVK."""
-    h = hashlib.sha1(f"{kind}\n{group}\n{job_name}\n{job_uid}".encode()).hexdigest()[:_HASH_LEN]
-    limit = _MAX_SHORT_NAME if short else _MAX_NAME
-    prefix = f"{kind.lower()}-{job_name}"[: limit - 1 - _HASH_LEN]
-    return f"{prefix}-{h}"
+def workload_name(job_name: str, job_uid: str, *, short: bool = False) -> str:
+    """Kueue's GetWorkloadNameForJob: ``job-<name>-<hash>``."""
+    return fw.workload_name(KIND, GROUP, job_name, job_uid, short=short)
 
 
 def pods_count(spec: JSON) -> int:
@@ -145,6 +158,13 @@ def workloads_for(job: JSON, env: Environment) -> Conversion:
     if done is not None:
         out.warnings.append(("status.conditions", f"{done}: it holds no quota and queues nothing; skipped"))
         return out
+    parent = _managed_parent(job)
+    if parent:
+        # a child Job (jobframework IsOwnerManagedByKueue): its pods are its parent's Workload's
+        out.warnings.append(
+            ("metadata.ownerReferences", f"it belongs to {parent}, whose Workload holds its pods; skipped")
+        )
+        return out
     queue, path, why = fw.queue_name(job, ns, FRAMEWORK, env)
     if queue is None:
         out.warnings.append((path, f"{why}; skipped"))
@@ -190,6 +210,16 @@ def owner_field(workload_field: str) -> str:
         "metadata.name": "metadata.name",
     }
     return table.get(workload_field, "")
+
+
+def _managed_parent(job: JSON) -> str:
+    """Kind/name of the job's controlling owner when Kueue manages that kind."""
+    from . import integration_for
+
+    owner = fw.controlling_owner(job)
+    if owner is None or integration_for(owner.get("apiVersion"), owner.get("kind")) is None:
+        return ""
+    return f"{owner.get('kind')}/{owner.get('name')}"
 
 
 def apply_webhook_defaults(job: JSON, queue: str, priority_class: str | None) -> JSON:
@@ -308,14 +338,139 @@ def _parse_bool(s: str) -> bool | None:
     return None
 
 
+# --- running: what the controller writes to a Job ------------------------------------------
+
+
+def is_suspended(job: JSON) -> bool:
+    return bool((job.get("spec") or {}).get("suspend"))
+
+
+def finished(job: JSON) -> tuple[bool, bool, str]:
+    """Finished: (finished, failed, message) from the Complete / Failed conditions."""
+    for c in (job.get("status") or {}).get("conditions") or []:
+        if c.get("status") == "True" and c.get("type") in ("Complete", "Failed"):
+            return True, c["type"] == "Failed", str(c.get("message") or "")
+    return False, False, ""
+
+
+def _annotations(job: JSON) -> dict[str, str]:
+    return (job.get("metadata") or {}).get("annotations") or {}
+
+
+def _partial(job: JSON) -> tuple[bool, bool]:
+    """(minPodsCount set: the Job accepts partial admission, completions follow parallelism)."""
+    ann = _annotations(job)
+    partial = fw.atoi(str(ann.get(MIN_PARALLELISM_ANNOTATION, ""))) is not None
+    return partial, _parse_bool(str(ann.get(COMPLETIONS_EQUAL_PARALLELISM_ANNOTATION, ""))) is True
+
+
+def _template(job: JSON) -> JSON:
+    return (job.get("spec") or {}).get("template") or {}
+
+
+def _counts(job: JSON, count: int) -> JSON:
+    """spec.parallelism (and completions) for ``count`` pods, when the Job
+    accepts partial admission; {} otherwise."""
+    partial, sync = _partial(job)
+    if not partial:
+        return {}
+    out: JSON = {"parallelism": count}
+    if sync:
+        out["completions"] = count
+    return out
+
+
+def start_patch(job: JSON, infos: Sequence[PodSetInfo]) -> Patch | None:
+    """RunWithPodSetsInfo: unsuspend; with partial admission, parallelism
+    (and completions with job-completions-equal-parallelism) lowered to the
+    admitted count; the admission merged into the pod template (podset.Merge:
+    the flavors' nodeLabels and tolerations, the pod set label). None when the
+    Job runs so already."""
+    if len(infos) != 1:
+        raise fw.PodSetConflict(f"invalid podset infos: expecting 1 podset, got {len(infos)}")
+    spec = job.get("spec") or {}
+    template = _template(job)
+    want = fw.merged(template, infos[0])
+    counts = {k: n for k, n in _counts(job, infos[0].count).items() if spec.get(k) != n}
+    stopping = STOPPING_ANNOTATION in _annotations(job)
+    if not is_suspended(job) and not counts and not stopping and fw.same_fields(template, want):
+        return None
+    body: JSON = {
+        "metadata": {"resourceVersion": job["metadata"]["resourceVersion"]},
+        "spec": {"suspend": False, **counts},
+    }
+    tpatch = fw.template_merge_patch(template, want)
+    if tpatch:
+        body["spec"]["template"] = tpatch
+    if stopping:
+        body["metadata"]["annotations"] = {STOPPING_ANNOTATION: None}
+    return Patch(body, MERGE_PATCH)
+
+
+def _restored(job: JSON, workload: JSON | None) -> tuple[PodSetInfo | None, JSON]:
+    """RestorePodSetsInfo: the template fields to put back (the Workload's pod
+    set, with the Job controller's labels the template has now) and the counts."""
+    sets = ((workload or {}).get("spec") or {}).get("podSets") or []
+    if not sets:
+        return None, {}
+    info = fw.pod_set_info(sets[0])
+    labels = (_template(job).get("metadata") or {}).get("labels") or {}
+    for k in MANAGED_LABELS:
+        if k in labels:
+            info.labels[k] = labels[k]
+    spec = job.get("spec") or {}
+    counts = {k: n for k, n in _counts(job, info.count).items() if spec.get(k) != n}
+    return info, counts
+
+
+def stop_step(job: JSON, workload: JSON | None) -> tuple[str, Patch] | None:
+    """Job.Stop in Kueue's three writes, the next one as (step, patch):
+    ``suspend`` (with the stopping annotation when there is something to
+    restore), ``clear-start`` (status.startTime cleared: the API server lets
+    the template change only then) and ``restore`` (RestorePodSetsInfo, the
+    annotation removed); None once the Job is stopped. ``workload`` None:
+    nothing to restore (a Job without its Workload)."""
+    md = job["metadata"]
+    rv = md["resourceVersion"]
+    info, counts = _restored(job, workload)
+    template = _template(job)
+    needs_restore = info is not None and (bool(counts) or not fw.same_fields(template, info))
+    stopping = STOPPING_ANNOTATION in _annotations(job)
+    if not is_suspended(job):
+        body: JSON = {"metadata": {"resourceVersion": rv}, "spec": {"suspend": True}}
+        if needs_restore:
+            body["metadata"]["annotations"] = {STOPPING_ANNOTATION: "true"}
+        return "suspend", Patch(body)
+    if (job.get("status") or {}).get("startTime"):
+        # Kueue's Stop clears it always: the template can change again only then
+        return "clear-start", Patch(
+            {"metadata": {"resourceVersion": rv}, "status": {"startTime": None}}, sub="status"
+        )
+    if needs_restore or stopping:
+        body = {"metadata": {"resourceVersion": rv, "annotations": {STOPPING_ANNOTATION: None}}}
+        if needs_restore and info is not None:
+            body["spec"] = {**counts}
+            tpatch = fw.template_merge_patch(template, info)
+            if tpatch:
+                body["spec"]["template"] = tpatch
+        return "restore", Patch(body)
+    return None
+
+
 __all__ = [
     "API_VERSION",
     "FRAMEWORK",
+    "GROUP",
     "KIND",
+    "PLURAL",
     "apply_webhook_defaults",
     "build_workload",
+    "finished",
+    "is_suspended",
     "owner_field",
     "pods_count",
+    "start_patch",
+    "stop_step",
     "workload_name",
     "workloads_for",
 ]

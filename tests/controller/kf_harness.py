@@ -36,8 +36,10 @@ from kueue_fast.controller.kube import (  # noqa: E402
     CLUSTER_QUEUES,
     COHORTS,
     JOBS,
+    JOBSETS,
     LOCAL_QUEUES,
     NAMESPACES,
+    POD_PRIORITY_CLASSES,
     PRIORITY_CLASSES,
     RESOURCE_FLAVORS,
     WORKLOADS,
@@ -48,6 +50,8 @@ from kueue_fast.controller.kube import (  # noqa: E402
 from kueue_fast.controller.reconciler import Controller, Options  # noqa: E402
 
 REAL_KUBECONFIG = os.environ.get("KUEUE_FAST_TEST_KUBECONFIG")
+JOBSET_CRD = Path(__file__).resolve().parent.parent / "data" / "jobset-crd.yaml"
+CRDS = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", False)
 TEST_IMAGE = os.environ.get("KUEUE_FAST_TEST_IMAGE", "busybox:1.36")
 TEST_AGENT = "kueue-fast-tests/1"
 JSON = dict[str, Any]
@@ -199,6 +203,68 @@ def job(
     }
 
 
+def jobset(
+    ns: str,
+    name: str,
+    queue: str | None,
+    replicated: list[tuple[str, int, int, str]],
+    *,
+    suspend: bool = True,
+    priority: str | None = None,
+    node_selector: dict[str, str] | None = None,
+) -> JSON:
+    """A JobSet; ``replicated``: (name, replicas, parallelism, cpu per pod) per replicated job."""
+    labels = {}
+    if queue:
+        labels["kueue.x-k8s.io/queue-name"] = queue
+    if priority:
+        labels["kueue.x-k8s.io/priority-class"] = priority
+    rjobs = []
+    for rname, replicas, parallelism, cpu in replicated:
+        pod: JSON = {
+            "restartPolicy": "Never",
+            "containers": [
+                {
+                    "name": "main",
+                    "image": TEST_IMAGE,
+                    "command": ["sh", "-c", "exit 0"],
+                    "resources": {"requests": {"cpu": cpu}},
+                }
+            ],
+        }
+        if node_selector:
+            pod["nodeSelector"] = dict(node_selector)
+        rjobs.append(
+            {
+                "name": rname,
+                "replicas": replicas,
+                "template": {
+                    "spec": {
+                        "parallelism": parallelism,
+                        "completions": parallelism,
+                        "template": {"spec": pod},
+                    }
+                },
+            }
+        )
+    return {
+        "apiVersion": "jobset.x-k8s.io/v1alpha2",
+        "kind": "JobSet",
+        "metadata": {"name": name, "namespace": ns, "labels": labels},
+        "spec": {"suspend": suspend, "replicatedJobs": rjobs},
+    }
+
+
+def pod_priority_class(name: str, value: int, global_default: bool = False) -> JSON:
+    return {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": name},
+        "value": value,
+        "globalDefault": global_default,
+    }
+
+
 RES_BY_KIND = {
     "ResourceFlavor": RESOURCE_FLAVORS,
     "ClusterQueue": CLUSTER_QUEUES,
@@ -208,6 +274,8 @@ RES_BY_KIND = {
     "Workload": WORKLOADS,
     "Namespace": NAMESPACES,
     "Job": JOBS,
+    "JobSet": JOBSETS,
+    "PriorityClass": POD_PRIORITY_CLASSES,
 }
 
 
@@ -228,6 +296,7 @@ class Harness:
         self.created: list[tuple[Resource, str, str | None]] = []
         self.lease_ns = self.name("kueue-system")
         self._ids = itertools.count()
+        self.created_crd = ""
 
     @property
     def real(self) -> bool:
@@ -297,6 +366,44 @@ class Harness:
             what=f"Job {ns}/{name} to complete",
         )
 
+    def ensure_jobset_crd(self) -> None:
+        """JobSet's CRD (tests/data), installed when the cluster lacks it."""
+        import yaml
+
+        crd = next(d for d in yaml.safe_load_all(JOBSET_CRD.read_text()) if d)
+        if self.fake is not None:
+            self.fake.install_crd(crd)
+            return
+        if self.get(CRDS, crd["metadata"]["name"]) is None:
+            self.kube.create(CRDS, crd)
+            self.created_crd = crd["metadata"]["name"]
+            wait_for(lambda: self._served(JOBSETS), timeout=60, what="the JobSet CRD to be served")
+
+    def _served(self, res: Resource) -> bool:
+        try:
+            self.kube.list(res, limit=1)
+        except ApiError:
+            return False
+        return True
+
+    def finish_jobset(self, ns: str, name: str, failed: bool = False) -> None:
+        """What JobSet's controller writes when the JobSet's jobs are done."""
+        if self.fake is not None:
+            self.fake.finish_jobset(ns, name, failed=failed)
+            return
+        ctype = "Failed" if failed else "Completed"
+        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        cond = {
+            "type": ctype,
+            "status": "True",
+            "reason": "Test",
+            "message": "done",
+            "lastTransitionTime": now,
+        }
+        self.patch(
+            JOBSETS, name, {"status": {"conditions": [cond], "terminalState": ctype}}, ns, sub="status"
+        )
+
     # controllers
     def controller(self, **kw: Any) -> Controller:
         identity = kw.pop("identity", f"ctl-{next(self._ids)}")
@@ -307,6 +414,7 @@ class Harness:
             lease_duration=kw.pop("lease_duration", 2.0),
             renew_deadline=kw.pop("renew_deadline", 1.5),
             retry_period=kw.pop("retry_period", 0.2),
+            missing_kind_retry=kw.pop("missing_kind_retry", 0.3),
             status_interval=kw.pop("status_interval", 0.2),
             pending_interval=kw.pop("pending_interval", 0.2),
             workers=kw.pop("workers", 4),
@@ -347,6 +455,8 @@ class Harness:
                     except ApiError:
                         pass
                 self.delete(res, name, ns)
+            if self.created_crd:
+                self.delete(CRDS, self.created_crd)
         self.kube.close()
 
 
@@ -380,6 +490,8 @@ def _harness(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Harness
     finally:
         h.close()
         api.stop()
+    # every write of the flow fits the CRDs kueue-fast ships: nothing was pruned
+    assert not api.pruned, f"fields the CRDs' schemas do not keep: {api.pruned[:10]}"
 
 
 @pytest.fixture(params=["fake", "real"])

@@ -16,6 +16,8 @@ from kueue_fast.controller import jobs as J
 from kueue_fast.controller import manifests
 from kueue_fast.controller.kube import TokenBucket
 from kueue_fast.controller.metrics import HealthServer
+from kueue_fast.integrations import job as job_integration
+from kueue_fast.integrations.framework import admitted_info
 
 
 def test_workload_name_is_kueues() -> None:
@@ -43,59 +45,65 @@ def _job(
     tolerations: list[dict[str, str]],
     start: bool = False,
     annotations: dict[str, str] | None = None,
+    labels: dict[str, str] | None = None,
 ) -> dict:  # type: ignore[type-arg]
+    template: dict = {"spec": {"nodeSelector": selector, "tolerations": tolerations}}  # type: ignore[type-arg]
+    if labels:
+        template["metadata"] = {"labels": labels}
     return {
         "metadata": {"name": "j", "namespace": "n", "resourceVersion": "7", "annotations": annotations or {}},
-        "spec": {
-            "suspend": suspend,
-            "template": {"spec": {"nodeSelector": selector, "tolerations": tolerations}},
-        },
+        "spec": {"suspend": suspend, "parallelism": 1, "template": template},
         "status": {"startTime": "t"} if start else {},
     }
 
 
+def _workload(selector: dict[str, str], tolerations: list[dict[str, str]]) -> dict:  # type: ignore[type-arg]
+    template = {"spec": {"nodeSelector": selector, "tolerations": tolerations}}
+    return {"spec": {"podSets": [{"name": "main", "count": 1, "template": template}]}}
+
+
 def test_start_patch_merges_labels_and_tolerations_once() -> None:
+    """podset.Merge: the flavor's nodeLabels and tolerations (once), the pod set label."""
     t1 = {"key": "a", "operator": "Exists"}
     f = {"spec": {"nodeLabels": {"pool": "x"}, "tolerations": [t1]}}
-    original = {"nodeSelector": {"team": "t"}, "tolerations": [t1]}
-    patch = J.start_patch(_job(True, {"team": "t"}, [t1]), original, [f])
-    assert patch == {
+    info = admitted_info("main", 1, [f])
+    start = job_integration.start_patch(_job(True, {"team": "t"}, [t1]), [info])
+    assert start is not None and start.content_type == "application/merge-patch+json" and start.sub is None
+    assert start.body == {
         "metadata": {"resourceVersion": "7"},
         "spec": {
             "suspend": False,
-            "template": {"spec": {"nodeSelector": {"team": "t", "pool": "x"}, "tolerations": [t1]}},
+            "template": {
+                "metadata": {"labels": {"kueue.x-k8s.io/podset": "main"}},
+                "spec": {"nodeSelector": {"team": "t", "pool": "x"}},
+            },
         },
     }
-    assert J.start_patch(_job(False, {"team": "t", "pool": "x"}, [t1]), original, [f]) is None
+    running_job = _job(False, {"team": "t", "pool": "x"}, [t1], labels={"kueue.x-k8s.io/podset": "main"})
+    assert job_integration.start_patch(running_job, [info]) is None
 
 
 def test_stop_takes_three_steps() -> None:
-    original = {"nodeSelector": {"team": "t"}, "tolerations": []}
-    running_job = _job(False, {"team": "t", "pool": "x"}, [{"key": "a"}], start=True)
-    kind, patch = J.stop_step(running_job, original)  # type: ignore[misc]
-    assert kind == "suspend" and patch["metadata"]["annotations"] == {J.STOPPING_ANNOTATION: "true"}
-    kind, patch = J.stop_step(
-        _job(
-            True,
-            {"team": "t", "pool": "x"},
-            [{"key": "a"}],
-            start=True,
-            annotations={J.STOPPING_ANNOTATION: "true"},
-        ),
-        original,
-    )  # type: ignore[misc]
-    assert kind == "clear-start" and patch["status"] == {"startTime": None}
-    kind, patch = J.stop_step(
-        _job(True, {"team": "t", "pool": "x"}, [{"key": "a"}], annotations={J.STOPPING_ANNOTATION: "true"}),
-        original,
-    )  # type: ignore[misc]
-    assert kind == "restore"
-    assert patch["spec"]["template"]["spec"] == {
-        "nodeSelector": {"pool": None, "team": "t"},
-        "tolerations": None,
+    wl = _workload({"team": "t"}, [])
+    podset = {"kueue.x-k8s.io/podset": "main"}
+    running_job = _job(False, {"team": "t", "pool": "x"}, [{"key": "a"}], start=True, labels=podset)
+    name, patch = job_integration.stop_step(running_job, wl)  # type: ignore[misc]
+    assert name == "suspend" and patch.body["metadata"]["annotations"] == {J.STOPPING_ANNOTATION: "true"}
+    stopping = {J.STOPPING_ANNOTATION: "true"}
+    suspended = _job(
+        True, {"team": "t", "pool": "x"}, [{"key": "a"}], start=True, annotations=stopping, labels=podset
+    )
+    name, patch = job_integration.stop_step(suspended, wl)  # type: ignore[misc]
+    assert name == "clear-start" and patch.body["status"] == {"startTime": None} and patch.sub == "status"
+    not_started = _job(True, {"team": "t", "pool": "x"}, [{"key": "a"}], annotations=stopping, labels=podset)
+    name, patch = job_integration.stop_step(not_started, wl)  # type: ignore[misc]
+    assert name == "restore"
+    assert patch.body["spec"]["template"] == {
+        "metadata": {"labels": None},
+        "spec": {"nodeSelector": {"pool": None, "team": "t"}, "tolerations": None},
     }
-    assert patch["metadata"]["annotations"] == {J.STOPPING_ANNOTATION: None}
-    assert J.stop_step(_job(True, {"team": "t"}, []), original) is None
+    assert patch.body["metadata"]["annotations"] == {J.STOPPING_ANNOTATION: None}
+    assert job_integration.stop_step(_job(True, {"team": "t"}, []), wl) is None
 
 
 def test_conditions_keep_transition_time_unless_status_flips() -> None:
