@@ -43,6 +43,7 @@ from .kube import (
     KubeClient,
     Resource,
 )
+from .state import object_key, v1beta1_fields
 
 JSON = dict[str, Any]
 
@@ -103,23 +104,6 @@ def _finished(obj: JSON, kind: str) -> bool:
     return any(c.get("type") in done and c.get("status") == "True" for c in conds)
 
 
-def _list_all(client: KubeClient, res: Resource, label_selector: str | None = None) -> list[JSON]:
-    items: list[JSON] = []
-    cont: str | None = None
-    while True:
-        try:
-            page = client.list(res, label_selector=label_selector, limit=PAGE, continue_=cont)
-        except ApiError as e:
-            if e.status == 410 and cont:  # the paged list expired: start over
-                items, cont = [], None
-                continue
-            raise
-        items.extend(page.get("items") or [])
-        cont = (page.get("metadata") or {}).get("continue") or None
-        if not cont:
-            return items
-
-
 def _kueue_version(client: KubeClient) -> str:
     """v1beta2 when the cluster serves it, else v1beta1."""
     for version in ("v1beta2", "v1beta1"):
@@ -167,14 +151,23 @@ def read_snapshot(
     def take(res: Resource, *, optional: bool = False, label_selector: str | None = None) -> list[JSON]:
         what = f"{res.plural}.{res.group}" if res.group else res.plural
         try:
-            items = _list_all(client, res, label_selector)
+            items, _ = client.list_all(res, label_selector=label_selector, page_size=PAGE)
         except ApiError as e:
             if optional and e.status in (403, 404):
                 why = "not served by this cluster" if e.status == 404 else "forbidden to these credentials"
                 snap.notes.append(f"{what} not read: {why}")
                 return []
             raise _api_error(e, what) from None
-        return [_clean(it, res) for it in items]
+        out = [_clean(it, res) for it in items]
+        relabelled = [o for o in out if v1beta1_fields(o)]
+        for o in relabelled:  # stored in v1beta1, served unconverted: read them as what they are
+            o["apiVersion"] = f"{KUEUE_GROUP}/v1beta1"
+        if relabelled:
+            snap.notes.append(
+                f"{len(relabelled)} {res.kind}s stored as kueue.x-k8s.io/v1beta1 and served unconverted "
+                f"({', '.join(object_key(o) for o in relabelled[:3])}): written as v1beta1"
+            )
+        return out
 
     def keep(kind: str, objs: list[JSON]) -> None:
         snap.documents.extend(objs)

@@ -313,3 +313,24 @@ def test_without_the_controller_extra_is_one_line(tmp_path: Path, capsys, monkey
         "error: --kubeconfig: reading a cluster needs the controller extra: "
         "pip install 'kueue-fast[controller]'"
     ]
+
+
+def test_objects_stored_in_v1beta1_are_written_as_v1beta1(
+    fake_cluster: Harness, tmp_path: Path, capsys
+) -> None:
+    # a ClusterQueue of an earlier Kueue: stored as v1beta1 (spec.cohort), served unconverted as v1beta2
+    h = fake_cluster
+    assert h.fake is not None
+    h.create(flavor("rf"))
+    old = cluster_queue("old-cq", {"rf": {"cpu": "4"}})
+    old["spec"]["cohort"] = "co"
+    h.fake.put_stored(old)
+    out = tmp_path / "c.yaml"
+    assert main(["snapshot", "--kubeconfig", h.kubeconfig, "--output-file", str(out)]) == 0
+    assert "1 ClusterQueues stored as kueue.x-k8s.io/v1beta1 and served unconverted (old-cq)" in (
+        capsys.readouterr().err
+    )
+    docs = list(yaml.safe_load_all(out.read_text()))
+    cq = next(d for d in docs if d["kind"] == "ClusterQueue")
+    assert cq["apiVersion"] == "kueue.x-k8s.io/v1beta1"
+    assert build_state(docs).cluster_queues["old-cq"].cohort == "co"  # the loader reads it as what it is
