@@ -166,3 +166,16 @@ def test_bad_invocations_exit_2_with_one_line(tmp_path, capsys, argv, message):
     assert main([a.format(base=base) for a in argv] + ["--no-report"]) == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("name", ["compare", "sweep", "snapshot"])
+def test_every_option_has_a_help_line_with_its_default(name):
+    import argparse
+
+    from kueue_fast.cli import build_parser
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    for action in sub.choices[name]._actions:
+        if isinstance(action, argparse._HelpAction) or not action.option_strings:
+            continue
+        assert action.help and "default" in action.help, f"{name} {action.option_strings}"

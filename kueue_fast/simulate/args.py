@@ -165,7 +165,9 @@ def add_progress_arguments(p: argparse.ArgumentParser) -> None:
         default=None,
         help="always show the progress bar (default: on a terminal)",
     )
-    g.add_argument("--no-progress", action="store_false", dest="progress", help="never show it")
+    g.add_argument(
+        "--no-progress", action="store_false", dest="progress", help="never show it (default: on a terminal)"
+    )
 
 
 def add_trace_arguments(p: argparse.ArgumentParser) -> None:

@@ -23,14 +23,16 @@ SWEEP_REPORT_DIR = "sweep-report"
 SNAPSHOT_FORMATS = ("yaml", "json")
 
 
-def add_cluster_arguments(p: argparse.ArgumentParser) -> None:
-    """Read the configuration from a live cluster (read-only)."""
+def add_cluster_arguments(p: argparse.ArgumentParser, always: bool = False) -> None:
+    """Read the configuration from a live cluster (read-only); ``always``:
+    the command always reads one, found as the controller finds it."""
+    found = "$KUBECONFIG, else the in-cluster service account, else ~/.kube/config" if always else "none"
     p.add_argument(
         "--kubeconfig",
         metavar="PATH",
         default=None,
         help="read Kueue's objects, Workloads and queued Jobs from this cluster, read-only "
-        "(default: none; needs kueue-fast[controller])",
+        f"(default: {found}; needs kueue-fast[controller])",
     )
     p.add_argument(
         "--context", default=None, help="kubeconfig context (default: the kubeconfig's current context)"
@@ -154,7 +156,7 @@ def add_sweep_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def add_snapshot_arguments(p: argparse.ArgumentParser) -> None:
-    add_cluster_arguments(p)
+    add_cluster_arguments(p, always=True)
     p.add_argument(
         "-o",
         "--output",
