@@ -261,6 +261,7 @@ def to_json(c: Comparison, biggest: list[dict[str, Any]]) -> dict[str, Any]:
                 "cycles": r.cycles,
                 "unsettled_instants": r.unsettled,
                 "wall_s": round(r.wall_s, 3),
+                "cpu_s": round(r.cpu_s, 3),
                 "where": r.where,
                 "overall": r.overall,
                 "totals": r.metrics.totals,
@@ -304,7 +305,8 @@ def write_report(
     ]
     changes = "".join(f"<li>{html.escape(change_line(x, several))}</li>" for x in biggest)
     where = html_table(
-        ["configuration", "took", "where"], [[r.label, f"{r.wall_s:.1f} s", r.where] for r in c.results]
+        ["configuration", "took", "CPU", "where"],
+        [[r.label, f"{r.wall_s:.1f} s", f"{r.cpu_s:.1f} s", r.where] for r in c.results],
     )
     body = f"""<p class="facts">{html.escape(" · ".join(facts))}</p>
 <h2>What differs from {html.escape(c.results[0].label)}</h2>

@@ -124,9 +124,9 @@ def run_warnings(results: list[RunSummary]) -> list[str]:
 
 
 def where_lines(results: list[RunSummary]) -> list[str]:
-    """How long each configuration took and where it ran."""
+    """How long each configuration took (and its CPU time) and where it ran."""
     width = max(len(r.label) for r in results)
-    return [f"  {r.label.ljust(width)}  {r.wall_s:6.1f} s  {r.where}" for r in results]
+    return [f"  {r.label.ljust(width)}  {r.wall_s:6.1f} s (cpu {r.cpu_s:5.1f} s)  {r.where}" for r in results]
 
 
 def write_frozen_trace(plan: Plan, folder: Path) -> Path:

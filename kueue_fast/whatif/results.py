@@ -31,6 +31,7 @@ class RunSummary:
     cycles: int
     unsettled: int
     wall_s: float = 0.0  # in the worker: simulation and metrics
+    cpu_s: float = 0.0  # the worker process's CPU time for it (wall_s above it: the machine was busy)
     where: str = ""  # which process or Dask worker ran it
     warnings: list[str] = field(default_factory=list)
 

@@ -90,7 +90,7 @@ def simulate_one(
     from ..simulate.metrics import compute
     from .results import cluster_figures
 
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     warnings: list[str] = []
     report: Callable[[Progress], None] | None = None
     if progress is not None:
@@ -122,6 +122,7 @@ def simulate_one(
         cycles=result.cycles,
         unsettled=result.unsettled,
         wall_s=time.perf_counter() - t0,
+        cpu_s=time.process_time() - c0,
         where=where,
         warnings=warnings,
     )

@@ -396,6 +396,7 @@ def csv_columns(sr: SweepResult) -> dict[str, list[Any]]:
             cols[f"{m}_lower_bound"] = [sr.value(k, m)[1] for k in range(len(sr.results))]
     cols["best"] = [k in best for k in range(len(sr.results))]
     cols["wall_s"] = [round(r.wall_s, 3) for r in sr.results]
+    cols["cpu_s"] = [round(r.cpu_s, 3) for r in sr.results]
     cols["where"] = [r.where for r in sr.results]
     return cols
 
@@ -513,6 +514,7 @@ def to_json(sr: SweepResult) -> dict[str, Any]:
                 "lower_bounds": [m for m in sr.spec.metrics if sr.value(k, m)[1]],
                 "best": k in best,
                 "wall_s": round(r.wall_s, 3),
+                "cpu_s": round(r.cpu_s, 3),
                 "where": r.where,
                 "overall": r.overall,
                 "cluster_queues": [q.to_json() for q in r.metrics.queues],
