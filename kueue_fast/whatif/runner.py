@@ -293,7 +293,8 @@ def _dask_task(task: SimTask, trace: Trace, options: SimOptions) -> RunSummary |
     from distributed import get_worker
 
     w = get_worker()
-    where = f"dask worker {w.name} ({w.address}, {_host()} pid {os.getpid()})"
+    name = "" if str(w.name) == w.address else f"{w.name} "
+    where = f"dask worker {name}({w.address}, {_host()} pid {os.getpid()})"
     return _guarded(task, trace, options, where, None)
 
 

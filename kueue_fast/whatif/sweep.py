@@ -338,7 +338,9 @@ class SweepResult:
 
 def _short_where(where: str) -> str:
     if where.startswith("dask worker"):
-        return where.split(" (")[0].replace("dask worker ", "dask ")
+        inside = where.split("(", 1)[1].split(",")[0]  # the worker's address
+        named = where.split(" (")[0].replace("dask worker", "").strip()
+        return f"dask {named or inside}"
     if "pid " in where:
         return "pid " + where.rsplit("pid ", 1)[1].rstrip(")")
     return where
