@@ -99,8 +99,11 @@ def main() -> None:
                 out = modes[name]()
                 t = time.perf_counter() - t0
                 sim = sum(x.wall_s for x in out) / len(out)
+                cpu = sum(x.cpu_s for x in out)
+                # CPU used / wall time: the cores the sweep actually got
                 print(
-                    f"  round {r + 1}: {name:<46} {t:7.1f} s  ({sim:.1f} s per simulation, load {load:.2f})"
+                    f"  round {r + 1}: {name:<46} {t:7.1f} s  ({sim:.1f} s per simulation, "
+                    f"{cpu / len(out):.1f} s CPU each, {cpu / t:.2f} cores used, load {load:.2f})"
                 )
                 if reference is None:
                     reference = out
