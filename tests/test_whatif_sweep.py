@@ -319,3 +319,25 @@ def test_the_progress_bar_counts_configurations_and_names_where_they_run():
     run_all(tasks, trace, options, workers=1, bar=SweepBar(stream, enabled=True))
     last = stream.getvalue().split("\r")[-1]
     assert last.startswith("[########################] 3/3 configurations") and "1 process" in last
+
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "ml-platform"
+
+
+def test_the_readme_worked_example_files_expand_to_eight_valid_configurations(capsys):
+    args = ["sweep", str(EXAMPLE / "cluster.yaml"), str(EXAMPLE / "sweep.yaml"), *SMALL, "--dry-run"]
+    assert main(args) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "#1: moved=0, research-borrow=8"
+    assert lines[-1] == "#8: moved=12, research-borrow=16"
+    assert len(lines) == 8
+
+
+def test_the_table_rules_only_the_named_columns(tmp_path, capsys):
+    # the '<- best' column has no header: no rule under it either
+    base = write(tmp_path / "cluster.yaml", objects())
+    s = spec(tmp_path, combine="zip", base=False)
+    assert main(["sweep", base, s, *SMALL, "--workers", "1", "--no-report"]) == 0
+    header, rule = capsys.readouterr().out.splitlines()[2:4]
+    assert header.startswith("config") and header.endswith("ran on")
+    assert len(rule.split()) == len(header.replace("ran on", "ran_on").split())

@@ -371,7 +371,8 @@ def render_table(sr: SweepResult) -> str:
             cells.append(x.ljust(w) if i <= n_params or i >= len(cols) - 2 else x.rjust(w))
         return "  ".join(cells).rstrip()
 
-    return "\n".join([line(cols), "  ".join("-" * w for w in widths), *(line(r) for r in rows)]) + "\n"
+    rule = "  ".join("-" * w if c else "" for c, w in zip(cols, widths, strict=True)).rstrip()
+    return "\n".join([line(cols), rule, *(line(r) for r in rows)]) + "\n"
 
 
 def all_metrics(sr: SweepResult) -> list[str]:
