@@ -282,7 +282,8 @@ def test_sweep_on_dask_from_the_command_line(tmp_path, capsys):
     remote = json.loads(capsys.readouterr().out)
 
     def strip(doc: dict) -> list[dict]:
-        return [{k: v for k, v in c.items() if k not in ("wall_s", "cpu_s", "where")} for c in doc["configurations"]]
+        run_facts = ("wall_s", "cpu_s", "where")
+        return [{k: v for k, v in c.items() if k not in run_facts} for c in doc["configurations"]]
 
     assert strip(remote) == strip(local)
     assert all(c["where"].startswith("dask worker") for c in remote["configurations"])
