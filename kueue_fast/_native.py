@@ -320,14 +320,15 @@ class NativeEngine:
             sorted(attempted.tolist()),
             sorted(parked.tolist()),
         )
-        if self._queue_ts_moves and report.preempted:
-            self._sync_queue_ts(report.preempted)
+        if self._queue_ts_moves and (report.preempted or report.admitted):
+            self._sync_queue_ts(report.preempted + report.admitted)
         return report
 
     def _sync_queue_ts(self, wids: list[int]) -> None:
         """Without PrioritySortingWithinCohort the engine moves the queue-order
-        timestamp of a victim reclaimed while borrowing; the reference engine
-        does it on the WorkloadSpec itself, so mirror it on ours."""
+        timestamp of a victim reclaimed while borrowing (and back when it is
+        admitted again); the reference engine does it on the WorkloadSpec
+        itself, so mirror it on ours."""
         for w in wids:
             spec = self._specs[w]
             if spec is not None:
@@ -359,8 +360,8 @@ class NativeEngine:
         cycles, stable, heads, adm, adm_cycle, pre, pre_cycle = self._core.run_until_stable(
             now_ns, max_cycles
         )
-        if self._queue_ts_moves and pre.size:
-            self._sync_queue_ts(pre.tolist())
+        if self._queue_ts_moves and (pre.size or adm.size):
+            self._sync_queue_ts(pre.tolist() + adm.tolist())
         return int(cycles), bool(stable), int(heads), adm, adm_cycle, pre, pre_cycle
 
     def run_until_settled(

@@ -161,5 +161,8 @@ def test_completion_command_prints_the_script(capsys):
 
 
 def test_cli_module_runs(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "kueue_fast", "--version"], capture_output=True, text=True)
+    # cwd: `-m` puts the current folder first on sys.path; from the checkout it
+    # would import the source tree, without the compiled modules of the install.
+    argv = [sys.executable, "-m", "kueue_fast", "--version"]
+    proc = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path)
     assert proc.returncode == 0 and proc.stdout.startswith("kueue-fast ")

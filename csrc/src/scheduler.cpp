@@ -379,13 +379,22 @@ void Engine::charge(int wid, int sign, bool commit) noexcept {
   });
 }
 
-void Engine::admit(int wid, int cq, std::int64_t time_ns) {
+void Engine::admit(int wid, int cq, std::int64_t time_ns, bool listed) {
   w_.status[wid] = STATUS_ADMITTED;
   w_.admitted_cq[wid] = cq;
   w_.admission_time[wid] = time_ns;
   w_.ls_valid[wid] = 0;
+  // The admission turns the Preempted condition False (workload.go
+  // SetQuotaReservation): the creation time orders the workload again.
+  if (!queue_ts_before_preemption_.empty()) {
+    auto it = queue_ts_before_preemption_.find(wid);
+    if (it != queue_ts_before_preemption_.end()) {
+      w_.queue_ts[wid] = it->second;
+      queue_ts_before_preemption_.erase(it);
+    }
+  }
   charge(wid, +1, true);
-  cq_admitted_insert(wid);
+  if (listed) cq_admitted_insert(wid);
   lq_admitted_add(wid, cq, +1);
 }
 
@@ -402,23 +411,27 @@ void Engine::release(int wid) {
   w_.evicting[wid] = 0;
 }
 
+// Eviction issued; the quota stays until release_eviction. Kueue's workload
+// controller re-adds the workload (Evicted=True) to the cache at once, which
+// moves its ClusterQueue's generation (clusterqueue.go deleteWorkload).
 void Engine::set_evicting(int wid) {
   bool listed = in_cq_admitted(wid);
   if (listed) cq_admitted_erase(wid);
   w_.evicting[wid] = 1;
   if (listed) cq_admitted_insert(wid);
+  if (w_.admitted_cq[wid] >= 0) ++cq_generation_[w_.admitted_cq[wid]];
 }
 
 void Engine::remove_workload(int wid) {
   check_wid(wid);
-  int freed_cq = w_.status[wid] == STATUS_ADMITTED ? w_.admitted_cq[wid] : -1;
+  if (!queue_ts_before_preemption_.empty()) queue_ts_before_preemption_.erase(wid);
   if (w_.status[wid] == STATUS_ADMITTED) {
     release(wid);
   } else if (w_.cq[wid] >= 0) {
     queues_[w_.cq[wid]].remove(w_, wid);
   }
   w_.status[wid] = STATUS_FINISHED;
-  if (freed_cq >= 0) requeue_tree(freed_cq);
+  requeue_tree(w_.cq[wid]);
 }
 
 void Engine::remove_workloads(const std::int64_t* wids, std::size_t n) {
@@ -426,18 +439,18 @@ void Engine::remove_workloads(const std::int64_t* wids, std::size_t n) {
   requeue_roots_.clear();
   for (std::size_t i = 0; i < n; ++i) {
     const int wid = static_cast<int>(wids[i]);
-    const int freed_cq = w_.status[wid] == STATUS_ADMITTED ? w_.admitted_cq[wid] : -1;
+    if (!queue_ts_before_preemption_.empty()) queue_ts_before_preemption_.erase(wid);
     if (w_.status[wid] == STATUS_ADMITTED) {
       release(wid);
     } else if (w_.cq[wid] >= 0) {
       queues_[w_.cq[wid]].remove(w_, wid);
     }
     w_.status[wid] = STATUS_FINISHED;
-    if (freed_cq >= 0) requeue_roots_.push_back(freed_cq);
+    if (w_.cq[wid] >= 0) requeue_roots_.push_back(w_.cq[wid]);
   }
   // requeue_tree(cq) moves every parked workload of cq's tree back to its
-  // heap; once per tree is the same as once per freed workload (nothing parks
-  // in between, and a second pass finds nothing new to move).
+  // heap; once per tree is the same as once per removed workload (nothing
+  // parks in between, and a second pass finds nothing new to move).
   for (std::int32_t& cq : requeue_roots_) {
     const int root = tree_.root_of(cq);
     if (root != cq) cq = root;
@@ -456,10 +469,9 @@ void Engine::remove_workloads(const std::int64_t* wids, std::size_t n) {
 void Engine::release_eviction(int wid) {
   check_wid(wid);
   if (w_.status[wid] != STATUS_ADMITTED || !w_.evicting[wid]) return;
-  int cq = w_.admitted_cq[wid];
   release(wid);
   w_.status[wid] = STATUS_PENDING;
-  requeue_tree(cq);
+  requeue_tree(w_.cq[wid]);
   if (w_.cq[wid] >= 0) queues_[w_.cq[wid]].push(w_, wid);
 }
 
@@ -475,9 +487,13 @@ void Engine::evict(int wid, const std::string& reason, const std::string& messag
   if (release_evictions_) release_eviction(wid);
 }
 
-// Quota was freed in cq's cohort tree: its parked workloads may fit now.
+// A workload of a LocalQueue of cq finished, was deleted (pending or not) or
+// gave its quota back: the parked workloads of cq's cohort tree may fit now.
+// Kueue's workload controller finds cq through the workload's LocalQueue, not
+// its admission (manager.go QueueAssociatedInadmissibleWorkloadsAfter): a
+// workload in no queue (its LocalQueue stopped or missing, cq -1) requeues nothing.
 void Engine::requeue_tree(int cq) {
-  if (cq < 0) return;  // admitted to a ClusterQueue that does not exist: nothing was freed
+  if (cq < 0) return;
   const int root = tree_.root_of(cq);
   if (root != cq) {
     for (int c : tree_.subtree_cqs(root)) queues_[c].queue_inadmissible(w_);
@@ -1074,7 +1090,9 @@ void Engine::issue_preemptions(const Entry& e, std::int64_t now_ns) {
     w_.evict_victim_cq[v] = w_.admitted_cq[v];
     if (t.reason == IN_COHORT_RECLAIM_WHILE_BORROWING && !topo_.gates().priority_sorting_within_cohort) {
       // Kueue workload.Ordering: without PrioritySortingWithinCohort such a
-      // victim queues as if it arrived just after its eviction.
+      // victim queues as if it arrived just after its eviction, until it is
+      // admitted again (admit).
+      queue_ts_before_preemption_.emplace(v, w_.queue_ts[v]);
       w_.queue_ts[v] = now_ns + 1000000;
     }
   }
@@ -1111,7 +1129,11 @@ void Engine::admit_entry(Entry& e, std::int64_t now_ns) {
       *p++ = req;
     }
   }
-  admit(e.wid, e.cq, now_ns);
+  // Kueue's cycle snapshot gets only the admission's usage (scheduler.go
+  // processEntry: cq.AddUsage), not the workload: it is no preemption
+  // candidate for the rest of the cycle (preemption.go findCandidates). It
+  // joins its ClusterQueue's admitted list when the cycle ends.
+  admit(e.wid, e.cq, now_ns, /*listed=*/false);
   push_entry_penalty(e.wid, e.cq, now_ns);
   ++cq_generation_[e.cq];  // the admission's status update reaches the cache
   queues_[e.cq].clear_preemptor(e.wid);
@@ -1164,7 +1186,10 @@ void Engine::process(Entry& e, std::int64_t now_ns) {
   if (mode == PREEMPT && e.t_n == 0) {
     e.requeue_reason = REQUEUE_PREEMPTION_NO_CANDIDATES;
     e.reason = WAITING_FOR_QUOTA;
-    if (topo_.cq(cq).reclaim_within_cohort != ANY) {  // CanAlwaysReclaim
+    // Kueue reserveCapacityForUnreclaimablePreempt: unless the ClusterQueue
+    // can always reclaim (reclaimWithinCohort: Any), or when the workload is
+    // its preemptor (PrioritizePreemptorWorkloads).
+    if (topo_.cq(cq).reclaim_within_cohort != ANY || (topo_.gates().prioritize_preemptor_workloads && e.is_preemptor)) {
       // Kueue quotaResourcesToReserve, computed before any of it is reserved.
       std::vector<FrAmount>& out = reserve_scratch_;
       out.clear();
@@ -1366,10 +1391,12 @@ const CycleReport& Engine::run_cycle(std::int64_t now_ns) {
     report_.newly_parked += parked;
   }
 
-  // the snapshot is gone (capacity reserved for this cycle only is free again)
+  // the snapshot is gone (capacity reserved for this cycle only is free
+  // again); the cycle's admissions join the admitted lists
   tree_.discard_snapshot();
   for (std::int32_t v : victims_) is_victim_[v] = 0;
   victims_.clear();
+  for (std::int32_t wid : report_.admitted) cq_admitted_insert(wid);
 
   // the workload controller sees the cycle's admissions (admission fair sharing)
   if (afs_) settle_entry_penalties(now_ns);

@@ -3,6 +3,7 @@
 // tree byte-identical), and after every cycle the tree holds exactly what the
 // admitted workloads charge, cohorts what their children use beyond their
 // local quota; every message formats.
+#include <algorithm>
 #include <map>
 #include <random>
 #include <string>
@@ -131,6 +132,15 @@ TEST(engine_random_cycles_keep_the_tree_consistent) {
     for (int cycle = 1; cycle <= 12; ++cycle) {
       const CycleReport& r = e.run_cycle(cycle * 1000000000LL);
       CHECK(r.heads <= 6);
+      // A workload admitted in a cycle is no victim of that cycle (kueue
+      // scheduler.go processEntry adds only its usage to the snapshot).
+      for (std::int32_t v : r.preempted) {
+        if (std::find(r.admitted.begin(), r.admitted.end(), v) != r.admitted.end()) {
+          kf_test::fail(__FILE__, __LINE__, "round " + std::to_string(round) + " cycle " + std::to_string(cycle) +
+                                                ": workload " + std::to_string(v) + " admitted and preempted");
+          return;
+        }
+      }
       std::string why;
       if (!tree_consistent(e, why)) {
         kf_test::fail(__FILE__, __LINE__, "round " + std::to_string(round) + " cycle " + std::to_string(cycle) + ": " + why);
@@ -270,4 +280,66 @@ TEST(workload_store_grows_geometrically) {
     if (w.cq.capacity() != cap) ++reallocations, cap = w.cq.capacity();
   }
   CHECK(reallocations < 40);
+}
+
+// Kueue scheduler.go processEntry: an admission adds only its usage to the
+// cycle's snapshot, so a later entry whose targets overlap and whose
+// assignment is recomputed cannot pick the workload just admitted
+// (preemption.go findCandidates reads the snapshot's workload lists). The
+// input of the public scenario kueue-min-12-no-same-cycle-victim.
+TEST(engine_workload_admitted_in_the_cycle_is_no_victim) {
+  TopologySpec t;
+  t.resource_names = {"cpu"};
+  t.flavor_names = {"f"};
+  t.fr_pairs = {{0, 0}};
+  t.n_cq = 3;
+  t.node_names = {"cq-a", "cq-c", "cq-x", "co"};
+  t.node_parent = {3, 3, 3, -1};
+  t.quotas = {{{0, 5000, NO_LIMIT, NO_LIMIT}}, {{0, 1000, NO_LIMIT, NO_LIMIT}}, {{0, 0, NO_LIMIT, NO_LIMIT}}, {}};
+  t.fair_weight = {1.0, 1.0, 1.0, 1.0};
+  for (int c = 0; c < 3; ++c) {
+    ClusterQueueSpec cq;
+    cq.name = t.node_names[c];
+    cq.groups.push_back({{0}, {0}});
+    t.cluster_queues.push_back(cq);
+  }
+  t.cluster_queues[0].reclaim_within_cohort = ANY;
+  t.cluster_queues[1].reclaim_within_cohort = ANY;
+  t.cluster_queues[1].borrow_within_cohort = LOWER_PRIORITY;
+  t.gates.priority_sorting_within_cohort = false;
+  Engine e(t, /*release_evictions=*/true);
+  e.set_debug_checks(true);
+  e.add_flavor_class({std::nullopt});
+  auto workload = [](const char* ns, const char* name, int cq, std::int64_t prio, std::int64_t ts, Amount cpu) {
+    WorkloadInput in;
+    in.ns = ns;
+    in.name = name;
+    in.uid = std::string(ns) + "/" + name;
+    in.cluster_queue = cq;
+    in.priority = prio;
+    in.queue_ts = ts;
+    in.scheduling_hash = static_cast<std::uint64_t>(ts);
+    WorkloadInput::PodSet ps;
+    ps.name = "main";
+    ps.count = 1;
+    ps.requests.push_back({0, cpu});
+    in.pod_sets.push_back(ps);
+    return in;
+  };
+  WorkloadInput v = workload("ns-x", "v", 2, 0, 0, 5000);
+  v.has_admission = true;
+  v.admission_cq = 2;
+  v.admission.push_back({1, {{0, 0, 5000}}});
+  const int wv = e.add_workload(v);
+  const int wa = e.add_workload(workload("ns-a", "a", 0, 0, 1, 4000));
+  const int wb = e.add_workload(workload("ns-x", "b", 2, 0, 2, 1000));
+  const int wc = e.add_workload(workload("ns-c", "c", 1, 10, 3, 2000));
+  const CycleReport& r = e.run_cycle(10);
+  CHECK_EQ(r.admitted.size(), std::size_t{1});
+  CHECK(!r.admitted.empty() && r.admitted[0] == wb);
+  CHECK_EQ(r.preempted.size(), std::size_t{1});
+  CHECK(!r.preempted.empty() && r.preempted[0] == wv);
+  CHECK_EQ(static_cast<int>(e.state(wb)), static_cast<int>(STATE_ADMITTED));
+  CHECK_EQ(static_cast<int>(e.state(wa)), static_cast<int>(STATE_PENDING));
+  CHECK_EQ(static_cast<int>(e.state(wc)), static_cast<int>(STATE_PENDING));
 }

@@ -11,7 +11,9 @@ One cycle:
      undone at the end: no copies);
   3. nominate: flavor assignment and, when needed, preemption targets;
   4. order the entries (classical, or the fair-sharing tournament);
-  5. process entries in that order against the filling snapshot;
+  5. process entries in that order against the filling snapshot (an
+     admission adds its usage to it, not the workload: no later entry of the
+     cycle can pick it as a victim);
   6. requeue every head that was not admitted;
   7. (offline mode) evictions issued in the cycle take effect: quota is
      released, the victims go back to their queues, and the inadmissible
@@ -158,6 +160,9 @@ class ReferenceEngine:
         ]
         self.cycle = 0
         self.preemptor = Preemptor(self)
+        # Queue-order timestamps moved by a preemption (reclaim while
+        # borrowing, without PrioritySortingWithinCohort), to restore on admission.
+        self._queue_ts_before_preemption: dict[int, int] = {}
         self._resource_of_fr = [r for _, r in topology.fr_pairs]
         self._removed_in_snapshot: set[int] = set()
 
@@ -193,15 +198,22 @@ class ReferenceEngine:
             self.queues[spec.cluster_queue].push(wid, spec.scheduling_hash)
         return wid
 
-    def _admit(self, wid: int, cq: int, usage: dict[int, int], time_ns: int) -> None:
+    def _admit(self, wid: int, cq: int, usage: dict[int, int], time_ns: int, listed: bool = True) -> None:
+        """Charge the workload's usage to cq. `listed`: it also joins cq's
+        admitted list, where preemption candidates come from; an admission in
+        a cycle joins it only when the cycle ends (run_cycle)."""
         rec = self.workloads[wid]
         rec.status = ADMITTED
         rec.admitted_cq = cq
         rec.usage = usage
         rec.admission_time = time_ns
         rec.last_state = None
+        # The admission turns the Preempted condition False (workload.go
+        # SetQuotaReservation): the creation time orders the workload again.
+        rec.spec.queue_ts = self._queue_ts_before_preemption.pop(wid, rec.spec.queue_ts)
         self.tree.charge(cq, usage)
-        self.cq_admitted[cq].add(wid)
+        if listed:
+            self.cq_admitted[cq].add(wid)
 
     def _release(self, wid: int) -> None:
         """Take an admitted workload's usage out of its ClusterQueue."""
@@ -216,26 +228,25 @@ class ReferenceEngine:
         rec.evicting = False
 
     def remove_workload(self, wid: int) -> None:
-        """A workload finished or was deleted: free its quota, drop it from its queue."""
+        """A workload finished or was deleted: free its quota, drop it from its
+        queue; its LocalQueue's parked workloads may fit now (_requeue_tree)."""
         rec = self.workloads[wid]
-        freed_cq = rec.admitted_cq if rec.status == ADMITTED else -1
+        self._queue_ts_before_preemption.pop(wid, None)
         if rec.status == ADMITTED:
             self._release(wid)
         elif rec.spec.cluster_queue >= 0:
             self.queues[rec.spec.cluster_queue].remove(wid)
         rec.status = FINISHED
-        if freed_cq >= 0:
-            self._requeue_tree(freed_cq)
+        self._requeue_tree(rec.spec.cluster_queue)
 
     def release_eviction(self, wid: int) -> None:
         """Controller mode: an evicted workload stopped; its quota is free and it is pending again."""
         rec = self.workloads[wid]
         if rec.status != ADMITTED or not rec.evicting:
             return
-        cq = rec.admitted_cq
         self._release(wid)
         rec.status = PENDING
-        self._requeue_tree(cq)
+        self._requeue_tree(rec.spec.cluster_queue)
         if rec.spec.cluster_queue >= 0:
             self.queues[rec.spec.cluster_queue].push(wid, rec.spec.scheduling_hash)
 
@@ -244,7 +255,7 @@ class ReferenceEngine:
         rec = self.workloads[wid]
         if rec.status != ADMITTED or rec.evicting:
             return
-        rec.evicting = True
+        self._set_evicting(wid)
         rec.evicted_cycle = self.cycle + 1  # called before the cycle it belongs to
         rec.eviction_reason = reason
         rec.eviction_message = message
@@ -252,9 +263,24 @@ class ReferenceEngine:
         if self.release_evictions:
             self.release_eviction(wid)
 
+    def _set_evicting(self, wid: int) -> None:
+        """Eviction issued; the quota stays until release_eviction. Kueue's
+        workload controller re-adds the workload (Evicted=True) to the cache
+        at once, which moves its ClusterQueue's generation (clusterqueue.go
+        deleteWorkload)."""
+        rec = self.workloads[wid]
+        rec.evicting = True
+        if rec.admitted_cq >= 0:
+            self.cq_generation[rec.admitted_cq] += 1
+
     def _requeue_tree(self, cq: int) -> None:
-        """Quota was freed in cq's cohort tree: its parked workloads may fit now."""
-        if cq < 0:  # admitted to a ClusterQueue that does not exist: nothing was freed
+        """A workload of a LocalQueue of cq finished, was deleted (pending or
+        not) or gave its quota back: the parked workloads of cq's cohort tree
+        may fit now. Kueue's workload controller finds cq through the
+        workload's LocalQueue, not its admission (manager.go
+        QueueAssociatedInadmissibleWorkloadsAfter): a workload in no queue (its
+        LocalQueue stopped or missing, cq -1) requeues nothing."""
+        if cq < 0:
             return
         root = self.tree.root_of(cq)
         cqs = self.tree.subtree_cqs(root) if root != cq else [cq]
@@ -724,7 +750,11 @@ class ReferenceEngine:
             return
         if mode == fa.PREEMPT and not e.targets:
             e.requeue_reason, e.reason = REQUEUE_PREEMPTION_NO_CANDIDATES, WAITING_FOR_QUOTA
-            if self.topo.cluster_queues[cq].reclaim_within_cohort != 3:  # CanAlwaysReclaim: Any
+            # Kueue reserveCapacityForUnreclaimablePreempt: unless the
+            # ClusterQueue can always reclaim (reclaimWithinCohort: Any), or
+            # when the workload is its preemptor (PrioritizePreemptorWorkloads).
+            cannot_always_reclaim = self.topo.cluster_queues[cq].reclaim_within_cohort != 3
+            if cannot_always_reclaim or (self.topo.gates.prioritize_preemptor_workloads and e.is_preemptor):
                 self._reserve(cq, self._resources_to_reserve(e))
             return
         if mode == fa.DEFERRED_FIT:
@@ -773,14 +803,16 @@ class ReferenceEngine:
             victim = self.workloads[t.wid]
             if victim.evicting:
                 continue  # eviction already under way
-            victim.evicting = True
+            self._set_evicting(t.wid)
             victim.evicted_cycle = self.cycle
             victim.preempted_by = e.wid
             victim.eviction_reason = t.reason
             gates = self.topo.gates
             if t.reason == IN_COHORT_RECLAIM_WHILE_BORROWING and not gates.priority_sorting_within_cohort:
                 # Kueue workload.Ordering: without PrioritySortingWithinCohort such a
-                # victim queues as if it arrived just after its eviction.
+                # victim queues as if it arrived just after its eviction, until
+                # it is admitted again (_admit).
+                self._queue_ts_before_preemption.setdefault(t.wid, victim.spec.queue_ts)
                 victim.spec.queue_ts = now_ns + 1_000_000
             job_uid = preemptor.job_uid or "UNKNOWN"
             victim.eviction_message = (
@@ -799,7 +831,10 @@ class ReferenceEngine:
         rec.admitted_resource_usage = [
             {r: ps.requests[r] for r in ps.flavors} for ps in e.assignment.pod_sets
         ]
-        self._admit(e.wid, e.cq, dict(e.assignment.usage), now_ns)
+        # Kueue's cycle snapshot gets only the admission's usage (scheduler.go
+        # processEntry: cq.AddUsage), not the workload: it is no preemption
+        # candidate for the rest of the cycle (preemption.go findCandidates).
+        self._admit(e.wid, e.cq, dict(e.assignment.usage), now_ns, listed=False)
         self._push_entry_penalty(e.wid, e.cq, now_ns)
         self.cq_generation[e.cq] += 1  # the admission's status update reaches the cache
         self.queues[e.cq].clear_preemptor(e.wid)
@@ -858,8 +893,11 @@ class ReferenceEngine:
             report.newly_parked += parked
         report.attempted.sort()
         report.parked.sort()
-        # the snapshot is gone (capacity reserved for this cycle only is free again)
+        # the snapshot is gone (capacity reserved for this cycle only is free
+        # again); the cycle's admissions join the admitted lists
         self.tree.discard_snapshot()
+        for wid in report.admitted:
+            self.cq_admitted[self.workloads[wid].admitted_cq].add(wid)
         self._settle_entry_penalties(report.admitted, now_ns)
         # 7. evictions take effect (offline)
         if self.release_evictions:

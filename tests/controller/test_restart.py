@@ -17,6 +17,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from typing import Any
@@ -158,7 +159,9 @@ def _start_cli(h: Harness, pod_name: str, *extra: str) -> subprocess.Popen[bytes
     env = dict(os.environ, POD_NAME=pod_name)
     cmd = [sys.executable, "-m", "kueue_fast.controller", "--kubeconfig", h.kubeconfig]
     cmd += ["--lease-namespace", h.lease_ns, "--metrics-bind-address", "0", "--log-level", "warning", *extra]
-    return subprocess.Popen(cmd, env=env)
+    # cwd: `-m` puts the current folder first on sys.path; from the checkout it
+    # would import the source tree, without the compiled modules of the install.
+    return subprocess.Popen(cmd, env=env, cwd=tempfile.gettempdir())
 
 
 def _holder(h: Harness) -> str:

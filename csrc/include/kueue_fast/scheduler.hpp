@@ -9,7 +9,9 @@
 //      cycle are recorded and undone at the end: no copies);
 //   3. nominate: flavor assignment and, when needed, preemption targets;
 //   4. order the entries (classical, or the fair-sharing tournament);
-//   5. process entries in that order against the filling snapshot;
+//   5. process entries in that order against the filling snapshot (an
+//      admission adds its usage to it, not the workload: no later entry of
+//      the cycle can pick it as a victim);
 //   6. requeue every head that was not admitted;
 //   7. (offline mode) evictions issued in the cycle take effect.
 // With admission fair sharing the LocalQueues' usage ledger is kept around
@@ -23,6 +25,7 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -232,6 +235,9 @@ class Engine {
     cq_front_[cq] = l.empty() ? AdmittedFront{} : AdmittedFront{l.back().priority, l.back().evicting, 0};
   }
   std::vector<std::int64_t> cq_generation_, snapshot_generation_;
+  // Queue-order timestamps moved by a preemption (reclaim while borrowing,
+  // without PrioritySortingWithinCohort), to restore on admission.
+  std::unordered_map<std::int32_t, std::int64_t> queue_ts_before_preemption_;
   std::vector<std::uint8_t> cq_active_;
   std::int64_t cycle_ = 0;
   bool release_evictions_;
@@ -294,7 +300,9 @@ class Engine {
   void check_topology_for_engine() const;
   void validate(const WorkloadInput& in) const;
   int append_workload_spec(const WorkloadInput& in);
-  void admit(int wid, int cq, std::int64_t time_ns);
+  // `listed`: the workload also joins cq's admitted list (the preemption
+  // candidates); an admission in a cycle joins it when the cycle ends.
+  void admit(int wid, int cq, std::int64_t time_ns, bool listed = true);
   void release(int wid);
   void requeue_tree(int cq);
   void set_evicting(int wid);
