@@ -65,6 +65,10 @@ DROPPED_METADATA = ("managedFields", "resourceVersion", "generation", "selfLink"
 DROPPED_ANNOTATIONS = ("kubectl.kubernetes.io/last-applied-configuration",)
 
 
+def _plural(kind: str) -> str:
+    return kind + ("es" if kind.endswith("s") else "s")
+
+
 @dataclass
 class Snapshot:
     documents: list[JSON]
@@ -74,7 +78,7 @@ class Snapshot:
     notes: list[str] = field(default_factory=list)  # what was not read, or left out, and why
 
     def summary(self) -> str:
-        kinds = ", ".join(f"{n:,} {k}{'s' if n != 1 else ''}" for k, n in self.counts.items())
+        kinds = ", ".join(f"{n:,} {k if n == 1 else _plural(k)}" for k, n in self.counts.items())
         return f"read {kinds or 'nothing'} from {self.server} at {self.taken_at}"
 
     def header(self) -> str:

@@ -334,3 +334,14 @@ def test_objects_stored_in_v1beta1_are_written_as_v1beta1(
     cq = next(d for d in docs if d["kind"] == "ClusterQueue")
     assert cq["apiVersion"] == "kueue.x-k8s.io/v1beta1"
     assert build_state(docs).cluster_queues["old-cq"].cohort == "co"  # the loader reads it as what it is
+
+
+def test_the_summary_spells_the_plural_of_every_kind() -> None:
+    from kueue_fast.controller.snapshot import Snapshot
+
+    snap = Snapshot([], "https://k", "2026-01-01T00:00:00Z")
+    snap.counts = {"WorkloadPriorityClass": 2, "PriorityClass": 3, "ClusterQueue": 2, "Workload": 1}
+    assert snap.summary() == (
+        "read 2 WorkloadPriorityClasses, 3 PriorityClasses, 2 ClusterQueues, 1 Workload"
+        " from https://k at 2026-01-01T00:00:00Z"
+    )
