@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -239,7 +240,8 @@ def test_a_local_pool_gives_the_serial_results(serial):
     pooled = run_all(tasks, trace, options, workers=2)
     assert [r.deterministic() for r in pooled] == [r.deterministic() for r in serial]
     assert {r.where.split(" (")[0] for r in pooled} == {"local process"}
-    assert len({r.where for r in pooled}) == 2  # two processes did the work
+    # in worker processes (one that started late may have done none of the work)
+    assert all(f"pid {os.getpid()})" not in r.where for r in pooled)
     assert serial[0].metrics.totals["preemptions"] != serial[2].metrics.totals["preemptions"] or (
         serial[0].overall != serial[2].overall
     )  # the configurations differ, so the comparison is not vacuous

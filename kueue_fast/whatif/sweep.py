@@ -497,6 +497,8 @@ def render_plot(sr: SweepResult) -> bytes:
             if i == len(metrics) - 1:
                 ax.set_xlabel(p.name, fontsize=8)
     fig.suptitle(f"{PLOT[1]}\n{sr.plan.label}", fontsize=9)
+    # the default top margin is a share of the height: on a tall grid it leaves inches above the panels
+    fig.subplots_adjust(top=1 - 0.7 / fig.get_figheight())
     return bytes(_png(fig))
 
 
