@@ -80,7 +80,7 @@ def main() -> None:
         from distributed import LocalCluster
 
         t0 = time.perf_counter()
-        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0")
         dask_start = time.perf_counter() - t0
         address = cluster.scheduler_address
         modes["Dask, 2 worker processes (existing cluster)"] = lambda: run_all(
@@ -147,7 +147,7 @@ def test_sweep_of_16(benchmark: Any, n: int, mode: str) -> None:
     if mode == "dask-2":
         distributed = pytest.importorskip("distributed")
         with distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
         ) as cluster:
             out = benchmark.pedantic(
                 lambda: run_all(tasks, trace, options, scheduler=cluster.scheduler_address),

@@ -252,7 +252,7 @@ def test_a_dask_cluster_of_worker_processes_gives_the_serial_results(serial):
     distributed = pytest.importorskip("distributed")
     tasks, trace, options = tasks_and_trace()
     with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
     ) as cluster:
         on_dask = run_all(tasks, trace, options, scheduler=cluster.scheduler_address)
     assert [r.deterministic() for r in on_dask] == [r.deterministic() for r in serial]
@@ -267,7 +267,7 @@ def test_sweep_on_dask_from_the_command_line(tmp_path, capsys):
     assert main(["sweep", base, s, *SMALL, "--workers", "1", "-o", "json", "--no-report"]) == 0
     local = json.loads(capsys.readouterr().out)
     with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
     ) as cluster:
         argv = [
             "sweep",
