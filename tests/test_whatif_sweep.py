@@ -208,6 +208,15 @@ def test_an_unreachable_scheduler_is_an_error_naming_it(tmp_path, capsys, monkey
     )
 
 
+def test_the_scheduler_address_may_come_from_the_environment(tmp_path, capsys, monkeypatch):
+    pytest.importorskip("distributed")
+    monkeypatch.setattr(runner, "CONNECT_TIMEOUT_S", 1.0)
+    monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", "tcp://127.0.0.1:9")
+    base = write(tmp_path / "cluster.yaml", objects())
+    assert main(["sweep", base, spec(tmp_path), *SMALL, "--no-report"]) == 2
+    assert "cannot connect to the Dask scheduler tcp://127.0.0.1:9" in capsys.readouterr().err
+
+
 def test_default_metrics_follow_the_cluster_queues_the_parameters_change(tmp_path):
     p = tmp_path / "s.yaml"
     p.write_text(yaml.safe_dump({"parameters": [{"set": f"cq/team-b.{GPU}.nominalQuota", "values": [1]}]}))
