@@ -12,6 +12,7 @@ from . import output
 from .cluster import ADMITTED, EVICTED, PENDING, Cluster, CycleResult, resolve_engine_name
 from .errors import InputError
 from .loader import load
+from .model import ClusterState
 
 FORMATS: dict[str, Callable[[Cluster, argparse.Namespace], str]] = {
     "json": lambda c, a: output.to_json(c, explain=a.explain),
@@ -29,7 +30,7 @@ def run_schedule(args: argparse.Namespace) -> int:
     if args.max_cycles < 1:
         raise InputError("", "--max-cycles", f"must be at least 1, got {args.max_cycles}")
     t0 = time.perf_counter()
-    state = load(args.files, stdin=sys.stdin, recursive=args.recursive)
+    state = _state(args)
     for w in state.warnings:
         print(f"warning: {' '.join(str(w).split())}", file=sys.stderr)
     t_parsed = time.perf_counter()
@@ -62,6 +63,21 @@ def run_schedule(args: argparse.Namespace) -> int:
         }
         print(json.dumps(stats), file=sys.stderr)
     return 0
+
+
+def _state(args: argparse.Namespace) -> ClusterState:
+    """The files; with --kubeconfig the live cluster (plus the files' objects);
+    changed by --set and --patch."""
+    from .whatif.sources import base_variant, changed, changes_given, validate
+
+    if not changes_given(args):
+        if not args.files:
+            raise InputError("", "FILE", "give manifest files (- for standard input), or --kubeconfig PATH")
+        return load(args.files, stdin=sys.stdin, recursive=args.recursive)
+    base = base_variant(args, args.files)
+    if base is None:
+        raise InputError("", "FILE", "--set and --patch change manifests: give files or --kubeconfig PATH")
+    return validate(changed(base, args))
 
 
 def _print_events(cluster: Cluster) -> Callable[[CycleResult], None]:

@@ -41,6 +41,38 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="Kueue manifests (YAML/JSON); none: the built-in scenario (8 teams, 2 cohorts)",
     )
+    add_workload_arguments(p)
+    p.add_argument(
+        "--engine",
+        choices=("native", "reference"),
+        default=None,
+        help="which engine decides (default: $KUEUE_FAST_ENGINE or native)",
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        default=None,
+        metavar="FORMAT",
+        help="what to print: table or json (default table)",
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="deprecated: the same as -o json",
+    )
+    add_report_arguments(p, DEFAULT_REPORT_DIR)
+    add_clock_arguments(p)
+    add_progress_arguments(p)
+    p.add_argument(
+        "--write-scenario",
+        metavar="DIR",
+        default=None,
+        help="write the inputs of this run (cluster.yaml, trace.csv) to DIR and exit (default: run)",
+    )
+
+
+def add_workload_arguments(p: argparse.ArgumentParser) -> None:
+    """Where the workloads come from: --trace, or a generated trace (-n, --seed, --days, --load)."""
     p.add_argument(
         "--trace",
         "-t",
@@ -70,33 +102,22 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help=f"offered load over nominal quota of a trace generated for manifests (default {DEFAULT_LOAD:g}; "
         "the built-in scenario has its own per-team loads)",
     )
-    p.add_argument(
-        "--engine",
-        choices=("native", "reference"),
-        default=None,
-        help="which engine decides (default: $KUEUE_FAST_ENGINE or native)",
-    )
-    p.add_argument(
-        "-o",
-        "--output",
-        default=None,
-        metavar="FORMAT",
-        help="what to print: table or json (default table)",
-    )
-    p.add_argument(
-        "--json",
-        action="store_true",
-        help="deprecated: the same as -o json",
-    )
+
+
+def add_report_arguments(p: argparse.ArgumentParser, default_dir: str) -> None:
     p.add_argument(
         "--report",
-        default=DEFAULT_REPORT_DIR,
+        default=default_dir,
         metavar="DIR",
-        help=f"report folder (default ./{DEFAULT_REPORT_DIR})",
+        help=f"report folder (default ./{default_dir})",
     )
     p.add_argument(
         "--no-report", action="store_true", help="print the summary only (default: write the report)"
     )
+
+
+def add_clock_arguments(p: argparse.ArgumentParser) -> None:
+    """How long the clock runs and how evictions behave."""
     p.add_argument(
         "--until",
         type=float,
@@ -120,6 +141,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "0: at the end of the cycle, as kueue-fast schedule)",
     )
     p.add_argument(
+        "--existing-runtime",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="run time of the Workloads the manifests already hold (a live cluster's); those admitted "
+        "before the start have run since their admission (default: they never finish)",
+    )
+    p.add_argument(
         "--max-cycles-per-instant",
         type=int,
         default=DEFAULT_MAX_CYCLES,
@@ -127,6 +156,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help=f"give up settling one instant after N cycles and say why (default {DEFAULT_MAX_CYCLES:,})",
     )
+
+
+def add_progress_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_mutually_exclusive_group()
     g.add_argument(
         "--progress",
@@ -134,12 +166,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=None,
         help="always show the progress bar (default: on a terminal)",
     )
-    g.add_argument("--no-progress", action="store_false", dest="progress", help="never show it")
-    p.add_argument(
-        "--write-scenario",
-        metavar="DIR",
-        default=None,
-        help="write the inputs of this run (cluster.yaml, trace.csv) to DIR and exit (default: run)",
+    g.add_argument(
+        "--no-progress", action="store_false", dest="progress", help="never show it (default: on a terminal)"
     )
 
 
