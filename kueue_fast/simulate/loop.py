@@ -238,13 +238,17 @@ def simulate(
     bins: int = 336,
     warn: Callable[[str], None] | None = None,
     pod_startup_s: float = _args.DEFAULT_POD_STARTUP_S,
+    manifest_duration_ns: int | None = None,
 ) -> SimResult:
     """Run the trace against the cluster. The run ends after the last
     arrival's instant (workloads still pending or running then are reported
     as such), at ``until_ns`` if given, or, with ``drain``, once every
     workload has finished (at most DRAIN_LIMIT_NS after the last arrival).
     ``bins``: at most this many time bins for the series. ``warn`` hears
-    about trace rows that match no LocalQueue (they never run)."""
+    about trace rows that match no LocalQueue (they never run).
+    ``manifest_duration_ns``: the run time of the manifests' Workloads (a
+    live snapshot's); one admitted before the start has run since its
+    admission already. None: they never finish."""
     t_wall = time.perf_counter()
     trace = charged_trace(trace.sorted_by_arrival(), state.configuration.resources)
     # 1. compile: topology (with the trace's resources), engine, the trace as arrays
@@ -275,6 +279,10 @@ def simulate(
     arrival[:m] = start_ns
     arrival[m:] = batch.queue_ts
     dur = [NEVER] * m + np.round(trace.duration_s * 1e9).astype(np.int64).tolist()
+    if manifest_duration_ns is not None:
+        for k, wl in enumerate(manifest):
+            since = wl.admission_ns if wl.admission is not None and wl.admission_ns is not None else start_ns
+            dur[k] = max(0, manifest_duration_ns - max(0, start_ns - since))
 
     def zeros(code: str, fill: int = 0, size: int = total) -> array:  # type: ignore[type-arg]
         return array(code, [fill]) * size
