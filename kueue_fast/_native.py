@@ -196,6 +196,8 @@ class NativeEngine:
         gates = getattr(topology, "gates", None)
         self._queue_ts_moves = gates is not None and not gates.priority_sorting_within_cohort
         self._specs: list[WorkloadSpec | None] = []
+        # workloads whose queue-order timestamp an admission check's eviction moved
+        self._ts_moved_by_check: set[int] = set()
         self._sync_classes()
 
     # --- configuration -------------------------------------------------------------------
@@ -307,6 +309,12 @@ class NativeEngine:
     def evict(self, wid: int, reason: str, message: str) -> None:
         self._core.evict(wid, reason, message)
 
+    def evict_after_cycle(self, wid: int, reason: str, message: str, queue_ts_ns: int, requeue: bool) -> None:
+        self._core.evict_after_cycle(wid, reason, message, queue_ts_ns, requeue)
+        if queue_ts_ns >= 0:
+            self._ts_moved_by_check.add(wid)
+            self._sync_queue_ts([wid])
+
     # --- the cycle ---------------------------------------------------------------------------------
 
     def run_cycle(self, now_ns: int) -> NativeCycleReport:
@@ -322,6 +330,10 @@ class NativeEngine:
         )
         if self._queue_ts_moves and (report.preempted or report.admitted):
             self._sync_queue_ts(report.preempted + report.admitted)
+        elif self._ts_moved_by_check and report.admitted:
+            back = [w for w in report.admitted if w in self._ts_moved_by_check]
+            self._ts_moved_by_check.difference_update(back)
+            self._sync_queue_ts(back)
         return report
 
     def _sync_queue_ts(self, wids: list[int]) -> None:

@@ -16,6 +16,7 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .model import MULTIKUEUE_CONTROLLER, PROVISIONING_CONTROLLER
 from .quantity import format_quantity, parse_quantity
 
 if TYPE_CHECKING:  # cluster imports this module's readiness rules
@@ -135,7 +136,10 @@ def _admit(st: JSON, d: Decision, now_ns: int, gen: int | None) -> None:
         now_ns,
         gen,
     )
-    conds = set_condition(conds, ADMITTED, "True", "Admitted", "The workload is admitted", now_ns, gen)
+    if d.state == "reserved":  # waiting for admission checks
+        conds = set_condition(conds, ADMITTED, "False", d.reason, d.message, now_ns, gen)
+    else:
+        conds = set_condition(conds, ADMITTED, "True", "Admitted", "The workload is admitted", now_ns, gen)
     for ctype in (EVICTED, PREEMPTED):
         old = next((c for c in conds if c.get("type") == ctype), None)
         if old is not None and old.get("status") == "True":
@@ -318,7 +322,7 @@ def scheduled_workload_status(wl: JSON, d: Decision, history: WorkloadHistory | 
         steps.append((first if first is not None else start_ns, 0))
     if ev is not None and history is not None:
         steps.append((ev.time_ns, 1))
-    if d.state == "admitted":
+    if d.state in ("admitted", "reserved"):
         steps.append((d.admission_time_ns or start_ns, 2))
     for t, step in sorted(steps):
         if step == 0:
@@ -334,7 +338,28 @@ def scheduled_workload_status(wl: JSON, d: Decision, history: WorkloadHistory | 
         st["conditions"] = _unset_quota_reservation(
             st.get("conditions") or [], d.reason, d.message, start_ns, gen
         )
+    _set_check_states(st, d, d.admission_time_ns or start_ns)
     return st
+
+
+def _set_check_states(st: JSON, d: Decision, now_ns: int) -> None:
+    """status.admissionChecks as the workload controller keeps them (an entry
+    whose state did not change keeps the input's fields)."""
+    if not d.admission_checks:
+        st.pop("admissionChecks", None)
+        return
+    given = {c.get("name"): c for c in st.get("admissionChecks") or [] if isinstance(c, dict)}
+    out = []
+    for c in d.admission_checks:
+        old = given.get(c.name)
+        if old is not None and old.get("state") == c.state:
+            out.append(old)
+            continue
+        entry: JSON = {"name": c.name, "state": c.state, "message": c.message, "lastTransitionTime": rfc3339(now_ns)}
+        if c.retry_count:
+            entry["retryCount"] = c.retry_count
+        out.append(entry)
+    st["admissionChecks"] = out
 
 
 # --- readiness (the Active conditions) --------------------------------------------------------
@@ -357,9 +382,52 @@ CLUSTER_QUEUE_READY = Readiness(True, "Ready", "Can admit new workloads")
 
 def admission_check_problems(cq: ClusterQueue, state: ClusterState) -> tuple[list[str], list[str]]:
     """(missing, inactive) AdmissionChecks the ClusterQueue names, each sorted
-    (kueue clusterqueue.go updateWithAdmissionChecks). The input has no
-    AdmissionCheck objects yet, so every named check is missing."""
-    return sorted(set(cq.admission_checks)), []
+    (kueue clusterqueue.go updateWithAdmissionChecks)."""
+    known = state.admission_checks
+    missing = sorted(n for n in set(cq.admission_checks) if n not in known)
+    inactive = sorted(n for n in set(cq.admission_checks) if n in known and not known[n].active)
+    return missing, inactive
+
+
+def _controller_check_problems(cq: ClusterQueue, state: ClusterState) -> list[tuple[str, str]]:
+    """(reason, message) for the rules on MultiKueue and ProvisioningRequest
+    checks (clusterqueue.go updateWithAdmissionChecks, inactiveReason)."""
+    names = sorted(set(cq.admission_checks))
+    known = state.admission_checks
+    by_controller = {n: known[n].controller_name for n in names if n in known}
+    multikueue = [n for n, c in by_controller.items() if c == MULTIKUEUE_CONTROLLER]
+    provisioning = [n for n, c in by_controller.items() if c == PROVISIONING_CONTROLLER]
+    per_flavor = [n for n in multikueue if _check_flavors(cq, n) != _all_flavors(cq)]
+    out = []
+    if len(multikueue) > 1:
+        out.append((
+            "MultipleMultiKueueAdmissionChecks",
+            "Cannot use multiple MultiKueue AdmissionChecks on the same ClusterQueue, found: "
+            + ",".join(multikueue),
+        ))
+    if per_flavor:
+        out.append((
+            "MultiKueueAdmissionCheckAppliedPerFlavor",
+            f"Cannot specify MultiKueue AdmissionCheck per flavor, found: {','.join(per_flavor)}",
+        ))
+    if multikueue and provisioning:
+        out.append((
+            "MultiKueueWithProvisioningRequest",
+            "Cannot use both MultiKueue and ProvisioningRequest AdmissionChecks together, found: "
+            f"{','.join(multikueue)}, {','.join(provisioning)}",
+        ))
+    return out
+
+
+def _all_flavors(cq: ClusterQueue) -> set[str]:
+    return {f.name for g in cq.resource_groups for f in g.flavors}
+
+
+def _check_flavors(cq: ClusterQueue, check: str) -> set[str]:
+    """The flavors a check applies to (admissioncheck.go NewAdmissionChecks:
+    no onFlavors means every flavor of the queue)."""
+    on = cq.admission_check_flavors.get(check)
+    return set(on) if on else _all_flavors(cq)
 
 
 def cluster_queue_readiness(cq: ClusterQueue, state: ClusterState) -> Readiness:
@@ -386,6 +454,9 @@ def cluster_queue_readiness(cq: ClusterQueue, state: ClusterState) -> Readiness:
     if inactive_checks:
         reasons.append("AdmissionCheckInactive")
         messages.append(f"references inactive AdmissionCheck(s): {','.join(inactive_checks)}")
+    for reason, message in _controller_check_problems(cq, state):
+        reasons.append(reason)
+        messages.append(message)
     if not reasons:
         return CLUSTER_QUEUE_READY
     return Readiness(
