@@ -87,7 +87,8 @@ def reset_on_eviction(states: Sequence[AdmissionCheckState]) -> list[AdmissionCh
             out.append(s)
             continue
         retries = s.retry_count + 1 if s.state == CHECK_RETRY else s.retry_count
-        out.append(AdmissionCheckState(s.name, CHECK_PENDING, f"Reset to Pending after eviction. Previously: {s.state}", retries))
+        message = f"Reset to Pending after eviction. Previously: {s.state}"
+        out.append(AdmissionCheckState(s.name, CHECK_PENDING, message, retries))
     return out
 
 

@@ -651,7 +651,8 @@ class Cluster:
     def _waiting_reason(self, spec: WorkloadSpec) -> tuple[str, str]:
         """Why a pending workload the scheduler never tried is still waiting."""
         if spec.cluster_queue < 0:
-            if spec.unqueued_reason == ac.DEACTIVATED_MESSAGE:  # resolveGranularUnadmittedQuotaReservedCondition
+            # workload_controller.go resolveGranularUnadmittedQuotaReservedCondition
+            if spec.unqueued_reason == ac.DEACTIVATED_MESSAGE:
                 return ac.DEACTIVATED, ac.DEACTIVATED_MESSAGE
             return ("Misconfigured" if "exist" in spec.unqueued_reason else "Suspended"), spec.unqueued_reason
         cq = self.topology.cluster_queues[spec.cluster_queue]

@@ -1520,7 +1520,8 @@ def _fast_workload(
     # 4. status
     if obj.get("status") is None:
         admission, admission_ns, finished, queue_order_ns = None, None, False, None
-        checks, admitted = [], False
+        checks: list[m.AdmissionCheckState] = []
+        admitted = False
     else:
         try:
             admission, admission_ns, finished, queue_order_ns, checks, admitted = _workload_status(

@@ -355,7 +355,8 @@ def _set_check_states(st: JSON, d: Decision, now_ns: int) -> None:
         if old is not None and old.get("state") == c.state:
             out.append(old)
             continue
-        entry: JSON = {"name": c.name, "state": c.state, "message": c.message, "lastTransitionTime": rfc3339(now_ns)}
+        entry: JSON = {"name": c.name, "state": c.state, "message": c.message}
+        entry["lastTransitionTime"] = rfc3339(now_ns)
         if c.retry_count:
             entry["retryCount"] = c.retry_count
         out.append(entry)
