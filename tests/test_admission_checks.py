@@ -19,12 +19,15 @@ T0 = "2024-01-01T00:00:00Z"
 ENGINES = ("native", "reference")
 
 
-def check(name: str, active: bool = True, controller: str = "kueue.x-k8s.io/provisioning-request") -> dict[str, Any]:
+PROVISIONING = "kueue.x-k8s.io/provisioning-request"
+
+
+def check(name: str, active: bool = True, controller: str = PROVISIONING) -> dict[str, Any]:
     obj: dict[str, Any] = {"apiVersion": B2, "kind": "AdmissionCheck", "metadata": {"name": name},
                            "spec": {"controllerName": controller}}
     if active:
-        obj["status"] = {"conditions": [{"type": "Active", "status": "True", "reason": "Active", "message": "",
-                                         "lastTransitionTime": T0}]}
+        active_cond = {"type": "Active", "status": "True", "reason": "Active", "message": "", "lastTransitionTime": T0}
+        obj["status"] = {"conditions": [active_cond]}
     return obj
 
 
@@ -48,8 +51,9 @@ def queues(strategy: list[dict[str, Any]] | None = None, on_demand: int = 2, spo
     ]
 
 
-def wl(name: str, cpus: int, *, second: int = 1, flavor: str | None = None, checks: list[tuple[str, str]] = (),
-       admitted: bool = False, priority: int | None = None) -> dict[str, Any]:
+def wl(name: str, cpus: int, *, second: int = 1, flavor: str | None = None,
+       checks: list[tuple[str, str]] | None = None, admitted: bool = False,
+       priority: int | None = None) -> dict[str, Any]:
     obj: dict[str, Any] = {
         "apiVersion": B2, "kind": "Workload",
         "metadata": {"name": name, "namespace": "ns", "creationTimestamp": f"2024-01-01T00:00:{second:02d}Z"},
@@ -114,8 +118,8 @@ def test_sync_adds_pending_drops_the_rest_and_sorts() -> None:
 
 def test_eviction_resets_states_and_counts_retries() -> None:
     # evict.go resetChecksOnEviction
-    got = ac.reset_on_eviction([AdmissionCheckState("a", "Retry", "x", 1), AdmissionCheckState("b", "Pending", "m"),
-                                AdmissionCheckState("c", "Ready")])
+    got = ac.reset_on_eviction([AdmissionCheckState("a", "Retry", "x", 1),
+                                AdmissionCheckState("b", "Pending", "m"), AdmissionCheckState("c", "Ready")])
     assert got == [AdmissionCheckState("a", "Pending", "Reset to Pending after eviction. Previously: Retry", 2),
                    AdmissionCheckState("b", "Pending", "m"),
                    AdmissionCheckState("c", "Pending", "Reset to Pending after eviction. Previously: Ready")]
@@ -296,7 +300,8 @@ def test_json_and_yaml_of_a_reserved_workload() -> None:
     docs = list(yaml.safe_load_all(to_yaml(c)))
     w = next(d for d in docs if d["kind"] == "Workload")
     conds = {x["type"]: (x["status"], x["reason"]) for x in w["status"]["conditions"]}
-    assert conds == {"QuotaReserved": ("True", "QuotaReserved"), "Admitted": ("False", "UnsatisfiedAdmissionChecks")}
+    assert conds == {"QuotaReserved": ("True", "QuotaReserved"),
+                     "Admitted": ("False", "UnsatisfiedAdmissionChecks")}
     assert [(x["name"], x["state"]) for x in w["status"]["admissionChecks"]] == [("prov", "Pending")]
     cq = next(d for d in docs if d["kind"] == "ClusterQueue")
     assert (cq["status"]["reservingWorkloads"], cq["status"]["admittedWorkloads"]) == (1, 0)
