@@ -26,7 +26,8 @@ def check(name: str, active: bool = True, controller: str = PROVISIONING) -> dic
     obj: dict[str, Any] = {"apiVersion": B2, "kind": "AdmissionCheck", "metadata": {"name": name},
                            "spec": {"controllerName": controller}}
     if active:
-        active_cond = {"type": "Active", "status": "True", "reason": "Active", "message": "", "lastTransitionTime": T0}
+        active_cond = {"type": "Active", "status": "True", "reason": "Active", "message": "",
+                       "lastTransitionTime": T0}
         obj["status"] = {"conditions": [active_cond]}
     return obj
 
@@ -120,9 +121,10 @@ def test_eviction_resets_states_and_counts_retries() -> None:
     # evict.go resetChecksOnEviction
     got = ac.reset_on_eviction([AdmissionCheckState("a", "Retry", "x", 1),
                                 AdmissionCheckState("b", "Pending", "m"), AdmissionCheckState("c", "Ready")])
-    assert got == [AdmissionCheckState("a", "Pending", "Reset to Pending after eviction. Previously: Retry", 2),
+    reset = "Reset to Pending after eviction. Previously: "
+    assert got == [AdmissionCheckState("a", "Pending", reset + "Retry", 2),
                    AdmissionCheckState("b", "Pending", "m"),
-                   AdmissionCheckState("c", "Pending", "Reset to Pending after eviction. Previously: Ready")]
+                   AdmissionCheckState("c", "Pending", reset + "Ready")]
 
 
 def test_check_eviction_messages() -> None:
