@@ -119,6 +119,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "0: at the end of the cycle, as kueue-fast schedule)",
     )
     p.add_argument(
+        "--admission-check",
+        action="append",
+        default=[],
+        dest="admission_checks",
+        metavar="NAME=DELAY[,reject=P][,retry=P]",
+        help="how the AdmissionCheck NAME decides: DELAY seconds (or 90s, 5m, 1h) after quota is reserved, "
+        "Rejected with probability reject (deactivated), Retry with probability retry (evicted, queued "
+        "again), else Ready; repeatable (default: a check the ClusterQueues name is Ready at once)",
+    )
+    p.add_argument(
         "--max-cycles-per-instant",
         type=int,
         default=DEFAULT_MAX_CYCLES,

@@ -22,6 +22,7 @@ from .args import (
     DEFAULT_TERMINATION_DELAY_S,
     SIMULATE_FORMATS,
 )
+from .checks import CheckModel, parse_check_option
 from .engine import resolve_sim_engine
 from .loop import NS, SimResult, simulate
 from .metrics import Metrics, compute
@@ -117,6 +118,7 @@ def run(
     err: TextIO | None = None,
     termination_delay_s: float = DEFAULT_TERMINATION_DELAY_S,
     load: float | None = None,
+    admission_checks: dict[str, CheckModel] | None = None,
 ) -> SimulationOutput:
     err = err or sys.stderr
     notes: list[str] = []
@@ -159,8 +161,11 @@ def run(
         progress,
         termination_delay_ns=int(round(termination_delay_s * NS)),
         warn=warn,
+        admission_checks=admission_checks,
+        seed=seed,
     )
     timings["simulate_s"] = result.wall_s
+    notes.extend(x for x in result.notes if x not in warnings)  # the run's own notes (admission checks)
     if result.unsettled:
         notes.append(
             f"at {result.unsettled:,} instants the scheduler had not settled after {max_cycles:,} cycles "
@@ -255,6 +260,7 @@ def run_simulate(args: argparse.Namespace) -> int:
             progress=bar,
             termination_delay_s=args.termination_delay,
             load=args.load,
+            admission_checks=dict(parse_check_option(x) for x in args.admission_checks),
         )
     except KeyboardInterrupt:
         bar.close()

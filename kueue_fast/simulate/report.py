@@ -440,6 +440,8 @@ WORKLOAD_COLUMNS = (
     "preempted_by",
     "lost_work_s",
     "explanation",
+    "check_retries",
+    "check_wait_s",
 )
 
 
@@ -492,6 +494,9 @@ def write_workloads_csv(path: Path, result: SimResult, chunk: int = 20_000) -> N
     which = which.ravel()
     pattern_text = [_csv_field(",".join(labels[order[k]] for k in np.flatnonzero(row))) for row in patterns]
     messages = [*(_csv_field(x) for x in result.messages), ""]  # index -1: none
+    zeros = np.zeros(result.n_workloads, dtype=np.int64)
+    retries = wl.check_retries if wl.check_retries is not None else zeros
+    check_wait = wl.check_wait_ns if wl.check_wait_ns is not None else zeros
     with path.open("w", newline="") as f:
         f.write(",".join(WORKLOAD_COLUMNS) + "\n")
         for lo in range(0, result.n_workloads, chunk):
@@ -527,6 +532,8 @@ def write_workloads_csv(path: Path, result: SimResult, chunk: int = 20_000) -> N
                 [key(p) if p >= 0 else "" for p in wl.preempted_by[lo:hi].tolist()],
                 [f"{x:.3f}" for x in (wl.lost_ns[lo:hi] / NS).tolist()],
                 [messages[k] for k in wl.explanation[lo:hi].tolist()],
+                list(map(str, retries[lo:hi].tolist())),
+                [f"{x:.3f}" for x in (check_wait[lo:hi] / NS).tolist()],
             ]
             # names, numbers and times never need quoting; free text was quoted above
             f.write("\n".join(map(",".join, zip(*columns, strict=True))))
