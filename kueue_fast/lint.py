@@ -11,7 +11,8 @@ resource_node.go arithmetic) and the compiled workloads:
    of no use;
 2. queues no namespace can reach: a LocalQueue whose ClusterQueue does not
    exist or does not select its namespace (namespaceSelector against the
-   Namespace's labels), a ClusterQueue nothing can submit to;
+   Namespace's labels), a ClusterQueue nothing can submit to, a pending
+   workload naming a LocalQueue that does not exist (Kueue: Misconfigured);
 3. workloads bigger than their queue can ever hold: a pending pod set (at its
    minCount under partial admission) that exceeds PotentialAvailable in every
    flavor it may use, or needs a resource its ClusterQueue does not cover
@@ -183,6 +184,14 @@ class _Linter:
                     f"ClusterQueue {cq.name}'s namespaceSelector does not select namespace {lq.namespace}: "
                     "workloads submitted here are never admitted",
                 )
+        for key in sorted(st.workloads):
+            wl = st.workloads[key]
+            waiting = wl.admission is None and not wl.finished and wl.queue_name != ""
+            if waiting and f"{wl.namespace}/{wl.queue_name}" not in st.local_queues:
+                obj, field = self.workload_ref(wl, "spec.queueName")
+                why = f'LocalQueue "{wl.queue_name}" does not exist in namespace {wl.namespace}'
+                why += ": it stays pending"
+                self.warn(obj, field, why)
         for cq in st.cluster_queues.values():
             if cq.name not in reached and cq.cohort is None:  # in a cohort it may only lend
                 self.warn(

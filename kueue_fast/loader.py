@@ -264,6 +264,12 @@ def manifest_files(path: str, recursive: bool = False) -> list[str]:
     return out
 
 
+def _subdirectories_with_manifests(path: str) -> list[str]:
+    """The subdirectories of ``path`` that ``-R`` would read manifests from."""
+    subs = sorted(e.path for e in os.scandir(path) if e.is_dir(follow_symlinks=False))
+    return [sub for sub in subs if manifest_files(sub, recursive=True)]
+
+
 def _read_all(
     paths: Sequence[str],
     stdin: IO[str] | None,
@@ -277,6 +283,9 @@ def _read_all(
         if not files:
             what = "files" if recursive else "files (-R reads its subdirectories)"
             warnings.append(InputWarning("", "", f"directory has no .json, .yaml or .yml {what}", path))
+        elif not recursive and path != "-" and os.path.isdir(path):
+            unread = "subdirectory with manifests not read (-R reads subdirectories)"
+            warnings.extend(InputWarning("", "", unread, sub) for sub in _subdirectories_with_manifests(path))
         for file in files:
             try:
                 found = _read_file(file, stdin)

@@ -1610,6 +1610,9 @@ class FakeAPIServer:
         h.send_response(200)
         h.send_header("Content-Type", "application/json")
         h.send_header("Transfer-Encoding", "chunked")
+        # the stream's end closes the connection: say so, or the client pools
+        # it and its next request meets a closed socket (RemoteDisconnected)
+        h.send_header("Connection", "close")
         h.end_headers()
         sock = h.connection
         with self.lock:

@@ -83,6 +83,18 @@ def test_queues_no_namespace_can_reach() -> None:
     assert findings([*objs[:3], labelled]) == []
 
 
+def test_workloads_naming_a_local_queue_that_does_not_exist() -> None:
+    # a typo in the queue-name label: Kueue keeps the Job suspended with
+    # QuotaReserved=False, Misconfigured (workload_controller.go)
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "typo", "namespace": "team-a", "labels": {"kueue.x-k8s.io/queue-name": "lqq"}},
+           "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}}}
+    assert findings([*BASE, wl("w", "1", queue="nope"), job, wl("ok", "1")]) == [
+        ("Job/team-a/typo", "metadata.labels[kueue.x-k8s.io/queue-name]",
+         'LocalQueue "lqq" does not exist in namespace team-a: it stays pending'),
+        ("Workload/team-a/w", "spec.queueName", 'LocalQueue "nope" does not exist in namespace team-a: it stays pending'),
+    ]
+
+
 def test_a_lender_without_local_queue_is_fine() -> None:
     objs = [flavor("default"), cq("cq", {"default": {"cpu": "8"}}, cohort="c"), lq("lq", "cq"),
             cq("lender", {"default": {"cpu": "8"}}, cohort="c")]
