@@ -276,6 +276,16 @@ WL_STATUS = {
         ],
     },
     "reclaimablePods": [{"name": "main", "count": 1}],
+    "admissionChecks": [
+        {
+            "name": "ac",
+            "state": "Retry",
+            "message": "m",
+            "lastTransitionTime": "2024-01-01T00:00:00Z",
+            "retryCount": 1,
+            "requeueAfterSeconds": 60,
+        }
+    ],
 }
 
 
@@ -392,6 +402,20 @@ for _api in (af.V1ALPHA1, af.V1BETA1, af.V1BETA2):
             "metadata": _meta("co"),
             "spec": {"parentName": "root", "resourceGroups": GROUPS, "fairSharing": {"weight": "1"}},
             "status": {},
+        }
+    ]
+for _api in (af.V1BETA1, af.V1BETA2):
+    EXAMPLES[("AdmissionCheck", _api)] = [
+        {
+            "apiVersion": _api,
+            "kind": "AdmissionCheck",
+            "metadata": _meta("ac"),
+            "spec": {
+                "controllerName": "kueue.x-k8s.io/provisioning-request",
+                "parameters": {"apiGroup": "kueue.x-k8s.io", "kind": "ProvisioningRequestConfig", "name": "p"},
+                **({"retryDelayMinutes": 15} if _api == af.V1BETA1 else {}),
+            },
+            "status": {"conditions": [{**COND, "type": "Active", "reason": "Active"}]},
         }
     ]
 EXAMPLES[("Cohort", af.V1ALPHA1)].append({**EXAMPLES[("Cohort", af.V1ALPHA1)][0], "spec": {"parent": "root"}})
