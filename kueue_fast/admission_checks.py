@@ -20,9 +20,12 @@ from .model import (
     CHECK_READY,
     CHECK_REJECTED,
     CHECK_RETRY,
+    CHECK_STATES,
     AdmissionCheckState,
     ClusterQueue,
 )
+
+STATES = CHECK_STATES
 
 # Evicted condition reasons (apis/kueue/v1beta2 workload_types.go
 # WorkloadEvictedByAdmissionCheck; patching.go ReasonWithCause for a

@@ -115,12 +115,21 @@ def admission_of(d: Decision) -> JSON:
 
 
 def admitted_status(wl: JSON, d: Decision, now_ns: int) -> JSON:
-    """status.admission plus QuotaReserved and Admitted (one apply, as Kueue does).
-    A workload admitted again after an eviction: Evicted and Preempted turn
-    False with "Previously: <old message>"."""
+    """status.admission plus QuotaReserved and Admitted (one apply, as Kueue does;
+    Admitted=False while admission checks are not all Ready, with
+    status.admissionChecks). A workload admitted again after an eviction:
+    Evicted and Preempted turn False with "Previously: <old message>"."""
     st = _status(wl)
     _admit(st, d, now_ns, _gen(wl))
+    _set_check_states(st, d, now_ns)
     return st
+
+
+def check_states_missing(wl: JSON, d: Decision) -> bool:
+    """A check the workload's admission needs has no state on the Workload yet."""
+    entries = (wl.get("status") or {}).get("admissionChecks") or []
+    given = {c.get("name") for c in entries if isinstance(c, dict)}
+    return any(c.name not in given for c in d.admission_checks)
 
 
 def _admit(st: JSON, d: Decision, now_ns: int, gen: int | None) -> None:
@@ -175,7 +184,29 @@ def evicted_status(wl: JSON, reason: str, message: str, preempted_reason: str | 
     if preempted_reason:
         conds = set_condition(conds, PREEMPTED, "True", preempted_reason, message, now_ns, gen)
     st["conditions"] = conds
+    _reset_check_states(st, now_ns)
     return st
+
+
+def _reset_check_states(st: JSON, now_ns: int) -> None:
+    """evict.go resetChecksOnEviction on status.admissionChecks."""
+    out = []
+    for c in st.get("admissionChecks") or []:
+        state = c.get("state")
+        if state in (None, "Pending"):
+            out.append(c)
+            continue
+        entry = {
+            **c,
+            "state": "Pending",
+            "message": f"Reset to Pending after eviction. Previously: {state}",
+            "lastTransitionTime": rfc3339(now_ns),
+        }
+        if state == "Retry":
+            entry["retryCount"] = int(c.get("retryCount") or 0) + 1
+        out.append(entry)
+    if out:
+        st["admissionChecks"] = out
 
 
 def requeued_status(wl: JSON, now_ns: int) -> JSON:

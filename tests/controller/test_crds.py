@@ -157,6 +157,7 @@ def test_v1beta1_is_served_only_where_the_api_server_converts_it_exactly(
         "LocalQueue": True,
         "WorkloadPriorityClass": True,
         "Workload": False,  # priorityClassName/Source -> priorityClassRef
+        "AdmissionCheck": False,  # v1beta1 spec.retryDelayMinutes
     }
     old_rf = Resource("kueue.x-k8s.io", "v1beta1", "resourceflavors", "ResourceFlavor", False)
     rf = {**flavor("spot", {"pool": "spot"}), "apiVersion": "kueue.x-k8s.io/v1beta1"}
@@ -412,7 +413,11 @@ for _api in (af.V1BETA1, af.V1BETA2):
             "metadata": _meta("ac"),
             "spec": {
                 "controllerName": "kueue.x-k8s.io/provisioning-request",
-                "parameters": {"apiGroup": "kueue.x-k8s.io", "kind": "ProvisioningRequestConfig", "name": "p"},
+                "parameters": {
+                    "apiGroup": "kueue.x-k8s.io",
+                    "kind": "ProvisioningRequestConfig",
+                    "name": "p",
+                },
                 **({"retryDelayMinutes": 15} if _api == af.V1BETA1 else {}),
             },
             "status": {"conditions": [{**COND, "type": "Active", "reason": "Active"}]},
