@@ -271,7 +271,7 @@ class ClusterView:
             detail["lastEviction"] = last
         if d.state == "evicted":
             return self._evicted(d, spec, detail)
-        if spec.cluster_queue < 0:
+        if spec.cluster_queue < 0 or d.reason == "Deactivated":  # deactivated: by an admission check too
             return Explanation("NotQueued", f"{d.message}: it is in no ClusterQueue's queue", detail)
         cq = spec.cluster_queue
         cq_name = self.topo.cluster_queues[cq].name

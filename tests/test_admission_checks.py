@@ -323,3 +323,13 @@ def test_an_input_workload_given_deactivated_waits_as_deactivated() -> None:
     c = run([*queues(), obj], "reference")
     d = c.decision("ns/off")
     assert (d.state, d.reason, d.message) == ("pending", "Deactivated", "The workload is deactivated")
+
+
+def test_the_explanation_of_a_workload_deactivated_by_a_check() -> None:
+    from kueue_fast.explain import ClusterView
+
+    objs = [*queues(ALL_FLAVORS), check("prov"),
+            wl("rejected", 2, flavor="on-demand", checks=[("prov", "Rejected")])]
+    c = run(objs, "reference", cycles=2)
+    e = ClusterView(c).explain(c.decision("ns/rejected"))
+    assert e is not None and e.summary == "The workload is deactivated: it is in no ClusterQueue's queue"
