@@ -325,6 +325,12 @@ class Cluster:
             self._add_compiled(d.key, spec)
             if d.state == EVICTED and holds_quota:
                 self.engine.evict(self._wid[d.key], d.preemption_reason or d.reason, d.message)
+        # the checks that apply may have changed (workload_controller.go syncs them on a
+        # ClusterQueue update): a reserved workload whose checks are now all Ready is admitted
+        for key in sorted(self._reserved):
+            self._reserved.discard(key)
+            if key in self._wid:
+                self._quota_reserved(key, admitted=False)
 
     def _admission_of(self, d: Decision, spec: WorkloadSpec) -> AdmissionSpec | None:
         cq_ids = {cq.name: i for i, cq in enumerate(self.topology.cluster_queues)}

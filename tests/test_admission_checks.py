@@ -333,3 +333,14 @@ def test_the_explanation_of_a_workload_deactivated_by_a_check() -> None:
     c = run(objs, "reference", cycles=2)
     e = ClusterView(c).explain(c.decision("ns/rejected"))
     assert e is not None and e.summary == "The workload is deactivated: it is in no ClusterQueue's queue"
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_removing_the_checks_of_a_cluster_queue_admits_its_reserved_workloads(engine: str) -> None:
+    # workload_controller.go syncAdmissionCheckConditions drops the states, SyncAdmittedCondition admits
+    c = run([*queues(ALL_FLAVORS), check("prov"), wl("a", 1)], engine)
+    assert state(c, "a") == "reserved"
+    new = c.state
+    new.cluster_queues["cq"].admission_checks = []
+    c.reconfigure(new)
+    assert state(c, "a") == "admitted" and c.check_states("ns/a") == []
