@@ -1117,8 +1117,11 @@ def _priority(
     return pc.value, cls
 
 
-def _check_states(status: Mapping[str, Any], ref: str) -> list[m.AdmissionCheckState]:
-    """status.admissionChecks (listType=map on name, state in the CRD's enum)."""
+def _check_states(
+    status: Mapping[str, Any], ref: str, pod_sets: list[m.PodSet]
+) -> list[m.AdmissionCheckState]:
+    """status.admissionChecks (listType=map on name, state in the CRD's enum;
+    workload_webhook.go validatePodSetUpdates: an update names a pod set)."""
     p = "status.admissionChecks"
     out: list[m.AdmissionCheckState] = []
     raws = v.opt_list(status, "admissionChecks", ref, "status", max_items=_CHECK_STATES.max_items)
@@ -1136,6 +1139,12 @@ def _check_states(status: Mapping[str, Any], ref: str) -> list[m.AdmissionCheckS
         message = v.opt_str(c, "message", ref, ip)
         retries = c.get("retryCount")
         count = 0 if retries is None else v.as_int32(retries, ref, v.child(ip, "retryCount"), minimum=0)
+        up = v.child(ip, "podSetUpdates")
+        known = [ps.name for ps in pod_sets]
+        for j, u in enumerate(v.opt_list(c, "podSetUpdates", ref, ip)):
+            upd = v.as_map(u, ref, v.index(up, j))
+            if upd.get("name") not in known:
+                v.unsupported(ref, v.child(v.index(up, j), "name"), upd.get("name"), sorted(known))
         out.append(m.AdmissionCheckState(name, state, message, count))
     return out
 
@@ -1182,7 +1191,7 @@ def _workload_status(
             v.invalid(ref, v.child(kp, "count"), cnt, f"should be less or equal to {by_name[rname].count}")
         by_name[rname].reclaimable = cnt
 
-    checks = _check_states(status, ref)
+    checks = _check_states(status, ref, pod_sets)
     admitted = conds.get("Admitted", {}).get("status") == "True"
     return admission, admission_ns, finished, queue_order_ns, checks, admitted
 

@@ -544,3 +544,12 @@ def test_sources_are_kept_when_asked(tmp_path: Path) -> None:
     assert loader.load([path]).sources == {}
     assert loader.load([path], keep_sources=True).sources == {
         "ClusterQueue/cq": f"{path} (document 1)", "Workload/team-a/wl": f"{path} (document 2)"}
+
+
+def test_a_check_state_update_must_name_a_pod_set() -> None:
+    # workload_webhook.go validatePodSetUpdates
+    status = {"admissionChecks": [{"name": "prov", "state": "Ready", "podSetUpdates": [{"name": "workers"}]}]}
+    with pytest.raises(ValidationError) as e:
+        loader.parse_workload(wl_obj(B2, status=status))
+    assert e.value.field == "status.admissionChecks[0].podSetUpdates[0].name"
+    assert 'Unsupported value: "workers": supported values: "main"' in str(e.value)
