@@ -862,8 +862,9 @@ class Controller:
         wait = max(0.0, (self.clock.time_ns() - t.queued_ns) / 1e9)
         self.metrics.quota_reserved_workloads_total.labels(cq).inc()
         self.metrics.quota_reserved_wait_time_seconds.labels(cq).observe(wait)
-        self.metrics.admitted_workloads_total.labels(cq).inc()
-        self.metrics.admission_wait_time_seconds.labels(cq).observe(wait)
+        if d.state == ADMITTED:  # else once its admission checks are Ready (_reconcile)
+            self.metrics.admitted_workloads_total.labels(cq).inc()
+            self.metrics.admission_wait_time_seconds.labels(cq).observe(wait)
         self.hot[key] = None
         self.queues_dirty = True
 
@@ -1019,6 +1020,11 @@ class Controller:
             ):
                 st = S.admitted_status(wl, d, self.clock.time_ns())
                 then = self._then_admitted(t) if d.state == ADMITTED else self._then_reserved(t)
+                if d.state == ADMITTED and S.condition_true(wl, S.QUOTA_RESERVED):  # its checks became Ready
+                    cq = d.cluster_queue or ""
+                    self.metrics.admitted_workloads_total.labels(cq).inc()
+                    wait = max(0.0, (self.clock.time_ns() - t.queued_ns) / 1e9)
+                    self.metrics.admission_wait_time_seconds.labels(cq).observe(wait)
                 self._apply_status(t, wl, "admit", st, PRIO_ADMISSION, then)
                 return
             if d.state == RESERVED:
