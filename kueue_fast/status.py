@@ -432,22 +432,28 @@ def _controller_check_problems(cq: ClusterQueue, state: ClusterState) -> list[tu
     per_flavor = [n for n in multikueue if _check_flavors(cq, n) != _all_flavors(cq)]
     out = []
     if len(multikueue) > 1:
-        out.append((
-            "MultipleMultiKueueAdmissionChecks",
-            "Cannot use multiple MultiKueue AdmissionChecks on the same ClusterQueue, found: "
-            + ",".join(multikueue),
-        ))
+        out.append(
+            (
+                "MultipleMultiKueueAdmissionChecks",
+                "Cannot use multiple MultiKueue AdmissionChecks on the same ClusterQueue, found: "
+                + ",".join(multikueue),
+            )
+        )
     if per_flavor:
-        out.append((
-            "MultiKueueAdmissionCheckAppliedPerFlavor",
-            f"Cannot specify MultiKueue AdmissionCheck per flavor, found: {','.join(per_flavor)}",
-        ))
+        out.append(
+            (
+                "MultiKueueAdmissionCheckAppliedPerFlavor",
+                f"Cannot specify MultiKueue AdmissionCheck per flavor, found: {','.join(per_flavor)}",
+            )
+        )
     if multikueue and provisioning:
-        out.append((
-            "MultiKueueWithProvisioningRequest",
-            "Cannot use both MultiKueue and ProvisioningRequest AdmissionChecks together, found: "
-            f"{','.join(multikueue)}, {','.join(provisioning)}",
-        ))
+        out.append(
+            (
+                "MultiKueueWithProvisioningRequest",
+                "Cannot use both MultiKueue and ProvisioningRequest AdmissionChecks together, found: "
+                f"{','.join(multikueue)}, {','.join(provisioning)}",
+            )
+        )
     return out
 
 

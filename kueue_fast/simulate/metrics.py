@@ -226,8 +226,15 @@ def compute(result: SimResult) -> Metrics:
         "unqueued": int(((q < 0) & arrived).sum()),
         "censored_waits": int(wl.censored.sum()),
     }
-    if wl.check_retries is not None and wl.check_wait_ns is not None and (
-        wl.check_retries.any() or wl.check_wait_ns.any() or (st == REJECTED).any() or (st == RESERVED).any()
+    if (
+        wl.check_retries is not None
+        and wl.check_wait_ns is not None
+        and (
+            wl.check_retries.any()
+            or wl.check_wait_ns.any()
+            or (st == REJECTED).any()
+            or (st == RESERVED).any()
+        )
     ):  # admission checks (simulate/checks.py)
         totals["reserved"] = int((queued & (st == RESERVED)).sum())
         totals["rejected"] = int((queued & (st == REJECTED)).sum())
