@@ -215,11 +215,14 @@ class Cluster:
         self._deactivated: set[str] = set()
         self._build(state)
         # the topology already knows every resource and flavor of the state's workloads
+        check_cqs = self._check_cqs
         with no_cyclic_gc():
             for key in sorted(state.workloads):
-                self._add_compiled(key, self.compiler.compile(state.workloads[key]))
-        for key in sorted(state.workloads):
-            self._init_checks(state.workloads[key])
+                wl = state.workloads[key]
+                self._add_compiled(key, self.compiler.compile(wl))
+                adm = wl.admission
+                if wl.admission_checks or (adm is not None and adm.cluster_queue in check_cqs):
+                    self._init_checks(wl)
 
     # --- construction ----------------------------------------------------------------------
 
