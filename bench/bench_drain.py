@@ -49,10 +49,13 @@ class DrainInput:
 
 
 def drain_input(
-    n_cq: int = 1000, n_cohorts: int = 100, n_workloads: int = 100_000, seed: int = 0
+    n_cq: int = 1000, n_cohorts: int = 100, n_workloads: int = 100_000, seed: int = 0, quota_scale: int = 1
 ) -> DrainInput:
-    """kueue_fast.bench.drain_case, compiled once (topology and workload arrays)."""
-    case = drain_case(n_cq=n_cq, n_cohorts=n_cohorts, n_workloads=n_workloads, seed=seed)
+    """kueue_fast.bench.drain_case, compiled once (topology and workload arrays);
+    quota_scale 4 is the long drain (``long_drain_case``: 100+ cycles)."""
+    case = drain_case(
+        n_cq=n_cq, n_cohorts=n_cohorts, n_workloads=n_workloads, seed=seed, quota_scale=quota_scale
+    )
     state = build_state(case.objects)
     topo = compile_topology(state, extra_resources=set(case.trace.resources))
     batch = batch_from_trace(case.trace, WorkloadCompiler(state, topo), BASE_NS)
@@ -126,9 +129,12 @@ except ImportError:  # pragma: no cover
 if pytest is not None:
     N_FULL = int(os.environ.get("KUEUE_FAST_BENCH_WORKLOADS", "100000"))
 
-    @pytest.fixture(scope="module")
-    def full_input() -> DrainInput:
-        return drain_input(n_workloads=N_FULL)
+    # the drain case (47 cycles) and the long drain (quotas close to demand, 100+ cycles)
+    SHAPES = {"drain": 1, "long": 4}
+
+    @pytest.fixture(scope="module", params=list(SHAPES))
+    def full_input(request: Any) -> DrainInput:
+        return drain_input(n_workloads=N_FULL, quota_scale=SHAPES[request.param])
 
     def test_drain_native(benchmark: Any, full_input: DrainInput) -> None:
         results: list[dict[str, int]] = []
@@ -152,9 +158,10 @@ if pytest is not None:
         benchmark.extra_info["peak_rss_mb"] = peak_rss_mb()
         benchmark.extra_info["candidate_evaluations"] = engines[-1].candidate_evaluations()
 
-    def test_drain_ratio_10k(benchmark: Any) -> None:
+    @pytest.mark.parametrize("shape", list(SHAPES))
+    def test_drain_ratio_10k(benchmark: Any, shape: str) -> None:
         """Native vs reference on the same 10k subset (same density), same process; decisions must agree."""
-        inp = drain_input(n_cq=100, n_cohorts=10, n_workloads=10_000)
+        inp = drain_input(n_cq=100, n_cohorts=10, n_workloads=10_000, quota_scale=SHAPES[shape])
         ref = engine_for(inp, "reference")
         t0 = time.perf_counter()
         ref_res = drain(ref)
@@ -188,12 +195,13 @@ def main(argv: list[str]) -> int:
         "--reference-queues", type=int, default=100, help="ClusterQueues of the subset (10 per cohort)"
     )
     p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--quota-scale", type=int, default=1, help="4: the long drain (100+ cycles)")
     p.add_argument("--no-reference", action="store_true")
     args = p.parse_args(argv)
 
     print(f"machine calibration: 10**7 Python additions in {calibration_ms():.0f} ms")
     t0 = time.perf_counter()
-    inp = drain_input(n_workloads=args.workloads)
+    inp = drain_input(n_workloads=args.workloads, quota_scale=args.quota_scale)
     t1 = time.perf_counter()
     times = []
     for _ in range(args.rounds):
@@ -208,7 +216,12 @@ def main(argv: list[str]) -> int:
     print(f"  preemption candidate evaluations {eng.candidate_evaluations()}")
     if not args.no_reference:
         q = args.reference_queues
-        sub = drain_input(n_cq=q, n_cohorts=max(1, q // 10), n_workloads=args.reference_workloads)
+        sub = drain_input(
+            n_cq=q,
+            n_cohorts=max(1, q // 10),
+            n_workloads=args.reference_workloads,
+            quota_scale=args.quota_scale,
+        )
         ref = engine_for(sub, "reference")
         t3 = time.perf_counter()
         ref_res = drain(ref)

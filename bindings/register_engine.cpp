@@ -618,6 +618,45 @@ void register_engine(py::module_& m) {
           py::arg("now_ns"), py::arg("max_cycles"),
           "(cycles, stable, heads, admitted, admitted cycle offset, preempted, preempted cycle offset).")
       .def(
+          "run_cycles",
+          [](PyEngine& self, std::int64_t start_ns, std::int64_t step_ns, std::int64_t max_cycles, bool until_stable,
+             py::object attempted_mask_obj) {
+            std::uint8_t* mask = nullptr;
+            std::size_t n_mask = 0;
+            py::array_t<std::uint8_t> mask_array;
+            if (!attempted_mask_obj.is_none()) {
+              if (!py::isinstance<py::array_t<std::uint8_t>>(attempted_mask_obj)) {
+                bad("attempted_mask: expected a uint8 array");
+              }
+              mask_array = attempted_mask_obj.cast<py::array_t<std::uint8_t>>();
+              if (mask_array.ndim() != 1 || !(mask_array.flags() & py::array::c_style) || !mask_array.writeable()) {
+                bad("attempted_mask: expected a writeable, contiguous 1-D uint8 array");
+              }
+              mask = mask_array.mutable_data();
+              n_mask = static_cast<std::size_t>(mask_array.size());
+            }
+            kueue_fast::CyclesRun r;
+            {
+              // Without the GIL, as run_cycle (see there); the mask is only read
+              // and written here, under the engine's lock.
+              py::gil_scoped_release release;
+              std::lock_guard<std::mutex> lock(self.mutex);
+              r = self.engine.run_cycles(start_ns, step_ns, max_cycles, until_stable, mask, n_mask);
+            }
+            return py::make_tuple(r.cycles, r.stable, to_numpy(r.heads), to_numpy(r.newly_parked),
+                                  to_numpy(r.admitted), to_numpy(r.admitted_cycle), to_numpy(r.preempted),
+                                  to_numpy(r.preempted_cycle), to_numpy(r.preempted_admission_ns),
+                                  to_numpy(r.attempted), to_numpy(r.attempted_cycle), to_numpy(r.parked),
+                                  to_numpy(r.parked_cycle));
+          },
+          py::arg("start_ns"), py::arg("step_ns"), py::arg("max_cycles"), py::arg("until_stable"),
+          py::arg("attempted_mask") = py::none(),
+          "Cycle k (1, 2, ...) at start_ns + k * step_ns, at most max_cycles; with until_stable up to the "
+          "first that admits, preempts and newly parks nothing: (cycles, stable, heads per cycle, newly "
+          "parked per cycle, admitted, cycle offset, preempted, cycle offset, admission time each ended, "
+          "attempted, cycle offset, parked, cycle offset). attempted_mask: only the wids whose flag is "
+          "set are reported attempted, and their flag is cleared.")
+      .def(
           "run_until_settled",
           [](PyEngine& self, std::int64_t now_ns, std::int64_t max_cycles, py::object unexplained_obj) {
             // run_until_stable for an engine whose victims keep their quota

@@ -101,6 +101,28 @@ class Engine:
         npt.NDArray[np.int32],
         npt.NDArray[np.int32],
     ]: ...
+    def run_cycles(
+        self,
+        start_ns: int,
+        step_ns: int,
+        max_cycles: int,
+        until_stable: bool,
+        attempted_mask: npt.NDArray[np.uint8] | None = None,
+    ) -> tuple[
+        int,
+        bool,
+        npt.NDArray[np.int64],
+        npt.NDArray[np.int64],
+        npt.NDArray[np.int32],
+        npt.NDArray[np.int32],
+        npt.NDArray[np.int32],
+        npt.NDArray[np.int32],
+        npt.NDArray[np.int64],
+        npt.NDArray[np.int32],
+        npt.NDArray[np.int32],
+        npt.NDArray[np.int32],
+        npt.NDArray[np.int32],
+    ]: ...
     def run_until_settled(
         self, now_ns: int, max_cycles: int, unexplained: npt.NDArray[np.uint8] | None = None
     ) -> tuple[

@@ -14,6 +14,9 @@ Beyond that interface it has a bulk path for simulators and benchmarks:
 * ``stage_workloads(arrays)`` keeps a copy of such arrays in the engine,
   ``add_staged(lo, hi)`` adds a range of their rows (one call per arrival
   instant in the simulator) and ``clear_staged()`` frees the copy;
+* ``run_cycles(start_ns, step_ns, max_cycles, until_stable)`` runs the
+  cycles of ``Cluster.run``/``run_until_stable`` natively (both engines
+  have it);
 * ``run_until_stable(now_ns, max_cycles)`` runs the cycles of one instant
   natively (``run_until_settled`` when victims keep their quota until
   ``release_eviction``); ``admitted_usage(wids)``, ``eviction_reasons(wids)``,
@@ -34,7 +37,15 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core
-from .compiler import LedgerState, PodSetSpec, Topology, WorkloadSpec, afs_ledger_entries, afs_ledger_state
+from .compiler import (
+    CyclesRun,
+    LedgerState,
+    PodSetSpec,
+    Topology,
+    WorkloadSpec,
+    afs_ledger_entries,
+    afs_ledger_state,
+)
 
 __all__ = ["NativeEngine", "NativeCycleReport", "WorkloadArrays", "STATE_NAMES"]
 
@@ -375,6 +386,24 @@ class NativeEngine:
         if self._queue_ts_moves and (pre.size or adm.size):
             self._sync_queue_ts(pre.tolist() + adm.tolist())
         return int(cycles), bool(stable), int(heads), adm, adm_cycle, pre, pre_cycle
+
+    def run_cycles(
+        self,
+        start_ns: int,
+        step_ns: int,
+        max_cycles: int,
+        until_stable: bool,
+        attempted_mask: npt.NDArray[np.uint8] | None = None,
+    ) -> CyclesRun:
+        """Cycle k (1, 2, ...) at ``start_ns + k * step_ns``, natively, at most
+        ``max_cycles``; with ``until_stable`` up to and including the first
+        cycle that admits, preempts and newly parks nothing. Given
+        ``attempted_mask`` (uint8 per wid), only the heads whose flag is set
+        are reported attempted, and their flag is cleared."""
+        run = CyclesRun(*self._core.run_cycles(start_ns, step_ns, max_cycles, until_stable, attempted_mask))
+        if self._queue_ts_moves and (run.preempted.size or run.admitted.size):
+            self._sync_queue_ts(run.preempted.tolist() + run.admitted.tolist())
+        return run
 
     def run_until_settled(
         self, now_ns: int, max_cycles: int, unexplained: npt.NDArray[np.uint8] | None = None

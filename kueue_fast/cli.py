@@ -22,9 +22,10 @@ def _add_schedule(sub: argparse._SubParsersAction) -> None:  # type: ignore[type
     )
     p.add_argument(
         "files",
-        nargs="+",
+        nargs="*",
         metavar="FILE",
-        help="YAML or JSON file of Kueue objects or Jobs, a directory of them, or - for standard input",
+        help="YAML or JSON file of Kueue objects or Jobs, a directory of them, or - for standard input "
+        "(with --kubeconfig: objects added to the cluster's)",
     )
     p.add_argument(
         "-R", "--recursive", action="store_true", help="read directories' subdirectories too (default: off)"
@@ -69,6 +70,9 @@ def _add_schedule(sub: argparse._SubParsersAction) -> None:  # type: ignore[type
     p.add_argument(
         "--stats", action="store_true", help="print timings as one JSON line on standard error (default: off)"
     )
+    from .whatif.args import add_source_arguments
+
+    add_source_arguments(p)
     p.set_defaults(func=_run_schedule)
 
 
@@ -199,8 +203,10 @@ def _add_simulate(sub: argparse._SubParsersAction) -> None:  # type: ignore[type
         "workloads over a week.",
     )
     from .simulate.args import add_arguments
+    from .whatif.args import add_source_arguments
 
     add_arguments(p)
+    add_source_arguments(p)
     p.set_defaults(func=_run_simulate)
 
 
@@ -208,6 +214,65 @@ def _run_simulate(args: argparse.Namespace) -> int:
     from .simulate.command import run_simulate
 
     return run_simulate(args)
+
+
+def _add_compare(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "compare",
+        help="simulate one trace against several configurations and compare them side by side",
+        description="What changes if I change this quota, limit or policy? One trace (given, or generated "
+        "once from the first configuration) runs against every configuration with the same options; the "
+        "output says what differs between them and compares every ClusterQueue side by side.",
+    )
+    from .whatif.args import add_compare_arguments
+
+    add_compare_arguments(p)
+    p.set_defaults(func=_run_compare)
+
+
+def _run_compare(args: argparse.Namespace) -> int:
+    from .whatif.compare import run_compare
+
+    return run_compare(args)
+
+
+def _add_sweep(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "sweep",
+        help="simulate a grid of variations of a configuration on one trace, in parallel",
+        description="Expand the sweep spec (the last file) into configurations of the base, validate them "
+        "all, simulate each on the same frozen trace (local processes, or a Dask cluster with --scheduler) "
+        "and tabulate the chosen metrics, the best marked.",
+    )
+    from .whatif.args import add_sweep_arguments
+
+    add_sweep_arguments(p)
+    p.set_defaults(func=_run_sweep)
+
+
+def _run_sweep(args: argparse.Namespace) -> int:
+    from .whatif.sweep import run_sweep
+
+    return run_sweep(args)
+
+
+def _add_snapshot(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "snapshot",
+        help="read Kueue's objects, Workloads and queued Jobs from a cluster (read-only) into manifests",
+        description="List what Kueue decides from (read-only) and write it as manifests that schedule, "
+        "simulate, compare and sweep read offline. Needs kueue-fast[controller].",
+    )
+    from .whatif.args import add_snapshot_arguments
+
+    add_snapshot_arguments(p)
+    p.set_defaults(func=_run_snapshot)
+
+
+def _run_snapshot(args: argparse.Namespace) -> int:
+    from .whatif.snapshot_command import run_snapshot
+
+    return run_snapshot(args)
 
 
 def _add_trace(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -260,7 +325,8 @@ def version() -> str:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="kueue-fast",
-        description="Kueue's admission decisions, fast: schedule, simulate, bench, controller.",
+        description="Kueue's admission decisions, fast: schedule, simulate, compare, sweep, bench, "
+        "controller.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -270,6 +336,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_status(sub)
     _add_manifests(sub)
     _add_simulate(sub)
+    _add_compare(sub)
+    _add_sweep(sub)
+    _add_snapshot(sub)
     _add_trace(sub)
     _add_bench(sub)
     _add_completion(sub)

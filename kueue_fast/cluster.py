@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -26,6 +26,7 @@ from . import admission_checks as ac
 from ._gc import no_cyclic_gc
 from .compiler import (
     AdmissionSpec,
+    CyclesRun,
     Topology,
     WorkloadCompiler,
     WorkloadSpec,
@@ -201,8 +202,9 @@ class Cluster:
         self.cycles = 0
         self._wid: dict[str, int] = {}
         self._keys: list[str] = []
-        # history (bounded per workload): first attempt time, evictions
-        self._first_attempt_ns: dict[str, int] = {}
+        # history (bounded per workload): first attempt time by wid (-1: never
+        # tried; grown to the wids in use by _first_attempts), evictions
+        self._first_attempt_ns: npt.NDArray[np.int64] = np.full(0, -1, dtype=np.int64)
         self._evictions: dict[str, WorkloadHistory] = {}
         self._clock_ns = start_time_ns if start_time_ns is not None else _start_time(state)
         self.start_ns = self._clock_ns  # the clock before the first cycle
@@ -275,8 +277,7 @@ class Cluster:
         """The workload finished or was deleted: its quota (if any) is released
         and the cluster forgets it (the same key may be added again)."""
         self.engine.remove_workload(self._id(key))
-        del self._wid[key]
-        self._first_attempt_ns.pop(key, None)
+        del self._wid[key]  # its wid (and first attempt) is never used again
         self._evictions.pop(key, None)
         self.state.workloads.pop(key, None)
         self._checks.pop(key, None)
@@ -312,6 +313,8 @@ class Cluster:
         re-add every workload, keeping admissions as they are (an eviction still
         holding its quota stays so, until release_eviction())."""
         old = [self.decision(k) for k in self._wid]
+        first_attempts = self._first_attempts()
+        first_ns = {k: int(first_attempts[w]) for k, w in self._wid.items() if first_attempts[w] >= 0}
         afs_history = self.engine.afs_ledger_state()
         self.state = state
         self._build(state)
@@ -328,6 +331,10 @@ class Cluster:
             self._add_compiled(d.key, spec)
             if d.state == EVICTED and holds_quota:
                 self.engine.evict(self._wid[d.key], d.preemption_reason or d.reason, d.message)
+        self._first_attempt_ns = np.full(len(self._keys), -1, dtype=np.int64)
+        for key, t in first_ns.items():
+            if key in self._wid:
+                self._first_attempt_ns[self._wid[key]] = t
         # the checks that apply may have changed (workload_controller.go syncs them on a
         # ClusterQueue update): a reserved workload whose checks are now all Ready is admitted
         for key in sorted(self._reserved):
@@ -387,10 +394,14 @@ class Cluster:
                     self._quota_reserved(keys[w], admitted=False)
         if self._check_failures:
             result.evicted.extend(self._evict_for_failed_checks(now_ns))
-        self._record_cycle(result)
+        self._record_cycle(result, report.attempted)
         return result
 
     def run(self, cycles: int, on_cycle: Callable[[CycleResult], None] | None = None) -> list[CycleResult]:
+        """Run `cycles` cycles; their results. on_cycle sees every cycle's
+        result as it ends."""
+        if on_cycle is None and self._bulk_ok():
+            return self._cycle_results(self._run_bulk(cycles, until_stable=False))
         out = []
         for _ in range(cycles):
             out.append(self.run_cycle())
@@ -403,20 +414,118 @@ class Cluster:
     ) -> int:
         """Run cycles until one changes nothing; return how many ran.
         on_cycle sees every cycle's result as it ends."""
-        for n in range(1, max_cycles + 1):
-            result = self.run_cycle()
-            if on_cycle is not None:
-                on_cycle(result)
-            if not result.changed:
-                return n
+        if on_cycle is None and self._bulk_ok():
+            run = self._run_bulk(max_cycles, until_stable=True)
+            if run.stable:
+                return int(run.cycles)
+        else:
+            for n in range(1, max_cycles + 1):
+                result = self.run_cycle()
+                if on_cycle is not None:
+                    on_cycle(result)
+                if not result.changed:
+                    return n
         raise NotStableError(f"still changing after {max_cycles} cycles (--max-cycles)")
+
+    # --- many cycles in one engine call ----------------------------------------------------------
+
+    def _bulk_ok(self) -> bool:
+        """May the cycles run inside the engine (run_cycles), with nothing to do
+        between them? Not when HoldAndDrain queues drain before every cycle,
+        nor when victims keep their quota until release_eviction (a victim
+        can then be preempted again while its eviction is under way, and its
+        eviction record is that of the cycle)."""
+        if not self.release_evictions or self._check_cqs or self._check_failures:
+            return False  # admission checks act between cycles (_quota_reserved, _evict_for_failed_checks)
+        return not any(
+            cq.stop_policy == "HoldAndDrain" for cq in self.state.cluster_queues.values()
+        ) and not any(lq.stop_policy == "HoldAndDrain" for lq in self.state.local_queues.values())
+
+    def _run_bulk(self, max_cycles: int, until_stable: bool) -> CyclesRun:
+        """run_cycle's cycles inside the engine, one second apart as run_cycle
+        spaces them, then what the history keeps of them (_record_cycle's)."""
+        start, step = self._clock_ns, NS_PER_S
+        first = self._first_attempts()
+        not_tried = (first < 0).view(np.uint8)
+        run: CyclesRun = self.engine.run_cycles(start, step, max_cycles, until_stable, not_tried)
+        first_cycle = self.cycles
+        self.cycles += int(run.cycles)
+        self._clock_ns = start + int(run.cycles) * step
+        attempted = np.asarray(run.attempted, dtype=np.int64)
+        if attempted.size:
+            first[attempted] = start + (np.asarray(run.attempted_cycle, dtype=np.int64) + 1) * step
+        if len(run.preempted):
+            self._record_preemptions(run, first_cycle, start, step)
+        return run
+
+    def _record_preemptions(self, run: CyclesRun, first_cycle: int, start: int, step: int) -> None:
+        """_record_cycle's eviction records of a bulk run. Every victim was
+        preempted (offline: each eviction is a fresh preemption), so the
+        engine's eviction fields, read now, are those of its last one."""
+        views: dict[int, dict[str, object]] = {}
+        keys = self._keys
+        rows = zip(run.preempted, run.preempted_cycle, run.preempted_admission_ns, strict=True)
+        for w, c, admitted_ns in rows:
+            w, c = int(w), int(c)
+            rec = views.get(w)
+            if rec is None:
+                rec = views[w] = self.engine.workload_view(w)
+            by = int(cast(int, rec["preempted_by"]))
+            reason = str(rec["eviction_reason"])
+            ev = EvictionRecord(
+                first_cycle + c + 1,
+                start + (c + 1) * step,
+                "Preempted" if by >= 0 else reason,
+                str(rec["eviction_message"]),
+                reason if by >= 0 else "",
+                keys[by] if by >= 0 else None,
+            )
+            ev.admitted_ns = int(admitted_ns)
+            self._record_eviction(keys[w], ev)
+
+    def _cycle_results(self, run: CyclesRun) -> list[CycleResult]:
+        """run()'s results of a bulk run, cycle by cycle (wids sorted, as run_cycle gives them)."""
+        keys = np.asarray(self._keys, dtype=object)
+        first_cycle = self.cycles - int(run.cycles)
+        start = self._clock_ns - int(run.cycles) * NS_PER_S
+
+        def per_cycle(wids: Any, cycle_of: Any, sort: bool) -> list[list[str]]:
+            w = np.asarray(wids, dtype=np.int64)
+            c = np.asarray(cycle_of, dtype=np.int64)
+            if sort:
+                order = np.lexsort((w, c))
+                w, c = w[order], c[order]
+            ends = np.searchsorted(c, np.arange(int(run.cycles)), side="right")
+            names: list[str] = keys[w].tolist()
+            return [names[a:b] for a, b in zip([0, *ends[:-1].tolist()], ends.tolist(), strict=True)]
+
+        admitted = per_cycle(run.admitted, run.admitted_cycle, False)
+        preempted = per_cycle(run.preempted, run.preempted_cycle, False)
+        attempted = per_cycle(run.attempted, run.attempted_cycle, True)
+        parked = per_cycle(run.parked, run.parked_cycle, True)
+        return [
+            CycleResult(
+                cycle=first_cycle + k + 1,
+                admitted=admitted[k],
+                preempted=preempted[k],
+                evicted=[],
+                newly_parked=int(run.newly_parked[k]),
+                heads=int(run.heads[k]),
+                attempted=attempted[k],
+                parked=parked[k],
+                time_ns=start + (k + 1) * NS_PER_S,
+            )
+            for k in range(int(run.cycles))
+        ]
 
     # --- history (what Kueue's statuses remember) -------------------------------------------------
 
     def history(self, key: str) -> WorkloadHistory | None:
         """The workload's first attempt, last eviction and eviction counts; None
         when the scheduler never tried it and it was never evicted."""
-        first = self._first_attempt_ns.get(key)
+        wid = self._wid.get(key)
+        first_attempts = self._first_attempts()
+        first = int(first_attempts[wid]) if wid is not None and first_attempts[wid] >= 0 else None
         h = self._evictions.get(key)
         if h is None:
             return None if first is None else WorkloadHistory(first_attempt_ns=first)
@@ -425,12 +534,21 @@ class Cluster:
     def _record_eviction(self, key: str, ev: EvictionRecord) -> None:
         self._evictions.setdefault(key, WorkloadHistory()).record_eviction(ev)
 
-    def _record_cycle(self, result: CycleResult) -> None:
+    def _first_attempts(self) -> npt.NDArray[np.int64]:
+        """The first attempt time by wid (-1: never tried), one per wid in use."""
+        grow = len(self._keys) - len(self._first_attempt_ns)
+        if grow > 0:
+            self._first_attempt_ns = np.concatenate(
+                [self._first_attempt_ns, np.full(grow, -1, dtype=np.int64)]
+            )
+        return self._first_attempt_ns
+
+    def _record_cycle(self, result: CycleResult, attempted: list[int]) -> None:
         """Only what this cycle tried or evicted: nothing grows with the cycle count."""
-        first, now = self._first_attempt_ns, result.time_ns
-        for key in result.attempted:
-            if key not in first:
-                first[key] = now
+        first = self._first_attempts()
+        if attempted:
+            tried = np.asarray(attempted, dtype=np.int64)
+            first[tried[first[tried] < 0]] = result.time_ns
         for key in [*result.evicted, *result.preempted]:
             d = self.decision(key)
             reason = d.reason if d.preempted_by is None else "Preempted"

@@ -189,6 +189,30 @@ JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
 # --- topology ------------------------------------------------------------------
 
 
+@dataclass
+class CyclesRun:
+    """What ``run_cycles`` (both engines) did, without a return to the
+    caller between cycles: per cycle its heads and newly parked count; the
+    admissions, the preemptions (with the admission time of the admission
+    each ended), the heads tried and left pending and the heads parked, each
+    with the offset (0-based, within the call) of its cycle, in cycle order.
+    Arrays of int (numpy for the native engine, lists for the reference)."""
+
+    cycles: int
+    stable: bool
+    heads: Any
+    newly_parked: Any
+    admitted: Any
+    admitted_cycle: Any
+    preempted: Any
+    preempted_cycle: Any
+    preempted_admission_ns: Any
+    attempted: Any
+    attempted_cycle: Any
+    parked: Any
+    parked_cycle: Any
+
+
 def cohort_graph(state: ClusterState) -> tuple[list[str], dict[str, str | None], set[str]]:
     """Cohort names (sorted), their parents, and the cohorts caught in a cycle."""
     names: set[str] = set(state.cohorts)

@@ -76,3 +76,32 @@ def test_preemption_generator_fills_the_cohort() -> None:
     case = preemption_case(n_cq=10, n_admitted=200, n_arrivals=20)
     assert case.admitted == 200 and len(case.trace) == 220
     assert case.trace.priority[:200].max() < case.trace.priority[200:].min()
+
+
+def test_bench_e2e_quick_reports_the_split_per_stage(
+    tmp_path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`kueue-fast bench e2e`: kueue-fast schedule in a child process, per input and format."""
+    monkeypatch.setenv("KUEUE_FAST_BENCH_CACHE", str(tmp_path))
+    args = ["bench", "e2e", "--quick", "--repeat", "1", "--engine", "reference"]
+    assert main([*args, "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["results"]
+    assert {(r["input"], r["format"]) for r in rows} == {
+        (i, f) for i in ("drain", "long") for f in ("yaml", "json")
+    }
+    for r in rows:
+        ref = r["reference"]
+        parts = ref["parse_s"] + ref["build_s"] + ref["schedule_s"] + ref["output_s"]
+        assert 0 < parts <= ref["wall_s"] and ref["peak_rss_mb"] > 0 and ref["runs"] == 1
+        assert ref["workloads"] == 500 and ref["cycles"] > 1
+    # the inputs are cached: a second run reads the same files
+    cached = sorted(p.name for p in tmp_path.iterdir())
+    assert main(args) == 0
+    table = capsys.readouterr().out
+    assert "parse" in table and "output" in table and "peak RSS" in table
+    assert sorted(p.name for p in tmp_path.iterdir()) == cached
+
+
+def test_bench_repeat_must_be_positive(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "drain", "--quick", "--repeat", "0"]) == 2
+    assert "--repeat" in capsys.readouterr().err

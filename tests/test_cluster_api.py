@@ -137,3 +137,36 @@ def test_history_keeps_the_last_eviction_and_counts_after_requeue_and_readmissio
     assert high is not None and high.first_attempt_ns == first.time_ns and high.last_eviction is None
     cluster.remove_workload("default/low")
     assert cluster.history("default/low") is None
+
+
+def _drain_with_preemptions() -> list[dict[str, object]]:
+    """The drain benchmark's shape, small: 36 cycles until stable, 7
+    preemptions (reclaim within the cohorts), one victim admitted again."""
+    from kueue_fast.bench import drain_case, drain_objects
+
+    return drain_objects(drain_case(n_cq=20, n_cohorts=4, n_workloads=1000, seed=0))
+
+
+@pytest.mark.parametrize("engine", PARAMS)
+def test_cycles_inside_the_engine_match_cycle_by_cycle(engine: str) -> None:
+    """Without on_cycle, run() and run_until_stable() run their cycles inside
+    the engine (run_cycles); the results, decisions, history (first attempts,
+    evictions) and outputs are those of the cycles run one by one."""
+    from kueue_fast import output
+
+    objs = _drain_with_preemptions()
+    bulk, one_by_one = Cluster.from_objects(objs, engine), Cluster.from_objects(objs, engine)
+    seen: list[object] = []
+    assert bulk.run(5) == one_by_one.run(5, on_cycle=seen.append) and len(seen) == 5
+    preempted: list[str] = []
+    n = one_by_one.run_until_stable(on_cycle=lambda r: preempted.extend(r.preempted))  # type: ignore[attr-defined]
+    assert bulk.run_until_stable() == n and len(preempted) == 7
+    assert bulk.cycles == one_by_one.cycles and bulk.now_ns() == one_by_one.now_ns()
+    assert bulk.decisions() == one_by_one.decisions()
+    keys = bulk.keys()
+    assert [bulk.history(k) for k in keys] == [one_by_one.history(k) for k in keys]
+    assert sum(1 for k in keys if (h := bulk.history(k)) is not None and h.first_attempt_ns) > 100
+    assert output.to_yaml(bulk) == output.to_yaml(one_by_one)
+    assert output.to_json(bulk, explain=True) == output.to_json(one_by_one, explain=True)
+    # and on from there: more cycles, per cycle again
+    assert bulk.run(2) == one_by_one.run(2, on_cycle=lambda r: None)

@@ -205,6 +205,10 @@ def test_stats_prints_one_json_line_on_stderr(tmp_path, capsys, engine):
         assert key in stats
     assert stats["engine"] == engine
     assert stats["admitted"] == 1
+    # the split `kueue-fast bench e2e` reads: parse + build = load, then the output
+    for key in ("parse_s", "build_s", "output_s"):
+        assert stats[key] >= 0
+    assert abs(stats["parse_s"] + stats["build_s"] - stats["load_s"]) < 1e-5
 
 
 def test_yaml_output_gives_the_input_back_with_kueue_status(tmp_path, capsys, engine):

@@ -175,3 +175,35 @@ def test_an_eviction_outdates_flavor_scans_before_its_job_stops(engine: str) -> 
     # no longer fits after p; resuming at f1 would have admitted it there.
     third = cluster.run_cycle()
     assert third.admitted == [] and cluster.decision("default/z").message == NO_LONGER_FITS
+
+
+@pytest.mark.parametrize("engine", PARAMS)
+def test_bulk_cycles_give_a_readmitted_workload_its_creation_time_back(engine: str) -> None:
+    """As above, through the engine's bulk loop (run_until_stable without a
+    per-cycle callback): the workload's spec, which a reconfigure re-adds,
+    carries its creation time again once it is admitted again."""
+    state = build_state(
+        ["default"],
+        [
+            cq("x").cohort("co").flavor("default", cpu="2"),
+            cq("lender").cohort("co").flavor("default", cpu="4"),
+            cq("y")
+            .cohort("co")
+            .flavor("default", cpu="2")
+            .preemption(reclaim="LowerPriority", borrow_within="LowerPriority"),
+        ],
+        [
+            wl("w").queue("x").request(cpu="8").created(NOW - 10 * SECOND).reserve("x", "default", at=NOW),
+            wl("r").queue("y").priority(5).request(cpu="4").created(NOW),
+        ],
+        feature_gates={"PrioritySortingWithinCohort": False},
+    )
+    cluster = Cluster(state, engine)
+    cluster.run_until_stable()
+    assert cluster.decision("default/r").state == "admitted"
+    assert cluster.decision("default/w").state == "pending"
+    assert cluster.engine.spec(cluster._id("default/w")).queue_ts > NOW  # moved past its preemption
+    cluster.remove_workload("default/r")
+    cluster.run_until_stable()
+    assert cluster.decision("default/w").state == "admitted"
+    assert cluster.engine.spec(cluster._id("default/w")).queue_ts == NOW - 10 * SECOND

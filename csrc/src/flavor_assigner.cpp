@@ -128,7 +128,7 @@ void FlavorAssigner::add_attempt(int group, bool no_fit, PendingReason reason) {
 PendingReason FlavorAssigner::resolve_attempts() const noexcept {
   if (!attempted_any_) return NO_MATCHING_FLAVOR;
   PendingReason out = status_reason_;
-  for (std::size_t g = 0; g < attempt_seen_.size(); ++g) {
+  for (std::size_t g = 0; g < static_cast<std::size_t>(n_groups_); ++g) {
     if (attempt_seen_[g]) out = most_severe(out, attempt_min_[g]);
   }
   return out;
@@ -141,7 +141,6 @@ PendingReason FlavorAssigner::resolve_attempts() const noexcept {
 GranularMode FlavorAssigner::fits_resource_quota(int fr, Amount assumed, Amount request) {
   ++e_.stats_.quota_checks;
   last_no_fit_ = REASON_NONE;
-  Amount available = tree_.available(cq_, fr);
   Amount max_capacity = tree_.potential_available(cq_, fr);
   Amount val = amount_add(assumed, request);
   if (val > max_capacity) {
@@ -152,7 +151,8 @@ GranularMode FlavorAssigner::fits_resource_quota(int fr, Amount assumed, Amount 
     last_no_fit_ = EXCEEDS_MAX_QUOTA;
     return {PM_NO_FIT, 0};
   }
-  // (lowest_subtree_that_fits is pure: computed only where its result is used.)
+  // (available and lowest_subtree_that_fits are pure: computed only where their result is used.)
+  const Amount available = tree_.available(cq_, fr);
   if (val <= available) return {PM_FIT, tree_.lowest_subtree_that_fits(cq_, fr, val).first};
   add_reason(reason_header(RK_UNUSED, static_cast<std::uint64_t>(fr)));
   arena_->reasons.push_back(static_cast<std::uint64_t>(amount_sub(val, available)));
@@ -287,7 +287,14 @@ int FlavorAssigner::assign(int wid, int cq, bool use_last, const std::int32_t* n
     assumed_seen_[fr] = 0;
   }
   assumed_keys_.clear();
-  group_done_.assign(static_cast<std::size_t>(n_groups_), 0);
+  // Per resource group scratch, reset per pod set below (a ClusterQueue has
+  // few groups: plain loops, not vector::assign's out-of-line fill).
+  const auto n_groups = static_cast<std::size_t>(n_groups_);
+  if (group_done_.size() < n_groups) {
+    group_done_.resize(n_groups);
+    attempt_seen_.resize(n_groups);
+    attempt_min_.resize(n_groups);
+  }
 
   AssignmentRec a;
   a.wid = wid;
@@ -325,20 +332,28 @@ int FlavorAssigner::assign(int wid, int cq, bool use_last, const std::int32_t* n
     psa.fl_first = static_cast<std::uint32_t>(ar.flavors.size());
     psa.rs_first = static_cast<std::uint32_t>(ar.reasons.size());
     psa.tried_first = static_cast<std::uint32_t>(ar.tried.size());
-    ar.tried.insert(ar.tried.end(), static_cast<std::size_t>(n_groups_), TRIED_ABSENT);
-    std::fill(group_done_.begin(), group_done_.end(), 0);
-    attempt_seen_.assign(static_cast<std::size_t>(n_groups_), 0);
-    attempt_min_.assign(static_cast<std::size_t>(n_groups_), REASON_NONE);
+    for (std::size_t g = 0; g < n_groups; ++g) {
+      ar.tried.push_back(TRIED_ABSENT);
+      group_done_[g] = 0;
+      attempt_seen_[g] = 0;
+      attempt_min_[g] = REASON_NONE;
+    }
     attempted_any_ = false;
     status_reason_ = REASON_NONE;
     reason_count_ = 0;
     bool failed = false;
+    // The requests in visit order: an insertion sort (a pod set has a few).
     visit_.clear();
-    for (std::uint32_t k = 0; k < psa.req_n; ++k) visit_.push_back(k);
-    std::sort(visit_.begin(), visit_.end(), [&](std::uint32_t x, std::uint32_t y) {
-      return visit_rank_[static_cast<std::size_t>(ar.requests[psa.req_first + x].resource)] <
-             visit_rank_[static_cast<std::size_t>(ar.requests[psa.req_first + y].resource)];
-    });
+    for (std::uint32_t k = 0; k < psa.req_n; ++k) {
+      const std::int32_t rank = visit_rank_[static_cast<std::size_t>(ar.requests[psa.req_first + k].resource)];
+      std::size_t at = visit_.size();
+      visit_.push_back(k);
+      for (; at > 0 && visit_rank_[static_cast<std::size_t>(ar.requests[psa.req_first + visit_[at - 1]].resource)] > rank;
+           --at) {
+        visit_[at] = visit_[at - 1];
+      }
+      visit_[at] = k;
+    }
     for (std::uint32_t k : visit_) {
       const ResourceAmount req = ar.requests[psa.req_first + k];
       int g = topo_.group_of(cq, req.resource);

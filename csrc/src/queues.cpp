@@ -28,8 +28,13 @@ void ClusterQueueQueue::sift_up(const WorkloadStore& w, std::vector<HeapEntry>& 
   heap[i] = e;
 }
 
+// Floyd's pop: the hole at the top goes down to a leaf by the first child of
+// each pair (one comparison per level), then the last entry, which mostly
+// belongs near the bottom, climbs back up from there. The heap's layout may
+// differ from a classic sift-down's, not what it pops: the order is total
+// (wid breaks ties) and identical entries are interchangeable.
 void ClusterQueueQueue::heap_pop_top(const WorkloadStore& w, std::vector<HeapEntry>& heap) {
-  HeapEntry last = heap.back();
+  const HeapEntry last = heap.back();
   heap.pop_back();
   const std::size_t n = heap.size();
   if (n == 0) return;
@@ -38,9 +43,14 @@ void ClusterQueueQueue::heap_pop_top(const WorkloadStore& w, std::vector<HeapEnt
     std::size_t child = 2 * i + 1;
     if (child >= n) break;
     if (child + 1 < n && before(w, heap[child + 1], heap[child])) ++child;
-    if (!before(w, heap[child], last)) break;
     heap[i] = heap[child];
     i = child;
+  }
+  while (i > 0) {
+    const std::size_t parent = (i - 1) / 2;
+    if (!before(w, last, heap[parent])) break;
+    heap[i] = heap[parent];
+    i = parent;
   }
   heap[i] = last;
 }

@@ -192,9 +192,41 @@ void QuotaTree::remove_usage_in(int node, int fr, Amount value) noexcept {
 void QuotaTree::add_usage(int node, int fr, Amount value) noexcept { add_usage_in<false>(node, fr, value); }
 void QuotaTree::remove_usage(int node, int fr, Amount value) noexcept { remove_usage_in<false>(node, fr, value); }
 
+// add_usage_in<false> and add_usage_in<true> in one walk: both start at
+// node and go up the same path, each stopping on its own (the snapshot's
+// usage may differ from the cache's by this cycle's reservations).
 void QuotaTree::commit_add_usage(int node, int fr, Amount value) noexcept {
-  add_usage_in<false>(node, fr, value);
-  add_usage_in<true>(node, fr, value);
+  Amount in_snapshot = value, in_cache = value;
+  bool snapshot_on = true, cache_on = true;
+  for (;;) {
+    const std::size_t i = at(node, fr);
+    const Amount local_quota = cells_[i].local_quota;
+    const int p = parent_[node];
+    if (snapshot_on) {
+      ++version_[node];
+      touch(node);
+      Amount& usage = cells_[i].usage;
+      const Amount local_avail = amount_max(0, amount_sub(local_quota, usage));
+      usage = amount_add(usage, in_snapshot);
+      if (p < 0 || !(in_snapshot > local_avail)) {
+        snapshot_on = false;
+      } else {
+        in_snapshot = amount_sub(in_snapshot, local_avail);
+      }
+    }
+    if (cache_on) {
+      Amount& usage = cache_usage_[i];
+      const Amount local_avail = amount_max(0, amount_sub(local_quota, usage));
+      usage = amount_add(usage, in_cache);
+      if (p < 0 || !(in_cache > local_avail)) {
+        cache_on = false;
+      } else {
+        in_cache = amount_sub(in_cache, local_avail);
+      }
+    }
+    if (!snapshot_on && !cache_on) return;
+    node = p;
+  }
 }
 
 void QuotaTree::commit_remove_usage(int node, int fr, Amount value) noexcept {
@@ -258,9 +290,7 @@ bool QuotaTree::quantities_fit_in_quota(int node, const std::vector<FrAmount>& r
   return fits;
 }
 
-std::pair<int, bool> QuotaTree::lowest_subtree_that_fits(int cq, int fr, Amount value) const noexcept {
-  bool has_parent = parent_[cq] >= 0;
-  if (!(borrowing_with(cq, fr, value) && has_parent)) return {0, has_parent};
+std::pair<int, bool> QuotaTree::lowest_borrowing_subtree(int cq, int fr, Amount value) const noexcept {
   Amount remaining = amount_sub(value, local_available(cq, fr));
   int node = cq;
   for (int a : ancestors(cq)) {

@@ -328,6 +328,7 @@ bool Engine::in_cq_admitted(int wid) const noexcept {
   int cq = w_.admitted_cq[wid];
   if (cq < 0) return false;
   const auto& l = cq_admitted_[cq];
+  if (!l.empty() && l.back().wid == wid) return true;  // the first candidate (a wid is listed once)
   const AdmittedEntry key = admitted_entry(wid);
   auto it = std::lower_bound(l.begin(), l.end(), key,
                              [&](const AdmittedEntry& x, const AdmittedEntry& y) { return admitted_before(y, x); });
@@ -338,6 +339,13 @@ void Engine::cq_admitted_insert(int wid) {
   const int cq = w_.admitted_cq[wid];
   auto& l = cq_admitted_[cq];
   const AdmittedEntry key = admitted_entry(wid);
+  // Heads are popped by priority, then age: a new admission is mostly the new
+  // first candidate (lowest priority, most recent), the end of the list.
+  if (l.empty() || admitted_before(key, l.back())) {
+    l.push_back(key);
+    update_front(cq);
+    return;
+  }
   auto it = std::lower_bound(l.begin(), l.end(), key,
                              [&](const AdmittedEntry& x, const AdmittedEntry& y) { return admitted_before(y, x); });
   if (it != l.end() && it->wid == wid) return;
@@ -349,6 +357,11 @@ void Engine::cq_admitted_insert(int wid) {
 void Engine::cq_admitted_erase(int wid) {
   const int cq = w_.admitted_cq[wid];
   auto& l = cq_admitted_[cq];
+  if (!l.empty() && l.back().wid == wid) {  // the first candidate, e.g. a victim
+    l.pop_back();
+    update_front(cq);
+    return;
+  }
   const AdmittedEntry key = admitted_entry(wid);
   auto it = std::lower_bound(l.begin(), l.end(), key,
                              [&](const AdmittedEntry& x, const AdmittedEntry& y) { return admitted_before(y, x); });
@@ -1328,6 +1341,42 @@ const StableRun& Engine::run_until_stable(std::int64_t now_ns, std::int64_t max_
     if (r.admitted.empty() && r.preempted.empty() && r.newly_parked == 0) return out;
   }
   out.stable = false;
+  return out;
+}
+
+const CyclesRun& Engine::run_cycles(std::int64_t start_ns, std::int64_t step_ns, std::int64_t max_cycles,
+                                    bool until_stable, std::uint8_t* attempted_mask, std::size_t n_mask) {
+  CyclesRun& out = cycles_run_;
+  out = CyclesRun{};
+  while (out.cycles < max_cycles) {
+    const auto offset = static_cast<std::int32_t>(out.cycles);
+    const CycleReport& r = run_cycle(start_ns + (out.cycles + 1) * step_ns);
+    ++out.cycles;
+    out.heads.push_back(r.heads);
+    out.newly_parked.push_back(r.newly_parked);
+    out.admitted.insert(out.admitted.end(), r.admitted.begin(), r.admitted.end());
+    out.admitted_cycle.insert(out.admitted_cycle.end(), r.admitted.size(), offset);
+    for (std::int32_t v : r.preempted) {
+      out.preempted.push_back(v);
+      out.preempted_cycle.push_back(offset);
+      out.preempted_admission_ns.push_back(w_.admission_time[v]);  // kept after the release
+    }
+    for (std::int32_t a : r.attempted) {
+      const auto k = static_cast<std::size_t>(a);
+      if (attempted_mask != nullptr) {
+        if (k >= n_mask || !attempted_mask[k]) continue;
+        attempted_mask[k] = 0;
+      }
+      out.attempted.push_back(a);
+      out.attempted_cycle.push_back(offset);
+    }
+    out.parked.insert(out.parked.end(), r.parked.begin(), r.parked.end());
+    out.parked_cycle.insert(out.parked_cycle.end(), r.parked.size(), offset);
+    if (until_stable && r.admitted.empty() && r.preempted.empty() && r.newly_parked == 0) {
+      out.stable = true;
+      break;
+    }
+  }
   return out;
 }
 

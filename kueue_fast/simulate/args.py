@@ -29,6 +29,7 @@ BENCH_CASES = {
     "preemption": "preemption: 100 CQs, 10k admitted, 1k preemptors",
     "simulate": "simulate: the built-in simulation, 100k workloads, report included",
     "load": "load: 100k Workloads, YAML and JSON, to a Cluster",
+    "e2e": "e2e: kueue-fast schedule end to end, 100k Workloads, 2 inputs, YAML and JSON",
 }
 BENCH_DEFAULT_CASES = ("drain", "preemption", "simulate")
 
@@ -40,6 +41,38 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="Kueue manifests (YAML/JSON); none: the built-in scenario (8 teams, 2 cohorts)",
     )
+    add_workload_arguments(p)
+    p.add_argument(
+        "--engine",
+        choices=("native", "reference"),
+        default=None,
+        help="which engine decides (default: $KUEUE_FAST_ENGINE or native)",
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        default=None,
+        metavar="FORMAT",
+        help="what to print: table or json (default table)",
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="deprecated: the same as -o json",
+    )
+    add_report_arguments(p, DEFAULT_REPORT_DIR)
+    add_clock_arguments(p)
+    add_progress_arguments(p)
+    p.add_argument(
+        "--write-scenario",
+        metavar="DIR",
+        default=None,
+        help="write the inputs of this run (cluster.yaml, trace.csv) to DIR and exit (default: run)",
+    )
+
+
+def add_workload_arguments(p: argparse.ArgumentParser) -> None:
+    """Where the workloads come from: --trace, or a generated trace (-n, --seed, --days, --load)."""
     p.add_argument(
         "--trace",
         "-t",
@@ -69,33 +102,22 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help=f"offered load over nominal quota of a trace generated for manifests (default {DEFAULT_LOAD:g}; "
         "the built-in scenario has its own per-team loads)",
     )
-    p.add_argument(
-        "--engine",
-        choices=("native", "reference"),
-        default=None,
-        help="which engine decides (default: $KUEUE_FAST_ENGINE or native)",
-    )
-    p.add_argument(
-        "-o",
-        "--output",
-        default=None,
-        metavar="FORMAT",
-        help="what to print: table or json (default table)",
-    )
-    p.add_argument(
-        "--json",
-        action="store_true",
-        help="deprecated: the same as -o json",
-    )
+
+
+def add_report_arguments(p: argparse.ArgumentParser, default_dir: str) -> None:
     p.add_argument(
         "--report",
-        default=DEFAULT_REPORT_DIR,
+        default=default_dir,
         metavar="DIR",
-        help=f"report folder (default ./{DEFAULT_REPORT_DIR})",
+        help=f"report folder (default ./{default_dir})",
     )
     p.add_argument(
         "--no-report", action="store_true", help="print the summary only (default: write the report)"
     )
+
+
+def add_clock_arguments(p: argparse.ArgumentParser) -> None:
+    """How long the clock runs and how evictions behave."""
     p.add_argument(
         "--until",
         type=float,
@@ -129,6 +151,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "again), else Ready; repeatable (default: a check the ClusterQueues name is Ready at once)",
     )
     p.add_argument(
+        "--existing-runtime",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="run time of the Workloads the manifests already hold (a live cluster's); those admitted "
+        "before the start have run since their admission (default: they never finish)",
+    )
+    p.add_argument(
         "--max-cycles-per-instant",
         type=int,
         default=DEFAULT_MAX_CYCLES,
@@ -136,6 +166,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help=f"give up settling one instant after N cycles and say why (default {DEFAULT_MAX_CYCLES:,})",
     )
+
+
+def add_progress_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_mutually_exclusive_group()
     g.add_argument(
         "--progress",
@@ -143,12 +176,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=None,
         help="always show the progress bar (default: on a terminal)",
     )
-    g.add_argument("--no-progress", action="store_false", dest="progress", help="never show it")
-    p.add_argument(
-        "--write-scenario",
-        metavar="DIR",
-        default=None,
-        help="write the inputs of this run (cluster.yaml, trace.csv) to DIR and exit (default: run)",
+    g.add_argument(
+        "--no-progress", action="store_false", dest="progress", help="never show it (default: on a terminal)"
     )
 
 
@@ -232,7 +261,7 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
         + ", ".join(BENCH_DEFAULT_CASES)
         + "): "
         + "; ".join(f"{name} ({title.split(': ', 1)[-1]})" for name, title in BENCH_CASES.items())
-        + "; load runs only when named",
+        + "; load and e2e run only when named",
     )
     p.add_argument(
         "--engine",
@@ -245,6 +274,13 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
         "--quick",
         action="store_true",
         help="tiny sizes, a smoke test and not a benchmark (default: full sizes)",
+    )
+    p.add_argument(
+        "--repeat",
+        type=int,
+        default=3,
+        metavar="N",
+        help="runs per case and engine, the best one reported (default 3)",
     )
     p.add_argument(
         "--in-process",

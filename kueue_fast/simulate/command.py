@@ -55,6 +55,44 @@ class Inputs:
     warnings: list[str]
 
 
+def make_trace(
+    state: ClusterState,
+    builtin: bool,
+    trace_path: str | None,
+    n: int | None,
+    seed: int,
+    days: float,
+    load: float | None,
+    warnings: list[str],
+) -> Trace:
+    """The trace of a run: read from ``trace_path`` (its first n rows by
+    arrival), else the built-in scenario's, else one generated for the
+    LocalQueues of ``state`` (what can never be admitted goes to ``warnings``)."""
+    prios = {name: pc.value for name, pc in state.priority_classes.items()}
+    if trace_path:
+        trace = read_trace(trace_path, priority_classes=prios)
+        return trace.sorted_by_arrival().head(n) if n is not None else trace
+    if builtin:
+        return scenario.default_trace(n if n is not None else scenario.DEFAULT_WORKLOADS, seed, days)
+    return scenario.trace_for_state(
+        state,
+        n if n is not None else scenario.DEFAULT_WORKLOADS,
+        seed,
+        days,
+        load if load is not None else DEFAULT_LOAD,
+        warnings=warnings,
+    )
+
+
+def start_ns(state: ClusterState) -> int:
+    """When the simulated clock starts: Monday 2025-01-06 00:00 UTC, or, when
+    the manifests hold Workloads created later (a snapshot of a live
+    cluster), the latest of their creation times, so that the trace's
+    workloads queue behind the cluster's own."""
+    latest = max((wl.creation_ns for wl in state.workloads.values()), default=0)
+    return max(scenario.DEFAULT_START_NS, latest)
+
+
 def _inputs(
     files: list[str] | None,
     trace_path: str | None,
@@ -62,9 +100,19 @@ def _inputs(
     seed: int,
     days: float,
     load: float | None,
+    state: ClusterState | None = None,
+    title: str = "",
+    builtin: bool | None = None,
 ) -> Inputs:
+    """The state (``state``, else ``files``, else the built-in scenario) and
+    the trace; ``builtin``: the state is the built-in cluster (changed), so
+    its own trace applies."""
     warnings: list[str] = []
-    if files:
+    if builtin is None:
+        builtin = state is None and not files
+    if state is not None:
+        title = title or "Simulation"
+    elif files:
         from ..loader import load as load_files
 
         state = load_files(files, stdin=sys.stdin)
@@ -72,24 +120,10 @@ def _inputs(
     else:
         state = scenario.default_state()
         title = "Simulation of the built-in scenario (8 teams, 2 cohorts, one week)"
-    prios = {name: pc.value for name, pc in state.priority_classes.items()}
+    trace = make_trace(state, builtin, trace_path, n, seed, days, load, warnings)
     if trace_path:
-        trace = read_trace(trace_path, priority_classes=prios)
-        if n is not None:
-            trace = trace.sorted_by_arrival().head(n)
         title += f" with trace {Path(trace_path).name}"
-    elif files:
-        trace = scenario.trace_for_state(
-            state,
-            n if n is not None else scenario.DEFAULT_WORKLOADS,
-            seed,
-            days,
-            load if load is not None else DEFAULT_LOAD,
-            warnings=warnings,
-        )
-    else:
-        trace = scenario.default_trace(n if n is not None else scenario.DEFAULT_WORKLOADS, seed, days)
-    return Inputs(state, trace, title, scenario.DEFAULT_START_NS, not trace_path, warnings)
+    return Inputs(state, trace, title, start_ns(state), not trace_path, warnings)
 
 
 def run_label(inputs: Inputs, result: SimResult, seed: int) -> str:
@@ -119,7 +153,13 @@ def run(
     termination_delay_s: float = DEFAULT_TERMINATION_DELAY_S,
     load: float | None = None,
     admission_checks: dict[str, CheckModel] | None = None,
+    state: ClusterState | None = None,
+    title: str = "",
+    builtin: bool | None = None,
+    existing_runtime_s: float | None = None,
 ) -> SimulationOutput:
+    """Simulate ``files`` (or ``state``, the configuration given as objects,
+    with ``title``; neither: the built-in scenario) and write the report."""
     err = err or sys.stderr
     notes: list[str] = []
     warnings: list[str] = []
@@ -137,7 +177,7 @@ def run(
     if note:
         notes.append(note)
         print(f"note: {note}", file=err)
-    inputs = _inputs(files, trace_path, n, seed, days, load)
+    inputs = _inputs(files, trace_path, n, seed, days, load, state, title, builtin)
     for w in inputs.warnings:
         warn(w)
     if engine_name == "reference" and len(inputs.trace) > REFERENCE_COMFORT:
@@ -163,6 +203,7 @@ def run(
         warn=warn,
         admission_checks=admission_checks,
         seed=seed,
+        manifest_duration_ns=int(round(existing_runtime_s * NS)) if existing_runtime_s is not None else None,
     )
     timings["simulate_s"] = result.wall_s
     notes.extend(x for x in result.notes if x not in warnings)  # the run's own notes (admission checks)
@@ -222,7 +263,8 @@ def _output_format(args: argparse.Namespace) -> str:
     return str(fmt)
 
 
-def _check(args: argparse.Namespace) -> None:
+def check_options(args: argparse.Namespace) -> None:
+    """The run options (also of compare and sweep) as exit-2 errors."""
     if args.n is not None and args.n < 0:
         raise InputError("", "-n", f"must not be negative, got {args.n}")
     if args.max_cycles < 1:
@@ -237,13 +279,41 @@ def _check(args: argparse.Namespace) -> None:
         raise InputError("", "--load", f"must be positive, got {args.load}")
     if args.until is not None and (not math.isfinite(args.until) or args.until < 0):
         raise InputError("", "--until", f"must be a number of seconds >= 0, got {args.until}")
+    runtime = args.existing_runtime
+    if runtime is not None and (not math.isfinite(runtime) or runtime < 0):
+        raise InputError("", "--existing-runtime", f"must be a number of seconds >= 0, got {runtime}")
+
+
+def _changed_state(args: argparse.Namespace) -> tuple[ClusterState | None, str, bool]:
+    """With --kubeconfig, --set or --patch: the configuration they give (the
+    cluster or the files, else the built-in scenario, changed), its title,
+    and whether it is the built-in scenario; else (None, "", False)."""
+    from ..whatif.overrides import Variant
+    from ..whatif.sources import base_variant, changed, changes_given, print_warnings, validate
+
+    if not changes_given(args):
+        return None, "", False
+    base = base_variant(args, args.files)
+    builtin = base is None
+    if base is None:
+        from ..loader import Document
+
+        docs = [Document("built-in scenario", i, d) for i, d in enumerate(scenario.default_objects())]
+        base = Variant("the built-in scenario", docs)
+    variant = changed(base, args)
+    state = validate(variant)
+    print_warnings(state)
+    what = "the live cluster" if args.kubeconfig else base.label
+    title = f"Simulation of {what}" + (f" with {len(variant.changes)} change(s)" if variant.changes else "")
+    return state, title, builtin
 
 
 def run_simulate(args: argparse.Namespace) -> int:
     fmt = _output_format(args)
-    _check(args)
+    check_options(args)
+    state, title, builtin = _changed_state(args)
     if args.write_scenario:
-        return _write_scenario(Path(args.write_scenario), args)
+        return _write_scenario(Path(args.write_scenario), args, state, builtin)
     bar = ProgressBar(enabled=args.progress)
     try:
         out = run(
@@ -261,6 +331,10 @@ def run_simulate(args: argparse.Namespace) -> int:
             termination_delay_s=args.termination_delay,
             load=args.load,
             admission_checks=dict(parse_check_option(x) for x in args.admission_checks),
+            state=state,
+            title=title,
+            builtin=builtin if state is not None else None,
+            existing_runtime_s=args.existing_runtime,
         )
     except KeyboardInterrupt:
         bar.close()
@@ -302,7 +376,9 @@ def run_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write_scenario(folder: Path, args: argparse.Namespace) -> int:
+def _write_scenario(
+    folder: Path, args: argparse.Namespace, state: ClusterState | None = None, builtin: bool = False
+) -> int:
     """The inputs this run would use, as files: the manifests (or the
     built-in cluster) and the trace (given, or generated with the same
     options), so that ``simulate DIR/cluster.yaml --trace DIR/trace.csv``
@@ -312,10 +388,11 @@ def _write_scenario(folder: Path, args: argparse.Namespace) -> int:
     from ..trace import write_trace
 
     files = args.files or None
-    inputs = _inputs(files, args.trace, args.n, args.seed, args.days, args.load)
+    given = builtin if state is not None else None
+    inputs = _inputs(files, args.trace, args.n, args.seed, args.days, args.load, state, "", given)
     for w in inputs.warnings:
         print(f"warning: {w}", file=sys.stderr)
-    docs = inputs.state.documents if files else scenario.default_objects()
+    docs = inputs.state.documents if files or state is not None else scenario.default_objects()
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "cluster.yaml").write_text(yaml.safe_dump_all(docs, sort_keys=False))
     write_trace(inputs.trace.sorted_by_arrival(), folder / "trace.csv")

@@ -241,6 +241,7 @@ def simulate(
     warn: Callable[[str], None] | None = None,
     admission_checks: dict[str, CheckModel] | None = None,
     seed: int = 0,
+    manifest_duration_ns: int | None = None,
 ) -> SimResult:
     """Run the trace against the cluster. The run ends after the last
     arrival's instant (workloads still pending or running then are reported
@@ -249,7 +250,10 @@ def simulate(
     ``bins``: at most this many time bins for the series. ``warn`` hears
     about trace rows that match no LocalQueue (they never run).
     ``admission_checks``: how each AdmissionCheck decides (checks.py; one
-    without a model is Ready at once); ``seed`` drives their draws."""
+    without a model is Ready at once); ``seed`` drives their draws.
+    ``manifest_duration_ns``: the run time of the manifests' Workloads (a
+    live snapshot's); one admitted before the start has run since its
+    admission already. None: they never finish."""
     t_wall = time.perf_counter()
     trace = trace.sorted_by_arrival()
     # 1. compile: topology (with the trace's resources), engine, the trace as arrays
@@ -287,6 +291,10 @@ def simulate(
     arrival[:m] = start_ns
     arrival[m:] = batch.queue_ts
     dur = [NEVER] * m + np.round(trace.duration_s * 1e9).astype(np.int64).tolist()
+    if manifest_duration_ns is not None:
+        for k, wl in enumerate(manifest):
+            since = wl.admission_ns if wl.admission is not None and wl.admission_ns is not None else start_ns
+            dur[k] = max(0, manifest_duration_ns - max(0, start_ns - since))
 
     def zeros(code: str, fill: int = 0, size: int = total) -> array:  # type: ignore[type-arg]
         return array(code, [fill]) * size
@@ -369,7 +377,8 @@ def simulate(
             adm_cq[w] = c
             epoch[w] += 1
             decided = None
-            if plan.with_checks[c]:
+            # a manifest's workload Kueue already admitted runs on (Admitted stays True)
+            if plan.with_checks[c] and not (w < m and manifest[w].admitted_condition):
                 flavors = {fr_flavor[fr] for fr in np.flatnonzero(usage[k]).tolist()}
                 decided = plan.draw(c, flavors, t)
             if decided is not None:

@@ -204,7 +204,7 @@ def churn_lines(c: Churn) -> list[str]:
 # --- plots ------------------------------------------------------------------------------------------
 
 
-def _palette(n: int) -> list[str]:
+def palette(n: int) -> list[str]:
     import matplotlib
 
     cmap = matplotlib.colormaps["tab20" if n > 10 else "tab10"]
@@ -214,7 +214,7 @@ def _palette(n: int) -> list[str]:
 
 def queue_colors(names: Sequence[str]) -> dict[str, str]:
     """One colour per ClusterQueue, the same in every chart."""
-    return dict(zip(names, _palette(len(names)), strict=True))
+    return dict(zip(names, palette(len(names)), strict=True))
 
 
 def _top(names: Sequence[str], weight: dict[str, float]) -> list[str]:
@@ -232,7 +232,7 @@ def _x(metrics: Metrics) -> tuple[np.ndarray[Any, Any], str, float]:
     return mid / 60, "simulated time (minutes)", 60.0
 
 
-def _legend_beside(target: Any, handles: Any = None, labels: Any = None) -> None:
+def legend_beside(target: Any, handles: Any = None, labels: Any = None) -> None:
     """A legend to the right of the axes (or figure), outside the data."""
     kw = {"loc": "upper left", "bbox_to_anchor": (1.01, 1.0), "fontsize": 7, "frameon": False}
     if handles is None:
@@ -241,16 +241,93 @@ def _legend_beside(target: Any, handles: Any = None, labels: Any = None) -> None
         target.legend(handles, labels, **kw)
 
 
-def render_plots(metrics: Metrics, queue_names: Sequence[str], run_label: str) -> dict[str, bytes]:
-    """PNG bytes per file name (matplotlib, Agg backend). ``queue_names``
-    fixes the colours; ``run_label`` (seed, workloads, load) goes under
-    every title."""
+def _pyplot() -> Any:
     import matplotlib
 
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
 
     plt.rcParams.update({"figure.dpi": 100, "font.size": 9, "axes.grid": True, "grid.alpha": 0.3})
+    return plt
+
+
+def _png(fig: Any) -> bytes:
+    import matplotlib.pyplot as plt
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", bbox_inches="tight")
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def _line_handles(colors: dict[str, str]) -> tuple[list[Any], list[str]]:
+    import matplotlib
+
+    return [matplotlib.lines.Line2D([], [], color=c, lw=1.5) for c in colors.values()], list(colors)
+
+
+WAIT_FLOOR_S = 1.0  # a log axis cannot show 0: immediate admissions sit on the floor
+WAIT_XLABEL = "time in the queue until admission (seconds, log scale; 1 s floor; censored: waited so far)"
+
+
+def _wait_boxes(
+    ax: Any, runs: Sequence[tuple[str, Metrics]], names: Sequence[str], colors: dict[str, str]
+) -> None:
+    """Per ClusterQueue of ``names`` a box of its waits, one per run (grouped,
+    coloured per run); with one run, coloured per ClusterQueue (``colors``
+    then maps ClusterQueues to colours). Box: p25-p75 with the median,
+    whiskers: p5-p95, dot: p99."""
+    k = len(runs)
+    width = 0.8 / k
+    ticks, positions = [], []
+    for i, n in enumerate(names, start=1):
+        cen = [int(m.waits_censored.get(n, np.zeros(0, dtype=bool)).sum()) for _, m in runs]
+        note = f" ({', '.join(f'{c:,}' for c in cen)} censored)" if any(cen) else ""
+        ticks.append(n + note)
+        positions.append(i)
+        for j, (label, m) in enumerate(runs):
+            waits = m.waits_s.get(n, np.zeros(0))
+            if not waits.size:
+                continue
+            d = np.maximum(waits, WAIT_FLOOR_S)
+            pos = i + (j - (k - 1) / 2) * width
+            box = ax.boxplot(
+                [d],
+                positions=[pos],
+                widths=width * 0.9,
+                orientation="horizontal",
+                whis=(5, 95),
+                showfliers=False,
+                patch_artist=True,
+                manage_ticks=False,
+                medianprops={"color": "k"},
+            )
+            color = colors.get(label if k > 1 else n, OTHERS_COLOR)
+            box["boxes"][0].set_facecolor(color)
+            box["boxes"][0].set_alpha(0.7)
+            ax.plot(np.percentile(d, 99), pos, "k.", ms=5)
+    ax.set_yticks(positions, ticks)
+    ax.set_xscale("log")
+    ax.set_xlabel(WAIT_XLABEL)
+    ax.invert_yaxis()
+
+
+def _by_p95(runs: Sequence[tuple[str, Metrics]], limit: int) -> list[str]:
+    """ClusterQueues with waits, the longest p95 (over the runs) first."""
+    p95: dict[str, float] = {}
+    for _, m in runs:
+        for q in m.queues:
+            w = m.waits_s.get(q.name, np.zeros(0))
+            if w.size:
+                p95[q.name] = max(p95.get(q.name, 0.0), float(np.percentile(w, 95)))
+    return sorted(p95, key=lambda n: -p95[n])[:limit]
+
+
+def render_plots(metrics: Metrics, queue_names: Sequence[str], run_label: str) -> dict[str, bytes]:
+    """PNG bytes per file name (matplotlib, Agg backend). ``queue_names``
+    fixes the colours; ``run_label`` (seed, workloads, load) goes under
+    every title."""
+    plt = _pyplot()
     s = metrics.series
     x, xlabel, _ = _x(metrics)
     per_bin = f"per {fmt_bin(s.bin_s)} bin"
@@ -260,16 +337,10 @@ def render_plots(metrics: Metrics, queue_names: Sequence[str], run_label: str) -
     def titled(ax: Any, title: str) -> None:
         ax.set_title(f"{title}\n{run_label}; {per_bin}", fontsize=9)
 
-    def save(fig: Any, name: str) -> None:
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", bbox_inches="tight")
-        plt.close(fig)
-        out[name] = buf.getvalue()
-
     # 1. utilization per flavor: one colour per flavor in every panel
     res = list(s.utilization)
     flavors = sorted({f for r in res for f in s.utilization[r]})
-    fcolor = dict(zip(flavors, _palette(len(flavors)), strict=True))
+    fcolor = dict(zip(flavors, palette(len(flavors)), strict=True))
     fig, axes = plt.subplots(
         len(res) or 1, 1, figsize=(10, 2.3 * max(1, len(res)) + 0.6), sharex=True, squeeze=False
     )
@@ -279,11 +350,10 @@ def render_plots(metrics: Metrics, queue_names: Sequence[str], run_label: str) -
         ax.set_ylabel(f"{r}\n% of nominal")
         ax.set_ylim(bottom=0)
     if flavors:
-        handles = [matplotlib.lines.Line2D([], [], color=fcolor[f], lw=1.5) for f in flavors]
-        _legend_beside(axes[0, 0], handles, flavors)
+        legend_beside(axes[0, 0], *_line_handles(fcolor))
     titled(axes[0, 0], PLOTS[0][1])
     axes[-1, 0].set_xlabel(xlabel)
-    save(fig, PLOTS[0][0])
+    out[PLOTS[0][0]] = _png(fig)
 
     # 2. pending workloads, stacked
     fig, ax = plt.subplots(figsize=(10, 3.4))
@@ -299,43 +369,18 @@ def render_plots(metrics: Metrics, queue_names: Sequence[str], run_label: str) -
         cols.append(OTHERS_COLOR)
     if ys:
         ax.stackplot(x, *ys, labels=labels, colors=cols, alpha=0.85)
-        _legend_beside(ax)
+        legend_beside(ax)
     titled(ax, PLOTS[1][1])
     ax.set_ylabel(f"pending workloads\n(mean {per_bin})")
     ax.set_xlabel(xlabel)
-    save(fig, PLOTS[1][0])
+    out[PLOTS[1][0]] = _png(fig)
 
     # 3. wait-time distribution per ClusterQueue
-    names = [q.name for q in metrics.queues if metrics.waits_s.get(q.name, np.zeros(0)).size]
-    names = sorted(names, key=lambda n: -float(np.percentile(metrics.waits_s[n], 95)))[: 2 * MAX_LINES]
+    names = _by_p95([("", metrics)], 2 * MAX_LINES)
     fig, ax = plt.subplots(figsize=(10, 0.45 * max(4, len(names)) + 1.2))
-    floor = 1.0  # seconds: a log axis cannot show 0; immediate admissions sit on the floor
-    if names:
-        data = [np.maximum(metrics.waits_s[n], floor) for n in names]
-        ticks = []
-        for n in names:
-            cen = int(metrics.waits_censored[n].sum())
-            ticks.append(f"{n} ({cen:,} censored)" if cen else n)
-        box = ax.boxplot(
-            data,
-            orientation="horizontal",
-            whis=(5, 95),
-            showfliers=False,
-            tick_labels=ticks,
-            patch_artist=True,
-        )
-        for patch, n in zip(box["boxes"], names, strict=True):
-            patch.set_facecolor(colors.get(n, OTHERS_COLOR))
-            patch.set_alpha(0.7)
-        for i, d in enumerate(data, start=1):
-            ax.plot(np.percentile(d, 99), i, "k.", ms=5)
-        ax.set_xscale("log")
+    _wait_boxes(ax, [("", metrics)], names, colors)
     ax.set_title(f"{PLOTS[2][1]}\n{run_label}", fontsize=9)
-    ax.set_xlabel(
-        "time in the queue until admission (seconds, log scale; 1 s floor; censored: waited so far)"
-    )
-    ax.invert_yaxis()
-    save(fig, PLOTS[2][0])
+    out[PLOTS[2][0]] = _png(fig)
 
     # 4. borrowing (above zero) and lending (below zero) per resource; one legend for all panels
     res = [r for r in s.borrowed if s.borrowed[r]]
@@ -356,11 +401,10 @@ def render_plots(metrics: Metrics, queue_names: Sequence[str], run_label: str) -
         ax.set_ylabel(f"{r} ({unit})" if unit else r)
     if shown:
         shown.sort(key=list(queue_names).index)
-        handles = [matplotlib.lines.Line2D([], [], color=colors[k], lw=1.5) for k in shown]
-        _legend_beside(axes[0, 0], handles, shown)
+        legend_beside(axes[0, 0], *_line_handles({k: colors[k] for k in shown}))
     titled(axes[0, 0], PLOTS[3][1] + " (solid: borrowed, dashed: lent; mean amount)")
     axes[-1, 0].set_xlabel(xlabel)
-    save(fig, PLOTS[3][0])
+    out[PLOTS[3][0]] = _png(fig)
 
     # 5. preemptions per bin by reason, stacked (one step outline per reason)
     fig, ax = plt.subplots(figsize=(10, 3.2))
@@ -370,13 +414,122 @@ def render_plots(metrics: Metrics, queue_names: Sequence[str], run_label: str) -
         ax.stairs(bottom + counts, edges, baseline=bottom, fill=True, label=reason)
         bottom = bottom + counts
     if s.preemptions:
-        _legend_beside(ax)
+        legend_beside(ax)
     else:
         ax.text(0.5, 0.5, "no preemptions", transform=ax.transAxes, ha="center", va="center")
     titled(ax, PLOTS[4][1])
     ax.set_ylabel(f"evicted workloads\n{per_bin}")
     ax.set_xlabel(xlabel)
-    save(fig, PLOTS[4][0])
+    out[PLOTS[4][0]] = _png(fig)
+    return out
+
+
+# --- several runs of one trace, overlaid (kueue-fast compare) ------------------------------------------
+
+OVERLAY_PLOTS = (
+    (
+        "wait_times.png",
+        "Wait-time distribution per ClusterQueue, per configuration",
+        "Per workload, the time it spent in its queue until admission; workloads still pending at the end "
+        "count with the time waited so far (censored). One box per configuration: p25-p75 with the median, "
+        "whiskers: p5-p95, dot: p99.",
+    ),
+    (
+        "utilization.png",
+        "Utilization over time, per configuration",
+        "Share of each flavor's total nominal quota in use (mean per time bin), one panel per resource and "
+        "flavor (those that differ most between the configurations).",
+    ),
+    (
+        "pending.png",
+        "Pending workloads over time, per configuration",
+        "Workloads waiting in each ClusterQueue's queue (mean per time bin), one panel per ClusterQueue "
+        "(those with the most pending).",
+    ),
+)
+MAX_PANELS = 12
+
+
+def run_colors(labels: Sequence[str]) -> dict[str, str]:
+    """One colour per run (configuration), the same in every overlay chart."""
+    return dict(zip(labels, palette(len(labels)), strict=True))
+
+
+def _panels(n: int) -> tuple[Any, Any]:
+    plt = _pyplot()
+    cols = 2 if n > 3 else 1
+    rows = -(-n // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(11, 2.1 * rows + 0.9), sharex=True, squeeze=False)
+    for ax in axes.ravel()[n:]:
+        ax.set_visible(False)
+    return fig, axes
+
+
+def render_overlay_plots(runs: Sequence[tuple[str, Metrics]], subtitle: str) -> dict[str, bytes]:
+    """The runs of one trace on several configurations, overlaid: a colour per
+    run in every chart (``OVERLAY_PLOTS``); ``subtitle`` names the trace."""
+    colors = run_colors([label for label, _ in runs])
+    out: dict[str, bytes] = {}
+    plt = _pyplot()
+    widths = {fmt_bin(m.series.bin_s) for _, m in runs}
+    per_bin = f"per {' / '.join(sorted(widths))} bin"
+
+    # 1. waits: per ClusterQueue one box per run
+    names = _by_p95(runs, 2 * MAX_LINES)
+    fig, ax = plt.subplots(figsize=(10, (0.3 + 0.25 * len(runs)) * max(4, len(names)) + 1.2))
+    _wait_boxes(ax, runs, names, colors)
+    legend_beside(ax, *_line_handles(colors))
+    ax.set_title(f"{OVERLAY_PLOTS[0][1]}\n{subtitle}", fontsize=9)
+    out[OVERLAY_PLOTS[0][0]] = _png(fig)
+
+    # 2. utilization: a panel per resource and flavor, those that differ most first
+    keys = sorted({(r, f) for _, m in runs for r, d in m.series.utilization.items() for f in d})
+
+    def spread(key: tuple[str, str]) -> float:
+        means = [float(m.series.utilization.get(key[0], {}).get(key[1], np.zeros(1)).mean()) for _, m in runs]
+        return max(means) - min(means)
+
+    keys = sorted(keys, key=lambda k: (-spread(k), k))[:MAX_PANELS]
+    keys.sort()
+    fig, axes = _panels(max(1, len(keys)))
+    xlabel = ""
+    for ax, (r, f) in zip(axes.ravel(), keys, strict=False):
+        for label, m in runs:
+            y = m.series.utilization.get(r, {}).get(f)
+            if y is not None:
+                x, xlabel, _ = _x(m)
+                ax.plot(x, y * 100, lw=1, color=colors[label])
+        ax.set_title(f"{r} in {f}", fontsize=8)
+        ax.set_ylabel("% of nominal")
+        ax.set_ylim(bottom=0)
+    legend_beside(axes[0, -1], *_line_handles(colors))
+    fig.suptitle(f"{OVERLAY_PLOTS[1][1]}\n{subtitle}; {per_bin}", fontsize=9)
+    for ax in axes[-1]:
+        ax.set_xlabel(xlabel)
+    out[OVERLAY_PLOTS[1][0]] = _png(fig)
+
+    # 3. pending: a panel per ClusterQueue, the most pending first
+    weight: dict[str, float] = {}
+    for _, m in runs:
+        for k, v in m.series.pending.items():
+            weight[k] = max(weight.get(k, 0.0), float(v.sum()))
+    queues = sorted(weight, key=lambda k: -weight[k])[:MAX_PANELS]
+    fig, axes = _panels(max(1, len(queues)))
+    for ax, q in zip(axes.ravel(), queues, strict=False):
+        for label, m in runs:
+            y = m.series.pending.get(q)
+            x, xlabel, _ = _x(m)
+            ax.plot(x, y if y is not None else np.zeros_like(x), lw=1, color=colors[label])
+        ax.set_title(q, fontsize=8)
+        ax.set_ylabel("pending")
+        ax.set_ylim(bottom=0)
+    if not queues:
+        axes[0, 0].text(0.5, 0.5, "nothing pending", transform=axes[0, 0].transAxes, ha="center")
+    legend_beside(axes[0, -1], *_line_handles(colors))
+    fig.suptitle(f"{OVERLAY_PLOTS[2][1]}\n{subtitle}; {per_bin}", fontsize=9)
+    for ax in axes[-1]:
+        ax.set_xlabel(xlabel)
+    out[OVERLAY_PLOTS[2][0]] = _png(fig)
     return out
 
 
@@ -540,6 +693,46 @@ def write_workloads_csv(path: Path, result: SimResult, chunk: int = 20_000) -> N
             f.write("\n")
 
 
+PAGE_CSS = """
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1100px; color: #222; }
+table { border-collapse: collapse; font-size: 0.9em; }
+th, td { padding: 0.25em 0.7em; border-bottom: 1px solid #ddd; text-align: right; }
+th:first-child, td:first-child { text-align: left; }
+figure { margin: 2em 0; } img { max-width: 100%; } figcaption { color: #555; font-size: 0.9em; }
+pre { white-space: pre-wrap; font-size: 0.85em; }
+.facts { color: #444; }
+"""
+
+
+def page(title: str, body: str) -> str:
+    """A self-contained HTML page (the report's style)."""
+    return (
+        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>\n'
+        f"<style>{PAGE_CSS}</style></head><body>\n<h1>{html.escape(title)}</h1>\n{body}\n</body></html>\n"
+    )
+
+
+def html_table(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    th = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in rows)
+    return f"<table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def figures_html(plots: Sequence[tuple[str, str, str]], pngs: dict[str, bytes], note: str = "") -> str:
+    """The charts of ``plots`` (file, heading, caption) that were drawn, embedded."""
+    figs = []
+    for name, heading, caption in plots:
+        if name not in pngs:
+            continue
+        b64 = base64.b64encode(pngs[name]).decode()
+        figs.append(
+            f'<figure><h2>{html.escape(heading)}</h2><img alt="{html.escape(heading)}" '
+            f'src="data:image/png;base64,{b64}"><figcaption>{html.escape(caption)}'
+            f"{html.escape(note)}</figcaption></figure>"
+        )
+    return "".join(figs)
+
+
 def html_page(
     result: SimResult,
     metrics: Metrics,
@@ -550,18 +743,6 @@ def html_page(
 ) -> str:
     t = metrics.totals
     rows = table_rows(metrics.queues, t["simulated_s"])
-    th = "".join(f"<th>{html.escape(c)}</th>" for c in TABLE_COLUMNS)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in rows)
-    figs = []
-    for name, heading, caption in PLOTS:
-        if name not in pngs:
-            continue
-        b64 = base64.b64encode(pngs[name]).decode()
-        figs.append(
-            f'<figure><h2>{html.escape(heading)}</h2><img alt="{html.escape(heading)}" '
-            f'src="data:image/png;base64,{b64}"><figcaption>{html.escape(caption)} '
-            f"Bins of {html.escape(fmt_bin(metrics.series.bin_s))}.</figcaption></figure>"
-        )
     facts = [
         html.escape(run_label),
         f"engine {html.escape(result.engine)}",
@@ -575,28 +756,18 @@ def html_page(
     note_html = "".join(f"<li>{html.escape(n)}</li>" for n in notes)
     churn = churn_lines(metrics.churn)
     churn_html = "<h2>Preemption churn</h2><pre>" + html.escape("\n".join(churn)) + "</pre>" if churn else ""
-    return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
-<style>
-body {{ font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1100px; color: #222; }}
-table {{ border-collapse: collapse; font-size: 0.9em; }}
-th, td {{ padding: 0.25em 0.7em; border-bottom: 1px solid #ddd; text-align: right; }}
-th:first-child, td:first-child {{ text-align: left; }}
-figure {{ margin: 2em 0; }} img {{ max-width: 100%; }} figcaption {{ color: #555; font-size: 0.9em; }}
-pre {{ white-space: pre-wrap; font-size: 0.85em; }}
-.facts {{ color: #444; }}
-</style></head><body>
-<h1>{html.escape(title)}</h1>
-<p class="facts">{" · ".join(facts)}</p>
+    figs = figures_html(PLOTS, pngs, f" Bins of {fmt_bin(metrics.series.bin_s)}.")
+    return page(
+        title,
+        f"""<p class="facts">{" · ".join(facts)}</p>
 <ul>{note_html}</ul>
 <h2>Per ClusterQueue</h2>
-<table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>
+{html_table(TABLE_COLUMNS, rows)}
 <p class="facts">{html.escape(TABLE_LEGEND)} The numbers are in metrics.json; every workload is in
 workloads.csv.</p>
 {churn_html}
-{"".join(figs)}
-</body></html>
-"""
+{figs}""",
+    )
 
 
 def write_report(
@@ -630,15 +801,23 @@ def write_report(
 
 
 __all__ = [
+    "OVERLAY_PLOTS",
     "PLOTS",
     "TABLE_LEGEND",
     "TIMES_KEPT",
     "WORKLOAD_COLUMNS",
     "churn_lines",
+    "figures_html",
     "html_page",
+    "html_table",
+    "legend_beside",
     "metrics_json",
+    "page",
+    "palette",
     "queue_colors",
+    "render_overlay_plots",
     "render_plots",
+    "run_colors",
     "summary_table",
     "write_report",
     "write_workloads_csv",

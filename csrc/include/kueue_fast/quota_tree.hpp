@@ -158,7 +158,12 @@ class QuotaTree {
   bool quantities_fit_in_quota(int node, const std::vector<FrAmount>& requests,
                                std::vector<FrAmount>& remaining) const;
   // Kueue FindHeightOfLowestSubtreeThatFits: (borrowing height, may reclaim in hierarchy).
-  std::pair<int, bool> lowest_subtree_that_fits(int cq, int fr, Amount value) const noexcept;
+  // Inline for the common case, a ClusterQueue within its nominal quota.
+  std::pair<int, bool> lowest_subtree_that_fits(int cq, int fr, Amount value) const noexcept {
+    const bool has_parent = parent_[cq] >= 0;
+    if (!(has_parent && borrowing_with(cq, fr, value))) return {0, has_parent};
+    return lowest_borrowing_subtree(cq, fr, value);
+  }
 
   // Ask for a node's cells ahead of a walk that will need them.
   void prefetch_row(int node) const noexcept {
@@ -192,6 +197,8 @@ class QuotaTree {
   const std::vector<Cell>& cells() const noexcept { return cells_; }
 
  private:
+  // lowest_subtree_that_fits for a ClusterQueue with a parent that would borrow.
+  std::pair<int, bool> lowest_borrowing_subtree(int cq, int fr, Amount value) const noexcept;
   template <bool kCache>
   void add_usage_in(int node, int fr, Amount value) noexcept;
   template <bool kCache>

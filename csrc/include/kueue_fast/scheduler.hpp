@@ -133,6 +133,21 @@ struct StableRun {
   std::vector<std::int32_t> admitted, admitted_cycle, preempted, preempted_cycle;
 };
 
+// What run_cycles did: per cycle its heads and newly parked count; the
+// admissions, preemptions (with when the admission each ended began), the
+// heads tried and left pending and those parked, each with the offset
+// (0-based, within the call) of its cycle, in cycle order.
+struct CyclesRun {
+  std::int64_t cycles = 0;
+  bool stable = false;
+  std::vector<std::int64_t> heads, newly_parked;
+  std::vector<std::int32_t> admitted, admitted_cycle;
+  std::vector<std::int32_t> preempted, preempted_cycle;
+  std::vector<std::int64_t> preempted_admission_ns;
+  std::vector<std::int32_t> attempted, attempted_cycle;
+  std::vector<std::int32_t> parked, parked_cycle;
+};
+
 struct CycleReport {
   std::int64_t cycle = 0;
   std::vector<std::int32_t> admitted;
@@ -199,6 +214,14 @@ class Engine {
   // that ends it). No cycle at all when no ClusterQueue has a head to pop: it
   // would change nothing (the reference adapter skips it too).
   const StableRun& run_until_stable(std::int64_t now_ns, std::int64_t max_cycles);
+  // Cluster.run_cycle's cycles without a return to the caller between them:
+  // cycle k (1, 2, ...) at start_ns + k * step_ns, at most max_cycles; with
+  // until_stable, up to and including the first cycle that admits, preempts
+  // and newly parks nothing (stable then), even when there is no head to pop.
+  // attempted_mask (uint8 per wid, n_mask of them) or nullptr: then only the
+  // heads whose flag is set are reported as attempted, and their flag cleared.
+  const CyclesRun& run_cycles(std::int64_t start_ns, std::int64_t step_ns, std::int64_t max_cycles,
+                              bool until_stable, std::uint8_t* attempted_mask, std::size_t n_mask);
   std::int64_t cycle() const noexcept { return cycle_; }
   std::int64_t evaluations() const noexcept { return preemptor_.evaluations; }
   const EngineStats& stats() const noexcept { return stats_; }
@@ -354,6 +377,7 @@ class Engine {
   FairSharingTournament tournament_;
   CycleReport report_;
   StableRun stable_run_;
+  CyclesRun cycles_run_;
   std::vector<std::int32_t> requeue_roots_;
   PreemptionCtx ctx_, oracle_ctx_;
   std::vector<FrAmount> reserve_scratch_;
