@@ -19,7 +19,7 @@ from kueue_fast.cli import main
 from kueue_fast.loader import build_state
 from kueue_fast.simulate import command
 from kueue_fast.simulate.engine import native_available
-from kueue_fast.simulate.loop import simulate
+from kueue_fast.simulate.loop import STATE_NAMES, simulate
 from kueue_fast.simulate.metrics import compute
 from kueue_fast.trace import parse_csv
 
@@ -538,3 +538,29 @@ def test_the_cli_takes_admission_checks_and_notes_the_unmodelled_ones(
     assert doc["totals"]["rejected"] == 1 and not doc["notes"]
     assert main([*argv, "--admission-check", "prov=soon"]) == 2
     assert "--admission-check" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_manifest_workload_kueue_admitted_runs_on_whatever_its_checks(engine: str) -> None:
+    from kueue_fast.simulate.checks import CheckModel
+
+    t0 = "2023-11-14T22:13:10Z"
+    reserved = {"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved", "message": "",
+                "lastTransitionTime": t0}
+    status = {"admission": {"clusterQueue": "cq-a", "podSetAssignments": [
+        {"name": "main", "flavors": {"cpu": "default"}, "resourceUsage": {"cpu": "2"}, "count": 2}]}}
+
+    def workload(name: str, admitted: bool) -> dict[str, Any]:
+        conds = [reserved] + ([{**reserved, "type": "Admitted", "reason": "Admitted"}] if admitted else [])
+        return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
+                "metadata": {"name": name, "namespace": "a", "creationTimestamp": t0},
+                "spec": {"queueName": "q", "podSets": [{"name": "main", "count": 2, "template": {"spec": {
+                    "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}}]},
+                "status": {**status, "conditions": conds}}
+
+    objs = [*_with_check(), workload("running", True), workload("waiting", False)]
+    csv = "arrival,namespace,queue,name,duration,cpu\n"
+    result, m = run_csv(objs, csv, engine, until_ns=START + 100 * NS,
+                        admission_checks={"prov": CheckModel(10 * NS, reject=1.0)})
+    # workload.go: an Admitted workload stays admitted; the reserved one is rejected after 10 s
+    assert [STATE_NAMES[s] for s in result.workloads.state.tolist()] == ["running", "rejected"]
