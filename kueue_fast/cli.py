@@ -14,6 +14,8 @@ SCHEDULE_FORMATS = ("json", "yaml", "table", "usage", "summary")
 
 
 def _add_schedule(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    from .simulate.args import add_recursive_argument
+
     p = sub.add_parser(
         "schedule",
         help="run Kueue's scheduler on manifests and print the decisions",
@@ -27,9 +29,7 @@ def _add_schedule(sub: argparse._SubParsersAction) -> None:  # type: ignore[type
         help="YAML or JSON file of Kueue objects or Jobs, a directory of them, or - for standard input "
         "(with --kubeconfig: objects added to the cluster's)",
     )
-    p.add_argument(
-        "-R", "--recursive", action="store_true", help="read directories' subdirectories too (default: off)"
-    )
+    add_recursive_argument(p)
     g = p.add_mutually_exclusive_group()
     g.add_argument("--cycles", type=int, default=None, metavar="N", help="run exactly N cycles (default: 1)")
     g.add_argument(

@@ -46,6 +46,7 @@ from .integrations import INTEGRATIONS
 from .loader import load
 from .node_affinity import untolerated_taint
 from .quantity import format_amount, format_quantity
+from .simulate.args import add_recursive_argument
 
 __all__ = ["add_arguments", "lint", "run_lint"]
 
@@ -54,7 +55,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "files", nargs="+", metavar="FILE", help="YAML or JSON file, directory, or - for standard input"
     )
-    p.add_argument("-R", "--recursive", action="store_true", help="read directories' subdirectories too")
+    add_recursive_argument(p)
     p.add_argument("--strict", action="store_true", help="exit 2 on warnings too")
 
 

@@ -686,7 +686,8 @@ def run_generate(args: Any) -> int:
     if args.files:
         from .loader import load
 
-        trace = scenario.trace_for_state(load(args.files), args.n, args.seed, args.days, args.load, warnings)
+        state = load(args.files, recursive=args.recursive)
+        trace = scenario.trace_for_state(state, args.n, args.seed, args.days, args.load, warnings)
     else:
         trace = scenario.default_trace(args.n, args.seed, args.days)
     for w in warnings:

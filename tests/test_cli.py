@@ -166,3 +166,47 @@ def test_cli_module_runs(tmp_path):
     argv = [sys.executable, "-m", "kueue_fast", "--version"]
     proc = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path)
     assert proc.returncode == 0 and proc.stdout.startswith("kueue-fast ")
+
+
+MANIFESTS = """
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: default}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: default
+      resources: [{name: cpu, nominalQuota: 8}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: lq, namespace: team}
+spec: {clusterQueue: cq}
+"""
+
+
+@pytest.mark.parametrize(
+    ("argv", "printed"),
+    [
+        (["lint", "-R", "{dir}"], "0 error(s), 0 warning(s)"),
+        (["schedule", "-R", "{dir}", "-o", "summary"], "cq "),
+        (["simulate", "-R", "{dir}", "-n", "20", "--no-report", "--no-progress", "-o", "json"], '"cq"'),
+        (["trace", "generate", "-R", "{dir}", "-n", "5", "--output-file", "{dir}/../t.csv"], "5 workloads"),
+        (["compare", "-R", "{dir}", "--set", "ClusterQueue/cq.spec.queueingStrategy=StrictFIFO", "-n", "20",
+          "--no-report", "--no-progress"], "cq "),
+    ],
+    ids=["lint", "schedule", "simulate", "trace-generate", "compare"],
+)
+def test_every_command_that_reads_manifests_takes_dash_r(tmp_path, capsys, argv, printed):
+    """-R as kubectl's: the manifests are in a subdirectory of the one named."""
+    (tmp_path / "cfg" / "kueue").mkdir(parents=True)
+    (tmp_path / "cfg" / "kueue" / "cluster.yaml").write_text(MANIFESTS)
+    assert main([a.format(dir=tmp_path / "cfg") for a in argv]) == 0
+    out = capsys.readouterr()
+    assert printed in out.out + out.err

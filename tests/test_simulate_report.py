@@ -78,6 +78,7 @@ def test_workloads_never_admitted_count_as_waiting_until_the_end() -> None:
     table = summary_table(m)
     assert ">15.8m" in table and ">16.5m" in table
     assert "still waiting at the end" in table
+    assert "util: mean use of the dominant resource over nominal quota (above 100% when borrowing)" in table
 
 
 def test_a_percentile_on_an_exact_wait_is_not_censored() -> None:

@@ -34,13 +34,32 @@ BENCH_CASES = {
 BENCH_DEFAULT_CASES = ("drain", "preemption", "simulate")
 
 
+def add_recursive_argument(p: argparse.ArgumentParser) -> None:
+    """-R as ``kubectl apply -f DIR -R``: every command that reads manifests takes it."""
+    p.add_argument(
+        "-R", "--recursive", action="store_true", help="read directories' subdirectories too (default: off)"
+    )
+
+
+def manifest_paths(files: list[str], recursive: bool) -> list[str]:
+    """``files`` with each directory read as ``kubectl apply -f`` reads it
+    when ``recursive`` (without it, the loader reads a directory's own files)."""
+    if not recursive:
+        return files
+    from ..loader import manifest_files
+
+    return [f for path in files for f in manifest_files(path, recursive=True)]
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "files",
         nargs="*",
         metavar="FILE",
-        help="Kueue manifests (YAML/JSON); none: the built-in scenario (8 teams, 2 cohorts)",
+        help="Kueue manifests (YAML/JSON) or directories of them; none: the built-in scenario "
+        "(8 teams, 2 cohorts)",
     )
+    add_recursive_argument(p)
     add_workload_arguments(p)
     p.add_argument(
         "--engine",
@@ -192,6 +211,7 @@ def add_trace_arguments(p: argparse.ArgumentParser) -> None:
         "arrivals, log-normal run times calibrated to --load).",
     )
     g.add_argument("files", nargs="*", metavar="FILE", help="Kueue manifests; none: the built-in scenario")
+    add_recursive_argument(g)
     g.add_argument(
         "-n",
         "--workloads",

@@ -21,6 +21,7 @@ from .args import (
     DEFAULT_REPORT_DIR,
     DEFAULT_TERMINATION_DELAY_S,
     SIMULATE_FORMATS,
+    manifest_paths,
 )
 from .checks import CheckModel, parse_check_option
 from .engine import resolve_sim_engine
@@ -317,7 +318,7 @@ def run_simulate(args: argparse.Namespace) -> int:
     bar = ProgressBar(enabled=args.progress)
     try:
         out = run(
-            files=args.files or None,
+            files=manifest_paths(args.files, args.recursive) or None,
             trace_path=args.trace,
             n=args.n,
             seed=args.seed,
@@ -387,7 +388,7 @@ def _write_scenario(
 
     from ..trace import write_trace
 
-    files = args.files or None
+    files = manifest_paths(args.files, args.recursive) or None
     given = builtin if state is not None else None
     inputs = _inputs(files, args.trace, args.n, args.seed, args.days, args.load, state, "", given)
     for w in inputs.warnings:

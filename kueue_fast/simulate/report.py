@@ -140,6 +140,11 @@ def summary_table(metrics: Metrics) -> str:
     out = [line(TABLE_COLUMNS), "  ".join("-" * w for w in widths)]
     out += [line(r) for r in rows[:-1]]
     out += ["  ".join("-" * w for w in widths), line(rows[-1])]
+    # util above 100% looks like a bug unless the table says what it divides by
+    out.append(
+        "util: mean use of the dominant resource over nominal quota (above 100% when borrowing); "
+        "borrowing: time spent borrowing (share of the run)"
+    )
     if t.get("censored_waits"):
         out.append(
             f"'>': a lower bound ({t['censored_waits']:,} workloads still waiting at the end count as "

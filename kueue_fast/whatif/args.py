@@ -14,6 +14,7 @@ from ..simulate.args import (
     SIMULATE_FORMATS,
     add_clock_arguments,
     add_progress_arguments,
+    add_recursive_argument,
     add_report_arguments,
     add_workload_arguments,
 )
@@ -115,6 +116,7 @@ def add_compare_arguments(p: argparse.ArgumentParser) -> None:
         help="one configuration each: a manifest file or a directory of them; the first is the base "
         "(with --kubeconfig, the live cluster is the base)",
     )
+    add_recursive_argument(p)
     add_cluster_arguments(p)
     p.add_argument(
         "--set",
@@ -145,6 +147,7 @@ def add_sweep_arguments(p: argparse.ArgumentParser) -> None:
         help="BASE... SWEEP.yaml: the base configuration (manifest files or directories; none: the built-in "
         "scenario), then the sweep spec (the last file)",
     )
+    add_recursive_argument(p)
     add_cluster_arguments(p)
     add_change_arguments(p)
     p.add_argument(

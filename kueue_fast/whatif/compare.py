@@ -107,7 +107,7 @@ def compare_variants(args: argparse.Namespace) -> list[Variant]:
         base = base_variant(args, [])
         assert base is not None
         variants.append(base)
-    variants += [read_variant([c]) for c in configs]
+    variants += [read_variant([c], recursive=args.recursive) for c in configs]
     if not variants:
         raise InputError(
             "", "CONFIG", "give at least two configurations (files or directories), or one and --set"
