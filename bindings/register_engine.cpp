@@ -839,6 +839,15 @@ void register_engine(py::module_& m) {
              self.engine.check_wid(w);
              self.engine.evict(static_cast<int>(w), r, msg);
            })
+      .def("evict_after_cycle",
+           [](PyEngine& self, py::handle wid, py::handle reason, py::handle message, std::int64_t queue_ts_ns,
+              bool requeue) {
+             std::int64_t w = to_i64(wid, "workload id");
+             std::string r = to_str(reason, "reason"), msg = to_str(message, "message");
+             std::lock_guard<std::mutex> lock(self.mutex);
+             self.engine.check_wid(w);
+             self.engine.evict_after_cycle(static_cast<int>(w), r, msg, queue_ts_ns, requeue);
+           })
       .def(
           "run_cycle",
           [](PyEngine& self, std::int64_t now_ns) {

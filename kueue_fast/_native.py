@@ -208,6 +208,8 @@ class NativeEngine:
         gates = getattr(topology, "gates", None)
         self._queue_ts_moves = gates is not None and not gates.priority_sorting_within_cohort
         self._specs: list[WorkloadSpec | None] = []
+        # workloads whose queue-order timestamp an admission check's eviction moved
+        self._ts_moved_by_check: set[int] = set()
         self._sync_classes()
 
     # --- configuration -------------------------------------------------------------------
@@ -335,6 +337,11 @@ class NativeEngine:
     def set_pods_ready(self, wid: int, ready: bool) -> None:
         """The PodsReady condition of the workload's current admission (waitForPodsReady)."""
         self._core.set_pods_ready(wid, ready)
+    def evict_after_cycle(self, wid: int, reason: str, message: str, queue_ts_ns: int, requeue: bool) -> None:
+        self._core.evict_after_cycle(wid, reason, message, queue_ts_ns, requeue)
+        if queue_ts_ns >= 0:
+            self._ts_moved_by_check.add(wid)
+            self._sync_queue_ts([wid])
 
     # --- the cycle ---------------------------------------------------------------------------------
 
@@ -351,6 +358,10 @@ class NativeEngine:
         )
         if self._queue_ts_moves and (report.preempted or report.admitted):
             self._sync_queue_ts(report.preempted + report.admitted)
+        elif self._ts_moved_by_check and report.admitted:
+            back = [w for w in report.admitted if w in self._ts_moved_by_check]
+            self._ts_moved_by_check.difference_update(back)
+            self._sync_queue_ts(back)
         return report
 
     def _sync_queue_ts(self, wids: list[int]) -> None:

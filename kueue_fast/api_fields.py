@@ -330,7 +330,7 @@ def _cluster_queue(api: str) -> Field:
         "flavorFungibility": _fungibility(api),
         "preemption": PREEMPTION,
         "admissionChecksStrategy": obj(
-            "Admission checks per flavor (a ClusterQueue with any is inactive in kueue-fast).",
+            "Admission checks, each on every flavor or on the flavors it names.",
             admissionChecks=arr(ADMISSION_CHECK_RULE, "The checks.", max_items=64),
         ),
         "stopPolicy": string("None (default), Hold or HoldAndDrain.", enum=m.STOP_POLICIES),
@@ -427,7 +427,52 @@ _WPC = obj(
     description=string("What the class is for."),
 )
 
+# --- AdmissionCheck ------------------------------------------------------------------------------
+
+_ADMISSION_CHECK_PARAMETERS = obj(
+    "The object that configures the check, read by its controller.",
+    required=("apiGroup", "kind", "name"),
+    apiGroup=string("The parameters' API group."),
+    kind=string("The parameters' kind."),
+    name=string("The parameters' object."),
+)
+
+
+def _admission_check(api: str) -> Field:
+    spec: dict[str, Field] = {
+        "controllerName": string("The controller that decides the check (immutable)."),
+        "parameters": _ADMISSION_CHECK_PARAMETERS,
+    }
+    if api == V1BETA1:
+        spec["retryDelayMinutes"] = Field(INTEGER, "Deprecated, ignored by Kueue.")
+    return obj(
+        "AdmissionCheck: a condition, decided by another controller, a workload must meet to be admitted.",
+        apiVersion=_API_VERSION,
+        kind=_KIND,
+        metadata=_METADATA,
+        spec=Field(OBJECT, "Which controller decides the check.", fields=spec, required=("controllerName",)),
+        status=obj(
+            "The check's state, written by its controller.",
+            open=True,
+            conditions=CONDITIONS,
+        ),
+    )
+
+
 # --- Workload ------------------------------------------------------------------------------------
+
+CHECK_STATE_NAMES = ("Pending", "Ready", "Retry", "Rejected")
+_ADMISSION_CHECK_STATE = obj(
+    "The state of one admission check for the workload.",
+    required=("name", "state"),
+    open=True,
+    name=string("The AdmissionCheck."),
+    state=string("Pending, Ready, Retry or Rejected.", enum=CHECK_STATE_NAMES),
+    message=string("Why, for people."),
+    lastTransitionTime=string("When the state last changed (RFC 3339)."),
+    retryCount=int32("How many times the check asked for a retry.", minimum=0),
+    requeueAfterSeconds=int32("How long to wait before the retry.", minimum=0),
+)
 
 POD_SET = obj(
     "A group of identical pods.",
@@ -489,6 +534,12 @@ def _workload(api: str) -> Field:
             clusterQueue=string("The ClusterQueue."),
             podSetAssignments=arr(_POD_SET_ASSIGNMENT, "One per pod set.", keys=("name",), max_items=8),
         ),
+        admissionChecks=arr(
+            _ADMISSION_CHECK_STATE,
+            "The admission checks of the workload's ClusterQueue and their states.",
+            keys=("name",),
+            max_items=8,
+        ),
         reclaimablePods=arr(
             obj(
                 "Pods of a pod set that finished and whose quota is given back.",
@@ -522,6 +573,7 @@ KINDS: dict[str, dict[str, Field]] = {
     "LocalQueue": {V1BETA1: _LOCAL_QUEUE, V1BETA2: _LOCAL_QUEUE},
     "WorkloadPriorityClass": {V1BETA1: _WPC, V1BETA2: _WPC},
     "Workload": {V1BETA1: _workload(V1BETA1), V1BETA2: _workload(V1BETA2)},
+    "AdmissionCheck": {V1BETA1: _admission_check(V1BETA1), V1BETA2: _admission_check(V1BETA2)},
 }
 
 

@@ -22,6 +22,7 @@ from typing import Any, Protocol, cast
 import numpy as np
 import numpy.typing as npt
 
+from . import admission_checks as ac
 from ._gc import no_cyclic_gc
 from .compiler import (
     AdmissionSpec,
@@ -32,11 +33,13 @@ from .compiler import (
     compile_topology,
 )
 from .errors import EngineError, NotStableError
-from .model import ClusterState, Workload
+from .model import AdmissionCheckState, ClusterState, Workload
 
 ENGINES = ("native", "reference")
 
 ADMITTED, PENDING, EVICTED, FINISHED = "admitted", "pending", "evicted", "finished"
+# quota reserved, waiting for admission checks (admission_checks.py)
+RESERVED = "reserved"
 
 NS_PER_S = 1_000_000_000
 
@@ -94,7 +97,7 @@ class Decision:
 
     namespace: str
     name: str
-    state: str  # admitted | pending | evicted | finished
+    state: str  # admitted | reserved | pending | evicted | finished
     cluster_queue: str | None = None
     pod_sets: list[PodSetDecision] = field(default_factory=list)
     reason: str = ""
@@ -104,10 +107,17 @@ class Decision:
     # InCohortReclamation, InCohortFairSharing or InCohortReclaimWhileBorrowing
     preemption_reason: str = ""
     admission_time_ns: int | None = None
+    # status.admissionChecks of a workload holding quota (admitted or reserved)
+    admission_checks: list[AdmissionCheckState] = field(default_factory=list)
 
     @property
     def key(self) -> str:
         return f"{self.namespace}/{self.name}"
+
+    @property
+    def holds_quota(self) -> bool:
+        """Admitted, or reserved and waiting for admission checks."""
+        return self.state in (ADMITTED, RESERVED)
 
 
 @dataclass
@@ -231,11 +241,23 @@ class Cluster:
         # set at a timeout eviction, until it is held: (requeueAt or None, eviction time)
         self._requeue_at: dict[str, tuple[int | None, int]] = {}
         self._held: dict[int, HeldWorkload] = {}
+        # admission checks (admission_checks.py): each workload's check
+        # states, those holding quota but not admitted yet, those with a
+        # Retry or Rejected state still to act on, and those deactivated by one
+        self._checks: dict[str, list[AdmissionCheckState]] = {}
+        self._reserved: set[str] = set()
+        self._check_failures: set[str] = set()
+        self._deactivated: set[str] = set()
         self._build(state)
         # the topology already knows every resource and flavor of the state's workloads
+        check_cqs = self._check_cqs
         with no_cyclic_gc():
             for key in sorted(state.workloads):
-                self._add_compiled(key, self.compiler.compile(state.workloads[key]))
+                wl = state.workloads[key]
+                self._add_compiled(key, self.compiler.compile(wl))
+                adm = wl.admission
+                if wl.admission_checks or (adm is not None and adm.cluster_queue in check_cqs):
+                    self._init_checks(wl)
         self._read_pods_ready_inputs(state)
 
     # --- construction ----------------------------------------------------------------------
@@ -253,6 +275,7 @@ class Cluster:
         return cls(build_state(objects), engine, **kw)
 
     def _build(self, state: ClusterState) -> None:
+        self._check_cqs = {name for name, cq in state.cluster_queues.items() if cq.admission_checks}
         self.topology = compile_topology(state)
         self.compiler = WorkloadCompiler(state, self.topology)
         self.engine = make_engine(self.engine_name, self.topology, self.release_evictions)
@@ -270,6 +293,7 @@ class Cluster:
             admitted = wl.admission_ns if wl.admission_ns is not None else wl.creation_ns
             ready = PodsReadyState(admitted, wl.pods_ready, wl.pods_ready_reason, wl.pods_ready_ns)
             self._pods_ready[wl.key] = ready
+        self._init_checks(wl)
 
     def _add_compiled(self, key: str, spec: WorkloadSpec) -> None:
         self._wid[key] = self.engine.add_workload(spec)
@@ -299,6 +323,10 @@ class Cluster:
         self._requeue_at.pop(key, None)
         self._evictions.pop(key, None)
         self.state.workloads.pop(key, None)
+        self._checks.pop(key, None)
+        self._reserved.discard(key)
+        self._check_failures.discard(key)
+        self._deactivated.discard(key)
 
     def evict(self, key: str, reason: str, message: str) -> None:
         """Evict an admitted workload (deactivation, a stop policy, an admission
@@ -307,10 +335,11 @@ class Cluster:
         release_evictions=False; it then queues again."""
         before = self.decision(key)
         self.engine.evict(self._id(key), reason, message)
-        if before.state == ADMITTED:  # else the engine had nothing to evict
+        if before.holds_quota:  # else the engine had nothing to evict
             ev = EvictionRecord(self.cycles + 1, self._clock_ns, reason, message)
             ev.admitted_ns = before.admission_time_ns
             self._record_eviction(key, ev)
+            self._checks_evicted(key)
 
     def release_eviction(self, key: str) -> None:
         """The evicted workload's job stopped: its quota is free, it queues again
@@ -348,7 +377,7 @@ class Cluster:
             if wl is None or d.state == FINISHED:
                 continue
             spec = self.compiler.compile(wl)
-            holds_quota = d.state == ADMITTED or (d.state == EVICTED and d.cluster_queue is not None)
+            holds_quota = d.holds_quota or (d.state == EVICTED and d.cluster_queue is not None)
             spec.admission = self._admission_of(d, spec) if holds_quota else None
             self._add_compiled(d.key, spec)
             if d.state == EVICTED and holds_quota:
@@ -371,6 +400,12 @@ class Cluster:
         for key, t in first_ns.items():
             if key in self._wid:
                 self._first_attempt_ns[self._wid[key]] = t
+        # the checks that apply may have changed (workload_controller.go syncs them on a
+        # ClusterQueue update): a reserved workload whose checks are now all Ready is admitted
+        for key in sorted(self._reserved):
+            self._reserved.discard(key)
+            if key in self._wid:
+                self._quota_reserved(key, admitted=False)
 
     def _admission_of(self, d: Decision, spec: WorkloadSpec) -> AdmissionSpec | None:
         cq_ids = {cq.name: i for i, cq in enumerate(self.topology.cluster_queues)}
@@ -418,6 +453,15 @@ class Cluster:
             parked=[keys[w] for w in report.parked],
             time_ns=now_ns,
         )
+        for key in [*result.preempted, *evicted]:
+            self._checks_evicted(key)
+        if self._check_cqs:
+            cq_names = self.topology.cluster_queues
+            for w in report.admitted:
+                if cq_names[self.engine.workload_view(w)["admitted_cq"]].name in self._check_cqs:
+                    self._quota_reserved(keys[w], admitted=False)
+        if self._check_failures:
+            result.evicted.extend(self._evict_for_failed_checks(now_ns))
         self._record_cycle(result, report.attempted)
         return result
 
@@ -459,8 +503,8 @@ class Cluster:
         nor when victims keep their quota until release_eviction (a victim
         can then be preempted again while its eviction is under way, and its
         eviction record is that of the cycle)."""
-        if not self.release_evictions:
-            return False
+        if not self.release_evictions or self._check_cqs or self._check_failures:
+            return False  # admission checks act between cycles (_quota_reserved, _evict_for_failed_checks)
         if self.state.configuration.wait_for_pods_ready is not None or self._held:
             return False  # timeouts and backoffs act between cycles (_pods_ready_timeouts)
         return not any(
@@ -594,7 +638,7 @@ class Cluster:
         out = []
         for key in list(self._wid):
             d = self.decision(key)
-            if d.state != ADMITTED:
+            if not d.holds_quota:
                 continue
             wl = self.state.workloads[key]
             if d.cluster_queue in drained_cqs:
@@ -820,6 +864,12 @@ class Cluster:
         held = self._held.get(wid)
         if held is not None:
             return self._held_decision(held)
+        d = self._engine_decision(wid)
+        if self._checks and not d.admission_checks:
+            d.admission_checks = list(self._checks.get(self._keys[wid], ()))
+        return d
+
+    def _engine_decision(self, wid: int) -> Decision:
         rec = self.engine.workload_view(wid)
         spec: WorkloadSpec = rec["spec"]
         topo = self.topology
@@ -844,6 +894,11 @@ class Cluster:
                     )
                 )
             if d.state == ADMITTED:
+                key = self._keys[wid]
+                d.admission_checks = list(self._checks.get(key, ()))
+                if key in self._reserved:
+                    d.state = RESERVED
+                    d.reason, d.message = self._unsatisfied_checks_reason(), ac.UNSATISFIED_CHECKS_MESSAGE
                 return d
         if d.state == EVICTED:
             d.reason = rec["eviction_reason"]
@@ -857,14 +912,123 @@ class Cluster:
         if d.state == FINISHED:
             d.reason, d.message = "Finished", "The workload is finished"
             return d
+        if self._keys[wid] in self._deactivated:
+            d.reason, d.message = ac.DEACTIVATED, ac.DEACTIVATED_MESSAGE
+            return d
         d.reason, d.message = rec["reason"], rec["message"]
         if not d.message:
             d.reason, d.message = self._waiting_reason(spec)
         return d
 
+    # --- admission checks (admission_checks.py) ------------------------------------------------
+
+    def set_check_state(self, key: str, check: str, state: str, message: str = "") -> None:
+        """A check controller wrote the state of ``check`` for the workload
+        (status.admissionChecks). A workload holding quota whose checks are
+        all Ready is admitted at once (the workload controller's
+        SyncAdmittedCondition); Retry and Rejected act at the end of the next
+        cycle (reconcileCheckBasedEviction), as the scheduling contract has it."""
+        self._id(key)
+        states = [s for s in self._checks.get(key, ()) if s.name != check]
+        old = next((s for s in self._checks.get(key, ()) if s.name == check), None)
+        states.append(AdmissionCheckState(check, state, message, old.retry_count if old else 0))
+        states.sort(key=lambda s: s.name)
+        self._checks[key] = states
+        if ac.has_failed(states):
+            self._check_failures.add(key)
+        if key in self._reserved and ac.all_ready(states):
+            self._reserved.discard(key)
+
+    def check_states(self, key: str) -> list[AdmissionCheckState]:
+        """The workload's status.admissionChecks as Kueue's controllers keep it."""
+        self._id(key)
+        return list(self._checks.get(key, ()))
+
+    def _init_checks(self, wl: Workload) -> None:
+        """The check states an input workload comes with. A workload holding
+        quota gets the checks of its admission's flavors; a pending one only
+        those applying to every flavor of its queue (workload.go
+        AdmissionChecksForWorkload, workload_controller.go
+        reconcileSyncAdmissionChecks)."""
+        key = wl.key
+        if wl.admission_checks:
+            self._checks[key] = list(wl.admission_checks)
+        elif wl.admission is None or wl.admission.cluster_queue not in self._check_cqs:
+            return  # the common case: nothing to keep
+        if not wl.active:
+            return
+        if wl.admission is not None and self.decision(key).holds_quota:
+            self._quota_reserved(key, admitted=wl.admitted_condition)
+        elif wl.admission is None and key in self._checks:
+            lq = self.state.local_queues.get(f"{wl.namespace}/{wl.queue_name}")
+            cq = self.state.cluster_queues.get(lq.cluster_queue) if lq is not None else None
+            if cq is not None:
+                self._set_checks(key, ac.sync_states(self._checks[key], ac.checks_for_pending(cq)))
+        if ac.has_failed(self._checks.get(key, ())):
+            self._check_failures.add(key)
+
+    def _set_checks(self, key: str, states: list[AdmissionCheckState]) -> None:
+        if states:
+            self._checks[key] = states
+        else:
+            self._checks.pop(key, None)
+
+    def _quota_reserved(self, key: str, *, admitted: bool) -> None:
+        """Quota was reserved for the workload: the checks of its flavors get
+        a state (Pending when new); it is admitted at once when they are all
+        Ready (scheduler.go prepareWorkload), or when Kueue had already
+        admitted it (an Admitted workload stays so: workload_controller.go
+        syncs Admitted only for workloads not admitted)."""
+        d = self.decision(key)
+        cq = self.state.cluster_queues.get(d.cluster_queue or "")
+        if cq is None or not cq.admission_checks:
+            self._checks.pop(key, None)
+            return
+        flavors = {f for ps in d.pod_sets for f in ps.flavors.values()}
+        states = ac.sync_states(self._checks.get(key, ()), ac.checks_for_flavors(cq, flavors))
+        self._set_checks(key, states)
+        if not admitted and not ac.all_ready(states):
+            self._reserved.add(key)
+
+    def _checks_evicted(self, key: str) -> None:
+        """An eviction resets the check states (evict.go resetChecksOnEviction)."""
+        self._reserved.discard(key)
+        if key in self._checks:
+            self._set_checks(key, ac.reset_on_eviction(self._checks[key]))
+
+    def _evict_for_failed_checks(self, now_ns: int) -> list[str]:
+        """End of a cycle: workloads holding quota with a Retry check are
+        evicted and requeued, ordered by the eviction time until admitted
+        again; with a Rejected one, deactivated (reconcileCheckBasedEviction)."""
+        out: list[str] = []
+        for key in sorted(self._check_failures):
+            if key not in self._wid or not self.decision(key).holds_quota:
+                continue
+            self._check_failures.discard(key)
+            what = ac.check_eviction(self._checks.get(key, ()))
+            if what is None:
+                continue
+            reason, message, requeue = what
+            self.engine.evict_after_cycle(self._wid[key], reason, message, now_ns if requeue else -1, requeue)
+            self._checks_evicted(key)
+            if not requeue:
+                self._deactivated.add(key)
+                self.state.workloads[key].active = False  # a rebuild queues it nowhere
+            out.append(key)
+        return out
+
+    def _unsatisfied_checks_reason(self) -> str:
+        gates = self.state.configuration.feature_gates
+        if gates.get("UnadmittedWorkloadsObservability", True):
+            return ac.UNSATISFIED_CHECKS
+        return ac.UNSATISFIED_CHECKS_LEGACY
+
     def _waiting_reason(self, spec: WorkloadSpec) -> tuple[str, str]:
         """Why a pending workload the scheduler never tried is still waiting."""
         if spec.cluster_queue < 0:
+            # workload_controller.go resolveGranularUnadmittedQuotaReservedCondition
+            if spec.unqueued_reason == ac.DEACTIVATED_MESSAGE:
+                return ac.DEACTIVATED, ac.DEACTIVATED_MESSAGE
             return ("Misconfigured" if "exist" in spec.unqueued_reason else "Suspended"), spec.unqueued_reason
         cq = self.topology.cluster_queues[spec.cluster_queue]
         if not cq.active:

@@ -276,7 +276,7 @@ class ClusterView:
             detail["requeueAt"] = rfc3339(requeue_at)
             why = f"out of its queue until its requeueAt, {rfc3339(requeue_at)} (requeueing backoff)"
             return Explanation("Backoff", why, detail)
-        if spec.cluster_queue < 0:
+        if spec.cluster_queue < 0 or d.reason == "Deactivated":  # deactivated: by an admission check too
             return Explanation("NotQueued", f"{d.message}: it is in no ClusterQueue's queue", detail)
         cq = spec.cluster_queue
         cq_name = self.topo.cluster_queues[cq].name

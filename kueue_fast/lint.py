@@ -24,7 +24,10 @@ resource_node.go arithmetic) and the compiled workloads:
    (cluster_queue.go: StrictFIFO requeues the head in place);
 6. lending and borrowing limits that make quota unreachable: a borrowingLimit
    above what the rest of the cohort can ever lend (lendingLimits, quotas),
-   Cohort quota for a flavor and resource no ClusterQueue below it has.
+   Cohort quota for a flavor and resource no ClusterQueue below it has;
+7. admission checks missing or inactive: a ClusterQueue naming an
+   AdmissionCheck that does not exist or whose Active condition is not True
+   is inactive (clusterqueue.go updateWithAdmissionChecks).
 
 Exit 0 (warnings or not), 2 on invalid input, and with ``--strict`` 2 on warnings too.
 """
@@ -103,6 +106,7 @@ class _Linter:
         self.untolerated_taints()
         self.strict_fifo_blocked(never_fit)
         self.unreachable_quota()
+        self.unusable_admission_checks()
         return self.out
 
     # --- helpers ------------------------------------------------------------------------------
@@ -160,6 +164,21 @@ class _Linter:
                     if fq.name not in self.state.resource_flavors:
                         path = f"spec.resourceGroups[{i}].flavors[{j}].name"
                         self.warn(ref, path, f'ResourceFlavor "{fq.name}" does not exist: {consequence}')
+
+    # --- 7. admission checks missing or inactive ----------------------------------------------
+
+    def unusable_admission_checks(self) -> None:
+        for cq in self.state.cluster_queues.values():
+            for name in cq.admission_checks:
+                ac = self.state.admission_checks.get(name)
+                if ac is None:
+                    why = "does not exist"
+                elif not ac.active:
+                    why = "is not Active (no Active=True condition: is its controller running?)"
+                else:
+                    continue
+                message = f'AdmissionCheck "{name}" {why}: the ClusterQueue is inactive and admits nothing'
+                self.warn(f"ClusterQueue/{cq.name}", "spec", message)
 
     # --- 2. queues no namespace can reach -----------------------------------------------------
 

@@ -74,6 +74,7 @@ KIND_VERSIONS: dict[str, tuple[str, ...]] = {
     "LocalQueue": (V1BETA1, V1BETA2),
     "WorkloadPriorityClass": (V1BETA1, V1BETA2),
     "Workload": (V1BETA1, V1BETA2),
+    "AdmissionCheck": (V1BETA1, V1BETA2),
     "Namespace": ("v1",),
     "PriorityClass": ("scheduling.k8s.io/v1",),
     "Configuration": CONFIG_VERSIONS,
@@ -509,15 +510,21 @@ def _fungibility(raw: object, ref: str, path: str, api: str) -> m.FlavorFungibil
     return m.FlavorFungibility(wb, wp, pref)
 
 
-def _admission_checks(spec: Mapping[str, Any], ref: str) -> list[str]:
-    """spec.admissionChecks (v1beta1) and spec.admissionChecksStrategy: offline no
-    AdmissionCheck exists, so any named check makes the ClusterQueue inactive;
-    onFlavors cannot change that. The two fields are mutually exclusive."""
+def _admission_checks(spec: Mapping[str, Any], ref: str, cq: m.ClusterQueue) -> None:
+    """spec.admissionChecks (v1beta1) or spec.admissionChecksStrategy: the names
+    and, per strategy rule with onFlavors, the flavors the check applies to.
+    The two fields are mutually exclusive (v1beta1 CEL rule); every flavor in
+    onFlavors must be one of the queue's (clusterqueue_webhook.go
+    validateAdmissionCheckOnFlavors); names are unique (listType=map)."""
     names: list[str] = []
     if spec.get("admissionChecks") is not None:
         p = "spec.admissionChecks"
         for i, x in enumerate(v.as_list(spec["admissionChecks"], ref, p)):
-            names.append(v.as_str(x, ref, v.index(p, i)))
+            n = v.as_str(x, ref, v.index(p, i))
+            if not n:
+                v.required(ref, v.index(p, i))
+            if n not in names:  # an atomic list: Kueue keeps a set
+                names.append(n)
     acs = v.opt_map(spec, "admissionChecksStrategy", ref, "spec")
     if acs is not None:
         p = "spec.admissionChecksStrategy"
@@ -530,22 +537,32 @@ def _admission_checks(spec: Mapping[str, Any], ref: str) -> list[str]:
             acs, "admissionChecks", ref, p, max_items=fields.fields["admissionChecks"].max_items
         )
         rule_fields = api_fields.ADMISSION_CHECK_RULE
+        cq_flavors = [f.name for g in cq.resource_groups for f in g.flavors]
         for i, raw in enumerate(rules):
             ip = v.index(lp, i)
             rule = v.as_map(raw, ref, ip)
             v.check_fields(rule, rule_fields.names, ref, ip)
             if not rule.get("name"):
                 v.required(ref, v.child(ip, "name"))
-            names.append(v.as_str(rule["name"], ref, v.child(ip, "name")))
+            name = v.as_str(rule["name"], ref, v.child(ip, "name"))
+            if name in names:
+                v.duplicate(ref, v.child(ip, "name"), name)
+            names.append(name)
             on_flavors = v.opt_list(
                 rule, "onFlavors", ref, ip, max_items=rule_fields.fields["onFlavors"].max_items
             )
+            fp = v.child(ip, "onFlavors")
+            flavors: list[str] = []
             for j, f in enumerate(on_flavors):
-                v.object_name(f, ref, v.index(v.child(ip, "onFlavors"), j))
-    for i, n in enumerate(names):
-        if not n:
-            v.required(ref, f"spec.admissionChecks[{i}]")
-    return names
+                flavor = v.object_name(f, ref, v.index(fp, j))
+                if flavor in flavors:  # listType=set
+                    v.duplicate(ref, v.index(fp, j), flavor)
+                if flavor not in cq_flavors:
+                    v.unsupported(ref, v.index(fp, j), flavor, cq_flavors)
+                flavors.append(flavor)
+            if flavors:
+                cq.admission_check_flavors[name] = flavors
+    cq.admission_checks = names
 
 
 def parse_cluster_queue(obj: Mapping[str, Any]) -> m.ClusterQueue:
@@ -587,7 +604,7 @@ def parse_cluster_queue(obj: Mapping[str, Any]) -> m.ClusterQueue:
     )
     if spec.get("fairSharing") is not None:
         cq.fair_weight = v.fair_sharing_weight(spec["fairSharing"], ref, "spec.fairSharing")
-    cq.admission_checks = _admission_checks(spec, ref)
+    _admission_checks(spec, ref, cq)
     scope = v.opt_map(spec, "admissionScope", ref, "spec")
     if scope is not None:
         scope_fields = spec_fields.fields["admissionScope"]
@@ -680,6 +697,34 @@ def _afs_consumed(status: Mapping[str, Any], ref: str) -> dict[str, int]:
 
 
 # --- priority classes, namespaces ---------------------------------------------------------
+
+
+def parse_admission_check(obj: Mapping[str, Any]) -> m.AdmissionCheck:
+    """AdmissionCheck: spec.controllerName (required) and whether its Active
+    condition is True (cache.go AddOrUpdateAdmissionCheck)."""
+    api = _check_type(obj, ("AdmissionCheck",))
+    name, _, _ = _metadata(obj, "AdmissionCheck", namespaced=False)
+    ref = m.object_ref("AdmissionCheck", name)
+    fields = _FIELDS["AdmissionCheck"][api]
+    v.check_fields(obj, fields.names, ref, "")
+    spec = _spec(obj, ref)
+    v.check_fields(spec, fields.fields["spec"].names, ref, "spec")
+    controller = v.opt_str(spec, "controllerName", ref, "spec")
+    if not controller:
+        v.required(ref, "spec.controllerName")
+    if len(controller) > 253:
+        v.invalid(ref, "spec.controllerName", controller, "may not be more than 253 characters")
+    params = v.opt_map(spec, "parameters", ref, "spec")
+    if params is not None:
+        pp = "spec.parameters"
+        v.check_fields(params, fields.fields["spec"].fields["parameters"].names, ref, pp)
+        for f in ("apiGroup", "kind", "name"):
+            if not params.get(f):
+                v.required(ref, v.child(pp, f))
+            v.as_str(params[f], ref, v.child(pp, f))
+    conds = _conditions(_status(obj, ref), ref)
+    active = conds.get("Active", {}).get("status") == "True"
+    return m.AdmissionCheck(name, controller, active)
 
 
 def parse_workload_priority_class(obj: Mapping[str, Any]) -> m.WorkloadPriorityClass:
@@ -948,6 +993,7 @@ _PRIORITY_CLASS_SOURCE = _FIELDS["Workload"][V1BETA1].at("spec.priorityClassSour
 _CONDITIONS = _WL.at("status.conditions")
 _POD_SET_ASSIGNMENTS = _WL.at("status.admission.podSetAssignments")
 _RECLAIMABLE_PODS = _WL.at("status.reclaimablePods")
+_CHECK_STATES = _WL.at("status.admissionChecks")
 _WL_RENAMED = {
     V1BETA1: {
         "priorityClassRef": v.version_rename(V1BETA1, "priorityClassName", "v1beta2", "priorityClassRef")
@@ -1125,6 +1171,8 @@ def _priority(
         src = v.opt_enum(spec, "priorityClassSource", _PRIORITY_CLASS_SOURCE.enum, ref, "spec", "")
         pod_class = src == _POD_PC_SOURCE
     elif spec.get("priorityClassRef") is not None:
+        if prio is None:  # CEL rule on the v1beta2 WorkloadSpec
+            v.invalid(ref, "spec", "object", "priority should not be nil when priorityClassRef is set")
         rp = "spec.priorityClassRef"
         r = v.as_map(spec["priorityClassRef"], ref, rp)
         v.check_fields(r, _PRIORITY_CLASS_REF.names, ref, rp)
@@ -1160,11 +1208,44 @@ def _priority(
     return pc.value, cls
 
 
+def _check_states(
+    status: Mapping[str, Any], ref: str, pod_sets: list[m.PodSet]
+) -> list[m.AdmissionCheckState]:
+    """status.admissionChecks (listType=map on name, state in the CRD's enum;
+    workload_webhook.go validatePodSetUpdates: an update names a pod set)."""
+    p = "status.admissionChecks"
+    out: list[m.AdmissionCheckState] = []
+    raws = v.opt_list(status, "admissionChecks", ref, "status", max_items=_CHECK_STATES.max_items)
+    for i, raw in enumerate(raws):
+        ip = v.index(p, i)
+        c = v.as_map(raw, ref, ip)
+        name = v.as_str(c.get("name", ""), ref, v.child(ip, "name"))
+        if not name:
+            v.required(ref, v.child(ip, "name"))
+        if any(x.name == name for x in out):
+            v.duplicate(ref, v.child(ip, "name"), name)
+        if c.get("state") in (None, ""):
+            v.required(ref, v.child(ip, "state"))
+        state = v.enum(c["state"], api_fields.CHECK_STATE_NAMES, ref, v.child(ip, "state"))
+        message = v.opt_str(c, "message", ref, ip)
+        retries = c.get("retryCount")
+        count = 0 if retries is None else v.as_int32(retries, ref, v.child(ip, "retryCount"), minimum=0)
+        up = v.child(ip, "podSetUpdates")
+        known = [ps.name for ps in pod_sets]
+        for j, u in enumerate(v.opt_list(c, "podSetUpdates", ref, ip)):
+            upd = v.as_map(u, ref, v.index(up, j))
+            if upd.get("name") not in known:
+                v.unsupported(ref, v.child(v.index(up, j), "name"), upd.get("name"), sorted(known))
+        out.append(m.AdmissionCheckState(name, state, message, count))
+    return out
+
+
 def _workload_status(
     obj: Mapping[str, Any], ref: str, pod_sets: list[m.PodSet], creation: int
-) -> tuple[m.Admission | None, int | None, bool, int | None]:
-    """status: conditions, admission, reclaimablePods (sets the pod sets'
-    ``reclaimable``). Returns (admission, admission_ns, finished, queue_order_ns)."""
+) -> tuple[m.Admission | None, int | None, bool, int | None, list[m.AdmissionCheckState], bool]:
+    """status: conditions, admission, admissionChecks, reclaimablePods (sets
+    the pod sets' ``reclaimable``). Returns (admission, admission_ns, finished,
+    queue_order_ns, check states, Admitted=True)."""
     status = _status(obj, ref)
     conds = _conditions(status, ref)
     reserved = conds.get("QuotaReserved")
@@ -1201,7 +1282,9 @@ def _workload_status(
             v.invalid(ref, v.child(kp, "count"), cnt, f"should be less or equal to {by_name[rname].count}")
         by_name[rname].reclaimable = cnt
 
-    return admission, admission_ns, finished, queue_order_ns
+    checks = _check_states(status, ref, pod_sets)
+    admitted = conds.get("Admitted", {}).get("status") == "True"
+    return admission, admission_ns, finished, queue_order_ns, checks, admitted
 
 
 def parse_workload(
@@ -1273,7 +1356,9 @@ def parse_workload(
     uid = v.as_str(md["uid"], ref, "metadata.uid") if md.get("uid") else f"{ns}/{name}"
 
     # 4. status
-    admission, admission_ns, finished, queue_order_ns = _workload_status(obj, ref, pod_sets, creation)
+    admission, admission_ns, finished, queue_order_ns, checks, admitted = _workload_status(
+        obj, ref, pod_sets, creation
+    )
 
     wl = m.Workload(
         namespace=ns,
@@ -1289,6 +1374,8 @@ def parse_workload(
         admission_ns=admission_ns,
         finished=finished,
         queue_order_ns=queue_order_ns,
+        admission_checks=checks,
+        admitted_condition=admitted,
         raw=dict(obj),
     )
     _pods_ready_status(obj, ref, wl)
@@ -1565,9 +1652,13 @@ def _fast_workload(
     # 4. status
     if obj.get("status") is None:
         admission, admission_ns, finished, queue_order_ns = None, None, False, None
+        checks: list[m.AdmissionCheckState] = []
+        admitted = False
     else:
         try:
-            admission, admission_ns, finished, queue_order_ns = _workload_status(obj, ref, pod_sets, creation)
+            admission, admission_ns, finished, queue_order_ns, checks, admitted = _workload_status(
+                obj, ref, pod_sets, creation
+            )
         except InputError:
             return None
 
@@ -1585,6 +1676,8 @@ def _fast_workload(
         admission_ns=admission_ns,
         finished=finished,
         queue_order_ns=queue_order_ns,
+        admission_checks=checks,
+        admitted_condition=admitted,
         raw=dict(obj),
     )
     if obj.get("status") is not None:
@@ -1601,7 +1694,6 @@ KUEUE_GROUPS = (KUEUE_GROUP, "config.kueue.x-k8s.io")
 # Kueue's own kinds that kueue-fast reads nothing from, and why skipping them
 # changes no decision.
 _KUEUE_KINDS_NOT_READ = {
-    "AdmissionCheck": "offline, a ClusterQueue that names an admission check is inactive",
     "MultiKueueConfig": "it matters only through an AdmissionCheck",
     "MultiKueueCluster": "it matters only through an AdmissionCheck",
     "ProvisioningRequestConfig": "it matters only through an AdmissionCheck",
@@ -1832,6 +1924,9 @@ def _build_state(
                     doc,
                     f"LocalQueue/{lq.namespace}/{lq.name}",
                 )
+            elif kind == "AdmissionCheck":
+                ac = parse_admission_check(doc.obj)
+                put(state.admission_checks, ac.name, ac, doc, f"AdmissionCheck/{ac.name}")
             elif kind == "WorkloadPriorityClass":
                 wpc = parse_workload_priority_class(doc.obj)
                 put(state.priority_classes, wpc.name, wpc, doc, f"WorkloadPriorityClass/{wpc.name}")

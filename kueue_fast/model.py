@@ -191,11 +191,43 @@ class ClusterQueue:
     flavor_fungibility: FlavorFungibility = field(default_factory=FlavorFungibility)
     stop_policy: str = "None"
     fair_weight: float = 1.0
-    # Admission checks cannot be satisfied offline: a ClusterQueue that names
-    # any is inactive (Kueue: "references missing AdmissionCheck(s)").
+    # The AdmissionChecks it names (spec.admissionChecks or
+    # admissionChecksStrategy), in spec order, and the flavors each applies to
+    # when the strategy gives onFlavors (absent: every flavor of the queue).
     admission_checks: list[str] = field(default_factory=list)
+    admission_check_flavors: dict[str, list[str]] = field(default_factory=dict)
     # spec.admissionScope.admissionMode == UsageBasedAdmissionFairSharing
     usage_based_admission_fair_sharing: bool = False
+
+
+@dataclass
+class AdmissionCheck:
+    """An AdmissionCheck: the controller that decides it, and whether its
+    Active condition is True (a check without it makes its ClusterQueues
+    inactive)."""
+
+    name: str
+    controller_name: str
+    active: bool = False
+
+
+# Kueue's controllers with extra rules on the ClusterQueues using their checks
+# (clusterqueue.go updateWithAdmissionChecks).
+MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"
+PROVISIONING_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
+
+CHECK_PENDING, CHECK_READY, CHECK_RETRY, CHECK_REJECTED = "Pending", "Ready", "Retry", "Rejected"
+CHECK_STATES = (CHECK_PENDING, CHECK_READY, CHECK_RETRY, CHECK_REJECTED)
+
+
+@dataclass
+class AdmissionCheckState:
+    """One entry of a Workload's status.admissionChecks."""
+
+    name: str
+    state: str = CHECK_PENDING
+    message: str = ""
+    retry_count: int = 0
 
 
 @dataclass
@@ -299,6 +331,11 @@ class Workload:
     pods_ready_ns: int | None = None
     requeue_count: int = 0
     requeue_at_ns: int | None = None
+    # status.admissionChecks as given, and whether the Admitted condition is
+    # True (an admitted workload stays admitted whatever its checks say, but
+    # Retry and Rejected).
+    admission_checks: list[AdmissionCheckState] = field(default_factory=list)
+    admitted_condition: bool = False
     # The manifest as given, for `--output yaml` and the controller.
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
     # The job it was made from offline, ``Job/name`` (same namespace); None
@@ -412,6 +449,7 @@ class ClusterState:
     cohorts: dict[str, Cohort] = field(default_factory=dict)
     local_queues: dict[str, LocalQueue] = field(default_factory=dict)
     priority_classes: dict[str, WorkloadPriorityClass] = field(default_factory=dict)
+    admission_checks: dict[str, AdmissionCheck] = field(default_factory=dict)
     # scheduling.k8s.io/v1 PriorityClasses (a Workload may take its priority
     # from one: priorityClassSource / priorityClassRef), by name.
     pod_priority_classes: dict[str, WorkloadPriorityClass] = field(default_factory=dict)

@@ -13,14 +13,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import status as S
-from .cluster import ADMITTED, EVICTED, PENDING, Cluster, CycleResult, Decision
+from .cluster import ADMITTED, EVICTED, PENDING, RESERVED, Cluster, CycleResult, Decision
 from .compiler import NO_LIMIT
 from .explain import ClusterView
 from .quantity import format_amount
 
 JSON = dict[str, Any]
 NONE = "-"  # an empty table cell
-RESERVED = "reserved"  # quota reserved, waiting for admission checks (not produced yet)
 
 
 # --- JSON ------------------------------------------------------------------------------------
@@ -31,9 +30,15 @@ def decision_json(d: Decision, owner: str | None = None) -> dict[str, Any]:
     if owner is not None:
         out["owner"] = owner  # the job the Workload was made from, "Job/name"
     out["state"] = d.state
-    if d.state == ADMITTED:
+    if d.holds_quota:
         out["clusterQueue"] = d.cluster_queue
         out["podSets"] = [{"name": ps.name, "count": ps.count, "flavors": ps.flavors} for ps in d.pod_sets]
+        if d.state == ADMITTED:
+            return out
+        # reserved: waiting for admission checks (the Admitted=False condition)
+        out["reason"] = d.reason
+        out["message"] = d.message
+        out["admissionChecks"] = [{"name": c.name, "state": c.state} for c in d.admission_checks]
         return out
     out["reason"] = d.reason
     if d.preempted_by is not None:
@@ -67,6 +72,18 @@ class _QueueTally:
     pending: int = 0
     reserving: int = 0
     usage: S.FlavorUsage = field(default_factory=dict)
+    # quota reserved but not admitted (admission checks): their count and usage
+    waiting: int = 0
+    waiting_usage: S.FlavorUsage = field(default_factory=dict)
+
+    def admitted_usage(self) -> S.FlavorUsage | None:
+        """flavorsUsage: the usage less what waits for admission checks (None: the same)."""
+        if not self.waiting:
+            return None
+        return {
+            f: {r: v - self.waiting_usage.get(f, {}).get(r, 0) for r, v in row.items()}
+            for f, row in self.usage.items()
+        }
 
 
 def _add_usage(into: S.FlavorUsage, d: Decision) -> None:
@@ -98,14 +115,17 @@ def queue_statuses(cluster: Cluster, view: ClusterView, decisions: Sequence[Deci
     cqs = {name: _QueueTally() for name in state.cluster_queues}
     lqs = {key: _QueueTally() for key in state.local_queues}
     for d in decisions:
-        if d.cluster_queue is None or d.state not in (ADMITTED, EVICTED):
+        if d.cluster_queue is None or d.state not in (ADMITTED, RESERVED, EVICTED):
             continue  # holds no quota
         wl = state.workloads[d.key]
         lq = lqs.get(f"{wl.namespace}/{wl.queue_name}")
-        if d.cluster_queue in cqs:
-            cqs[d.cluster_queue].reserving += 1
+        tallies = [t for t in (cqs.get(d.cluster_queue), lq) if t is not None]
+        for t in tallies:
+            t.reserving += 1
+            if d.state == RESERVED:
+                t.waiting += 1
+                _add_usage(t.waiting_usage, d)
         if lq is not None:
-            lq.reserving += 1
             _add_usage(lq.usage, d)
     for cq, spec in enumerate(topo.cluster_queues):
         active, parked, _ = engine.queue_state(cq)
@@ -133,10 +153,12 @@ def queue_statuses(cluster: Cluster, view: ClusterView, decisions: Sequence[Deci
         st = S.cluster_queue_status(
             cq_obj,
             t.pending,
-            t.reserving,
+            t.reserving - t.waiting,
             t.usage,
             S.cluster_queue_readiness(state.cluster_queues[name], state).as_tuple(),
             now,
+            reserving=t.reserving,
+            admitted_usage=t.admitted_usage(),
             has_parent=state.cluster_queues[name].cohort is not None,
             weighted_share=_weighted_share(view, node) if topo.fair_sharing else None,
         )
@@ -152,10 +174,12 @@ def queue_statuses(cluster: Cluster, view: ClusterView, decisions: Sequence[Deci
             lq_obj,
             docs.get(f"cq/{local_queue.cluster_queue}"),
             0 if local_queue.stop_policy != "None" else t.pending,
-            t.reserving,
+            t.reserving - t.waiting,
             t.usage,
             S.local_queue_readiness(local_queue, state).as_tuple(),
             now,
+            reserving=t.reserving,
+            admitted_usage=t.admitted_usage(),
         )
     for name in state.cohorts:
         co_obj = docs.get(f"cohort/{name}")
@@ -242,6 +266,8 @@ def _counts_line(cluster: Cluster, decisions: Iterable[Decision]) -> str:
     summary = (
         f"{states.count(ADMITTED)} admitted, {states.count(PENDING)} pending, {states.count(EVICTED)} evicted"
     )
+    if RESERVED in states:
+        summary += f", {states.count(RESERVED)} reserved"
     return f"{cluster.cycles} cycle(s): {summary}"
 
 
@@ -254,6 +280,10 @@ def to_table(cluster: Cluster) -> str:
     for d in decisions:
         if d.state == ADMITTED:
             rows.append((d.key, d.state, d.cluster_queue or NONE, NONE, NONE, _flavors_text(d)))
+            continue
+        if d.state == RESERVED:
+            checks = ", ".join(f"{c.name}={c.state}" for c in d.admission_checks)
+            rows.append((d.key, d.state, d.cluster_queue or NONE, d.reason, checks, _flavors_text(d)))
             continue
         e = view.explain(d)
         reason = d.reason if d.preempted_by is None else f"{d.reason} by {d.preempted_by}"

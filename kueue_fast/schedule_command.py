@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 
 from . import output
-from .cluster import ADMITTED, EVICTED, PENDING, Cluster, CycleResult, resolve_engine_name
+from .cluster import ADMITTED, EVICTED, PENDING, RESERVED, Cluster, CycleResult, resolve_engine_name
 from .errors import InputError
 from .loader import load
 from .model import ClusterState
@@ -59,6 +59,7 @@ def run_schedule(args: argparse.Namespace) -> int:
             "admitted": states.count(ADMITTED),
             "evicted": states.count(EVICTED),
             "pending": states.count(PENDING),
+            "reserved": states.count(RESERVED),
             "workloads": len(states),
         }
         print(json.dumps(stats), file=sys.stderr)

@@ -16,6 +16,7 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .model import MULTIKUEUE_CONTROLLER, PROVISIONING_CONTROLLER
 from .quantity import format_quantity, parse_quantity
 
 if TYPE_CHECKING:  # cluster imports this module's readiness rules
@@ -143,12 +144,21 @@ def admission_of(d: Decision) -> JSON:
 
 
 def admitted_status(wl: JSON, d: Decision, now_ns: int) -> JSON:
-    """status.admission plus QuotaReserved and Admitted (one apply, as Kueue does).
-    A workload admitted again after an eviction: Evicted and Preempted turn
-    False with "Previously: <old message>"."""
+    """status.admission plus QuotaReserved and Admitted (one apply, as Kueue does;
+    Admitted=False while admission checks are not all Ready, with
+    status.admissionChecks). A workload admitted again after an eviction:
+    Evicted and Preempted turn False with "Previously: <old message>"."""
     st = _status(wl)
     _admit(st, d, now_ns, _gen(wl))
+    _set_check_states(st, d, now_ns)
     return st
+
+
+def check_states_missing(wl: JSON, d: Decision) -> bool:
+    """A check the workload's admission needs has no state on the Workload yet."""
+    entries = (wl.get("status") or {}).get("admissionChecks") or []
+    given = {c.get("name") for c in entries if isinstance(c, dict)}
+    return any(c.name not in given for c in d.admission_checks)
 
 
 def _admit(st: JSON, d: Decision, now_ns: int, gen: int | None) -> None:
@@ -164,7 +174,10 @@ def _admit(st: JSON, d: Decision, now_ns: int, gen: int | None) -> None:
         now_ns,
         gen,
     )
-    conds = set_condition(conds, ADMITTED, "True", "Admitted", "The workload is admitted", now_ns, gen)
+    if d.state == "reserved":  # waiting for admission checks
+        conds = set_condition(conds, ADMITTED, "False", d.reason, d.message, now_ns, gen)
+    else:
+        conds = set_condition(conds, ADMITTED, "True", "Admitted", "The workload is admitted", now_ns, gen)
     for ctype in (EVICTED, PREEMPTED):
         old = next((c for c in conds if c.get("type") == ctype), None)
         if old is not None and old.get("status") == "True":
@@ -200,7 +213,29 @@ def evicted_status(wl: JSON, reason: str, message: str, preempted_reason: str | 
     if preempted_reason:
         conds = set_condition(conds, PREEMPTED, "True", preempted_reason, message, now_ns, gen)
     st["conditions"] = conds
+    _reset_check_states(st, now_ns)
     return st
+
+
+def _reset_check_states(st: JSON, now_ns: int) -> None:
+    """evict.go resetChecksOnEviction on status.admissionChecks."""
+    out = []
+    for c in st.get("admissionChecks") or []:
+        state = c.get("state")
+        if state in (None, "Pending"):
+            out.append(c)
+            continue
+        entry = {
+            **c,
+            "state": "Pending",
+            "message": f"Reset to Pending after eviction. Previously: {state}",
+            "lastTransitionTime": rfc3339(now_ns),
+        }
+        if state == "Retry":
+            entry["retryCount"] = int(c.get("retryCount") or 0) + 1
+        out.append(entry)
+    if out:
+        st["admissionChecks"] = out
 
 
 def requeued_status(wl: JSON, now_ns: int) -> JSON:
@@ -359,7 +394,7 @@ def scheduled_workload_status(wl: JSON, d: Decision, history: WorkloadHistory | 
         steps.append((first if first is not None else start_ns, 0))
     if ev is not None and history is not None:
         steps.append((ev.time_ns, 1))
-    if d.state == "admitted":
+    if d.state in ("admitted", "reserved"):
         steps.append((d.admission_time_ns or start_ns, 2))
     for t, step in sorted(steps):
         if step == 0:
@@ -375,7 +410,29 @@ def scheduled_workload_status(wl: JSON, d: Decision, history: WorkloadHistory | 
         st["conditions"] = _unset_quota_reservation(
             st.get("conditions") or [], d.reason, d.message, start_ns, gen
         )
+    _set_check_states(st, d, d.admission_time_ns or start_ns)
     return st
+
+
+def _set_check_states(st: JSON, d: Decision, now_ns: int) -> None:
+    """status.admissionChecks as the workload controller keeps them (an entry
+    whose state did not change keeps the input's fields)."""
+    if not d.admission_checks:
+        st.pop("admissionChecks", None)
+        return
+    given = {c.get("name"): c for c in st.get("admissionChecks") or [] if isinstance(c, dict)}
+    out = []
+    for c in d.admission_checks:
+        old = given.get(c.name)
+        if old is not None and old.get("state") == c.state:
+            out.append(old)
+            continue
+        entry: JSON = {"name": c.name, "state": c.state, "message": c.message}
+        entry["lastTransitionTime"] = rfc3339(now_ns)
+        if c.retry_count:
+            entry["retryCount"] = c.retry_count
+        out.append(entry)
+    st["admissionChecks"] = out
 
 
 # --- readiness (the Active conditions) --------------------------------------------------------
@@ -398,9 +455,58 @@ CLUSTER_QUEUE_READY = Readiness(True, "Ready", "Can admit new workloads")
 
 def admission_check_problems(cq: ClusterQueue, state: ClusterState) -> tuple[list[str], list[str]]:
     """(missing, inactive) AdmissionChecks the ClusterQueue names, each sorted
-    (kueue clusterqueue.go updateWithAdmissionChecks). The input has no
-    AdmissionCheck objects yet, so every named check is missing."""
-    return sorted(set(cq.admission_checks)), []
+    (kueue clusterqueue.go updateWithAdmissionChecks)."""
+    known = state.admission_checks
+    missing = sorted(n for n in set(cq.admission_checks) if n not in known)
+    inactive = sorted(n for n in set(cq.admission_checks) if n in known and not known[n].active)
+    return missing, inactive
+
+
+def _controller_check_problems(cq: ClusterQueue, state: ClusterState) -> list[tuple[str, str]]:
+    """(reason, message) for the rules on MultiKueue and ProvisioningRequest
+    checks (clusterqueue.go updateWithAdmissionChecks, inactiveReason)."""
+    names = sorted(set(cq.admission_checks))
+    known = state.admission_checks
+    by_controller = {n: known[n].controller_name for n in names if n in known}
+    multikueue = [n for n, c in by_controller.items() if c == MULTIKUEUE_CONTROLLER]
+    provisioning = [n for n, c in by_controller.items() if c == PROVISIONING_CONTROLLER]
+    per_flavor = [n for n in multikueue if _check_flavors(cq, n) != _all_flavors(cq)]
+    out = []
+    if len(multikueue) > 1:
+        out.append(
+            (
+                "MultipleMultiKueueAdmissionChecks",
+                "Cannot use multiple MultiKueue AdmissionChecks on the same ClusterQueue, found: "
+                + ",".join(multikueue),
+            )
+        )
+    if per_flavor:
+        out.append(
+            (
+                "MultiKueueAdmissionCheckAppliedPerFlavor",
+                f"Cannot specify MultiKueue AdmissionCheck per flavor, found: {','.join(per_flavor)}",
+            )
+        )
+    if multikueue and provisioning:
+        out.append(
+            (
+                "MultiKueueWithProvisioningRequest",
+                "Cannot use both MultiKueue and ProvisioningRequest AdmissionChecks together, found: "
+                f"{','.join(multikueue)}, {','.join(provisioning)}",
+            )
+        )
+    return out
+
+
+def _all_flavors(cq: ClusterQueue) -> set[str]:
+    return {f.name for g in cq.resource_groups for f in g.flavors}
+
+
+def _check_flavors(cq: ClusterQueue, check: str) -> set[str]:
+    """The flavors a check applies to (admissioncheck.go NewAdmissionChecks:
+    no onFlavors means every flavor of the queue)."""
+    on = cq.admission_check_flavors.get(check)
+    return set(on) if on else _all_flavors(cq)
 
 
 def cluster_queue_readiness(cq: ClusterQueue, state: ClusterState) -> Readiness:
@@ -427,6 +533,9 @@ def cluster_queue_readiness(cq: ClusterQueue, state: ClusterState) -> Readiness:
     if inactive_checks:
         reasons.append("AdmissionCheckInactive")
         messages.append(f"references inactive AdmissionCheck(s): {','.join(inactive_checks)}")
+    for reason, message in _controller_check_problems(cq, state):
+        reasons.append(reason)
+        messages.append(message)
     if not reasons:
         return CLUSTER_QUEUE_READY
     return Readiness(

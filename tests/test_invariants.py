@@ -70,14 +70,15 @@ def subtree_and_local(topo: Topology) -> tuple[np.ndarray, np.ndarray]:
 
 
 def admitted_usage(cluster: Cluster, evicting: bool = True) -> np.ndarray:
-    """What the workloads holding quota use, per ClusterQueue; `evicting`: an
-    evicted workload whose job has not stopped yet still holds its admission."""
+    """What the workloads holding quota use, per ClusterQueue (reserved ones,
+    waiting for admission checks, included); `evicting`: an evicted workload
+    whose job has not stopped yet still holds its admission."""
     topo = cluster.topology
     rid = {r: i for i, r in enumerate(topo.resource_names)}
     fid = {f: i for i, f in enumerate(topo.flavor_names)}
     cq_id = {c.name: i for i, c in enumerate(topo.cluster_queues)}
     out = np.zeros((topo.n_nodes, len(topo.fr_pairs)), dtype=np.int64)
-    holding = ("admitted", "evicted") if evicting else ("admitted",)
+    holding = ("admitted", "reserved", "evicted") if evicting else ("admitted", "reserved")
     for d in cluster.decisions():
         if d.state not in holding or d.cluster_queue not in cq_id:
             continue
@@ -144,7 +145,7 @@ def check(cluster: Cluster, before: np.ndarray, where: str) -> np.ndarray:
     # 4. One state per workload, none lost.
     decisions = cluster.decisions()
     assert len(decisions) == len(cluster.keys()), f"{where}: workloads lost"
-    assert {d.state for d in decisions} <= {"admitted", "pending", "evicted", "finished"}
+    assert {d.state for d in decisions} <= {"admitted", "reserved", "pending", "evicted", "finished"}
     return usage
 
 

@@ -225,3 +225,22 @@ def test_lint_never_fails_on_an_example(path: Path) -> None:
     p = subprocess.run([KUEUE_FAST, "lint", str(path)], capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stdout
     assert "Traceback" not in p.stderr
+
+
+def test_admission_checks_missing_or_inactive() -> None:
+    # clusterqueue.go updateWithAdmissionChecks: AdmissionCheckNotFound / AdmissionCheckInactive
+    checked = cq("cq", {"default": {"cpu": "8"}}, admissionChecksStrategy={"admissionChecks": [
+        {"name": "gone"}, {"name": "off"}, {"name": "on"}]})
+    active = {"type": "Active", "status": "True", "reason": "Active", "message": "",
+              "lastTransitionTime": "2025-01-01T00:00:00Z"}
+    checks = [{"apiVersion": B2, "kind": "AdmissionCheck", "metadata": {"name": "off"},
+               "spec": {"controllerName": "x"}},
+              {"apiVersion": B2, "kind": "AdmissionCheck", "metadata": {"name": "on"},
+               "spec": {"controllerName": "x"}, "status": {"conditions": [active]}}]
+    got = findings([flavor("default"), checked, lq("lq", "cq"), *checks])
+    assert got == [
+        ("ClusterQueue/cq", "spec",
+         'AdmissionCheck "gone" does not exist: the ClusterQueue is inactive and admits nothing'),
+        ("ClusterQueue/cq", "spec", 'AdmissionCheck "off" is not Active (no Active=True condition: is its '
+         "controller running?): the ClusterQueue is inactive and admits nothing"),
+    ]

@@ -164,10 +164,81 @@ def test_preemption_and_other_fields() -> None:
     assert q.admission_checks == ["prov"] and q.usage_based_admission_fair_sharing
 
 
-def test_admission_checks_strategy_records_the_checks() -> None:
-    q = loader.parse_cluster_queue(cq_obj(B2, admissionChecksStrategy={
-        "admissionChecks": [{"name": "prov", "onFlavors": ["spot"]}]}))
-    assert q.admission_checks == ["prov"]
+_TWO_FLAVORS = [{"coveredResources": ["cpu"], "flavors": [
+    {"name": "on-demand", "resources": [{"name": "cpu", "nominalQuota": 1}]},
+    {"name": "spot", "resources": [{"name": "cpu", "nominalQuota": 1}]}]}]
+
+
+def test_admission_checks_strategy_records_the_checks_and_their_flavors() -> None:
+    q = loader.parse_cluster_queue(cq_obj(B2, resourceGroups=_TWO_FLAVORS, admissionChecksStrategy={
+        "admissionChecks": [{"name": "prov", "onFlavors": ["spot"]}, {"name": "all"}]}))
+    assert q.admission_checks == ["prov", "all"]
+    assert q.admission_check_flavors == {"prov": ["spot"]}
+
+
+def test_on_flavors_must_be_flavors_of_the_cluster_queue() -> None:
+    # clusterqueue_webhook.go validateAdmissionCheckOnFlavors: field.NotSupported
+    with pytest.raises(ValidationError) as e:
+        loader.parse_cluster_queue(cq_obj(B2, resourceGroups=_TWO_FLAVORS, admissionChecksStrategy={
+            "admissionChecks": [{"name": "prov", "onFlavors": ["spot", "gpu"]}]}))
+    assert e.value.field == "spec.admissionChecksStrategy.admissionChecks[0].onFlavors[1]"
+    assert 'Unsupported value: "gpu": supported values: "on-demand", "spot"' in str(e.value)
+
+
+def test_admission_checks_of_a_strategy_are_unique() -> None:
+    with pytest.raises(ValidationError) as e:
+        loader.parse_cluster_queue(cq_obj(B2, admissionChecksStrategy={
+            "admissionChecks": [{"name": "prov"}, {"name": "prov"}]}))
+    assert e.value.field == "spec.admissionChecksStrategy.admissionChecks[1].name"
+
+
+def test_admission_check_objects_are_read_with_their_active_condition() -> None:
+    state = loader.build_state([
+        {"apiVersion": B1, "kind": "AdmissionCheck", "metadata": {"name": "prov"},
+         "spec": {"controllerName": "kueue.x-k8s.io/provisioning-request", "retryDelayMinutes": 15},
+         "status": {"conditions": [{"type": "Active", "status": "True", "reason": "Active", "message": "",
+                                    "lastTransitionTime": "2024-01-01T00:00:00Z"}]}},
+        {"apiVersion": B2, "kind": "AdmissionCheck", "metadata": {"name": "off"},
+         "spec": {"controllerName": "example.com/x"}},
+    ])
+    assert state.admission_checks == {
+        "prov": m.AdmissionCheck("prov", "kueue.x-k8s.io/provisioning-request", True),
+        "off": m.AdmissionCheck("off", "example.com/x", False),
+    }
+    assert not state.warnings
+
+
+def test_an_admission_check_needs_a_controller_name() -> None:
+    with pytest.raises(ValidationError) as e:
+        loader.build_state([{"apiVersion": B2, "kind": "AdmissionCheck", "metadata": {"name": "x"}, "spec": {}}])
+    assert (e.value.obj, e.value.field) == ("AdmissionCheck/x", "spec.controllerName")
+
+
+def test_workload_check_states_and_admitted_condition_are_read() -> None:
+    t = "2024-01-01T00:00:00Z"
+    w = loader.parse_workload(wl_obj(B2, status={
+        "conditions": [{"type": "Admitted", "status": "True", "reason": "Admitted", "message": "",
+                        "lastTransitionTime": t}],
+        "admissionChecks": [{"name": "prov", "state": "Retry", "message": "later", "retryCount": 2,
+                             "lastTransitionTime": t}]}))
+    assert w.admission_checks == [m.AdmissionCheckState("prov", "Retry", "later", 2)]
+    assert w.admitted_condition
+
+
+def test_a_workload_check_state_outside_the_enum_is_refused() -> None:
+    with pytest.raises(ValidationError) as e:
+        loader.parse_workload(wl_obj(B2, status={"admissionChecks": [{"name": "prov", "state": "Done"}]}))
+    assert e.value.field == "status.admissionChecks[0].state" and "Unsupported value" in str(e.value)
+
+
+def test_priority_class_ref_needs_a_priority() -> None:
+    # CEL rule on the v1beta2 WorkloadSpec (apis/kueue/v1beta2/workload_types.go)
+    ref = {"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass", "name": "high"}
+    high = {"high": m.WorkloadPriorityClass("high", 1000)}
+    with pytest.raises(ValidationError) as e:
+        loader.parse_workload(wl_obj(B2, priorityClassRef=ref), high)
+    assert e.value.field == "spec" and "priority should not be nil when priorityClassRef is set" in str(e.value)
+    assert loader.parse_workload(wl_obj(B2, priorityClassRef=ref, priority=7), high).priority == 7
 
 
 # --- other kinds -------------------------------------------------------------------------------
@@ -246,10 +317,11 @@ def test_priority_from_classes() -> None:
         wl_obj(name="from-wpc", priorityClassName="high"),
         wl_obj(name="explicit", priorityClassName="high", priority=3),
         wl_obj(name="from-pod-class", priorityClassName="pc", priorityClassSource="scheduling.k8s.io/priorityclass"),
+        # v1beta2 needs the priority with the ref (CEL rule): the job webhooks copy the class value
         wl_obj(B2, name="ref", priorityClassRef={"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass",
-                                                 "name": "high"}),
+                                                 "name": "high"}, priority=1000),
         wl_obj(B2, name="ref-pod", priorityClassRef={"group": "scheduling.k8s.io", "kind": "PriorityClass",
-                                                     "name": "pc"}),
+                                                     "name": "pc"}, priority=50),
         {"apiVersion": B1, "kind": "WorkloadPriorityClass", "metadata": {"name": "high"}, "value": 1000},
         {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "pc"}, "value": 50,
          "globalDefault": False},
@@ -472,3 +544,12 @@ def test_sources_are_kept_when_asked(tmp_path: Path) -> None:
     assert loader.load([path]).sources == {}
     assert loader.load([path], keep_sources=True).sources == {
         "ClusterQueue/cq": f"{path} (document 1)", "Workload/team-a/wl": f"{path} (document 2)"}
+
+
+def test_a_check_state_update_must_name_a_pod_set() -> None:
+    # workload_webhook.go validatePodSetUpdates
+    status = {"admissionChecks": [{"name": "prov", "state": "Ready", "podSetUpdates": [{"name": "workers"}]}]}
+    with pytest.raises(ValidationError) as e:
+        loader.parse_workload(wl_obj(B2, status=status))
+    assert e.value.field == "status.admissionChecks[0].podSetUpdates[0].name"
+    assert 'Unsupported value: "workers": supported values: "main"' in str(e.value)

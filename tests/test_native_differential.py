@@ -34,7 +34,9 @@ from hypothesis import strategies as st
 from kueue_fast import Cluster
 from kueue_fast.features import MODELLED_DEFAULTS
 from kueue_fast.model import (
+    CHECK_STATES,
     Admission,
+    AdmissionCheck,
     AdmissionFairSharingConfig,
     ClusterQueue,
     ClusterState,
@@ -130,7 +132,7 @@ class Scenario:
     state: ClusterState
     extra: list[Workload] = field(default_factory=list)  # added between cycles
     # ("add", i) / ("remove", i) / ("cycle", seconds since the last cycle, 0: one) / ("reconfigure", 0)
-    # / ("evict", i) / ("release", i)
+    # / ("evict", i) / ("release", i) / ("check", i): a check controller sets a state (admission checks)
     ops: list[tuple[str, int]] = field(default_factory=list)
     release_evictions: bool = True  # False: evicted workloads hold their quota until ("release", i)
 
@@ -267,6 +269,15 @@ def scenarios(draw: Any) -> Scenario:
         )
         state.configuration.fair_sharing = FairSharingConfig(strategies)
     state.configuration.feature_gates = draw(feature_gates())
+    with_checks = draw(st.integers(0, 3)) == 0
+    if with_checks:  # admission checks on some ClusterQueues, one of them per flavor
+        for name in ("chk-all", "chk-one"):
+            state.admission_checks[name] = AdmissionCheck(name, "example.com/check", True)
+        for cq in state.cluster_queues.values():
+            flavors = [f.name for g in cq.resource_groups for f in g.flavors]
+            if flavors and draw(st.booleans()):
+                cq.admission_checks = ["chk-all", "chk-one"]
+                cq.admission_check_flavors = {"chk-one": [draw(st.sampled_from(flavors))]}
     # Workloads: some admitted (as their status says), most pending.
     n_wl = draw(st.integers(0, 30))
     split = draw(st.integers(0, n_wl))
@@ -287,6 +298,8 @@ def scenarios(draw: Any) -> Scenario:
             ops.append(("remove", draw(st.integers(0, max(0, n_wl - 1)))))
         if draw(st.integers(0, 11)) == 0:
             ops.append(("reconfigure", 0))
+        while with_checks and draw(st.booleans()):
+            ops.append(("check", draw(st.integers(0, 1000))))
     ops.append(("cycle", 0))
     return Scenario(state, extra, ops)
 
@@ -608,7 +621,14 @@ def run_both(sc: Scenario) -> None:
                         c.evict(key, "Deactivated", "evicted by the test")
                     else:
                         c.release_eviction(key)
+        elif op == "check":
+            keys = ref.keys()
+            if keys:
+                key, check = keys[i % len(keys)], ("chk-all", "chk-one")[i % 2]
+                for c in (ref, nat):
+                    c.set_check_state(key, check, CHECK_STATES[(i // 2) % len(CHECK_STATES)])
         _compare(ref, nat, where)
+        assert ref.decisions() == nat.decisions(), f"{where}: decisions differ"
 
 
 # --- amounts at the int64 boundary ------------------------------------------------------------------

@@ -4,7 +4,9 @@ A scenario is a YAML file whose first document is a header (name, run, expect)
 and whose other documents are the input (see the scheduling contract in the
 README). The kueue-gen-* scenarios carry the decisions of Kueue's own
 scheduler on those inputs; ours (reason-*) also pin the pending reason and
-message (``expect.reasons``), which the public ones leave out.
+message (``expect.reasons``), which the public ones leave out. ``expect.reserved``
+(admission checks, check-*) has the shape of ``admitted`` and may give each
+workload's ``admissionChecks`` (name -> state).
 """
 
 from __future__ import annotations
@@ -58,6 +60,8 @@ def _differences(header: dict, objects: list[dict], out: dict) -> list[str]:
     want: dict[str, str] = {}
     for k in expect.get("admitted") or {}:
         want[k] = "admitted"
+    for k in expect.get("reserved") or {}:
+        want[k] = "reserved"
     for k in expect.get("evicted") or []:
         want[k] = "evicted"
     for k in expect.get("pending") or []:
@@ -78,9 +82,13 @@ def _differences(header: dict, objects: list[dict], out: dict) -> list[str]:
         if w["state"] != state:
             diffs.append(f"{key}: want {state}, got {w['state']} ({w.get('message', '')[:120]})")
             continue
-        if state != "admitted":
+        if state not in ("admitted", "reserved"):
             continue
-        exp = expect["admitted"][key]
+        exp = expect[state][key]
+        if "admissionChecks" in exp:
+            checks = {c["name"]: c["state"] for c in w.get("admissionChecks", [])}
+            if checks != exp["admissionChecks"]:
+                diffs.append(f"{key}: admissionChecks want {exp['admissionChecks']}, got {checks}")
         if w["clusterQueue"] != exp["clusterQueue"]:
             diffs.append(f"{key}: clusterQueue want {exp['clusterQueue']}, got {w['clusterQueue']}")
         got_ps = {ps["name"]: ps for ps in w["podSets"]}

@@ -20,7 +20,7 @@ from kueue_fast.cli import main
 from kueue_fast.loader import build_state
 from kueue_fast.simulate import command
 from kueue_fast.simulate.engine import native_available
-from kueue_fast.simulate.loop import simulate
+from kueue_fast.simulate.loop import STATE_NAMES, simulate
 from kueue_fast.simulate.metrics import compute
 from kueue_fast.trace import parse_csv
 
@@ -545,3 +545,114 @@ def test_both_engines_simulate_wait_for_pods_ready_alike() -> None:
     assert ta == tb and ta["pods_ready_timeouts"] > 0
     for name in ("admitted_at", "evicted_at", "finished_ns", "pods_ready_timeouts", "state"):
         np.testing.assert_array_equal(getattr(a, name), getattr(b, name), name)
+# --- admission checks (simulate/checks.py) -----------------------------------------------------------
+
+
+def _with_check(flavor_check: bool = False) -> list[dict[str, Any]]:
+    objs = cluster()
+    cq = objs[1]["spec"]
+    rule: dict[str, Any] = {"name": "prov", **({"onFlavors": ["default"]} if flavor_check else {})}
+    cq["admissionChecksStrategy"] = {"admissionChecks": [rule]}
+    objs[1]["apiVersion"] = objs[0]["apiVersion"] = objs[2]["apiVersion"] = "kueue.x-k8s.io/v1beta2"
+    cq["cohortName"] = cq.pop("cohort")
+    objs.append({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "AdmissionCheck",
+                 "metadata": {"name": "prov"},
+                 "spec": {"controllerName": "kueue.x-k8s.io/provisioning-request"},
+                 "status": {"conditions": [{"type": "Active", "status": "True", "reason": "Active",
+                                            "message": "", "lastTransitionTime": "2024-01-01T00:00:00Z"}]}})
+    return objs
+
+
+def test_admission_check_option_is_parsed_with_units_and_probabilities() -> None:
+    from kueue_fast.errors import InputError
+    from kueue_fast.simulate.checks import CheckModel, parse_check_option
+
+    assert parse_check_option("prov=5m,reject=0.1,retry=0.25") == ("prov", CheckModel(300 * NS, 0.1, 0.25))
+    assert parse_check_option("x=1.5") == ("x", CheckModel(1_500_000_000))
+    for bad in ("prov", "prov=-1", "prov=1,reject=2", "prov=1,reject=0.6,retry=0.6", "prov=1,later=1"):
+        with pytest.raises(InputError) as e:
+            parse_check_option(bad)
+        assert e.value.field == "--admission-check"
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("flavor_check", [False, True])
+def test_a_job_starts_once_its_checks_are_ready(engine: str, flavor_check: bool) -> None:
+    from kueue_fast.simulate.checks import CheckModel
+
+    # quota reserved at 0, the check answers Ready at 60 s, the job runs 100 s from then; the second
+    # workload waits for the quota the first holds while its check is pending
+    csv = "arrival,namespace,queue,name,duration,cpu\n0,a,q,w1,100,4\n10,a,q,w2,10,4\n"
+    result, m = run_csv(_with_check(flavor_check), csv, engine, drain=True,
+                        admission_checks={"prov": CheckModel(60 * NS)})
+    wl = result.workloads
+    assert admissions(result) == [(0, 0), (160, 1)]
+    assert ((wl.finished_ns - START) // NS).tolist() == [160, 230]
+    assert (wl.check_wait_ns // NS).tolist() == [60, 60]
+    assert (m.totals["check_retries"], m.totals["rejected"], m.totals["check_wait_s"]) == (0, 0, 120.0)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_rejected_and_retried_checks(engine: str) -> None:
+    from kueue_fast.simulate.checks import CheckModel
+
+    csv = "arrival,namespace,queue,name,duration,cpu\n0,a,q,w1,100,4\n10,a,q,w2,10,4\n"
+    # always rejected: deactivated after 30 s, never runs; the quota goes to w2, rejected in turn
+    result, m = run_csv(_with_check(), csv, engine, drain=True,
+                        admission_checks={"prov": CheckModel(30 * NS, reject=1.0)})
+    assert admissions(result) == [(0, 0), (30, 1)]
+    assert (m.totals["rejected"], m.totals["finished"], m.totals["running"]) == (2, 0, 0)
+    # always Retry: evicted every 30 s and reserved again at once (the eviction time orders it
+    # behind w2, which arrived at 10 s: they take turns), until --until stops the clock
+    result, m = run_csv(_with_check(), csv, engine, until_ns=START + 100 * NS,
+                        admission_checks={"prov": CheckModel(30 * NS, retry=1.0)})
+    assert admissions(result)[:4] == [(0, 0), (30, 1), (60, 0), (90, 1)]
+    assert m.totals["check_retries"] == 3 and m.totals["finished"] == 0
+
+
+def test_the_cli_takes_admission_checks_and_notes_the_unmodelled_ones(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import yaml
+
+    manifests = tmp_path / "cluster.yaml"
+    manifests.write_text(yaml.safe_dump_all(_with_check()))
+    trace = tmp_path / "trace.csv"
+    trace.write_text("arrival,namespace,queue,name,duration,cpu\n0,a,q,w1,100,4\n")
+    assert main(["simulate", str(manifests), "--trace", str(trace), "--no-report", "-o", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    note = "admission checks without --admission-check are Ready as soon as quota is reserved: prov"
+    assert doc["notes"] == [note]
+    argv = ["simulate", str(manifests), "--trace", str(trace), "--no-report", "-o", "json",
+            "--admission-check", "prov=1h,reject=1", "--drain"]
+    assert main(argv) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["totals"]["rejected"] == 1 and not doc["notes"]
+    assert main([*argv, "--admission-check", "prov=soon"]) == 2
+    assert "--admission-check" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_manifest_workload_kueue_admitted_runs_on_whatever_its_checks(engine: str) -> None:
+    from kueue_fast.simulate.checks import CheckModel
+
+    t0 = "2023-11-14T22:13:10Z"
+    reserved = {"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved", "message": "",
+                "lastTransitionTime": t0}
+    status = {"admission": {"clusterQueue": "cq-a", "podSetAssignments": [
+        {"name": "main", "flavors": {"cpu": "default"}, "resourceUsage": {"cpu": "2"}, "count": 2}]}}
+
+    def workload(name: str, admitted: bool) -> dict[str, Any]:
+        conds = [reserved] + ([{**reserved, "type": "Admitted", "reason": "Admitted"}] if admitted else [])
+        return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
+                "metadata": {"name": name, "namespace": "a", "creationTimestamp": t0},
+                "spec": {"queueName": "q", "podSets": [{"name": "main", "count": 2, "template": {"spec": {
+                    "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}}]},
+                "status": {**status, "conditions": conds}}
+
+    objs = [*_with_check(), workload("running", True), workload("waiting", False)]
+    csv = "arrival,namespace,queue,name,duration,cpu\n"
+    result, m = run_csv(objs, csv, engine, until_ns=START + 100 * NS,
+                        admission_checks={"prov": CheckModel(10 * NS, reject=1.0)})
+    # workload.go: an Admitted workload stays admitted; the reserved one is rejected after 10 s
+    assert [STATE_NAMES[s] for s in result.workloads.state.tolist()] == ["running", "rejected"]

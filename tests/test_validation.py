@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from kueue_fast import loader
-from kueue_fast.errors import InputError, MissingReferenceError, ValidationError
+from kueue_fast.errors import MissingReferenceError, ValidationError
 
 B1 = "kueue.x-k8s.io/v1beta1"
 B2 = "kueue.x-k8s.io/v1beta2"
@@ -286,7 +286,8 @@ CASES: list[tuple[str, dict[str, Any], str, str, str]] = [
     ("a priority class source outside the enum", wl(priorityClassName="high", priorityClassSource="k8s"),
      "Workload/ns/wl", "spec.priorityClassSource", "Unsupported value"),
     ("a priority class ref with a mismatched kind",
-     wl(api=B2, priorityClassRef={"group": "scheduling.k8s.io", "kind": "WorkloadPriorityClass", "name": "high"}),
+     wl(api=B2, priorityClassRef={"group": "scheduling.k8s.io", "kind": "WorkloadPriorityClass", "name": "high"},
+        priority=1),
      "Workload/ns/wl", "spec.priorityClassRef", "only the PriorityClass kind"),
     ("v1beta1 priority class name in v1beta2", wl(api=B2, priorityClassName="high"), "Workload/ns/wl",
      "spec.priorityClassName", "unknown field"),
@@ -368,8 +369,6 @@ def test_missing_priority_class_is_a_missing_reference() -> None:
     with pytest.raises(MissingReferenceError) as e:
         loader.parse_workload(wl(priorityClassName="high"))
     assert (e.value.obj, e.value.field) == ("Workload/ns/wl", "spec.priorityClassName")
-    with pytest.raises(MissingReferenceError) as e2:
-        loader.parse_workload(wl(api=B2, priorityClassRef={"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass",
-                                                            "name": "high"}))
-    assert e2.value.field == "spec.priorityClassRef.name"
-    assert isinstance(e2.value, InputError)
+    # v1beta2: a ref comes with its priority (CEL rule), which is what counts: the class is not looked up
+    ref = {"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass", "name": "high"}
+    assert loader.parse_workload(wl(api=B2, priorityClassRef=ref, priority=5)).priority == 5

@@ -439,6 +439,7 @@ void Engine::set_evicting(int wid) {
 void Engine::remove_workload(int wid) {
   check_wid(wid);
   if (!queue_ts_before_preemption_.empty()) queue_ts_before_preemption_.erase(wid);
+  if (!deactivated_.empty()) deactivated_.erase(wid);
   if (w_.status[wid] == STATUS_ADMITTED) {
     release(wid);
   } else if (w_.cq[wid] >= 0) {
@@ -454,6 +455,7 @@ void Engine::remove_workloads(const std::int64_t* wids, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) {
     const int wid = static_cast<int>(wids[i]);
     if (!queue_ts_before_preemption_.empty()) queue_ts_before_preemption_.erase(wid);
+    if (!deactivated_.empty()) deactivated_.erase(wid);
     if (w_.status[wid] == STATUS_ADMITTED) {
       release(wid);
     } else if (w_.cq[wid] >= 0) {
@@ -486,7 +488,7 @@ void Engine::release_eviction(int wid) {
   release(wid);
   w_.status[wid] = STATUS_PENDING;
   requeue_tree(w_.cq[wid]);
-  if (w_.cq[wid] >= 0) queues_[w_.cq[wid]].push(w_, wid);
+  if (w_.cq[wid] >= 0 && !deactivated_.count(wid)) queues_[w_.cq[wid]].push(w_, wid);
 }
 
 void Engine::evict(int wid, const std::string& reason, const std::string& message) {
@@ -494,6 +496,26 @@ void Engine::evict(int wid, const std::string& reason, const std::string& messag
   if (w_.status[wid] != STATUS_ADMITTED || w_.evicting[wid]) return;
   set_evicting(wid);
   w_.evicted_cycle[wid] = cycle_ + 1;  // called before the cycle it belongs to
+  w_.evict_kind[wid] = EVICT_CUSTOM;
+  w_.evict_custom_reason[wid] = w_.add_string(reason);
+  w_.evict_custom_message[wid] = w_.add_string(message);
+  w_.preempted_by[wid] = -1;
+  if (release_evictions_) release_eviction(wid);
+}
+
+void Engine::evict_after_cycle(int wid, const std::string& reason, const std::string& message,
+                               std::int64_t queue_ts_ns, bool requeue) {
+  check_wid(wid);
+  if (w_.status[wid] != STATUS_ADMITTED || w_.evicting[wid]) return;
+  if (!requeue) deactivated_.insert(wid);
+  if (queue_ts_ns >= 0) {
+    // Evicted by an admission check: Kueue orders the workload by the
+    // eviction time until admitted again (workload.go GetQueueOrderTimestamp).
+    queue_ts_before_preemption_.emplace(wid, w_.queue_ts[wid]);
+    w_.queue_ts[wid] = queue_ts_ns;
+  }
+  set_evicting(wid);
+  w_.evicted_cycle[wid] = cycle_;
   w_.evict_kind[wid] = EVICT_CUSTOM;
   w_.evict_custom_reason[wid] = w_.add_string(reason);
   w_.evict_custom_message[wid] = w_.add_string(message);

@@ -343,3 +343,56 @@ TEST(engine_workload_admitted_in_the_cycle_is_no_victim) {
   CHECK_EQ(static_cast<int>(e.state(wa)), static_cast<int>(STATE_PENDING));
   CHECK_EQ(static_cast<int>(e.state(wc)), static_cast<int>(STATE_PENDING));
 }
+
+// An admission check's Retry (requeue, ordered by the eviction time until
+// admitted again) and Rejected (deactivated: never queued again), issued
+// after the cycle they belong to (cluster.py _evict_for_failed_checks).
+TEST(engine_evict_after_cycle_requeues_by_eviction_time_or_deactivates) {
+  TopologySpec t;
+  t.resource_names = {"cpu"};
+  t.flavor_names = {"f"};
+  t.fr_pairs = {{0, 0}};
+  t.n_cq = 1;
+  t.node_names = {"cq"};
+  t.node_parent = {-1};
+  t.quotas = {{{0, 1000, NO_LIMIT, NO_LIMIT}}};
+  t.fair_weight = {1.0};
+  ClusterQueueSpec cq;
+  cq.name = "cq";
+  cq.groups.push_back({{0}, {0}});
+  t.cluster_queues.push_back(cq);
+  Engine e(t, /*release_evictions=*/true);
+  e.add_flavor_class({std::nullopt});
+  auto workload = [](const char* name, std::int64_t ts) {
+    WorkloadInput in;
+    in.ns = "ns";
+    in.name = name;
+    in.uid = std::string("ns/") + name;
+    in.cluster_queue = 0;
+    in.queue_ts = ts;
+    in.scheduling_hash = static_cast<std::uint64_t>(ts);
+    WorkloadInput::PodSet ps;
+    ps.name = "main";
+    ps.count = 1;
+    ps.requests.push_back({0, 1000});
+    in.pod_sets.push_back(ps);
+    return in;
+  };
+  const int a = e.add_workload(workload("a", 1));
+  const int b = e.add_workload(workload("b", 5));
+  CHECK_EQ(e.run_cycle(10).admitted.size(), std::size_t{1});
+  CHECK_EQ(static_cast<int>(e.state(a)), static_cast<int>(STATE_ADMITTED));
+  e.evict_after_cycle(a, "AdmissionCheck", "Evicted due to AdmissionCheck in Retry state: \"p\"", 10, true);
+  CHECK_EQ(static_cast<int>(e.state(a)), static_cast<int>(STATE_EVICTED));  // in the cycle just run
+  CHECK_EQ(e.workloads().queue_ts[a], std::int64_t{10});
+  e.run_cycle(11);  // b (ts 5) goes before a (ts 10 now)
+  CHECK_EQ(static_cast<int>(e.state(b)), static_cast<int>(STATE_ADMITTED));
+  CHECK_EQ(static_cast<int>(e.state(a)), static_cast<int>(STATE_PENDING));
+  e.evict_after_cycle(b, "DeactivatedDueToAdmissionCheck", "deactivated", -1, false);
+  e.run_cycle(12);
+  CHECK_EQ(static_cast<int>(e.state(a)), static_cast<int>(STATE_ADMITTED));
+  CHECK_EQ(e.workloads().queue_ts[a], std::int64_t{1});  // admitted again: the creation time
+  e.remove_workload(a);
+  e.run_cycle(13);
+  CHECK_EQ(static_cast<int>(e.state(b)), static_cast<int>(STATE_PENDING));  // never queued again
+}

@@ -168,6 +168,8 @@ class ReferenceEngine:
         # Queue-order timestamps moved by a preemption (reclaim while
         # borrowing, without PrioritySortingWithinCohort), to restore on admission.
         self._queue_ts_before_preemption: dict[int, int] = {}
+        # Workloads deactivated while holding quota: their release queues nothing.
+        self._deactivated: set[int] = set()
         self._resource_of_fr = [r for _, r in topology.fr_pairs]
         self._removed_in_snapshot: set[int] = set()
         # waitForPodsReady: workloads whose current admission is PodsReady, and
@@ -245,6 +247,7 @@ class ReferenceEngine:
         queue; its LocalQueue's parked workloads may fit now (_requeue_tree)."""
         rec = self.workloads[wid]
         self._queue_ts_before_preemption.pop(wid, None)
+        self._deactivated.discard(wid)
         if rec.status == ADMITTED:
             self._release(wid)
         elif rec.spec.cluster_queue >= 0:
@@ -300,7 +303,7 @@ class ReferenceEngine:
         self._release(wid)
         rec.status = PENDING
         self._requeue_tree(rec.spec.cluster_queue)
-        if rec.spec.cluster_queue >= 0:
+        if rec.spec.cluster_queue >= 0 and wid not in self._deactivated:
             self.queues[rec.spec.cluster_queue].push(wid, rec.spec.scheduling_hash)
 
     def evict(self, wid: int, reason: str, message: str) -> None:
@@ -310,6 +313,28 @@ class ReferenceEngine:
             return
         self._set_evicting(wid)
         rec.evicted_cycle = self.cycle + 1  # called before the cycle it belongs to
+        rec.eviction_reason = reason
+        rec.eviction_message = message
+        rec.preempted_by = -1
+        if self.release_evictions:
+            self.release_eviction(wid)
+
+    def evict_after_cycle(self, wid: int, reason: str, message: str, queue_ts_ns: int, requeue: bool) -> None:
+        """An eviction a controller issued after the cycle just run (an
+        admission check's Retry or Rejected): it belongs to that cycle.
+        queue_ts_ns >= 0: the workload queues by it until admitted again
+        (workload.go GetQueueOrderTimestamp, Evicted by AdmissionCheck);
+        requeue False: it is deactivated and never queues again."""
+        rec = self.workloads[wid]
+        if rec.status != ADMITTED or rec.evicting:
+            return
+        if not requeue:
+            self._deactivated.add(wid)
+        if queue_ts_ns >= 0:
+            self._queue_ts_before_preemption.setdefault(wid, rec.spec.queue_ts)
+            rec.spec.queue_ts = queue_ts_ns
+        self._set_evicting(wid)
+        rec.evicted_cycle = self.cycle
         rec.eviction_reason = reason
         rec.eviction_message = message
         rec.preempted_by = -1

@@ -136,6 +136,7 @@ _KINDS: dict[str, tuple[str, str, tuple[str, ...], bool, list[JSON]]] = {
             _AGE,
         ],
     ),
+    "AdmissionCheck": ("admissionchecks", "Cluster", ("ac",), True, [_AGE]),
 }
 
 

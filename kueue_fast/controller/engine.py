@@ -5,7 +5,7 @@ until its Job has stopped and the reconciler calls ``release``."""
 from __future__ import annotations
 
 from ..cluster import Cluster, CycleResult, Decision
-from ..model import ClusterState, Workload
+from ..model import AdmissionCheckState, ClusterState, Workload
 
 
 class EngineHandle:
@@ -51,3 +51,9 @@ class EngineHandle:
 
     def workload(self, key: str) -> Workload | None:
         return self.cluster.state.workloads.get(key)
+
+    def check_states(self, key: str) -> list[AdmissionCheckState]:
+        return self.cluster.check_states(key)
+
+    def set_check_state(self, key: str, check: str, state: str, message: str) -> None:
+        self.cluster.set_check_state(key, check, state, message)

@@ -181,6 +181,7 @@ PRIORITY_CLASSES = Resource(
     KUEUE_GROUP, KUEUE_VERSION, "workloadpriorityclasses", "WorkloadPriorityClass", False
 )
 WORKLOADS = Resource(KUEUE_GROUP, KUEUE_VERSION, "workloads", "Workload", True)
+ADMISSION_CHECKS = Resource(KUEUE_GROUP, KUEUE_VERSION, "admissionchecks", "AdmissionCheck", False)
 NAMESPACES = Resource("", "v1", "namespaces", "Namespace", False)
 JOBS = Resource("batch", "v1", "jobs", "Job", True)
 JOBSETS = Resource("jobset.x-k8s.io", "v1alpha2", "jobsets", "JobSet", True)

@@ -46,8 +46,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import admission_checks as AC
 from .. import status as S
-from ..cluster import ADMITTED, Decision
+from ..cluster import ADMITTED, RESERVED, Decision
 from ..errors import InputError, MissingReferenceError
 from ..integrations import Environment
 from ..integrations.framework import PRIORITY_LABEL, Patch, PodSetConflict, PodSetInfo, admitted_info
@@ -59,6 +60,7 @@ from .events import ADMISSION, NORMAL, WARNING, WORKLOAD_CONTROLLER, EventRecord
 from .informers import Informer, Slimmer, job_selector
 from .jobs import JOB_KINDS, JobKind
 from .kube import (
+    ADMISSION_CHECKS,
     CLUSTER_QUEUES,
     COHORTS,
     KUEUE_API,
@@ -204,6 +206,7 @@ class Controller:
         self.m_wpcs: dict[str, Any] = {}
         self.m_pcs: dict[str, Any] = {}
         self.m_namespaces: dict[str, Any] = {}
+        self.m_acs: dict[str, Any] = {}
         self.tracks: dict[str, Track] = {}
         # (kind, key) of objects stored in v1beta1 and served unconverted: never written
         self.unconverted: set[tuple[str, str]] = set()
@@ -283,6 +286,10 @@ class Controller:
             informer(PRIORITY_CLASSES, "wpc", s.config),
             informer(POD_PRIORITY_CLASSES, "pc", s.config),
             informer(NAMESPACES, "namespace", s.namespace),
+            # AdmissionChecks: optional (CRDs installed before kueue-fast read them lack the kind)
+            informer(
+                ADMISSION_CHECKS, "ac", s.config, optional=True, retry_missing=self.opts.missing_kind_retry
+            ),
             informer(WORKLOADS, "workload", s.workload),
             *(
                 informer(
@@ -574,6 +581,7 @@ class Controller:
             "wpc": self.m_wpcs,
             "pc": self.m_pcs,
             "namespace": self.m_namespaces,
+            "ac": self.m_acs,
         }[kind]
         parse = state.CONFIG_KINDS[kind][1]
         self.queues_dirty = True
@@ -586,6 +594,7 @@ class Controller:
                 and _deleting(obj) == _deleting(old)
                 and obj.get("value") == old.get("value")
                 and obj.get("globalDefault") == old.get("globalDefault")
+                and (kind != "ac" or obj.get("status") == old.get("status"))  # an AdmissionCheck's Active
             ):
                 return  # a status or metadata update (ours, mostly)
         if obj is None:
@@ -618,6 +627,7 @@ class Controller:
             configuration=Configuration(
                 resources=self.opts.resources, wait_for_pods_ready=self.opts.wait_for_pods_ready
             ),
+            admission_checks=dict(self.m_acs),
         )
 
     def _sync_config(self) -> None:
@@ -860,8 +870,9 @@ class Controller:
         wait = max(0.0, (self.clock.time_ns() - t.queued_ns) / 1e9)
         self.metrics.quota_reserved_workloads_total.labels(cq).inc()
         self.metrics.quota_reserved_wait_time_seconds.labels(cq).observe(wait)
-        self.metrics.admitted_workloads_total.labels(cq).inc()
-        self.metrics.admission_wait_time_seconds.labels(cq).observe(wait)
+        if d.state == ADMITTED:  # else once its admission checks are Ready (_reconcile)
+            self.metrics.admitted_workloads_total.labels(cq).inc()
+            self.metrics.admission_wait_time_seconds.labels(cq).observe(wait)
         self.hot[key] = None
         self.queues_dirty = True
 
@@ -1004,13 +1015,28 @@ class Controller:
         eng = self.engine
         assert eng is not None
         if t.phase == ADMITTED_P:
+            if self._sync_checks(t, wl):
+                self.hot[key] = None  # the decision may have moved: look again
+                return
             d = eng.decision(key)
-            if d.state != ADMITTED:
+            if d.state not in (ADMITTED, RESERVED):
                 return
-            if not S.admission_matches(wl, d):
+            if (
+                not S.admission_matches(wl, d)
+                or S.condition_true(wl, S.ADMITTED) != (d.state == ADMITTED)
+                or S.check_states_missing(wl, d)
+            ):
                 st = S.admitted_status(wl, d, self.clock.time_ns())
-                self._apply_status(t, wl, "admit", st, PRIO_ADMISSION, self._then_admitted(t))
+                then = self._then_admitted(t) if d.state == ADMITTED else self._then_reserved(t)
+                if d.state == ADMITTED and S.condition_true(wl, S.QUOTA_RESERVED):  # its checks became Ready
+                    cq = d.cluster_queue or ""
+                    self.metrics.admitted_workloads_total.labels(cq).inc()
+                    wait = max(0.0, (self.clock.time_ns() - t.queued_ns) / 1e9)
+                    self.metrics.admission_wait_time_seconds.labels(cq).observe(wait)
+                self._apply_status(t, wl, "admit", st, PRIO_ADMISSION, then)
                 return
+            if d.state == RESERVED:
+                return  # the job starts once every admission check is Ready
             if job is not None:
                 assert kind is not None
                 if not self._start_job(t, kind, job, wl, d):
@@ -1018,6 +1044,9 @@ class Controller:
             return
         if t.phase == EVICTING:
             reason, message, pre = t.evict or ("Preempted", "", None)
+            if reason == AC.DEACTIVATED_BY_CHECK and (wl.get("spec") or {}).get("active") is not False:
+                self._deactivate(t, wl)  # workload_controller.go: spec.active=false, then the eviction
+                return
             if not S.condition_true(wl, S.EVICTED):
                 st = S.evicted_status(wl, reason, message, pre, self.clock.time_ns())
                 if reason == "PodsReadyTimeout":  # evict with UpdateRequeueState (workload_controller.go)
@@ -1043,6 +1072,36 @@ class Controller:
             step = kind.integration.stop_step(kind.full(job), wl)
             if step is not None:
                 self._stop_job(t, kind, job, step, "Not admitted by cluster queue")
+
+    def _sync_checks(self, t: Track, wl: JSON) -> bool:
+        """Check states other controllers wrote on the Workload reach the
+        engine (Ready admits; Retry and Rejected evict at the end of the next
+        cycle). True when one changed."""
+        eng = self.engine
+        assert eng is not None
+        known = {c.name: c.state for c in eng.check_states(t.key)}
+        changed = False
+        for c in (wl.get("status") or {}).get("admissionChecks") or []:
+            name, st = str(c.get("name") or ""), str(c.get("state") or "")
+            if name in known and st in AC.STATES and known[name] != st:
+                eng.set_check_state(t.key, name, st, str(c.get("message") or ""))
+                changed = True
+        if changed:
+            self.sched_dirty = True
+        return changed
+
+    def _deactivate(self, t: Track, wl: JSON) -> None:
+        md = wl["metadata"]
+        ns, name = md["namespace"], md["name"]
+        patch = {"metadata": {"resourceVersion": md["resourceVersion"]}, "spec": {"active": False}}
+        self._submit(
+            t.key,
+            "deactivate",
+            PRIO_ADMISSION,
+            lambda c: c.patch(WORKLOADS, name, patch, namespace=ns),
+            (WORKLOADS, name, ns),
+            ("workload", t.key),
+        )
 
     def _job_of(self, t: Track) -> tuple[JobKind | None, JSON | None]:
         if not t.job_key:
@@ -1204,6 +1263,20 @@ class Controller:
             self._event(wl, NORMAL, "QuotaReserved", note, ADMISSION)
             note = f"Admitted by ClusterQueue {cq}, wait time since reservation was 0s"
             self._event(wl, NORMAL, "Admitted", note, ADMISSION)
+
+        return then
+
+    def _then_reserved(self, t: Track) -> Then | None:
+        """pkg/scheduler/scheduler.go: QuotaReserved; Admitted waits for the admission checks."""
+        if self.events is None:
+            return None
+        queued_ns = t.queued_ns
+
+        def then(wl: JSON) -> None:
+            cq = ((wl.get("status") or {}).get("admission") or {}).get("clusterQueue", "")
+            wait = max(0.0, (self.clock.time_ns() - queued_ns) / 1e9)
+            note = f"Quota reserved in ClusterQueue {cq}, wait time since queued was {wait:.0f}s"
+            self._event(wl, NORMAL, "QuotaReserved", note, ADMISSION)
 
         return then
 
@@ -1475,12 +1548,9 @@ class Controller:
                 "FlavorNotFound",
                 f"Can't admit new workloads: references missing ResourceFlavor(s): {missing}",
             )
-        if m.admission_checks:
-            return (
-                False,
-                "AdmissionCheckNotFound",
-                "Can't admit new workloads: admission checks are not supported by kueue-fast",
-            )
+        if m.admission_checks:  # missing or inactive checks, MultiKueue rules
+            checks = ClusterState(resource_flavors=self.m_flavors, admission_checks=self.m_acs)
+            return S.cluster_queue_readiness(m, checks).as_tuple()
         return True, "Ready", "Can admit new workloads"
 
     def _lq_active(self, lq: JSON) -> tuple[bool, str, str]:

@@ -27,6 +27,7 @@ from .. import api_fields
 from .. import status as S
 from ..errors import InputError
 from ..loader import (
+    parse_admission_check,
     parse_cluster_queue,
     parse_cohort,
     parse_local_queue,
@@ -38,6 +39,7 @@ from ..loader import (
 )
 from ..model import ClusterState, Workload, WorkloadPriorityClass
 from .kube import (
+    ADMISSION_CHECKS,
     CLUSTER_QUEUES,
     COHORTS,
     KUEUE_API,
@@ -64,6 +66,7 @@ CONFIG_KINDS: dict[str, tuple[Resource, Callable[[JSON], Any]]] = {
     "wpc": (PRIORITY_CLASSES, parse_workload_priority_class),
     "pc": (POD_PRIORITY_CLASSES, parse_priority_class),
     "namespace": (NAMESPACES, parse_namespace),
+    "ac": (ADMISSION_CHECKS, parse_admission_check),
 }
 
 _WL_SPEC_FIELDS = (
@@ -170,7 +173,7 @@ def unconverted_message(obj: JSON, e: InputError | None) -> str:
 # --- read-only: the cluster at once -----------------------------------------------------------------
 
 # kinds a cluster may not serve: none of them then
-_OPTIONAL = ("cohort", "pc")
+_OPTIONAL = ("cohort", "pc", "ac")
 
 
 def read_objects(
@@ -226,6 +229,7 @@ def build_state(objects: Mapping[str, list[JSON]]) -> Snapshot:
         local_queues=models["lq"],
         priority_classes=models["wpc"],
         namespaces=models["namespace"],
+        admission_checks=models["ac"],
     )
     state.pod_priority_classes = models["pc"]
     snap = Snapshot(state, {}, problems=problems)

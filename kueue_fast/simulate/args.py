@@ -171,6 +171,16 @@ def add_clock_arguments(p: argparse.ArgumentParser) -> None:
         f"the job's pods are ready, log-normal with sigma 1 (default {DEFAULT_POD_STARTUP_S:g}; 0: at once)",
     )
     p.add_argument(
+        "--admission-check",
+        action="append",
+        default=[],
+        dest="admission_checks",
+        metavar="NAME=DELAY[,reject=P][,retry=P]",
+        help="how the AdmissionCheck NAME decides: DELAY seconds (or 90s, 5m, 1h) after quota is reserved, "
+        "Rejected with probability reject (deactivated), Retry with probability retry (evicted, queued "
+        "again), else Ready; repeatable (default: a check the ClusterQueues name is Ready at once)",
+    )
+    p.add_argument(
         "--existing-runtime",
         type=float,
         default=None,

@@ -95,6 +95,10 @@ class BulkAdapter(PodsReadyCalls):
     def remove(self, wids: list[int]) -> None:
         self.engine.remove_workloads(wids)
 
+    def evict_for_check(self, wid: int, reason: str, message: str, queue_ts_ns: int, requeue: bool) -> None:
+        """An admission check's Retry (requeue, ordered by queue_ts_ns) or Rejected (never again)."""
+        self.engine.evict_after_cycle(wid, reason, message, queue_ts_ns, requeue)
+
     def release(self, wids: list[int]) -> None:
         # one call per workload: measured, a bulk call would save little next to the cycles it causes
         release = self.engine.release_eviction

@@ -24,6 +24,7 @@ from .args import (
     SIMULATE_FORMATS,
     manifest_paths,
 )
+from .checks import CheckModel, parse_check_option
 from .engine import resolve_sim_engine
 from .loop import NS, SimResult, simulate
 from .metrics import Metrics, compute
@@ -154,6 +155,7 @@ def run(
     termination_delay_s: float = DEFAULT_TERMINATION_DELAY_S,
     pod_startup_s: float = DEFAULT_POD_STARTUP_S,
     load: float | None = None,
+    admission_checks: dict[str, CheckModel] | None = None,
     state: ClusterState | None = None,
     title: str = "",
     builtin: bool | None = None,
@@ -203,9 +205,12 @@ def run(
         termination_delay_ns=int(round(termination_delay_s * NS)),
         pod_startup_s=pod_startup_s,
         warn=warn,
+        admission_checks=admission_checks,
+        seed=seed,
         manifest_duration_ns=int(round(existing_runtime_s * NS)) if existing_runtime_s is not None else None,
     )
     timings["simulate_s"] = result.wall_s
+    notes.extend(x for x in result.notes if x not in warnings)  # the run's own notes (admission checks)
     if result.unsettled:
         notes.append(
             f"at {result.unsettled:,} instants the scheduler had not settled after {max_cycles:,} cycles "
@@ -332,6 +337,7 @@ def run_simulate(args: argparse.Namespace) -> int:
             termination_delay_s=args.termination_delay,
             pod_startup_s=args.pod_startup,
             load=args.load,
+            admission_checks=dict(parse_check_option(x) for x in args.admission_checks),
             state=state,
             title=title,
             builtin=builtin if state is not None else None,

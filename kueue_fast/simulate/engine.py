@@ -71,6 +71,9 @@ class SimEngine(Protocol):
     def add_specs(self, specs: list[WorkloadSpec]) -> None: ...
     def remove(self, wids: list[int]) -> None: ...
     def release(self, wids: list[int]) -> None: ...
+    def evict_for_check(
+        self, wid: int, reason: str, message: str, queue_ts_ns: int, requeue: bool
+    ) -> None: ...
     def settle(
         self, now_ns: int, max_cycles: int, unexplained: npt.NDArray[np.uint8] | None = None
     ) -> Settled: ...
@@ -137,6 +140,10 @@ class SpecAdapter(PodsReadyCalls):
     def release(self, wids: list[int]) -> None:
         for w in wids:
             self.engine.release_eviction(w)
+
+    def evict_for_check(self, wid: int, reason: str, message: str, queue_ts_ns: int, requeue: bool) -> None:
+        """An admission check's Retry (requeue, ordered by queue_ts_ns) or Rejected (never again)."""
+        self.engine.evict_after_cycle(wid, reason, message, queue_ts_ns, requeue)
 
     def _has_heads(self) -> bool:
         """Would a cycle pop a head? (An active ClusterQueue with an active

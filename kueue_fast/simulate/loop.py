@@ -40,6 +40,7 @@ from ..model import ClusterState
 from ..trace import Trace
 from . import args as _args
 from .batch import WorkloadBatch, batch_from_trace, charged_trace, unqueued_warnings
+from .checks import READY, RETRY, CheckModel, CheckPlan
 from .engine import EVICTION_REASONS, Settled, SimEngine, make_sim_engine
 from .series import Bins, CountSeries, EventCounts, StepSeries, nice_width_ns
 
@@ -65,8 +66,12 @@ UNSETTLED_KEPT = 10
 NAMED = 10
 
 # A workload's state at the end of the run.
-PENDING, RUNNING, EVICTING, FINISHED, DEACTIVATED = 0, 1, 2, 3, 4
-STATE_NAMES = ("pending", "running", "evicting", "finished", "deactivated")
+PENDING, RUNNING, EVICTING, FINISHED = 0, 1, 2, 3
+# quota reserved, waiting for admission checks; deactivated by a Rejected check
+RESERVED, REJECTED = 4, 5
+# deactivated by waitForPodsReady's backoffLimitCount
+DEACTIVATED = 6
+STATE_NAMES = ("pending", "running", "evicting", "finished", "reserved", "rejected", "deactivated")
 # waitForPodsReady events (pods_heap): pods ready, timeout, backoff over
 POD_READY, POD_TIMEOUT, BACKOFF_OVER = 0, 1, 2
 
@@ -93,7 +98,7 @@ class WorkloadRecords:
 
     queue_cq: I64  # ClusterQueue of its LocalQueue (-1: none)
     arrival_ns: I64
-    state: npt.NDArray[np.int8]  # PENDING, RUNNING, EVICTING, FINISHED at the end
+    state: npt.NDArray[np.int8]  # PENDING, RUNNING, EVICTING, FINISHED, RESERVED, REJECTED at the end
     admitted_cq: I64  # ClusterQueue of its last admission (-1: never admitted)
     admissions: I64
     evictions: I64  # preemptions suffered
@@ -111,6 +116,9 @@ class WorkloadRecords:
     explanation: npt.NDArray[np.int32]  # index into SimResult.messages (-1: none)
     # waitForPodsReady: evictions by the PodsReady timeout (also in ``evictions``)
     pods_ready_timeouts: I64 = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    # admission checks: Retry evictions suffered, time spent reserved waiting for checks
+    check_retries: I64 | None = None
+    check_wait_ns: I64 | None = None
 
 
 @dataclass
@@ -238,6 +246,8 @@ def simulate(
     bins: int = 336,
     warn: Callable[[str], None] | None = None,
     pod_startup_s: float = _args.DEFAULT_POD_STARTUP_S,
+    admission_checks: dict[str, CheckModel] | None = None,
+    seed: int = 0,
     manifest_duration_ns: int | None = None,
 ) -> SimResult:
     """Run the trace against the cluster. The run ends after the last
@@ -246,6 +256,8 @@ def simulate(
     workload has finished (at most DRAIN_LIMIT_NS after the last arrival).
     ``bins``: at most this many time bins for the series. ``warn`` hears
     about trace rows that match no LocalQueue (they never run).
+    ``admission_checks``: how each AdmissionCheck decides (checks.py; one
+    without a model is Ready at once); ``seed`` drives their draws.
     ``manifest_duration_ns``: the run time of the manifests' Workloads (a
     live snapshot's); one admitted before the start has run since its
     admission already. None: they never finish."""
@@ -254,12 +266,19 @@ def simulate(
     # 1. compile: topology (with the trace's resources), engine, the trace as arrays
     topo = compile_topology(state, extra_resources=set(trace.resources))
     compiler = WorkloadCompiler(state, topo)
-    sim: SimEngine = make_sim_engine(engine, topo, release_evictions=termination_delay_ns <= 0)
+    release_at_once = termination_delay_ns <= 0
+    sim: SimEngine = make_sim_engine(engine, topo, release_evictions=release_at_once)
+    plan = CheckPlan(state, topo, dict(admission_checks or {}), seed)
     batch: WorkloadBatch = batch_from_trace(trace, compiler, start_ns)
     notes = unqueued_warnings(batch, trace)
     if warn is not None:
         for note in notes:
             warn(note)
+    if plan.any() and plan.unmodelled:
+        notes.append(
+            "admission checks without --admission-check are Ready as soon as quota is reserved: "
+            + ", ".join(plan.unmodelled)
+        )
     manifest = [state.workloads[k] for k in sorted(state.workloads)]
     m, n = len(manifest), len(trace)
     total = m + n
@@ -305,6 +324,10 @@ def simulate(
     # the usage of each workload's last admission: its step's array and row
     usage_arr: list[I64 | None] = [None] * total
     usage_row = zeros("q")
+    check_retries = zeros("q")
+    check_wait = zeros("q")
+    # (when the deciding check answers, wid, epoch, READY/RETRY/REJECTED, the check)
+    check_heap: list[tuple[int, int, int, int, str]] = []
     explained = zeros("i", -1)  # index into messages: why it waited (-1: nothing yet)
     unexplained = np.ones(total, dtype=np.uint8)  # not tried and left pending yet
     messages: list[str] = []
@@ -333,10 +356,13 @@ def simulate(
     stale = [0]
     releases: deque[tuple[int, list[int]]] = deque()  # (when the victims' jobs have stopped, victims)
     counts = {"running": 0, "admissions": 0, "preemptions": 0}
+    fr_flavor = [f for f, _ in topo.fr_pairs]
 
     def admitted(t: int, wids: list[int]) -> None:
+        """Quota reserved: the job starts at once, or once its admission checks are Ready."""
         cqs, usage = sim.admitted_usage(wids)
         cq_l = cqs.tolist()
+        started = 0
         for k, w in enumerate(wids):
             usage_arr[w] = usage
             usage_row[w] = k
@@ -357,12 +383,51 @@ def simulate(
             last_adm[w] = t
             adm_cq[w] = c
             epoch[w] += 1
-            start = t if wait_cfg is None else pods_started(t, w)
-            if dur[w] != NEVER and start != NEVER:
-                heapq.heappush(finish_heap, (start + dur[w], w, epoch[w]))
+            decided = None
+            # a manifest's workload Kueue already admitted runs on (Admitted stays True)
+            if plan.with_checks[c] and not (w < m and manifest[w].admitted_condition):
+                flavors = {fr_flavor[fr] for fr in np.flatnonzero(usage[k]).tolist()}
+                decided = plan.draw(c, flavors, t)
+            if decided is not None:
+                state_of[w] = RESERVED
+                heapq.heappush(check_heap, (decided[0], w, epoch[w], decided[1], decided[2]))
+                continue
+            started += 1
+            job_started(t, w)
         timeline.usage.add(t, cqs, usage)
-        counts["running"] += len(wids)
+        counts["running"] += started
         counts["admissions"] += len(wids)
+
+    def checks_decided(t: int) -> None:
+        """Checks that answer at t: all Ready starts the job; Retry evicts it
+        (it queues again at once, ordered by the eviction time); Rejected
+        deactivates it (workload_controller.go reconcileCheckBasedEviction).
+        Its job never started: its quota is free at once."""
+        while check_heap and check_heap[0][0] == t:
+            _, w, ep, outcome, name = heapq.heappop(check_heap)
+            if epoch[w] != ep:
+                continue  # preempted while waiting for its checks
+            check_wait[w] += t - last_adm[w]
+            if outcome == READY:  # Admitted: the job starts (and waitForPodsReady's timeout with it)
+                state_of[w] = RUNNING
+                counts["running"] += 1
+                job_started(t, w)
+                continue
+            epoch[w] += 1
+            quota_released_by_cycle(t, [w])
+            retry = outcome == RETRY
+            reason = "AdmissionCheck" if retry else "DeactivatedDueToAdmissionCheck"
+            message = f'AdmissionCheck in {"Retry" if retry else "Rejected"} state: "{name}"'
+            sim.evict_for_check(w, reason, message, t if retry else -1, retry)
+            if not release_at_once:
+                sim.release([w])
+            if retry:
+                check_retries[w] += 1
+                state_of[w] = PENDING
+                enq[w] = t
+                timeline.pending.add(t, queue_cq[w : w + 1], 1)
+            else:
+                state_of[w] = REJECTED
 
     one_key = [np.array([c], dtype=np.int64) for c in range(n_cq)]  # keys of a single change
 
@@ -399,7 +464,12 @@ def simulate(
         reasons = sim.eviction_reasons(wids)
         by = sim.preemptors(wids).tolist()
         timeline.preemptions.add(t, np.bincount(reasons, minlength=len(EVICTION_REASONS)))
+        running = 0
         for k, w in enumerate(wids):
+            was_running = state_of[w] == RUNNING
+            running += was_running
+            if state_of[w] == RESERVED:  # its checks were still pending: nothing ran
+                check_wait[w] += t - last_adm[w]
             state_of[w] = EVICTING
             j = n_evi[w]
             if j < TIMES_KEPT:
@@ -409,7 +479,7 @@ def simulate(
             epoch[w] += 1
             c = adm_cq[w]
             pre_per_cq[c] += 1
-            ran = t - last_adm[w]
+            ran = t - last_adm[w] if was_running else 0
             lost[w] += ran
             lost_per_cq[c] += ran / NS
             p = by[k]
@@ -420,7 +490,7 @@ def simulate(
             churn.pairs[key] = churn.pairs.get(key, 0) + 1
             if detail is not None:
                 detail[key] += 1
-        counts["running"] -= len(wids)
+        counts["running"] -= running
         counts["preemptions"] += len(wids)
         stale[0] += len(wids)
         if stale[0] > 1024 and 2 * stale[0] > len(finish_heap):
@@ -449,6 +519,13 @@ def simulate(
     requeue_count = zeros("q")
     # evicted by a timeout, quota not released yet: (requeueAt, queue-order timestamp)
     hold_until: dict[int, tuple[int, int]] = {}
+
+    def job_started(t: int, w: int) -> None:
+        """The workload is admitted at t: its job runs its duration from then,
+        or, under waitForPodsReady, from when its pods are ready."""
+        start = t if wait_cfg is None else pods_started(t, w)
+        if dur[w] != NEVER and start != NEVER:
+            heapq.heappush(finish_heap, (start + dur[w], w, epoch[w]))
 
     def pods_started(t: int, w: int) -> int:
         """An admission at t under waitForPodsReady: its PodsReady or timeout
@@ -614,8 +691,9 @@ def simulate(
         next_fin = finish_heap[0][0] if finish_heap else NEVER
         next_rel = releases[0][0] if releases else NEVER
         next_pod = pods_heap[0][0] if pods_heap else NEVER
+        next_chk = check_heap[0][0] if check_heap else NEVER
         # the manifest's pending workloads get their first cycles at the start
-        t = min(next_arr, next_fin, next_rel, next_pod, start_ns if m and instants == 0 else NEVER)
+        t = min(next_arr, next_fin, next_rel, next_pod, next_chk, start_ns if m and instants == 0 else NEVER)
         if t == NEVER or (end_ns is not None and t > end_ns):
             break
         if t > drain_stop:
@@ -666,7 +744,10 @@ def simulate(
                 sim.set_pods_ready(w, True)
             else:
                 timed_out(t, w)
-        # 5d. cycles at t until they settle
+        # 5d. admission checks that answer at t
+        if next_chk == t:
+            checks_decided(t)
+        # 5e. cycles at t until they settle
         instants += 1
         last_t = t
         t0 = time.perf_counter()
@@ -722,6 +803,8 @@ def simulate(
         lost_ns=np.frombuffer(lost, dtype=np.int64).copy(),
         explanation=np.frombuffer(explained, dtype=np.int32).copy(),
         pods_ready_timeouts=np.frombuffer(timeouts, dtype=np.int64).copy(),
+        check_retries=np.frombuffer(check_retries, dtype=np.int64).copy(),
+        check_wait_ns=np.frombuffer(check_wait, dtype=np.int64).copy(),
     )
     # pending workloads over time, from the records: +1 at arrival, -1 at
     # each admission kept, +1 when each eviction kept had released its quota

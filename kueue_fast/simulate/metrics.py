@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .engine import EVICTION_REASONS
-from .loop import DEACTIVATED, EVICTING, FINISHED, PENDING, RUNNING, SimResult
+from .loop import DEACTIVATED, EVICTING, FINISHED, PENDING, REJECTED, RESERVED, RUNNING, SimResult
 
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
@@ -230,6 +230,20 @@ def compute(result: SimResult) -> Metrics:
         "unqueued": int(((q < 0) & arrived).sum()),
         "censored_waits": int(wl.censored.sum()),
     }
+    if (
+        wl.check_retries is not None
+        and wl.check_wait_ns is not None
+        and (
+            wl.check_retries.any()
+            or wl.check_wait_ns.any()
+            or (st == REJECTED).any()
+            or (st == RESERVED).any()
+        )
+    ):  # admission checks (simulate/checks.py)
+        totals["reserved"] = int((queued & (st == RESERVED)).sum())
+        totals["rejected"] = int((queued & (st == REJECTED)).sum())
+        totals["check_retries"] = int(wl.check_retries.sum())
+        totals["check_wait_s"] = float(wl.check_wait_ns.sum() / NS)
     return Metrics(
         queues=queues,
         series=series,

@@ -599,6 +599,8 @@ WORKLOAD_COLUMNS = (
     "lost_work_s",
     "pods_ready_timeouts",
     "explanation",
+    "check_retries",
+    "check_wait_s",
 )
 
 
@@ -651,9 +653,10 @@ def write_workloads_csv(path: Path, result: SimResult, chunk: int = 20_000) -> N
     which = which.ravel()
     pattern_text = [_csv_field(",".join(labels[order[k]] for k in np.flatnonzero(row))) for row in patterns]
     messages = [*(_csv_field(x) for x in result.messages), ""]  # index -1: none
-    timeouts = wl.pods_ready_timeouts
-    if not timeouts.size:
-        timeouts = np.zeros(result.n_workloads, dtype=np.int64)
+    zeros = np.zeros(result.n_workloads, dtype=np.int64)
+    timeouts = wl.pods_ready_timeouts if wl.pods_ready_timeouts.size else zeros
+    retries = wl.check_retries if wl.check_retries is not None else zeros
+    check_wait = wl.check_wait_ns if wl.check_wait_ns is not None else zeros
     with path.open("w", newline="") as f:
         f.write(",".join(WORKLOAD_COLUMNS) + "\n")
         for lo in range(0, result.n_workloads, chunk):
@@ -690,6 +693,8 @@ def write_workloads_csv(path: Path, result: SimResult, chunk: int = 20_000) -> N
                 [f"{x:.3f}" for x in (wl.lost_ns[lo:hi] / NS).tolist()],
                 list(map(str, timeouts[lo:hi].tolist())),
                 [messages[k] for k in wl.explanation[lo:hi].tolist()],
+                list(map(str, retries[lo:hi].tolist())),
+                [f"{x:.3f}" for x in (check_wait[lo:hi] / NS).tolist()],
             ]
             # names, numbers and times never need quoting; free text was quoted above
             f.write("\n".join(map(",".join, zip(*columns, strict=True))))

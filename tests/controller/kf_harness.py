@@ -33,6 +33,7 @@ from fake_apiserver import FakeAPIServer  # noqa: E402
 
 from kueue_fast.controller import manifests  # noqa: E402
 from kueue_fast.controller.kube import (  # noqa: E402
+    ADMISSION_CHECKS,
     CLUSTER_QUEUES,
     COHORTS,
     JOBS,
@@ -266,6 +267,7 @@ def pod_priority_class(name: str, value: int, global_default: bool = False) -> J
 
 
 RES_BY_KIND = {
+    "AdmissionCheck": ADMISSION_CHECKS,
     "ResourceFlavor": RESOURCE_FLAVORS,
     "ClusterQueue": CLUSTER_QUEUES,
     "Cohort": COHORTS,

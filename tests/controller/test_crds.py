@@ -157,6 +157,7 @@ def test_v1beta1_is_served_only_where_the_api_server_converts_it_exactly(
         "LocalQueue": True,
         "WorkloadPriorityClass": True,
         "Workload": False,  # priorityClassName/Source -> priorityClassRef
+        "AdmissionCheck": False,  # v1beta1 spec.retryDelayMinutes
     }
     old_rf = Resource("kueue.x-k8s.io", "v1beta1", "resourceflavors", "ResourceFlavor", False)
     rf = {**flavor("spot", {"pool": "spot"}), "apiVersion": "kueue.x-k8s.io/v1beta1"}
@@ -276,6 +277,16 @@ WL_STATUS = {
         ],
     },
     "reclaimablePods": [{"name": "main", "count": 1}],
+    "admissionChecks": [
+        {
+            "name": "ac",
+            "state": "Retry",
+            "message": "m",
+            "lastTransitionTime": "2024-01-01T00:00:00Z",
+            "retryCount": 1,
+            "requeueAfterSeconds": 60,
+        }
+    ],
 }
 
 
@@ -392,6 +403,24 @@ for _api in (af.V1ALPHA1, af.V1BETA1, af.V1BETA2):
             "metadata": _meta("co"),
             "spec": {"parentName": "root", "resourceGroups": GROUPS, "fairSharing": {"weight": "1"}},
             "status": {},
+        }
+    ]
+for _api in (af.V1BETA1, af.V1BETA2):
+    EXAMPLES[("AdmissionCheck", _api)] = [
+        {
+            "apiVersion": _api,
+            "kind": "AdmissionCheck",
+            "metadata": _meta("ac"),
+            "spec": {
+                "controllerName": "kueue.x-k8s.io/provisioning-request",
+                "parameters": {
+                    "apiGroup": "kueue.x-k8s.io",
+                    "kind": "ProvisioningRequestConfig",
+                    "name": "p",
+                },
+                **({"retryDelayMinutes": 15} if _api == af.V1BETA1 else {}),
+            },
+            "status": {"conditions": [{**COND, "type": "Active", "reason": "Active"}]},
         }
     ]
 EXAMPLES[("Cohort", af.V1ALPHA1)].append({**EXAMPLES[("Cohort", af.V1ALPHA1)][0], "spec": {"parent": "root"}})

@@ -26,6 +26,7 @@
 #include <string>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -205,6 +206,12 @@ class Engine {
   // Held workloads whose time came queue again (also at every cycle's start).
   void end_holds(std::int64_t now_ns);
   void evict(int wid, const std::string& reason, const std::string& message);
+  // An eviction a controller issued after the cycle just run (an admission
+  // check's Retry or Rejected): it belongs to that cycle. queue_ts_ns >= 0:
+  // the workload queues by it until admitted again; requeue false: it is
+  // deactivated and never queues again.
+  void evict_after_cycle(int wid, const std::string& reason, const std::string& message,
+                         std::int64_t queue_ts_ns, bool requeue);
 
   // --- the cycle -------------------------------------------------------------------
   const CycleReport& run_cycle(std::int64_t now_ns);
@@ -269,6 +276,8 @@ class Engine {
   // Queue-order timestamps moved by a preemption (reclaim while borrowing,
   // without PrioritySortingWithinCohort), to restore on admission.
   std::unordered_map<std::int32_t, std::int64_t> queue_ts_before_preemption_;
+  // Workloads deactivated while holding quota: their release queues nothing.
+  std::unordered_set<std::int32_t> deactivated_;
   std::vector<std::uint8_t> cq_active_;
   std::int64_t cycle_ = 0;
   bool release_evictions_;

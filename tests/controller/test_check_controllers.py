@@ -1,0 +1,105 @@
+"""Admission checks against the in-process API server: the controller
+reserves quota (QuotaReserved=True, Admitted=False, status.admissionChecks
+Pending), waits for the states another controller writes, starts the Job
+once every check is Ready; Retry evicts and requeues, Rejected deactivates
+(pkg/controller/core/workload_controller.go reconcileCheckBasedEviction)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kf_harness import (
+    ADMISSION_CHECKS,
+    JOBS,
+    WORKLOADS,
+    Harness,
+    cluster_queue,
+    flavor,
+    job,
+    local_queue,
+    wait_for,
+)
+
+JSON = dict[str, Any]
+T0 = "2024-01-01T00:00:00Z"
+
+
+def cond(obj: JSON | None, ctype: str) -> JSON:
+    for c in ((obj or {}).get("status") or {}).get("conditions") or []:
+        if c.get("type") == ctype:
+            return c  # type: ignore[no-any-return]
+    return {}
+
+
+def checks(wl: JSON | None) -> dict[str, str]:
+    return {c["name"]: c["state"] for c in ((wl or {}).get("status") or {}).get("admissionChecks") or []}
+
+
+def setup(h: Harness, cpu: str = "1") -> str:
+    ns = h.namespace("team-a")
+    h.create({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "AdmissionCheck", "metadata": {"name": "prov"},
+              "spec": {"controllerName": "example.com/provisioning"}})
+    active = {"type": "Active", "status": "True", "reason": "Active", "message": "", "lastTransitionTime": T0}
+    h.patch(ADMISSION_CHECKS, "prov", {"status": {"conditions": [active]}}, sub="status")
+    h.create(flavor("rf", {}, []))
+    cq = cluster_queue("cq", {"rf": {"cpu": cpu}})
+    cq["spec"]["admissionChecksStrategy"] = {"admissionChecks": [{"name": "prov"}]}
+    h.create(cq)
+    h.create(local_queue(ns, "lq", "cq"))
+    return ns
+
+
+def reserved_pending(h: Harness, ns: str, name: str) -> JSON | None:
+    w = h.workload_of(ns, name)
+    if w is None or cond(w, "QuotaReserved").get("status") != "True":
+        return None
+    return w if checks(w) == {"prov": "Pending"} else None
+
+
+def suspended(h: Harness, ns: str, name: str) -> bool:
+    j = h.get(JOBS, name, ns)
+    return j is not None and bool(j["spec"].get("suspend"))
+
+
+def set_check(h: Harness, wl: JSON, state: str) -> None:
+    """What an admission check controller writes."""
+    entry = {"name": "prov", "state": state, "message": "", "lastTransitionTime": T0}
+    md = wl["metadata"]
+    h.patch(WORKLOADS, md["name"], {"status": {"admissionChecks": [entry]}}, md["namespace"], sub="status")
+
+
+def test_the_job_starts_once_the_check_is_ready(fake_cluster: Harness) -> None:
+    h = fake_cluster
+    ns = setup(h)
+    h.controller()
+    h.create(job(ns, "a", "lq", cpu="1"))
+    wl = wait_for(lambda: reserved_pending(h, ns, "a"), what="quota reserved, check pending")
+    assert (cond(wl, "QuotaReserved").get("status"), cond(wl, "Admitted").get("reason")) == (
+        "True", "UnsatisfiedAdmissionChecks")
+    assert suspended(h, ns, "a")
+    set_check(h, wl, "Ready")
+    wait_for(lambda: not suspended(h, ns, "a"), what="the job started")
+    assert cond(h.workload_of(ns, "a"), "Admitted").get("status") == "True"
+
+
+def test_retry_requeues_and_rejected_deactivates(fake_cluster: Harness) -> None:
+    h = fake_cluster
+    ns = setup(h)
+    h.controller()
+    h.create(job(ns, "a", "lq", cpu="1"))
+    wl = wait_for(lambda: reserved_pending(h, ns, "a"), what="quota reserved")
+    set_check(h, wl, "Retry")
+    # evicted (reason AdmissionCheck), states reset, reserved again
+    wait_for(lambda: cond(h.workload_of(ns, "a"), "Requeued").get("reason") == "AdmissionCheck",
+             what="evicted by the check and requeued")
+    wl = wait_for(lambda: reserved_pending(h, ns, "a"), what="reserved again")
+    assert suspended(h, ns, "a")
+    h.create(job(ns, "b", "lq", cpu="1"))
+    set_check(h, wl, "Rejected")
+    wait_for(lambda: (h.workload_of(ns, "a") or {}).get("spec", {}).get("active") is False,
+             what="deactivated")
+    # its quota goes to b
+    wait_for(lambda: checks(h.workload_of(ns, "b")) == {"prov": "Pending"}, what="b reserved")
+    a = h.workload_of(ns, "a")
+    assert cond(a, "Evicted").get("reason") == "DeactivatedDueToAdmissionCheck"
+    assert suspended(h, ns, "a")
