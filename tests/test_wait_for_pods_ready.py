@@ -208,7 +208,7 @@ def test_requeued_after_backoff_is_admitted_again_and_times_out_again(engine: st
         ("admitted", ""),  # T0+4s
         ("admitted", ""),
         ("evicted", "Deactivated"),  # T0+6s: a second timeout exceeds backoffLimitCount 1
-        ("pending", "Suspended"),
+        ("pending", "Deactivated"),  # workload_controller.go: QuotaReserved=False, reason Deactivated
     ]
     assert cluster.decision("ns/slow").message == "The workload is deactivated"
 
