@@ -37,6 +37,7 @@ from .model import ClusterState, Workload
 ENGINES = ("native", "reference")
 
 ADMITTED, PENDING, EVICTED, FINISHED = "admitted", "pending", "evicted", "finished"
+NATIVE_STATE_NAMES = (PENDING, ADMITTED, EVICTED, FINISHED)  # the native state codes (_native.STATE_NAMES)
 
 NS_PER_S = 1_000_000_000
 
@@ -570,6 +571,20 @@ class Cluster:
 
     def decisions(self) -> list[Decision]:
         return [self._decision(self._wid[k]) for k in sorted(self._wid)]
+
+    def state_counts(self) -> dict[str, int]:
+        """How many of decisions() are in each state, without making them (the
+        native engine reads its state codes in bulk)."""
+        wids = np.fromiter(self._wid.values(), dtype=np.int64, count=len(self._wid))
+        bulk = getattr(self.engine, "decisions", None)
+        if bulk is not None:
+            codes = np.bincount(bulk()[0][wids], minlength=len(NATIVE_STATE_NAMES))
+            return {name: int(n) for name, n in zip(NATIVE_STATE_NAMES, codes.tolist(), strict=False) if n}
+        counts: dict[str, int] = {}
+        for wid in wids.tolist():
+            state = str(self.engine.workload_view(wid)["state"])
+            counts[state] = counts.get(state, 0) + 1
+        return counts
 
     def _decision(self, wid: int) -> Decision:
         rec = self.engine.workload_view(wid)

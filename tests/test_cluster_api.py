@@ -170,3 +170,23 @@ def test_cycles_inside_the_engine_match_cycle_by_cycle(engine: str) -> None:
     assert output.to_json(bulk, explain=True) == output.to_json(one_by_one, explain=True)
     # and on from there: more cycles, per cycle again
     assert bulk.run(2) == one_by_one.run(2, on_cycle=lambda r: None)
+
+
+@pytest.mark.parametrize("engine", PARAMS)
+def test_state_counts_are_those_of_the_decisions(engine: str) -> None:
+    # Cluster.state_counts (--stats) counts without making decisions; a removed
+    # workload and an eviction under way are counted as decisions() shows them
+    from collections import Counter
+
+    from kueue_fast._native import STATE_NAMES
+    from kueue_fast.cluster import NATIVE_STATE_NAMES
+
+    assert NATIVE_STATE_NAMES == STATE_NAMES
+    cluster = Cluster.from_objects(_drain_with_preemptions(), engine, release_evictions=False)
+    cluster.run(3)
+    keys = cluster.keys()
+    cluster.evict(next(k for k in keys if cluster.decision(k).state == "admitted"), "Deactivated", "off")
+    cluster.remove_workload(next(k for k in keys if cluster.decision(k).state == "pending"))
+    want = Counter(d.state for d in cluster.decisions())
+    assert set(want) == {"admitted", "evicted", "pending"}
+    assert cluster.state_counts() == dict(want)
