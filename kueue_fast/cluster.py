@@ -586,6 +586,41 @@ class Cluster:
             counts[state] = counts.get(state, 0) + 1
         return counts
 
+    def queue_state_counts(self) -> dict[tuple[str | None, str], int]:
+        """How many of decisions() are in each (ClusterQueue the workload is
+        admitted to, else the one it queues in, or None; state), without
+        making them where the native engine's arrays tell (pending, admitted
+        to a ClusterQueue of the topology); the rest one decision at a time."""
+        names = [cq.name for cq in self.topology.cluster_queues]
+        counts: dict[tuple[str | None, str], int] = {}
+
+        def add(cqs: npt.NDArray[np.int64], state: str) -> None:
+            ids, ns = np.unique(cqs, return_counts=True)
+            for cq, n in zip(ids.tolist(), ns.tolist(), strict=True):
+                key = (names[cq] if cq >= 0 else None, state)
+                counts[key] = counts.get(key, 0) + n
+
+        wids = np.fromiter(self._wid.values(), dtype=np.int64, count=len(self._wid))
+        rest = wids
+        bulk = getattr(self.engine, "decisions", None)
+        if bulk is not None:
+            codes, admitted_cq, _ = bulk()
+            codes, admitted_cq = codes[wids], admitted_cq[wids].astype(np.int64)
+            admitted = (codes == NATIVE_STATE_NAMES.index(ADMITTED)) & (admitted_cq >= 0)
+            pending = codes == NATIVE_STATE_NAMES.index(PENDING)
+            add(admitted_cq[admitted], ADMITTED)
+            spec = self.engine.spec
+            add(np.array([spec(w).cluster_queue for w in wids[pending].tolist()], dtype=np.int64), PENDING)
+            rest = wids[~(admitted | pending)]
+        for wid in rest.tolist():
+            d = self._decision(wid)
+            queue = d.cluster_queue
+            if queue is None:
+                cq = self.engine.spec(wid).cluster_queue
+                queue = names[cq] if cq >= 0 else None
+            counts[(queue, d.state)] = counts.get((queue, d.state), 0) + 1
+        return counts
+
     def _decision(self, wid: int) -> Decision:
         rec = self.engine.workload_view(wid)
         spec: WorkloadSpec = rec["spec"]

@@ -365,15 +365,15 @@ def to_summary(cluster: Cluster) -> str:
     """Per ClusterQueue, how many workloads are admitted, reserved (quota
     held, waiting for admission checks), pending and evicted in the last
     cycle; ``-`` collects the workloads in no ClusterQueue's queue."""
-    view = ClusterView(cluster)
     states = (ADMITTED, RESERVED, PENDING, EVICTED)
     counts: dict[str, dict[str, int]] = {
         name: dict.fromkeys(states, 0) for name in cluster.state.cluster_queues
     }
-    for d in view.decisions:
-        row = counts.setdefault(_queued_in(view, d), dict.fromkeys(states, 0))
-        if d.state in row:
-            row[d.state] += 1
+    # counted in bulk (Cluster.queue_state_counts): no Decision per workload
+    for (queue, state), n in cluster.queue_state_counts().items():
+        row = counts.setdefault(queue if queue is not None else NONE, dict.fromkeys(states, 0))
+        if state in row:
+            row[state] += n
     total = {s: sum(c[s] for c in counts.values()) for s in states}
     rows: list[Sequence[str]] = [("CLUSTERQUEUE", *(s.upper() for s in states))]
     rows += [(name, *(str(counts[name][s]) for s in states)) for name in sorted(counts)]
