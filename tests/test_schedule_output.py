@@ -702,9 +702,7 @@ def test_plain_json_is_written_as_json_dumps_writes_it(doc):
     assert output._dumps_plain(doc) == json.dumps(doc, indent=2) + "\n"
 
 
-@pytest.mark.parametrize(
-    "text", ["plain", "", "\x00\x1f\n\t\"\\/", "\x7f", "naïve", "\U0001f600", "\ud800"]
-)
+@pytest.mark.parametrize("text", ["plain", "", '\x00\x1f\n\t"\\/', "\x7f", "naïve", "\U0001f600", "\ud800"])
 def test_plain_json_escapes_as_json_dumps_does(text):
     doc = {"workloads": [{"name": text, "n": 2**64, "items": [], "map": {}}], "cycles": -1}
     assert output._dumps_plain(doc) == json.dumps(doc, indent=2) + "\n"
