@@ -214,3 +214,27 @@ def test_queue_state_counts_are_those_of_the_decisions(engine: str, monkeypatch:
     assert got == dict(want) and len(want) > 20
     # the native engine's arrays tell all but the one eviction under way
     assert len(made) == (1 if engine == "native" else len(keys) - 1)
+
+
+@pytest.mark.parametrize("collector_on", [True, False])
+def test_bulk_loading_gives_the_collector_back_as_it_found_it(tmp_path, capsys, collector_on: bool) -> None:
+    # load/build_state/Cluster and schedule (main) turn the cyclic GC off and freeze
+    # objects while they work: afterwards it is on (or off) as before, nothing frozen
+    import gc
+    import json
+
+    from kueue_fast.cli import main
+    from kueue_fast.loader import load
+
+    path = tmp_path / "drain.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": _drain_with_preemptions()}))
+    was = gc.isenabled()
+    (gc.enable if collector_on else gc.disable)()
+    try:
+        Cluster(load([str(path)]))
+        assert gc.isenabled() is collector_on and gc.get_freeze_count() == 0
+        assert main(["schedule", str(path), "--until-stable", "-o", "summary"]) == 0
+        assert gc.isenabled() is collector_on and gc.get_freeze_count() == 0
+        assert "TOTAL" in capsys.readouterr().out
+    finally:
+        (gc.enable if was else gc.disable)()
