@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from importlib import metadata
@@ -73,7 +74,8 @@ def _add_schedule(sub: argparse._SubParsersAction) -> None:  # type: ignore[type
     from .whatif.args import add_source_arguments
 
     add_source_arguments(p)
-    p.set_defaults(func=_run_schedule)
+    # a one-shot command: the process may end without tearing down its objects (entry())
+    p.set_defaults(func=_run_schedule, fast_exit=True)
 
 
 def _add_engine(p: argparse.ArgumentParser) -> None:
@@ -346,8 +348,36 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    return _main(argv)[0]
+
+
+def entry() -> None:
+    """The ``kueue-fast`` program (console script and ``python -m kueue_fast``):
+    main(), then exit. A command that set ``fast_exit`` (schedule) ends with
+    os._exit once standard output and error are flushed: tearing down the
+    millions of objects of a 100k-Workload input takes seconds and nothing
+    needs it (every file it read is closed; it writes only to stdout and
+    stderr). Never in the library API: main() returns normally."""
+    rc, fast_exit = _main(None)
+    if not fast_exit:
+        sys.exit(rc)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (BrokenPipeError, ValueError):  # reader gone or stream closed: nothing left to write
+            pass
+    os._exit(rc)
+
+
+def _main(argv: Sequence[str] | None) -> tuple[int, bool]:
+    """main()'s status and whether the process may end without teardown."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    fast_exit = bool(getattr(args, "fast_exit", False))
+    return _dispatch(args), fast_exit
+
+
+def _dispatch(args: argparse.Namespace) -> int:
     try:
         rc: int = args.func(args)
         return rc
@@ -369,4 +399,4 @@ def _one_line(s: str) -> str:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

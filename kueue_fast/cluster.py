@@ -40,6 +40,7 @@ ENGINES = ("native", "reference")
 ADMITTED, PENDING, EVICTED, FINISHED = "admitted", "pending", "evicted", "finished"
 # quota reserved, waiting for admission checks (admission_checks.py)
 RESERVED = "reserved"
+NATIVE_STATE_NAMES = (PENDING, ADMITTED, EVICTED, FINISHED)  # the native state codes (_native.STATE_NAMES)
 
 NS_PER_S = 1_000_000_000
 
@@ -859,6 +860,71 @@ class Cluster:
 
     def decisions(self) -> list[Decision]:
         return [self._decision(self._wid[k]) for k in sorted(self._wid)]
+
+    def state_counts(self) -> dict[str, int]:
+        """How many of decisions() are in each state, without making them (the
+        native engine reads its state codes in bulk)."""
+        wids, rest = self._bulk_countable()
+        counts: dict[str, int] = {}
+        bulk = getattr(self.engine, "decisions", None)
+        if bulk is not None:
+            codes = np.bincount(bulk()[0][wids], minlength=len(NATIVE_STATE_NAMES))
+            counts = {name: int(n) for name, n in zip(NATIVE_STATE_NAMES, codes.tolist(), strict=False) if n}
+        else:
+            rest = rest + wids.tolist()
+        for wid in rest:
+            state = self._decision(wid).state
+            counts[state] = counts.get(state, 0) + 1
+        return counts
+
+    def _bulk_countable(self) -> tuple[npt.NDArray[np.int64], list[int]]:
+        """The wids whose decision the engine's state alone gives, and the
+        rest: the workloads whose state the Cluster keeps between cycles
+        (reserved or checked by admission checks, deactivated, held by
+        waitForPodsReady's backoff) need their decision."""
+        own = set(self._held)
+        for keys in (self._reserved, self._deactivated, self._checks):
+            own.update(self._wid[k] for k in keys if k in self._wid)
+        wids = np.fromiter(self._wid.values(), dtype=np.int64, count=len(self._wid))
+        if not own:
+            return wids, []
+        mask = np.isin(wids, np.fromiter(own, dtype=np.int64, count=len(own)))
+        return wids[~mask], wids[mask].tolist()
+
+    def queue_state_counts(self) -> dict[tuple[str | None, str], int]:
+        """How many of decisions() are in each (ClusterQueue the workload is
+        admitted to, else the one it queues in, or None; state), without
+        making them where the native engine's arrays tell (pending, admitted
+        to a ClusterQueue of the topology); the rest one decision at a time."""
+        names = [cq.name for cq in self.topology.cluster_queues]
+        counts: dict[tuple[str | None, str], int] = {}
+
+        def add(cqs: npt.NDArray[np.int64], state: str) -> None:
+            ids, ns = np.unique(cqs, return_counts=True)
+            for cq, n in zip(ids.tolist(), ns.tolist(), strict=True):
+                key = (names[cq] if cq >= 0 else None, state)
+                counts[key] = counts.get(key, 0) + n
+
+        wids, own = self._bulk_countable()
+        rest = wids
+        bulk = getattr(self.engine, "decisions", None)
+        if bulk is not None:
+            codes, admitted_cq, _ = bulk()
+            codes, admitted_cq = codes[wids], admitted_cq[wids].astype(np.int64)
+            admitted = (codes == NATIVE_STATE_NAMES.index(ADMITTED)) & (admitted_cq >= 0)
+            pending = codes == NATIVE_STATE_NAMES.index(PENDING)
+            add(admitted_cq[admitted], ADMITTED)
+            spec = self.engine.spec
+            add(np.array([spec(w).cluster_queue for w in wids[pending].tolist()], dtype=np.int64), PENDING)
+            rest = wids[~(admitted | pending)]
+        for wid in rest.tolist() + own:
+            d = self._decision(wid)
+            queue = d.cluster_queue
+            if queue is None:
+                cq = self.engine.spec(wid).cluster_queue
+                queue = names[cq] if cq >= 0 else None
+            counts[(queue, d.state)] = counts.get((queue, d.state), 0) + 1
+        return counts
 
     def _decision(self, wid: int) -> Decision:
         held = self._held.get(wid)

@@ -344,3 +344,24 @@ def test_removing_the_checks_of_a_cluster_queue_admits_its_reserved_workloads(en
     new.cluster_queues["cq"].admission_checks = []
     c.reconfigure(new)
     assert state(c, "a") == "admitted" and c.check_states("ns/a") == []
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_bulk_counts_see_reserved_and_deactivated_workloads(engine: str) -> None:
+    # --stats and -o summary count without making every decision: the states
+    # kept in the Cluster (reserved, deactivated) must count as decisions() shows them
+    from collections import Counter
+
+    from kueue_fast.explain import ClusterView
+    from kueue_fast.output import NONE, _queued_in
+
+    objs = [*queues(ALL_FLAVORS), check("prov"), wl("new", 2, second=3), wl("other", 1, second=4),
+            wl("rejected", 2, flavor="on-demand", checks=[("prov", "Rejected")])]
+    c = run(objs, engine, cycles=2)
+    decisions = c.decisions()
+    assert {d.state for d in decisions} == {"reserved", "pending"}
+    assert c.state_counts() == dict(Counter(d.state for d in decisions))
+    view = ClusterView(c)
+    want = Counter((_queued_in(view, d), d.state) for d in decisions)
+    got = {(q if q is not None else NONE, s): n for (q, s), n in c.queue_state_counts().items()}
+    assert got == dict(want)

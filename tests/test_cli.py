@@ -210,3 +210,50 @@ def test_every_command_that_reads_manifests_takes_dash_r(tmp_path, capsys, argv,
     assert main([a.format(dir=tmp_path / "cfg") for a in argv]) == 0
     out = capsys.readouterr()
     assert printed in out.out + out.err
+def _schedule_process(tmp_path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    argv = [sys.executable, "-m", "kueue_fast", "schedule", *args]
+    return subprocess.run(argv, capture_output=True, cwd=tmp_path, timeout=300)
+
+
+def test_schedule_process_ends_fast_with_the_whole_output_piped(tmp_path, capsys):
+    # cli.entry ends schedule with os._exit: what was written must still all reach
+    # the pipe, well beyond a pipe buffer (64 KiB), and be what main() prints.
+    from kueue_fast.bench import e2e_input_files
+
+    path = e2e_input_files("long", 500, str(tmp_path))["json"]
+    proc = _schedule_process(tmp_path, path, "--until-stable", "--stats")
+    assert proc.returncode == 0, proc.stderr
+    assert main(["schedule", path, "--until-stable"]) == 0
+    want = capsys.readouterr().out.encode()
+    assert len(want) > 100_000 and proc.stdout == want
+    assert proc.stderr.decode().strip().splitlines()[-1].startswith('{"engine"')
+
+
+def test_schedule_process_exit_status_of_bad_input(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {name: Q}\nspec: {}\n")
+    proc = _schedule_process(tmp_path, str(bad))
+    assert proc.returncode == 2
+    assert proc.stderr.decode().startswith("error: ") and proc.stdout == b""
+
+
+def test_schedule_process_reader_gone_is_not_an_error(tmp_path):
+    # `kueue-fast schedule ... | head -1`: no traceback, no "Exception ignored" at exit
+    from kueue_fast.bench import e2e_input_files
+
+    path = e2e_input_files("drain", 500, str(tmp_path))["json"]
+    argv = [sys.executable, "-m", "kueue_fast", "schedule", path, "--until-stable"]
+    with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path) as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        assert proc.stdout.readline() == b"{\n"
+        proc.stdout.close()
+        err = proc.stderr.read()
+        assert proc.wait(timeout=300) == 0
+    assert err == b""
+
+
+def test_main_returns_its_status_without_exiting(tmp_path, capsys):
+    # the library API (main) never ends the process; only the program's entry does
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("kind: Nothing\n")
+    assert main(["schedule", str(bad)]) == 2

@@ -17,7 +17,10 @@ import textwrap
 
 import pytest
 import yaml
+from hypothesis import given
+from hypothesis import strategies as st
 
+from kueue_fast import output
 from kueue_fast.cli import main
 
 # Two ClusterQueues in cohort "co" (a may reclaim and preempt), a StrictFIFO
@@ -681,3 +684,25 @@ def test_explanation_of_the_next_head(tmp_path, capsys, engine):
     )
     assert head["queue"] == {"position": 1, "length": 2}
     assert got["a/w3"]["explanation"]["queue"]["head"] == "a/w2"
+
+
+# --- the contract's JSON written by orjson: json.dumps(indent=2)'s exact bytes ------------------
+
+_json_text = st.text(st.characters(max_codepoint=0x2FF)) | st.sampled_from(["", "a/b", "\x7f", "é", "\u2028"])
+_json_plain = st.recursive(
+    st.none() | st.booleans() | st.integers(min_value=-(2**70), max_value=2**70) | _json_text,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_json_text, inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@given(doc=st.dictionaries(_json_text, _json_plain, max_size=4))
+def test_plain_json_is_written_as_json_dumps_writes_it(doc):
+    # output._dumps_plain: orjson where it writes the same bytes, json where it would not
+    assert output._dumps_plain(doc) == json.dumps(doc, indent=2) + "\n"
+
+
+@pytest.mark.parametrize("text", ["plain", "", '\x00\x1f\n\t"\\/', "\x7f", "naïve", "\U0001f600", "\ud800"])
+def test_plain_json_escapes_as_json_dumps_does(text):
+    doc = {"workloads": [{"name": text, "n": 2**64, "items": [], "map": {}}], "cycles": -1}
+    assert output._dumps_plain(doc) == json.dumps(doc, indent=2) + "\n"
