@@ -444,3 +444,24 @@ def test_a_held_workload_queues_by_its_new_timestamp(engine: str) -> None:
     cluster.engine.hold(wid, cluster.now_ns() + 10**9, later)
     cluster.run(1)
     assert states(cluster) == {"first": ("pending", "Pending"), "second": ("admitted", "")}
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_held_workload_survives_heap_compaction(engine: str) -> None:
+    # Back from its hold, "target" has two heap entries: the stale one of its
+    # creation time and the current one of its new timestamp. Parking the 15
+    # equivalent fillers (cluster_queue.go requeueIfNotPresent) leaves their
+    # entries stale and compacts the native heap, where the stale entry comes
+    # first: the current one must stay, or "target" stays pending for good
+    # (found in a 20k-workload simulation under waitForPodsReady).
+    early = "2025-12-31T23:59:50Z"
+    fillers = [workload(f"f-{i:02d}", "a", "2", created=early) for i in range(15)]
+    objs = [*queues(("a", "1")), *fillers, workload("target", "a", created=T0)]
+    cluster = Cluster.from_objects(objs, engine)
+    wid = cluster.wid_of("ns/target")
+    later = cluster.state.workloads["ns/target"].creation_ns + 5 * 10**9
+    cluster.engine.hold(wid, cluster.now_ns(), later)
+    cluster.run(1)  # end_holds queues "target" again; head f-00 does not fit: all fillers parked
+    assert states(cluster)["target"] == ("pending", "Pending")
+    cluster.run(1)
+    assert states(cluster)["target"] == ("admitted", "")

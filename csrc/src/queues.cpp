@@ -68,11 +68,15 @@ ClusterQueueQueue::LqHeap& ClusterQueueQueue::lq_heap_of(const WorkloadStore& w,
 // the top (in the default simulation heaps grew to ~400k entries, 96% of pops
 // were stale, and the equivalence-parking scan read 2.6 G entries).
 //
-// When order keys are fixed, every entry of one workload is identical and
-// interchangeable: one entry per active workload is kept, none for inactive
-// ones (a later push brings an identical entry back), so the sequence of
-// popped heads is unchanged. Called when the heap holds more than twice the
-// active workloads: each compaction drops at least half, amortized O(1).
+// When order keys are fixed, one entry per active workload is kept, the one
+// with its current key, none for inactive ones (a later push brings a current
+// entry back), so the sequence of popped heads is unchanged. The key check
+// matters even then: a workload held by waitForPodsReady (or evicted by an
+// admission check) comes back with another timestamp, and the entry its old
+// one left may come first in the heap; kept alone, it is dropped as stale at
+// pop and the workload, still active, never pops again. Called when the heap
+// holds more than twice the active workloads: each compaction drops at least
+// half, amortized O(1).
 //
 // When keys can move, a stale entry with an old key would still pop its
 // workload at the old place once it is active again (heapq does the same),
@@ -84,7 +88,7 @@ void ClusterQueueQueue::compact(WorkloadStore& w) {
   if (fixed_keys_) {
     // queue_active 2 marks "entry already kept" during the pass
     for (const HeapEntry& e : heap_) {
-      if (w.queue_active[e.wid] == 1) {
+      if (w.queue_active[e.wid] == 1 && e.queue_ts == w.queue_ts[e.wid]) {
         w.queue_active[e.wid] = 2;
         heap_[out++] = e;
       }

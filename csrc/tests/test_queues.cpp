@@ -134,6 +134,8 @@ TEST(parking_by_scheduling_hash) {
 // finished workloads (keys "may move") pop the same heads, park the same
 // workloads and keep the same flags. Many requeues of the parked workloads
 // grow the stale entries past the compaction threshold many times over.
+// Held workloads come back with a later timestamp (waitForPodsReady): their
+// old entries are stale even in the queue with fixed keys.
 TEST(heap_compaction_changes_no_decision) {
   for (int round = 0; round < 20; ++round) {
     std::mt19937 rng(static_cast<unsigned>(round) * 7919 + 3);
@@ -175,13 +177,22 @@ TEST(heap_compaction_changes_no_decision) {
         }
       } else if (op < 9) {
         CHECK_EQ(qa.queue_inadmissible(wa), qb.queue_inadmissible(wb));
-      } else {
+      } else if (rng() % 2) {
         const std::size_t k = rng() % live.size();
         const int wid = live[k];
         qa.remove(wa, wid);
         qb.remove(wb, wid);
         wa.status[wid] = wb.status[wid] = STATUS_FINISHED;
         live.erase(live.begin() + static_cast<std::ptrdiff_t>(k));
+      } else {
+        // waitForPodsReady's hold: out of the queue, back with a later
+        // timestamp; the entry of its old one is stale, it pops by the new
+        const int wid = live[rng() % live.size()];
+        qa.remove(wa, wid);
+        qb.remove(wb, wid);
+        wa.queue_ts[wid] = wb.queue_ts[wid] = wa.queue_ts[wid] + 1 + static_cast<std::int64_t>(rng() % 50);
+        qa.push(wa, wid);
+        qb.push(wb, wid);
       }
       CHECK_EQ(qa.n_active(), qb.n_active());
       CHECK_EQ(qa.n_inadmissible(), qb.n_inadmissible());

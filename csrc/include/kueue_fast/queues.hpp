@@ -42,9 +42,10 @@ namespace kueue_fast {
 class ClusterQueueQueue {
  public:
   // fixed_keys: a workload's order key (priority, queue-order timestamp)
-  // never changes (false when victims reclaimed while borrowing get a new
-  // timestamp, PrioritySortingWithinCohort off); it decides which stale heap
-  // entries compaction may drop. admission_fair_sharing: the ClusterQueue is
+  // moves only while it is out of its queue, by a waitForPodsReady hold or an
+  // admission check's eviction (false when victims reclaimed while borrowing
+  // also get a new timestamp, PrioritySortingWithinCohort off); it decides
+  // which stale heap entries compaction may drop. admission_fair_sharing: the ClusterQueue is
   // UsageBasedAdmissionFairSharing (one heap per LocalQueue).
   explicit ClusterQueueQueue(std::uint8_t strategy = BEST_EFFORT_FIFO, bool equivalence_hashing = true,
                              bool fixed_keys = true, bool admission_fair_sharing = false)
