@@ -2,6 +2,7 @@
 // with the reference engine's Python interface).
 #include <cstring>
 #include <limits>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -757,6 +758,99 @@ void register_engine(py::module_& m) {
             return out;
           },
           py::arg("wids"), "Per wid: its pending message (workload_view's \"message\").")
+      .def(
+          "reasons",
+          [](PyEngine& self, py::handle wids) {
+            I64Array a = int_array(wids, "wids");
+            std::lock_guard<std::mutex> lock(self.mutex);
+            const Engine& e = self.engine;
+            const py::ssize_t n = a.size();
+            for (py::ssize_t i = 0; i < n; ++i) e.check_wid(a.data()[i]);
+            py::list out(n);
+            for (py::ssize_t i = 0; i < n; ++i) out[i] = py::str(e.reason(static_cast<int>(a.data()[i])));
+            return out;
+          },
+          py::arg("wids"), "Per wid: its pending reason (workload_view's \"reason\").")
+      .def(
+          "queues",
+          [](PyEngine& self, py::handle wids) {
+            I64Array a = int_array(wids, "wids");
+            std::lock_guard<std::mutex> lock(self.mutex);
+            const Engine& e = self.engine;
+            const py::ssize_t n = a.size();
+            for (py::ssize_t i = 0; i < n; ++i) e.check_wid(a.data()[i]);
+            py::array_t<std::int32_t> out(n);
+            auto* o = out.mutable_data();
+            const auto& w = e.workloads();
+            for (py::ssize_t i = 0; i < n; ++i) o[i] = w.cq[static_cast<std::size_t>(a.data()[i])];
+            return out;
+          },
+          py::arg("wids"), "Per wid: the ClusterQueue it queues in when pending (-1: none), as workload_spec's.")
+      .def(
+          "admitted_shapes",
+          [](PyEngine& self, py::handle wids) {
+            // The admissions of many workloads without a dict per workload: the
+            // distinct (admitted ClusterQueue, pod sets) among them, each once.
+            I64Array a = int_array(wids, "wids");
+            std::lock_guard<std::mutex> lock(self.mutex);
+            const Engine& e = self.engine;
+            const py::ssize_t n = a.size();
+            for (py::ssize_t i = 0; i < n; ++i) e.check_wid(a.data()[i]);
+            const auto& w = e.workloads();
+            py::array_t<std::int32_t> shape(n);
+            auto* out = shape.mutable_data();
+            std::map<std::vector<std::int64_t>, std::int32_t> ids;
+            std::vector<const std::vector<std::int64_t>*> order;
+            std::vector<std::int64_t> key;
+            for (py::ssize_t i = 0; i < n; ++i) {
+              const int wid = static_cast<int>(a.data()[i]);
+              const auto& slot = w.adm[wid];
+              out[i] = -1;
+              if (w.status[wid] != kueue_fast::STATUS_ADMITTED || w.admitted_cq[wid] < 0 || slot.size == 0) continue;
+              const std::int64_t* p = w.adm_pool.data() + slot.offset;
+              const std::int64_t n_ps = *p++;
+              if (n_ps != static_cast<std::int64_t>(w.pod_sets_of[wid].n)) continue;
+              // [cq, then per pod set: name, count, n, n x (resource, flavor)] (resources without flavor left out)
+              key.assign(1, w.admitted_cq[wid]);
+              for (std::int64_t k = 0; k < n_ps; ++k) {
+                key.push_back(w.pod_sets[w.pod_sets_of[wid].first + static_cast<std::uint32_t>(k)].name);
+                key.push_back(*p++);  // count
+                const std::int64_t n_res = *p++;
+                const std::size_t n_at = key.size();
+                key.push_back(0);
+                for (std::int64_t j = 0; j < n_res; ++j, p += 2) {
+                  const std::uint64_t word = static_cast<std::uint64_t>(p[0]);
+                  const int fr = static_cast<std::int32_t>(word >> 32);
+                  if (fr < 0) continue;
+                  key.push_back(static_cast<std::int64_t>(word & 0xffffffffu));
+                  key.push_back(e.topology().fr_flavor(fr));
+                  ++key[n_at];
+                }
+              }
+              auto [it, added] = ids.try_emplace(key, static_cast<std::int32_t>(order.size()));
+              if (added) order.push_back(&it->first);
+              out[i] = it->second;
+            }
+            py::list shapes;
+            for (const auto* k : order) {
+              const std::int64_t* p = k->data();
+              const std::int64_t cq = *p++;
+              py::list pod_sets;
+              while (p < k->data() + k->size()) {
+                const std::string& name = w.pod_set_names[static_cast<std::size_t>(*p++)];
+                const std::int64_t count = *p++;
+                const std::int64_t n_res = *p++;
+                py::list flavors;
+                for (std::int64_t j = 0; j < n_res; ++j, p += 2) flavors.append(py::make_tuple(p[0], p[1]));
+                pod_sets.append(py::make_tuple(name, count, flavors));
+              }
+              shapes.append(py::make_tuple(cq, pod_sets));
+            }
+            return py::make_tuple(shape, shapes);
+          },
+          py::arg("wids"),
+          "(shape per wid, -1: not admitted to a ClusterQueue; shapes: [(admitted ClusterQueue, "
+          "[(pod set name, count, [(resource id, flavor id)])])]), the flavors as workload_view's.")
       .def(
           "admitted_usage",
           [](PyEngine& self, py::handle wids) {

@@ -20,7 +20,8 @@ Beyond that interface it has a bulk path for simulators and benchmarks:
 * ``run_until_stable(now_ns, max_cycles)`` runs the cycles of one instant
   natively (``run_until_settled`` when victims keep their quota until
   ``release_eviction``); ``admitted_usage(wids)``, ``eviction_reasons(wids)``,
-  ``preempted_by(wids)``, ``messages(wids)`` and ``remove_workloads(wids)``
+  ``preempted_by(wids)``, ``messages(wids)``, ``reasons(wids)``, ``queues(wids)``,
+  ``admitted_shapes(wids)`` and ``remove_workloads(wids)``
   read and remove many workloads at once;
 * ``usage``, ``subtree_quota``, ``nominal``, ``borrowing_limit`` and
   ``lending_limit`` are read-only, zero-copy ``(n_nodes, n_fr)`` int64 views
@@ -472,6 +473,25 @@ class NativeEngine:
         self._core.restore_afs_ledger(afs_ledger_entries(self.topo, state))
 
     # --- decisions -----------------------------------------------------------------------------------
+
+    def reasons(self, wids: npt.ArrayLike) -> list[str]:
+        """Per wid: its pending reason, as ``workload_view(wid)["reason"]``."""
+        return list(self._core.reasons(wids))
+
+    def queues(self, wids: npt.ArrayLike) -> npt.NDArray[np.int32]:
+        """Per wid: the ClusterQueue it queues in when pending (-1: none), as spec(wid).cluster_queue."""
+        out: npt.NDArray[np.int32] = self._core.queues(wids)
+        return out
+
+    def admitted_shapes(
+        self, wids: npt.ArrayLike
+    ) -> tuple[npt.NDArray[np.int32], list[tuple[int, list[tuple[str, int, list[tuple[int, int]]]]]]]:
+        """The admissions of many workloads, each distinct one once: per wid
+        an index into the shapes (-1: not admitted to a ClusterQueue of the
+        topology), and the shapes: (admitted ClusterQueue, [(pod set name,
+        count, [(resource id, flavor id)])]), the flavors of workload_view."""
+        shape, shapes = self._core.admitted_shapes(wids)
+        return shape, shapes
 
     def admitted_usage(self, wids: npt.ArrayLike) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int64]]:
         """Per wid: the ClusterQueue it is admitted to (-1: not admitted) and the

@@ -121,6 +121,27 @@ class Decision:
         return self.state in (ADMITTED, RESERVED)
 
 
+# BulkDecisions.kind: which decisions the engine's arrays give
+BULK_OTHER, BULK_ADMITTED, BULK_PENDING = 0, 1, 2
+
+
+@dataclass
+class BulkDecisions:
+    """decisions() in their order (by key) without a Decision for the common
+    ones: admitted to a ClusterQueue of the topology (``shape``: an index
+    into ``shapes``, the ClusterQueue's name and the pod sets, flavors by
+    resource, no usage) and plain pending (``reasons`` and ``messages``, in
+    key order of the pending ones); every other key (``BULK_OTHER``) needs
+    ``Cluster.decision``."""
+
+    keys: list[str]
+    kind: list[int]
+    shape: list[int]
+    shapes: list[tuple[str, list[PodSetDecision]]]
+    reasons: list[str]
+    messages: list[str]
+
+
 @dataclass
 class EvictionRecord:
     """A workload's last eviction (Kueue's Evicted and Preempted conditions)."""
@@ -882,14 +903,81 @@ class Cluster:
         rest: the workloads whose state the Cluster keeps between cycles
         (reserved or checked by admission checks, deactivated, held by
         waitForPodsReady's backoff) need their decision."""
+        wids = np.fromiter(self._wid.values(), dtype=np.int64, count=len(self._wid))
+        mask = self._kept_mask(wids)
+        if mask is None:
+            return wids, []
+        return wids[~mask], wids[mask].tolist()
+
+    def _kept_mask(self, wids: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_] | None:
+        """Which of ``wids`` are workloads whose state the Cluster keeps
+        (_bulk_countable); None when there are none."""
         own = set(self._held)
         for keys in (self._reserved, self._deactivated, self._checks):
             own.update(self._wid[k] for k in keys if k in self._wid)
-        wids = np.fromiter(self._wid.values(), dtype=np.int64, count=len(self._wid))
         if not own:
-            return wids, []
-        mask = np.isin(wids, np.fromiter(own, dtype=np.int64, count=len(own)))
-        return wids[~mask], wids[mask].tolist()
+            return None
+        return np.isin(wids, np.fromiter(own, dtype=np.int64, count=len(own)))
+
+    def bulk_decisions(self) -> BulkDecisions | None:
+        """decisions() from the native engine's arrays where they tell
+        (BulkDecisions); None for an engine without them (the reference)."""
+        bulk = getattr(self.engine, "decisions", None)
+        if bulk is None:
+            return None
+        keys = sorted(self._wid)
+        ids = self._wid
+        wids = np.fromiter((ids[k] for k in keys), dtype=np.int64, count=len(keys))
+        codes, admitted_cq, _ = bulk()
+        codes, admitted_cq = codes[wids], admitted_cq[wids]
+        plain = ~kept if (kept := self._kept_mask(wids)) is not None else np.ones(len(wids), dtype=bool)
+        kind = np.full(len(wids), BULK_OTHER, dtype=np.int8)
+        shape = np.full(len(wids), -1, dtype=np.int32)
+        admitted = plain & (codes == NATIVE_STATE_NAMES.index(ADMITTED)) & (admitted_cq >= 0)
+        admitted_shape, raw_shapes = self.engine.admitted_shapes(wids[admitted])
+        shape[admitted] = admitted_shape
+        kind[admitted & (shape >= 0)] = BULK_ADMITTED
+        pending = np.flatnonzero(plain & (codes == NATIVE_STATE_NAMES.index(PENDING)))
+        pending_wids = wids[pending]
+        reasons, messages = self.engine.reasons(pending_wids), self.engine.messages(pending_wids)
+        # one the scheduler never tried has no message: why it waits in its queue (_waiting_reason)
+        waiting = [self._queue_waiting_reason(cq) for cq in range(len(self.topology.cluster_queues))]
+        queues = self.engine.queues(pending_wids).tolist()
+        unqueued = []  # in no queue: their decision says why
+        for i, (message, cq) in enumerate(zip(messages, queues, strict=True)):
+            if not message:
+                if cq < 0:
+                    unqueued.append(i)
+                else:
+                    reasons[i], messages[i] = waiting[cq]
+        kind[pending] = BULK_PENDING
+        if unqueued:
+            kind[pending[unqueued]] = BULK_OTHER
+            for i in reversed(unqueued):
+                del reasons[i], messages[i]
+        topo = self.topology
+        shapes = [
+            (
+                topo.cluster_queues[cq].name,
+                [
+                    PodSetDecision(
+                        name,
+                        count,
+                        {topo.resource_names[r]: topo.flavor_names[f] for r, f in sorted(flavors)},
+                    )
+                    for name, count, flavors in pod_sets
+                ],
+            )
+            for cq, pod_sets in raw_shapes
+        ]
+        return BulkDecisions(
+            keys,
+            kind.tolist(),
+            shape.tolist(),
+            shapes,
+            reasons,
+            messages,
+        )
 
     def queue_state_counts(self) -> dict[tuple[str | None, str], int]:
         """How many of decisions() are in each (ClusterQueue the workload is
@@ -1096,7 +1184,10 @@ class Cluster:
             if spec.unqueued_reason == ac.DEACTIVATED_MESSAGE:
                 return ac.DEACTIVATED, ac.DEACTIVATED_MESSAGE
             return ("Misconfigured" if "exist" in spec.unqueued_reason else "Suspended"), spec.unqueued_reason
-        cq = self.topology.cluster_queues[spec.cluster_queue]
+        return self._queue_waiting_reason(spec.cluster_queue)
+
+    def _queue_waiting_reason(self, cq_id: int) -> tuple[str, str]:
+        cq = self.topology.cluster_queues[cq_id]
         if not cq.active:
             return "Suspended", cq.inactive_message
         return "Pending", f"waiting for its turn in ClusterQueue {cq.name}"

@@ -13,7 +13,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import status as S
-from .cluster import ADMITTED, EVICTED, PENDING, RESERVED, Cluster, CycleResult, Decision
+from .cluster import (
+    ADMITTED,
+    BULK_ADMITTED,
+    BULK_OTHER,
+    EVICTED,
+    PENDING,
+    RESERVED,
+    BulkDecisions,
+    Cluster,
+    CycleResult,
+    Decision,
+)
 from .compiler import NO_LIMIT
 from .explain import ClusterView
 from .fastload import orjson
@@ -52,6 +63,10 @@ def to_json(cluster: Cluster, explain: bool = False) -> str:
     """The contract's document; with ``explain``, each pending or evicted
     workload also carries ``explanation`` (computed only then)."""
     owners = {key: wl.owner for key, wl in cluster.state.workloads.items() if wl.owner is not None}
+    if not explain:
+        bulk = cluster.bulk_decisions()
+        if bulk is not None:
+            return _bulk_json(cluster, bulk, owners)
     view = ClusterView(cluster) if explain else None
     workloads = []
     for d in view.decisions if view is not None else cluster.decisions():
@@ -65,6 +80,54 @@ def to_json(cluster: Cluster, explain: bool = False) -> str:
     if view is None:  # strings and integers only (explanations hold floats)
         return _dumps_plain(doc)
     return json.dumps(doc, indent=2) + "\n"
+
+
+def _bulk_json(cluster: Cluster, bulk: BulkDecisions, owners: dict[str, str]) -> str:
+    """_dumps_plain of the contract's document, written entry by entry: the
+    workloads the engine's arrays give (BulkDecisions) from text shared by
+    all of a shape (admitted) or a few escaped strings (pending), the others
+    from their Decision. Each entry is json.dumps(entry, indent=2) indented
+    one level deeper (json escapes newlines in strings: every newline of its
+    text is structural), which is what json.dumps writes for the document."""
+    enc = json.encoder.encode_basestring_ascii  # json.dumps' strings (ensure_ascii), in C
+    deeper = "\n    "
+
+    def tail(entry: JSON) -> str:  # the entry's fields after its first ones, from ",\n"
+        return "," + _dumps_plain(entry)[1:-1].replace("\n", deeper)
+
+    admitted = [
+        tail(
+            {
+                "state": ADMITTED,
+                "clusterQueue": cq,
+                "podSets": [{"name": ps.name, "count": ps.count, "flavors": ps.flavors} for ps in pod_sets],
+            }
+        )
+        for cq, pod_sets in bulk.shapes
+    ]
+    head = '{\n      "namespace": '
+    pending = iter(zip(bulk.reasons, bulk.messages, strict=True))
+    entries: list[str] = []
+    for key, kind, shape in zip(bulk.keys, bulk.kind, bulk.shape, strict=True):
+        if kind == BULK_OTHER:
+            d = cluster.decision(key)
+            entries.append(_dumps_plain(decision_json(d, owners.get(d.key)))[:-1].replace("\n", deeper))
+            continue
+        ns, name = key.split("/", 1)
+        owner = owners.get(key)
+        text = head + enc(ns) + ',\n      "name": ' + enc(name)
+        if owner is not None:
+            text += ',\n      "owner": ' + enc(owner)
+        if kind == BULK_ADMITTED:
+            entries.append(text + admitted[shape])
+        else:
+            reason, message = next(pending)
+            entries.append(
+                f'{text},\n      "state": "{PENDING}",\n      "reason": {enc(reason)},'
+                f'\n      "message": {enc(message)}\n    }}'
+            )
+    body = "[\n    " + ",\n    ".join(entries) + "\n  ]" if entries else "[]"
+    return f'{{\n  "cycles": {json.dumps(cluster.cycles)},\n  "workloads": {body}\n}}\n'
 
 
 def _dumps_plain(doc: JSON) -> str:

@@ -706,3 +706,114 @@ def test_plain_json_is_written_as_json_dumps_writes_it(doc):
 def test_plain_json_escapes_as_json_dumps_does(text):
     doc = {"workloads": [{"name": text, "n": 2**64, "items": [], "map": {}}], "cycles": -1}
     assert output._dumps_plain(doc) == json.dumps(doc, indent=2) + "\n"
+
+
+# --- -o json in bulk (Cluster.bulk_decisions) against one Decision per workload -------------------
+
+
+def _json_per_decision(cluster) -> str:  # type: ignore[no-untyped-def]
+    """The contract's document as to_json wrote it before the bulk path."""
+    owners = {key: wl.owner for key, wl in cluster.state.workloads.items() if wl.owner is not None}
+    workloads = [output.decision_json(d, owners.get(d.key)) for d in cluster.decisions()]
+    return json.dumps({"cycles": cluster.cycles, "workloads": workloads}, indent=2) + "\n"
+
+
+def _every_state_cluster():  # type: ignore[no-untyped-def]
+    """Admitted (whole, partial, several pod sets, input admissions), pending
+    (tried, never tried, in an inactive or stopped queue, without LocalQueue,
+    deactivated), preempted, evicted with the eviction under way."""
+    from builders import build_state, cq, fq, wl
+
+    from kueue_fast import Cluster
+
+    state = build_state(
+        ["default", "spot"],
+        [
+            cq("a").cohort("co").flavor("default", cpu="6").preemption(within="LowerPriority"),
+            cq("b").cohort("co").resource_group(fq("default", cpu="4"), fq("spot", cpu="4")),
+            cq("off").flavor("missing", cpu="4"),  # inactive: its flavor does not exist
+            cq("held").flavor("default", cpu="4").stop("Hold"),
+        ],
+        [
+            wl("partial").queue("a").pod_set("main", 9, {"cpu": "1"}, min_count=2),
+            wl("multi").queue("b").pod_set("driver", 1, {"cpu": "1"}).pod_set("workers", 3, {"cpu": "2"}),
+            wl("in").queue("b").request(cpu="1").reserve("b", "spot"),
+            wl("big").queue("b").request(cpu="40"),
+            wl("wait").queue("a").request(cpu="1").created(2_000_000_000_000_000_000),
+            wl("suspended").queue("off").request(cpu="1"),
+            wl("stopped").queue("held").request(cpu="1"),
+            wl("lost").queue("nowhere").request(cpu="1"),
+            wl("asleep").queue("b").request(cpu="1"),
+            *(wl(f"w{i}", f"ns{i % 3}").queue("q").request(cpu="1").created(i) for i in range(12)),
+        ],
+        local_queues=[(f"ns{i}", "q", "b") for i in range(3)],
+    )
+    state.workloads["default/asleep"].active = False
+    for key, w in state.workloads.items():
+        if key.startswith("ns0/"):
+            w.owner = f"Job/{w.name}"  # the job a Workload was made from
+    cluster = Cluster(state, "native", release_evictions=False)
+    cluster.run(2)
+    cluster.add_workload(wl("urgent").queue("a").priority(10).request(cpu="6").obj())  # preempts
+    cluster.run(1)
+    victim = next(k for k in cluster.keys() if cluster.decision(k).state == "admitted" and k.startswith("ns"))
+    cluster.evict(victim, "Deactivated", "The workload is deactivated")
+    return cluster
+
+
+def _scenario_clusters():  # type: ignore[no-untyped-def]
+    """Every public scenario that loads, run as the scenario says, native."""
+    from pathlib import Path
+
+    from kueue_fast import Cluster
+    from kueue_fast.errors import KueueFastError
+
+    for path in sorted((Path(__file__).parent / "scenarios").glob("*.yaml")):
+        docs = [d for d in yaml.load_all(path.read_text(), Loader=yaml.CSafeLoader) if d is not None]
+        raw = path.with_suffix(".raw")
+        try:
+            if raw.exists():
+                cluster = Cluster.from_files([str(raw)], "native")
+            else:
+                cluster = Cluster.from_objects(docs[1:], "native")
+        except KueueFastError:
+            continue  # a bad-input scenario
+        run = docs[0]["run"]
+        if run.get("untilStable"):
+            cluster.run_until_stable()
+        else:
+            cluster.run(run["cycles"])
+        yield path.name, cluster
+
+
+def test_bulk_json_is_the_json_of_every_decision() -> None:
+    # to_json writes the workloads the engine's arrays give (admitted to a ClusterQueue,
+    # plain pending) without a Decision: the same bytes as the per-decision document
+    from kueue_fast.cluster import BULK_ADMITTED, BULK_OTHER, BULK_PENDING
+
+    kinds: set[int] = set()
+    states: set[tuple[str, str]] = set()
+    seen = {"partial": False, "pod sets": False, "owner": False}
+    for name, cluster in [("every state", _every_state_cluster()), *_scenario_clusters()]:
+        bulk = cluster.bulk_decisions()
+        assert bulk is not None and bulk.keys == [d.key for d in cluster.decisions()], name
+        kinds.update(bulk.kind)
+        want = _json_per_decision(cluster)
+        assert output.to_json(cluster) == want, name
+        for w in json.loads(want)["workloads"]:
+            states.add((w["state"], w.get("reason", "")))
+            pod_sets = cluster.state.workloads[f"{w['namespace']}/{w['name']}"].pod_sets
+            spec = {ps.name: ps.count for ps in pod_sets}
+            seen["partial"] |= any(ps["count"] < spec[ps["name"]] for ps in w.get("podSets", ()))
+            seen["pod sets"] |= len(w.get("podSets", ())) > 1
+            seen["owner"] |= "owner" in w
+    assert kinds == {BULK_OTHER, BULK_ADMITTED, BULK_PENDING} and all(seen.values()), seen
+    want_states = {("admitted", ""), ("reserved", "UnsatisfiedAdmissionChecks"), ("evicted", "Preempted")}
+    want_states |= {("evicted", "Deactivated"), ("pending", "Pending"), ("pending", "Deactivated")}
+    want_states |= {("pending", "Suspended"), ("pending", "Misconfigured")}
+    assert want_states <= states, want_states - states
+    # the reference engine keeps the per-decision path
+    from kueue_fast import Cluster
+
+    reference = Cluster(_every_state_cluster().state, "reference")
+    assert reference.bulk_decisions() is None
