@@ -372,7 +372,7 @@ def set_requeue_state(st: JSON, count: int, requeue_at_ns: int | None) -> None:
     place, left as given when there is none."""
     if count <= 0 and requeue_at_ns is None:
         return
-    rs: JSON = {"count": count}
+    rs: JSON = {"count": count} if count > 0 else {}  # a Retry's backoff counts nothing (SetRequeueState)
     if requeue_at_ns is not None:
         rs["requeueAt"] = rfc3339(requeue_at_ns)
     st["requeueState"] = rs
@@ -428,7 +428,10 @@ def _set_check_states(st: JSON, d: Decision, now_ns: int) -> None:
             out.append(old)
             continue
         entry: JSON = {"name": c.name, "state": c.state, "message": c.message}
-        entry["lastTransitionTime"] = rfc3339(now_ns)
+        changed_ns = now_ns if c.last_transition_ns is None else c.last_transition_ns
+        entry["lastTransitionTime"] = rfc3339(changed_ns)
+        if c.requeue_after_s is not None:
+            entry["requeueAfterSeconds"] = c.requeue_after_s
         if c.retry_count:
             entry["retryCount"] = c.retry_count
         out.append(entry)

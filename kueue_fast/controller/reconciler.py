@@ -1049,7 +1049,9 @@ class Controller:
                 return
             if not S.condition_true(wl, S.EVICTED):
                 st = S.evicted_status(wl, reason, message, pre, self.clock.time_ns())
-                if reason == "PodsReadyTimeout":  # evict with UpdateRequeueState (workload_controller.go)
+                # evict with UpdateRequeueState (PodsReady) or after NeedsRequeueAtUpdate (a Retry's
+                # requeueAfterSeconds) (workload_controller.go)
+                if reason in ("PodsReadyTimeout", AC.EVICTED_BY_CHECK):
                     S.set_requeue_state(st, *eng.requeue_state(key))
                 self._apply_status(t, wl, "evict", st, PRIO_ADMISSION, self._then_evicted(t, wl))
                 return
@@ -1084,7 +1086,9 @@ class Controller:
         for c in (wl.get("status") or {}).get("admissionChecks") or []:
             name, st = str(c.get("name") or ""), str(c.get("state") or "")
             if name in known and st in AC.STATES and known[name] != st:
-                eng.set_check_state(t.key, name, st, str(c.get("message") or ""))
+                after = c.get("requeueAfterSeconds")
+                after_s = after if isinstance(after, int) and after >= 0 else None
+                eng.set_check_state(t.key, name, st, str(c.get("message") or ""), after_s, _time_ns(c))
                 changed = True
         if changed:
             self.sched_dirty = True
@@ -1647,4 +1651,15 @@ def default_identity() -> str:
     return os.environ.get("POD_NAME") or f"{socket.gethostname()}_{uuid.uuid4().hex[:8]}"
 
 
+def _time_ns(obj: dict[str, Any]) -> int | None:
+    """An object's lastTransitionTime in ns, None when absent or not a time."""
+    from ..loader import parse_time_ns
+
+    try:
+        return parse_time_ns(obj.get("lastTransitionTime"), "", "lastTransitionTime")
+    except InputError:
+        return None
+
+
 __all__ = ["Controller", "Options", "Track", "default_identity", "field"]
+

@@ -6,6 +6,7 @@ once every check is Ready; Retry evicts and requeues, Rejected deactivates
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from kf_harness import (
@@ -103,3 +104,23 @@ def test_retry_requeues_and_rejected_deactivates(fake_cluster: Harness) -> None:
     a = h.workload_of(ns, "a")
     assert cond(a, "Evicted").get("reason") == "DeactivatedDueToAdmissionCheck"
     assert suspended(h, ns, "a")
+
+
+def test_a_retry_with_requeue_after_seconds_waits_out_its_backoff(fake_cluster: Harness) -> None:
+    # workload_controller.go Reconcile: NeedsRequeueAtUpdate -> SetRequeueState(lastTransitionTime +
+    # requeueAfterSeconds, no count); the evicted workload queues again only once requeueAt passed
+    h = fake_cluster
+    ns = setup(h)
+    h.controller()
+    h.create(job(ns, "a", "lq", cpu="1"))
+    wl = wait_for(lambda: reserved_pending(h, ns, "a"), what="quota reserved")
+    now = datetime.now(timezone.utc).replace(microsecond=0)
+    entry = {"name": "prov", "state": "Retry", "message": "", "requeueAfterSeconds": 2,
+             "lastTransitionTime": now.strftime("%Y-%m-%dT%H:%M:%SZ")}
+    md = wl["metadata"]
+    h.patch(WORKLOADS, md["name"], {"status": {"admissionChecks": [entry]}}, ns, sub="status")
+    requeue_at = (now + timedelta(seconds=2)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    wl = wait_for(lambda: cond(h.workload_of(ns, "a"), "Evicted").get("reason") == "AdmissionCheck"
+                  and h.workload_of(ns, "a"), what="evicted by the check")
+    assert (wl.get("status") or {}).get("requeueState") == {"requeueAt": requeue_at}
+    wait_for(lambda: reserved_pending(h, ns, "a"), what="reserved again after the backoff")
