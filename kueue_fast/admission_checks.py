@@ -86,13 +86,14 @@ def reset_on_eviction(
     states: Sequence[AdmissionCheckState], now_ns: int | None = None
 ) -> list[AdmissionCheckState]:
     """evict.go resetChecksOnEviction: every state but Pending goes back to
-    Pending (keeping its requeueAfterSeconds); a Retry counts one more retry."""
+    Pending (keeping its requeueAfterSeconds); a Retry counts one more retry,
+    any other state loses its count (RetryCount nil)."""
     out = []
     for s in states:
         if s.state == CHECK_PENDING:
             out.append(s)
             continue
-        retries = s.retry_count + 1 if s.state == CHECK_RETRY else s.retry_count
+        retries = s.retry_count + 1 if s.state == CHECK_RETRY else 0
         message = f"Reset to Pending after eviction. Previously: {s.state}"
         out.append(AdmissionCheckState(s.name, CHECK_PENDING, message, retries, s.requeue_after_s, now_ns))
     return out

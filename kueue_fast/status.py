@@ -257,6 +257,8 @@ def _reset_check_states(st: JSON, now_ns: int) -> None:
         }
         if state == "Retry":
             entry["retryCount"] = int(c.get("retryCount") or 0) + 1
+        else:  # RetryCount nil but after a Retry
+            entry.pop("retryCount", None)
         out.append(entry)
     if out:
         st["admissionChecks"] = out

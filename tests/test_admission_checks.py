@@ -128,6 +128,13 @@ def test_eviction_resets_states_and_counts_retries() -> None:
                    AdmissionCheckState("c", "Pending", reset + "Ready")]
 
 
+def test_eviction_drops_the_retry_count_of_a_state_not_in_retry() -> None:
+    # evict.go resetChecksOnEviction: RetryCount is set only for a Retry (nil, i.e. 0, otherwise)
+    states = [AdmissionCheckState("a", "Ready", "", 3), AdmissionCheckState("b", "Rejected", "", 1)]
+    got = ac.reset_on_eviction(states)
+    assert [s.retry_count for s in got] == [0, 0]
+
+
 def test_check_eviction_messages() -> None:
     # workload_controller.go reconcileCheckBasedEviction, buildAdmissionChecksMessage
     retry = [AdmissionCheckState("b", "Retry"), AdmissionCheckState("a", "Retry", "busy")]
@@ -461,3 +468,19 @@ def test_bulk_counts_see_reserved_and_deactivated_workloads(engine: str) -> None
     want = Counter((_queued_in(view, d), d.state) for d in decisions)
     got = {(q if q is not None else NONE, s): n for (q, s), n in c.queue_state_counts().items()}
     assert got == dict(want)
+
+
+def test_the_controllers_eviction_counts_retries_as_kueue() -> None:
+    # evict.go resetChecksOnEviction: retryCount only for a Retry (one more); nil for any other state;
+    # requeueAfterSeconds kept
+    from kueue_fast import status as S
+    wl_obj = {"metadata": {"name": "a", "namespace": "ns"}, "status": {"admissionChecks": [
+        {"name": "a", "state": "Ready", "message": "", "lastTransitionTime": T0, "retryCount": 2},
+        {"name": "b", "state": "Retry", "message": "", "lastTransitionTime": T0, "retryCount": 1,
+         "requeueAfterSeconds": 30}]}}
+    st = S.evicted_status(wl_obj, "AdmissionCheck", "m", None, 0)
+    reset, t = "Reset to Pending after eviction. Previously: ", "1970-01-01T00:00:00Z"
+    assert st["admissionChecks"] == [
+        {"name": "a", "state": "Pending", "message": reset + "Ready", "lastTransitionTime": t},
+        {"name": "b", "state": "Pending", "message": reset + "Retry", "lastTransitionTime": t,
+         "retryCount": 2, "requeueAfterSeconds": 30}]
