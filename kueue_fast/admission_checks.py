@@ -26,6 +26,7 @@ from .model import (
 )
 
 STATES = CHECK_STATES
+NS_PER_S = 1_000_000_000
 
 # Evicted condition reasons (apis/kueue/v1beta2 workload_types.go
 # WorkloadEvictedByAdmissionCheck; patching.go ReasonWithCause for a
@@ -81,18 +82,32 @@ def sync_states(states: Sequence[AdmissionCheckState], names: Sequence[str]) -> 
     return [by_name.get(n) or AdmissionCheckState(n, CHECK_PENDING) for n in sorted(set(names))]
 
 
-def reset_on_eviction(states: Sequence[AdmissionCheckState]) -> list[AdmissionCheckState]:
+def reset_on_eviction(
+    states: Sequence[AdmissionCheckState], now_ns: int | None = None
+) -> list[AdmissionCheckState]:
     """evict.go resetChecksOnEviction: every state but Pending goes back to
-    Pending; a Retry counts one more retry."""
+    Pending (keeping its requeueAfterSeconds); a Retry counts one more retry,
+    any other state loses its count (RetryCount nil)."""
     out = []
     for s in states:
         if s.state == CHECK_PENDING:
             out.append(s)
             continue
-        retries = s.retry_count + 1 if s.state == CHECK_RETRY else s.retry_count
+        retries = s.retry_count + 1 if s.state == CHECK_RETRY else 0
         message = f"Reset to Pending after eviction. Previously: {s.state}"
-        out.append(AdmissionCheckState(s.name, CHECK_PENDING, message, retries))
+        out.append(AdmissionCheckState(s.name, CHECK_PENDING, message, retries, s.requeue_after_s, now_ns))
     return out
+
+
+def retry_time_ns(states: Sequence[AdmissionCheckState]) -> int | None:
+    """admissionchecks.go GetMaxRetryTime: the latest lastTransitionTime +
+    requeueAfterSeconds of the checks in Retry that give both; None without."""
+    times = [
+        s.last_transition_ns + s.requeue_after_s * NS_PER_S
+        for s in states
+        if s.state == CHECK_RETRY and s.requeue_after_s is not None and s.last_transition_ns
+    ]
+    return max(times, default=None)
 
 
 def all_ready(states: Sequence[AdmissionCheckState]) -> bool:

@@ -186,9 +186,10 @@ class PodsReadyState:
 
 @dataclass
 class HeldWorkload:
-    """A workload out of its queue after a PodsReady timeout (waitForPodsReady):
-    until its backoff ends (requeue_at_ns), or for good once deactivated
-    (requeue_at_ns None). The engine forgot it; ``wid`` is its old id."""
+    """A workload out of its queue after a PodsReady timeout (waitForPodsReady)
+    or a Retry check's requeueAfterSeconds: until its backoff ends
+    (requeue_at_ns), or for good once deactivated (requeue_at_ns None). The
+    engine forgot it; ``wid`` is its old id."""
 
     wid: int
     evicted_cycle: int
@@ -371,7 +372,9 @@ class Cluster:
             return
         reason = self.engine.workload_view(wid)["eviction_reason"]
         self.engine.release_eviction(wid)
-        if reason in ("PodsReadyTimeout", "Deactivated") and self.state.configuration.wait_for_pods_ready:
+        waits = self.state.configuration.wait_for_pods_ready is not None
+        pods_ready = waits and reason in ("PodsReadyTimeout", "Deactivated")
+        if pods_ready or key in self._requeue_at:  # a backoff (or deactivation) ahead
             self._hold(key, self.cycles)
 
     def _id(self, key: str) -> int:
@@ -828,10 +831,11 @@ class Cluster:
         return out
 
     def _hold(self, key: str, evicted_cycle: int) -> None:
-        """A workload evicted by a PodsReady timeout gave its quota back: out of
-        its queue until requeueAt (workload_controller.go Update: a workload
-        back to pending with a backoff ahead is not queued; Reconcile queues it
-        once requeueAt passed); deactivated, for good."""
+        """A workload evicted by a PodsReady timeout, or by a Retry check with
+        requeueAfterSeconds, gave its quota back: out of its queue until
+        requeueAt (workload_controller.go Update: a workload back to pending
+        with a backoff ahead is not queued; Reconcile queues it once requeueAt
+        passed); deactivated, for good."""
         wid = self._wid[key]
         view = self.engine.workload_view(wid)
         wl = self.state.workloads[key]
@@ -855,7 +859,9 @@ class Cluster:
             return
         cfg = self.state.configuration.wait_for_pods_ready
         queue_ts = self.engine.spec(held.wid).queue_ts
-        if held.evicted_cycle >= 0 and cfg is not None:
+        if held.reason == ac.EVICTED_BY_CHECK:  # whatever requeuingStrategy.timestamp says
+            queue_ts = held.evicted_ns
+        elif held.evicted_cycle >= 0 and cfg is not None:
             wl = self.state.workloads[self._keys[held.wid]]
             queue_ts = held.evicted_ns if cfg.requeuing_timestamp == "Eviction" else wl.creation_ns
         self.engine.hold(held.wid, held.requeue_at_ns, queue_ts)
@@ -1016,9 +1022,7 @@ class Cluster:
 
     def _decision(self, wid: int) -> Decision:
         held = self._held.get(wid)
-        if held is not None:
-            return self._held_decision(held)
-        d = self._engine_decision(wid)
+        d = self._held_decision(held) if held is not None else self._engine_decision(wid)
         if self._checks and not d.admission_checks:
             d.admission_checks = list(self._checks.get(self._keys[wid], ()))
         return d
@@ -1076,16 +1080,31 @@ class Cluster:
 
     # --- admission checks (admission_checks.py) ------------------------------------------------
 
-    def set_check_state(self, key: str, check: str, state: str, message: str = "") -> None:
+    def set_check_state(
+        self,
+        key: str,
+        check: str,
+        state: str,
+        message: str = "",
+        requeue_after_s: int | None = None,
+        transition_ns: int | None = None,
+    ) -> None:
         """A check controller wrote the state of ``check`` for the workload
         (status.admissionChecks). A workload holding quota whose checks are
         all Ready is admitted at once (the workload controller's
         SyncAdmittedCondition); Retry and Rejected act at the end of the next
-        cycle (reconcileCheckBasedEviction), as the scheduling contract has it."""
+        cycle (reconcileCheckBasedEviction), as the scheduling contract has it.
+        A Retry's ``requeue_after_s`` keeps the evicted workload out of its
+        queue until ``transition_ns`` (the state's lastTransitionTime: now, or
+        the earlier one when the state did not change) plus that many seconds."""
         self._id(key)
         states = [s for s in self._checks.get(key, ()) if s.name != check]
         old = next((s for s in self._checks.get(key, ()) if s.name == check), None)
-        states.append(AdmissionCheckState(check, state, message, old.retry_count if old else 0))
+        if transition_ns is None:
+            same = old is not None and old.state == state and old.last_transition_ns is not None
+            transition_ns = old.last_transition_ns if same and old is not None else self._clock_ns
+        retries = old.retry_count if old else 0
+        states.append(AdmissionCheckState(check, state, message, retries, requeue_after_s, transition_ns))
         states.sort(key=lambda s: s.name)
         self._checks[key] = states
         if ac.has_failed(states):
@@ -1148,23 +1167,33 @@ class Cluster:
         """An eviction resets the check states (evict.go resetChecksOnEviction)."""
         self._reserved.discard(key)
         if key in self._checks:
-            self._set_checks(key, ac.reset_on_eviction(self._checks[key]))
+            self._set_checks(key, ac.reset_on_eviction(self._checks[key], self._clock_ns))
 
     def _evict_for_failed_checks(self, now_ns: int) -> list[str]:
         """End of a cycle: workloads holding quota with a Retry check are
         evicted and requeued, ordered by the eviction time until admitted
-        again; with a Rejected one, deactivated (reconcileCheckBasedEviction)."""
+        again; with a Rejected one, deactivated (reconcileCheckBasedEviction).
+        A Retry with requeueAfterSeconds ending after now sets requeueAt
+        (workload_controller.go Reconcile: NeedsRequeueAtUpdate, then
+        SetRequeueState without counting): the workload is held out of its
+        queue until then, as after a PodsReady timeout (_hold)."""
         out: list[str] = []
         for key in sorted(self._check_failures):
             if key not in self._wid or not self.decision(key).holds_quota:
                 continue
             self._check_failures.discard(key)
-            what = ac.check_eviction(self._checks.get(key, ()))
+            states = self._checks.get(key, ())
+            what = ac.check_eviction(states)
             if what is None:
                 continue
             reason, message, requeue = what
+            requeue_at = ac.retry_time_ns(states) if requeue else None
+            if requeue_at is not None and requeue_at > now_ns:
+                self._requeue_at[key] = (requeue_at, now_ns)
             self.engine.evict_after_cycle(self._wid[key], reason, message, now_ns if requeue else -1, requeue)
             self._checks_evicted(key)
+            if self.release_evictions and key in self._requeue_at:
+                self._hold(key, self.cycles)
             if not requeue:
                 self._deactivated.add(key)
                 self.state.workloads[key].active = False  # a rebuild queues it nowhere

@@ -1230,13 +1230,18 @@ def _check_states(
         message = v.opt_str(c, "message", ref, ip)
         retries = c.get("retryCount")
         count = 0 if retries is None else v.as_int32(retries, ref, v.child(ip, "retryCount"), minimum=0)
+        after = c.get("requeueAfterSeconds")
+        after_path = v.child(ip, "requeueAfterSeconds")
+        after_s = None if after is None else v.as_int32(after, ref, after_path, minimum=0)
+        ltt = c.get("lastTransitionTime")
+        ltt_ns = None if ltt in (None, "") else parse_time_ns(ltt, ref, v.child(ip, "lastTransitionTime"))
         up = v.child(ip, "podSetUpdates")
         known = [ps.name for ps in pod_sets]
         for j, u in enumerate(v.opt_list(c, "podSetUpdates", ref, ip)):
             upd = v.as_map(u, ref, v.index(up, j))
             if upd.get("name") not in known:
                 v.unsupported(ref, v.child(v.index(up, j), "name"), upd.get("name"), sorted(known))
-        out.append(m.AdmissionCheckState(name, state, message, count))
+        out.append(m.AdmissionCheckState(name, state, message, count, after_s, ltt_ns))
     return out
 
 

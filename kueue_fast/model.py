@@ -228,6 +228,10 @@ class AdmissionCheckState:
     state: str = CHECK_PENDING
     message: str = ""
     retry_count: int = 0
+    # requeueAfterSeconds of a Retry: the backoff before the workload queues
+    # again, counted from lastTransitionTime (admissionchecks.go GetMaxRetryTime)
+    requeue_after_s: int | None = None
+    last_transition_ns: int | None = field(default=None, compare=False)
 
 
 @dataclass

@@ -149,9 +149,31 @@ def admitted_status(wl: JSON, d: Decision, now_ns: int) -> JSON:
     status.admissionChecks). A workload admitted again after an eviction:
     Evicted and Preempted turn False with "Previously: <old message>"."""
     st = _status(wl)
+    finish_backoff(st, now_ns, _gen(wl))  # admitted again: any backoff is over
     _admit(st, d, now_ns, _gen(wl))
     _set_check_states(st, d, now_ns)
     return st
+
+
+# Requeued=False reasons the workload controller turns True once the backoff
+# (requeueState.requeueAt) is over
+BACKOFF_REASONS = ("PodsReadyTimeout", "AdmissionCheck")
+
+
+def finish_backoff(st: JSON, now_ns: int, gen: int | None) -> bool:
+    """workload_controller.go Reconcile: Requeued=False after a PodsReady
+    timeout or an admission check's Retry turns True, reason BackoffFinished,
+    once requeueAt passed (requeueAt cleared); in place, True when changed."""
+    rq = next((c for c in st.get("conditions") or [] if c.get("type") == REQUEUED), None)
+    if rq is None or rq.get("status") != "False" or rq.get("reason") not in BACKOFF_REASONS:
+        return False
+    message = "The workload backoff was finished"
+    conds = st["conditions"]
+    st["conditions"] = set_condition(conds, REQUEUED, "True", "BackoffFinished", message, now_ns, gen)
+    rs = st.get("requeueState")
+    if isinstance(rs, dict):
+        rs.pop("requeueAt", None)
+    return True
 
 
 def check_states_missing(wl: JSON, d: Decision) -> bool:
@@ -192,6 +214,7 @@ def has_admission(wl: JSON) -> bool:
 
 
 def admission_matches(wl: JSON, d: Decision) -> bool:
+    """The Workload holds the decision's admission with QuotaReserved=True."""
     want = admission_of(d)
     got = (wl.get("status") or {}).get("admission") or {}
     if got.get("clusterQueue") != want["clusterQueue"]:
@@ -201,7 +224,8 @@ def admission_matches(wl: JSON, d: Decision) -> bool:
         g = gp.get(p["name"])
         if g is None or (g.get("flavors") or {}) != p["flavors"] or int(g.get("count", -1)) != p["count"]:
             return False
-    return condition_true(wl, QUOTA_RESERVED) and condition_true(wl, ADMITTED)
+    # Admitted is the caller's to compare: a reserved workload has it False
+    return condition_true(wl, QUOTA_RESERVED)
 
 
 def evicted_status(wl: JSON, reason: str, message: str, preempted_reason: str | None, now_ns: int) -> JSON:
@@ -233,6 +257,8 @@ def _reset_check_states(st: JSON, now_ns: int) -> None:
         }
         if state == "Retry":
             entry["retryCount"] = int(c.get("retryCount") or 0) + 1
+        else:  # RetryCount nil but after a Retry
+            entry.pop("retryCount", None)
         out.append(entry)
     if out:
         st["admissionChecks"] = out
@@ -251,7 +277,9 @@ def requeued_status(wl: JSON, now_ns: int) -> JSON:
     conds = set_condition(
         conds, ADMITTED, "False", "NoReservation", "The workload has no reservation", now_ns, gen
     )
-    conds = set_condition(conds, REQUEUED, "True", reason, message, now_ns, gen)
+    # jobframework reconciler.go: Requeued True only after a preemption or node failures
+    requeued = "True" if reason in ("Preempted", "NodeFailures") else "False"
+    conds = set_condition(conds, REQUEUED, requeued, reason, message, now_ns, gen)
     st["conditions"] = conds
     stats = st.setdefault("schedulingStats", {})
     evictions = [dict(e) for e in stats.get("evictions") or []]
@@ -372,7 +400,7 @@ def set_requeue_state(st: JSON, count: int, requeue_at_ns: int | None) -> None:
     place, left as given when there is none."""
     if count <= 0 and requeue_at_ns is None:
         return
-    rs: JSON = {"count": count}
+    rs: JSON = {"count": count} if count > 0 else {}  # a Retry's backoff counts nothing (SetRequeueState)
     if requeue_at_ns is not None:
         rs["requeueAt"] = rfc3339(requeue_at_ns)
     st["requeueState"] = rs
@@ -428,7 +456,10 @@ def _set_check_states(st: JSON, d: Decision, now_ns: int) -> None:
             out.append(old)
             continue
         entry: JSON = {"name": c.name, "state": c.state, "message": c.message}
-        entry["lastTransitionTime"] = rfc3339(now_ns)
+        changed_ns = now_ns if c.last_transition_ns is None else c.last_transition_ns
+        entry["lastTransitionTime"] = rfc3339(changed_ns)
+        if c.requeue_after_s is not None:
+            entry["requeueAfterSeconds"] = c.requeue_after_s
         if c.retry_count:
             entry["retryCount"] = c.retry_count
         out.append(entry)

@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 import pytest
+import yaml
 
 from kueue_fast import Cluster
 from kueue_fast import admission_checks as ac
@@ -127,6 +128,13 @@ def test_eviction_resets_states_and_counts_retries() -> None:
                    AdmissionCheckState("c", "Pending", reset + "Ready")]
 
 
+def test_eviction_drops_the_retry_count_of_a_state_not_in_retry() -> None:
+    # evict.go resetChecksOnEviction: RetryCount is set only for a Retry (nil, i.e. 0, otherwise)
+    states = [AdmissionCheckState("a", "Ready", "", 3), AdmissionCheckState("b", "Rejected", "", 1)]
+    got = ac.reset_on_eviction(states)
+    assert [s.retry_count for s in got] == [0, 0]
+
+
 def test_check_eviction_messages() -> None:
     # workload_controller.go reconcileCheckBasedEviction, buildAdmissionChecksMessage
     retry = [AdmissionCheckState("b", "Retry"), AdmissionCheckState("a", "Retry", "busy")]
@@ -237,6 +245,101 @@ def test_retry_evicts_at_the_end_of_the_cycle_and_requeues_by_the_eviction_time(
     c.run(1)
     # created first, but it queues by its eviction time: the later workload goes first
     assert (state(c, "later"), state(c, "retry")) == ("reserved", "pending")
+
+
+def test_retry_time_is_the_latest_retry_transition_plus_its_requeue_after_seconds() -> None:
+    # admissionchecks.go GetMaxRetryTime: Retry states with requeueAfterSeconds and a lastTransitionTime
+    s = 1_000_000_000
+    states = [AdmissionCheckState("a", "Retry", requeue_after_s=10, last_transition_ns=100 * s),
+              AdmissionCheckState("b", "Retry", requeue_after_s=5, last_transition_ns=120 * s),
+              AdmissionCheckState("c", "Ready", requeue_after_s=60, last_transition_ns=120 * s),
+              AdmissionCheckState("d", "Retry", last_transition_ns=130 * s)]
+    assert ac.retry_time_ns(states) == 125 * s
+    assert ac.retry_time_ns(states[2:]) is None
+
+
+def test_eviction_keeps_requeue_after_seconds() -> None:
+    # evict.go resetChecksOnEviction copies RequeueAfterSeconds into the Pending state
+    got = ac.reset_on_eviction([AdmissionCheckState("a", "Retry", requeue_after_s=30)], 7)
+    assert (got[0].state, got[0].requeue_after_s, got[0].last_transition_ns) == ("Pending", 30, 7)
+
+
+def _retry_after(seconds: int, transition: str = T0) -> dict[str, Any]:
+    obj = wl("retry", 2, second=1, flavor="on-demand", checks=[("prov", "Retry")])
+    obj["status"]["admissionChecks"][0].update(requeueAfterSeconds=seconds, lastTransitionTime=transition)
+    return obj
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_retry_with_requeue_after_seconds_holds_the_workload_until_requeue_at(engine: str) -> None:
+    # workload_controller.go Reconcile: NeedsRequeueAtUpdate sets requeueState.requeueAt to the check's
+    # lastTransitionTime + requeueAfterSeconds (SetRequeueState, count unchanged); Update does not queue
+    # the evicted workload before it; Reconcile queues it once it passed
+    c = run([*queues(ALL_FLAVORS), check("prov"), _retry_after(10)], engine)  # cycle 1 at 00:00:02
+    assert state(c, "retry") == "evicted"
+    requeue_at = c.state.workloads["ns/retry"].creation_ns - 1_000_000_000 + 10 * 1_000_000_000
+    assert c.requeue_state("ns/retry") == (0, requeue_at)
+    c.run(7)  # 00:00:03 .. 00:00:09
+    d = c.decision("ns/retry")
+    assert (d.state, d.reason) == ("pending", "Pending")
+    assert d.message == 'Evicted due to AdmissionCheck in Retry state: "prov"'
+    assert d.admission_checks[0].requeue_after_s == 10
+    c.run(1)  # 00:00:10: the backoff ended
+    assert state(c, "retry") == "reserved"
+
+
+def test_yaml_of_a_workload_in_a_retry_backoff() -> None:
+    # SetRequeueState(wl, requeueAt, false): requeueAt without a count; resetChecksOnEviction keeps
+    # requeueAfterSeconds and stamps the eviction time
+    c = run([*queues(ALL_FLAVORS), check("prov"), _retry_after(10)], "native")
+    st = next(d for d in yaml.safe_load_all(to_yaml(c)) if d["kind"] == "Workload")["status"]
+    assert st["requeueState"] == {"requeueAt": "2024-01-01T00:00:10Z"}
+    assert st["admissionChecks"] == [{
+        "name": "prov", "state": "Pending", "message": "Reset to Pending after eviction. Previously: Retry",
+        "lastTransitionTime": "2024-01-01T00:00:02Z", "requeueAfterSeconds": 10, "retryCount": 1}]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_retry_time_already_past_requeues_at_once(engine: str) -> None:
+    # NeedsRequeueAtUpdate: a retry time not after now sets nothing
+    c = run([*queues(ALL_FLAVORS), check("prov"), _retry_after(1)], engine)
+    assert c.requeue_state("ns/retry") == (0, None)
+    c.run(1)
+    assert state(c, "retry") == "reserved"
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_held_retry_queues_by_its_eviction_time_under_creation_requeuing(engine: str) -> None:
+    # workload.go GetQueueOrderTimestamp: Evicted by AdmissionCheck orders by the eviction time,
+    # whatever waitForPodsReady.requeuingStrategy.timestamp says
+    conf = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
+            "waitForPodsReady": {"timeout": "600s", "requeuingStrategy": {"timestamp": "Creation"}}}
+    c = run([conf, *queues(ALL_FLAVORS, on_demand=2, spot=0), check("prov"), _retry_after(10),
+             wl("later", 2, second=5)], engine)  # cycle 1 at 00:00:06, requeueAt 00:00:10
+    c.run(4)  # 00:00:10: retry queues again, by its eviction time: after "later"
+    assert (state(c, "later"), state(c, "retry")) == ("reserved", "pending")
+    spec = c.engine.spec(c.wid_of("ns/retry"))
+    assert spec.queue_ts == c.start_ns + 1_000_000_000
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_set_check_state_retry_backoff_waits_for_the_release(engine: str) -> None:
+    # the controller's flow: the eviction holds quota until the job stopped (release_eviction), then the
+    # workload waits out the backoff counted from the Retry's transition (the API call's clock)
+    objs = [*queues(ALL_FLAVORS), check("prov"), wl("a", 1)]
+    c = Cluster.from_objects(objs, engine, release_evictions=False)
+    c.run(1)
+    assert state(c, "a") == "reserved"
+    c.set_check_state("ns/a", "prov", "Retry", "busy", requeue_after_s=30)
+    retried_ns = c.now_ns()
+    c.run(1)
+    assert state(c, "a") == "evicted"
+    assert c.requeue_state("ns/a") == (0, retried_ns + 30 * 1_000_000_000)
+    c.release_eviction("ns/a")
+    c.run(28)
+    assert state(c, "a") == "pending"
+    c.run(1)
+    assert state(c, "a") == "reserved"
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -365,3 +468,19 @@ def test_bulk_counts_see_reserved_and_deactivated_workloads(engine: str) -> None
     want = Counter((_queued_in(view, d), d.state) for d in decisions)
     got = {(q if q is not None else NONE, s): n for (q, s), n in c.queue_state_counts().items()}
     assert got == dict(want)
+
+
+def test_the_controllers_eviction_counts_retries_as_kueue() -> None:
+    # evict.go resetChecksOnEviction: retryCount only for a Retry (one more); nil for any other state;
+    # requeueAfterSeconds kept
+    from kueue_fast import status as S
+    wl_obj = {"metadata": {"name": "a", "namespace": "ns"}, "status": {"admissionChecks": [
+        {"name": "a", "state": "Ready", "message": "", "lastTransitionTime": T0, "retryCount": 2},
+        {"name": "b", "state": "Retry", "message": "", "lastTransitionTime": T0, "retryCount": 1,
+         "requeueAfterSeconds": 30}]}}
+    st = S.evicted_status(wl_obj, "AdmissionCheck", "m", None, 0)
+    reset, t = "Reset to Pending after eviction. Previously: ", "1970-01-01T00:00:00Z"
+    assert st["admissionChecks"] == [
+        {"name": "a", "state": "Pending", "message": reset + "Ready", "lastTransitionTime": t},
+        {"name": "b", "state": "Pending", "message": reset + "Retry", "lastTransitionTime": t,
+         "retryCount": 2, "requeueAfterSeconds": 30}]

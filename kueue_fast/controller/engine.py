@@ -55,5 +55,13 @@ class EngineHandle:
     def check_states(self, key: str) -> list[AdmissionCheckState]:
         return self.cluster.check_states(key)
 
-    def set_check_state(self, key: str, check: str, state: str, message: str) -> None:
-        self.cluster.set_check_state(key, check, state, message)
+    def set_check_state(
+        self,
+        key: str,
+        check: str,
+        state: str,
+        message: str,
+        requeue_after_s: int | None = None,
+        transition_ns: int | None = None,
+    ) -> None:
+        self.cluster.set_check_state(key, check, state, message, requeue_after_s, transition_ns)

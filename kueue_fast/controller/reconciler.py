@@ -33,6 +33,7 @@ Safety (issue "nothing lost, nothing double counted"):
 
 from __future__ import annotations
 
+import copy
 import functools
 import heapq
 import logging
@@ -1029,6 +1030,7 @@ class Controller:
                 st = S.admitted_status(wl, d, self.clock.time_ns())
                 then = self._then_admitted(t) if d.state == ADMITTED else self._then_reserved(t)
                 if d.state == ADMITTED and S.condition_true(wl, S.QUOTA_RESERVED):  # its checks became Ready
+                    then = self._then_checks_ready(wl)
                     cq = d.cluster_queue or ""
                     self.metrics.admitted_workloads_total.labels(cq).inc()
                     wait = max(0.0, (self.clock.time_ns() - t.queued_ns) / 1e9)
@@ -1045,11 +1047,13 @@ class Controller:
         if t.phase == EVICTING:
             reason, message, pre = t.evict or ("Preempted", "", None)
             if reason == AC.DEACTIVATED_BY_CHECK and (wl.get("spec") or {}).get("active") is not False:
-                self._deactivate(t, wl)  # workload_controller.go: spec.active=false, then the eviction
+                self._deactivate(t, wl, self._then_check_rejected(message))  # spec.active=false, then evicted
                 return
             if not S.condition_true(wl, S.EVICTED):
                 st = S.evicted_status(wl, reason, message, pre, self.clock.time_ns())
-                if reason == "PodsReadyTimeout":  # evict with UpdateRequeueState (workload_controller.go)
+                # evict with UpdateRequeueState (PodsReady) or after NeedsRequeueAtUpdate (a Retry's
+                # requeueAfterSeconds) (workload_controller.go)
+                if reason in ("PodsReadyTimeout", AC.EVICTED_BY_CHECK):
                     S.set_requeue_state(st, *eng.requeue_state(key))
                 self._apply_status(t, wl, "evict", st, PRIO_ADMISSION, self._then_evicted(t, wl))
                 return
@@ -1067,6 +1071,13 @@ class Controller:
             st = S.unadmitted_status(wl, "The admission was not confirmed", self.clock.time_ns())
             self._apply_status(t, wl, "unadmit", st, PRIO_ADMISSION)
             return
+        now = self.clock.time_ns()
+        requeue_at = eng.requeue_state(key)[1]
+        if requeue_at is None or requeue_at <= now:  # the backoff is over (or there was none)
+            st = copy.deepcopy(wl.get("status") or {})
+            if S.finish_backoff(st, now, wl["metadata"].get("generation")):
+                self._apply_status(t, wl, "backoff-finished", st, PRIO_ADMISSION)
+                return
         if job is not None:
             assert kind is not None
             step = kind.integration.stop_step(kind.full(job), wl)
@@ -1084,13 +1095,15 @@ class Controller:
         for c in (wl.get("status") or {}).get("admissionChecks") or []:
             name, st = str(c.get("name") or ""), str(c.get("state") or "")
             if name in known and st in AC.STATES and known[name] != st:
-                eng.set_check_state(t.key, name, st, str(c.get("message") or ""))
+                after = c.get("requeueAfterSeconds")
+                after_s = after if isinstance(after, int) and after >= 0 else None
+                eng.set_check_state(t.key, name, st, str(c.get("message") or ""), after_s, _time_ns(c))
                 changed = True
         if changed:
             self.sched_dirty = True
         return changed
 
-    def _deactivate(self, t: Track, wl: JSON) -> None:
+    def _deactivate(self, t: Track, wl: JSON, then: Then | None = None) -> None:
         md = wl["metadata"]
         ns, name = md["namespace"], md["name"]
         patch = {"metadata": {"resourceVersion": md["resourceVersion"]}, "spec": {"active": False}}
@@ -1101,6 +1114,7 @@ class Controller:
             lambda c: c.patch(WORKLOADS, name, patch, namespace=ns),
             (WORKLOADS, name, ns),
             ("workload", t.key),
+            then,
         )
 
     def _job_of(self, t: Track) -> tuple[JobKind | None, JSON | None]:
@@ -1265,6 +1279,31 @@ class Controller:
             self._event(wl, NORMAL, "Admitted", note, ADMISSION)
 
         return then
+
+    def _then_checks_ready(self, wl: JSON) -> Then | None:
+        """workload_controller.go Reconcile, a reserved workload turning
+        Admitted: "Admitted" with the wait since the quota reservation (the
+        scheduler's QuotaReserved Event is not repeated)."""
+        if self.events is None:
+            return None
+        reserved_ns = _time_ns(S.get_condition(wl, S.QUOTA_RESERVED) or {})
+
+        def then(fresh: JSON) -> None:
+            cq = ((fresh.get("status") or {}).get("admission") or {}).get("clusterQueue", "")
+            now = self.clock.time_ns()
+            wait = max(0.0, (now - (now if reserved_ns is None else reserved_ns)) / 1e9)
+            note = f"Admitted by ClusterQueue {cq}, wait time since reservation was {wait:.0f}s"
+            self._event(fresh, NORMAL, "Admitted", note, WORKLOAD_CONTROLLER)
+
+        return then
+
+    def _then_check_rejected(self, message: str) -> Then | None:
+        """workload_controller.go reconcileCheckBasedEviction: a Warning
+        "AdmissionCheckRejected", "Deactivated due to <the rejected checks>"."""
+        if self.events is None:
+            return None
+        note = "Deactivated due to " + message.partition(" due to ")[2]
+        return lambda fresh: self._event(fresh, WARNING, "AdmissionCheckRejected", note, WORKLOAD_CONTROLLER)
 
     def _then_reserved(self, t: Track) -> Then | None:
         """pkg/scheduler/scheduler.go: QuotaReserved; Admitted waits for the admission checks."""
@@ -1537,21 +1576,9 @@ class Controller:
         m = self.m_cqs.get(name)
         if m is None:
             return False, "Invalid", "Can't admit new workloads: the ClusterQueue is invalid"
-        if m.stop_policy != "None":
-            return False, "Stopped", "Can't admit new workloads: is stopped"
-        missing = sorted(
-            {f.name for g in m.resource_groups for f in g.flavors if f.name not in self.m_flavors}
-        )
-        if missing:
-            return (
-                False,
-                "FlavorNotFound",
-                f"Can't admit new workloads: references missing ResourceFlavor(s): {missing}",
-            )
-        if m.admission_checks:  # missing or inactive checks, MultiKueue rules
-            checks = ClusterState(resource_flavors=self.m_flavors, admission_checks=self.m_acs)
-            return S.cluster_queue_readiness(m, checks).as_tuple()
-        return True, "Ready", "Can admit new workloads"
+        # stopped, missing flavors or checks, MultiKueue rules (clusterqueue.go inactiveReason)
+        known = ClusterState(resource_flavors=self.m_flavors, admission_checks=self.m_acs)
+        return S.cluster_queue_readiness(m, known).as_tuple()
 
     def _lq_active(self, lq: JSON) -> tuple[bool, str, str]:
         cqname = (lq.get("spec") or {}).get("clusterQueue", "")
@@ -1647,4 +1674,15 @@ def default_identity() -> str:
     return os.environ.get("POD_NAME") or f"{socket.gethostname()}_{uuid.uuid4().hex[:8]}"
 
 
+def _time_ns(obj: dict[str, Any]) -> int | None:
+    """An object's lastTransitionTime in ns, None when absent or not a time."""
+    from ..loader import parse_time_ns
+
+    try:
+        return parse_time_ns(obj.get("lastTransitionTime"), "", "lastTransitionTime")
+    except InputError:
+        return None
+
+
 __all__ = ["Controller", "Options", "Track", "default_identity", "field"]
+

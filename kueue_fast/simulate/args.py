@@ -178,7 +178,8 @@ def add_clock_arguments(p: argparse.ArgumentParser) -> None:
         metavar="NAME=DELAY[,reject=P][,retry=P]",
         help="how the AdmissionCheck NAME decides: DELAY seconds (or 90s, 5m, 1h) after quota is reserved, "
         "Rejected with probability reject (deactivated), Retry with probability retry (evicted, queued "
-        "again), else Ready; repeatable (default: a check the ClusterQueues name is Ready at once)",
+        "again at once: no requeueAfterSeconds backoff), else Ready; "
+        "repeatable (default: a check the ClusterQueues name is Ready at once)",
     )
     p.add_argument(
         "--existing-runtime",

@@ -5,8 +5,9 @@ how it decides, drawn per reservation on the simulated clock.
 answers DELAY seconds (suffix ``s``, ``m`` or ``h`` allowed) after the
 workload's quota is reserved: ``Rejected`` with probability P (the workload
 is deactivated), ``Retry`` with probability P (it is evicted and queues
-again), else ``Ready``. A workload is admitted, and its job starts, once
-every check that applies to it (by flavor, ``onFlavors``) is Ready; a
+again at once: the option has no requeueAfterSeconds), else ``Ready``. A
+workload is admitted, and its job starts, once every check that applies to
+it (by flavor, ``onFlavors``) is Ready; a
 failing check decides at its own delay. Checks a ClusterQueue names without
 an option are Ready at once (the run's notes list them).
 """
