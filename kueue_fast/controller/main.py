@@ -132,21 +132,23 @@ def read_configuration(path: str | None) -> Configuration:
     """Kueue's Configuration file (--config), validated as the schedule command
     does; the controller applies its resources and waitForPodsReady sections,
     the others it does not are named in a warning."""
+    from ..errors import InputError
     from ..loader import parse_configuration, read_documents
 
     if path is None:
         return Configuration()
-    docs = [d.obj for d in read_documents([path]) if d.obj.get("kind") == "Configuration"]
+    docs = [d for d in read_documents([path]) if d.obj.get("kind") == "Configuration"]
     if len(docs) != 1:
-        from ..errors import InputError
-
         raise InputError("", "", "expected one Kueue Configuration", source=path)
     sections = ("fairSharing", "admissionFairSharing", "featureGates")
-    ignored = [k for k in sections if k in docs[0]]
+    ignored = [k for k in sections if k in docs[0].obj]
     if ignored:
         what = ", ".join(ignored)
         log.warning("%s: the controller applies resources and waitForPodsReady only; ignored: %s", path, what)
-    return parse_configuration(docs[0])
+    try:
+        return parse_configuration(docs[0].obj)
+    except InputError as e:  # name the file and document, as schedule does
+        raise InputError(e.obj, e.field, e.message, source=e.source or docs[0].where) from None
 
 
 def run(args: argparse.Namespace) -> int:

@@ -214,3 +214,4 @@ def test_a_bad_kueue_configuration_is_one_line(
     )
     line = one_line_error(capsys, ["controller", "--kubeconfig", str(kc), "--config", str(cfg)])
     assert "resources.transformations[0].strategy" in line
+    assert f"{cfg} (document 1): Configuration " in line  # where, as schedule says it
