@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include <pybind11/numpy.h>
@@ -381,6 +382,27 @@ py::array_t<T> to_numpy(const std::vector<T>& v) {
   return a;
 }
 
+// f(engine, wid) for each wid of `wids` (all checked first, under the lock):
+// a numpy array of T, or with T = py::str a list.
+template <class T, class F>
+auto per_wid(PyEngine& self, py::handle wids, F f) {
+  I64Array a = int_array(wids, "wids");
+  std::lock_guard<std::mutex> lock(self.mutex);
+  const Engine& e = self.engine;
+  const py::ssize_t n = a.size();
+  for (py::ssize_t i = 0; i < n; ++i) e.check_wid(a.data()[i]);
+  if constexpr (std::is_same_v<T, py::str>) {
+    py::list out(n);
+    for (py::ssize_t i = 0; i < n; ++i) out[i] = py::str(f(e, static_cast<int>(a.data()[i])));
+    return out;
+  } else {
+    py::array_t<T> out(n);
+    auto* o = out.mutable_data();
+    for (py::ssize_t i = 0; i < n; ++i) o[i] = f(e, static_cast<int>(a.data()[i]));
+    return out;
+  }
+}
+
 }  // namespace
 
 namespace {
@@ -733,57 +755,29 @@ void register_engine(py::module_& m) {
       .def(
           "preempted_by",
           [](PyEngine& self, py::handle wids) {
-            I64Array a = int_array(wids, "wids");
-            std::lock_guard<std::mutex> lock(self.mutex);
-            const Engine& e = self.engine;
-            const py::ssize_t n = a.size();
-            for (py::ssize_t i = 0; i < n; ++i) e.check_wid(a.data()[i]);
-            py::array_t<std::int32_t> out(n);
-            auto* o = out.mutable_data();
-            const auto& w = e.workloads();
-            for (py::ssize_t i = 0; i < n; ++i) o[i] = w.preempted_by[static_cast<std::size_t>(a.data()[i])];
-            return out;
+            return per_wid<std::int32_t>(self, wids, [](const Engine& e, int w) {
+              return e.workloads().preempted_by[static_cast<std::size_t>(w)];
+            });
           },
           py::arg("wids"), "Per wid: the workload whose preemption last evicted it (-1: none).")
       .def(
           "messages",
           [](PyEngine& self, py::handle wids) {
-            I64Array a = int_array(wids, "wids");
-            std::lock_guard<std::mutex> lock(self.mutex);
-            const Engine& e = self.engine;
-            const py::ssize_t n = a.size();
-            for (py::ssize_t i = 0; i < n; ++i) e.check_wid(a.data()[i]);
-            py::list out(n);
-            for (py::ssize_t i = 0; i < n; ++i) out[i] = py::str(e.message(static_cast<int>(a.data()[i])));
-            return out;
+            return per_wid<py::str>(self, wids, [](const Engine& e, int w) { return e.message(w); });
           },
           py::arg("wids"), "Per wid: its pending message (workload_view's \"message\").")
       .def(
           "reasons",
           [](PyEngine& self, py::handle wids) {
-            I64Array a = int_array(wids, "wids");
-            std::lock_guard<std::mutex> lock(self.mutex);
-            const Engine& e = self.engine;
-            const py::ssize_t n = a.size();
-            for (py::ssize_t i = 0; i < n; ++i) e.check_wid(a.data()[i]);
-            py::list out(n);
-            for (py::ssize_t i = 0; i < n; ++i) out[i] = py::str(e.reason(static_cast<int>(a.data()[i])));
-            return out;
+            return per_wid<py::str>(self, wids, [](const Engine& e, int w) { return e.reason(w); });
           },
           py::arg("wids"), "Per wid: its pending reason (workload_view's \"reason\").")
       .def(
           "queues",
           [](PyEngine& self, py::handle wids) {
-            I64Array a = int_array(wids, "wids");
-            std::lock_guard<std::mutex> lock(self.mutex);
-            const Engine& e = self.engine;
-            const py::ssize_t n = a.size();
-            for (py::ssize_t i = 0; i < n; ++i) e.check_wid(a.data()[i]);
-            py::array_t<std::int32_t> out(n);
-            auto* o = out.mutable_data();
-            const auto& w = e.workloads();
-            for (py::ssize_t i = 0; i < n; ++i) o[i] = w.cq[static_cast<std::size_t>(a.data()[i])];
-            return out;
+            return per_wid<std::int32_t>(self, wids, [](const Engine& e, int w) {
+              return e.workloads().cq[static_cast<std::size_t>(w)];
+            });
           },
           py::arg("wids"), "Per wid: the ClusterQueue it queues in when pending (-1: none), as workload_spec's.")
       .def(
@@ -879,15 +873,8 @@ void register_engine(py::module_& m) {
       .def(
           "eviction_reasons",
           [](PyEngine& self, py::handle wids) {
-            I64Array a = int_array(wids, "wids");
-            std::lock_guard<std::mutex> lock(self.mutex);
-            const Engine& e = self.engine;
-            const py::ssize_t n = a.size();
-            for (py::ssize_t i = 0; i < n; ++i) e.check_wid(a.data()[i]);
-            py::array_t<std::int8_t> out(n);
-            auto* o = out.mutable_data();
-            for (py::ssize_t i = 0; i < n; ++i) o[i] = e.eviction_reason_code(static_cast<int>(a.data()[i]));
-            return out;
+            return per_wid<std::int8_t>(self, wids,
+                                        [](const Engine& e, int w) { return e.eviction_reason_code(w); });
           },
           py::arg("wids"),
           "Per wid: 0 InClusterQueue, 1 InCohortReclamation, 2 InCohortFairSharing, "
