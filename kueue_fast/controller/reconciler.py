@@ -1028,7 +1028,7 @@ class Controller:
                 or S.check_states_missing(wl, d)
             ):
                 st = S.admitted_status(wl, d, self.clock.time_ns())
-                then = self._then_admitted(t) if d.state == ADMITTED else self._then_reserved(t)
+                then = self._then_quota_reserved(t, admitted=d.state == ADMITTED)
                 if d.state == ADMITTED and S.condition_true(wl, S.QUOTA_RESERVED):  # its checks became Ready
                     then = self._then_checks_ready(wl)
                     cq = d.cluster_queue or ""
@@ -1263,9 +1263,10 @@ class Controller:
             return None
         return lambda fresh: self._event(job or fresh, NORMAL, reason, note, kind.events_controller)
 
-    def _then_admitted(self, t: Track) -> Then | None:
-        """pkg/scheduler/scheduler.go recordWorkloadAdmissionMetrics: QuotaReserved
-        and Admitted, after the admission status was written."""
+    def _then_quota_reserved(self, t: Track, *, admitted: bool) -> Then | None:
+        """pkg/scheduler/scheduler.go recordWorkloadAdmissionMetrics, after the
+        admission status was written: QuotaReserved, and Admitted when no
+        admission check applies (else it waits for them: _then_checks_ready)."""
         if self.events is None:
             return None
         queued_ns = t.queued_ns
@@ -1275,8 +1276,9 @@ class Controller:
             wait = max(0.0, (self.clock.time_ns() - queued_ns) / 1e9)
             note = f"Quota reserved in ClusterQueue {cq}, wait time since queued was {wait:.0f}s"
             self._event(wl, NORMAL, "QuotaReserved", note, ADMISSION)
-            note = f"Admitted by ClusterQueue {cq}, wait time since reservation was 0s"
-            self._event(wl, NORMAL, "Admitted", note, ADMISSION)
+            if admitted:
+                note = f"Admitted by ClusterQueue {cq}, wait time since reservation was 0s"
+                self._event(wl, NORMAL, "Admitted", note, ADMISSION)
 
         return then
 
@@ -1291,7 +1293,7 @@ class Controller:
         def then(fresh: JSON) -> None:
             cq = ((fresh.get("status") or {}).get("admission") or {}).get("clusterQueue", "")
             now = self.clock.time_ns()
-            wait = max(0.0, (now - (now if reserved_ns is None else reserved_ns)) / 1e9)
+            wait = 0.0 if reserved_ns is None else max(0.0, (now - reserved_ns) / 1e9)
             note = f"Admitted by ClusterQueue {cq}, wait time since reservation was {wait:.0f}s"
             self._event(fresh, NORMAL, "Admitted", note, WORKLOAD_CONTROLLER)
 
@@ -1304,20 +1306,6 @@ class Controller:
             return None
         note = "Deactivated due to " + message.partition(" due to ")[2]
         return lambda fresh: self._event(fresh, WARNING, "AdmissionCheckRejected", note, WORKLOAD_CONTROLLER)
-
-    def _then_reserved(self, t: Track) -> Then | None:
-        """pkg/scheduler/scheduler.go: QuotaReserved; Admitted waits for the admission checks."""
-        if self.events is None:
-            return None
-        queued_ns = t.queued_ns
-
-        def then(wl: JSON) -> None:
-            cq = ((wl.get("status") or {}).get("admission") or {}).get("clusterQueue", "")
-            wait = max(0.0, (self.clock.time_ns() - queued_ns) / 1e9)
-            note = f"Quota reserved in ClusterQueue {cq}, wait time since queued was {wait:.0f}s"
-            self._event(wl, NORMAL, "QuotaReserved", note, ADMISSION)
-
-        return then
 
     def _then_evicted(self, t: Track, wl: JSON) -> Then | None:
         """pkg/workload/evict: EvictedDueTo<reason>; for a preemption also
