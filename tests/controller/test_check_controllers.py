@@ -129,7 +129,10 @@ def test_a_retry_with_requeue_after_seconds_waits_out_its_backoff(fake_cluster: 
     wl = wait_for(lambda: cond(h.workload_of(ns, "a"), "Evicted").get("reason") == "AdmissionCheck"
                   and h.workload_of(ns, "a"), what="evicted by the check")
     assert (wl.get("status") or {}).get("requeueState") == {"requeueAt": requeue_at}
-    wl = wait_for(lambda: reserved_pending(h, ns, "a"), what="reserved again after the backoff")
+    # the eviction itself still holds the reservation with the states reset to Pending: wait
+    # for the reservation made after it (Evicted turns False then)
+    wl = wait_for(lambda: cond(h.workload_of(ns, "a"), "Evicted").get("status") == "False"
+                  and reserved_pending(h, ns, "a"), what="reserved again after the backoff")
     assert (cond(wl, "Requeued")["status"], cond(wl, "Requeued")["reason"]) == ("True", "BackoffFinished")
     assert "requeueAt" not in (wl["status"].get("requeueState") or {})
 
