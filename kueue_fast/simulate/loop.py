@@ -37,20 +37,18 @@ import numpy.typing as npt
 
 from ..compiler import WorkloadCompiler, compile_topology
 from ..model import ClusterState
-from ..trace import Trace
-from . import args as _args
 from .batch import WorkloadBatch, batch_from_trace, charged_trace, unqueued_warnings
 from .checks import READY, RETRY, CheckModel, CheckPlan
+from .defaults import DEFAULT_BINS, DEFAULT_MAX_CYCLES, DEFAULT_POD_STARTUP_S, DEFAULT_TERMINATION_DELAY_S
 from .engine import EVICTION_REASONS, Settled, SimEngine, make_sim_engine
 from .series import Bins, CountSeries, EventCounts, StepSeries, nice_width_ns
+from .trace import Trace
 
 I64 = npt.NDArray[np.int64]
 F64 = npt.NDArray[np.float64]
 NS = 1_000_000_000
 NEVER = np.iinfo(np.int64).max
 
-# Kubernetes' default terminationGracePeriodSeconds (see args.py)
-DEFAULT_TERMINATION_DELAY_S = _args.DEFAULT_TERMINATION_DELAY_S
 # Admission and eviction times kept per workload (the rest are counted).
 TIMES_KEPT = 4
 # --drain gives up this long after the last arrival (churn can keep
@@ -240,12 +238,12 @@ def simulate(
     start_ns: int = 0,
     until_ns: int | None = None,
     drain: bool = False,
-    max_cycles: int = 10_000,
+    max_cycles: int = DEFAULT_MAX_CYCLES,
     progress: Callable[[Progress], None] | None = None,
     termination_delay_ns: int = int(DEFAULT_TERMINATION_DELAY_S * NS),
-    bins: int = 336,
+    bins: int = DEFAULT_BINS,
     warn: Callable[[str], None] | None = None,
-    pod_startup_s: float = _args.DEFAULT_POD_STARTUP_S,
+    pod_startup_s: float = DEFAULT_POD_STARTUP_S,
     admission_checks: dict[str, CheckModel] | None = None,
     seed: int = 0,
     manifest_duration_ns: int | None = None,
