@@ -93,6 +93,29 @@ def display_unit(resource: str) -> tuple[float, str]:
     return 1.0, ""
 
 
+def fmt_duration(s: float) -> str:
+    if s < 1:
+        return "0s" if s <= 0 else f"{s:.2f}s"
+    if s < 60:
+        return f"{s:.0f}s"
+    if s < 3600:
+        return f"{s / 60:.1f}m"
+    if s < 86400:
+        return f"{s / 3600:.1f}h"
+    return f"{s / 86400:.1f}d"
+
+
+def fmt_bin(s: float) -> str:
+    """A bin width in words: 30-min, 1-h, 2-day..."""
+    if s < 60:
+        return f"{s:g}-s"
+    if s < 3600:
+        return f"{s / 60:g}-min"
+    if s < 86400:
+        return f"{s / 3600:g}-h"
+    return f"{s / 86400:g}-day"
+
+
 def censored_percentiles(
     waits: F64, censored: npt.NDArray[np.bool_], qs: tuple[int, ...] = PERCENTILES
 ) -> list[tuple[float, bool]]:
