@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .engine import EVICTION_REASONS
-from .loop import DEACTIVATED, EVICTING, FINISHED, PENDING, REJECTED, RESERVED, RUNNING, SimResult
+from .records import DEACTIVATED, EVICTING, FINISHED, PENDING, REJECTED, RESERVED, RUNNING, SimResult
 
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]

@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from .loop import STATE_NAMES, TIMES_KEPT, SimResult
 from .metrics import Churn, Metrics, QueueStats, fmt_bin, fmt_duration
 from .plots import PLOTS, Plot, render_plots
+from .records import STATE_NAMES, TIMES_KEPT, SimResult
 
 NS = 1_000_000_000
 
