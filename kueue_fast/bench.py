@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from .simulate.args import BENCH_CASES
-from .trace import Trace
+from .simulate.trace import Trace
 
 NS = 1_000_000_000
 # Creation times of generated workloads: 2025-01-06 00:00 UTC plus their index.

@@ -15,7 +15,7 @@ SCHEDULE_FORMATS = ("json", "yaml", "table", "usage", "summary")
 
 
 def _add_schedule(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    from .simulate.args import add_recursive_argument
+    from .simulate.args import add_engine_argument, add_recursive_argument
 
     p = sub.add_parser(
         "schedule",
@@ -45,7 +45,7 @@ def _add_schedule(sub: argparse._SubParsersAction) -> None:  # type: ignore[type
         metavar="N",
         help="give up --until-stable after N cycles, exit status 1 (default: 100000)",
     )
-    _add_engine(p)
+    add_engine_argument(p)
     p.add_argument(
         "-o",
         "--output",
@@ -76,15 +76,6 @@ def _add_schedule(sub: argparse._SubParsersAction) -> None:  # type: ignore[type
     add_source_arguments(p)
     # a one-shot command: the process may end without tearing down its objects (entry())
     p.set_defaults(func=_run_schedule, fast_exit=True)
-
-
-def _add_engine(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--engine",
-        choices=("native", "reference"),
-        default=None,
-        help="which engine decides (default: $KUEUE_FAST_ENGINE or native)",
-    )
 
 
 def _run_schedule(args: argparse.Namespace) -> int:

@@ -22,7 +22,7 @@ from kueue_fast.simulate import command
 from kueue_fast.simulate.engine import native_available
 from kueue_fast.simulate.loop import STATE_NAMES, simulate
 from kueue_fast.simulate.metrics import compute
-from kueue_fast.trace import parse_csv
+from kueue_fast.simulate.trace import parse_csv
 
 ENGINES = ["reference"] + (["native"] if native_available() else [])
 NS = 1_000_000_000

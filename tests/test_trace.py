@@ -15,7 +15,7 @@ from kueue_fast.errors import InputError
 from kueue_fast.loader import build_state
 from kueue_fast.simulate.batch import scheduling_hashes
 from kueue_fast.simulate.scenario import default_trace, trace_for_state
-from kueue_fast.trace import parse_csv, parse_jsonl, read_trace, write_csv, write_jsonl, write_trace
+from kueue_fast.simulate.trace import parse_csv, parse_jsonl, read_trace, write_csv, write_jsonl, write_trace
 
 GI = 1 << 30
 

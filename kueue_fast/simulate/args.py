@@ -10,21 +10,17 @@ from __future__ import annotations
 
 import argparse
 
-DEFAULT_REPORT_DIR = "simulation-report"
-DEFAULT_WORKLOADS = 100_000
-DEFAULT_DAYS = 7.0
-DEFAULT_LOAD = 0.7
-DEFAULT_MAX_CYCLES = 10_000
-# The pod-termination delay: Kubernetes' default terminationGracePeriodSeconds.
-# A pod that does not exit on SIGTERM is killed after 30 s, and batch pods
-# (training loops that checkpoint on SIGTERM) commonly use all of it; Kueue
-# releases an evicted workload's quota only once its job has no active pod.
-DEFAULT_TERMINATION_DELAY_S = 30.0
-# waitForPodsReady: the median pod start-up (image pull, scheduling, init) of a
-# log-normal with sigma 1 (half the jobs within the median, 1 in 20 beyond 5x it).
-DEFAULT_POD_STARTUP_S = 30.0
-SIMULATE_FORMATS = ("table", "json")
-TRACE_FORMATS = ("csv", "jsonl")
+from .defaults import (
+    DEFAULT_DAYS,
+    DEFAULT_LOAD,
+    DEFAULT_MAX_CYCLES,
+    DEFAULT_POD_STARTUP_S,
+    DEFAULT_REPORT_DIR,
+    DEFAULT_SEED,
+    DEFAULT_TERMINATION_DELAY_S,
+    DEFAULT_WORKLOADS,
+    ENGINES,
+)
 
 # What `kueue-fast bench` runs, per case (bench.py's table titles).
 BENCH_CASES = {
@@ -41,6 +37,15 @@ def add_recursive_argument(p: argparse.ArgumentParser) -> None:
     """-R as ``kubectl apply -f DIR -R``: every command that reads manifests takes it."""
     p.add_argument(
         "-R", "--recursive", action="store_true", help="read directories' subdirectories too (default: off)"
+    )
+
+
+def add_engine_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default=None,
+        help="which engine decides (default: $KUEUE_FAST_ENGINE or native)",
     )
 
 
@@ -64,12 +69,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     add_recursive_argument(p)
     add_workload_arguments(p)
-    p.add_argument(
-        "--engine",
-        choices=("native", "reference"),
-        default=None,
-        help="which engine decides (default: $KUEUE_FAST_ENGINE or native)",
-    )
+    add_engine_argument(p)
     p.add_argument(
         "-o",
         "--output",
@@ -110,7 +110,9 @@ def add_workload_arguments(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help=f"number of workloads (default {DEFAULT_WORKLOADS:,}; with --trace: all of its rows)",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of the generated trace (default 0)")
+    p.add_argument(
+        "--seed", type=int, default=DEFAULT_SEED, help=f"seed of the generated trace (default {DEFAULT_SEED})"
+    )
     p.add_argument(
         "--days",
         type=float,
@@ -233,7 +235,7 @@ def add_trace_arguments(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help=f"number of workloads (default {DEFAULT_WORKLOADS:,})",
     )
-    g.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    g.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"random seed (default {DEFAULT_SEED})")
     g.add_argument(
         "--days",
         type=float,
@@ -268,13 +270,13 @@ def add_trace_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _run_trace_generate(args: argparse.Namespace) -> int:
-    from ..trace import run_generate
+    from .trace_command import run_generate
 
     return run_generate(args)
 
 
 def _run_trace_convert(args: argparse.Namespace) -> int:
-    from ..trace import run_convert
+    from .trace_command import run_convert
 
     return run_convert(args)
 
@@ -297,7 +299,7 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--engine",
-        choices=("native", "reference", "both"),
+        choices=(*ENGINES, "both"),
         default="both",
         help="which engines to run (default both, native if built)",
     )

@@ -17,7 +17,7 @@ import numpy.typing as npt
 from ..compiler import BLOCK_NONE, PodSetSpec, WorkloadCompiler, WorkloadSpec
 from ..model import PodSet, ResourceRules, Workload
 from ..requests import quota_requests
-from ..trace import Trace, default_name
+from .trace import Trace, default_name
 
 I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]

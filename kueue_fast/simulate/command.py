@@ -13,23 +13,27 @@ from typing import TextIO
 
 from ..errors import InputError
 from ..model import ClusterState
-from ..trace import Trace, read_trace
 from . import scenario
-from .args import (
+from .args import manifest_paths
+from .checks import CheckModel, parse_check_option
+from .defaults import (
+    DEFAULT_DAYS,
     DEFAULT_LOAD,
     DEFAULT_MAX_CYCLES,
     DEFAULT_POD_STARTUP_S,
     DEFAULT_REPORT_DIR,
+    DEFAULT_SEED,
+    DEFAULT_START_NS,
     DEFAULT_TERMINATION_DELAY_S,
+    DEFAULT_WORKLOADS,
     SIMULATE_FORMATS,
-    manifest_paths,
 )
-from .checks import CheckModel, parse_check_option
 from .engine import resolve_sim_engine
 from .loop import NS, SimResult, simulate
 from .metrics import Metrics, compute
 from .progress import ProgressBar
 from .report import churn_lines, summary_table, write_report
+from .trace import Trace, read_trace, write_trace
 
 # Above this many workloads the reference engine takes minutes: say so.
 REFERENCE_COMFORT = 10_000
@@ -75,10 +79,10 @@ def make_trace(
         trace = read_trace(trace_path, priority_classes=prios)
         return trace.sorted_by_arrival().head(n) if n is not None else trace
     if builtin:
-        return scenario.default_trace(n if n is not None else scenario.DEFAULT_WORKLOADS, seed, days)
+        return scenario.default_trace(n if n is not None else DEFAULT_WORKLOADS, seed, days)
     return scenario.trace_for_state(
         state,
-        n if n is not None else scenario.DEFAULT_WORKLOADS,
+        n if n is not None else DEFAULT_WORKLOADS,
         seed,
         days,
         load if load is not None else DEFAULT_LOAD,
@@ -92,7 +96,7 @@ def start_ns(state: ClusterState) -> int:
     cluster), the latest of their creation times, so that the trace's
     workloads queue behind the cluster's own."""
     latest = max((wl.creation_ns for wl in state.workloads.values()), default=0)
-    return max(scenario.DEFAULT_START_NS, latest)
+    return max(DEFAULT_START_NS, latest)
 
 
 def _inputs(
@@ -143,10 +147,10 @@ def run(
     files: list[str] | None = None,
     trace_path: str | None = None,
     n: int | None = None,
-    seed: int = 0,
+    seed: int = DEFAULT_SEED,
     engine: str | None = None,
     report_dir: str | Path | None = DEFAULT_REPORT_DIR,
-    days: float = scenario.DEFAULT_DAYS,
+    days: float = DEFAULT_DAYS,
     until_s: float | None = None,
     drain: bool = False,
     max_cycles: int = DEFAULT_MAX_CYCLES,
@@ -391,8 +395,6 @@ def _write_scenario(
     options), so that ``simulate DIR/cluster.yaml --trace DIR/trace.csv``
     runs the same simulation."""
     import yaml
-
-    from ..trace import write_trace
 
     files = manifest_paths(args.files, args.recursive) or None
     given = builtin if state is not None else None

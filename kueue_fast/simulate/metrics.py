@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .engine import EVICTION_REASONS
-from .loop import DEACTIVATED, EVICTING, FINISHED, PENDING, REJECTED, RESERVED, RUNNING, SimResult
+from .records import DEACTIVATED, EVICTING, FINISHED, PENDING, REJECTED, RESERVED, RUNNING, SimResult
 
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
@@ -91,6 +91,29 @@ def display_unit(resource: str) -> tuple[float, str]:
     if resource in ("memory", "ephemeral-storage") or resource.startswith("hugepages-"):
         return float(1 << 30), "GiB"
     return 1.0, ""
+
+
+def fmt_duration(s: float) -> str:
+    if s < 1:
+        return "0s" if s <= 0 else f"{s:.2f}s"
+    if s < 60:
+        return f"{s:.0f}s"
+    if s < 3600:
+        return f"{s / 60:.1f}m"
+    if s < 86400:
+        return f"{s / 3600:.1f}h"
+    return f"{s / 86400:.1f}d"
+
+
+def fmt_bin(s: float) -> str:
+    """A bin width in words: 30-min, 1-h, 2-day..."""
+    if s < 60:
+        return f"{s:g}-s"
+    if s < 3600:
+        return f"{s / 60:g}-min"
+    if s < 86400:
+        return f"{s / 3600:g}-h"
+    return f"{s / 86400:g}-day"
 
 
 def censored_percentiles(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
-from .loop import NS, Progress
+from .records import NS, Progress
 
 
 def _clock(ns: int) -> str:

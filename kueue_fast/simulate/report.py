@@ -1,17 +1,12 @@
-"""The report folder: metrics.json, workloads.csv, five PNG charts, one
-self-contained HTML page (charts embedded as base64), and the summary table
-and churn summary for the terminal.
-
-Every chart gives the run (seed, workloads, offered load) and its bin width;
-a ClusterQueue has one colour in every chart and panel, a flavor one colour
-in every panel; legends sit beside the plot, never on the data.
+"""The report folder: metrics.json, workloads.csv, the PNG charts of
+``plots.PLOTS``, one self-contained HTML page (charts embedded as base64),
+and the summary table and churn summary for the terminal.
 """
 
 from __future__ import annotations
 
 import base64
 import html
-import io
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,63 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from .loop import STATE_NAMES, TIMES_KEPT, SimResult
-from .metrics import Churn, Metrics, QueueStats, display_unit
+from .metrics import Churn, Metrics, QueueStats, fmt_bin, fmt_duration
+from .plots import PLOTS, Plot, render_plots
+from .records import STATE_NAMES, TIMES_KEPT, SimResult
 
-MAX_LINES = 10  # ClusterQueues drawn one by one; the rest are summed as "others"
-OTHERS_COLOR = "#9e9e9e"
 NS = 1_000_000_000
-
-PLOTS = (
-    (
-        "utilization.png",
-        "Utilization per flavor over time",
-        "Share of each flavor's total nominal quota in use (mean per time bin), one panel per resource.",
-    ),
-    (
-        "pending.png",
-        "Pending workloads over time",
-        "Workloads waiting in each ClusterQueue's queue (mean per time bin), stacked.",
-    ),
-    (
-        "wait_times.png",
-        "Wait-time distribution per ClusterQueue",
-        "Per workload, the time it spent in its queue until admission (after an eviction, counted again "
-        "from its return to the queue); workloads still pending at the end count with the time waited so "
-        "far (censored, a lower bound). Box: p25-p75 with the median, whiskers: p5-p95, dot: p99.",
-    ),
-    (
-        "borrowing.png",
-        "Borrowing and lending over time",
-        "Quota each ClusterQueue uses beyond its nominal quota (above zero) and lends from its unused "
-        "nominal quota (below zero; shared among the cohort's lenders in proportion to what they "
-        "leave unused).",
-    ),
-    ("preemptions.png", "Preemptions over time", "Workloads evicted by preemption per time bin, by reason."),
-)
-
-
-def fmt_duration(s: float) -> str:
-    if s < 1:
-        return "0s" if s <= 0 else f"{s:.2f}s"
-    if s < 60:
-        return f"{s:.0f}s"
-    if s < 3600:
-        return f"{s / 60:.1f}m"
-    if s < 86400:
-        return f"{s / 3600:.1f}h"
-    return f"{s / 86400:.1f}d"
-
-
-def fmt_bin(s: float) -> str:
-    """A bin width in words: 30-min, 1-h, 2-day..."""
-    if s < 60:
-        return f"{s:g}-s"
-    if s < 3600:
-        return f"{s / 60:g}-min"
-    if s < 86400:
-        return f"{s / 3600:g}-h"
-    return f"{s / 86400:g}-day"
 
 
 TABLE_COLUMNS = (
@@ -203,338 +146,6 @@ def churn_lines(c: Churn) -> list[str]:
                 f"  at {fmt_duration(u['time_s'])}: {u['cycles']:,} cycles, {u['admissions']:,} admissions, "
                 f"{u['preemptions']:,} evictions; {pairs}; evicted most: {victims}"
             )
-    return out
-
-
-# --- plots ------------------------------------------------------------------------------------------
-
-
-def palette(n: int) -> list[str]:
-    import matplotlib
-
-    cmap = matplotlib.colormaps["tab20" if n > 10 else "tab10"]
-    k = 20 if n > 10 else 10
-    return [matplotlib.colors.to_hex(cmap(i % k)) for i in range(n)]
-
-
-def queue_colors(names: Sequence[str]) -> dict[str, str]:
-    """One colour per ClusterQueue, the same in every chart."""
-    return dict(zip(names, palette(len(names)), strict=True))
-
-
-def _top(names: Sequence[str], weight: dict[str, float]) -> list[str]:
-    return sorted(names, key=lambda n: -weight.get(n, 0.0))[:MAX_LINES]
-
-
-def _x(metrics: Metrics) -> tuple[np.ndarray[Any, Any], str, float]:
-    edges = metrics.series.edges_s
-    mid = (edges[:-1] + edges[1:]) / 2
-    span = float(edges[-1] - edges[0]) if edges.size else 0.0
-    if span > 3 * 86400:
-        return mid / 86400, "simulated time (days)", 86400.0
-    if span > 3 * 3600:
-        return mid / 3600, "simulated time (hours)", 3600.0
-    return mid / 60, "simulated time (minutes)", 60.0
-
-
-def legend_beside(target: Any, handles: Any = None, labels: Any = None) -> None:
-    """A legend to the right of the axes (or figure), outside the data."""
-    kw = {"loc": "upper left", "bbox_to_anchor": (1.01, 1.0), "fontsize": 7, "frameon": False}
-    if handles is None:
-        target.legend(**kw)
-    else:
-        target.legend(handles, labels, **kw)
-
-
-def _pyplot() -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
-    plt.rcParams.update({"figure.dpi": 100, "font.size": 9, "axes.grid": True, "grid.alpha": 0.3})
-    return plt
-
-
-def _png(fig: Any) -> bytes:
-    import matplotlib.pyplot as plt
-
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", bbox_inches="tight")
-    plt.close(fig)
-    return buf.getvalue()
-
-
-def _line_handles(colors: dict[str, str]) -> tuple[list[Any], list[str]]:
-    import matplotlib
-
-    return [matplotlib.lines.Line2D([], [], color=c, lw=1.5) for c in colors.values()], list(colors)
-
-
-WAIT_FLOOR_S = 1.0  # a log axis cannot show 0: immediate admissions sit on the floor
-WAIT_XLABEL = "time in the queue until admission (seconds, log scale; 1 s floor; censored: waited so far)"
-
-
-def _wait_boxes(
-    ax: Any, runs: Sequence[tuple[str, Metrics]], names: Sequence[str], colors: dict[str, str]
-) -> None:
-    """Per ClusterQueue of ``names`` a box of its waits, one per run (grouped,
-    coloured per run); with one run, coloured per ClusterQueue (``colors``
-    then maps ClusterQueues to colours). Box: p25-p75 with the median,
-    whiskers: p5-p95, dot: p99."""
-    k = len(runs)
-    width = 0.8 / k
-    ticks, positions = [], []
-    for i, n in enumerate(names, start=1):
-        cen = [int(m.waits_censored.get(n, np.zeros(0, dtype=bool)).sum()) for _, m in runs]
-        note = f" ({', '.join(f'{c:,}' for c in cen)} censored)" if any(cen) else ""
-        ticks.append(n + note)
-        positions.append(i)
-        for j, (label, m) in enumerate(runs):
-            waits = m.waits_s.get(n, np.zeros(0))
-            if not waits.size:
-                continue
-            d = np.maximum(waits, WAIT_FLOOR_S)
-            pos = i + (j - (k - 1) / 2) * width
-            box = ax.boxplot(
-                [d],
-                positions=[pos],
-                widths=width * 0.9,
-                orientation="horizontal",
-                whis=(5, 95),
-                showfliers=False,
-                patch_artist=True,
-                manage_ticks=False,
-                medianprops={"color": "k"},
-            )
-            color = colors.get(label if k > 1 else n, OTHERS_COLOR)
-            box["boxes"][0].set_facecolor(color)
-            box["boxes"][0].set_alpha(0.7)
-            ax.plot(np.percentile(d, 99), pos, "k.", ms=5)
-    ax.set_yticks(positions, ticks)
-    ax.set_xscale("log")
-    ax.set_xlabel(WAIT_XLABEL)
-    ax.invert_yaxis()
-
-
-def _by_p95(runs: Sequence[tuple[str, Metrics]], limit: int) -> list[str]:
-    """ClusterQueues with waits, the longest p95 (over the runs) first."""
-    p95: dict[str, float] = {}
-    for _, m in runs:
-        for q in m.queues:
-            w = m.waits_s.get(q.name, np.zeros(0))
-            if w.size:
-                p95[q.name] = max(p95.get(q.name, 0.0), float(np.percentile(w, 95)))
-    return sorted(p95, key=lambda n: -p95[n])[:limit]
-
-
-def render_plots(metrics: Metrics, queue_names: Sequence[str], run_label: str) -> dict[str, bytes]:
-    """PNG bytes per file name (matplotlib, Agg backend). ``queue_names``
-    fixes the colours; ``run_label`` (seed, workloads, load) goes under
-    every title."""
-    plt = _pyplot()
-    s = metrics.series
-    x, xlabel, _ = _x(metrics)
-    per_bin = f"per {fmt_bin(s.bin_s)} bin"
-    colors = queue_colors(queue_names)
-    out: dict[str, bytes] = {}
-
-    def titled(ax: Any, title: str) -> None:
-        ax.set_title(f"{title}\n{run_label}; {per_bin}", fontsize=9)
-
-    # 1. utilization per flavor: one colour per flavor in every panel
-    res = list(s.utilization)
-    flavors = sorted({f for r in res for f in s.utilization[r]})
-    fcolor = dict(zip(flavors, palette(len(flavors)), strict=True))
-    fig, axes = plt.subplots(
-        len(res) or 1, 1, figsize=(10, 2.3 * max(1, len(res)) + 0.6), sharex=True, squeeze=False
-    )
-    for ax, r in zip(axes[:, 0], res, strict=False):
-        for f, y in s.utilization[r].items():
-            ax.plot(x, y * 100, lw=1, color=fcolor[f], label=f)
-        ax.set_ylabel(f"{r}\n% of nominal")
-        ax.set_ylim(bottom=0)
-    if flavors:
-        legend_beside(axes[0, 0], *_line_handles(fcolor))
-    titled(axes[0, 0], PLOTS[0][1])
-    axes[-1, 0].set_xlabel(xlabel)
-    out[PLOTS[0][0]] = _png(fig)
-
-    # 2. pending workloads, stacked
-    fig, ax = plt.subplots(figsize=(10, 3.4))
-    weight = {k: float(v.sum()) for k, v in s.pending.items()}
-    top = _top(list(s.pending), weight)
-    ys = [s.pending[k] for k in top]
-    labels = list(top)
-    cols = [colors.get(k, OTHERS_COLOR) for k in top]
-    rest = [v for k, v in s.pending.items() if k not in top]
-    if rest:
-        ys.append(np.sum(rest, axis=0))
-        labels.append(f"{len(rest)} others")
-        cols.append(OTHERS_COLOR)
-    if ys:
-        ax.stackplot(x, *ys, labels=labels, colors=cols, alpha=0.85)
-        legend_beside(ax)
-    titled(ax, PLOTS[1][1])
-    ax.set_ylabel(f"pending workloads\n(mean {per_bin})")
-    ax.set_xlabel(xlabel)
-    out[PLOTS[1][0]] = _png(fig)
-
-    # 3. wait-time distribution per ClusterQueue
-    names = _by_p95([("", metrics)], 2 * MAX_LINES)
-    fig, ax = plt.subplots(figsize=(10, 0.45 * max(4, len(names)) + 1.2))
-    _wait_boxes(ax, [("", metrics)], names, colors)
-    ax.set_title(f"{PLOTS[2][1]}\n{run_label}", fontsize=9)
-    out[PLOTS[2][0]] = _png(fig)
-
-    # 4. borrowing (above zero) and lending (below zero) per resource; one legend for all panels
-    res = [r for r in s.borrowed if s.borrowed[r]]
-    fig, axes = plt.subplots(
-        max(1, len(res)), 1, figsize=(10, 2.6 * max(1, len(res)) + 0.6), sharex=True, squeeze=False
-    )
-    shown: list[str] = []
-    for ax, r in zip(axes[:, 0], res, strict=False):
-        _, unit = display_unit(r)
-        weight = {k: float(v.sum() + s.lent[r][k].sum()) for k, v in s.borrowed[r].items()}
-        for k in _top(list(s.borrowed[r]), weight):
-            col = colors.get(k, OTHERS_COLOR)
-            ax.plot(x, s.borrowed[r][k], lw=1, color=col)
-            ax.plot(x, -s.lent[r][k], lw=1, color=col, ls="--")
-            if k not in shown:
-                shown.append(k)
-        ax.axhline(0, color="k", lw=0.6)
-        ax.set_ylabel(f"{r} ({unit})" if unit else r)
-    if shown:
-        shown.sort(key=list(queue_names).index)
-        legend_beside(axes[0, 0], *_line_handles({k: colors[k] for k in shown}))
-    titled(axes[0, 0], PLOTS[3][1] + " (solid: borrowed, dashed: lent; mean amount)")
-    axes[-1, 0].set_xlabel(xlabel)
-    out[PLOTS[3][0]] = _png(fig)
-
-    # 5. preemptions per bin by reason, stacked (one step outline per reason)
-    fig, ax = plt.subplots(figsize=(10, 3.2))
-    edges = s.edges_s / _x(metrics)[2]
-    bottom = np.zeros(edges.size - 1)
-    for reason, counts in s.preemptions.items():
-        ax.stairs(bottom + counts, edges, baseline=bottom, fill=True, label=reason)
-        bottom = bottom + counts
-    if s.preemptions:
-        legend_beside(ax)
-    else:
-        ax.text(0.5, 0.5, "no preemptions", transform=ax.transAxes, ha="center", va="center")
-    titled(ax, PLOTS[4][1])
-    ax.set_ylabel(f"evicted workloads\n{per_bin}")
-    ax.set_xlabel(xlabel)
-    out[PLOTS[4][0]] = _png(fig)
-    return out
-
-
-# --- several runs of one trace, overlaid (kueue-fast compare) ------------------------------------------
-
-OVERLAY_PLOTS = (
-    (
-        "wait_times.png",
-        "Wait-time distribution per ClusterQueue, per configuration",
-        "Per workload, the time it spent in its queue until admission; workloads still pending at the end "
-        "count with the time waited so far (censored). One box per configuration: p25-p75 with the median, "
-        "whiskers: p5-p95, dot: p99.",
-    ),
-    (
-        "utilization.png",
-        "Utilization over time, per configuration",
-        "Share of each flavor's total nominal quota in use (mean per time bin), one panel per resource and "
-        "flavor (those that differ most between the configurations).",
-    ),
-    (
-        "pending.png",
-        "Pending workloads over time, per configuration",
-        "Workloads waiting in each ClusterQueue's queue (mean per time bin), one panel per ClusterQueue "
-        "(those with the most pending).",
-    ),
-)
-MAX_PANELS = 12
-
-
-def run_colors(labels: Sequence[str]) -> dict[str, str]:
-    """One colour per run (configuration), the same in every overlay chart."""
-    return dict(zip(labels, palette(len(labels)), strict=True))
-
-
-def _panels(n: int) -> tuple[Any, Any]:
-    plt = _pyplot()
-    cols = 2 if n > 3 else 1
-    rows = -(-n // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(11, 2.1 * rows + 0.9), sharex=True, squeeze=False)
-    for ax in axes.ravel()[n:]:
-        ax.set_visible(False)
-    return fig, axes
-
-
-def render_overlay_plots(runs: Sequence[tuple[str, Metrics]], subtitle: str) -> dict[str, bytes]:
-    """The runs of one trace on several configurations, overlaid: a colour per
-    run in every chart (``OVERLAY_PLOTS``); ``subtitle`` names the trace."""
-    colors = run_colors([label for label, _ in runs])
-    out: dict[str, bytes] = {}
-    plt = _pyplot()
-    widths = {fmt_bin(m.series.bin_s) for _, m in runs}
-    per_bin = f"per {' / '.join(sorted(widths))} bin"
-
-    # 1. waits: per ClusterQueue one box per run
-    names = _by_p95(runs, 2 * MAX_LINES)
-    fig, ax = plt.subplots(figsize=(10, (0.3 + 0.25 * len(runs)) * max(4, len(names)) + 1.2))
-    _wait_boxes(ax, runs, names, colors)
-    legend_beside(ax, *_line_handles(colors))
-    ax.set_title(f"{OVERLAY_PLOTS[0][1]}\n{subtitle}", fontsize=9)
-    out[OVERLAY_PLOTS[0][0]] = _png(fig)
-
-    # 2. utilization: a panel per resource and flavor, those that differ most first
-    keys = sorted({(r, f) for _, m in runs for r, d in m.series.utilization.items() for f in d})
-
-    def spread(key: tuple[str, str]) -> float:
-        means = [float(m.series.utilization.get(key[0], {}).get(key[1], np.zeros(1)).mean()) for _, m in runs]
-        return max(means) - min(means)
-
-    keys = sorted(keys, key=lambda k: (-spread(k), k))[:MAX_PANELS]
-    keys.sort()
-    fig, axes = _panels(max(1, len(keys)))
-    xlabel = ""
-    for ax, (r, f) in zip(axes.ravel(), keys, strict=False):
-        for label, m in runs:
-            y = m.series.utilization.get(r, {}).get(f)
-            if y is not None:
-                x, xlabel, _ = _x(m)
-                ax.plot(x, y * 100, lw=1, color=colors[label])
-        ax.set_title(f"{r} in {f}", fontsize=8)
-        ax.set_ylabel("% of nominal")
-        ax.set_ylim(bottom=0)
-    legend_beside(axes[0, -1], *_line_handles(colors))
-    fig.suptitle(f"{OVERLAY_PLOTS[1][1]}\n{subtitle}; {per_bin}", fontsize=9)
-    for ax in axes[-1]:
-        ax.set_xlabel(xlabel)
-    out[OVERLAY_PLOTS[1][0]] = _png(fig)
-
-    # 3. pending: a panel per ClusterQueue, the most pending first
-    weight: dict[str, float] = {}
-    for _, m in runs:
-        for k, v in m.series.pending.items():
-            weight[k] = max(weight.get(k, 0.0), float(v.sum()))
-    queues = sorted(weight, key=lambda k: -weight[k])[:MAX_PANELS]
-    fig, axes = _panels(max(1, len(queues)))
-    for ax, q in zip(axes.ravel(), queues, strict=False):
-        for label, m in runs:
-            y = m.series.pending.get(q)
-            x, xlabel, _ = _x(m)
-            ax.plot(x, y if y is not None else np.zeros_like(x), lw=1, color=colors[label])
-        ax.set_title(q, fontsize=8)
-        ax.set_ylabel("pending")
-        ax.set_ylim(bottom=0)
-    if not queues:
-        axes[0, 0].text(0.5, 0.5, "nothing pending", transform=axes[0, 0].transAxes, ha="center")
-    legend_beside(axes[0, -1], *_line_handles(colors))
-    fig.suptitle(f"{OVERLAY_PLOTS[2][1]}\n{subtitle}; {per_bin}", fontsize=9)
-    for ax in axes[-1]:
-        ax.set_xlabel(xlabel)
-    out[OVERLAY_PLOTS[2][0]] = _png(fig)
     return out
 
 
@@ -726,16 +337,16 @@ def html_table(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return f"<table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def figures_html(plots: Sequence[tuple[str, str, str]], pngs: dict[str, bytes], note: str = "") -> str:
-    """The charts of ``plots`` (file, heading, caption) that were drawn, embedded."""
+def figures_html(plots: Sequence[Plot[Any]], pngs: dict[str, bytes], note: str = "") -> str:
+    """The charts of ``plots`` that were drawn, embedded, with their headings and captions."""
     figs = []
-    for name, heading, caption in plots:
-        if name not in pngs:
+    for plot in plots:
+        if plot.file not in pngs:
             continue
-        b64 = base64.b64encode(pngs[name]).decode()
+        b64 = base64.b64encode(pngs[plot.file]).decode()
         figs.append(
-            f'<figure><h2>{html.escape(heading)}</h2><img alt="{html.escape(heading)}" '
-            f'src="data:image/png;base64,{b64}"><figcaption>{html.escape(caption)}'
+            f'<figure><h2>{html.escape(plot.heading)}</h2><img alt="{html.escape(plot.heading)}" '
+            f'src="data:image/png;base64,{b64}"><figcaption>{html.escape(plot.caption)}'
             f"{html.escape(note)}</figcaption></figure>"
         )
     return "".join(figs)
@@ -809,23 +420,16 @@ def write_report(
 
 
 __all__ = [
-    "OVERLAY_PLOTS",
-    "PLOTS",
     "TABLE_LEGEND",
     "TIMES_KEPT",
     "WORKLOAD_COLUMNS",
     "churn_lines",
     "figures_html",
+    "fmt_duration",
     "html_page",
     "html_table",
-    "legend_beside",
     "metrics_json",
     "page",
-    "palette",
-    "queue_colors",
-    "render_overlay_plots",
-    "render_plots",
-    "run_colors",
     "summary_table",
     "write_report",
     "write_workloads_csv",

@@ -32,8 +32,8 @@ import numpy as np
 
 from ..loader import build_state
 from ..model import ClusterState
-from ..trace import QueueProfile, Template, Trace, generate, work_seconds
-from .args import DEFAULT_DAYS, DEFAULT_WORKLOADS
+from .defaults import DEFAULT_DAYS, DEFAULT_LOAD, DEFAULT_SEED, DEFAULT_START_NS, DEFAULT_WORKLOADS
+from .trace import QueueProfile, Template, Trace, generate, work_seconds
 
 __all__ = [
     "DEFAULT_DAYS",
@@ -46,8 +46,6 @@ __all__ = [
 ]
 
 GI = 1 << 30
-# Monday 2025-01-06 00:00:00 UTC: the simulated week starts on a Monday.
-DEFAULT_START_NS = 1736121600 * 1_000_000_000
 
 PRIORITIES = {"best-effort": 100, "standard": 1000, "urgent": 10000}
 BE, STD, URG = PRIORITIES["best-effort"], PRIORITIES["standard"], PRIORITIES["urgent"]
@@ -363,7 +361,7 @@ def calibrate(trace: Trace, loads: dict[str, tuple[str, float, float]], days: fl
     return replace(trace, duration_s=out)
 
 
-def default_trace(n: int = DEFAULT_WORKLOADS, seed: int = 0, days: float = DEFAULT_DAYS) -> Trace:
+def default_trace(n: int = DEFAULT_WORKLOADS, seed: int = DEFAULT_SEED, days: float = DEFAULT_DAYS) -> Trace:
     """n workloads of the default scenario. The offered load does not depend
     on n: fewer workloads run proportionally longer."""
     trace = generate(profiles(), n, seed=seed, days=days)
@@ -540,7 +538,7 @@ class GeneratedTraceCheck:
 
 
 def profiles_for_state(
-    state: ClusterState, load: float = 0.7, check: GeneratedTraceCheck | None = None
+    state: ClusterState, load: float = DEFAULT_LOAD, check: GeneratedTraceCheck | None = None
 ) -> tuple[list[QueueProfile], dict[str, tuple[str, float, float]]]:
     """Queue profiles for any set of manifests: every LocalQueue whose
     ClusterQueue has quota submits jobs of five sizes (1/64 to 1/4 of the
@@ -593,9 +591,9 @@ def profiles_for_state(
 def trace_for_state(
     state: ClusterState,
     n: int,
-    seed: int = 0,
+    seed: int = DEFAULT_SEED,
     days: float = DEFAULT_DAYS,
-    load: float = 0.7,
+    load: float = DEFAULT_LOAD,
     warnings: list[str] | None = None,
 ) -> Trace:
     """A synthetic trace for the manifests' LocalQueues; what can never be

@@ -11,16 +11,15 @@ from __future__ import annotations
 import argparse
 
 from ..simulate.args import (
-    SIMULATE_FORMATS,
     add_clock_arguments,
+    add_engine_argument,
     add_progress_arguments,
     add_recursive_argument,
     add_report_arguments,
     add_workload_arguments,
 )
+from ..simulate.defaults import COMPARE_REPORT_DIR, SIMULATE_FORMATS, SWEEP_REPORT_DIR
 
-COMPARE_REPORT_DIR = "compare-report"
-SWEEP_REPORT_DIR = "sweep-report"
 SNAPSHOT_FORMATS = ("yaml", "json")
 
 
@@ -76,12 +75,7 @@ def add_source_arguments(p: argparse.ArgumentParser) -> None:
 def _add_run_arguments(p: argparse.ArgumentParser, report_dir: str) -> None:
     """What compare and sweep share with simulate, and where they run."""
     add_workload_arguments(p)
-    p.add_argument(
-        "--engine",
-        choices=("native", "reference"),
-        default=None,
-        help="which engine decides (default: $KUEUE_FAST_ENGINE or native)",
-    )
+    add_engine_argument(p)
     p.add_argument(
         "-o",
         "--output",

@@ -21,13 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..simulate.report import (
-    OVERLAY_PLOTS,
-    figures_html,
-    html_table,
-    page,
-    render_overlay_plots,
-)
+from ..simulate.plots import OVERLAY_PLOTS, render_overlay_plots
+from ..simulate.report import figures_html, html_table, page
 from .args import check_output
 from .diff import Change, spec_diff
 from .overrides import Variant

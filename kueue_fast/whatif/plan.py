@@ -14,7 +14,7 @@ from ..model import ClusterState
 from ..simulate import scenario
 from ..simulate.command import check_options, make_trace, start_ns
 from ..simulate.engine import resolve_sim_engine
-from ..trace import Trace, write_trace
+from ..simulate.trace import Trace, write_trace
 from .diff import local_queues
 from .overrides import Variant
 from .results import RunSummary

@@ -14,9 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from ..simulate.loop import SimResult
-from ..simulate.metrics import Metrics, censored_percentiles, display_unit
-from ..simulate.report import fmt_duration
+from ..simulate.metrics import Metrics, censored_percentiles, display_unit, fmt_duration
+from ..simulate.records import SimResult
 
 NS = 1_000_000_000
 

@@ -29,8 +29,9 @@ from typing import Any
 
 from ..errors import InputError, KueueFastError
 from ..model import ClusterState
+from ..simulate.defaults import DEFAULT_MAX_CYCLES, DEFAULT_TERMINATION_DELAY_S
 from ..simulate.progress import ProgressBar
-from ..trace import Trace
+from ..simulate.trace import Trace
 from .results import RunSummary
 
 NS = 1_000_000_000
@@ -48,8 +49,8 @@ class SimOptions:
     start_ns: int
     until_ns: int | None = None
     drain: bool = False
-    max_cycles: int = 10_000
-    termination_delay_ns: int = 30 * NS
+    max_cycles: int = DEFAULT_MAX_CYCLES
+    termination_delay_ns: int = int(DEFAULT_TERMINATION_DELAY_S * NS)
     dominant: str = ""  # the trace's dominant resource (cluster-wide utilization)
     manifest_duration_ns: int | None = None  # run time of the manifests' Workloads (None: for ever)
 

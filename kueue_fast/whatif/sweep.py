@@ -51,7 +51,8 @@ from ..errors import InputError, QuantityError, raise_all
 from ..loader import read_documents
 from ..quantity import quantity_nanos
 from ..simulate import scenario
-from ..simulate.report import figures_html, html_table, page, palette
+from ..simulate.plots import Plot, palette
+from ..simulate.report import figures_html, html_table, page
 from .args import check_output
 from .overrides import Variant, apply_setting, parse_target, path_text, read_setting, show_value
 from .plan import (
@@ -80,12 +81,6 @@ SPEC_KEYS = ("parameters", "combine", "base", "metrics", "objective")
 PARAMETER_KEYS = ("name", "set", "values")
 DEFAULT_METRICS = ("wait_p95", "wait_p99", "preemptions", "utilization")
 MAX_DEFAULT_QUEUES = 4
-PLOT = (
-    "metrics_by_parameter.png",
-    "Metrics against each swept parameter",
-    "One panel per metric (rows) and swept parameter (columns): every configuration as a dot; the line joins "
-    "the means at each value (with two parameters, one line per value of the other).",
-)
 
 
 @dataclass
@@ -438,11 +433,11 @@ def as_number(v: Any) -> float | None:
     return None
 
 
-def render_plot(sr: SweepResult) -> bytes:
+def metrics_by_parameter_plot(sr: SweepResult, heading: str) -> Any:
     """Each metric against each parameter (``PLOT``)."""
-    from ..simulate.report import _png, _pyplot
+    from ..simulate.plots import pyplot
 
-    plt = _pyplot()
+    plt = pyplot()
     params, metrics = sr.spec.parameters, sr.spec.metrics[:6]
     fig, axes = plt.subplots(
         len(metrics), len(params), figsize=(3.6 * len(params) + 1.5, 2.4 * len(metrics) + 0.8), squeeze=False
@@ -496,10 +491,26 @@ def render_plot(sr: SweepResult) -> bytes:
                 ax.set_ylabel(f"{m}{unit}", fontsize=8)
             if i == len(metrics) - 1:
                 ax.set_xlabel(p.name, fontsize=8)
-    fig.suptitle(f"{PLOT[1]}\n{sr.plan.label}", fontsize=9)
+    fig.suptitle(f"{heading}\n{sr.plan.label}", fontsize=9)
     # the default top margin is a share of the height: on a tall grid it leaves inches above the panels
     fig.subplots_adjust(top=1 - 0.7 / fig.get_figheight())
-    return bytes(_png(fig))
+    return fig
+
+
+PLOT: Plot[SweepResult] = Plot(
+    "metrics_by_parameter.png",
+    "Metrics against each swept parameter",
+    "One panel per metric (rows) and swept parameter (columns): every configuration as a dot; the line joins "
+    "the means at each value (with two parameters, one line per value of the other).",
+    metrics_by_parameter_plot,
+)
+
+
+def render_plot(sr: SweepResult) -> bytes:
+    """The PNG of ``PLOT``."""
+    from ..simulate.plots import png
+
+    return png(PLOT.draw(sr, PLOT.heading))
 
 
 def to_json(sr: SweepResult) -> dict[str, Any]:
@@ -543,8 +554,8 @@ def write_report(folder: Path, sr: SweepResult, doc: dict[str, Any]) -> list[Pat
     written.append(folder / "sweep.json")
     written.append(write_frozen_trace(sr.plan, folder))
     png = render_plot(sr)
-    (folder / PLOT[0]).write_bytes(png)
-    written.append(folder / PLOT[0])
+    (folder / PLOT.file).write_bytes(png)
+    written.append(folder / PLOT.file)
     head, rows = table(sr)
     params = "".join(
         f"<li><b>{html.escape(p.name)}</b>: {html.escape(', '.join(p.targets))} in "
@@ -561,7 +572,7 @@ def write_report(folder: Path, sr: SweepResult, doc: dict[str, Any]) -> list[Pat
 '>': a wait that is a lower bound. Every metric, cluster-wide and per ClusterQueue, is in sweep.csv
 {"and sweep.parquet" if (folder / "sweep.parquet") in written else "(sweep.parquet: install pyarrow)"}; the
 trace every configuration ran is trace.csv.</p>
-{figures_html([PLOT], {PLOT[0]: png})}"""
+{figures_html([PLOT], {PLOT.file: png})}"""
     (folder / "report.html").write_text(page(f"Sweep of {len(sr.configs)} configurations", body))
     written.append(folder / "report.html")
     return written

@@ -35,8 +35,8 @@ from typing import IO, Any
 import numpy as np
 import numpy.typing as npt
 
-from .errors import InputError, QuantityError
-from .quantity import format_quantity, parse_quantity
+from ..errors import InputError, QuantityError
+from ..quantity import format_quantity, parse_quantity
 
 I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]
@@ -649,58 +649,3 @@ def work_seconds(trace: Trace, resource: str) -> F64:
     per_wl = np.add.reduceat(per_ps, trace.ps_offsets[:-1]) if len(trace) else per_ps[:0]
     out: F64 = per_wl * trace.duration_s
     return out
-
-
-# --- the `trace` command ------------------------------------------------------------------------------
-
-
-def _generate_format(fmt: str | None, path: str | None) -> str:
-    """csv or jsonl: -o/--output if given, else from the file's suffix."""
-    if fmt is not None and fmt not in ("csv", "jsonl"):
-        raise InputError(
-            "",
-            "-o/--output",
-            f"expects the trace format (csv or jsonl), not {fmt!r}; "
-            f"for the file to write use --output-file {fmt}",
-        )
-    if path is None:
-        raise InputError("", "--output-file", "is required: the file to write (trace.csv or trace.jsonl)")
-    if fmt is None:
-        return "jsonl" if Path(path).suffix.lower() in JSONL_SUFFIXES else "csv"
-    return fmt
-
-
-def run_generate(args: Any) -> int:
-    import sys
-
-    fmt = _generate_format(args.output, args.output_file)
-    if args.n < 0:
-        raise InputError("", "-n", f"must not be negative, got {args.n}")
-    if not math.isfinite(args.days) or args.days <= 0:
-        raise InputError("", "--days", f"must be positive, got {args.days}")
-    if not math.isfinite(args.load) or args.load <= 0:
-        raise InputError("", "--load", f"must be positive, got {args.load}")
-    from .simulate import scenario
-
-    warnings: list[str] = []
-    if args.files:
-        from .loader import load
-
-        state = load(args.files, recursive=args.recursive)
-        trace = scenario.trace_for_state(state, args.n, args.seed, args.days, args.load, warnings)
-    else:
-        trace = scenario.default_trace(args.n, args.seed, args.days)
-    for w in warnings:
-        print(f"warning: {w}", file=sys.stderr)
-    with Path(args.output_file).open("w", newline="") as f:
-        (write_jsonl if fmt == "jsonl" else write_csv)(trace, f)
-    print(
-        f"wrote {args.output_file}: {len(trace):,} workloads, {trace.n_pod_sets:,} pod sets ({fmt})",
-        file=sys.stderr,
-    )
-    return 0
-
-
-def run_convert(args: Any) -> int:
-    write_trace(read_trace(args.input), args.output)
-    return 0
