@@ -27,6 +27,7 @@ from ._gc import no_cyclic_gc
 from .compiler import (
     AdmissionSpec,
     CyclesRun,
+    PendingBatch,
     Topology,
     WorkloadCompiler,
     WorkloadSpec,
@@ -274,13 +275,21 @@ class Cluster:
         self._build(state)
         # the topology already knows every resource and flavor of the state's workloads
         check_cqs = self._check_cqs
+        # the native engine takes runs of plain pending workloads as arrays (same wids, same order)
+        batch = self.compiler.pending_batch() if self._bulk_add is not None else None
         with no_cyclic_gc():
             for key in sorted(state.workloads):
                 wl = state.workloads[key]
+                if batch is not None and batch.add(key, wl):
+                    continue
+                if batch:
+                    batch = self._add_batch(batch)
                 self._add_compiled(key, self.compiler.compile(wl))
                 adm = wl.admission
                 if wl.admission_checks or (adm is not None and adm.cluster_queue in check_cqs):
                     self._init_checks(wl)
+            if batch:
+                self._add_batch(batch)
         self._read_pods_ready_inputs(state)
 
     # --- construction ----------------------------------------------------------------------
@@ -302,6 +311,8 @@ class Cluster:
         self.topology = compile_topology(state)
         self.compiler = WorkloadCompiler(state, self.topology)
         self.engine = make_engine(self.engine_name, self.topology, self.release_evictions)
+        # NativeEngine.add_workloads: many pending workloads from arrays (PendingBatch)
+        self._bulk_add: Callable[[Any], range] | None = getattr(self.engine, "add_workloads", None)
 
     # --- workloads -----------------------------------------------------------------------------
 
@@ -317,6 +328,15 @@ class Cluster:
             ready = PodsReadyState(admitted, wl.pods_ready, wl.pods_ready_reason, wl.pods_ready_ns)
             self._pods_ready[wl.key] = ready
         self._init_checks(wl)
+
+    def _add_batch(self, batch: PendingBatch) -> PendingBatch:
+        """Add the batch's workloads to the engine; an empty batch with the same memos."""
+        assert self._bulk_add is not None
+        first: range = self._bulk_add(batch.arrays())
+        for wid, key in zip(first, batch.keys, strict=True):
+            self._wid[key] = wid
+        self._keys.extend(batch.keys)
+        return batch.emptied()
 
     def _add_compiled(self, key: str, spec: WorkloadSpec) -> None:
         self._wid[key] = self.engine.add_workload(spec)

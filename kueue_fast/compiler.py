@@ -485,17 +485,23 @@ class WorkloadCompiler:
             raise KeyError(name)
         return rid
 
-    def compile(self, wl: Workload) -> WorkloadSpec:
-        gates = self.topology.gates
+    def _pod_sets(self, wl: Workload) -> tuple[list[PodSetSpec], list[int], list[dict[str, int]]]:
+        """The pod sets as the engines take them, their effective counts and charged requests."""
+        reclaimable = self.topology.gates.reclaimable_pods
         pod_sets = []
         counts = []
         charged = self.charged_requests(wl)
         for ps, per_pod in zip(wl.pod_sets, charged, strict=True):
             # ReclaimablePods: pods the job declared done no longer need quota.
-            count = max(0, ps.count - ps.reclaimable) if gates.reclaimable_pods else ps.count
+            count = max(0, ps.count - ps.reclaimable) if reclaimable else ps.count
             counts.append(count)
             requests = sorted(((self._rid[r], v) for r, v in per_pod.items()), key=lambda x: x[0])
             pod_sets.append(PodSetSpec(ps.name, count, requests, ps.min_count, self.flavor_class(ps)))
+        return pod_sets, counts, charged
+
+    def compile(self, wl: Workload) -> WorkloadSpec:
+        pod_sets, counts, charged = self._pod_sets(wl)
+        ignore_name = self.topology.gates.scheduling_equivalence_hashing_ignore_pod_set_name
         spec = WorkloadSpec(
             namespace=wl.namespace,
             name=wl.name,
@@ -503,9 +509,7 @@ class WorkloadCompiler:
             cluster_queue=-1,
             priority=wl.priority,
             queue_ts=self._queue_ts(wl),
-            scheduling_hash=self._scheduling_hash(
-                wl, counts, gates.scheduling_equivalence_hashing_ignore_pod_set_name, charged
-            ),
+            scheduling_hash=self._scheduling_hash(wl, counts, ignore_name, charged),
             pod_sets=pod_sets,
             local_queue=self._lq_id.get(f"{wl.namespace}/{wl.queue_name}", -1),
             queue_name=wl.queue_name,
@@ -570,32 +574,211 @@ class WorkloadCompiler:
 
     def _resolve_queue(self, wl: Workload, spec: WorkloadSpec) -> None:
         """Which ClusterQueue the workload is offered to when pending, or why none."""
-        lq = self.state.local_queues.get(f"{wl.namespace}/{wl.queue_name}")
         if not wl.active:
             spec.unqueued_reason = "The workload is deactivated"
             return
-        if lq is None:
-            spec.unqueued_reason = f"LocalQueue {wl.queue_name} doesn't exist"
+        cq_id, reason, selected = self._queue_of(wl.namespace, wl.queue_name)
+        spec.cluster_queue, spec.unqueued_reason = cq_id, reason
+        if cq_id < 0:
             return
-        if lq.stop_policy != "None":
-            spec.unqueued_reason = f"LocalQueue {wl.queue_name} is stopped"
-            return
-        cq_id = self._cq_id.get(lq.cluster_queue)
-        if cq_id is None:
-            spec.unqueued_reason = f"ClusterQueue {lq.cluster_queue} doesn't exist"
-            return
-        spec.cluster_queue = cq_id
-        cq = self.state.cluster_queues[lq.cluster_queue]
-        labels = self.state.namespace_labels(wl.namespace)
-        if cq.namespace_selector is None or not cq.namespace_selector.matches(labels):
+        if not selected:
             spec.block = BLOCK_NAMESPACE_MISMATCH
             spec.block_message = NAMESPACE_MISMATCH_MESSAGE
             return
-        for ps in wl.pod_sets:
-            if ps.resources_validation_error:
-                spec.block = BLOCK_RESOURCES_INVALID
-                spec.block_message = ps.resources_validation_error
-                return
+        error = _resources_error(wl)
+        if error:
+            spec.block = BLOCK_RESOURCES_INVALID
+            spec.block_message = error
+
+    def _queue_of(self, namespace: str, queue_name: str) -> tuple[int, str, bool]:
+        """An active workload's (ClusterQueue id or -1, why none, whether the
+        ClusterQueue's namespaceSelector selects the namespace)."""
+        lq = self.state.local_queues.get(f"{namespace}/{queue_name}")
+        if lq is None:
+            return -1, f"LocalQueue {queue_name} doesn't exist", False
+        if lq.stop_policy != "None":
+            return -1, f"LocalQueue {queue_name} is stopped", False
+        cq_id = self._cq_id.get(lq.cluster_queue)
+        if cq_id is None:
+            return -1, f"ClusterQueue {lq.cluster_queue} doesn't exist", False
+        cq = self.state.cluster_queues[lq.cluster_queue]
+        labels = self.state.namespace_labels(namespace)
+        return cq_id, "", cq.namespace_selector is not None and cq.namespace_selector.matches(labels)
+
+    def pending_batch(self) -> PendingBatch:
+        """An empty :class:`PendingBatch` over this compiler."""
+        return PendingBatch(self)
+
+
+_INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def _resources_error(wl: Workload) -> str:
+    """The first pod set's resources validation error ("" when none)."""
+    for ps in wl.pod_sets:
+        if ps.resources_validation_error:
+            return ps.resources_validation_error
+    return ""
+
+
+class PendingBatch:
+    """Pending workloads compiled straight into the native engine's bulk
+    arrays (``NativeEngine.add_workloads``), without a WorkloadSpec each.
+
+    What depends only on a workload's pod sets and priority (the engine's pod
+    set rows, the scheduling hash) is computed once per distinct shape, under
+    the exact key ``_hash_key`` gives (templates compared with == on a hit),
+    and what depends only on its namespace and queue name once per pair. The
+    values are the ones :meth:`WorkloadCompiler.compile` gives; :meth:`add`
+    refuses (False) any workload whose spec the arrays cannot carry (an
+    admission, admission checks, a job-uid label, no ClusterQueue): the
+    caller compiles that one as usual. The memos live as long as the batch:
+    build one per bulk construction, while the workloads do not change."""
+
+    def __init__(self, compiler: WorkloadCompiler) -> None:
+        self.compiler = compiler
+        self._shapes: dict[tuple[object, ...], tuple[list[dict[str, Any]], list[PodSetSpec], int, str]] = {}
+        self._queues: dict[tuple[str, str], tuple[int, int, int]] = {}  # -> (cq, lq, block)
+        self.emptied()
+
+    def emptied(self) -> PendingBatch:
+        """No workloads (the memos stay): for the next run of pending workloads."""
+        self._names: dict[str, int] = {}  # pod set name -> index into pod_set_names
+        self._messages: dict[str, int] = {}  # block message -> index into block_messages
+        self.keys: list[str] = []
+        self._cq: list[int] = []
+        self._lq: list[int] = []
+        self._priority: list[int] = []
+        self._queue_ts: list[int] = []
+        self._hash: list[int] = []
+        self._block: list[int] = []
+        self._block_message: list[int] = []
+        self._namespaces: list[str] = []
+        self._wl_names: list[str] = []
+        self._uids: list[str] = []
+        self._ps_offsets: list[int] = [0]
+        self._ps_count: list[int] = []
+        self._ps_min: list[int] = []
+        self._ps_class: list[int] = []
+        self._ps_name: list[int] = []
+        self._rq_offsets: list[int] = [0]
+        self._rq_resource: list[int] = []
+        self._rq_amount: list[int] = []
+        return self
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def add(self, key: str, wl: Workload) -> bool:
+        """Append a pending workload; False (nothing appended) when compile() must do it."""
+        c = self.compiler
+        if wl.admission is not None or wl.admission_checks or not wl.active or _job_uid(wl):
+            return False
+        queue = self._queues.get((wl.namespace, wl.queue_name))
+        if queue is None:
+            cq_id, _, selected = c._queue_of(wl.namespace, wl.queue_name)
+            lq_id = c._lq_id.get(f"{wl.namespace}/{wl.queue_name}", -1)
+            queue = (cq_id, lq_id, BLOCK_NONE if selected else BLOCK_NAMESPACE_MISMATCH)
+            self._queues[(wl.namespace, wl.queue_name)] = queue
+        cq_id, lq_id, block = queue
+        if cq_id < 0 or type(wl.priority) is not int or not _INT32_MIN <= wl.priority <= _INT32_MAX:
+            return False  # its unqueued reason lives in a WorkloadSpec only; the engine refuses it
+        shape = self._shape(wl)
+        if shape is None:
+            return False
+        pod_sets, scheduling_hash, resources_error = shape
+        message = -1
+        if block == BLOCK_NAMESPACE_MISMATCH:
+            message = self._message(NAMESPACE_MISMATCH_MESSAGE)
+        elif resources_error:
+            block, message = BLOCK_RESOURCES_INVALID, self._message(resources_error)
+        self.keys.append(key)
+        self._cq.append(cq_id)
+        self._lq.append(lq_id)
+        self._priority.append(wl.priority)
+        self._queue_ts.append(c._queue_ts(wl))
+        self._hash.append(scheduling_hash)
+        self._block.append(block)
+        self._block_message.append(message)
+        self._namespaces.append(wl.namespace)
+        self._wl_names.append(wl.name)
+        self._uids.append(wl.uid or wl.key)
+        for ps in pod_sets:
+            self._ps_count.append(ps.count)
+            self._ps_min.append(-1 if ps.min_count is None else ps.min_count)
+            self._ps_class.append(ps.flavor_class)
+            name = self._names.setdefault(ps.name, len(self._names))
+            self._ps_name.append(name)
+            for r, amount in ps.requests:
+                self._rq_resource.append(r)
+                self._rq_amount.append(amount)
+            self._rq_offsets.append(len(self._rq_resource))
+        self._ps_offsets.append(len(self._ps_count))
+        return True
+
+    def _message(self, text: str) -> int:
+        return self._messages.setdefault(text, len(self._messages))
+
+    def _shape(self, wl: Workload) -> tuple[list[PodSetSpec], int, str] | None:
+        """(pod sets, scheduling hash, resources error) as compile() gives them; None: not keyable."""
+        c = self.compiler
+        ignore_name = c.topology.gates.scheduling_equivalence_hashing_ignore_pod_set_name
+        charged = c.charged_requests(wl)
+        reclaimable = c.topology.gates.reclaimable_pods
+        counts = [max(0, ps.count - ps.reclaimable) if reclaimable else ps.count for ps in wl.pod_sets]
+        found = _hash_key(wl, counts, ignore_name, charged)
+        if found is None:
+            return None
+        parts, templates = found
+        # what the hash key leaves out: the names (when ignored) and what decides the flavor class
+        key = (
+            parts,
+            tuple(ps.name for ps in wl.pod_sets),
+            tuple(node_affinity.pod_set_shape(ps) for ps in wl.pod_sets),
+            _resources_error(wl),
+        )
+        hit = self._shapes.get(key)
+        if hit is not None and all(a is b or a == b for a, b in zip(hit[0], templates, strict=True)):
+            return hit[1], hit[2], hit[3]
+        pod_sets, counts, charged = c._pod_sets(wl)
+        if any(not _INT64_MIN <= v <= _INT64_MAX for ps in pod_sets for _, v in ps.requests):
+            return None  # the engine refuses it, one workload at a time
+        scheduling_hash = c._scheduling_hash(wl, counts, ignore_name, charged)
+        self._shapes[key] = (templates, pod_sets, scheduling_hash, _resources_error(wl))
+        return pod_sets, scheduling_hash, _resources_error(wl)
+
+    def arrays(self) -> Any:
+        """The batch as ``kueue_fast._native.WorkloadArrays``."""
+        import numpy as np
+
+        from ._native import WorkloadArrays
+
+        def i64(values: list[int]) -> Any:
+            return np.array(values, dtype=np.int64)
+
+        return WorkloadArrays(
+            cluster_queue=i64(self._cq),
+            priority=i64(self._priority),
+            queue_ts=i64(self._queue_ts),
+            scheduling_hash=i64(self._hash),
+            pod_set_offsets=i64(self._ps_offsets),
+            pod_set_count=i64(self._ps_count),
+            pod_set_min_count=i64(self._ps_min),
+            pod_set_flavor_class=i64(self._ps_class),
+            request_offsets=i64(self._rq_offsets),
+            request_resource=i64(self._rq_resource),
+            request_amount=i64(self._rq_amount),
+            namespaces=self._namespaces,
+            names=self._wl_names,
+            uids=self._uids,
+            pod_set_name=i64(self._ps_name),
+            pod_set_names=list(self._names),
+            block=i64(self._block),
+            block_message=i64(self._block_message),
+            block_messages=list(self._messages),
+            local_queue=i64(self._lq),
+        )
 
 
 def _job_uid(wl: Workload) -> str:

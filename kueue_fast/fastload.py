@@ -32,6 +32,33 @@ a hard 100 MB cap on the input.
 rapidyaml also writes its own parse errors to the process's standard error,
 which would break the one-line error contract of ``kueue-fast schedule``.
 
+Measured again for issue 13 (same 100k long-drain input, 36 MB of YAML and a
+35 MB compact JSON List; best of 2, one process, cyclic GC off, 2-core
+machine with other jobs running):
+
+=========================================  ========  =====================================
+parser                                     100k      notes
+=========================================  ========  =====================================
+YAML: yaml-rs 0.1.6 (today)                1.36 s
+YAML: rapidyaml 0.15.2 tree, emit_json,    2.00 s    and its stderr output (above)
+      orjson.loads
+YAML: msgspec.yaml 0.22 (PyYAML's C        15.0 s    (10k x10) it is PyYAML underneath,
+      loader)                                        and one document per call only
+JSON: json (stdlib)                        0.61 s
+JSON: orjson 3.13 loads (today)            0.44 s
+JSON: msgspec 0.22 json.decode, to dicts   0.36 s
+JSON: msgspec 0.22 json.decode, typed      0.30 s    Workload/ResourceFlavor/... Structs,
+      Structs (tagged by kind)                       tagged union on ``kind``
+=========================================  ========  =====================================
+
+Kept: yaml-rs and orjson. msgspec saves 0.08 s (dicts) to 0.14 s (typed) of a
+3.9 s run whose parse stage is 1.7 s: the rest of that stage is validation and
+model building, which typed Structs would not remove (every later stage reads
+the objects as dicts: Workload.raw, ClusterState.documents, the YAML output)
+and whose messages are the loader's, not msgspec's; nor is msgspec's reading
+of the edge cases _json_loads relies on (integers beyond 64 bits, NaN) the
+same as orjson's. Not worth a new dependency and a second validation path.
+
 yaml-rs implements YAML 1.2 where PyYAML implements YAML 1.1, so a few plain
 scalars mean different things (``yes``/``on``/``off`` booleans, ``010`` octal,
 ``1:30`` sexagesimal, ``1e3`` is a string for PyYAML and a float for YAML 1.2,

@@ -1,0 +1,161 @@
+"""The Cluster's bulk construction (compiler.PendingBatch -> NativeEngine.add_workloads)
+against the exact path (one WorkloadSpec per workload): the same wids, the same engine
+state, the same decisions after cycles."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+from unittest import mock
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from kueue_fast import Cluster
+from kueue_fast.compiler import BLOCK_NAMESPACE_MISMATCH, BLOCK_RESOURCES_INVALID, PendingBatch
+from kueue_fast.loader import build_state
+from kueue_fast.simulate.engine import native_available
+from tests.test_native_differential import SECOND, T0, Scenario, scenarios
+
+pytestmark = pytest.mark.skipif(not native_available(), reason="the native engine is not built")
+
+
+@contextmanager
+def exact_path() -> Iterator[None]:
+    """Every workload compiled to a WorkloadSpec and added one at a time."""
+    with mock.patch.object(PendingBatch, "add", lambda self, key, wl: False):
+        yield
+
+
+def _engine_state(c: Cluster) -> list[tuple[Any, ...]]:
+    e = c.engine
+    return [(key, e.spec(w), e.workload_view(w)) for w, key in enumerate(c._keys)]
+
+
+def _assert_same(bulk: Cluster, exact: Cluster) -> None:
+    assert bulk._wid == exact._wid
+    assert _engine_state(bulk) == _engine_state(exact)
+    for cq in range(len(bulk.topology.cluster_queues)):
+        assert bulk.engine.queue_state(cq) == exact.engine.queue_state(cq)
+    assert bulk.decisions() == exact.decisions()
+
+
+def _both(state: Any) -> tuple[Cluster, Cluster]:
+    bulk = Cluster(copy.deepcopy(state), "native", start_time_ns=T0)
+    with exact_path():
+        exact = Cluster(copy.deepcopy(state), "native", start_time_ns=T0)
+    return bulk, exact
+
+
+@settings(max_examples=100, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(scenarios())
+def test_bulk_construction_matches_the_exact_path(sc: Scenario) -> None:
+    bulk, exact = _both(sc.state)
+    for w, key in enumerate(exact._keys):  # which ones the arrays carry
+        spec, wl = exact.engine.spec(w), sc.state.workloads[key]
+        plain = (
+            spec.admission is None
+            and spec.cluster_queue >= 0
+            and not spec.job_uid
+            and not wl.admission_checks
+        )
+        assert (bulk.engine._specs[w] is None) == plain, key
+    _assert_same(bulk, exact)
+    for i in range(3):
+        now = T0 + (i + 1) * SECOND
+        assert bulk.run_cycle(now) == exact.run_cycle(now)
+        _assert_same(bulk, exact)
+
+
+def _workload(name: str, template_spec: dict[str, Any], **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "kueue.x-k8s.io/v1beta1",
+        "kind": "Workload",
+        "metadata": {"name": name, "namespace": "team", "labels": spec.pop("labels", {})},
+        "spec": {
+            "queueName": spec.pop("queue", "lq"),
+            "podSets": [{"name": "main", "count": 1, "template": {"spec": template_spec}}],
+            **spec,
+        },
+    }
+
+
+def _manifests(workloads: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    k = "kueue.x-k8s.io/v1beta1"
+    return [
+        {"apiVersion": k, "kind": "ResourceFlavor", "metadata": {"name": "default"}},
+        {
+            "apiVersion": k,
+            "kind": "ClusterQueue",
+            "metadata": {"name": "cq"},
+            "spec": {
+                "namespaceSelector": {"matchLabels": {"team": "yes"}},
+                "resourceGroups": [
+                    {
+                        "coveredResources": ["cpu"],
+                        "flavors": [{"name": "default", "resources": [{"name": "cpu", "nominalQuota": "2"}]}],
+                    }
+                ],
+            },
+        },
+        {
+            "apiVersion": k,
+            "kind": "LocalQueue",
+            "metadata": {"name": "lq", "namespace": "team"},
+            "spec": {"clusterQueue": "cq"},
+        },
+        {
+            "apiVersion": k,
+            "kind": "LocalQueue",
+            "metadata": {"name": "lq", "namespace": "other"},
+            "spec": {"clusterQueue": "cq"},
+        },
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team", "labels": {"team": "yes"}}},
+        *workloads,
+    ]
+
+
+def _containers(cpu: object) -> dict[str, Any]:
+    return {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]}
+
+
+def test_bulk_keeps_apart_what_the_exact_key_tells_apart() -> None:
+    """Templates alike but for a value's JSON type (1 / 1.0 / true) or a NaN
+    (orjson writes null) hash apart as compile() hashes them; other namespaces'
+    selector misses, invalid resources, missing queues, job uids and inactive
+    workloads keep their spec's reasons (the exact path adds those)."""
+    ports = [{"containerPort": p} for p in (1, 1.0, True, float("nan"), None)]
+    wls = [
+        _workload(
+            f"w{i}", {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}, "ports": [p]}]}
+        )
+        for i, p in enumerate(ports)
+    ]
+    wls.append(_workload("big", _containers("1"), priority=5))
+    wls.append(
+        _workload(
+            "bad",
+            {"containers": [{"name": "c", "resources": {"requests": {"cpu": "2"}, "limits": {"cpu": "1"}}}]},
+        )
+    )
+    wls.append(_workload("noq", _containers("1"), queue="missing"))
+    wls.append(_workload("off", _containers("1"), active=False))
+    wls.append(_workload("job", _containers("1"), labels={"kueue.x-k8s.io/job-uid": "u-1"}))
+    other = _workload("elsewhere", _containers("1"))
+    other["metadata"]["namespace"] = "other"
+    wls.append(other)
+    state = build_state(_manifests(wls))
+    bulk, exact = _both(state)
+    hashes = {key: bulk.engine.spec(w).scheduling_hash for key, w in bulk._wid.items()}
+    assert len({hashes[f"team/w{i}"] for i in range(len(ports))}) == len(ports)
+    _assert_same(bulk, exact)
+    bulk.run_until_stable(20)
+    exact.run_until_stable(20)
+    _assert_same(bulk, exact)
+    reasons = {d.key: (d.state, d.reason, d.message) for d in bulk.decisions()}
+    assert reasons["team/noq"][2] == "LocalQueue missing doesn't exist"
+    blocks = {key: bulk.engine.spec(w).block for key, w in bulk._wid.items()}
+    assert blocks["other/elsewhere"] == BLOCK_NAMESPACE_MISMATCH
+    assert blocks["team/bad"] == BLOCK_RESOURCES_INVALID
