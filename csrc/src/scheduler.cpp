@@ -1081,10 +1081,20 @@ bool Engine::targets_overlap(const Entry& e) const noexcept {
 }
 
 bool Engine::fits(int cq, int assignment, const Entry& e) {
-  removed_.assign(victims_.begin(), victims_.end());
+  // Kueue fits: the cycle's victims and the entry's targets removed. Only
+  // removals in cq's own tree change what available(cq) reads; the others
+  // are skipped unless their round trip could leave a residue (saturated
+  // amounts), which the reference's replay would keep.
+  const int root = tree_.root_of(cq);
+  const bool every_victim = tree_.may_saturate();
+  removed_.clear();
+  for (std::int32_t v : victims_) {
+    if (every_victim || tree_.root_of(w_.admitted_cq[v]) == root) removed_.push_back(v);
+  }
+  const auto own_first = static_cast<std::ptrdiff_t>(removed_.size());
   for (std::uint32_t k = 0; k < e.t_n; ++k) {
     std::int32_t w = targets_[e.t_first + k].wid;
-    if (!is_victim_[w] && std::find(removed_.begin() + static_cast<std::ptrdiff_t>(victims_.size()), removed_.end(), w) == removed_.end()) {
+    if (!is_victim_[w] && std::find(removed_.begin() + own_first, removed_.end(), w) == removed_.end()) {
       removed_.push_back(w);
     }
   }
