@@ -331,9 +331,27 @@ bool Engine::in_cq_admitted(int wid) const noexcept {
   const auto& l = cq_admitted_[cq];
   if (!l.empty() && l.back().wid == wid) return true;  // the first candidate (a wid is listed once)
   const AdmittedEntry key = admitted_entry(wid);
-  auto it = std::lower_bound(l.begin(), l.end(), key,
-                             [&](const AdmittedEntry& x, const AdmittedEntry& y) { return admitted_before(y, x); });
+  auto it = admitted_position(l, key);
   return it != l.end() && it->wid == wid;
+}
+
+// std::lower_bound of key in a list (later candidates first), reading names
+// only where they decide: the entries that come before key on evicting,
+// priority and admission time alone are skipped by those fields; key then
+// mostly goes right there (a ClusterQueue admits the workloads of one
+// priority and cycle in queue order, mostly name order), else names decide
+// further on.
+std::vector<AdmittedEntry>::const_iterator Engine::admitted_position(const std::vector<AdmittedEntry>& l,
+                                                                     const AdmittedEntry& key) const noexcept {
+  auto later_on_fields = [&](const AdmittedEntry& x) {  // admitted_before(key, x) decided without names
+    if (x.evicting != key.evicting) return key.evicting > x.evicting;
+    if (x.priority != key.priority) return key.priority < x.priority;
+    return key.admission_time > x.admission_time;
+  };
+  auto it = std::partition_point(l.begin(), l.end(), later_on_fields);
+  if (it == l.end() || !admitted_before(key, *it)) return it;
+  return std::lower_bound(it + 1, l.end(), key,
+                          [&](const AdmittedEntry& x, const AdmittedEntry& y) { return admitted_before(y, x); });
 }
 
 void Engine::cq_admitted_insert(int wid) {
@@ -347,8 +365,7 @@ void Engine::cq_admitted_insert(int wid) {
     update_front(cq);
     return;
   }
-  auto it = std::lower_bound(l.begin(), l.end(), key,
-                             [&](const AdmittedEntry& x, const AdmittedEntry& y) { return admitted_before(y, x); });
+  auto it = admitted_position(l, key);
   if (it != l.end() && it->wid == wid) return;
   const bool first_candidate = it == l.end();
   l.insert(it, key);
@@ -364,8 +381,7 @@ void Engine::cq_admitted_erase(int wid) {
     return;
   }
   const AdmittedEntry key = admitted_entry(wid);
-  auto it = std::lower_bound(l.begin(), l.end(), key,
-                             [&](const AdmittedEntry& x, const AdmittedEntry& y) { return admitted_before(y, x); });
+  auto it = admitted_position(l, key);
   if (it != l.end() && it->wid == wid) {
     const bool first_candidate = it + 1 == l.end();
     l.erase(it);
