@@ -104,6 +104,7 @@ QuotaTree::QuotaTree(const Topology& topo)
       }
     }
   }
+  for (const Cell& c : cells_) huge_ = huge_ || huge(c.subtree_quota) || huge(c.local_quota);
   version_.assign(static_cast<std::size_t>(n_nodes_), 0);
   cache_usage_.assign(cells, 0);
   touched_.assign(static_cast<std::size_t>(n_nodes_), 0);
@@ -155,6 +156,7 @@ int QuotaTree::compute_height(int node) const {
 
 template <bool kCache>
 void QuotaTree::add_usage_in(int node, int fr, Amount value) noexcept {
+  bool big = false;
   for (;;) {
     std::size_t i = at(node, fr);
     Amount& usage = kCache ? cache_usage_[i] : cells_[i].usage;
@@ -164,15 +166,18 @@ void QuotaTree::add_usage_in(int node, int fr, Amount value) noexcept {
     }
     Amount local_avail = amount_max(0, amount_sub(cells_[i].local_quota, usage));
     usage = amount_add(usage, value);
+    big = big || huge(usage);
     int p = parent_[node];
-    if (p < 0 || !(value > local_avail)) return;
+    if (p < 0 || !(value > local_avail)) break;
     value = amount_sub(value, local_avail);
     node = p;
   }
+  if (big) huge_ = true;
 }
 
 template <bool kCache>
 void QuotaTree::remove_usage_in(int node, int fr, Amount value) noexcept {
+  bool big = false;
   for (;;) {
     std::size_t i = at(node, fr);
     Amount& usage = kCache ? cache_usage_[i] : cells_[i].usage;
@@ -182,11 +187,13 @@ void QuotaTree::remove_usage_in(int node, int fr, Amount value) noexcept {
     }
     Amount stored_in_parent = amount_sub(usage, cells_[i].local_quota);
     usage = amount_sub(usage, value);
+    big = big || huge(usage);
     int p = parent_[node];
-    if (stored_in_parent <= 0 || p < 0) return;
+    if (stored_in_parent <= 0 || p < 0) break;
     value = amount_min(value, stored_in_parent);
     node = p;
   }
+  if (big) huge_ = true;
 }
 
 void QuotaTree::add_usage(int node, int fr, Amount value) noexcept { add_usage_in<false>(node, fr, value); }
@@ -198,6 +205,7 @@ void QuotaTree::remove_usage(int node, int fr, Amount value) noexcept { remove_u
 void QuotaTree::commit_add_usage(int node, int fr, Amount value) noexcept {
   Amount in_snapshot = value, in_cache = value;
   bool snapshot_on = true, cache_on = true;
+  bool big = false;
   for (;;) {
     const std::size_t i = at(node, fr);
     const Amount local_quota = cells_[i].local_quota;
@@ -208,6 +216,7 @@ void QuotaTree::commit_add_usage(int node, int fr, Amount value) noexcept {
       Amount& usage = cells_[i].usage;
       const Amount local_avail = amount_max(0, amount_sub(local_quota, usage));
       usage = amount_add(usage, in_snapshot);
+      big = big || huge(usage);
       if (p < 0 || !(in_snapshot > local_avail)) {
         snapshot_on = false;
       } else {
@@ -218,15 +227,17 @@ void QuotaTree::commit_add_usage(int node, int fr, Amount value) noexcept {
       Amount& usage = cache_usage_[i];
       const Amount local_avail = amount_max(0, amount_sub(local_quota, usage));
       usage = amount_add(usage, in_cache);
+      big = big || huge(usage);
       if (p < 0 || !(in_cache > local_avail)) {
         cache_on = false;
       } else {
         in_cache = amount_sub(in_cache, local_avail);
       }
     }
-    if (!snapshot_on && !cache_on) return;
+    if (!snapshot_on && !cache_on) break;
     node = p;
   }
+  if (big) huge_ = true;
 }
 
 void QuotaTree::commit_remove_usage(int node, int fr, Amount value) noexcept {

@@ -331,9 +331,27 @@ bool Engine::in_cq_admitted(int wid) const noexcept {
   const auto& l = cq_admitted_[cq];
   if (!l.empty() && l.back().wid == wid) return true;  // the first candidate (a wid is listed once)
   const AdmittedEntry key = admitted_entry(wid);
-  auto it = std::lower_bound(l.begin(), l.end(), key,
-                             [&](const AdmittedEntry& x, const AdmittedEntry& y) { return admitted_before(y, x); });
+  auto it = admitted_position(l, key);
   return it != l.end() && it->wid == wid;
+}
+
+// std::lower_bound of key in a list (later candidates first), reading names
+// only where they decide: the entries that come before key on evicting,
+// priority and admission time alone are skipped by those fields; key then
+// mostly goes right there (a ClusterQueue admits the workloads of one
+// priority and cycle in queue order, mostly name order), else names decide
+// further on.
+std::vector<AdmittedEntry>::const_iterator Engine::admitted_position(const std::vector<AdmittedEntry>& l,
+                                                                     const AdmittedEntry& key) const noexcept {
+  auto later_on_fields = [&](const AdmittedEntry& x) {  // admitted_before(key, x) decided without names
+    if (x.evicting != key.evicting) return key.evicting > x.evicting;
+    if (x.priority != key.priority) return key.priority < x.priority;
+    return key.admission_time > x.admission_time;
+  };
+  auto it = std::partition_point(l.begin(), l.end(), later_on_fields);
+  if (it == l.end() || !admitted_before(key, *it)) return it;
+  return std::lower_bound(it + 1, l.end(), key,
+                          [&](const AdmittedEntry& x, const AdmittedEntry& y) { return admitted_before(y, x); });
 }
 
 void Engine::cq_admitted_insert(int wid) {
@@ -347,8 +365,7 @@ void Engine::cq_admitted_insert(int wid) {
     update_front(cq);
     return;
   }
-  auto it = std::lower_bound(l.begin(), l.end(), key,
-                             [&](const AdmittedEntry& x, const AdmittedEntry& y) { return admitted_before(y, x); });
+  auto it = admitted_position(l, key);
   if (it != l.end() && it->wid == wid) return;
   const bool first_candidate = it == l.end();
   l.insert(it, key);
@@ -364,8 +381,7 @@ void Engine::cq_admitted_erase(int wid) {
     return;
   }
   const AdmittedEntry key = admitted_entry(wid);
-  auto it = std::lower_bound(l.begin(), l.end(), key,
-                             [&](const AdmittedEntry& x, const AdmittedEntry& y) { return admitted_before(y, x); });
+  auto it = admitted_position(l, key);
   if (it != l.end() && it->wid == wid) {
     const bool first_candidate = it + 1 == l.end();
     l.erase(it);
@@ -1081,10 +1097,20 @@ bool Engine::targets_overlap(const Entry& e) const noexcept {
 }
 
 bool Engine::fits(int cq, int assignment, const Entry& e) {
-  removed_.assign(victims_.begin(), victims_.end());
+  // Kueue fits: the cycle's victims and the entry's targets removed. Only
+  // removals in cq's own tree change what available(cq) reads; the others
+  // are skipped unless their round trip could leave a residue (saturated
+  // amounts), which the reference's replay would keep.
+  const int root = tree_.root_of(cq);
+  const bool every_victim = tree_.may_saturate();
+  removed_.clear();
+  for (std::int32_t v : victims_) {
+    if (every_victim || tree_.root_of(w_.admitted_cq[v]) == root) removed_.push_back(v);
+  }
+  const auto own_first = static_cast<std::ptrdiff_t>(removed_.size());
   for (std::uint32_t k = 0; k < e.t_n; ++k) {
     std::int32_t w = targets_[e.t_first + k].wid;
-    if (!is_victim_[w] && std::find(removed_.begin() + static_cast<std::ptrdiff_t>(victims_.size()), removed_.end(), w) == removed_.end()) {
+    if (!is_victim_[w] && std::find(removed_.begin() + own_first, removed_.end(), w) == removed_.end()) {
       removed_.push_back(w);
     }
   }

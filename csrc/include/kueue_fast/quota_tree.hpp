@@ -195,6 +195,11 @@ class QuotaTree {
   Table lending_limit_table() const noexcept { return {lending_limit_.data(), sizeof(Amount)}; }
   // The whole mutable state, for byte comparisons (debug hook).
   const std::vector<Cell>& cells() const noexcept { return cells_; }
+  // Has any quota, usage or usage change reached 2^61 in magnitude? Until
+  // then no Amount operation of add_usage/remove_usage saturates, so a
+  // remove_usage undone by add_usage leaves every cell as it was: a trial
+  // removal that cannot change what is read may be skipped.
+  bool may_saturate() const noexcept { return huge_; }
 
  private:
   // lowest_subtree_that_fits for a ClusterQueue with a parent that would borrow.
@@ -212,6 +217,12 @@ class QuotaTree {
   void accumulate_quota(int node, const Topology& topo, std::vector<std::uint8_t>& has_entry,
                         std::vector<std::vector<std::int32_t>>& keys);
   int compute_height(int node) const;
+  // |x| >= 2^61. A usage update that saturates (or carries Unlimited) ends
+  // at the bound, so checking every usage it writes flags it (see may_saturate).
+  static bool huge(Amount x) noexcept {
+    constexpr std::uint64_t h = std::uint64_t{1} << 61;
+    return static_cast<std::uint64_t>(x) + h >= 2 * h;
+  }
 
   int n_nodes_ = 0, n_fr_ = 0, n_cq_ = 0;
   std::vector<std::int32_t> parent_, root_, depth_, height_;
@@ -224,6 +235,7 @@ class QuotaTree {
   std::vector<Amount> cache_usage_;  // Kueue's cache, per (node, fr)
   std::vector<std::uint8_t> touched_;  // per node: snapshot usage changed this cycle
   std::vector<std::int32_t> touched_list_;
+  bool huge_ = false;  // see may_saturate
 };
 
 }  // namespace kueue_fast

@@ -288,6 +288,9 @@ class Engine {
   std::vector<Entry> entries_;
 
   bool admitted_before(const AdmittedEntry& a, const AdmittedEntry& b) const noexcept;
+  // Where key goes in a ClusterQueue's admitted list (its lower bound).
+  std::vector<AdmittedEntry>::const_iterator admitted_position(const std::vector<AdmittedEntry>& l,
+                                                               const AdmittedEntry& key) const noexcept;
   AdmittedEntry admitted_entry(int wid) const noexcept {
     std::uint64_t mask = 0;
     for_each_usage_key(wid, [&](int fr) { mask |= std::uint64_t{1} << (fr & 63); });
