@@ -29,7 +29,7 @@ from .engine import resolve_sim_engine
 from .loop import NS, SimResult, simulate
 from .metrics import Metrics, compute
 from .progress import ProgressBar
-from .report import churn_lines, summary_table, write_report
+from .report import NO_CHARTS, charts_available, churn_lines, summary_table, write_report
 
 # Above this many workloads the reference engine takes minutes: say so.
 REFERENCE_COMFORT = 10_000
@@ -221,6 +221,8 @@ def run(
             "--drain stopped 30 simulated days after the last arrival: some workloads never ran to their "
             "end (preemption churn keeps evicting them)"
         )
+    if report_dir is not None and not charts_available():
+        notes.append(NO_CHARTS)
     # 3. metrics and report
     t1 = time.perf_counter()
     metrics = compute(result)

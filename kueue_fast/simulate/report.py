@@ -208,6 +208,18 @@ def churn_lines(c: Churn) -> list[str]:
 
 # --- plots ------------------------------------------------------------------------------------------
 
+NO_CHARTS = "the report has no charts: they need matplotlib (pip install 'kueue-fast[report]')"
+
+
+def charts_available() -> bool:
+    """matplotlib is the ``report`` extra (an embedding controller does not
+    need it); without it a report has everything but the charts."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
 
 def palette(n: int) -> list[str]:
     import matplotlib
@@ -728,6 +740,8 @@ def html_table(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 def figures_html(plots: Sequence[tuple[str, str, str]], pngs: dict[str, bytes], note: str = "") -> str:
     """The charts of ``plots`` (file, heading, caption) that were drawn, embedded."""
+    if not charts_available():
+        return f'<p class="facts">{html.escape(NO_CHARTS)}</p>'
     figs = []
     for name, heading, caption in plots:
         if name not in pngs:
@@ -788,7 +802,7 @@ def write_report(
     extra: dict[str, Any],
 ) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
-    pngs = render_plots(metrics, result.topology_cq_names, run_label)
+    pngs = render_plots(metrics, result.topology_cq_names, run_label) if charts_available() else {}
     written = []
     for name, data in pngs.items():
         p = folder / name
@@ -812,8 +826,10 @@ __all__ = [
     "OVERLAY_PLOTS",
     "PLOTS",
     "TABLE_LEGEND",
+    "NO_CHARTS",
     "TIMES_KEPT",
     "WORKLOAD_COLUMNS",
+    "charts_available",
     "churn_lines",
     "figures_html",
     "html_page",
