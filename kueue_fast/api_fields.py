@@ -18,7 +18,7 @@ Validation that needs code (names, quantities' signs, cross-field rules) stays
 in ``validation.py``; the schema states it in the field's description.
 
 Field sets follow apis/kueue/v1beta1 and v1beta2 ``*_types.go`` as the
-loader accepts them (kueue-semantics.md §1.1 for the renames).
+loader accepts them (the renames: v1beta2 clusterqueue_types.go, workload_types.go).
 """
 
 from __future__ import annotations

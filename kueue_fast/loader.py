@@ -11,7 +11,7 @@ kinds Kueue does not read are skipped with a warning. Every invalid object of
 an input is reported (one error each, ``errors.raise_all``); what is accepted
 but probably not meant is a warning (``ClusterState.warnings``).
 
-Field names per version follow kueue-semantics.md §1.1 (v1beta1 ``cohort``,
+Field names per version follow Kueue's two API versions (v1beta1 ``cohort``,
 ``priorityClassName``/``priorityClassSource``, fairSharing ``enable``; v1beta2
 ``cohortName``, ``priorityClassRef``) and apis/kueue/*/..._types.go.
 """
@@ -442,7 +442,7 @@ def parse_resource_flavor(obj: Mapping[str, Any]) -> m.ResourceFlavor:
 # (concurrentAdmissionPolicy and excludeResourcePrefixes are known fields so
 # that they get a "not supported" error instead of "unknown field")
 _CQ_SPEC = {api: f.fields["spec"] for api, f in _FIELDS["ClusterQueue"].items()}
-# Fields the other API version spells differently (kueue-semantics.md §1.1).
+# Fields the other API version spells differently (apis/kueue/v1beta1 and v1beta2 clusterqueue_types.go).
 _CQ_RENAMED = {
     V1BETA1: {"cohortName": v.version_rename(V1BETA1, "cohort", "v1beta2", "cohortName")},
     V1BETA2: {
@@ -566,8 +566,8 @@ def _admission_checks(spec: Mapping[str, Any], ref: str, cq: m.ClusterQueue) -> 
 
 
 def parse_cluster_queue(obj: Mapping[str, Any]) -> m.ClusterQueue:
-    """ClusterQueue with Kueue's defaults (kueue-semantics.md §1.2) and the
-    clusterqueue_webhook.go / CRD rules."""
+    """ClusterQueue with Kueue's defaults (CRD defaults in apis/kueue/v1beta2/clusterqueue_types.go,
+    pkg/cache/scheduler/clusterqueue.go) and the clusterqueue_webhook.go / CRD rules."""
     api = _check_type(obj, ("ClusterQueue",))
     name, _, _ = _metadata(obj, "ClusterQueue", namespaced=False)
     ref = m.object_ref("ClusterQueue", name)

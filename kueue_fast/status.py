@@ -1,5 +1,6 @@
 """What Kueue writes in statuses: Workload conditions and admission,
-ClusterQueue and LocalQueue status (kueue-cluster-facts.md), for the
+ClusterQueue and LocalQueue status (pkg/controller/core: workload_controller.go,
+clusterqueue_controller.go, localqueue_controller.go), for the
 controller and for ``kueue-fast schedule --output yaml`` alike.
 
 Pure functions over slimmed API objects. Conditions follow

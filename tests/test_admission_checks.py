@@ -1,6 +1,6 @@
 """Admission checks (Kueue's two-phase admission): what each input state
 yields after N cycles, in both engines (kueue_fast/admission_checks.py,
-cluster.py). Kueue files are under /work/kueue-src (commit ff69552e)."""
+cluster.py). Kueue paths are in kubernetes-sigs/kueue at commit ff69552e."""
 
 from __future__ import annotations
 

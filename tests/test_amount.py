@@ -1,6 +1,6 @@
 """Kueue's quota numbers at and past the int64 range, on both engines.
 
-Kueue at ff69552e (pkg/resources/amount.go, requests.go; kueue-semantics.md):
+Kueue at ff69552e (pkg/resources/amount.go, requests.go):
 
 * a quota field (nominalQuota, borrowingLimit, lendingLimit of a ClusterQueue
   or a Cohort) of at least MaxInt64 units, or MaxInt64/1000 cores of cpu, is

@@ -1,5 +1,5 @@
 # ruff: noqa: E501  (case tables read better one case per line)
-"""Per-pod requests (kueue-semantics.md §2; k8s component-helpers PodRequests)."""
+"""Per-pod requests (Kueue pkg/workload/workload.go, resources.go; k8s component-helpers PodRequests)."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ CASES = [
         {"cpu": 1000, "memory": 3},
     ),
     (
-        "the semantics doc example: max(2, 3) + 0.5 overhead",
+        "the largest init container beats the sum: max(2, 3) + 0.5 overhead",
         {
             "containers": [c({"cpu": "1"}), c({"cpu": "1"})],
             "initContainers": [c({"cpu": "3"})],

@@ -129,7 +129,8 @@ struct NaiveTree {
 
 }  // namespace
 
-// Kueue docs / TestSchedule "workload exceeds lending limit" (kueue-semantics.md §4).
+// Kueue docs (concepts/cluster_queue.md, LendingLimit) / pkg/scheduler/scheduler_test.go TestSchedule
+// "workload exceeds lending limit when borrow in cohort".
 TEST(lending_limit_example) {
   Spec s;
   s.n_cq = 2;
@@ -151,7 +152,7 @@ TEST(lending_limit_example) {
   CHECK_EQ(t.usage(1, 0), Amount{0});
 }
 
-// kueue-semantics.md §4, hierarchy with borrowingLimit.
+// Hierarchical Cohorts with a borrowingLimit (pkg/cache/scheduler/resource_node.go available).
 TEST(hierarchy_with_borrowing_limit_example) {
   for (Amount lending : {Amount{3}, Amount{5}}) {
     Spec s;

@@ -1,6 +1,6 @@
 """The reconciler: Kueue's scheduler against a real cluster.
 
-Shaped like Kueue's own loop (conventions.md, "The reconciler"):
+Shaped like Kueue's own loop (pkg/scheduler/scheduler.go, pkg/controller/core):
 
 * informers (one per kind) list and watch, and put every change on one
   queue;

@@ -31,6 +31,7 @@ from .defaults import (
 from .engine import resolve_sim_engine
 from .loop import NS, SimResult, simulate
 from .metrics import Metrics, compute
+from .plots import NO_CHARTS, charts_available
 from .progress import ProgressBar
 from .report import churn_lines, summary_table, write_report
 from .trace import Trace, read_trace, write_trace
@@ -225,6 +226,8 @@ def run(
             "--drain stopped 30 simulated days after the last arrival: some workloads never ran to their "
             "end (preemption churn keeps evicting them)"
         )
+    if report_dir is not None and not charts_available():
+        notes.append(NO_CHARTS)
     # 3. metrics and report
     t1 = time.perf_counter()
     metrics = compute(result)

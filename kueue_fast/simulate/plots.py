@@ -36,6 +36,19 @@ class Plot(Generic[CanvasT]):
     draw: Callable[[CanvasT, str], Any]
 
 
+NO_CHARTS = "the report has no charts: they need matplotlib (pip install 'kueue-fast[report]')"
+
+
+def charts_available() -> bool:
+    """matplotlib is the ``report`` extra (an embedding controller does not
+    need it); without it a report has everything but the charts."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def palette(n: int) -> list[str]:
     import matplotlib
 

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from .metrics import Churn, Metrics, QueueStats, fmt_bin, fmt_duration
-from .plots import PLOTS, Plot, render_plots
+from .plots import NO_CHARTS, PLOTS, Plot, charts_available, render_plots
 from .records import STATE_NAMES, TIMES_KEPT, SimResult
 
 NS = 1_000_000_000
@@ -339,6 +339,8 @@ def html_table(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 def figures_html(plots: Sequence[Plot[Any]], pngs: dict[str, bytes], note: str = "") -> str:
     """The charts of ``plots`` that were drawn, embedded, with their headings and captions."""
+    if not charts_available():
+        return f'<p class="facts">{html.escape(NO_CHARTS)}</p>'
     figs = []
     for plot in plots:
         if plot.file not in pngs:
@@ -399,7 +401,7 @@ def write_report(
     extra: dict[str, Any],
 ) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
-    pngs = render_plots(metrics, result.topology_cq_names, run_label)
+    pngs = render_plots(metrics, result.topology_cq_names, run_label) if charts_available() else {}
     written = []
     for name, data in pngs.items():
         p = folder / name

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..simulate.plots import OVERLAY_PLOTS, render_overlay_plots
+from ..simulate.plots import NO_CHARTS, OVERLAY_PLOTS, charts_available, render_overlay_plots
 from ..simulate.report import figures_html, html_table, page
 from .args import check_output
 from .diff import Change, spec_diff
@@ -284,7 +284,9 @@ def write_report(
     folder: Path, c: Comparison, biggest: list[dict[str, Any]], doc: dict[str, Any]
 ) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
-    pngs = render_overlay_plots([(r.label, r.metrics) for r in c.results], f"one trace: {c.plan.label}")
+    pngs: dict[str, bytes] = {}
+    if charts_available():
+        pngs = render_overlay_plots([(r.label, r.metrics) for r in c.results], f"one trace: {c.plan.label}")
     written = []
     for name, data in pngs.items():
         (folder / name).write_bytes(data)
@@ -348,6 +350,8 @@ def run_compare(args: argparse.Namespace) -> int:
         sys.stdout.write(render_text(c, biggest))
     if report_files:
         print(f"report: {next(p for p in report_files if p.suffix == '.html')}", file=sys.stderr)
+        if not charts_available():
+            print(f"note: {NO_CHARTS}", file=sys.stderr)
     return 0
 
 

@@ -51,7 +51,7 @@ from ..errors import InputError, QuantityError, raise_all
 from ..loader import read_documents
 from ..quantity import quantity_nanos
 from ..simulate import scenario
-from ..simulate.plots import Plot, palette
+from ..simulate.plots import NO_CHARTS, Plot, charts_available, palette
 from ..simulate.report import figures_html, html_table, page
 from .args import check_output
 from .overrides import Variant, apply_setting, parse_target, path_text, read_setting, show_value
@@ -553,9 +553,10 @@ def write_report(folder: Path, sr: SweepResult, doc: dict[str, Any]) -> list[Pat
     (folder / "sweep.json").write_text(json.dumps(doc, indent=1, default=str) + "\n")
     written.append(folder / "sweep.json")
     written.append(write_frozen_trace(sr.plan, folder))
-    png = render_plot(sr)
-    (folder / PLOT.file).write_bytes(png)
-    written.append(folder / PLOT.file)
+    pngs = {PLOT.file: render_plot(sr)} if charts_available() else {}
+    for name, data in pngs.items():
+        (folder / name).write_bytes(data)
+        written.append(folder / name)
     head, rows = table(sr)
     params = "".join(
         f"<li><b>{html.escape(p.name)}</b>: {html.escape(', '.join(p.targets))} in "
@@ -572,7 +573,7 @@ def write_report(folder: Path, sr: SweepResult, doc: dict[str, Any]) -> list[Pat
 '>': a wait that is a lower bound. Every metric, cluster-wide and per ClusterQueue, is in sweep.csv
 {"and sweep.parquet" if (folder / "sweep.parquet") in written else "(sweep.parquet: install pyarrow)"}; the
 trace every configuration ran is trace.csv.</p>
-{figures_html([PLOT], {PLOT.file: png})}"""
+{figures_html([PLOT], pngs)}"""
     (folder / "report.html").write_text(page(f"Sweep of {len(sr.configs)} configurations", body))
     written.append(folder / "report.html")
     return written
@@ -627,6 +628,8 @@ def run_sweep(args: argparse.Namespace) -> int:
         sys.stdout.write("\n".join(out) + "\n")
     if files:
         print(f"report: {Path(args.report) / 'report.html'}", file=sys.stderr)
+        if not charts_available():
+            print(f"note: {NO_CHARTS}", file=sys.stderr)
     return 0
 
 

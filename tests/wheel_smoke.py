@@ -1,0 +1,138 @@
+"""Smoke test of an installed kueue-fast (a wheel), run outside the source tree
+by .ci/run and by cibuildwheel's test-command:
+
+    python tests/wheel_smoke.py [SCENARIO]
+
+1. `kueue-fast schedule` (the installed console script) on a public scenario
+   of tests/scenarios, compared with the scenario's expectation;
+2. the README's embedding example (its first lines under "Embedding API"),
+   run as `python -c` on the same input split into queues.yaml and
+   workloads.yaml, compared with the same expectation.
+
+Only the standard library and PyYAML (a dependency of the package); not a
+pytest module, since the wheel's environment has no test dependencies.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+# Kueue's own decisions (kubernetes-sigs/kueue ff69552e) on 900 contended workloads
+SCENARIO = ROOT / "tests" / "scenarios" / "kueue-gen-01-contended.yaml"
+# key -> (state, ClusterQueue, pod set -> flavors, and count when given)
+Decisions = dict[str, tuple[str, str | None, dict[str, dict[str, Any]]]]
+
+
+def expected(header: dict[str, Any]) -> Decisions:
+    """key -> (state, ClusterQueue, pod set -> flavors and count) from the header's expect."""
+    want: Decisions = {}
+    for state in ("admitted", "reserved"):
+        for key, exp in (header["expect"].get(state) or {}).items():
+            want[key] = (state, exp["clusterQueue"], exp["podSets"])
+    for state in ("evicted", "pending"):
+        for key in header["expect"].get(state) or []:
+            want[key] = (state, None, {})
+    return want
+
+
+def compare(want: Decisions, got: Decisions) -> list[str]:
+    """Differences between the expectation and what a run gave."""
+    diffs = [f"{k}: missing" for k in sorted(set(want) - set(got))]
+    for key, (state, cq, pod_sets) in sorted(want.items()):
+        if key not in got:
+            continue
+        g_state, g_cq, g_pod_sets = got[key]
+        if g_state != state:
+            diffs.append(f"{key}: want {state}, got {g_state}")
+        elif cq is not None and g_cq != cq:
+            diffs.append(f"{key}: ClusterQueue want {cq}, got {g_cq}")
+        for ps, exp in pod_sets.items():
+            flavors = {r: f for r, f in exp.items() if r != "count"}
+            g = g_pod_sets.get(ps)
+            if g is None or g["flavors"] != flavors or ("count" in exp and g["count"] != exp["count"]):
+                diffs.append(f"{key}/{ps}: want {exp}, got {g}")
+    return diffs
+
+
+def embedding_example() -> str:
+    """The README's embedding example: the import and the first paragraph of
+    code after it in the first block under "## Embedding API"."""
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("## Embedding API", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    return "\n\n".join(block.split("\n\n")[:2]) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    import kueue_fast
+    from kueue_fast import _core  # noqa: F401  (the compiled engine is in the wheel)
+
+    where = Path(kueue_fast.__file__).resolve()
+    if ROOT in where.parents:
+        print(f"FAIL: kueue_fast imported from the source tree ({where}), not the installed wheel")
+        return 1
+    scenario = Path(argv[0]) if argv else SCENARIO
+    docs = [d for d in yaml.safe_load_all(scenario.read_text()) if d is not None]
+    header, objects = docs[0], docs[1:]
+    want = expected(header)
+    cli = shutil.which("kueue-fast")
+    if cli is None:
+        print("FAIL: no kueue-fast console script on PATH")
+        return 1
+    failures = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        d = Path(tmp)
+        (d / "input.yaml").write_text(yaml.safe_dump_all(objects, sort_keys=False))
+        (d / "queues.yaml").write_text(yaml.safe_dump_all([o for o in objects if o["kind"] != "Workload"]))
+        (d / "workloads.yaml").write_text(yaml.safe_dump_all([o for o in objects if o["kind"] == "Workload"]))
+        run = header["run"]
+        steps = ["--until-stable"] if run.get("untilStable") else ["--cycles", str(run["cycles"])]
+        proc = subprocess.run(
+            [cli, "schedule", "input.yaml", *steps, "-o", "json"], cwd=d, capture_output=True, text=True
+        )
+        if proc.returncode != 0:
+            print(f"FAIL: kueue-fast schedule exited {proc.returncode}: {proc.stderr.strip()}")
+            return 1
+        got: Decisions = {}
+        for w in json.loads(proc.stdout)["workloads"]:
+            pod_sets = {ps["name"]: ps for ps in w.get("podSets") or []}
+            got[f"{w['namespace']}/{w['name']}"] = (w["state"], w.get("clusterQueue"), pod_sets)
+        diffs = compare(want, got)
+        failures += bool(diffs)
+        print(
+            f"{'FAIL' if diffs else 'ok'}: kueue-fast schedule {scenario.name}: {len(got)} workloads",
+            *diffs[:20],
+        )
+
+        example = embedding_example()
+        if 'engine="native"' not in example:
+            print(f"FAIL: the README's embedding example is not the one this test knows:\n{example}")
+            return 1
+        proc = subprocess.run([sys.executable, "-c", example], cwd=d, capture_output=True, text=True)
+        if proc.returncode != 0:
+            print(f"FAIL: the README's embedding example exited {proc.returncode}: {proc.stderr.strip()}")
+            return 1
+        got = {}
+        for line in proc.stdout.splitlines():
+            key, state, cq, rest = line.split(" ", 3)
+            pod_sets = {name: {"count": count, "flavors": fl} for name, count, fl in ast.literal_eval(rest)}
+            got[key] = (state, None if cq == "None" else cq, pod_sets)
+        diffs = compare(want, got)
+        failures += bool(diffs)
+        print(
+            f"{'FAIL' if diffs else 'ok'}: the README's embedding example: {len(got)} decisions", *diffs[:20]
+        )
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
