@@ -26,6 +26,18 @@ Reported (one JSON line per run, and a summary side by side):
 * the throughput the client QPS budget allows at that many requests per
   admission, and the share of it reached;
 * the controller's resident memory: when idle and synced, and at its peak.
+
+``--takeover N`` measures instead the time from becoming leader to the
+first admission on a cluster that already holds N Workloads (default 100k:
+the drain case of ``kueue-fast bench`` with the long drain's quotas, about
+60% admitted by an offline run, statuses as the controller writes them, the
+rest pending, some of which fit). A standby syncs its informers behind a
+Lease the benchmark holds; the benchmark deletes the Lease, the standby takes
+it and rebuilds the engine; the figure is from its Lease write to its first
+admission write, as the API server sees them. The standby is killed then and
+the next one started. Best of ``--repeat`` (3) for the bulk start (the
+loader's bulk path, state.workload_models) and for the per-object start
+(``Options.bulk_start=False``), alternating, against one API server.
 """
 
 from __future__ import annotations
@@ -50,7 +62,10 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from fake_apiserver import FakeAPIServer, WriteInfo  # noqa: E402
 
+from kueue_fast import bench as B  # noqa: E402
+from kueue_fast import status as S  # noqa: E402
 from kueue_fast.controller import manifests  # noqa: E402
+from kueue_fast.controller.kube import LEASES, ApiError, KubeClient  # noqa: E402
 
 AGENT = "kueue-fast-controller/"
 WRITE_VERBS = ("create", "update", "patch", "delete")
@@ -357,6 +372,202 @@ def run_once(args: argparse.Namespace, engine: str, events: bool) -> dict[str, A
     return result
 
 
+# --- takeover: from becoming leader to the first admission ----------------------------------------
+
+# the per-object start, for the side-by-side figure (main imports Options when it runs)
+_PER_OBJECT_CHILD = (
+    "import functools, sys\n"
+    "from kueue_fast.controller import reconciler\n"
+    "reconciler.Options = functools.partial(reconciler.Options, bulk_start=False)\n"
+    "from kueue_fast.controller.__main__ import main\n"
+    "sys.exit(main(sys.argv[1:]))\n"
+)
+LEASE_NS, LEASE_NAME = "kueue-system", "kueue-fast-leader"
+
+
+def _v1beta2(obj: dict[str, Any]) -> dict[str, Any]:
+    out = json.loads(json.dumps(obj))
+    out["apiVersion"] = "kueue.x-k8s.io/v1beta2"
+    if out["kind"] == "ClusterQueue" and "cohort" in out["spec"]:
+        out["spec"]["cohortName"] = out["spec"].pop("cohort")
+    return out
+
+
+def takeover_objects(n: int, admitted_share: float) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(configuration, Workloads): the long drain case, with the cycles of an
+    offline run admitting about ``admitted_share`` of the Workloads."""
+    from kueue_fast.cluster import Cluster
+    from kueue_fast.loader import build_state
+
+    size = {k: v for k, v in B.drain_size(n).items() if k != "n_workloads"}
+    objs = [_v1beta2(o) for o in B.drain_objects(B.long_drain_case(n_workloads=n, **size))]
+    cluster = Cluster(build_state(objs))
+    while cluster.state_counts().get("admitted", 0) < admitted_share * n:
+        if not cluster.run_cycle().changed:
+            break
+    namespaces = sorted({o["metadata"]["namespace"] for o in objs if o["kind"] == "LocalQueue"})
+    config = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}} for ns in namespaces]
+    config += [o for o in objs if o["kind"] != "Workload"]
+    wls = []
+    for o in objs:
+        if o["kind"] != "Workload":
+            continue
+        d = cluster.decision(f"{o['metadata']['namespace']}/{o['metadata']['name']}")
+        if d.state == "admitted":
+            o["status"] = S.admitted_status(o, d, d.admission_time_ns or cluster.now_ns)
+        wls.append(o)
+    return config, wls
+
+
+def _hold_lease(kube: KubeClient) -> None:
+    """The Lease held by someone else, renewed now: a controller started now stands by."""
+    try:
+        kube.delete(LEASES, LEASE_NAME, LEASE_NS)
+    except ApiError as e:
+        if e.status != 404:
+            raise
+    now = time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime())
+    lease = {
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": {"name": LEASE_NAME, "namespace": LEASE_NS},
+        "spec": {
+            "holderIdentity": "bench-holder",
+            "leaseDurationSeconds": 3600,
+            "acquireTime": now,
+            "renewTime": now,
+            "leaseTransitions": 0,
+        },
+    }
+    kube.create(LEASES, lease, LEASE_NS)
+
+
+def takeover_once(
+    api: FakeAPIServer, kubeconfig: str, engine: str, bulk: bool, timeout: float
+) -> dict[str, Any]:
+    kube = KubeClient.from_config(kubeconfig, user_agent="bench/1")
+    _hold_lease(kube)
+    port = free_port()
+    times: dict[str, float] = {}
+    lock = threading.Lock()
+
+    def hook(info: WriteInfo) -> None:
+        if not info.user_agent.startswith(AGENT) or info.obj is None:
+            return
+        with lock:
+            if info.resource == "leases":
+                times.setdefault("leader", time.monotonic())
+            elif info.resource == "workloads" and info.subresource == "status":
+                if (info.obj.get("status") or {}).get("admission") and "leader" in times:
+                    times.setdefault("admission", time.monotonic())
+
+    api.add_write_hook(hook)
+    args = [
+        "--kubeconfig",
+        kubeconfig,
+        "--identity",
+        f"bench-{'bulk' if bulk else 'per-object'}-{port}",
+        "--metrics-bind-address",
+        f"127.0.0.1:{port}",
+        "--log-level",
+        "info",
+        "--engine",
+        engine,
+        "--events=false",
+    ]
+    cmd = [sys.executable, "-m", "kueue_fast.controller", *args]
+    if not bulk:
+        cmd = [sys.executable, "-c", _PER_OBJECT_CHILD, *args]
+    log_path = os.path.join(tempfile.mkdtemp(prefix="kueue-fast-bench-"), "controller.log")
+    with open(log_path, "w") as log_file:
+        proc = subprocess.Popen(cmd, cwd=str(ROOT), stderr=log_file)
+    try:
+        t_start = time.monotonic()
+        while True:  # synced as a standby
+            if proc.poll() is not None:
+                raise SystemExit(f"controller exited with {proc.returncode}; see {log_path}")
+            if time.monotonic() - t_start > timeout:
+                raise SystemExit(f"controller not ready after {timeout}s; see {log_path}")
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=5) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            time.sleep(0.5)
+        synced_s = time.monotonic() - t_start
+        time.sleep(2.0)  # quiet: the informers' lists are in
+        kube.delete(LEASES, LEASE_NAME, LEASE_NS)  # the old leader is gone
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and "admission" not in times and proc.poll() is None:
+            time.sleep(0.05)
+    finally:
+        proc.kill()
+        proc.wait()
+        api.remove_write_hook(hook)
+    with open(log_path) as f:
+        built = re.findall(
+            r"engine \S+ built from (\d+) workloads \((\d+) admitted\) in ([0-9.]+)s", f.read()
+        )
+    if "admission" not in times:
+        raise SystemExit(f"no admission after taking over; see {log_path}")
+    return {
+        "start": "bulk" if bulk else "per-object",
+        "standby_synced_s": round(synced_s, 1),
+        "leader_to_first_admission_s": round(times["admission"] - times["leader"], 3),
+        "engine_build_s": float(built[-1][2]) if built else None,
+        "workloads_in_engine": int(built[-1][0]) if built else None,
+        "admitted_in_engine": int(built[-1][1]) if built else None,
+    }
+
+
+def run_takeover(args: argparse.Namespace, engine: str) -> int:
+    t0 = time.monotonic()
+    config, wls = takeover_objects(args.takeover, args.admitted_share)
+    print(f"generated {len(wls)} Workloads in {time.monotonic() - t0:.0f}s", file=sys.stderr)
+    api = FakeAPIServer(crds=manifests.crds(), bookmark_interval=1.0)
+    api.start()
+    try:
+        api.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": LEASE_NS}})
+        for obj in config:
+            api.create(obj)
+        for wl in wls:
+            api.put_stored(wl)
+        kubeconfig = api.write_kubeconfig(os.path.join(tempfile.mkdtemp(prefix="kueue-fast-bench-"), "kc"))
+        runs: dict[bool, list[dict[str, Any]]] = {True: [], False: []}
+        for _ in range(args.repeat):
+            for bulk in (False, True):
+                r = takeover_once(api, kubeconfig, engine, bulk, args.timeout)
+                print(json.dumps(r), flush=True)
+                runs[bulk].append(r)
+    finally:
+        api.stop()
+    best = {b: min(rs, key=lambda r: r["leader_to_first_admission_s"]) for b, rs in runs.items()}
+    admitted = sum(1 for w in wls if "status" in w)
+    print(
+        "\n".join(
+            [
+                "",
+                f"takeover: {len(wls)} Workloads ({admitted} admitted, {len(wls) - admitted} pending), "
+                f"engine {engine}, best of {args.repeat}",
+                f"{'':<44}{'per-object':>14}{'bulk':>14}",
+                *(
+                    f"{label:<44}" + "".join(f"{best[b][key]!s:>14}" for b in (False, True))
+                    for label, key in (
+                        ("leader -> first admission written (s)", "leader_to_first_admission_s"),
+                        ("  of which the engine's rebuild (s)", "engine_build_s"),
+                        ("workloads in the engine", "workloads_in_engine"),
+                        ("  admitted", "admitted_in_engine"),
+                        ("standby synced after (s)", "standby_synced_s"),
+                    )
+                ),
+            ]
+        ),
+        file=sys.stderr,
+    )
+    return 0
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--jobs", type=int, default=10000)
@@ -378,6 +589,15 @@ def main() -> int:
     p.add_argument("--timeout", type=float, default=1200)
     p.add_argument("--json", default=None, help="also write the results to this file")
     p.add_argument("--timeline", action="store_true", help="print the controller's writes per 5 s")
+    p.add_argument(
+        "--takeover",
+        type=int,
+        default=None,
+        metavar="N",
+        help="measure leader -> first admission with N existing Workloads instead (e.g. 100000)",
+    )
+    p.add_argument("--admitted-share", type=float, default=0.6, help="--takeover: share admitted (0.6)")
+    p.add_argument("--repeat", type=int, default=3, help="--takeover: runs of each start, best reported")
     args = p.parse_args()
     engine = args.engine
     if engine is None:
@@ -388,6 +608,8 @@ def main() -> int:
         except ImportError:
             engine = "reference"
 
+    if args.takeover:
+        return run_takeover(args, engine)
     modes = {"on": [True], "off": [False], "both": [True, False]}[args.events]
     results = []
     for events in modes:

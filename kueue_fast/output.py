@@ -5,7 +5,6 @@ per-ClusterQueue summary, and the cycle timeline of ``--events``."""
 from __future__ import annotations
 
 import copy
-import datetime as dt
 import json
 import math
 from collections.abc import Iterable, Sequence
@@ -478,17 +477,13 @@ def to_summary(cluster: Cluster) -> str:
 # --- the timeline of --events --------------------------------------------------------------------
 
 
-def _rfc3339(ns: int) -> str:
-    return dt.datetime.fromtimestamp(ns // 1_000_000_000, tz=dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def cycle_events(cluster: Cluster, result: CycleResult) -> list[str]:
     """What one cycle did, one line per event: admissions (where, with which
     flavors), preemptions (by whom, Kueue's preemption reason), other
     evictions (Kueue's reason and message), heads parked as inadmissible."""
     equivalents = result.newly_parked - len(result.parked)
     head = (
-        f"cycle {result.cycle} at {_rfc3339(result.time_ns)}: {len(result.admitted)} admitted, "
+        f"cycle {result.cycle} at {S.rfc3339(result.time_ns)}: {len(result.admitted)} admitted, "
         f"{len(result.preempted)} preempted, {len(result.evicted)} evicted, {result.newly_parked} parked"
     )
     lines = [head]

@@ -76,19 +76,17 @@ from .kube import (
 )
 from .leader import Clock, LeaderElector
 from .metrics import Metrics
-from .writer import PRIO_ADMISSION, PRIO_CREATE, PRIO_PENDING, PRIO_STATUS, Conflict, Gone, Op, Writer
+from .queues import QueueStatus
+from .track import Phase, Then, Track, Write
+from .writer import PRIO_ADMISSION, PRIO_CREATE, Conflict, Gone, Op, Writer
 
 log = logging.getLogger("kueue_fast.controller")
 
 JSON = dict[str, Any]
-# what to do once a write landed, given the object the server returned
-Then = Callable[[JSON], None]
 
 FIELD_MANAGER = "kueue-admission"
 QUEUE_FIELD_MANAGER = "kueue-fast"
 
-# phases of a workload in the engine
-PENDING, ADMITTED_P, EVICTING = "pending", "admitted", "evicting"
 
 # "pc": scheduling.k8s.io PriorityClasses (a job's priority may come from its pods')
 CONFIG_KINDS = tuple(state.CONFIG_KINDS)
@@ -124,29 +122,9 @@ class Options:
     # waitForPodsReady (PodsReady from the jobs, blockAdmission, timeouts)
     resources: ResourceRules = field(default_factory=ResourceRules)
     wait_for_pods_ready: WaitForPodsReadyConfig | None = None
-
-
-@dataclass(slots=True)
-class Track:
-    """One Job/Workload pair (keyed by the Workload's namespace/name)."""
-
-    key: str
-    job_key: str | None = None  # "<job kind>:<namespace>/<name>" (_job_key)
-    in_engine: bool = False
-    phase: str | None = None  # PENDING | ADMITTED_P | EVICTING while in the engine
-    generation: int = 0
-    adm_cq: str | None = None
-    adm_usage: tuple[tuple[str, str, int], ...] = ()
-    evict: tuple[str, str, str | None] | None = None  # (reason, message, preempted reason)
-    preempted_by: str | None = None  # the preemptor's key, while a preemption is written
-    failures: int = 0
-    conflicts: int = 0
-    not_before: float = 0.0
-    quarantined_rv: str | None = None
-    quarantined_until: float = 0.0
-    invalid_rv: str | None = None
-    queued_ns: int = 0
-    pending_written: tuple[str, str] | None = None
+    # the engine is rebuilt from the Workloads through the loader's bulk path
+    # (state.workload_models); False parses each on its own (tests, bench)
+    bulk_start: bool = True
 
 
 def _rv_newer(new: JSON, old: JSON | None) -> bool:
@@ -176,7 +154,7 @@ def _owner_job(wl: JSON) -> str | None:
 _deleting = state.deleting
 
 
-class Controller:
+class Controller(QueueStatus):
     """kueue-fast standing in for Kueue's scheduler in a cluster."""
 
     def __init__(
@@ -475,20 +453,28 @@ class Controller:
     def _build_engine(self) -> None:
         """Rebuild the engine from the Workloads as the API server has them,
         before anything is decided."""
+        started, cpu = time.perf_counter(), time.thread_time()
         self.epoch += 1
-        state = self._config_state()
+        config = self._config_state()
         admitted_evicting: list[tuple[str, str, str]] = []
-        for key, wl in self.objs["workload"].items():
-            t = self._track(key)
-            if not self._wants_engine(t, wl):
-                continue
-            model = self._parse(t, wl)
-            if model is None:
-                continue
-            state.workloads[key] = model
-        self.engine = EngineHandle(state, self.opts.engine, self.clock.time_ns())
+        wanted = {
+            key: wl for key, wl in self.objs["workload"].items() if self._wants_engine(self._track(key), wl)
+        }
+        if self.opts.bulk_start:
+            wpcs = self.objs["wpc"]
+            models, left = state.workload_models(wanted, (wpcs[name] for name in self.m_wpcs))
+            for key in models:
+                self.unconverted.discard(("workload", key))
+        else:
+            models, left = {}, list(wanted)
+        for key in left:
+            model = self._parse(self.tracks[key], wanted[key])
+            if model is not None:
+                models[key] = model
+        config.workloads = models
+        self.engine = EngineHandle(config, self.opts.engine, self.clock.time_ns())
         self.config_dirty = False
-        for key, model in list(state.workloads.items()):
+        for key, model in list(config.workloads.items()):
             t = self.tracks[key]
             wl = self.objs["workload"][key]
             self._entered_engine(t, wl, model)
@@ -500,7 +486,7 @@ class Controller:
         for key, reason, message in admitted_evicting:
             self.engine.evict(key, reason, message)
             t = self.tracks[key]
-            t.phase = EVICTING
+            t.phase = Phase.EVICTING
             pre = S.get_condition(self.objs["workload"][key], S.PREEMPTED)
             t.evict = (
                 reason,
@@ -512,10 +498,12 @@ class Controller:
         self.queues_dirty = True
         self.metrics.engine_rebuilds_total.inc()
         log.info(
-            "engine %s built from %d workloads (%d admitted)",
+            "engine %s built from %d workloads (%d admitted) in %.2fs (%.2fs CPU)",
             self.engine.engine_name,
-            len(state.workloads),
-            sum(1 for w in state.workloads.values() if w.admission is not None),
+            len(config.workloads),
+            sum(1 for w in config.workloads.values() if w.admission is not None),
+            time.perf_counter() - started,
+            time.thread_time() - cpu,
         )
 
     # --- objects in ------------------------------------------------------------------------------------
@@ -700,7 +688,7 @@ class Controller:
         t.generation = int(wl["metadata"].get("generation") or 0)
         t.queued_ns = model.creation_ns
         if model.admission is not None:
-            t.phase = ADMITTED_P
+            t.phase = Phase.ADMITTED
             t.adm_cq = model.admission.cluster_queue
             t.adm_usage = self._usage(
                 tuple(
@@ -711,7 +699,7 @@ class Controller:
                 )
             )
         else:
-            t.phase = PENDING
+            t.phase = Phase.PENDING
             t.adm_cq, t.adm_usage = None, ()
 
     def _engine_sync(self, t: Track, wl: JSON | None) -> bool:
@@ -739,7 +727,7 @@ class Controller:
             ev = S.get_condition(wl, S.EVICTED)
             if model.admission is not None and ev is not None and ev.get("status") == "True":
                 eng.evict(t.key, str(ev.get("reason") or "Preempted"), str(ev.get("message") or ""))
-                t.phase = EVICTING
+                t.phase = Phase.EVICTING
                 t.evict = (str(ev.get("reason") or "Preempted"), str(ev.get("message") or ""), None)
             self.sched_dirty = True
         return True
@@ -748,7 +736,7 @@ class Controller:
         eng = self.engine
         assert eng is not None
         spec = wl.get("spec") or {}
-        if t.phase == PENDING:
+        if t.phase == Phase.PENDING:
             eng.remove(t.key)
             t.in_engine, t.phase = False, None
             model = self._parse(t, wl)
@@ -758,9 +746,9 @@ class Controller:
             self.sched_dirty = True
             return True
         t.generation = gen
-        if t.phase == ADMITTED_P and spec.get("active") is False:
+        if t.phase == Phase.ADMITTED and spec.get("active") is False:
             eng.evict(t.key, "Deactivated", "The workload is deactivated")
-            t.phase = EVICTING
+            t.phase = Phase.EVICTING
             t.evict = ("Deactivated", "The workload is deactivated", None)
         return True
 
@@ -771,7 +759,7 @@ class Controller:
             return
         eng.evict(t.key, "AdmissionFailed", why)
         eng.release(t.key)
-        t.phase = PENDING
+        t.phase = Phase.PENDING
         t.adm_cq, t.adm_usage = None, ()
         t.failures += 1
         self.sched_dirty = True
@@ -851,10 +839,10 @@ class Controller:
         why = self._admission_denied(key, d)
         if why:
             log.error("refusing the admission of %s to %s: %s", key, d.cluster_queue, why)
-            t.phase = ADMITTED_P
+            t.phase = Phase.ADMITTED
             self._undo_admission(t, why)
             return
-        t.phase = ADMITTED_P
+        t.phase = Phase.ADMITTED
         t.adm_cq = d.cluster_queue
         t.adm_usage = self._usage(
             tuple(
@@ -921,7 +909,7 @@ class Controller:
                     pcq = lq.cluster_queue if lq else ""
                 self.metrics.preempted_workloads_total.labels(pcq, pre_reason).inc()
             self.preemptions += 1
-        t.phase = EVICTING
+        t.phase = Phase.EVICTING
         t.evict = (reason, message, pre_reason)
         self.metrics.evicted_workloads_total.labels(t.adm_cq or "", reason).inc()
         self.hot[key] = None
@@ -948,15 +936,15 @@ class Controller:
     def _submit(
         self,
         key: str,
-        name: str,
+        write: Write,
         prio: int,
         fn: Any,
         refetch: tuple[Resource, str, str | None] | None,
         data: tuple[str, str],
         then: Then | None = None,
     ) -> None:
-        self.inflight[key] = name
-        self.writer.submit(key, name, prio, fn, refetch=refetch, epoch=self.epoch, data=(*data, then))
+        self.inflight[key] = write.value
+        self.writer.submit(key, write.value, prio, fn, refetch=refetch, epoch=self.epoch, data=(*data, then))
 
     def _reconcile(self, key: str) -> None:
         t = self.tracks.get(key)
@@ -991,7 +979,7 @@ class Controller:
         if job is None and self._orphaned(wl):
             self._submit(
                 key,
-                "delete-workload",
+                Write.DELETE_WORKLOAD,
                 PRIO_CREATE,
                 lambda c: c.delete(WORKLOADS, name, ns, uid=md.get("uid")),
                 (WORKLOADS, name, ns),
@@ -1009,13 +997,13 @@ class Controller:
                 st = S.finished_status(wl, failed, message, self.clock.time_ns())
                 note = f"Workload '{key}' is declared finished"
                 then = self._then_event(kind, job, "FinishedWorkload", note)
-                self._apply_status(t, wl, "finish", st, PRIO_CREATE, then)
+                self._apply_status(t, wl, Write.FINISH, st, PRIO_CREATE, then)
                 return
         if not t.in_engine:
             return
         eng = self.engine
         assert eng is not None
-        if t.phase == ADMITTED_P:
+        if t.phase == Phase.ADMITTED:
             if self._sync_checks(t, wl):
                 self.hot[key] = None  # the decision may have moved: look again
                 return
@@ -1035,7 +1023,7 @@ class Controller:
                     self.metrics.admitted_workloads_total.labels(cq).inc()
                     wait = max(0.0, (self.clock.time_ns() - t.queued_ns) / 1e9)
                     self.metrics.admission_wait_time_seconds.labels(cq).observe(wait)
-                self._apply_status(t, wl, "admit", st, PRIO_ADMISSION, then)
+                self._apply_status(t, wl, Write.ADMIT, st, PRIO_ADMISSION, then)
                 return
             if d.state == RESERVED:
                 return  # the job starts once every admission check is Ready
@@ -1044,7 +1032,7 @@ class Controller:
                 if not self._start_job(t, kind, job, wl, d):
                     self._sync_pods_ready(t, kind, job, wl)
             return
-        if t.phase == EVICTING:
+        if t.phase == Phase.EVICTING:
             reason, message, pre = t.evict or ("Preempted", "", None)
             if reason == AC.DEACTIVATED_BY_CHECK and (wl.get("spec") or {}).get("active") is not False:
                 self._deactivate(t, wl, self._then_check_rejected(message))  # spec.active=false, then evicted
@@ -1055,34 +1043,32 @@ class Controller:
                 # requeueAfterSeconds) (workload_controller.go)
                 if reason in ("PodsReadyTimeout", AC.EVICTED_BY_CHECK):
                     S.set_requeue_state(st, *eng.requeue_state(key))
-                self._apply_status(t, wl, "evict", st, PRIO_ADMISSION, self._then_evicted(t, wl))
+                self._apply_status(t, wl, Write.EVICT, st, PRIO_ADMISSION, self._then_evicted(t, wl))
                 return
             if job is not None:
                 assert kind is not None
-                step = kind.integration.stop_step(kind.full(job), wl)
-                if step is not None:
-                    ev = S.get_condition(wl, S.EVICTED) or {}
-                    self._stop_job(t, kind, job, step, str(ev.get("message") or message))
+                ev = S.get_condition(wl, S.EVICTED) or {}
+                if self._stop_job(t, kind, job, wl, str(ev.get("message") or message)):
                     return
-            self._apply_status(t, wl, "requeue", S.requeued_status(wl, self.clock.time_ns()), PRIO_ADMISSION)
+            self._apply_status(
+                t, wl, Write.REQUEUE, S.requeued_status(wl, self.clock.time_ns()), PRIO_ADMISSION
+            )
             return
         # pending
         if S.has_admission(wl):
             st = S.unadmitted_status(wl, "The admission was not confirmed", self.clock.time_ns())
-            self._apply_status(t, wl, "unadmit", st, PRIO_ADMISSION)
+            self._apply_status(t, wl, Write.UNADMIT, st, PRIO_ADMISSION)
             return
         now = self.clock.time_ns()
         requeue_at = eng.requeue_state(key)[1]
         if requeue_at is None or requeue_at <= now:  # the backoff is over (or there was none)
             st = copy.deepcopy(wl.get("status") or {})
             if S.finish_backoff(st, now, wl["metadata"].get("generation")):
-                self._apply_status(t, wl, "backoff-finished", st, PRIO_ADMISSION)
+                self._apply_status(t, wl, Write.BACKOFF_FINISHED, st, PRIO_ADMISSION)
                 return
         if job is not None:
             assert kind is not None
-            step = kind.integration.stop_step(kind.full(job), wl)
-            if step is not None:
-                self._stop_job(t, kind, job, step, "Not admitted by cluster queue")
+            self._stop_job(t, kind, job, wl, "Not admitted by cluster queue")
 
     def _sync_checks(self, t: Track, wl: JSON) -> bool:
         """Check states other controllers wrote on the Workload reach the
@@ -1109,7 +1095,7 @@ class Controller:
         patch = {"metadata": {"resourceVersion": md["resourceVersion"]}, "spec": {"active": False}}
         self._submit(
             t.key,
-            "deactivate",
+            Write.DEACTIVATE,
             PRIO_ADMISSION,
             lambda c: c.patch(WORKLOADS, name, patch, namespace=ns),
             (WORKLOADS, name, ns),
@@ -1141,7 +1127,7 @@ class Controller:
         eng = self.engine
         assert eng is not None
         eng.set_pods_ready(t.key, ready, cond[1], now)
-        self._apply_status(t, wl, "pods-ready", S.pods_ready_status(wl, cond, now), PRIO_ADMISSION)
+        self._apply_status(t, wl, Write.PODS_READY, S.pods_ready_status(wl, cond, now), PRIO_ADMISSION)
 
     def _start_job(self, t: Track, kind: JobKind, job: JSON, wl: JSON, d: Decision) -> bool:
         """jobframework startJob: the admission (each pod set's count, its
@@ -1164,21 +1150,27 @@ class Controller:
             for c in st.get("conditions") or []:
                 if c.get("type") == S.FINISHED:
                     c["reason"] = "FailedToStart"  # jobframework FailedToStartFinishedReason
-            self._apply_status(t, wl, "finish", st, PRIO_CREATE)
+            self._apply_status(t, wl, Write.FINISH, st, PRIO_CREATE)
             return True
         if patch is None:
             return False
         note = f"Admitted by clusterQueue {d.cluster_queue}"
         then = self._then_event(kind, None, "Started", note) if kind.integration.is_suspended(full) else None
-        self._patch_job(t, kind, job, "start-job", patch, then)
+        self._patch_job(t, kind, job, Write.START_JOB, patch, then)
         return True
 
-    def _stop_job(self, t: Track, kind: JobKind, job: JSON, step: tuple[str, Patch], why: str) -> None:
-        """The next step of stopping a job; Stopped (jobframework stopJob) when
-        this step suspends it."""
+    def _stop_job(self, t: Track, kind: JobKind, job: JSON, wl: JSON | None, why: str) -> bool:
+        """The next of the writes that stop a job (its integration's
+        stop_step, templates restored from ``wl``; None: nothing to restore);
+        Stopped (jobframework stopJob) when this one suspends it. False when
+        the job is stopped already."""
+        step = kind.integration.stop_step(kind.full(job), wl)
+        if step is None:
+            return False
         name, patch = step
         then = self._then_event(kind, None, "Stopped", why) if name == "suspend" else None
-        self._patch_job(t, kind, job, f"stop-{name}", patch, then)
+        self._patch_job(t, kind, job, Write(f"stop-{name}"), patch, then)
+        return True
 
     def _orphaned(self, wl: JSON) -> bool:
         """A job's Workload whose job is gone (or no longer queued)."""
@@ -1213,9 +1205,7 @@ class Controller:
         full = kind.full(job)
         if kind.integration.finished(full)[0] or _deleting(job):
             return
-        step = kind.integration.stop_step(full, None)
-        if step is not None:
-            self._stop_job(t, kind, job, step, "Missing Workload; unable to restore pod templates")
+        if self._stop_job(t, kind, job, None, "Missing Workload; unable to restore pod templates"):
             return
         rv = job["metadata"].get("resourceVersion")
         try:
@@ -1242,7 +1232,7 @@ class Controller:
         name = body["metadata"]["name"]
         self._submit(
             t.key,
-            "create-workload",
+            Write.CREATE_WORKLOAD,
             PRIO_CREATE,
             lambda c: c.create(WORKLOADS, body, ns),
             (WORKLOADS, name, ns),
@@ -1339,7 +1329,7 @@ class Controller:
         return then
 
     def _apply_status(
-        self, t: Track, wl: JSON, name: str, status: JSON, prio: int, then: Then | None = None
+        self, t: Track, wl: JSON, write: Write, status: JSON, prio: int, then: Then | None = None
     ) -> None:
         md = wl["metadata"]
         body = {
@@ -1354,7 +1344,7 @@ class Controller:
         }
         self._submit(
             t.key,
-            name,
+            write,
             prio,
             lambda c: c.apply(WORKLOADS, body, field_manager=FIELD_MANAGER, sub="status"),
             (WORKLOADS, md["name"], md["namespace"]),
@@ -1363,14 +1353,14 @@ class Controller:
         )
 
     def _patch_job(
-        self, t: Track, kind: JobKind, job: JSON, name: str, patch: Patch, then: Then | None = None
+        self, t: Track, kind: JobKind, job: JSON, write: Write, patch: Patch, then: Then | None = None
     ) -> None:
         md = job["metadata"]
         ns, jname = md["namespace"], md["name"]
         res = kind.resource
         self._submit(
             t.key,
-            name,
+            write,
             PRIO_ADMISSION,
             lambda c: c.patch(
                 res, jname, patch.body, namespace=ns, sub=patch.sub, content_type=patch.content_type
@@ -1387,7 +1377,7 @@ class Controller:
         ns, name = md["namespace"], md["name"]
         self._submit(
             t.key,
-            "finalizer",
+            Write.FINALIZER,
             PRIO_CREATE,
             lambda c: c.patch(WORKLOADS, name, patch, namespace=ns),
             (WORKLOADS, name, ns),
@@ -1403,7 +1393,7 @@ class Controller:
         fresh = (
             result.fresh if isinstance(result, Conflict) else (result if isinstance(result, dict) else None)
         )
-        if fresh is not None and kind and fresh.get("metadata") and not op.name.startswith("delete"):
+        if fresh is not None and kind and fresh.get("metadata") and op.name != Write.DELETE_WORKLOAD:
             self._observe(kind, fresh)
         if op.epoch != self.epoch:
             return
@@ -1425,25 +1415,27 @@ class Controller:
             return
         t.conflicts = 0
         if isinstance(result, Gone):
-            if op.name == "admit":
+            if op.name == Write.ADMIT:
                 self._undo_admission(t, "the Workload is gone")
             return
         if isinstance(result, BaseException):
             self.metrics.write_failures_total.labels(op.name).inc()
-            if op.name == "admit":
+            if op.name == Write.ADMIT:
                 self._undo_admission(t, f"writing the admission failed: {result}")
             else:
                 t.failures += 1
                 self._later(op.key, min(30.0, 0.2 * 2 ** min(t.failures, 8)))
             return
-        if op.name == "create-workload":
+        if op.name == Write.CREATE_WORKLOAD:
             t.failures = 0
-        elif op.name == "admit":
+        elif op.name == Write.ADMIT:
             t.failures = 0
-        elif op.name == "requeue" and self.engine is not None and t.in_engine and t.phase == EVICTING:
+        elif (
+            op.name == Write.REQUEUE and self.engine is not None and t.in_engine and t.phase == Phase.EVICTING
+        ):
             # the Job stopped and the admission is gone from the API server: release
             self.engine.release(t.key)
-            t.phase = PENDING
+            t.phase = Phase.PENDING
             t.adm_cq, t.adm_usage, t.evict = None, (), None
             t.queued_ns = self.clock.time_ns()
             self.sched_dirty = True
@@ -1463,200 +1455,6 @@ class Controller:
         key = f"{md['namespace']}/{md['name']}" if md.get("namespace") else str(md["name"])
         self._on_object(kind, "MODIFIED", key, o)
 
-    # --- pending reasons, queue status, finalizers of queues and flavors ----------------------------
-
-    def _pending_pass(self) -> None:
-        """Kueue's QuotaReserved=False reason and message on the pending
-        Workloads the scheduler tried, written only when they change."""
-        eng = self.engine
-        assert eng is not None
-        for key, t in self.tracks.items():
-            if t.phase != PENDING or not t.in_engine or key in self.inflight:
-                continue
-            d = eng.decision(key)
-            if d.state != "pending" or not d.message:
-                continue
-            if d.reason == "Pending" and d.message.startswith("waiting for its turn"):
-                continue
-            if t.pending_written == (d.reason, d.message):
-                continue
-            wl = self.objs["workload"].get(key)
-            if wl is None or S.pending_matches(wl, d.reason, d.message):
-                t.pending_written = (d.reason, d.message)
-                continue
-            t.pending_written = (d.reason, d.message)
-            st = S.pending_status(wl, d.reason, d.message, self.clock.time_ns())
-            self._apply_status(t, wl, "pending", st, PRIO_PENDING)
-
-    def _status_pass(self) -> None:
-        eng = self.engine
-        assert eng is not None
-        now_ns = self.clock.time_ns()
-        cq_pending: dict[str, int] = {}
-        cq_admitted: dict[str, int] = {}
-        cq_usage: dict[str, dict[str, dict[str, int]]] = {}
-        lq_pending: dict[str, int] = {}
-        lq_admitted: dict[str, int] = {}
-        lq_usage: dict[str, dict[str, dict[str, int]]] = {}
-        for key, t in self.tracks.items():
-            if not t.in_engine:
-                continue
-            m = eng.workload(key)
-            if m is None:
-                continue
-            lqk = f"{m.namespace}/{m.queue_name}"
-            if t.phase == PENDING:
-                lq = self.m_lqs.get(lqk)
-                lq_pending[lqk] = lq_pending.get(lqk, 0) + 1
-                if lq is not None:
-                    cq_pending[lq.cluster_queue] = cq_pending.get(lq.cluster_queue, 0) + 1
-            elif t.adm_cq:
-                cq_admitted[t.adm_cq] = cq_admitted.get(t.adm_cq, 0) + 1
-                lq_admitted[lqk] = lq_admitted.get(lqk, 0) + 1
-                for usage in (cq_usage.setdefault(t.adm_cq, {}), lq_usage.setdefault(lqk, {})):
-                    for f, r, v in t.adm_usage:
-                        fr = usage.setdefault(f, {})
-                        fr[r] = fr.get(r, 0) + v
-        for name, cq in self.objs["cq"].items():
-            self._cq_metrics(
-                name, cq, cq_pending.get(name, 0), cq_admitted.get(name, 0), cq_usage.get(name, {})
-            )
-            if f"#cq/{name}" in self.inflight or ("cq", name) in self.unconverted:
-                continue
-            if self._queue_finalizer(f"#cq/{name}", CLUSTER_QUEUES, cq, in_use=cq_admitted.get(name, 0) > 0):
-                continue
-            st = S.cluster_queue_status(
-                cq,
-                cq_pending.get(name, 0),
-                cq_admitted.get(name, 0),
-                cq_usage.get(name, {}),
-                self._cq_active(name, cq),
-                now_ns,
-            )
-            if S.status_differs(cq.get("status"), st):
-                self._write_queue_status(f"#cq/{name}", CLUSTER_QUEUES, cq, st)
-        for key, lq in self.objs["lq"].items():
-            cqname = (lq.get("spec") or {}).get("clusterQueue", "")
-            ns, name = key.split("/", 1)
-            self.metrics.local_queue_pending_workloads.labels(name, ns, "active").set(lq_pending.get(key, 0))
-            self.metrics.local_queue_reserving_active_workloads.labels(name, ns).set(lq_admitted.get(key, 0))
-            if f"#lq/{key}" in self.inflight:
-                continue
-            st = S.local_queue_status(
-                lq,
-                self.objs["cq"].get(cqname),
-                lq_pending.get(key, 0),
-                lq_admitted.get(key, 0),
-                lq_usage.get(key, {}),
-                self._lq_active(lq),
-                now_ns,
-            )
-            if S.status_differs(lq.get("status"), st):
-                self._write_queue_status(f"#lq/{key}", LOCAL_QUEUES, lq, st)
-        used_flavors = {f.name for cq in self.m_cqs.values() for g in cq.resource_groups for f in g.flavors}
-        for name, rf in self.objs["flavor"].items():
-            if f"#rf/{name}" not in self.inflight:
-                self._queue_finalizer(f"#rf/{name}", RESOURCE_FLAVORS, rf, in_use=name in used_flavors)
-
-    def _cq_active(self, name: str, cq: JSON) -> tuple[bool, str, str]:
-        if _deleting(cq):
-            return False, "Terminating", "Can't admit new workloads; clusterQueue is terminating"
-        m = self.m_cqs.get(name)
-        if m is None:
-            return False, "Invalid", "Can't admit new workloads: the ClusterQueue is invalid"
-        # stopped, missing flavors or checks, MultiKueue rules (clusterqueue.go inactiveReason)
-        known = ClusterState(resource_flavors=self.m_flavors, admission_checks=self.m_acs)
-        return S.cluster_queue_readiness(m, known).as_tuple()
-
-    def _lq_active(self, lq: JSON) -> tuple[bool, str, str]:
-        cqname = (lq.get("spec") or {}).get("clusterQueue", "")
-        if (lq.get("spec") or {}).get("stopPolicy", "None") not in ("None", None):
-            return False, "Stopped", "LocalQueue is stopped"
-        cq = self.objs["cq"].get(cqname)
-        if cq is None:
-            return False, "ClusterQueueDoesNotExist", "Can't submit new workloads to clusterQueue"
-        if not self._cq_active(cqname, cq)[0]:
-            return False, "ClusterQueueIsInactive", "Can't submit new workloads to clusterQueue"
-        return True, "Ready", "Can submit new workloads to localQueue"
-
-    def _cq_metrics(
-        self, name: str, cq: JSON, pending: int, admitted: int, usage: dict[str, dict[str, int]]
-    ) -> None:
-        m = self.metrics
-        m.pending_workloads.labels(name, "active").set(pending)
-        m.reserving_active_workloads.labels(name).set(admitted)
-        m.admitted_active_workloads.labels(name).set(admitted)
-        active = self._cq_active(name, cq)
-        for st in ("pending", "active", "terminating"):
-            on = (
-                (st == "active" and active[0])
-                or (st == "terminating" and _deleting(cq))
-                or (st == "pending" and not active[0] and not _deleting(cq))
-            )
-            m.cluster_queue_status.labels(name, st).set(1 if on else 0)
-        model = self.m_cqs.get(name)
-        if model is None:
-            return
-        cohort = model.cohort or ""
-        for g in model.resource_groups:
-            for fq in g.flavors:
-                for rq in fq.resources:
-                    labels = (cohort, name, fq.name, rq.name)
-                    # Kueue reports quantities as numbers of the base unit (cores, bytes)
-                    unit = 1000.0 if rq.name == "cpu" else 1.0
-                    v = usage.get(fq.name, {}).get(rq.name, 0) / unit
-                    m.cluster_queue_resource_usage.labels(*labels).set(v)
-                    m.cluster_queue_resource_reservation.labels(*labels).set(v)
-                    m.cluster_queue_nominal_quota.labels(*labels).set(rq.nominal / unit)
-                    if rq.borrowing_limit is not None:
-                        m.cluster_queue_borrowing_limit.labels(*labels).set(rq.borrowing_limit / unit)
-                    if rq.lending_limit is not None:
-                        m.cluster_queue_lending_limit.labels(*labels).set(rq.lending_limit / unit)
-
-    def _queue_finalizer(self, key: str, res: Resource, obj: JSON, *, in_use: bool) -> bool:
-        """Kueue's resource-in-use finalizer on ClusterQueues and ResourceFlavors:
-        added while they live, removed once they are deleted and unused."""
-        md = obj["metadata"]
-        fins = list(md.get("finalizers") or [])
-        has = J.RESOURCE_IN_USE in fins
-        if _deleting(obj):
-            if not has or in_use:
-                return False
-            fins.remove(J.RESOURCE_IN_USE)
-        elif has:
-            return False
-        else:
-            fins.append(J.RESOURCE_IN_USE)
-        patch = {"metadata": {"resourceVersion": md["resourceVersion"], "finalizers": fins or None}}
-        name = md["name"]
-        self._submit(
-            key,
-            "queue-finalizer",
-            PRIO_CREATE,
-            lambda c: c.patch(res, name, patch),
-            (res, name, None),
-            (self._kind_of(res), name),
-        )
-        return True
-
-    @staticmethod
-    def _kind_of(res: Resource) -> str:
-        return {"clusterqueues": "cq", "localqueues": "lq", "resourceflavors": "flavor"}[res.plural]
-
-    def _write_queue_status(self, key: str, res: Resource, obj: JSON, st: JSON) -> None:
-        md = obj["metadata"]
-        name, ns = md["name"], md.get("namespace")
-        patch = {"status": st}
-        okey = f"{ns}/{name}" if ns else name
-        self._submit(
-            key,
-            "queue-status",
-            PRIO_STATUS,
-            lambda c: c.patch(res, name, patch, namespace=ns, sub="status"),
-            (res, name, ns),
-            (self._kind_of(res), okey),
-        )
-
 
 def default_identity() -> str:
     return os.environ.get("POD_NAME") or f"{socket.gethostname()}_{uuid.uuid4().hex[:8]}"
@@ -1673,4 +1471,3 @@ def _time_ns(obj: dict[str, Any]) -> int | None:
 
 
 __all__ = ["Controller", "Options", "Track", "default_identity", "field"]
-

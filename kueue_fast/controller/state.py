@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import api_fields
+from .. import api_fields, loader
 from .. import status as S
 from ..errors import InputError
 from ..loader import (
@@ -95,13 +95,19 @@ def counts(wl: JSON) -> bool:
     return not deleting(wl) and not S.condition_true(wl, S.FINISHED)
 
 
-def workload_model(wl: JSON, wpcs: Mapping[str, WorkloadPriorityClass]) -> Workload:
-    """The engine's Workload (InputError when the loader refuses it): only
-    the spec fields the engine reads are parsed."""
+def _engine_fields(wl: JSON, pod_sets: dict[int, list[JSON]] | None = None) -> JSON:
+    """The Workload with only the spec fields the engine reads (a Workload
+    written by Kueue with fields kueue-fast does not know still queues).
+    ``pod_sets`` caches the filtered pod sets by the identity of the list the
+    informer shares among Workloads (Slimmer.share)."""
     spec = {k: v for k, v in (wl.get("spec") or {}).items() if k in _WL_SPEC_FIELDS}
-    spec["podSets"] = [
-        {k: v for k, v in ps.items() if k in _PODSET_FIELDS} for ps in spec.get("podSets") or []
-    ]
+    raw_sets = spec.get("podSets") or []
+    got = pod_sets.get(id(raw_sets)) if pod_sets is not None else None
+    if got is None:
+        got = [{k: v for k, v in ps.items() if k in _PODSET_FIELDS} for ps in raw_sets]
+        if pod_sets is not None:
+            pod_sets[id(raw_sets)] = got
+    spec["podSets"] = got
     obj = {
         "apiVersion": wl.get("apiVersion") or KUEUE_API,
         "kind": "Workload",
@@ -112,7 +118,57 @@ def workload_model(wl: JSON, wpcs: Mapping[str, WorkloadPriorityClass]) -> Workl
     if st:
         # the loader marks conditions while it reads them: give it copies (the caller's may be shared)
         obj["status"] = {**st, "conditions": [dict(c) for c in st.get("conditions") or []]}
-    return parse_workload(obj, wpcs)
+    return obj
+
+
+def workload_model(wl: JSON, wpcs: Mapping[str, WorkloadPriorityClass]) -> Workload:
+    """The engine's Workload (InputError when the loader refuses it): only
+    the spec fields the engine reads are parsed."""
+    return parse_workload(_engine_fields(wl), wpcs)
+
+
+# Workloads per loader.build_state call of workload_models: an invalid one
+# sends its chunk to the exact path, so it costs at most this many slow parses.
+BULK_CHUNK = 2000
+
+
+def workload_models(
+    wls: Mapping[str, JSON], wpc_objects: Iterable[JSON]
+) -> tuple[dict[str, Workload], list[str]]:
+    """workload_model of many Workloads at once, through the loader's bulk
+    path (``loader.build_state``, as ``kueue-fast schedule`` reads its
+    input): ``(models by key, keys left to workload_model)``. Left over:
+    Workloads with v1beta1 fields or without a creationTimestamp (the loader
+    would date them by position), and every Workload of a chunk the loader
+    refused (one invalid Workload, a missing priority class): the exact path
+    names each one's error, as before. ``wpc_objects``: the valid
+    WorkloadPriorityClasses, the classes workload_model is given."""
+    classes = list(wpc_objects)
+    models: dict[str, Workload] = {}
+    left: list[str] = []
+    chunk: list[tuple[str, JSON]] = []
+    pod_sets: dict[int, list[JSON]] = {}
+
+    def flush() -> None:
+        try:
+            state = loader.build_state([*classes, *(obj for _, obj in chunk)])
+        except InputError:
+            left.extend(key for key, _ in chunk)
+        else:
+            for key, _ in chunk:
+                models[key] = state.workloads[key]
+        chunk.clear()
+
+    for key, wl in wls.items():
+        if v1beta1_fields(wl) or not wl["metadata"].get("creationTimestamp"):
+            left.append(key)
+            continue
+        chunk.append((key, _engine_fields(wl, pod_sets)))
+        if len(chunk) >= BULK_CHUNK:
+            flush()
+    if chunk:
+        flush()
+    return models, left
 
 
 def eviction(wl: JSON, model: Workload) -> tuple[str, str, str | None] | None:
