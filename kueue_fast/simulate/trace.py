@@ -568,12 +568,7 @@ def generate(
         raise ValueError("n must not be negative")
     drawn = _draw_workloads(profiles, n, np.random.default_rng(seed), days)
     order = np.argsort(drawn.arrival, kind="stable")
-    arrival, tmpl_of, duration, which = (
-        drawn.arrival[order],
-        drawn.template[order],
-        drawn.duration[order],
-        drawn.profile[order],
-    )
+    tmpl_of, which = drawn.template[order], drawn.profile[order]
     pod_sets = _expand_pod_sets(drawn.templates, tmpl_of)
     rows = pod_sets.rows
     namespaces = sorted({p.namespace for p in profiles})
@@ -582,8 +577,8 @@ def generate(
     q_of = np.array([queues.index(p.queue) for p in profiles], dtype=np.int32)
     prio = np.array([t.priority for _, t in drawn.templates], dtype=np.int64)
     trace = Trace(
-        arrival_s=np.round(arrival, 3),
-        duration_s=np.round(duration, 3),
+        arrival_s=np.round(drawn.arrival[order], 3),
+        duration_s=np.round(drawn.duration[order], 3),
         namespace=ns_of[which],
         queue=q_of[which],
         priority=prio[tmpl_of],
