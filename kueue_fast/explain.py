@@ -260,15 +260,7 @@ class ClusterView:
         cluster = self.cluster
         wid = cluster.wid_of(d.key)
         spec = cluster.engine.spec(wid)
-        history = cluster.history(d.key)
-        ev = history.last_eviction if history else None
-        detail: JSON = {}
-        if ev is not None:
-            last: JSON = {"cycle": ev.cycle, "reason": ev.reason}
-            if ev.preempted_by is not None:
-                last["preemptedBy"] = ev.preempted_by
-                last["preemptionReason"] = ev.preemption_reason
-            detail["lastEviction"] = last
+        detail = self._eviction_detail(d)
         if d.state == "evicted":
             return self._evicted(d, spec, detail)
         _, requeue_at = cluster.requeue_state(d.key)
@@ -279,14 +271,32 @@ class ClusterView:
         if spec.cluster_queue < 0 or d.reason == "Deactivated":  # deactivated: by an admission check too
             return Explanation("NotQueued", f"{d.message}: it is in no ClusterQueue's queue", detail)
         cq = spec.cluster_queue
-        cq_name = self.topo.cluster_queues[cq].name
-        detail["clusterQueue"] = cq_name
+        detail["clusterQueue"] = self.topo.cluster_queues[cq].name
         if not self.topo.cluster_queues[cq].active:
             return self._inactive(cq, detail)
         if spec.block != BLOCK_NONE:
             return Explanation(
                 "Misconfigured", f"{d.message}: the scheduler never admits it as it is", detail
             )
+        return self._queued(d, wid, spec, cq, detail)
+
+    def _eviction_detail(self, d: Decision) -> JSON:
+        """The detail every explanation starts from: the workload's last eviction, if any."""
+        history = self.cluster.history(d.key)
+        ev = history.last_eviction if history else None
+        detail: JSON = {}
+        if ev is not None:
+            last: JSON = {"cycle": ev.cycle, "reason": ev.reason}
+            if ev.preempted_by is not None:
+                last["preemptedBy"] = ev.preempted_by
+                last["preemptionReason"] = ev.preemption_reason
+            detail["lastEviction"] = last
+        return detail
+
+    def _queued(self, d: Decision, wid: int, spec: WorkloadSpec, cq: int, detail: JSON) -> Explanation:
+        """A pending workload in the queue of an active ClusterQueue: parked,
+        waiting for its victims to leave, the head (or not in line), or behind the head."""
+        cq_name = self.topo.cluster_queues[cq].name
         q = self.queue(cq)
         fit = self.fit(spec, cq)
         detail["fit"] = self._fit_json(fit)
@@ -319,6 +329,14 @@ class ClusterView:
             if position is None:  # not in the queue's heap (e.g. an eviction still holding quota)
                 return Explanation("Pending", f"waits in ClusterQueue {cq_name}: {sentence}", detail)
             return Explanation("Head", f"next in line in ClusterQueue {cq_name}: {sentence}", detail)
+        return self._behind_head(q, fit, cq, position, detail)
+
+    def _behind_head(self, q: QueueView, fit: FitView, cq: int, position: int, detail: JSON) -> Explanation:
+        """A pending workload behind its queue's head: what the head does
+        (fits now, never fits, does not fit now) and, under StrictFIFO, that it holds the line."""
+        cluster = self.cluster
+        cq_name = self.topo.cluster_queues[cq].name
+        strict = self.topo.cluster_queues[cq].strategy == STRICT_FIFO
         head = q.head
         head_key = cluster.key_of(head)
         head_fit = self.fit(cluster.engine.spec(head), cq)

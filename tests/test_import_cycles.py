@@ -3,7 +3,7 @@ look for cycles in the graph (cheap: no module is imported).
 
 * Module level (TYPE_CHECKING blocks aside): nowhere in the package.
 * Deferred imports too (inside functions): not among the simulation tooling
-  (simulate/, whatif/, cli.py, bench.py), whose commands import lazily to
+  (simulate/, whatif/, cli.py, bench/), whose commands import lazily to
   keep the CLI's start fast, not to dodge a cycle.
 """
 

@@ -22,7 +22,7 @@ from .defaults import (
     ENGINES,
 )
 
-# What `kueue-fast bench` runs, per case (bench.py's table titles).
+# What `kueue-fast bench` runs, per case (the bench tables' titles, bench/command.py).
 BENCH_CASES = {
     "drain": "drain: 100k pending, 1000 CQs / 100 cohorts",
     "preemption": "preemption: 100 CQs, 10k admitted, 1k preemptors",

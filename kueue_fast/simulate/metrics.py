@@ -132,37 +132,42 @@ def censored_percentiles(
 
 
 def compute(result: SimResult) -> Metrics:
-    wl = result.workloads
     tl = result.timeline
-    cq_names = result.topology_cq_names
-    n_cq = len(cq_names)
-    n_fr = len(result.fr_pairs)
-    start, end = result.start_ns, result.end_ns
-    edges_ns = tl.bins.edges(end)
+    edges_ns = tl.bins.edges(result.end_ns)
     nb = edges_ns.size - 1
-    width = np.diff(edges_ns)
-    res_of_fr = np.array([r for _, r in result.fr_pairs], dtype=np.int64)
-    flav_of_fr = np.array([f for f, _ in result.fr_pairs], dtype=np.int64)
-
-    # 1. cluster-wide utilization per flavor-resource
-    usage_bins = tl.usage.integral[:, :nb, :] / width[None, :, None]  # (n_cq, bins, n_fr)
+    usage_bins = tl.usage.integral[:, :nb, :] / np.diff(edges_ns)[None, :, None]  # (n_cq, bins, n_fr)
     capacity = result.nominal.sum(axis=0).astype(np.float64)
-    used = usage_bins.sum(axis=0)
     series = Series(edges_s=edges_ns / NS, bin_s=tl.bins.width_ns / NS)
-    for fr in range(n_fr):
+    _utilization_series(result, usage_bins, capacity, series)
+    _borrowed_and_lent_series(result, usage_bins, capacity, series)
+    _pending_and_preemption_series(result, edges_ns, series)
+    queues, waits, waits_c = _queue_stats(result)
+    return Metrics(
+        queues=queues,
+        series=series,
+        waits_s=waits,
+        waits_censored=waits_c,
+        totals=_totals(result, queues),
+        churn=find_churn(result),
+    )
+
+
+def _utilization_series(result: SimResult, usage_bins: F64, capacity: F64, series: Series) -> None:
+    """Cluster-wide utilization per flavor-resource (of the flavor's total nominal quota)."""
+    used = usage_bins.sum(axis=0)
+    for fr, (f_i, r_i) in enumerate(result.fr_pairs):
         if capacity[fr] <= 0:
             continue
-        r = result.resource_names[res_of_fr[fr]]
-        f = result.flavor_names[flav_of_fr[fr]]
+        r = result.resource_names[r_i]
+        f = result.flavor_names[f_i]
         series.utilization.setdefault(r, {})[f] = used[:, fr] / capacity[fr]
 
-    # 2. per ClusterQueue: exact time means of the dominant share and of borrowing
-    span = max(0, end - start)
-    util = tl.usage.totals[:, 0] / span if span else np.zeros(n_cq)
-    borrowing_s = tl.usage.totals[:, 1] / NS
 
-    # 3. borrowed and lent per resource (on bin means): lending is shared out
-    # among the cohort's ClusterQueues in proportion to their unused nominal quota
+def _borrowed_and_lent_series(result: SimResult, usage_bins: F64, capacity: F64, series: Series) -> None:
+    """Borrowed and lent per resource and ClusterQueue (on bin means): lending
+    is shared out among the cohort's ClusterQueues in proportion to their
+    unused nominal quota."""
+    res_of_fr = np.array([r for _, r in result.fr_pairs], dtype=np.int64)
     nominal_f = result.nominal.astype(np.float64)
     borrowed_fr = np.clip(usage_bins - nominal_f[:, None, :], 0, None)
     unused_fr = np.clip(nominal_f[:, None, :] - usage_bins, 0, None)
@@ -180,31 +185,44 @@ def compute(result: SimResult) -> Metrics:
             continue
         div, _ = display_unit(r)
         b_map, l_map = {}, {}
-        for c, name in enumerate(cq_names):
+        for c, name in enumerate(result.topology_cq_names):
             b = borrowed_fr[c][:, frs].sum(axis=1) / div
             lt = lent_fr[c][:, frs].sum(axis=1) / div
             if b.any() or lt.any():
                 b_map[name], l_map[name] = b, lt
         series.borrowed[r], series.lent[r] = b_map, l_map
 
-    # 4. pending workloads per ClusterQueue, preemptions per reason
+
+def _pending_and_preemption_series(result: SimResult, edges_ns: F64, series: Series) -> None:
+    """Pending workloads per ClusterQueue, preemptions per reason."""
+    tl = result.timeline
     pending_bins = tl.pending.means(edges_ns)
-    for c, name in enumerate(cq_names):
+    for c, name in enumerate(result.topology_cq_names):
         if tl.pending.steps[c].any():
             series.pending[name] = pending_bins[c]
     for code, reason in enumerate(EVICTION_REASONS):
-        counts = tl.preemptions.counts[code, :nb]
+        counts = tl.preemptions.counts[code, : edges_ns.size - 1]
         if counts.any():
             series.preemptions[reason] = counts.copy()
 
-    # 5. per ClusterQueue counts and waits
+
+def _queue_stats(
+    result: SimResult,
+) -> tuple[list[QueueStats], dict[str, F64], dict[str, npt.NDArray[np.bool_]]]:
+    """Per ClusterQueue: counts, waits (and their censored flags) and the
+    exact time means of the dominant share and of borrowing."""
+    wl = result.workloads
+    usage = result.timeline.usage
+    span = max(0, result.end_ns - result.start_ns)
+    util = usage.totals[:, 0] / span if span else np.zeros(len(result.topology_cq_names))
+    borrowing_s = usage.totals[:, 1] / NS
     q = wl.queue_cq
-    arrived = wl.arrival_ns <= end
+    arrived = wl.arrival_ns <= result.end_ns
     st = wl.state
     waits: dict[str, F64] = {}
     waits_c: dict[str, npt.NDArray[np.bool_]] = {}
     queues: list[QueueStats] = []
-    for c, name in enumerate(cq_names):
+    for c, name in enumerate(result.topology_cq_names):
         mine = (q == c) & arrived
         w = wl.wait_ns[mine] / NS
         cen = wl.censored[mine]
@@ -234,6 +252,15 @@ def compute(result: SimResult) -> Metrics:
                 lost_work_s=float(result.lost_ns_per_cq[c]),
             )
         )
+    return queues, waits, waits_c
+
+
+def _totals(result: SimResult, queues: list[QueueStats]) -> dict[str, Any]:
+    """The run's totals (the summary's last line, metrics.json's ``totals``)."""
+    wl = result.workloads
+    q = wl.queue_cq
+    st = wl.state
+    arrived = wl.arrival_ns <= result.end_ns
     queued = (q >= 0) & arrived
     timeouts = int(wl.pods_ready_timeouts.sum())
     totals = {
@@ -249,7 +276,7 @@ def compute(result: SimResult) -> Metrics:
         "pods_ready_timeouts": timeouts,
         "deactivated": int((wl.state == DEACTIVATED).sum()),
         "lost_work_s": float(wl.lost_ns.sum() / NS),
-        "simulated_s": span / NS,
+        "simulated_s": max(0, result.end_ns - result.start_ns) / NS,
         "unqueued": int(((q < 0) & arrived).sum()),
         "censored_waits": int(wl.censored.sum()),
     }
@@ -267,14 +294,7 @@ def compute(result: SimResult) -> Metrics:
         totals["rejected"] = int((queued & (st == REJECTED)).sum())
         totals["check_retries"] = int(wl.check_retries.sum())
         totals["check_wait_s"] = float(wl.check_wait_ns.sum() / NS)
-    return Metrics(
-        queues=queues,
-        series=series,
-        waits_s=waits,
-        waits_censored=waits_c,
-        totals=totals,
-        churn=find_churn(result),
-    )
+    return totals
 
 
 # --- preemption churn --------------------------------------------------------------------------------
@@ -352,71 +372,17 @@ class Churn:
 def find_churn(result: SimResult, threshold: int = CHURN_MIN_EVICTIONS) -> Churn:
     wl = result.workloads
     names = result.topology_cq_names
-
-    def cq(c: int) -> str:
-        return names[c] if c >= 0 else ""
-
-    def pair_rows(pairs: dict[tuple[int, int, int], int]) -> list[dict[str, Any]]:
-        rows = []
-        for (p, v, r), count in sorted(pairs.items(), key=lambda kv: (-kv[1], kv[0])):
-            reason = EVICTION_REASONS[r]
-            rows.append(
-                {
-                    "preemptor_cluster_queue": cq(p),
-                    "victim_cluster_queue": cq(v),
-                    "reason": reason,
-                    "evictions": count,
-                    "policy": policy_text(result, p, v, reason),
-                }
-            )
-        return rows
-
     churning = np.flatnonzero(wl.evictions >= threshold)
-    top_victims = churning[np.argsort(-wl.evictions[churning], kind="stable")][:TOP]
-    workloads = [
-        {
-            "workload": workload_key(result, int(w)),
-            "cluster_queue": cq(int(wl.queue_cq[w])),
-            "evictions": int(wl.evictions[w]),
-            "admissions": int(wl.admissions[w]),
-            "last_preempted_by": workload_key(result, int(wl.preempted_by[w]))
-            if wl.preempted_by[w] >= 0
-            else "",
-        }
-        for w in top_victims
-    ]
     by = np.flatnonzero(wl.preempting >= threshold)
-    top_by = by[np.argsort(-wl.preempting[by], kind="stable")][:TOP]
-    preemptors = [
-        {
-            "workload": workload_key(result, int(w)),
-            "cluster_queue": cq(int(wl.queue_cq[w])),
-            "evictions_caused": int(wl.preempting[w]),
-        }
-        for w in top_by
-    ]
     # the pairs behind the churning workloads' evictions: every pair with a churning victim queue
     involved = {int(wl.queue_cq[w]) for w in churning} | {int(wl.queue_cq[w]) for w in by}
-    pairs = pair_rows(
+    pairs = _pair_rows(
+        result,
         {k: c for k, c in result.churn.pairs.items() if k[1] in involved or k[0] in involved}
         if churning.size
-        else {}
+        else {},
     )
-    instants: list[dict[str, Any]] = []
-    for u in result.churn.unsettled:
-        instants.append(
-            {
-                "time_s": (u.t_ns - result.start_ns) / NS,
-                "cycles": u.cycles,
-                "admissions": u.admissions,
-                "preemptions": u.preemptions,
-                "pairs": pair_rows(u.pairs),
-                "victims": [{"workload": workload_key(result, w), "evictions": c} for w, c in u.victims],
-                "preemptors": [
-                    {"workload": workload_key(result, w), "evictions_caused": c} for w, c in u.preemptors
-                ],
-            }
-        )
+    instants = _unsettled_instants(result)
     every_pair = pairs + [row for i in instants for row in i["pairs"]]
     cqs = sorted(
         {str(row[k]) for row in every_pair for k in ("preemptor_cluster_queue", "victim_cluster_queue")}
@@ -426,11 +392,83 @@ def find_churn(result: SimResult, threshold: int = CHURN_MIN_EVICTIONS) -> Churn
     return Churn(
         threshold=threshold,
         churning=int(churning.size),
-        workloads=workloads,
-        preemptors=preemptors,
+        workloads=_top_victims(result, churning),
+        preemptors=_top_preemptors(result, by),
         pairs=pairs,
         cluster_queues=cqs,
         cohorts=cohorts,
         unsettled=result.unsettled,
         unsettled_instants=instants,
     )
+
+
+def _cq_name(result: SimResult, c: int) -> str:
+    return result.topology_cq_names[c] if c >= 0 else ""
+
+
+def _pair_rows(result: SimResult, pairs: dict[tuple[int, int, int], int]) -> list[dict[str, Any]]:
+    """(preemptor ClusterQueue, victim ClusterQueue, reason) -> evictions, as
+    rows with the policy that allows them, the most evictions first."""
+    rows = []
+    for (p, v, r), count in sorted(pairs.items(), key=lambda kv: (-kv[1], kv[0])):
+        reason = EVICTION_REASONS[r]
+        rows.append(
+            {
+                "preemptor_cluster_queue": _cq_name(result, p),
+                "victim_cluster_queue": _cq_name(result, v),
+                "reason": reason,
+                "evictions": count,
+                "policy": policy_text(result, p, v, reason),
+            }
+        )
+    return rows
+
+
+def _top_victims(result: SimResult, churning: I64) -> list[dict[str, Any]]:
+    """The TOP churning workloads evicted most."""
+    wl = result.workloads
+    top_victims = churning[np.argsort(-wl.evictions[churning], kind="stable")][:TOP]
+    return [
+        {
+            "workload": workload_key(result, int(w)),
+            "cluster_queue": _cq_name(result, int(wl.queue_cq[w])),
+            "evictions": int(wl.evictions[w]),
+            "admissions": int(wl.admissions[w]),
+            "last_preempted_by": workload_key(result, int(wl.preempted_by[w]))
+            if wl.preempted_by[w] >= 0
+            else "",
+        }
+        for w in top_victims
+    ]
+
+
+def _top_preemptors(result: SimResult, by: I64) -> list[dict[str, Any]]:
+    """The TOP workloads among ``by`` that evicted most."""
+    wl = result.workloads
+    top_by = by[np.argsort(-wl.preempting[by], kind="stable")][:TOP]
+    return [
+        {
+            "workload": workload_key(result, int(w)),
+            "cluster_queue": _cq_name(result, int(wl.queue_cq[w])),
+            "evictions_caused": int(wl.preempting[w]),
+        }
+        for w in top_by
+    ]
+
+
+def _unsettled_instants(result: SimResult) -> list[dict[str, Any]]:
+    """The instants the scheduler did not settle at within the cycle limit."""
+    return [
+        {
+            "time_s": (u.t_ns - result.start_ns) / NS,
+            "cycles": u.cycles,
+            "admissions": u.admissions,
+            "preemptions": u.preemptions,
+            "pairs": _pair_rows(result, u.pairs),
+            "victims": [{"workload": workload_key(result, w), "evictions": c} for w, c in u.victims],
+            "preemptors": [
+                {"workload": workload_key(result, w), "evictions_caused": c} for w, c in u.preemptors
+            ],
+        }
+        for u in result.churn.unsettled
+    ]

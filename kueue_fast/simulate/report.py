@@ -228,30 +228,21 @@ def write_workloads_csv(path: Path, result: SimResult, chunk: int = 20_000) -> N
     first TIMES_KEPT times separated by spaces (``admissions``/``evictions``
     count them all, ``last_*`` give the last). Written ``chunk`` rows at a
     time (the text of every row at once would take hundreds of MB)."""
+    rows = _WorkloadRows(result)
+    with path.open("w", newline="") as f:
+        f.write(",".join(WORKLOAD_COLUMNS) + "\n")
+        for lo in range(0, result.n_workloads, chunk):
+            columns = rows.columns(lo, min(result.n_workloads, lo + chunk))
+            # names, numbers and times never need quoting; free text is quoted (_csv_field)
+            f.write("\n".join(map(",".join, zip(*columns, strict=True))))
+            f.write("\n")
+
+
+def _flavor_patterns(result: SimResult) -> tuple[list[str], np.ndarray[Any, Any]]:
+    """The flavors of each workload's last admission (resource=flavor, per
+    flavor-resource it used) as CSV fields: the distinct texts, and per
+    workload the index of its text."""
     wl = result.workloads
-    t0 = result.start_ns
-    tr = result.trace
-    m = result.n_manifest
-
-    def secs(a: np.ndarray[Any, Any]) -> list[str]:
-        """Seconds since the start with 3 decimals; '' where a < 0 (never)."""
-        rel = np.where(a >= 0, (a - t0) / NS, -1.0).tolist()
-        return [f"{x:.3f}" if x >= 0 else "" for x in rel]
-
-    def times(kept: np.ndarray[Any, Any]) -> list[str]:
-        out = secs(kept[:, 0])
-        for i in np.flatnonzero(kept[:, 1] >= 0).tolist():  # more than one: few
-            out[i] = " ".join(f"{(x - t0) / NS:.3f}" for x in kept[i].tolist() if x >= 0)
-        return out
-
-    def key(w: int) -> str:
-        if w < m:
-            return f"{result.manifest[w][0]}/{result.manifest[w][1]}"
-        return f"{tr.namespaces[int(tr.namespace[w - m])]}/{tr.name_of(w - m)}"
-
-    cq_names = [*result.topology_cq_names, ""]  # index -1: none
-    state_names = np.array([*STATE_NAMES, "unqueued", "not-arrived"])
-    # flavors of each workload's last admission: resource=flavor, per flavor-resource it used
     labels = [f"{result.resource_names[r]}={result.flavor_names[f]}" for f, r in result.fr_pairs]
     order = sorted(range(len(labels)), key=lambda k: labels[k])
     used = wl.usage[:, order] > 0
@@ -261,55 +252,86 @@ def write_workloads_csv(path: Path, result: SimResult, chunk: int = 20_000) -> N
         patterns = used[first]
     else:
         patterns, which = np.unique(used, axis=0, return_inverse=True)
-    which = which.ravel()
     pattern_text = [_csv_field(",".join(labels[order[k]] for k in np.flatnonzero(row))) for row in patterns]
-    messages = [*(_csv_field(x) for x in result.messages), ""]  # index -1: none
-    zeros = np.zeros(result.n_workloads, dtype=np.int64)
-    timeouts = wl.pods_ready_timeouts if wl.pods_ready_timeouts.size else zeros
-    retries = wl.check_retries if wl.check_retries is not None else zeros
-    check_wait = wl.check_wait_ns if wl.check_wait_ns is not None else zeros
-    with path.open("w", newline="") as f:
-        f.write(",".join(WORKLOAD_COLUMNS) + "\n")
-        for lo in range(0, result.n_workloads, chunk):
-            hi = min(result.n_workloads, lo + chunk)
-            # names, LocalQueues and priorities: the manifest's workloads, then the trace's rows
-            manifest = result.manifest[lo : min(hi, m)]
-            k0, k1 = max(lo, m) - m, max(hi, m) - m
-            namespaces = [x[0] for x in manifest] + [tr.namespaces[k] for k in tr.namespace[k0:k1].tolist()]
-            names = [x[1] for x in manifest] + [tr.name_of(k) for k in range(k0, k1)]
-            local_queues = [x[2] for x in manifest] + [tr.queues[k] for k in tr.queue[k0:k1].tolist()]
-            priorities = [x[3] for x in manifest] + tr.priority[k0:k1].tolist()
-            queued = (wl.queue_cq[lo:hi] >= 0) | (wl.admissions[lo:hi] > 0)
-            state = np.where(queued, wl.state[lo:hi], len(STATE_NAMES))
-            state[wl.arrival_ns[lo:hi] > result.end_ns] = len(STATE_NAMES) + 1  # after --until
-            columns = [
-                namespaces,
-                names,
-                local_queues,
-                [cq_names[c] for c in wl.queue_cq[lo:hi].tolist()],
-                list(map(str, priorities)),
-                secs(wl.arrival_ns[lo:hi]),
-                state_names[state].tolist(),
-                list(map(str, wl.admissions[lo:hi].tolist())),
-                times(wl.admitted_at[lo:hi]),
-                list(map(str, wl.evictions[lo:hi].tolist())),
-                times(wl.evicted_at[lo:hi]),
-                secs(wl.last_admitted_ns[lo:hi]),
-                secs(wl.last_evicted_ns[lo:hi]),
-                secs(wl.finished_ns[lo:hi]),
-                [f"{x:.3f}" for x in (wl.wait_ns[lo:hi] / NS).tolist()],
-                np.where(wl.censored[lo:hi], "true", "false").tolist(),
-                [pattern_text[k] for k in which[lo:hi].tolist()],
-                [key(p) if p >= 0 else "" for p in wl.preempted_by[lo:hi].tolist()],
-                [f"{x:.3f}" for x in (wl.lost_ns[lo:hi] / NS).tolist()],
-                list(map(str, timeouts[lo:hi].tolist())),
-                [messages[k] for k in wl.explanation[lo:hi].tolist()],
-                list(map(str, retries[lo:hi].tolist())),
-                [f"{x:.3f}" for x in (check_wait[lo:hi] / NS).tolist()],
-            ]
-            # names, numbers and times never need quoting; free text was quoted above
-            f.write("\n".join(map(",".join, zip(*columns, strict=True))))
-            f.write("\n")
+    return pattern_text, which.ravel()
+
+
+class _WorkloadRows:
+    """workloads.csv's columns for a range of workload ids, with the lookups
+    shared by every range made once."""
+
+    def __init__(self, result: SimResult) -> None:
+        self.result = result
+        self.cq_names = [*result.topology_cq_names, ""]  # index -1: none
+        self.state_names = np.array([*STATE_NAMES, "unqueued", "not-arrived"])
+        self.pattern_text, self.pattern_of = _flavor_patterns(result)
+        self.messages = [*(_csv_field(x) for x in result.messages), ""]  # index -1: none
+        wl = result.workloads
+        zeros = np.zeros(result.n_workloads, dtype=np.int64)
+        self.timeouts = wl.pods_ready_timeouts if wl.pods_ready_timeouts.size else zeros
+        self.retries = wl.check_retries if wl.check_retries is not None else zeros
+        self.check_wait = wl.check_wait_ns if wl.check_wait_ns is not None else zeros
+
+    def secs(self, a: np.ndarray[Any, Any]) -> list[str]:
+        """Seconds since the start with 3 decimals; '' where a < 0 (never)."""
+        t0 = self.result.start_ns
+        rel = np.where(a >= 0, (a - t0) / NS, -1.0).tolist()
+        return [f"{x:.3f}" if x >= 0 else "" for x in rel]
+
+    def times(self, kept: np.ndarray[Any, Any]) -> list[str]:
+        """The kept times of each workload, separated by spaces."""
+        t0 = self.result.start_ns
+        out = self.secs(kept[:, 0])
+        for i in np.flatnonzero(kept[:, 1] >= 0).tolist():  # more than one: few
+            out[i] = " ".join(f"{(x - t0) / NS:.3f}" for x in kept[i].tolist() if x >= 0)
+        return out
+
+    def key(self, w: int) -> str:
+        """namespace/name of workload id w."""
+        result, m = self.result, self.result.n_manifest
+        if w < m:
+            return f"{result.manifest[w][0]}/{result.manifest[w][1]}"
+        tr = result.trace
+        return f"{tr.namespaces[int(tr.namespace[w - m])]}/{tr.name_of(w - m)}"
+
+    def columns(self, lo: int, hi: int) -> list[list[str]]:
+        """The text of WORKLOAD_COLUMNS for workloads lo..hi-1, one list per column."""
+        result, wl, tr, m = self.result, self.result.workloads, self.result.trace, self.result.n_manifest
+        # names, LocalQueues and priorities: the manifest's workloads, then the trace's rows
+        manifest = result.manifest[lo : min(hi, m)]
+        k0, k1 = max(lo, m) - m, max(hi, m) - m
+        namespaces = [x[0] for x in manifest] + [tr.namespaces[k] for k in tr.namespace[k0:k1].tolist()]
+        names = [x[1] for x in manifest] + [tr.name_of(k) for k in range(k0, k1)]
+        local_queues = [x[2] for x in manifest] + [tr.queues[k] for k in tr.queue[k0:k1].tolist()]
+        priorities = [x[3] for x in manifest] + tr.priority[k0:k1].tolist()
+        queued = (wl.queue_cq[lo:hi] >= 0) | (wl.admissions[lo:hi] > 0)
+        state = np.where(queued, wl.state[lo:hi], len(STATE_NAMES))
+        state[wl.arrival_ns[lo:hi] > result.end_ns] = len(STATE_NAMES) + 1  # after --until
+        return [
+            namespaces,
+            names,
+            local_queues,
+            [self.cq_names[c] for c in wl.queue_cq[lo:hi].tolist()],
+            list(map(str, priorities)),
+            self.secs(wl.arrival_ns[lo:hi]),
+            self.state_names[state].tolist(),
+            list(map(str, wl.admissions[lo:hi].tolist())),
+            self.times(wl.admitted_at[lo:hi]),
+            list(map(str, wl.evictions[lo:hi].tolist())),
+            self.times(wl.evicted_at[lo:hi]),
+            self.secs(wl.last_admitted_ns[lo:hi]),
+            self.secs(wl.last_evicted_ns[lo:hi]),
+            self.secs(wl.finished_ns[lo:hi]),
+            [f"{x:.3f}" for x in (wl.wait_ns[lo:hi] / NS).tolist()],
+            np.where(wl.censored[lo:hi], "true", "false").tolist(),
+            [self.pattern_text[k] for k in self.pattern_of[lo:hi].tolist()],
+            [self.key(p) if p >= 0 else "" for p in wl.preempted_by[lo:hi].tolist()],
+            [f"{x:.3f}" for x in (wl.lost_ns[lo:hi] / NS).tolist()],
+            list(map(str, self.timeouts[lo:hi].tolist())),
+            [self.messages[k] for k in wl.explanation[lo:hi].tolist()],
+            list(map(str, self.retries[lo:hi].tolist())),
+            [f"{x:.3f}" for x in (self.check_wait[lo:hi] / NS).tolist()],
+        ]
 
 
 PAGE_CSS = """

@@ -566,7 +566,52 @@ def generate(
     durations around each template's median. Deterministic for a seed."""
     if n < 0:
         raise ValueError("n must not be negative")
-    rng = np.random.default_rng(seed)
+    drawn = _draw_workloads(profiles, n, np.random.default_rng(seed), days)
+    order = np.argsort(drawn.arrival, kind="stable")
+    tmpl_of, which = drawn.template[order], drawn.profile[order]
+    pod_sets = _expand_pod_sets(drawn.templates, tmpl_of)
+    rows = pod_sets.rows
+    namespaces = sorted({p.namespace for p in profiles})
+    queues = sorted({p.queue for p in profiles})
+    ns_of = np.array([namespaces.index(p.namespace) for p in profiles], dtype=np.int32)
+    q_of = np.array([queues.index(p.queue) for p in profiles], dtype=np.int32)
+    prio = np.array([t.priority for _, t in drawn.templates], dtype=np.int64)
+    trace = Trace(
+        arrival_s=np.round(drawn.arrival[order], 3),
+        duration_s=np.round(drawn.duration[order], 3),
+        namespace=ns_of[which],
+        queue=q_of[which],
+        priority=prio[tmpl_of],
+        ps_offsets=pod_sets.offsets,
+        ps_name=pod_sets.name[rows],
+        count=pod_sets.count[rows],
+        min_count=pod_sets.min_count[rows],
+        requests=pod_sets.requests[rows],
+        resources=pod_sets.resources,
+        namespaces=namespaces,
+        queues=queues,
+        pod_set_names=pod_sets.names,
+    )
+    trace.validate()
+    return trace
+
+
+@dataclass
+class _Drawn:
+    """Generated workloads in the order drawn (by queue, not by arrival)."""
+
+    arrival: F64  # seconds since the start
+    template: I64  # index into templates
+    duration: F64
+    profile: I64  # index into the profiles
+    templates: list[tuple[int, Template]]  # (profile index, template)
+
+
+def _draw_workloads(
+    profiles: Sequence[QueueProfile], n: int, rng: np.random.Generator, days: float
+) -> _Drawn:
+    """Each workload's queue by share, then per queue (in this order, for
+    the random stream): arrival times, templates and run times."""
     span_min = max(1, int(days * 24 * 60))
     minutes = np.arange(span_min, dtype=np.float64)
     shares = np.array([p.share for p in profiles], dtype=np.float64)
@@ -594,11 +639,26 @@ def generate(
         med = np.array([t.median_duration_s for t in prof.templates], dtype=np.float64)[pick]
         d = med * np.exp(prof.sigma * rng.standard_normal(rows.size))
         duration[rows] = np.clip(d, 10.0, 3 * 86400.0)
+    return _Drawn(arrival, tmpl_of, duration, which, tmpl_list)
 
-    order = np.argsort(arrival, kind="stable")
-    arrival, tmpl_of, duration, which = arrival[order], tmpl_of[order], duration[order], which[order]
 
-    # 4. expand pod sets per template, then per workload
+@dataclass
+class _PodSets:
+    """The templates' pod sets (name, count, minCount, requests per row) and,
+    per workload, which of those rows it has (``rows``, split by ``offsets``)."""
+
+    resources: list[str]
+    names: list[str]
+    name: I32
+    count: I32
+    min_count: I32
+    requests: I64
+    offsets: I64
+    rows: I64
+
+
+def _expand_pod_sets(tmpl_list: list[tuple[int, Template]], tmpl_of: I64) -> _PodSets:
+    """Pod sets per template, then per workload (template ``tmpl_of[i]``)."""
     resources = sorted({r for _, t in tmpl_list for _, _, req in t.pod_sets for r in req})
     ps_names: dict[str, int] = {"main": 0}
     t_ps_sizes = np.array([len(t.pod_sets) for _, t in tmpl_list], dtype=np.int64)
@@ -611,33 +671,19 @@ def generate(
             t_min.append(t.min_count if j == 0 else -1)
             t_req.append([req.get(r, 0) for r in resources])
     sizes = t_ps_sizes[tmpl_of]
-    offsets = np.zeros(n + 1, dtype=np.int64)
+    offsets = np.zeros(tmpl_of.size + 1, dtype=np.int64)
     np.cumsum(sizes, out=offsets[1:])
     ps_rows = np.repeat(t_ps_start[tmpl_of] - offsets[:-1], sizes) + np.arange(offsets[-1])
-
-    namespaces = sorted({p.namespace for p in profiles})
-    queues = sorted({p.queue for p in profiles})
-    ns_of = np.array([namespaces.index(p.namespace) for p in profiles], dtype=np.int32)
-    q_of = np.array([queues.index(p.queue) for p in profiles], dtype=np.int32)
-    prio = np.array([t.priority for _, t in tmpl_list], dtype=np.int64)
-    trace = Trace(
-        arrival_s=np.round(arrival, 3),
-        duration_s=np.round(duration, 3),
-        namespace=ns_of[which],
-        queue=q_of[which],
-        priority=prio[tmpl_of],
-        ps_offsets=offsets,
-        ps_name=np.asarray(t_ps_name, dtype=np.int32)[ps_rows],
-        count=np.asarray(t_count, dtype=np.int32)[ps_rows],
-        min_count=np.asarray(t_min, dtype=np.int32)[ps_rows],
-        requests=np.asarray(t_req, dtype=np.int64).reshape(-1, len(resources))[ps_rows],
+    return _PodSets(
         resources=resources,
-        namespaces=namespaces,
-        queues=queues,
-        pod_set_names=list(ps_names),
+        names=list(ps_names),
+        name=np.asarray(t_ps_name, dtype=np.int32),
+        count=np.asarray(t_count, dtype=np.int32),
+        min_count=np.asarray(t_min, dtype=np.int32),
+        requests=np.asarray(t_req, dtype=np.int64).reshape(-1, len(resources)),
+        offsets=offsets,
+        rows=ps_rows,
     )
-    trace.validate()
-    return trace
 
 
 def work_seconds(trace: Trace, resource: str) -> F64:
