@@ -324,29 +324,10 @@ def _workload_status(
     return admission, admission_ns, finished, queue_order_ns, checks, admitted
 
 
-def parse_workload(
-    obj: Mapping[str, Any],
-    priority_classes: Mapping[str, m.WorkloadPriorityClass] | None = None,
-    *,
-    pod_priority_classes: Mapping[str, m.WorkloadPriorityClass] | None = None,
-    default_creation_ns: int = 0,
-) -> m.Workload:
-    """A Workload: pod sets with their per-pod requests, priority, timestamps and
-    (for admitted ones) the admission from status (workload_webhook.go rules).
-
-    ``priority_classes`` are WorkloadPriorityClasses by name,
-    ``pod_priority_classes`` scheduling.k8s.io PriorityClasses;
-    ``default_creation_ns`` is used when metadata.creationTimestamp is absent."""
-    api = _check_type(obj, ("Workload",))
-    name, ns, md = _metadata(obj, "Workload", namespaced=True)
-    ref = m.object_ref("Workload", name, ns)
-    v.check_fields(obj, _FIELDS["Workload"][api].names, ref, "")
-    if obj.get("spec") is None:
-        v.required(ref, "spec")
-    spec = v.as_map(obj["spec"], ref, "spec")
-    v.check_fields(spec, SPEC_FIELDS[api], ref, "spec", _WL_RENAMED[api])
-
-    # 1. pod sets
+def _pod_sets(spec: Mapping[str, Any], ref: str) -> list[m.PodSet]:
+    """spec.podSets: each pod set, names unique, at most one with minCount; a
+    pod set whose requests exceed their limits leaves the Workload pending,
+    not rejected (resources_validation_error)."""
     if spec.get("podSets") is None:
         v.required(ref, "spec.podSets")
     raw_sets = v.as_list(
@@ -374,6 +355,33 @@ def parse_workload(
     if msg is not None:
         for ps in pod_sets:
             ps.resources_validation_error = msg
+    return pod_sets
+
+
+def parse_workload(
+    obj: Mapping[str, Any],
+    priority_classes: Mapping[str, m.WorkloadPriorityClass] | None = None,
+    *,
+    pod_priority_classes: Mapping[str, m.WorkloadPriorityClass] | None = None,
+    default_creation_ns: int = 0,
+) -> m.Workload:
+    """A Workload: pod sets with their per-pod requests, priority, timestamps and
+    (for admitted ones) the admission from status (workload_webhook.go rules).
+
+    ``priority_classes`` are WorkloadPriorityClasses by name,
+    ``pod_priority_classes`` scheduling.k8s.io PriorityClasses;
+    ``default_creation_ns`` is used when metadata.creationTimestamp is absent."""
+    api = _check_type(obj, ("Workload",))
+    name, ns, md = _metadata(obj, "Workload", namespaced=True)
+    ref = m.object_ref("Workload", name, ns)
+    v.check_fields(obj, _FIELDS["Workload"][api].names, ref, "")
+    if obj.get("spec") is None:
+        v.required(ref, "spec")
+    spec = v.as_map(obj["spec"], ref, "spec")
+    v.check_fields(spec, SPEC_FIELDS[api], ref, "spec", _WL_RENAMED[api])
+
+    # 1. pod sets
+    pod_sets = _pod_sets(spec, ref)
 
     # 2. queue, priority, active
     queue = v.opt_str(spec, "queueName", ref, "spec")

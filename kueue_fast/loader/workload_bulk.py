@@ -167,41 +167,8 @@ def _fast_pod_set(d: object, c: _BulkCaches) -> tuple[m.PodSet, OverLimits] | No
     return ps, hit.over_limits
 
 
-def _fast_workload(
-    obj: dict[str, Any],
-    api: str,
-    position: int,
-    priority_classes: Mapping[str, m.WorkloadPriorityClass],
-    pod_priority_classes: Mapping[str, m.WorkloadPriorityClass],
-    c: _BulkCaches,
-) -> m.Workload | None:
-    """parse_workload(obj, ...) for a valid Workload of the common shape, else None."""
-    if not obj.keys() <= _TOP_SET:
-        return None
-    md = obj.get("metadata")
-    if type(md) is not dict or any(type(k) is not str for k in md):
-        return None
-    name = md.get("name")
-    if not _is_subdomain(name, c):
-        return None
-    ns = md.get("namespace")
-    if ns is None or ns == "":
-        ns = "default"
-    elif not _is_label(ns, c):
-        return None
-    spec = obj.get("spec")
-    if type(spec) is not dict or not spec.keys() <= SPEC_FIELDS[api]:
-        return None
-    ref = f"Workload/{ns}/{name}"
-    try:  # rare: validated as parse_workload does
-        if md.get("labels") is not None:
-            v.labels(md["labels"], ref, "metadata.labels")
-        if md.get("annotations") is not None:
-            v.string_map(md["annotations"], ref, "metadata.annotations")
-    except InputError:
-        return None
-
-    # 1. pod sets
+def _fast_pod_sets(spec: dict[str, Any], c: _BulkCaches) -> list[m.PodSet] | None:
+    """parse_workload's _pod_sets for valid pod sets; None otherwise."""
     raw_sets = spec.get("podSets")
     if type(raw_sets) is not list or not _POD_SETS_MIN <= len(raw_sets) <= _POD_SETS_MAX:
         return None
@@ -224,28 +191,17 @@ def _fast_workload(
     if msg is not None:
         for ps in pod_sets:
             ps.resources_validation_error = msg
+    return pod_sets
 
-    # 2. queue, priority, active
+
+def _fast_queue_and_active(spec: dict[str, Any], c: _BulkCaches) -> tuple[str, bool] | None:
+    """(spec.queueName, spec.active) as parse_workload reads them (and a valid
+    maximumExecutionTimeSeconds), else None."""
     queue = spec.get("queueName")
     if queue is None:
         queue = ""
     elif type(queue) is not str or (queue and not _is_subdomain(queue, c)):
         return None
-    if (api == V1BETA1 and "priorityClassName" not in spec and "priorityClassSource" not in spec) or (
-        api == V1BETA2 and "priorityClassRef" not in spec
-    ):
-        prio = spec.get("priority")
-        if prio is None:
-            priority, pclass = 0, None
-        elif type(prio) is int and v.INT32_MIN <= prio <= v.INT32_MAX:
-            priority, pclass = prio, None
-        else:
-            return None
-    else:
-        try:
-            priority, pclass = _priority(spec, api, ref, priority_classes, pod_priority_classes)
-        except InputError:
-            return None
     active = spec.get("active")
     if active is None:
         active = True
@@ -254,18 +210,122 @@ def _fast_workload(
     met = spec.get("maximumExecutionTimeSeconds")
     if met is not None and (type(met) is not int or not 1 <= met <= v.INT32_MAX):
         return None
+    return queue, active
 
-    # 3. identity and times
+
+def _fast_priority(
+    spec: dict[str, Any],
+    api: str,
+    ref: str,
+    priority_classes: Mapping[str, m.WorkloadPriorityClass],
+    pod_priority_classes: Mapping[str, m.WorkloadPriorityClass],
+) -> tuple[int, str | None] | None:
+    """parse_workload's (priority, class): a plain int32 priority directly,
+    a class through _priority; None when that raises."""
+    if (api == V1BETA1 and "priorityClassName" not in spec and "priorityClassSource" not in spec) or (
+        api == V1BETA2 and "priorityClassRef" not in spec
+    ):
+        prio = spec.get("priority")
+        if prio is None:
+            return 0, None
+        if type(prio) is int and v.INT32_MIN <= prio <= v.INT32_MAX:
+            return prio, None
+        return None
+    try:
+        return _priority(spec, api, ref, priority_classes, pod_priority_classes)
+    except InputError:
+        return None
+
+
+def _fast_name(md: dict[str, Any], c: _BulkCaches) -> tuple[str, str] | None:
+    """(name, namespace) as _metadata gives them, else None."""
+    name = md.get("name")
+    if not _is_subdomain(name, c):
+        return None
+    ns = md.get("namespace")
+    if ns is None or ns == "":
+        ns = "default"
+    elif not _is_label(ns, c):
+        return None
+    return name, ns
+
+
+def _fast_creation_ns(md: dict[str, Any], ref: str, position: int, c: _BulkCaches) -> int | None:
+    """metadata.creationTimestamp in ns (the input position when absent), else None."""
     ts = md.get("creationTimestamp")
     if ts is None:
-        creation = position
-    elif type(ts) is str and (fast_ts := _fast_time_ns(ts, c)) is not None:
-        creation = fast_ts
-    else:
-        try:
-            creation = parse_time_ns(ts, ref, "metadata.creationTimestamp")
-        except InputError:
-            return None
+        return position
+    if type(ts) is str and (fast_ts := _fast_time_ns(ts, c)) is not None:
+        return fast_ts
+    try:
+        return parse_time_ns(ts, ref, "metadata.creationTimestamp")
+    except InputError:
+        return None
+
+
+_Status = tuple[m.Admission | None, int | None, bool, int | None, list[m.AdmissionCheckState], bool]
+
+
+def _no_status() -> _Status:
+    """A Workload without status: not admitted, no checks (a new list each time)."""
+    return None, None, False, None, [], False
+
+
+def _fast_status(obj: dict[str, Any], ref: str, pod_sets: list[m.PodSet], creation: int) -> _Status | None:
+    """_workload_status, or None when it raises."""
+    try:
+        return _workload_status(obj, ref, pod_sets, creation)
+    except InputError:
+        return None
+
+
+def _fast_workload(
+    obj: dict[str, Any],
+    api: str,
+    position: int,
+    priority_classes: Mapping[str, m.WorkloadPriorityClass],
+    pod_priority_classes: Mapping[str, m.WorkloadPriorityClass],
+    c: _BulkCaches,
+) -> m.Workload | None:
+    """parse_workload(obj, ...) for a valid Workload of the common shape, else None."""
+    if not obj.keys() <= _TOP_SET:
+        return None
+    md = obj.get("metadata")
+    if type(md) is not dict or any(type(k) is not str for k in md):
+        return None
+    named = _fast_name(md, c)
+    if named is None:
+        return None
+    name, ns = named
+    spec = obj.get("spec")
+    if type(spec) is not dict or not spec.keys() <= SPEC_FIELDS[api]:
+        return None
+    ref = f"Workload/{ns}/{name}"
+    try:  # rare: validated as parse_workload does
+        if md.get("labels") is not None:
+            v.labels(md["labels"], ref, "metadata.labels")
+        if md.get("annotations") is not None:
+            v.string_map(md["annotations"], ref, "metadata.annotations")
+    except InputError:
+        return None
+
+    # 1. pod sets
+    pod_sets = _fast_pod_sets(spec, c)
+    if pod_sets is None:
+        return None
+
+    # 2. queue, priority, active
+    queue_active = _fast_queue_and_active(spec, c)
+    found = _fast_priority(spec, api, ref, priority_classes, pod_priority_classes)
+    if queue_active is None or found is None:
+        return None
+    queue, active = queue_active
+    priority, pclass = found
+
+    # 3. identity and times
+    creation = _fast_creation_ns(md, ref, position, c)
+    if creation is None:
+        return None
     uid = md.get("uid")
     if not uid:
         uid = f"{ns}/{name}"
@@ -273,17 +333,10 @@ def _fast_workload(
         return None
 
     # 4. status
-    if obj.get("status") is None:
-        admission, admission_ns, finished, queue_order_ns = None, None, False, None
-        checks: list[m.AdmissionCheckState] = []
-        admitted = False
-    else:
-        try:
-            admission, admission_ns, finished, queue_order_ns, checks, admitted = _workload_status(
-                obj, ref, pod_sets, creation
-            )
-        except InputError:
-            return None
+    status = _no_status() if obj.get("status") is None else _fast_status(obj, ref, pod_sets, creation)
+    if status is None:
+        return None
+    admission, admission_ns, finished, queue_order_ns, checks, admitted = status
 
     wl = m.Workload(
         namespace=ns,
