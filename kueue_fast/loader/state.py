@@ -76,9 +76,19 @@ def load(
 def _build_state(
     docs: Iterable[Document | dict[str, Any]], errors: list[InputError], keep_sources: bool
 ) -> m.ClusterState:
-    state = m.ClusterState()
-    noted: list[tuple[int, InputWarning]] = []  # (document number, warning), sorted at the end
-    sources = state.sources if keep_sources else None
+    documents = _documents(docs, errors)
+    # 1. kinds (all their errors first: a reader that stops at the first error reports one of these)
+    roles = _roles(documents, errors)
+    run = _Assembly(errors, keep_sources)
+    # 2. everything but Workloads and jobs
+    workloads = run.read_objects(documents, roles)
+    # 3. Workloads, and the Workloads Kueue makes from jobs, in input order
+    made = run.read_workloads(workloads)
+    return run.finish(documents, made)
+
+
+def _documents(docs: Iterable[Document | dict[str, Any]], errors: list[InputError]) -> list[Document]:
+    """The input as Documents (a dict is one, or the items of a List)."""
     documents: list[Document] = []
     for i, d in enumerate(docs):
         try:
@@ -90,8 +100,11 @@ def _build_state(
                 raise ParseError("", "", f"input {i} is a {_kind_of(d)}, not an object", source="<input>")
         except InputError as e:
             errors.append(e)
+    return documents
 
-    # 1. kinds (all their errors first: a reader that stops at the first error reports one of these)
+
+def _roles(documents: list[Document], errors: list[InputError]) -> list[_Role | None]:
+    """Each document's role (None: its kind or apiVersion is an error)."""
     roles: list[_Role | None] = []
     known: dict[tuple[str, str], _Role] = {}  # (apiVersion, kind) -> the role of every such object
     for doc in documents:
@@ -107,19 +120,31 @@ def _build_state(
             if not role.skipped:  # a skipped object's message is its own
                 known[(role.api, role.kind)] = role
         roles.append(role)
+    return roles
 
-    # 2. everything but Workloads and jobs
-    pod_classes: dict[str, m.WorkloadPriorityClass] = {}
-    # Classes whose object is invalid, by kind: references to them are not
-    # reported as missing (that error is already reported).
-    broken_classes: dict[str, dict[str, m.WorkloadPriorityClass]] = {
-        "WorkloadPriorityClass": {},
-        "PriorityClass": {},
-    }
-    workloads: list[tuple[int, Document, _Role, int]] = []  # (document number, document, role, position)
-    seen_config: Document | None = None
 
-    def put(table: dict[str, Any], key: str, value: Any, doc: Document, ref: str) -> None:
+# (document number, document, role, position among Workloads and jobs)
+_WorkloadDoc = tuple[int, Document, _Role, int]
+
+
+class _Assembly:
+    """One build_state: the state being filled, the errors and the warnings."""
+
+    def __init__(self, errors: list[InputError], keep_sources: bool) -> None:
+        self.state = m.ClusterState()
+        self.errors = errors
+        self.noted: list[tuple[int, InputWarning]] = []  # (document number, warning), sorted at the end
+        self.sources = self.state.sources if keep_sources else None
+        self.pod_classes: dict[str, m.WorkloadPriorityClass] = {}
+        # Classes whose object is invalid, by kind: references to them are not
+        # reported as missing (that error is already reported).
+        self.broken_classes: dict[str, dict[str, m.WorkloadPriorityClass]] = {
+            "WorkloadPriorityClass": {},
+            "PriorityClass": {},
+        }
+        self.seen_config: Document | None = None
+
+    def put(self, table: dict[str, Any], key: str, value: Any, doc: Document, ref: str) -> None:
         if key in table:
             raise ValidationError(
                 ref,
@@ -128,114 +153,129 @@ def _build_state(
                 source=doc.where,
             )
         table[key] = value
-        if sources is not None:
-            sources[ref] = doc.where
+        if self.sources is not None:
+            self.sources[ref] = doc.where
 
-    for i, (doc, role) in enumerate(zip(documents, roles, strict=True)):
-        if role is None:
-            continue
-        if role.skipped:
-            noted.append((i, InputWarning(_label_of(doc.obj), "", role.skipped, doc.where)))
-            continue
-        kind = role.kind
-        if kind == "Workload" or role.integration is not None:
-            workloads.append((i, doc, role, len(workloads)))
-            continue
-        try:
-            if kind == "ResourceFlavor":
-                rf = parse_resource_flavor(doc.obj)
-                put(state.resource_flavors, rf.name, rf, doc, f"ResourceFlavor/{rf.name}")
-            elif kind == "ClusterQueue":
-                cq = parse_cluster_queue(doc.obj)
-                put(state.cluster_queues, cq.name, cq, doc, f"ClusterQueue/{cq.name}")
-                if cq.namespace_selector is None:
-                    hint = _NO_NAMESPACE_SELECTOR.with_object(f"ClusterQueue/{cq.name}", doc.where)
-                    noted.append((i, hint))
-            elif kind == "Cohort":
-                co = parse_cohort(doc.obj)
-                put(state.cohorts, co.name, co, doc, f"Cohort/{co.name}")
-            elif kind == "LocalQueue":
-                lq = parse_local_queue(doc.obj)
-                put(
-                    state.local_queues,
-                    f"{lq.namespace}/{lq.name}",
-                    lq,
-                    doc,
-                    f"LocalQueue/{lq.namespace}/{lq.name}",
-                )
-            elif kind == "AdmissionCheck":
-                ac = parse_admission_check(doc.obj)
-                put(state.admission_checks, ac.name, ac, doc, f"AdmissionCheck/{ac.name}")
-            elif kind == "WorkloadPriorityClass":
-                wpc = parse_workload_priority_class(doc.obj)
-                put(state.priority_classes, wpc.name, wpc, doc, f"WorkloadPriorityClass/{wpc.name}")
-            elif kind == "PriorityClass":
-                pc = parse_priority_class(doc.obj)
-                put(pod_classes, pc.name, pc, doc, f"PriorityClass/{pc.name}")
-            elif kind == "Namespace":
-                ns = parse_namespace(doc.obj)
-                put(state.namespaces, ns.name, ns, doc, f"Namespace/{ns.name}")
-            elif kind == "Configuration":
-                if seen_config is not None:
-                    raise ValidationError(
-                        "Configuration",
-                        "",
-                        f"at most one Configuration may be given; another is in {seen_config.where}",
-                        source=doc.where,
-                    )
-                seen_config = doc
-                state.configuration = parse_configuration(doc.obj)
-        except InputError as e:
-            errors.append(_with_source(e, doc))
-            md = doc.obj.get("metadata")
-            name = md.get("name") if isinstance(md, dict) else None
-            if kind in broken_classes and isinstance(name, str):
-                broken_classes[kind][name] = m.WorkloadPriorityClass(name, 0)
-    state.pod_priority_classes = pod_classes
-    wpcs = {**broken_classes["WorkloadPriorityClass"], **state.priority_classes}
-    pcs = {**broken_classes["PriorityClass"], **pod_classes}
-
-    # 3. Workloads, and the Workloads Kueue makes from jobs, in input order
-    caches = _BulkCaches()
-    jobs = _JobReader(state, wpcs, pcs, workloads) if any(r.integration for _, _, r, _ in workloads) else None
-    made: dict[int, list[dict[str, Any]]] = {}  # document number -> the job as defaulted, its Workloads
-    for i, doc, role, position in workloads:
-        try:
-            if role.integration is not None:
-                assert jobs is not None
-                obj, wls, notes = jobs.read(doc, role, position, caches)
-                noted.extend((i, w) for w in notes)
-                made[i] = [obj, *(wl.raw for wl in wls)]
-                if sources is not None:
-                    md = obj["metadata"]
-                    sources[m.object_ref(role.kind, md["name"], md["namespace"])] = doc.where
-                for wl in wls:
-                    put(state.workloads, wl.key, wl, doc, f"Workload/{wl.key}")
+    def read_objects(self, documents: list[Document], roles: list[_Role | None]) -> list[_WorkloadDoc]:
+        """Every object but Workloads and jobs, which are returned for later."""
+        workloads: list[_WorkloadDoc] = []
+        for i, (doc, role) in enumerate(zip(documents, roles, strict=True)):
+            if role is None:
                 continue
-            obj = doc.obj
-            fast = _fast_workload(obj, role.api, position, wpcs, pcs, caches)
-            wl = (
-                fast
-                if fast is not None
-                else parse_workload(
-                    obj,
-                    wpcs,
-                    pod_priority_classes=pcs,
-                    default_creation_ns=position,
-                )
+            if role.skipped:
+                self.noted.append((i, InputWarning(_label_of(doc.obj), "", role.skipped, doc.where)))
+                continue
+            kind = role.kind
+            if kind == "Workload" or role.integration is not None:
+                workloads.append((i, doc, role, len(workloads)))
+                continue
+            try:
+                self.read_object(i, doc, kind)
+            except InputError as e:
+                self.errors.append(_with_source(e, doc))
+                md = doc.obj.get("metadata")
+                name = md.get("name") if isinstance(md, dict) else None
+                if kind in self.broken_classes and isinstance(name, str):
+                    self.broken_classes[kind][name] = m.WorkloadPriorityClass(name, 0)
+        self.state.pod_priority_classes = self.pod_classes
+        return workloads
+
+    def read_object(self, i: int, doc: Document, kind: str) -> None:
+        state, put = self.state, self.put
+        if kind == "ResourceFlavor":
+            rf = parse_resource_flavor(doc.obj)
+            put(state.resource_flavors, rf.name, rf, doc, f"ResourceFlavor/{rf.name}")
+        elif kind == "ClusterQueue":
+            cq = parse_cluster_queue(doc.obj)
+            put(state.cluster_queues, cq.name, cq, doc, f"ClusterQueue/{cq.name}")
+            if cq.namespace_selector is None:
+                hint = _NO_NAMESPACE_SELECTOR.with_object(f"ClusterQueue/{cq.name}", doc.where)
+                self.noted.append((i, hint))
+        elif kind == "Cohort":
+            co = parse_cohort(doc.obj)
+            put(state.cohorts, co.name, co, doc, f"Cohort/{co.name}")
+        elif kind == "LocalQueue":
+            lq = parse_local_queue(doc.obj)
+            put(
+                state.local_queues,
+                f"{lq.namespace}/{lq.name}",
+                lq,
+                doc,
+                f"LocalQueue/{lq.namespace}/{lq.name}",
             )
-            put(state.workloads, wl.key, wl, doc, f"Workload/{wl.key}")
-            if wl.admission is not None:
-                noted.extend((i, w) for w in _unknown_flavors(wl, state, doc))
-        except InputError as e:
-            errors.append(_with_source(e, doc))
-    noted.sort(key=lambda n: n[0])  # in input order
-    state.warnings.extend(w for _, w in noted)
-    if made:
-        state.documents = [o for i, doc in enumerate(documents) for o in made.get(i) or (doc.obj,)]
-    else:
-        state.documents = [doc.obj for doc in documents]
-    return state
+        elif kind == "AdmissionCheck":
+            ac = parse_admission_check(doc.obj)
+            put(state.admission_checks, ac.name, ac, doc, f"AdmissionCheck/{ac.name}")
+        elif kind == "WorkloadPriorityClass":
+            wpc = parse_workload_priority_class(doc.obj)
+            put(state.priority_classes, wpc.name, wpc, doc, f"WorkloadPriorityClass/{wpc.name}")
+        elif kind == "PriorityClass":
+            pc = parse_priority_class(doc.obj)
+            put(self.pod_classes, pc.name, pc, doc, f"PriorityClass/{pc.name}")
+        elif kind == "Namespace":
+            ns = parse_namespace(doc.obj)
+            put(state.namespaces, ns.name, ns, doc, f"Namespace/{ns.name}")
+        elif kind == "Configuration":
+            if self.seen_config is not None:
+                raise ValidationError(
+                    "Configuration",
+                    "",
+                    f"at most one Configuration may be given; another is in {self.seen_config.where}",
+                    source=doc.where,
+                )
+            self.seen_config = doc
+            state.configuration = parse_configuration(doc.obj)
+
+    def read_workloads(self, workloads: list[_WorkloadDoc]) -> dict[int, list[dict[str, Any]]]:
+        """Workloads and jobs; returns, by document number, each job as
+        defaulted followed by its Workloads."""
+        state = self.state
+        wpcs = {**self.broken_classes["WorkloadPriorityClass"], **state.priority_classes}
+        pcs = {**self.broken_classes["PriorityClass"], **self.pod_classes}
+        caches = _BulkCaches()
+        jobs = (
+            _JobReader(state, wpcs, pcs, workloads)
+            if any(r.integration for _, _, r, _ in workloads)
+            else None
+        )
+        made: dict[int, list[dict[str, Any]]] = {}
+        for i, doc, role, position in workloads:
+            try:
+                if role.integration is not None:
+                    assert jobs is not None
+                    obj, wls, notes = jobs.read(doc, role, position, caches)
+                    self.noted.extend((i, w) for w in notes)
+                    made[i] = [obj, *(wl.raw for wl in wls)]
+                    if self.sources is not None:
+                        md = obj["metadata"]
+                        self.sources[m.object_ref(role.kind, md["name"], md["namespace"])] = doc.where
+                    for wl in wls:
+                        self.put(state.workloads, wl.key, wl, doc, f"Workload/{wl.key}")
+                    continue
+                obj = doc.obj
+                fast = _fast_workload(obj, role.api, position, wpcs, pcs, caches)
+                wl = (
+                    fast
+                    if fast is not None
+                    else parse_workload(obj, wpcs, pod_priority_classes=pcs, default_creation_ns=position)
+                )
+                self.put(state.workloads, wl.key, wl, doc, f"Workload/{wl.key}")
+                if wl.admission is not None:
+                    self.noted.extend((i, w) for w in _unknown_flavors(wl, state, doc))
+            except InputError as e:
+                self.errors.append(_with_source(e, doc))
+        return made
+
+    def finish(self, documents: list[Document], made: dict[int, list[dict[str, Any]]]) -> m.ClusterState:
+        """The warnings in input order, and the documents as Kueue would hold them."""
+        state = self.state
+        self.noted.sort(key=lambda n: n[0])
+        state.warnings.extend(w for _, w in self.noted)
+        if made:
+            state.documents = [o for i, doc in enumerate(documents) for o in made.get(i) or (doc.obj,)]
+        else:
+            state.documents = [doc.obj for doc in documents]
+        return state
 
 
 # --- hints: accepted, but probably not what was meant ------------------------------------
