@@ -4,7 +4,7 @@ Workload), declared once per API version.
 
 Two readers, so that they cannot drift apart:
 
-* the loader's strict decoding (``loader.py``, ``validation.py``) takes from
+* the loader's strict decoding (``loader/``, ``validation.py``) takes from
   here which fields an object may have (an unknown one is an error, with the
   same messages as before), the values of every enum and the list limits;
 * the CRD generator (``controller/crds.py``) turns the same declarations into

@@ -18,7 +18,7 @@ from typing import Any
 
 from . import node_affinity
 from .errors import EngineError
-from .fastload import exact_key
+from .fastjson import exact_key
 from .features import FeatureGates
 from .model import ClusterQueue, ClusterState, Cohort, PodSet, ResourceGroup, Workload
 from .requests import quota_requests
@@ -830,7 +830,7 @@ def _hash_key(
     compare on a hit; None when a value is not plain JSON-like data (then the
     hash is computed). Exact: values are checked to be of their exact types
     (True is not 1 in the payload), templates are keyed by their orjson
-    serialization and compared with == on a hit (fastload.exact_key)."""
+    serialization and compared with == on a hit (fastjson.exact_key)."""
     if type(wl.priority) is not int:
         return None
     templates: list[dict[str, Any]] = []

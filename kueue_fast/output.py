@@ -26,7 +26,7 @@ from .cluster import (
 )
 from .compiler import NO_LIMIT
 from .explain import ClusterView
-from .fastload import orjson
+from .fastjson import orjson
 from .quantity import format_amount
 
 JSON = dict[str, Any]

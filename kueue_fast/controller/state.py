@@ -26,6 +26,8 @@ from typing import Any
 from .. import api_fields, loader
 from .. import status as S
 from ..errors import InputError
+from ..loader import POD_SET_FIELDS as _PODSET_FIELDS
+from ..loader import V1BETA2_SPEC_FIELDS as _WL_SPEC_FIELDS
 from ..loader import (
     parse_admission_check,
     parse_cluster_queue,
@@ -68,16 +70,6 @@ CONFIG_KINDS: dict[str, tuple[Resource, Callable[[JSON], Any]]] = {
     "namespace": (NAMESPACES, parse_namespace),
     "ac": (ADMISSION_CHECKS, parse_admission_check),
 }
-
-_WL_SPEC_FIELDS = (
-    "podSets",
-    "queueName",
-    "priorityClassRef",
-    "priority",
-    "active",
-    "maximumExecutionTimeSeconds",
-)
-_PODSET_FIELDS = ("name", "template", "count", "minCount", "topologyRequest")
 
 
 def object_key(obj: JSON) -> str:

@@ -1,0 +1,70 @@
+"""Kueue manifests (YAML or JSON, either API version) -> ``model.ClusterState``.
+
+Reading (:func:`read_documents`) splits files (and directories, as
+``kubectl apply -f``) into documents; building (:func:`build_state`) converts
+each object with its per-kind converter (``parse_cluster_queue``...), which
+applies Kueue's defaults and validation (``kueue_fast.validation``) and raises
+errors naming the object and field. The converters work on single dicts, so
+the cluster reconciler can feed them objects from the API server. Jobs become
+the Workloads Kueue's job integrations create (``kueue_fast.integrations``);
+kinds Kueue does not read are skipped with a warning. Every invalid object of
+an input is reported (one error each, ``errors.raise_all``); what is accepted
+but probably not meant is a warning (``ClusterState.warnings``).
+
+Where things are (each module imports only those above it):
+
+* ``documents``: files, directories and standard input -> :class:`Document`
+  (YAML and JSON parsing, with the fast parsers and why they were chosen);
+* ``common``: the kinds and apiVersions read, the checks every converter
+  makes (kind, apiVersion, metadata), conditions and times;
+* ``kinds``: ResourceFlavor, ClusterQueue, Cohort, LocalQueue,
+  AdmissionCheck, priority classes, Namespace; ``configuration``: Kueue's
+  Configuration;
+* ``workload``: a Workload, the exact path (every Workload error comes from
+  here), and the Workload fields kueue-fast reads (the controller keeps those);
+* ``workload_bulk``: the same result for many Workloads of a few shapes,
+  faster; it falls back to ``workload`` for anything else;
+* ``roles``: what is done with each document (read, a job, skipped and why);
+* ``jobs``: jobs -> the Workloads Kueue's integrations create;
+* ``state``: the whole input -> ClusterState (:func:`build_state`, :func:`load`).
+"""
+
+from __future__ import annotations
+
+from .common import parse_time_ns
+from .configuration import parse_configuration
+from .documents import Document, manifest_files, read_documents
+from .kinds import (
+    parse_admission_check,
+    parse_cluster_queue,
+    parse_cohort,
+    parse_local_queue,
+    parse_namespace,
+    parse_priority_class,
+    parse_resource_flavor,
+    parse_workload_priority_class,
+)
+from .state import build_state, load
+from .workload import POD_SET_FIELDS, SPEC_FIELDS, V1BETA2_SPEC_FIELDS, parse_workload
+
+__all__ = [
+    "POD_SET_FIELDS",
+    "SPEC_FIELDS",
+    "V1BETA2_SPEC_FIELDS",
+    "Document",
+    "build_state",
+    "load",
+    "manifest_files",
+    "parse_admission_check",
+    "parse_cluster_queue",
+    "parse_cohort",
+    "parse_configuration",
+    "parse_local_queue",
+    "parse_namespace",
+    "parse_priority_class",
+    "parse_resource_flavor",
+    "parse_time_ns",
+    "parse_workload",
+    "parse_workload_priority_class",
+    "read_documents",
+]

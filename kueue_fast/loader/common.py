@@ -1,0 +1,155 @@
+"""What every kind's converter shares: which kinds are read in which
+apiVersions (:data:`KIND_VERSIONS`) and their fields (``api_fields``), the
+kind/apiVersion and metadata checks, ``status.conditions`` and RFC 3339
+times. Field names per version follow Kueue's two API versions (v1beta1
+``cohort``, ``priorityClassName``/``priorityClassSource``, fairSharing
+``enable``; v1beta2 ``cohortName``, ``priorityClassRef``) and
+apis/kueue/*/..._types.go.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timezone
+from typing import Any
+
+from .. import api_fields
+from .. import model as m
+from .. import validation as v
+from ..errors import ValidationError
+
+KUEUE_GROUP = "kueue.x-k8s.io"
+V1BETA1 = api_fields.V1BETA1
+V1BETA2 = api_fields.V1BETA2
+V1ALPHA1 = api_fields.V1ALPHA1
+CONFIG_VERSIONS = ("config.kueue.x-k8s.io/v1beta1", "config.kueue.x-k8s.io/v1beta2")
+
+# Which apiVersions each kind is read in.
+KIND_VERSIONS: dict[str, tuple[str, ...]] = {
+    "ResourceFlavor": (V1BETA1, V1BETA2),
+    "ClusterQueue": (V1BETA1, V1BETA2),
+    "Cohort": (V1ALPHA1, V1BETA1, V1BETA2),
+    "LocalQueue": (V1BETA1, V1BETA2),
+    "WorkloadPriorityClass": (V1BETA1, V1BETA2),
+    "Workload": (V1BETA1, V1BETA2),
+    "AdmissionCheck": (V1BETA1, V1BETA2),
+    "Namespace": ("v1",),
+    "PriorityClass": ("scheduling.k8s.io/v1",),
+    "Configuration": CONFIG_VERSIONS,
+}
+
+_TOP = api_fields.TOP
+# The fields of Kueue's kinds by kind and apiVersion, declared in api_fields
+# (the CRDs of `kueue-fast manifests crds` are generated from them too).
+_FIELDS = api_fields.KINDS
+
+
+_RFC3339 = re.compile(r"^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:\d{2})$")
+
+
+def parse_time_ns(value: object, obj: str, path: str) -> int:
+    """A metav1.Time (RFC 3339, fractional seconds allowed) in ns since the epoch.
+    A datetime (from a YAML loader that resolves timestamps) is accepted too."""
+    if isinstance(value, datetime):
+        dt = value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+        delta = dt - datetime(1970, 1, 1, tzinfo=timezone.utc)
+        return (delta.days * 86400 + delta.seconds) * 10**9 + delta.microseconds * 1000
+    s = v.as_str(value, obj, path)
+    mt = _RFC3339.match(s)
+    if not mt:
+        v.invalid(obj, path, s, "must be an RFC 3339 timestamp like 2024-01-31T12:00:00Z")
+    y, mo, d, h, mi, sec = (int(mt.group(i)) for i in range(1, 7))
+    try:
+        datetime(y, mo, d, h, mi, sec)  # range checks (month 13, Feb 30...)
+    except ValueError as e:
+        v.invalid(obj, path, s, f"not a valid time: {e}")
+    ns = calendar.timegm((y, mo, d, h, mi, sec, 0, 0, 0)) * 10**9
+    frac = mt.group(7)
+    if frac:
+        ns += int((frac + "000000000")[:9])
+    tz = mt.group(8)
+    if tz != "Z":
+        offset = (int(tz[1:3]) * 60 + int(tz[4:6])) * 60 * 10**9
+        ns -= offset if tz[0] == "+" else -offset
+    return ns
+
+
+def _check_type(d: Mapping[str, Any], kinds: Iterable[str], versions: tuple[str, ...] | None = None) -> str:
+    """Return apiVersion after checking kind/apiVersion of a converter's input."""
+    kind = d.get("kind")
+    api = d.get("apiVersion")
+    kinds_t = tuple(kinds)
+    if kind not in kinds_t:
+        ref = f"{kind}" if isinstance(kind, str) else "object"
+        raise ValidationError(ref, "kind", f"Unsupported value: {kind!r}: expected {', '.join(kinds_t)}")
+    allowed = versions if versions is not None else KIND_VERSIONS[str(kind)]
+    if api not in allowed:
+        raise ValidationError(
+            str(kind),
+            "apiVersion",
+            f"Unsupported value: {api!r}: {kind} is read in {', '.join(repr(a) for a in allowed)}",
+        )
+    return str(api)
+
+
+def _metadata(
+    d: Mapping[str, Any], kind: str, *, namespaced: bool, label_name: bool = False
+) -> tuple[str, str, dict[str, Any]]:
+    """(name, namespace, metadata) with the name validated. Namespaced objects
+    without a namespace land in "default", as ``kubectl apply`` would do."""
+    md = d.get("metadata")
+    if md is None:
+        v.required(kind, "metadata.name", "name is required")
+    md = v.as_map(md, kind, "metadata")
+    if md.get("name") in (None, ""):
+        v.required(kind, "metadata.name", "name is required")
+    name = v.object_name(md["name"], kind, "metadata.name", label=label_name)
+    namespace = ""
+    if namespaced:
+        ns = md.get("namespace")
+        namespace = (
+            "default"
+            if ns in (None, "")
+            else v.object_name(ns, m.object_ref(kind, name), "metadata.namespace", label=True)
+        )
+    ref = m.object_ref(kind, name, namespace or None)
+    if md.get("labels") is not None:
+        v.labels(md["labels"], ref, "metadata.labels")
+    if md.get("annotations") is not None:
+        v.string_map(md["annotations"], ref, "metadata.annotations")
+    return name, namespace, md
+
+
+def _spec(d: Mapping[str, Any], ref: str) -> dict[str, Any]:
+    s = d.get("spec")
+    return {} if s is None else v.as_map(s, ref, "spec")
+
+
+def _status(d: Mapping[str, Any], ref: str) -> dict[str, Any]:
+    s = d.get("status")
+    return {} if s is None else v.as_map(s, ref, "status")
+
+
+_CONDITIONS = _FIELDS["Workload"][V1BETA2].at("status.conditions")
+_CONDITION_STATUSES = api_fields.CONDITION.fields["status"].enum
+
+
+def _conditions(status: Mapping[str, Any], ref: str) -> dict[str, dict[str, Any]]:
+    """status.conditions by type (metav1validation.ValidateConditions: type set,
+    status True/False/Unknown, lastTransitionTime set; types unique)."""
+    out: dict[str, dict[str, Any]] = {}
+    for i, raw in enumerate(v.opt_list(status, "conditions", ref, "status", max_items=_CONDITIONS.max_items)):
+        p = v.index("status.conditions", i)
+        c = v.as_map(raw, ref, p)
+        ctype = v.as_str(c.get("type", ""), ref, v.child(p, "type"))
+        if not ctype:
+            v.required(ref, v.child(p, "type"))
+        v.enum(c.get("status", ""), _CONDITION_STATUSES, ref, v.child(p, "status"))
+        if c.get("lastTransitionTime") in (None, ""):
+            v.required(ref, v.child(p, "lastTransitionTime"), "must be set")
+        if ctype in out:
+            v.duplicate(ref, v.child(p, "type"), ctype)
+        out[ctype] = c
+    return out

@@ -1,0 +1,316 @@
+"""The whole input -> ``model.ClusterState`` (:func:`build_state`,
+:func:`load`): every object through its converter, in three passes (kinds;
+queueing objects and the Configuration; Workloads and jobs, which need the
+priority classes), then the rules across objects (duplicates, at most one
+Configuration, references to priority classes) and the hints (accepted, but
+probably not what was meant).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import IO, Any
+
+from .. import model as m
+from .._gc import no_cyclic_gc
+from ..errors import InputError, InputWarning, MissingReferenceError, ParseError, ValidationError, raise_all
+from .configuration import parse_configuration
+from .documents import Document, _kind_of, _read_all, _split_list
+from .jobs import _JobReader
+from .kinds import (
+    parse_admission_check,
+    parse_cluster_queue,
+    parse_cohort,
+    parse_local_queue,
+    parse_namespace,
+    parse_priority_class,
+    parse_resource_flavor,
+    parse_workload_priority_class,
+)
+from .roles import _kind_and_version, _label_of, _Role
+from .workload import parse_workload
+from .workload_bulk import _BulkCaches, _fast_workload
+
+
+def _with_source(e: InputError, doc: Document) -> InputError:
+    if e.source:
+        return e
+    return type(e)(e.obj, e.field, e.message, source=doc.where)
+
+
+def build_state(docs: Iterable[Document | dict[str, Any]], *, keep_sources: bool = False) -> m.ClusterState:
+    """Convert and validate every object; cross-object rules (duplicates, at
+    most one Configuration, priority class references) are checked here.
+    Every invalid object is reported (``errors.raise_all``); objects Kueue
+    does not read are skipped with a warning (``ClusterState.warnings``).
+    ``keep_sources`` fills ``ClusterState.sources``."""
+    errors: list[InputError] = []
+    with no_cyclic_gc():
+        state = _build_state(docs, errors, keep_sources)
+    raise_all(errors, state.warnings)
+    return state
+
+
+def load(
+    paths: Sequence[str],
+    stdin: IO[str] | None = None,
+    *,
+    recursive: bool = False,
+    keep_sources: bool = False,
+) -> m.ClusterState:
+    """read_documents + build_state, with the errors of both reported together."""
+    errors: list[InputError] = []
+    warnings: list[InputWarning] = []
+    docs = _read_all(paths, stdin, recursive, errors, warnings)
+    unreadable = bool(errors)
+    with no_cyclic_gc():
+        state = _build_state(docs, errors, keep_sources)
+    if unreadable:  # what a missing reference names may be in the file that could not be read
+        errors = [e for e in errors if not isinstance(e, MissingReferenceError)]
+    state.warnings[:0] = warnings
+    raise_all(errors, state.warnings)
+    return state
+
+
+def _build_state(
+    docs: Iterable[Document | dict[str, Any]], errors: list[InputError], keep_sources: bool
+) -> m.ClusterState:
+    documents = _documents(docs, errors)
+    # 1. kinds (all their errors first: a reader that stops at the first error reports one of these)
+    roles = _roles(documents, errors)
+    run = _Assembly(errors, keep_sources)
+    # 2. everything but Workloads and jobs
+    workloads = run.read_objects(documents, roles)
+    # 3. Workloads, and the Workloads Kueue makes from jobs, in input order
+    made = run.read_workloads(workloads)
+    return run.finish(documents, made)
+
+
+def _documents(docs: Iterable[Document | dict[str, Any]], errors: list[InputError]) -> list[Document]:
+    """The input as Documents (a dict is one, or the items of a List)."""
+    documents: list[Document] = []
+    for i, d in enumerate(docs):
+        try:
+            if isinstance(d, Document):
+                documents.append(d)
+            elif isinstance(d, dict):
+                documents.extend(_split_list("<input>", i, d))
+            else:
+                raise ParseError("", "", f"input {i} is a {_kind_of(d)}, not an object", source="<input>")
+        except InputError as e:
+            errors.append(e)
+    return documents
+
+
+def _roles(documents: list[Document], errors: list[InputError]) -> list[_Role | None]:
+    """Each document's role (None: its kind or apiVersion is an error)."""
+    roles: list[_Role | None] = []
+    known: dict[tuple[str, str], _Role] = {}  # (apiVersion, kind) -> the role of every such object
+    for doc in documents:
+        api, kind = doc.obj.get("apiVersion"), doc.obj.get("kind")
+        role = known.get((api, kind)) if type(api) is str and type(kind) is str else None
+        if role is None:
+            try:
+                role = _kind_and_version(doc)
+            except InputError as e:
+                errors.append(e)
+                roles.append(None)
+                continue
+            if not role.skipped:  # a skipped object's message is its own
+                known[(role.api, role.kind)] = role
+        roles.append(role)
+    return roles
+
+
+# (document number, document, role, position among Workloads and jobs)
+_WorkloadDoc = tuple[int, Document, _Role, int]
+
+
+class _Assembly:
+    """One build_state: the state being filled, the errors and the warnings."""
+
+    def __init__(self, errors: list[InputError], keep_sources: bool) -> None:
+        self.state = m.ClusterState()
+        self.errors = errors
+        self.noted: list[tuple[int, InputWarning]] = []  # (document number, warning), sorted at the end
+        self.sources = self.state.sources if keep_sources else None
+        self.pod_classes: dict[str, m.WorkloadPriorityClass] = {}
+        # Classes whose object is invalid, by kind: references to them are not
+        # reported as missing (that error is already reported).
+        self.broken_classes: dict[str, dict[str, m.WorkloadPriorityClass]] = {
+            "WorkloadPriorityClass": {},
+            "PriorityClass": {},
+        }
+        self.seen_config: Document | None = None
+
+    def put(self, table: dict[str, Any], key: str, value: Any, doc: Document, ref: str) -> None:
+        if key in table:
+            raise ValidationError(
+                ref,
+                "metadata.name",
+                f'Duplicate value: "{key}": the input defines {ref} twice',
+                source=doc.where,
+            )
+        table[key] = value
+        if self.sources is not None:
+            self.sources[ref] = doc.where
+
+    def read_objects(self, documents: list[Document], roles: list[_Role | None]) -> list[_WorkloadDoc]:
+        """Every object but Workloads and jobs, which are returned for later."""
+        workloads: list[_WorkloadDoc] = []
+        for i, (doc, role) in enumerate(zip(documents, roles, strict=True)):
+            if role is None:
+                continue
+            if role.skipped:
+                self.noted.append((i, InputWarning(_label_of(doc.obj), "", role.skipped, doc.where)))
+                continue
+            kind = role.kind
+            if kind == "Workload" or role.integration is not None:
+                workloads.append((i, doc, role, len(workloads)))
+                continue
+            try:
+                self.read_object(i, doc, kind)
+            except InputError as e:
+                self.errors.append(_with_source(e, doc))
+                md = doc.obj.get("metadata")
+                name = md.get("name") if isinstance(md, dict) else None
+                if kind in self.broken_classes and isinstance(name, str):
+                    self.broken_classes[kind][name] = m.WorkloadPriorityClass(name, 0)
+        self.state.pod_priority_classes = self.pod_classes
+        return workloads
+
+    def read_object(self, i: int, doc: Document, kind: str) -> None:
+        state, put = self.state, self.put
+        if kind == "ResourceFlavor":
+            rf = parse_resource_flavor(doc.obj)
+            put(state.resource_flavors, rf.name, rf, doc, f"ResourceFlavor/{rf.name}")
+        elif kind == "ClusterQueue":
+            cq = parse_cluster_queue(doc.obj)
+            put(state.cluster_queues, cq.name, cq, doc, f"ClusterQueue/{cq.name}")
+            if cq.namespace_selector is None:
+                hint = _NO_NAMESPACE_SELECTOR.with_object(f"ClusterQueue/{cq.name}", doc.where)
+                self.noted.append((i, hint))
+        elif kind == "Cohort":
+            co = parse_cohort(doc.obj)
+            put(state.cohorts, co.name, co, doc, f"Cohort/{co.name}")
+        elif kind == "LocalQueue":
+            lq = parse_local_queue(doc.obj)
+            put(
+                state.local_queues,
+                f"{lq.namespace}/{lq.name}",
+                lq,
+                doc,
+                f"LocalQueue/{lq.namespace}/{lq.name}",
+            )
+        elif kind == "AdmissionCheck":
+            ac = parse_admission_check(doc.obj)
+            put(state.admission_checks, ac.name, ac, doc, f"AdmissionCheck/{ac.name}")
+        elif kind == "WorkloadPriorityClass":
+            wpc = parse_workload_priority_class(doc.obj)
+            put(state.priority_classes, wpc.name, wpc, doc, f"WorkloadPriorityClass/{wpc.name}")
+        elif kind == "PriorityClass":
+            pc = parse_priority_class(doc.obj)
+            put(self.pod_classes, pc.name, pc, doc, f"PriorityClass/{pc.name}")
+        elif kind == "Namespace":
+            ns = parse_namespace(doc.obj)
+            put(state.namespaces, ns.name, ns, doc, f"Namespace/{ns.name}")
+        elif kind == "Configuration":
+            if self.seen_config is not None:
+                raise ValidationError(
+                    "Configuration",
+                    "",
+                    f"at most one Configuration may be given; another is in {self.seen_config.where}",
+                    source=doc.where,
+                )
+            self.seen_config = doc
+            state.configuration = parse_configuration(doc.obj)
+
+    def read_workloads(self, workloads: list[_WorkloadDoc]) -> dict[int, list[dict[str, Any]]]:
+        """Workloads and jobs; returns, by document number, each job as
+        defaulted followed by its Workloads."""
+        state = self.state
+        wpcs = {**self.broken_classes["WorkloadPriorityClass"], **state.priority_classes}
+        pcs = {**self.broken_classes["PriorityClass"], **self.pod_classes}
+        caches = _BulkCaches()
+        jobs = (
+            _JobReader(state, wpcs, pcs, workloads)
+            if any(r.integration for _, _, r, _ in workloads)
+            else None
+        )
+        made: dict[int, list[dict[str, Any]]] = {}
+        for i, doc, role, position in workloads:
+            try:
+                if role.integration is not None:
+                    assert jobs is not None
+                    obj, wls, notes = jobs.read(doc, role, position, caches)
+                    self.noted.extend((i, w) for w in notes)
+                    made[i] = [obj, *(wl.raw for wl in wls)]
+                    if self.sources is not None:
+                        md = obj["metadata"]
+                        self.sources[m.object_ref(role.kind, md["name"], md["namespace"])] = doc.where
+                    for wl in wls:
+                        self.put(state.workloads, wl.key, wl, doc, f"Workload/{wl.key}")
+                    continue
+                obj = doc.obj
+                fast = _fast_workload(obj, role.api, position, wpcs, pcs, caches)
+                wl = (
+                    fast
+                    if fast is not None
+                    else parse_workload(obj, wpcs, pod_priority_classes=pcs, default_creation_ns=position)
+                )
+                self.put(state.workloads, wl.key, wl, doc, f"Workload/{wl.key}")
+                if wl.admission is not None:
+                    self.noted.extend((i, w) for w in _unknown_flavors(wl, state, doc))
+            except InputError as e:
+                self.errors.append(_with_source(e, doc))
+        return made
+
+    def finish(self, documents: list[Document], made: dict[int, list[dict[str, Any]]]) -> m.ClusterState:
+        """The warnings in input order, and the documents as Kueue would hold them."""
+        state = self.state
+        self.noted.sort(key=lambda n: n[0])
+        state.warnings.extend(w for _, w in self.noted)
+        if made:
+            state.documents = [o for i, doc in enumerate(documents) for o in made.get(i) or (doc.obj,)]
+        else:
+            state.documents = [doc.obj for doc in documents]
+        return state
+
+
+# --- hints: accepted, but probably not what was meant ------------------------------------
+
+
+@dataclass(frozen=True)
+class _Hint:
+    field: str
+    message: str
+
+    def with_object(self, obj: str, source: str) -> InputWarning:
+        return InputWarning(obj, self.field, self.message, source)
+
+
+_NO_NAMESPACE_SELECTOR = _Hint(
+    "spec.namespaceSelector",
+    "not set: this ClusterQueue selects no namespace, so it admits no workload "
+    "(namespaceSelector: {} selects every namespace)",
+)
+
+
+def _unknown_flavors(wl: m.Workload, state: m.ClusterState, doc: Document) -> list[InputWarning]:
+    """An admitted Workload naming a ResourceFlavor the input does not define."""
+    assert wl.admission is not None
+    out = []
+    for j, psa in enumerate(wl.admission.pod_set_assignments):
+        for resource, flavor in psa.flavors.items():
+            if flavor not in state.resource_flavors:
+                out.append(
+                    InputWarning(
+                        f"Workload/{wl.key}",
+                        f"status.admission.podSetAssignments[{j}].flavors[{resource}]",
+                        f'ResourceFlavor "{flavor}" is not in the input: the {resource} it holds '
+                        "counts against no quota",
+                        doc.where,
+                    )
+                )
+    return out
