@@ -81,6 +81,7 @@ MSG_DEFERRED = (
     "but will fit after these preemptions complete"
 )
 
+
 @dataclass
 class WorkloadRecord:
     spec: WorkloadSpec

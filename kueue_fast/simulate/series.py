@@ -15,7 +15,6 @@ there are never more than ``n`` bins.
 from __future__ import annotations
 
 from collections.abc import Callable
-
 from typing import Any
 
 import numpy as np
