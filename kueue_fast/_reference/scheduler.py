@@ -29,6 +29,7 @@ settles the penalties of the workloads it admitted.
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -541,7 +542,7 @@ class ReferenceEngine(BulkCalls):
 
     # --- nomination ------------------------------------------------------------------------------
 
-    def _oracle(self, wid: int, cq: int):  # type: ignore[no-untyped-def]
+    def _oracle(self, wid: int, cq: int) -> Callable[[int, int], tuple[int, int]]:
         def simulate(fr: int, quantity: int) -> tuple[int, int]:
             ctx = PreemptionCtx(wid, cq, {fr}, {fr: quantity})
             targets = self.preemptor.get_targets(ctx)
