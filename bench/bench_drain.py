@@ -28,14 +28,14 @@ import os
 import resource
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
-from kueue_fast._native import STATE_NAMES
 from kueue_fast.bench import BASE_NS, NS, drain_case
 from kueue_fast.compiler import Topology, WorkloadCompiler, compile_topology
+from kueue_fast.engine_contract import STATE_NAMES
 from kueue_fast.loader import build_state
 from kueue_fast.simulate.batch import WorkloadBatch, batch_from_trace
 from kueue_fast.simulate.engine import SimEngine, make_sim_engine
@@ -100,23 +100,21 @@ def peak_rss_mb() -> float:
 
 
 def compare_decisions(native: SimEngine, ref: SimEngine) -> None:
-    nat, re = native.engine, ref.engine  # type: ignore[attr-defined]
+    nat, re = native.engine, ref.engine
     state, cq, time_ns = nat.decisions()
-    for w in range(len(re.workloads)):
+    for w in range(re.n_workloads):
         v = re.workload_view(w)
-        assert STATE_NAMES[int(state[w])] == v["state"], w
-        assert int(cq[w]) == v["admitted_cq"], w
-        assert int(time_ns[w]) == v["admission_time"], w
+        assert STATE_NAMES[int(state[w])] == v.state, w
+        assert int(cq[w]) == v.admitted_cq, w
+        assert int(time_ns[w]) == v.admission_time, w
     dense = np.zeros_like(nat.usage)
-    for node, d in enumerate(re.tree.usage):
+    for node, d in enumerate(re.tree.usage):  # type: ignore[attr-defined]
         for fr, val in d.items():
             dense[node, fr] = val
     assert (dense == nat.usage).all()
-    for w in range(0, len(re.workloads), max(1, len(re.workloads) // 500)):
+    for w in range(0, re.n_workloads, max(1, re.n_workloads // 500)):
         a, b = re.workload_view(w), nat.workload_view(w)
-        a.pop("spec")
-        b.pop("spec")
-        assert a == b, w
+        assert replace(a, spec=b.spec) == b, w
 
 
 # --- pytest-benchmark ---------------------------------------------------------------------------

@@ -18,8 +18,8 @@ import pytest
 
 from kueue_fast.bench import write_load_files
 from kueue_fast.cluster import Cluster
+from kueue_fast.engine_contract import native_available
 from kueue_fast.loader import load
-from kueue_fast.simulate.engine import native_available
 
 SIZES = [1000, 10_000, 100_000]
 

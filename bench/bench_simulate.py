@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from kueue_fast.simulate.engine import native_available
+from kueue_fast.engine_contract import native_available
 from kueue_fast.simulate.loop import simulate
 from kueue_fast.simulate.scenario import DEFAULT_START_NS, default_state, default_trace
 

@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
+from kueue_fast.engine_contract import native_available
 from kueue_fast.loader import Document
-from kueue_fast.simulate.engine import native_available
 from kueue_fast.simulate.scenario import DEFAULT_START_NS, default_objects, default_trace
 from kueue_fast.whatif.overrides import Variant
 from kueue_fast.whatif.results import RunSummary

@@ -31,7 +31,6 @@ Beyond that interface it has a bulk path for simulators and benchmarks:
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -47,75 +46,32 @@ from .compiler import (
     afs_ledger_entries,
     afs_ledger_state,
 )
+from .engine_contract import (
+    STATE_ADMITTED,
+    STATE_EVICTED,
+    STATE_FINISHED,
+    STATE_NAMES,
+    STATE_PENDING,
+    AdmittedShape,
+    CycleReport,
+    SettledRun,
+    StableRun,
+    WorkloadArrays,
+    WorkloadView,
+)
 
-__all__ = ["NativeEngine", "NativeCycleReport", "WorkloadArrays", "STATE_NAMES"]
+__all__ = [
+    "NativeEngine",
+    "NativeCycleReport",
+    "WorkloadArrays",
+    "STATE_NAMES",
+    "STATE_PENDING",
+    "STATE_ADMITTED",
+    "STATE_EVICTED",
+    "STATE_FINISHED",
+]
 
-# decisions() state codes (csrc/include/kueue_fast/types.hpp ViewState).
-STATE_PENDING, STATE_ADMITTED, STATE_EVICTED, STATE_FINISHED = 0, 1, 2, 3
-STATE_NAMES = ("pending", "admitted", "evicted", "finished")
-
-
-@dataclass
-class NativeCycleReport:
-    """What one cycle did (the reference's CycleReport)."""
-
-    cycle: int
-    admitted: list[int] = field(default_factory=list)
-    preempted: list[int] = field(default_factory=list)
-    newly_parked: int = 0
-    heads: int = 0
-    attempted: list[int] = field(default_factory=list)  # heads tried and left pending, by wid
-    parked: list[int] = field(default_factory=list)  # heads parked as inadmissible, by wid
-
-
-@dataclass
-class WorkloadArrays:
-    """Many pending workloads as flat arrays (CSR for pod sets and requests).
-
-    Per workload (length n): ``cluster_queue`` (-1: in no queue), ``priority``,
-    ``queue_ts`` (ns), ``scheduling_hash``, ``pod_set_offsets`` (length n+1:
-    workload i owns pod sets ``pod_set_offsets[i]:pod_set_offsets[i+1]``),
-    ``namespaces``/``names`` (the tie-break; sequences of str) and optionally
-    ``uids`` (default ``namespace/name``).
-
-    Per pod set: ``pod_set_count``, ``pod_set_min_count`` (-1: none),
-    ``pod_set_flavor_class`` (a row of ``Topology.flavor_classes``),
-    ``request_offsets`` (length n_pod_sets+1) and optionally ``pod_set_name``
-    (indexes into ``pod_set_names``; default every pod set is "main").
-
-    Per request: ``request_resource`` (resource id, strictly increasing within
-    a pod set) and ``request_amount`` (per-pod amount, canonical units).
-
-    Optionally, per workload: ``block`` (a compiler ``BLOCK_*`` code, as
-    ``WorkloadSpec.block``) and ``block_message`` (an index into
-    ``block_messages``, read where ``block`` is not ``BLOCK_NONE``), and
-    ``local_queue`` (an id into ``Topology.local_queues``, -1: none; default
-    none), which admission fair sharing charges and orders by; the
-    workload's ``queue_name`` is that LocalQueue's name.
-
-    Integer arrays must have an integer dtype: floats are rejected.
-    """
-
-    cluster_queue: npt.ArrayLike
-    priority: npt.ArrayLike
-    queue_ts: npt.ArrayLike
-    scheduling_hash: npt.ArrayLike
-    pod_set_offsets: npt.ArrayLike
-    pod_set_count: npt.ArrayLike
-    pod_set_min_count: npt.ArrayLike
-    pod_set_flavor_class: npt.ArrayLike
-    request_offsets: npt.ArrayLike
-    request_resource: npt.ArrayLike
-    request_amount: npt.ArrayLike
-    namespaces: Any
-    names: Any
-    uids: Any = None
-    pod_set_name: npt.ArrayLike | None = None
-    pod_set_names: list[str] | None = None
-    block: npt.ArrayLike | None = None
-    block_message: npt.ArrayLike | None = None
-    block_messages: list[str] | None = None
-    local_queue: npt.ArrayLike | None = None
+NativeCycleReport = CycleReport  # the contract's (engine_contract.py)
 
 
 def topology_dict(t: Topology) -> dict[str, Any]:
@@ -338,6 +294,7 @@ class NativeEngine:
     def set_pods_ready(self, wid: int, ready: bool) -> None:
         """The PodsReady condition of the workload's current admission (waitForPodsReady)."""
         self._core.set_pods_ready(wid, ready)
+
     def evict_after_cycle(self, wid: int, reason: str, message: str, queue_ts_ns: int, requeue: bool) -> None:
         self._core.evict_after_cycle(wid, reason, message, queue_ts_ns, requeue)
         if queue_ts_ns >= 0:
@@ -346,9 +303,9 @@ class NativeEngine:
 
     # --- the cycle ---------------------------------------------------------------------------------
 
-    def run_cycle(self, now_ns: int) -> NativeCycleReport:
+    def run_cycle(self, now_ns: int) -> CycleReport:
         cycle, admitted, preempted, newly_parked, heads, attempted, parked = self._core.run_cycle(now_ns)
-        report = NativeCycleReport(
+        report = CycleReport(
             cycle,
             admitted.tolist(),
             preempted.tolist(),
@@ -373,7 +330,8 @@ class NativeEngine:
         for w in wids:
             spec = self._specs[w]
             if spec is not None:
-                spec.queue_ts = int(self._core.workload_spec(w)[5])
+                _ns, _name, _uid, _cq, _prio, queue_ts, *_rest = self._core.workload_spec(w)
+                spec.queue_ts = int(queue_ts)
 
     def run_cycle_arrays(
         self, now_ns: int
@@ -382,17 +340,7 @@ class NativeEngine:
         cycle, admitted, preempted, newly_parked, heads = self._core.run_cycle(now_ns)[:5]
         return int(cycle), admitted, preempted, int(newly_parked), int(heads)
 
-    def run_until_stable(
-        self, now_ns: int, max_cycles: int
-    ) -> tuple[
-        int,
-        bool,
-        int,
-        npt.NDArray[np.int32],
-        npt.NDArray[np.int32],
-        npt.NDArray[np.int32],
-        npt.NDArray[np.int32],
-    ]:
+    def run_until_stable(self, now_ns: int, max_cycles: int) -> StableRun:
         """Cycles at ``now_ns`` until one admits, preempts and newly parks nothing
         (at most ``max_cycles``), natively; none when no ClusterQueue has a head
         to pop. Returns (cycles, stable, heads popped, admitted wids, the cycle
@@ -403,7 +351,7 @@ class NativeEngine:
         )
         if self._queue_ts_moves and (pre.size or adm.size):
             self._sync_queue_ts(pre.tolist() + adm.tolist())
-        return int(cycles), bool(stable), int(heads), adm, adm_cycle, pre, pre_cycle
+        return StableRun(int(cycles), bool(stable), int(heads), adm, adm_cycle, pre, pre_cycle)
 
     def run_cycles(
         self,
@@ -425,16 +373,7 @@ class NativeEngine:
 
     def run_until_settled(
         self, now_ns: int, max_cycles: int, unexplained: npt.NDArray[np.uint8] | None = None
-    ) -> tuple[
-        int,
-        bool,
-        int,
-        npt.NDArray[np.int32],
-        npt.NDArray[np.int32],
-        npt.NDArray[np.int32],
-        npt.NDArray[np.int32],
-        npt.NDArray[np.int32],
-    ]:
+    ) -> SettledRun:
         """run_until_stable for an engine built with ``release_evictions=False``
         (victims keep their quota until ``release_eviction``): a cycle whose
         only preemptions re-issue evictions already under way changes
@@ -448,7 +387,7 @@ class NativeEngine:
         )
         if self._queue_ts_moves and pre.size:
             self._sync_queue_ts(pre.tolist())
-        return int(cycles), bool(stable), int(heads), adm, adm_cycle, pre, pre_cycle, attempted
+        return SettledRun(int(cycles), bool(stable), int(heads), adm, adm_cycle, pre, pre_cycle, attempted)
 
     def preempted_by(self, wids: npt.ArrayLike) -> npt.NDArray[np.int32]:
         """Per wid: the workload whose preemption last evicted it (-1: none)."""
@@ -483,9 +422,7 @@ class NativeEngine:
         out: npt.NDArray[np.int32] = self._core.queues(wids)
         return out
 
-    def admitted_shapes(
-        self, wids: npt.ArrayLike
-    ) -> tuple[npt.NDArray[np.int32], list[tuple[int, list[tuple[str, int, list[tuple[int, int]]]]]]]:
+    def admitted_shapes(self, wids: npt.ArrayLike) -> tuple[npt.NDArray[np.int32], list[AdmittedShape]]:
         """The admissions of many workloads, each distinct one once: per wid
         an index into the shapes (-1: not admitted to a ClusterQueue of the
         topology), and the shapes: (admitted ClusterQueue, [(pod set name,
@@ -527,12 +464,10 @@ class NativeEngine:
             queue_name=local_queues[lq].name.split("/", 1)[1] if lq >= 0 else "",
         )
 
-    def workload_view(self, wid: int) -> dict[str, object]:
-        """The decision fields of one workload, in ids (the reference's keys)."""
-        view: dict[str, object] = self._core.workload_view(wid)
-        out: dict[str, object] = {"spec": self.spec(wid)}
-        out.update(view)
-        return out
+    def workload_view(self, wid: int) -> WorkloadView:
+        """The decision fields of one workload, in ids."""
+        fields: dict[str, Any] = self._core.workload_view(wid)
+        return WorkloadView(spec=self.spec(wid), **fields)
 
     def queue_state(self, cq: int) -> tuple[list[int], list[int], int]:
         """The pending side of ClusterQueue ``cq``: (wids in its heap, wids

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol, cast
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -28,20 +28,17 @@ from .compiler import (
     AdmissionSpec,
     CyclesRun,
     PendingBatch,
-    Topology,
     WorkloadCompiler,
     WorkloadSpec,
     compile_topology,
 )
+from .engine_contract import ENGINES, STATE_NAMES, Engine, WorkloadView, make_engine
 from .errors import EngineError, NotStableError
 from .model import AdmissionCheckState, ClusterState, Workload
-
-ENGINES = ("native", "reference")
 
 ADMITTED, PENDING, EVICTED, FINISHED = "admitted", "pending", "evicted", "finished"
 # quota reserved, waiting for admission checks (admission_checks.py)
 RESERVED = "reserved"
-NATIVE_STATE_NAMES = (PENDING, ADMITTED, EVICTED, FINISHED)  # the native state codes (_native.STATE_NAMES)
 
 NS_PER_S = 1_000_000_000
 
@@ -51,38 +48,6 @@ def resolve_engine_name(engine: str | None) -> str:
     if name not in ENGINES:
         raise EngineError(f"unknown engine {name!r}: expected one of {', '.join(ENGINES)}")
     return name
-
-
-class Engine(Protocol):
-    """What the native and the reference engines both implement."""
-
-    name: str
-    cycle: int
-
-    def add_workload(self, spec: WorkloadSpec) -> int: ...
-    def remove_workload(self, wid: int) -> None: ...
-    def release_eviction(self, wid: int) -> None: ...
-    def evict(self, wid: int, reason: str, message: str) -> None: ...
-    def set_pods_ready(self, wid: int, ready: bool) -> None: ...
-    def hold(self, wid: int, until_ns: int, queue_ts: int) -> None: ...
-    def run_cycle(self, now_ns: int) -> Any: ...
-    def afs_ledger_state(self) -> dict[str, dict[str, object]]: ...
-    def restore_afs_ledger(self, state: dict[str, dict[str, object]]) -> None: ...
-    # for explanations and statuses (explain.py, output.py)
-    def spec(self, wid: int) -> WorkloadSpec: ...
-    def queue_state(self, cq: int) -> tuple[list[int], list[int], int]: ...
-    @property
-    def usage(self) -> npt.NDArray[np.int64]: ...
-
-
-def make_engine(name: str, topology: Topology, release_evictions: bool) -> Any:
-    if name == "reference":
-        from ._reference.scheduler import ReferenceEngine
-
-        return ReferenceEngine(topology, release_evictions=release_evictions)
-    from ._native import NativeEngine
-
-    return NativeEngine(topology, release_evictions=release_evictions)
 
 
 @dataclass
@@ -275,8 +240,8 @@ class Cluster:
         self._build(state)
         # the topology already knows every resource and flavor of the state's workloads
         check_cqs = self._check_cqs
-        # the native engine takes runs of plain pending workloads as arrays (same wids, same order)
-        batch = self.compiler.pending_batch() if self._bulk_add is not None else None
+        # runs of plain pending workloads go to the engine as arrays (same wids, same order)
+        batch = self.compiler.pending_batch()
         with no_cyclic_gc():
             for key in sorted(state.workloads):
                 wl = state.workloads[key]
@@ -310,9 +275,7 @@ class Cluster:
         self._check_cqs = {name for name, cq in state.cluster_queues.items() if cq.admission_checks}
         self.topology = compile_topology(state)
         self.compiler = WorkloadCompiler(state, self.topology)
-        self.engine = make_engine(self.engine_name, self.topology, self.release_evictions)
-        # NativeEngine.add_workloads: many pending workloads from arrays (PendingBatch)
-        self._bulk_add: Callable[[Any], range] | None = getattr(self.engine, "add_workloads", None)
+        self.engine: Engine = make_engine(self.engine_name, self.topology, self.release_evictions)
 
     # --- workloads -----------------------------------------------------------------------------
 
@@ -331,8 +294,7 @@ class Cluster:
 
     def _add_batch(self, batch: PendingBatch) -> PendingBatch:
         """Add the batch's workloads to the engine; an empty batch with the same memos."""
-        assert self._bulk_add is not None
-        first: range = self._bulk_add(batch.arrays())
+        first = self.engine.add_workloads(batch.arrays())
         for wid, key in zip(first, batch.keys, strict=True):
             self._wid[key] = wid
         self._keys.extend(batch.keys)
@@ -390,7 +352,7 @@ class Cluster:
         wid = self._id(key)
         if wid in self._held:  # released already, waiting for its requeueAt
             return
-        reason = self.engine.workload_view(wid)["eviction_reason"]
+        reason = self.engine.workload_view(wid).eviction_reason
         self.engine.release_eviction(wid)
         waits = self.state.configuration.wait_for_pods_ready is not None
         pods_ready = waits and reason in ("PodsReadyTimeout", "Deactivated")
@@ -503,7 +465,7 @@ class Cluster:
         if self._check_cqs:
             cq_names = self.topology.cluster_queues
             for w in report.admitted:
-                if cq_names[self.engine.workload_view(w)["admitted_cq"]].name in self._check_cqs:
+                if cq_names[self.engine.workload_view(w).admitted_cq].name in self._check_cqs:
                     self._quota_reserved(keys[w], admitted=False)
         if self._check_failures:
             result.evicted.extend(self._evict_for_failed_checks(now_ns))
@@ -577,7 +539,7 @@ class Cluster:
         """_record_cycle's eviction records of a bulk run. Every victim was
         preempted (offline: each eviction is a fresh preemption), so the
         engine's eviction fields, read now, are those of its last one."""
-        views: dict[int, dict[str, object]] = {}
+        views: dict[int, WorkloadView] = {}
         keys = self._keys
         rows = zip(run.preempted, run.preempted_cycle, run.preempted_admission_ns, strict=True)
         for w, c, admitted_ns in rows:
@@ -585,13 +547,13 @@ class Cluster:
             rec = views.get(w)
             if rec is None:
                 rec = views[w] = self.engine.workload_view(w)
-            by = int(cast(int, rec["preempted_by"]))
-            reason = str(rec["eviction_reason"])
+            by = rec.preempted_by
+            reason = rec.eviction_reason
             ev = EvictionRecord(
                 first_cycle + c + 1,
                 start + (c + 1) * step,
                 "Preempted" if by >= 0 else reason,
-                str(rec["eviction_message"]),
+                rec.eviction_message,
                 reason if by >= 0 else "",
                 keys[by] if by >= 0 else None,
             )
@@ -670,7 +632,7 @@ class Cluster:
             ev = EvictionRecord(
                 result.cycle, result.time_ns, reason, d.message, d.preemption_reason, d.preempted_by
             )
-            ev.admitted_ns = int(self.engine.workload_view(self._wid[key])["admission_time"])
+            ev.admitted_ns = int(self.engine.workload_view(self._wid[key]).admission_time)
             self._record_eviction(key, ev)
 
     def _drain_stopped_queues(self) -> list[str]:
@@ -737,7 +699,7 @@ class Cluster:
         view = self.engine.workload_view(wid)
         t = self._clock_ns if now_ns is None else now_ns
         self._pods_ready[key] = PodsReadyState(
-            int(view["admission_time"]), ready, reason or ("PodsReady" if ready else "WaitForStart"), t
+            view.admission_time, ready, reason or ("PodsReady" if ready else "WaitForStart"), t
         )
         self.engine.set_pods_ready(wid, ready)
 
@@ -814,9 +776,9 @@ class Cluster:
                 continue
             view = self.engine.workload_view(wid)
             wl = self.state.workloads[key]
-            if view["state"] != ADMITTED or not wl.active:
+            if view.state != ADMITTED or not wl.active:
                 continue
-            admitted_ns = int(view["admission_time"])
+            admitted_ns = view.admission_time
             st = self._pods_ready_state(key, admitted_ns)
             if st.ready:
                 continue
@@ -863,7 +825,7 @@ class Cluster:
         requeue_at, evicted_ns = self._requeue_at.pop(key, (None, self._clock_ns))
         if not wl.active:
             requeue_at = None
-        reason, message = str(view["eviction_reason"]), str(view["eviction_message"])
+        reason, message = view.eviction_reason, view.eviction_message
         held = HeldWorkload(wid, evicted_cycle, reason, message, requeue_at, evicted_ns)
         self._held[wid] = held
         self._engine_hold(held)
@@ -910,15 +872,10 @@ class Cluster:
 
     def state_counts(self) -> dict[str, int]:
         """How many of decisions() are in each state, without making them (the
-        native engine reads its state codes in bulk)."""
+        engine's state codes, read in bulk)."""
         wids, rest = self._bulk_countable()
-        counts: dict[str, int] = {}
-        bulk = getattr(self.engine, "decisions", None)
-        if bulk is not None:
-            codes = np.bincount(bulk()[0][wids], minlength=len(NATIVE_STATE_NAMES))
-            counts = {name: int(n) for name, n in zip(NATIVE_STATE_NAMES, codes.tolist(), strict=False) if n}
-        else:
-            rest = rest + wids.tolist()
+        codes = np.bincount(self.engine.decisions()[0][wids], minlength=len(STATE_NAMES))
+        counts = {name: int(n) for name, n in zip(STATE_NAMES, codes.tolist(), strict=False) if n}
         for wid in rest:
             state = self._decision(wid).state
             counts[state] = counts.get(state, 0) + 1
@@ -945,25 +902,21 @@ class Cluster:
             return None
         return np.isin(wids, np.fromiter(own, dtype=np.int64, count=len(own)))
 
-    def bulk_decisions(self) -> BulkDecisions | None:
-        """decisions() from the native engine's arrays where they tell
-        (BulkDecisions); None for an engine without them (the reference)."""
-        bulk = getattr(self.engine, "decisions", None)
-        if bulk is None:
-            return None
+    def bulk_decisions(self) -> BulkDecisions:
+        """decisions() from the engine's arrays where they tell (BulkDecisions)."""
         keys = sorted(self._wid)
         ids = self._wid
         wids = np.fromiter((ids[k] for k in keys), dtype=np.int64, count=len(keys))
-        codes, admitted_cq, _ = bulk()
+        codes, admitted_cq, _ = self.engine.decisions()
         codes, admitted_cq = codes[wids], admitted_cq[wids]
         plain = ~kept if (kept := self._kept_mask(wids)) is not None else np.ones(len(wids), dtype=bool)
         kind = np.full(len(wids), BULK_OTHER, dtype=np.int8)
         shape = np.full(len(wids), -1, dtype=np.int32)
-        admitted = plain & (codes == NATIVE_STATE_NAMES.index(ADMITTED)) & (admitted_cq >= 0)
+        admitted = plain & (codes == STATE_NAMES.index(ADMITTED)) & (admitted_cq >= 0)
         admitted_shape, raw_shapes = self.engine.admitted_shapes(wids[admitted])
         shape[admitted] = admitted_shape
         kind[admitted & (shape >= 0)] = BULK_ADMITTED
-        pending = np.flatnonzero(plain & (codes == NATIVE_STATE_NAMES.index(PENDING)))
+        pending = np.flatnonzero(plain & (codes == STATE_NAMES.index(PENDING)))
         pending_wids = wids[pending]
         reasons, messages = self.engine.reasons(pending_wids), self.engine.messages(pending_wids)
         # one the scheduler never tried has no message: why it waits in its queue (_waiting_reason)
@@ -1020,17 +973,14 @@ class Cluster:
                 counts[key] = counts.get(key, 0) + n
 
         wids, own = self._bulk_countable()
-        rest = wids
-        bulk = getattr(self.engine, "decisions", None)
-        if bulk is not None:
-            codes, admitted_cq, _ = bulk()
-            codes, admitted_cq = codes[wids], admitted_cq[wids].astype(np.int64)
-            admitted = (codes == NATIVE_STATE_NAMES.index(ADMITTED)) & (admitted_cq >= 0)
-            pending = codes == NATIVE_STATE_NAMES.index(PENDING)
-            add(admitted_cq[admitted], ADMITTED)
-            spec = self.engine.spec
-            add(np.array([spec(w).cluster_queue for w in wids[pending].tolist()], dtype=np.int64), PENDING)
-            rest = wids[~(admitted | pending)]
+        codes, admitted_cq, _ = self.engine.decisions()
+        codes, admitted_cq = codes[wids], admitted_cq[wids].astype(np.int64)
+        admitted = (codes == STATE_NAMES.index(ADMITTED)) & (admitted_cq >= 0)
+        pending = codes == STATE_NAMES.index(PENDING)
+        add(admitted_cq[admitted], ADMITTED)
+        spec = self.engine.spec
+        add(np.array([spec(w).cluster_queue for w in wids[pending].tolist()], dtype=np.int64), PENDING)
+        rest = wids[~(admitted | pending)]
         for wid in rest.tolist() + own:
             d = self._decision(wid)
             queue = d.cluster_queue
@@ -1049,19 +999,19 @@ class Cluster:
 
     def _engine_decision(self, wid: int) -> Decision:
         rec = self.engine.workload_view(wid)
-        spec: WorkloadSpec = rec["spec"]
+        spec = rec.spec
         topo = self.topology
-        d = Decision(spec.namespace, spec.name, rec["state"])
-        if d.state == ADMITTED or (d.state == EVICTED and rec["holds_quota"]):
+        d = Decision(spec.namespace, spec.name, rec.state)
+        if d.state == ADMITTED or (d.state == EVICTED and rec.holds_quota):
             # an evicted workload whose job has not stopped yet still holds its admission
-            cq = rec["admitted_cq"]
+            cq = rec.admitted_cq
             if cq >= 0:
                 d.cluster_queue = topo.cluster_queues[cq].name
             elif spec.admission is not None:
                 wl = self.state.workloads.get(f"{spec.namespace}/{spec.name}")
                 d.cluster_queue = wl.admission.cluster_queue if wl and wl.admission else None
-            d.admission_time_ns = rec["admission_time"]
-            rows = zip(spec.pod_sets, rec["pod_sets"], rec["resource_usage"], strict=True)
+            d.admission_time_ns = rec.admission_time
+            rows = zip(spec.pod_sets, rec.pod_sets, rec.resource_usage, strict=True)
             for ps, (count, flavors), usage in rows:
                 d.pod_sets.append(
                     PodSetDecision(
@@ -1079,9 +1029,9 @@ class Cluster:
                     d.reason, d.message = self._unsatisfied_checks_reason(), ac.UNSATISFIED_CHECKS_MESSAGE
                 return d
         if d.state == EVICTED:
-            d.reason = rec["eviction_reason"]
-            d.message = rec["eviction_message"]
-            by = rec["preempted_by"]
+            d.reason = rec.eviction_reason
+            d.message = rec.eviction_message
+            by = rec.preempted_by
             if by >= 0:
                 d.preempted_by = self._keys[by]
                 d.preemption_reason = d.reason
@@ -1093,7 +1043,7 @@ class Cluster:
         if self._keys[wid] in self._deactivated:
             d.reason, d.message = ac.DEACTIVATED, ac.DEACTIVATED_MESSAGE
             return d
-        d.reason, d.message = rec["reason"], rec["message"]
+        d.reason, d.message = rec.reason, rec.message
         if not d.message:
             d.reason, d.message = self._waiting_reason(spec)
         return d

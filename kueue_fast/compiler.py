@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from . import node_affinity
 from .errors import EngineError
@@ -279,7 +279,14 @@ def _inactive_message(cq: ClusterQueue, state: ClusterState, cycle_cohorts: set[
 # One LocalQueue's admission fair sharing ledger entry as both engines show it
 # (afs_ledger_state) and take it back (restore_afs_ledger): amounts in nanos of
 # the base unit by resource name, LastUpdate, and the usage that orders it.
-LedgerState = dict[str, dict[str, object]]
+class LedgerEntry(TypedDict):
+    consumed: dict[str, int]
+    pending_penalty: dict[str, int]
+    last_update_ns: int
+    usage: float
+
+
+LedgerState = dict[str, LedgerEntry]
 # (LocalQueue id, consumed, pending penalty, LastUpdate ns, usage), amounts as
 # (resource id, nanos) by resource id.
 LedgerRow = tuple[int, list[tuple[int, int]], list[tuple[int, int]], int, float]
@@ -749,10 +756,10 @@ class PendingBatch:
         return pod_sets, scheduling_hash, _resources_error(wl)
 
     def arrays(self) -> Any:
-        """The batch as ``kueue_fast._native.WorkloadArrays``."""
+        """The batch as ``kueue_fast.engine_contract.WorkloadArrays``."""
         import numpy as np
 
-        from ._native import WorkloadArrays
+        from .engine_contract import WorkloadArrays
 
         def i64(values: list[int]) -> Any:
             return np.array(values, dtype=np.int64)

@@ -136,9 +136,9 @@ class ClusterView:
         if self.topo.cluster_queues[cq].admission_fair_sharing:
             ledger = engine.afs_ledger_state()
             for i, lq in enumerate(self.topo.local_queues):
-                usage = (ledger.get(lq.name) or {}).get("usage")
-                if isinstance(usage, (int, float)):
-                    lq_usage[i] = float(usage)
+                entry = ledger.get(lq.name)
+                if entry is not None:
+                    lq_usage[i] = float(entry["usage"])
 
         def key(w: int) -> tuple[object, ...]:
             s = spec(w)

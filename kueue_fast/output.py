@@ -63,9 +63,7 @@ def to_json(cluster: Cluster, explain: bool = False) -> str:
     workload also carries ``explanation`` (computed only then)."""
     owners = {key: wl.owner for key, wl in cluster.state.workloads.items() if wl.owner is not None}
     if not explain:
-        bulk = cluster.bulk_decisions()
-        if bulk is not None:
-            return _bulk_json(cluster, bulk, owners)
+        return _bulk_json(cluster, cluster.bulk_decisions(), owners)
     view = ClusterView(cluster) if explain else None
     workloads = []
     for d in view.decisions if view is not None else cluster.decisions():

@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from kueue_fast import Cluster, Decision
+from kueue_fast.engine_contract import native_available
 from kueue_fast.model import (
     Admission,
     ClusterQueue,
@@ -65,15 +66,7 @@ IN_COHORT_FAIR_SHARING = "Fair Sharing within the cohort"
 # --- engines ---------------------------------------------------------------------------------
 
 
-def _native_available() -> bool:
-    try:
-        import kueue_fast._native  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-NATIVE_AVAILABLE = _native_available()
+NATIVE_AVAILABLE = native_available()
 ENGINES = ("reference", "native")
 
 

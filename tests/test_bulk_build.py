@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, settings
 
 from kueue_fast import Cluster
 from kueue_fast.compiler import BLOCK_NAMESPACE_MISMATCH, BLOCK_RESOURCES_INVALID, PendingBatch
+from kueue_fast.engine_contract import native_available
 from kueue_fast.loader import build_state
-from kueue_fast.simulate.engine import native_available
 from tests.test_native_differential import SECOND, T0, Scenario, scenarios
 
 pytestmark = pytest.mark.skipif(not native_available(), reason="the native engine is not built")

@@ -5,6 +5,7 @@ errors (EngineError, never a crash) for bad arrays and ids."""
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -170,8 +171,8 @@ def test_bulk_ingestion_equals_one_by_one() -> None:
     for w in range(len(specs)):
         a, b, r = one.workload_view(w), bulk.workload_view(w), ref.workload_view(w)
         assert a == r
-        sa, sb = a.pop("spec"), b.pop("spec")
-        assert a == b
+        sa, sb = a.spec, b.spec
+        assert replace(a, spec=sb) == b
         # The spec rebuilt from the engine's arrays: what the arrays carry.
         for f in (
             "namespace",
@@ -184,7 +185,7 @@ def test_bulk_ingestion_equals_one_by_one() -> None:
             "pod_sets",
         ):
             assert getattr(sa, f) == getattr(sb, f), f
-    assert STATE_NAMES[int(s1[0])] == ref.workload_view(0)["state"]
+    assert STATE_NAMES[int(s1[0])] == ref.workload_view(0).state
 
 
 def test_bulk_ingestion_appends_after_existing_workloads() -> None:
@@ -196,7 +197,7 @@ def test_bulk_ingestion_appends_after_existing_workloads() -> None:
     wids = eng.add_workloads(arrays_of(specs[5:]))
     assert wids == range(5, 20)
     assert eng.n_workloads == 20
-    assert eng.workload_view(7)["spec"].name == specs[7].name
+    assert eng.workload_view(7).spec.name == specs[7].name
 
 
 def test_staged_rows_added_by_ranges_equal_bulk_ingestion() -> None:
@@ -245,7 +246,7 @@ def test_bulk_defaults_uid_and_pod_set_name() -> None:
     a.uids = None
     eng = NativeEngine(comp.topology)
     eng.add_workloads(a)
-    spec = eng.workload_view(1)["spec"]
+    spec = eng.workload_view(1).spec
     assert spec.uid == "ns/wl-00001"
     assert spec.pod_sets[0].name == "main"
 
@@ -458,9 +459,8 @@ def test_bulk_ingestion_with_local_queues_equals_one_by_one_and_the_reference() 
     for w in range(len(specs)):
         a, b, r = one.workload_view(w), bulk.workload_view(w), ref.workload_view(w)
         assert a == r
-        assert b["spec"].local_queue == specs[w].local_queue and b["spec"].queue_name == specs[w].queue_name
-        a.pop("spec"), b.pop("spec")
-        assert a == b
+        assert b.spec.local_queue == specs[w].local_queue and b.spec.queue_name == specs[w].queue_name
+        assert replace(a, spec=b.spec) == b
     assert one.afs_ledger_state() == bulk.afs_ledger_state() == ref.afs_ledger_state()
     assert any(e["usage"] > 0 for e in ref.afs_ledger_state().values())
 

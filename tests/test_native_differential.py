@@ -562,19 +562,19 @@ def _dense_usage(engine: Any) -> np.ndarray:
 
 def _compare(ref: Cluster, nat: Cluster, where: str) -> None:
     re, ne = ref.engine, nat.engine
-    assert len(re.workloads) == nat.engine.n_workloads, where
-    for wid in range(len(re.workloads)):
+    assert re.n_workloads == nat.engine.n_workloads, where
+    for wid in range(re.n_workloads):
         a, b = re.workload_view(wid), ne.workload_view(wid)
         if a != b:
-            diff = {k: (a[k], b.get(k)) for k in a if a[k] != b.get(k)}
-            raise AssertionError(f"{where}: workload {a['spec'].namespace}/{a['spec'].name} differs: {diff}")
+            diff = {k: (getattr(a, k), getattr(b, k)) for k in a.__slots__ if getattr(a, k) != getattr(b, k)}
+            raise AssertionError(f"{where}: workload {a.spec.namespace}/{a.spec.name} differs: {diff}")
     ur, un = _dense_usage(re), ne.usage
     assert (ur == un).all(), f"{where}: usage differs\nreference:\n{ur}\nnative:\n{un}"
     assert (re.usage == un).all(), f"{where}: the reference's usage accessor differs"
     for cq in range(re.topo.n_cq):
         qa, qb = re.queue_state(cq), ne.queue_state(cq)
         assert qa == qb, f"{where}: queue of ClusterQueue {cq} differs\nreference: {qa}\nnative:    {qb}"
-    assert re.preemptor.evaluations == ne.evaluations, f"{where}: preemption evaluations differ"
+    assert re.evaluations == ne.evaluations, f"{where}: preemption evaluations differ"
     # Admission fair sharing: the whole ledger, exactly (ints in nanos, float usages).
     la, lb = re.afs_ledger_state(), ne.afs_ledger_state()
     assert list(la) == list(lb), f"{where}: ledger entries differ: {list(la)} vs {list(lb)}"

@@ -17,9 +17,9 @@ import pytest
 import yaml
 
 from kueue_fast.cli import main
+from kueue_fast.engine_contract import native_available
 from kueue_fast.loader import build_state
 from kueue_fast.simulate import command
-from kueue_fast.simulate.engine import native_available
 from kueue_fast.simulate.loop import STATE_NAMES, simulate
 from kueue_fast.simulate.metrics import compute
 from kueue_fast.simulate.trace import parse_csv

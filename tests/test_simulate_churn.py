@@ -26,9 +26,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+from kueue_fast.engine_contract import native_available
 from kueue_fast.loader import build_state
 from kueue_fast.simulate import loop
-from kueue_fast.simulate.engine import native_available
 from kueue_fast.simulate.loop import Progress, simulate
 from kueue_fast.simulate.metrics import compute
 from kueue_fast.simulate.report import churn_lines

@@ -11,14 +11,14 @@ before returning, on every path: the tree is identical before and after.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
 from .fair_sharing import DRS, NEGATIVE_DRS, compare_drs
 
 if TYPE_CHECKING:
-    from .scheduler import ReferenceEngine
+    from .scheduler import ReferenceEngine, WorkloadRecord
 
 # Policy codes (compiler.POLICY_CODES).
 NEVER, LOWER_PRIORITY, LOWER_OR_NEWER_EQUAL, ANY = 0, 1, 2, 3
@@ -96,7 +96,7 @@ class Preemptor:
 
     # --- helpers shared by both strategies -------------------------------------------
 
-    def _wl(self, wid: int):  # type: ignore[no-untyped-def]
+    def _wl(self, wid: int) -> WorkloadRecord:
         return self.e.workloads[wid]
 
     def candidate_order_key(self, wid: int, preemptor_cq: int) -> tuple[object, ...]:
@@ -308,7 +308,10 @@ class Preemptor:
         hierarchy, priority = self._hierarchical_candidates(ctx)
         for candidates in (same, hierarchy, priority):
             self.sort_candidates(candidates, lambda c: c[0], ctx.cq)
-        evicting = lambda c: self._wl(c[0]).evicting  # noqa: E731
+
+        def evicting(c: tuple[int, int, int]) -> bool:
+            return self._wl(c[0]).evicting
+
         ordered = (
             [c for c in hierarchy if evicting(c)]
             + [c for c in priority if evicting(c)]
@@ -490,7 +493,7 @@ class TargetOrdering:
     def drop(self, cq: int) -> None:
         self.pruned_cqs.add(cq)
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[int]:
         cq = self.ctx.cq
         if self.tree.parent[cq] < 0:
             while self.has_workload(cq):

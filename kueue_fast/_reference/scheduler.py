@@ -29,6 +29,7 @@ settles the penalties of the workloads it admitted.
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -44,9 +45,11 @@ from ..compiler import (
     afs_ledger_entries,
     afs_ledger_state,
 )
+from ..engine_contract import CycleReport, WorkloadView
 from . import amount
 from . import flavor_assigner as fa
 from .admission_fair_sharing import Amounts, UsageLedger
+from .bulk import BulkCalls
 from .fair_sharing import DRS, compare_drs, dominant_resource_share
 from .preemption import HUMAN_REASONS, IN_COHORT_RECLAIM_WHILE_BORROWING, PreemptionCtx, Preemptor, Target
 from .queues import (
@@ -78,6 +81,7 @@ MSG_DEFERRED = (
     "Workload has overlapping preemption targets with another workload, "
     "but will fit after these preemptions complete"
 )
+
 
 @dataclass
 class WorkloadRecord:
@@ -116,19 +120,8 @@ class Entry:
     is_preemptor: bool = False  # waiting for its preemptions (PrioritizePreemptorWorkloads)
 
 
-@dataclass
-class CycleReport:
-    cycle: int
-    admitted: list[int] = field(default_factory=list)
-    preempted: list[int] = field(default_factory=list)  # victims whose eviction was issued
-    attempted: list[int] = field(default_factory=list)  # heads tried and left pending, by wid
-    parked: list[int] = field(default_factory=list)  # heads parked as inadmissible, by wid
-    newly_parked: int = 0
-    heads: int = 0
-
-
-class ReferenceEngine:
-    """Kueue's scheduler over a Topology, in pure Python."""
+class ReferenceEngine(BulkCalls):
+    """Kueue's scheduler over a Topology, in pure Python (engine_contract.Engine)."""
 
     name = "reference"
 
@@ -154,7 +147,7 @@ class ReferenceEngine:
                 if lq.cluster_queue >= 0 and topology.cluster_queues[lq.cluster_queue].admission_fair_sharing
             ]
         self._lq_usage: dict[int, float] = {}
-        self.queues = [
+        self.cq_queues = [
             ClusterQueueQueue(
                 cq.strategy,
                 self._heap_key,
@@ -165,6 +158,7 @@ class ReferenceEngine:
         ]
         self.cycle = 0
         self.preemptor = Preemptor(self)
+        self._staged: list[WorkloadSpec] | None = None  # stage_workloads
         # Queue-order timestamps moved by a preemption (reclaim while
         # borrowing, without PrioritySortingWithinCohort), to restore on admission.
         self._queue_ts_before_preemption: dict[int, int] = {}
@@ -210,7 +204,7 @@ class ReferenceEngine:
             # Admitted to a ClusterQueue that does not exist: it holds nothing.
             rec.status = ADMITTED
         elif spec.cluster_queue >= 0:
-            self.queues[spec.cluster_queue].push(wid, spec.scheduling_hash)
+            self.cq_queues[spec.cluster_queue].push(wid, spec.scheduling_hash)
         return wid
 
     def _admit(self, wid: int, cq: int, usage: dict[int, int], time_ns: int, listed: bool = True) -> None:
@@ -251,7 +245,7 @@ class ReferenceEngine:
         if rec.status == ADMITTED:
             self._release(wid)
         elif rec.spec.cluster_queue >= 0:
-            self.queues[rec.spec.cluster_queue].remove(wid)
+            self.cq_queues[rec.spec.cluster_queue].remove(wid)
         rec.status = FINISHED
         self._requeue_tree(rec.spec.cluster_queue)
 
@@ -271,7 +265,7 @@ class ReferenceEngine:
         if rec.status != PENDING:
             return
         if rec.spec.cluster_queue >= 0:
-            self.queues[rec.spec.cluster_queue].remove(wid)
+            self.cq_queues[rec.spec.cluster_queue].remove(wid)
         # admitted again, it orders as before (Evicted=False: workload.go Ordering)
         self._queue_ts_before_preemption.setdefault(wid, rec.spec.queue_ts)
         rec.spec.queue_ts = queue_ts
@@ -283,7 +277,7 @@ class ReferenceEngine:
             _, wid = heapq.heappop(self._holds)
             rec = self.workloads[wid]
             if rec.status == PENDING and rec.spec.cluster_queue >= 0:
-                self.queues[rec.spec.cluster_queue].push(wid, rec.spec.scheduling_hash)
+                self.cq_queues[rec.spec.cluster_queue].push(wid, rec.spec.scheduling_hash)
 
     def _pods_ready_for_all_admitted(self) -> bool:
         """cache.go PodsReadyForAllAdmittedWorkloads: every workload in the
@@ -304,7 +298,7 @@ class ReferenceEngine:
         rec.status = PENDING
         self._requeue_tree(rec.spec.cluster_queue)
         if rec.spec.cluster_queue >= 0 and wid not in self._deactivated:
-            self.queues[rec.spec.cluster_queue].push(wid, rec.spec.scheduling_hash)
+            self.cq_queues[rec.spec.cluster_queue].push(wid, rec.spec.scheduling_hash)
 
     def evict(self, wid: int, reason: str, message: str) -> None:
         """Evict an admitted workload for a reason other than preemption (HoldAndDrain)."""
@@ -363,12 +357,21 @@ class ReferenceEngine:
         root = self.tree.root_of(cq)
         cqs = self.tree.subtree_cqs(root) if root != cq else [cq]
         for c in cqs:
-            self.queues[c].queue_inadmissible(self._namespace_ok)
+            self.cq_queues[c].queue_inadmissible(self._namespace_ok)
 
     def _namespace_ok(self, wid: int) -> bool:
         return self.workloads[wid].spec.block != BLOCK_NAMESPACE_MISMATCH
 
-    def workload_view(self, wid: int) -> dict[str, object]:
+    @property
+    def evaluations(self) -> int:
+        """Preemption candidate evaluations so far."""
+        return self.preemptor.evaluations
+
+    @property
+    def n_workloads(self) -> int:
+        return len(self.workloads)
+
+    def workload_view(self, wid: int) -> WorkloadView:
         """The decision fields of one workload, in ids (the Cluster names them)."""
         rec = self.workloads[wid]
         if rec.status == FINISHED:
@@ -379,20 +382,20 @@ class ReferenceEngine:
             state = "admitted"
         else:
             state = "pending"
-        return {
-            "spec": rec.spec,
-            "state": state,
-            "admitted_cq": rec.admitted_cq,
-            "admission_time": rec.admission_time,
-            "pod_sets": rec.admitted_pod_sets,
-            "resource_usage": rec.admitted_resource_usage,
-            "reason": rec.reason,
-            "message": rec.message,
-            "eviction_reason": rec.eviction_reason,
-            "eviction_message": rec.eviction_message,
-            "preempted_by": rec.preempted_by,
-            "holds_quota": rec.status == ADMITTED,
-        }
+        return WorkloadView(
+            spec=rec.spec,
+            state=state,
+            admitted_cq=rec.admitted_cq,
+            admission_time=rec.admission_time,
+            pod_sets=rec.admitted_pod_sets,
+            resource_usage=rec.admitted_resource_usage,
+            reason=rec.reason,
+            message=rec.message,
+            eviction_reason=rec.eviction_reason,
+            eviction_message=rec.eviction_message,
+            preempted_by=rec.preempted_by,
+            holds_quota=rec.status == ADMITTED,
+        )
 
     def spec(self, wid: int) -> WorkloadSpec:
         return self.workloads[wid].spec
@@ -400,7 +403,7 @@ class ReferenceEngine:
     def queue_state(self, cq: int) -> tuple[list[int], list[int], int]:
         """The pending side of ClusterQueue ``cq``: (wids in its heap, wids
         parked as inadmissible, the sticky head or -1), wids sorted."""
-        q = self.queues[cq]
+        q = self.cq_queues[cq]
         return sorted(q.active), sorted(q.inadmissible), q.sticky
 
     @property
@@ -539,7 +542,7 @@ class ReferenceEngine:
 
     # --- nomination ------------------------------------------------------------------------------
 
-    def _oracle(self, wid: int, cq: int):  # type: ignore[no-untyped-def]
+    def _oracle(self, wid: int, cq: int) -> Callable[[int, int], tuple[int, int]]:
         def simulate(fr: int, quantity: int) -> tuple[int, int]:
             ctx = PreemptionCtx(wid, cq, {fr}, {fr: quantity})
             targets = self.preemptor.get_targets(ctx)
@@ -934,7 +937,7 @@ class ReferenceEngine:
         self._admit(e.wid, e.cq, dict(e.assignment.usage), now_ns, listed=False)
         self._push_entry_penalty(e.wid, e.cq, now_ns)
         self.cq_generation[e.cq] += 1  # the admission's status update reaches the cache
-        self.queues[e.cq].clear_preemptor(e.wid)
+        self.cq_queues[e.cq].clear_preemptor(e.wid)
         rec.reason, rec.message = "", ""
         e.status = "assumed"
         self._pods_ready.discard(e.wid)  # a new admission: its pods start now
@@ -990,7 +993,7 @@ class ReferenceEngine:
             self._sample_local_queues(now_ns)
         # 1. heads
         heads: list[int] = []
-        for cq, q in enumerate(self.queues):
+        for cq, q in enumerate(self.cq_queues):
             if self.topo.cluster_queues[cq].active and q.has_active():
                 wid = q.pop()
                 if wid >= 0:
@@ -1001,7 +1004,7 @@ class ReferenceEngine:
         inadmissible: list[Entry] = []
         for wid in heads:
             e, nominated = self.nominate(wid)
-            e.is_preemptor = self.queues[e.cq].preemptor == wid
+            e.is_preemptor = self.cq_queues[e.cq].preemptor == wid
             (entries if nominated else inadmissible).append(e)
         # 4-5. order and process
         victims: dict[int, Target] = {}
@@ -1020,7 +1023,7 @@ class ReferenceEngine:
             if e.status == "waiting":
                 # never processed: no status written, back in the queue as it was
                 hash_of = self._scheduling_hash_of
-                self.queues[e.cq].requeue(e.wid, REQUEUE_FAILED_AFTER_NOMINATION, False, hash_of)
+                self.cq_queues[e.cq].requeue(e.wid, REQUEUE_FAILED_AFTER_NOMINATION, False, hash_of)
                 continue
             rec = self.workloads[e.wid]
             rec.attempted = True
@@ -1030,7 +1033,7 @@ class ReferenceEngine:
             if e.status == "skipped" and reason == REQUEUE_GENERIC:
                 reason = REQUEUE_FAILED_AFTER_NOMINATION
             pending_flavors = rec.last_state is not None and rec.last_state.pending_flavors()
-            parked = self.queues[e.cq].requeue(
+            parked = self.cq_queues[e.cq].requeue(
                 e.wid, reason, pending_flavors, lambda w: self.workloads[w].spec.scheduling_hash
             )
             if parked:

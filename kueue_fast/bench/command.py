@@ -7,6 +7,7 @@ import json
 import sys
 from typing import Any
 
+from ..engine_contract import ENGINES, native_available
 from ..simulate.args import BENCH_CASES
 from .cases import CASES, FULL, QUICK, REFERENCE, run_case, run_in_subprocess
 from .e2e import E2E_PARTS, bench_e2e
@@ -59,7 +60,7 @@ def format_e2e_table(rows: list[dict[str, Any]]) -> str:
     shown = ""
     for row in rows:
         title = f"{row['input']}: {E2E_TITLES[row['input']]}"
-        for engine in ("native", "reference"):
+        for engine in ENGINES:
             r = row.get(engine)
             if r is None:
                 continue
@@ -104,7 +105,7 @@ def format_e2e_table(rows: list[dict[str, Any]]) -> str:
     out = ["  ".join(c.ljust(w) for c, w in zip(head, widths, strict=True))]
     out.append("  ".join("-" * w for w in widths))
     out += ["  ".join(c.ljust(w) for c, w in zip(x, widths, strict=True)).rstrip() for x in lines]
-    runs = max((r[e]["runs"] for r in rows for e in ("native", "reference") if e in r), default=0)
+    runs = max((r[e]["runs"] for r in rows for e in ENGINES if e in r), default=0)
     out.append(
         f"note: `kueue-fast schedule FILE --until-stable -o json --stats` in a fresh process, best of {runs} "
         "by wall time; parse = read and validate, build = the Cluster (compile, add to the engine), "
@@ -144,7 +145,7 @@ def format_table(rows: list[dict[str, Any]]) -> str:
     lines: list[list[str]] = []
     notes: list[str] = []
     for row in rows:
-        for engine in ("native", "reference"):
+        for engine in ENGINES:
             r = row.get(engine)
             if r is None:
                 continue
@@ -191,15 +192,13 @@ def format_table(rows: list[dict[str, Any]]) -> str:
 
 
 def run_bench(args: argparse.Namespace) -> int:
-    from ..simulate.engine import native_available
-
     cases = list(args.cases) or list(FULL)
     for c in cases:
         if c not in CASES:
             from ..errors import InputError
 
             raise InputError("", "CASE", f"unknown case {c!r}: expected one of {', '.join(CASES)}")
-    engines = ["native", "reference"] if args.engine == "both" else [args.engine]
+    engines = list(ENGINES) if args.engine == "both" else [args.engine]
     if "native" in engines and not native_available():
         if args.engine == "native":
             from ..errors import EngineError

@@ -10,6 +10,7 @@ import signal
 import sys
 import threading
 
+from ..engine_contract import ENGINES
 from ..model import Configuration
 
 log = logging.getLogger("kueue_fast.controller")
@@ -48,7 +49,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
     p.add_argument(
         "--engine",
-        choices=("native", "reference"),
+        choices=ENGINES,
         default=None,
         help="which engine decides (default: $KUEUE_FAST_ENGINE or native)",
     )

@@ -30,6 +30,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..cluster import Cluster
+from ..engine_contract import ENGINES
 from ..errors import InputError
 from ..explain import ClusterView
 from .state import Snapshot
@@ -71,7 +72,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--engine",
-        choices=("native", "reference"),
+        choices=ENGINES,
         default=None,
         help="which engine explains (default: $KUEUE_FAST_ENGINE or native)",
     )

@@ -1,15 +1,15 @@
 """The named defaults of ``simulate``, ``trace``, ``compare``, ``sweep`` and
 ``bench``: the one place the CLI's options (and their help), ``run()``,
 ``simulate()`` and the scenario read them from. No imports: the CLI builds
-every parser at start.
+every parser at start (engine_contract, for ENGINES, imports nothing heavy).
 """
 
 from __future__ import annotations
 
-NS = 1_000_000_000
+# the engines a command can choose (engine_contract.make_engine builds them)
+from ..engine_contract import ENGINES as ENGINES
 
-# The engines a command can choose (kueue_fast.cluster.make_engine builds them).
-ENGINES = ("native", "reference")
+NS = 1_000_000_000
 
 # Where the reports go.
 DEFAULT_REPORT_DIR = "simulation-report"

@@ -2,44 +2,36 @@
 workloads, release evicted ones once their job stopped, run cycles at one
 instant until they settle, read what was admitted and why.
 
-Two adapters:
+One adapter over the engine contract (engine_contract.Engine), the same for
+both engines: trace rows reach the engine as arrays once and are added by
+row ranges (``stage_workloads``, ``add_staged``, blocked rows included), the
+cycles of an instant run inside the engine (``run_until_settled``), and
+admissions, evictions and finishes are read and removed many at a time
+(``admitted_usage``, ``eviction_reasons``, ``preempted_by``, ``messages``,
+``remove_workloads``).
 
-* ``SpecAdapter`` drives any engine through the per-workload API
-  (``add_workload(spec)``, ``run_cycle(now)``, ``workload_view(wid)``): the
-  reference engine;
-* ``BulkAdapter`` uses the native engine's array calls (``add_staged``,
-  ``run_until_settled``, ``admitted_usage``, ``eviction_reasons``,
-  ``preempted_by``, ``messages``, ``remove_workloads``).
-
-Both settle an instant by the same rule: cycles until one admits nothing,
-evicts nothing new and newly parks nothing. When victims keep their quota
-until ``release`` (a pod-termination delay), a preemptor waiting for them
-re-issues their eviction every cycle; that is not a change.
+An instant settles when a cycle admits nothing, evicts nothing new and newly
+parks nothing. When victims keep their quota until ``release`` (a
+pod-termination delay), a preemptor waiting for them re-issues their
+eviction every cycle; that is not a change.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from ..cluster import make_engine
-from ..compiler import Topology, WorkloadSpec
+from ..compiler import BLOCK_NONE, Topology, WorkloadSpec
+from ..engine_contract import EVICTION_REASONS, Engine, WorkloadArrays, make_engine, native_available
 from .batch import WorkloadBatch
 
 I64 = npt.NDArray[np.int64]
 
-# Why a workload was evicted (victims of preemption), as small codes.
-EVICTION_REASONS = (
-    "InClusterQueue",
-    "InCohortReclamation",
-    "InCohortFairSharing",
-    "InCohortReclaimWhileBorrowing",
-    "Other",
-)
-_REASON_CODE = {r: i for i, r in enumerate(EVICTION_REASONS)}
+__all__ = ["EVICTION_REASONS", "SimEngine", "Settled", "Step", "make_sim_engine", "resolve_sim_engine"]
+
 _NONE = np.zeros(0, dtype=np.int64)
 
 
@@ -63,35 +55,137 @@ class Settled:
     attempted: npt.NDArray[np.integer[Any]] = field(default_factory=lambda: _NONE)
 
 
-class SimEngine(Protocol):
-    name: str
-    n_fr: int
+class SimEngine:
+    """The simulator's calls over either engine. Workload ids are batch rows in add order."""
 
-    def add(self, batch: WorkloadBatch, lo: int, hi: int) -> None: ...
-    def add_specs(self, specs: list[WorkloadSpec]) -> None: ...
-    def remove(self, wids: list[int]) -> None: ...
-    def release(self, wids: list[int]) -> None: ...
-    def evict_for_check(
-        self, wid: int, reason: str, message: str, queue_ts_ns: int, requeue: bool
-    ) -> None: ...
+    def __init__(self, engine: Engine, topology: Topology) -> None:
+        self.engine = engine
+        self.name = engine.name
+        self.topo = topology
+        self.n_fr = len(topology.fr_pairs)
+        self._fr = {p: i for i, p in enumerate(topology.fr_pairs)}
+        self._next = 0
+        # the batch whose rows the engine holds (stage_workloads)
+        self._staged: WorkloadBatch | None = None
+
+    def _stage(self, batch: WorkloadBatch) -> None:
+        """Hand every row of the batch to the engine once; add() then adds
+        row ranges of it (add_staged)."""
+        if batch.names is not None:
+            names = list(batch.names)
+        else:
+            idx = np.arange(batch.name_base, batch.name_base + len(batch)).astype(np.str_)
+            names = np.char.add("wl-", np.char.zfill(idx, 7)).tolist()
+        namespaces = np.asarray(batch.namespaces, dtype=np.str_)[batch.namespace].tolist()
+        # rows the compiler blocked (namespace selector) carry their code and
+        # message; the rest have BLOCK_NONE
+        blocked = bool((batch.block != BLOCK_NONE).any())
+        arrays = WorkloadArrays(
+            cluster_queue=batch.cluster_queue,
+            priority=batch.priority,
+            queue_ts=batch.queue_ts,
+            scheduling_hash=batch.scheduling_hash,
+            pod_set_offsets=batch.ps_offsets,
+            pod_set_count=batch.ps_count,
+            pod_set_min_count=batch.ps_min_count,
+            pod_set_flavor_class=batch.ps_flavor_class,
+            request_offsets=batch.req_offsets,
+            request_resource=batch.req_resource,
+            request_amount=batch.req_amount,
+            namespaces=namespaces,
+            names=names,
+            pod_set_name=batch.ps_name,
+            pod_set_names=batch.pod_set_names,
+            block=batch.block if blocked else None,
+            block_message=batch.block_msg if blocked else None,
+            block_messages=batch.block_messages if blocked else None,
+            local_queue=batch.local_queue,
+        )
+        self.engine.stage_workloads(arrays)
+        self._staged = batch
+
+    def add(self, batch: WorkloadBatch, lo: int, hi: int) -> None:
+        if hi <= lo:
+            return
+        if self._staged is not batch:
+            self._stage(batch)
+        wids = self.engine.add_staged(lo, hi)
+        if wids.start != self._next:
+            raise RuntimeError(f"engine gave workload ids from {wids.start}, expected {self._next}")
+        self._next = wids.stop
+        if hi == len(batch):
+            # the last rows (the loop adds them in order): the copy is no longer needed
+            self.engine.clear_staged()
+            self._staged = None
+
+    def add_specs(self, specs: list[WorkloadSpec]) -> None:
+        for spec in specs:
+            wid = self.engine.add_workload(spec)
+            if wid != self._next:
+                raise RuntimeError(f"engine gave workload id {wid}, expected {self._next}")
+            self._next += 1
+
+    # the engine's calls take lists of wids as they are (no numpy conversion here)
+
+    def remove(self, wids: list[int]) -> None:
+        self.engine.remove_workloads(wids)
+
+    def evict_for_check(self, wid: int, reason: str, message: str, queue_ts_ns: int, requeue: bool) -> None:
+        """An admission check's Retry (requeue, ordered by queue_ts_ns) or Rejected (never again)."""
+        self.engine.evict_after_cycle(wid, reason, message, queue_ts_ns, requeue)
+
+    def release(self, wids: list[int]) -> None:
+        # one call per workload: measured, a bulk call would save little next to the cycles it causes
+        release = self.engine.release_eviction
+        for w in wids:
+            release(w)
+
     def settle(
         self, now_ns: int, max_cycles: int, unexplained: npt.NDArray[np.uint8] | None = None
-    ) -> Settled: ...
-    def admitted_usage(self, wids: list[int]) -> tuple[I64, I64]: ...
-    def eviction_reasons(self, wids: list[int]) -> I64: ...
-    def preemptors(self, wids: list[int]) -> I64: ...
-    def messages(self, wids: list[int]) -> list[str]: ...
-    def candidate_evaluations(self) -> int: ...
+    ) -> Settled:
+        self.engine.end_holds(now_ns)
+        cycles, stable, heads, adm, adm_cycle, pre, pre_cycle, attempted = self.engine.run_until_settled(
+            now_ns, max_cycles, unexplained
+        )
+        out = Settled([], cycles, heads, stable, attempted)
+        if not (adm.size or pre.size):
+            return out
+        last = max(int(adm_cycle[-1]) if adm.size else 0, int(pre_cycle[-1]) if pre.size else 0)
+        first = min(int(adm_cycle[0]) if adm.size else last, int(pre_cycle[0]) if pre.size else last)
+        if first == last:  # the usual case: one cycle changed something
+            out.steps.append(Step(adm.tolist(), pre.tolist()))
+            return out
+        # the steps in cycle order (the offsets are sorted)
+        offsets = np.union1d(adm_cycle, pre_cycle)
+        a = np.searchsorted(adm_cycle, offsets, side="right").tolist()
+        p = np.searchsorted(pre_cycle, offsets, side="right").tolist()
+        adm_l, pre_l = adm.tolist(), pre.tolist()
+        a0 = p0 = 0
+        for a1, p1 in zip(a, p, strict=True):
+            out.steps.append(Step(adm_l[a0:a1], pre_l[p0:p1]))
+            a0, p0 = a1, p1
+        return out
+
+    def admitted_usage(self, wids: list[int]) -> tuple[npt.NDArray[np.int32], I64]:
+        cq, usage = self.engine.admitted_usage(wids)
+        return cq, usage  # cq as int32: a key, not arithmetic
+
+    def eviction_reasons(self, wids: list[int]) -> I64:
+        out: I64 = self.engine.eviction_reasons(np.asarray(wids, dtype=np.int64)).astype(np.int64)
+        return out
+
+    def preemptors(self, wids: list[int]) -> I64:
+        out: I64 = self.engine.preempted_by(np.asarray(wids, dtype=np.int64)).astype(np.int64)
+        return out
+
+    def messages(self, wids: list[int]) -> list[str]:
+        out: list[str] = self.engine.messages(np.asarray(wids, dtype=np.int64))
+        return out
+
+    def candidate_evaluations(self) -> int:
+        return self.engine.evaluations
+
     # waitForPodsReady
-    def evict(self, wid: int, reason: str, message: str) -> None: ...
-    def set_pods_ready(self, wid: int, ready: bool) -> None: ...
-    def hold(self, wid: int, until_ns: int, queue_ts: int) -> None: ...
-
-
-class PodsReadyCalls:
-    """waitForPodsReady's calls, the same for both adapters (``self.engine``)."""
-
-    engine: Any
 
     def evict(self, wid: int, reason: str, message: str) -> None:
         self.engine.evict(wid, reason, message)
@@ -104,154 +198,12 @@ class PodsReadyCalls:
         self.engine.hold(wid, until_ns, queue_ts)
 
 
-class SpecAdapter(PodsReadyCalls):
-    """Per-workload engine API. Workload ids are batch rows in add order."""
-
-    def __init__(self, engine: Any, topology: Topology) -> None:
-        self.engine = engine
-        self.name = str(engine.name)
-        self.topo = topology
-        self.n_fr = len(topology.fr_pairs)
-        self._fr = {p: i for i, p in enumerate(topology.fr_pairs)}
-        self._next = 0
-        # The reference engine exposes its records and queues; reading them
-        # directly avoids building a view dict per admitted workload.
-        self._records = getattr(engine, "workloads", None) if self.name == "reference" else None
-        self._queues = getattr(engine, "queues", None) if self.name == "reference" else None
-
-    def add(self, batch: WorkloadBatch, lo: int, hi: int) -> None:
-        for i in range(lo, hi):
-            wid = self.engine.add_workload(batch.spec(i))
-            if wid != self._next:
-                raise RuntimeError(f"engine gave workload id {wid}, expected {self._next}")
-            self._next += 1
-
-    def add_specs(self, specs: list[WorkloadSpec]) -> None:
-        for spec in specs:
-            wid = self.engine.add_workload(spec)
-            if wid != self._next:
-                raise RuntimeError(f"engine gave workload id {wid}, expected {self._next}")
-            self._next += 1
-
-    def remove(self, wids: list[int]) -> None:
-        for w in wids:
-            self.engine.remove_workload(w)
-
-    def release(self, wids: list[int]) -> None:
-        for w in wids:
-            self.engine.release_eviction(w)
-
-    def evict_for_check(self, wid: int, reason: str, message: str, queue_ts_ns: int, requeue: bool) -> None:
-        """An admission check's Retry (requeue, ordered by queue_ts_ns) or Rejected (never again)."""
-        self.engine.evict_after_cycle(wid, reason, message, queue_ts_ns, requeue)
-
-    def _has_heads(self) -> bool:
-        """Would a cycle pop a head? (An active ClusterQueue with an active
-        workload: the native engine's run_until_settled asks the same.)"""
-        if self._queues is None:
-            return True
-        cqs = self.topo.cluster_queues
-        return any(q.active and cqs[k].active for k, q in enumerate(self._queues))
-
-    def _fresh(self, victims: list[int], cycle: int) -> list[int]:
-        """The victims this cycle evicted (not those whose eviction was under way)."""
-        if self._records is None:
-            return victims
-        return [w for w in victims if self._records[w].evicted_cycle == cycle]
-
-    def settle(
-        self, now_ns: int, max_cycles: int, unexplained: npt.NDArray[np.uint8] | None = None
-    ) -> Settled:
-        out = Settled(stable=False)
-        attempted: list[int] = []
-        self.engine.end_holds(now_ns)
-        while out.cycles < max_cycles:
-            # A cycle with no head to pop changes nothing: skip it.
-            if not self._has_heads():
-                out.stable = True
-                break
-            report = self.engine.run_cycle(now_ns)
-            out.cycles += 1
-            out.heads += report.heads
-            attempted.extend(report.attempted)
-            fresh = self._fresh(list(report.preempted), report.cycle)
-            if report.admitted or fresh:
-                out.steps.append(Step(list(report.admitted), fresh))
-            elif not report.newly_parked:
-                out.stable = True
-                break
-        if unexplained is not None:
-            attempted = [w for w in dict.fromkeys(attempted) if unexplained[w]]
-            unexplained[attempted] = 0
-        out.attempted = np.asarray(attempted, dtype=np.int64)
-        return out
-
-    def admitted_usage(self, wids: list[int]) -> tuple[I64, I64]:
-        """(ClusterQueue, usage per flavor-resource) charged for each admitted wid."""
-        cq = np.empty(len(wids), dtype=np.int64)
-        usage = np.zeros((len(wids), self.n_fr), dtype=np.int64)
-        for k, w in enumerate(wids):
-            if self._records is not None:
-                rec = self._records[w]
-                cq[k] = rec.admitted_cq
-                for fr, v in rec.usage.items():
-                    usage[k, fr] = v
-                continue
-            view = self.engine.workload_view(w)
-            cq[k] = view["admitted_cq"]
-            for (count, flavors), per_res in zip(view["pod_sets"], view["resource_usage"], strict=True):
-                del count
-                for r, f in flavors.items():
-                    usage[k, self._fr[(f, r)]] += per_res[r]
-        return cq, usage
-
-    def eviction_reasons(self, wids: list[int]) -> I64:
-        out = np.empty(len(wids), dtype=np.int64)
-        for k, w in enumerate(wids):
-            if self._records is not None:
-                reason = self._records[w].eviction_reason
-            else:
-                reason = str(self.engine.workload_view(w)["eviction_reason"])
-            out[k] = _REASON_CODE.get(reason, len(EVICTION_REASONS) - 1)
-        return out
-
-    def preemptors(self, wids: list[int]) -> I64:
-        if self._records is not None:
-            return np.array([self._records[w].preempted_by for w in wids], dtype=np.int64)
-        return np.array([int(self.engine.workload_view(w)["preempted_by"]) for w in wids], dtype=np.int64)
-
-    def messages(self, wids: list[int]) -> list[str]:
-        if self._records is not None:
-            return [self._records[w].message for w in wids]
-        return [str(self.engine.workload_view(w)["message"]) for w in wids]
-
-    def candidate_evaluations(self) -> int:
-        pre = getattr(self.engine, "preemptor", None)
-        if pre is not None:
-            return int(getattr(pre, "evaluations", 0))
-        fn = getattr(self.engine, "candidate_evaluations", None)
-        return int(fn()) if callable(fn) else -1
-
-
-def native_available() -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec("kueue_fast._native") is not None
-
-
 def make_sim_engine(name: str, topology: Topology, release_evictions: bool = True) -> SimEngine:
     """An adapter over a fresh engine. With ``release_evictions`` (the
     offline rule) a victim releases its quota at the end of its cycle and
     requeues; without, it holds its quota until ``release(wids)`` (its job
     stopped), as in a cluster."""
-    engine = make_engine(name, topology, release_evictions=release_evictions)
-    if name == "native" and hasattr(engine, "add_workloads"):
-        import importlib
-
-        bulk = importlib.import_module("kueue_fast.simulate.bulk")
-        adapter: SimEngine = bulk.BulkAdapter(engine, topology)
-        return adapter
-    return SpecAdapter(engine, topology)
+    return SimEngine(make_engine(name, topology, release_evictions=release_evictions), topology)
 
 
 def resolve_sim_engine(requested: str | None) -> tuple[str, str]:
@@ -265,6 +217,6 @@ def resolve_sim_engine(requested: str | None) -> tuple[str, str]:
         if requested == "native":
             from ..errors import EngineError
 
-            raise EngineError("the native engine is not available in this installation (kueue_fast._native)")
+            raise EngineError("the native engine is not available in this installation (kueue_fast._core)")
         return "reference", "the native engine is not available here; using the reference engine"
     return name, ""

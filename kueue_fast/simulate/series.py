@@ -15,6 +15,7 @@ there are never more than ``n`` bins.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -111,11 +112,11 @@ class StepSeries:
         self._bt: list[int] = []
         self._bn: list[int] = []
         self._bsign: list[int] = []
-        self._bkeys: list[I64] = []
+        self._bkeys: list[npt.NDArray[np.integer[Any]]] = []
         self._bdeltas: list[I64] = []
         self._rows = 0
 
-    def add(self, t: int, keys: I64, deltas: I64, sign: int = 1) -> None:
+    def add(self, t: int, keys: npt.NDArray[np.integer[Any]], deltas: I64, sign: int = 1) -> None:
         """Changes at time t (not before any change added so far): ``sign *
         deltas[i]`` (a row of ``cols``) to the level of ``keys[i]``; keys < 0
         are ignored."""

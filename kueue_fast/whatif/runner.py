@@ -285,7 +285,7 @@ def _run_pool(
 def _dask_worker_info() -> tuple[str, bool]:
     from importlib.metadata import version
 
-    from ..simulate.engine import native_available
+    from ..engine_contract import native_available
 
     return version("kueue-fast"), native_available()
 
