@@ -234,8 +234,9 @@ def parse_quantities(list strings, str resource):
 #   * YAML 1.1 booleans yes/no/on/off (lower, Title, UPPER case), '=' (the
 #     value key), '<<' (merge keys);
 #   * a token starting with '!' (tag), '%' (directive), '&' or '*' (anchor,
-#     alias: '&a: v' is an empty key to PyYAML), a lone '?' (complex key), '...' (document end), ']' or '}' followed by ':' (collections as
-#     keys);
+#     alias: '&a: v' is an empty key to PyYAML), a lone '?' (complex key), a lone
+#     ':' (an empty key: null to yaml-rs, an error to PyYAML), '...' (document
+#     end), ']' or '}' followed by ':' (collections as keys);
 #   * a tab (PyYAML refuses tabs in places YAML 1.2 parsers allow), a byte order
 #     mark or a NEL/LS/PS line break anywhere.
 
@@ -251,7 +252,7 @@ cdef inline bint _number_char(Py_UCS4 c):
 
 
 _RISKY_WORDS = frozenset(("yes", "Yes", "YES", "no", "No", "NO", "on", "On", "ON",
-                          "off", "Off", "OFF", "=", "<<", "?", "..."))
+                          "off", "Off", "OFF", "=", "<<", "?", "...", ":"))
 _SPECIAL_FLOATS = frozenset((".inf", ".Inf", ".INF", ".nan", ".NaN", ".NAN"))
 
 

@@ -88,7 +88,7 @@ SCALARS = (
     " 0 -0 +0 00 010 0755 08 09 0o17 0O17 0x1F 0X1F 0b101 1_000 0_8 1e3 1E3 1e+3 1e-7 1.5e3 1.5e+3 1.5E-3"
     " 1. .5 -.5 +.5 1.0 -1.5 +1.5 0.1 .inf -.inf .Inf .INF .nan .NaN inf nan 1:30 1:30.5 -1:30 190:20:30"
     " 2025-01-06 2025-01-06T00:00:00Z 500m 1Gi 16Ki 100M 1e 0x 12:ab 9223372036854775808 -1 +1 1.2.3"
-    " on-demand no-gpu yes-please a:1 a:1e3 !!str !foo &a *a ? [a] {a: 1}"
+    " on-demand no-gpu yes-please a:1 a:1e3 !!str !foo &a *a ? [a] {a: 1} :"
 ).split()
 
 
