@@ -8,42 +8,20 @@ reads the Tracks and the engine, and writes through the controller's writer."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING
-
 from .. import status as S
-from ..model import AdmissionCheck, ClusterQueue, ClusterState, LocalQueue, ResourceFlavor
+from ..model import ClusterState
 from . import jobs as J
 from . import state
 from .kube import CLUSTER_QUEUES, LOCAL_QUEUES, RESOURCE_FLAVORS, Resource
-from .track import JSON, Phase, Track, Write
+from .parts import ControllerParts
+from .track import JSON, Phase, Write
 from .writer import PRIO_CREATE, PRIO_PENDING, PRIO_STATUS
-
-if TYPE_CHECKING:
-    from .engine import EngineHandle
-    from .leader import Clock
-    from .metrics import Metrics
 
 _deleting = state.deleting
 
 
-class QueueStatus:
-    """The queue status pass of the Controller (a mixin: the attributes and
-    writes below are the Controller's)."""
-
-    engine: EngineHandle | None
-    tracks: dict[str, Track]
-    inflight: dict[str, str]
-    objs: dict[str, dict[str, JSON]]
-    unconverted: set[tuple[str, str]]
-    m_cqs: dict[str, ClusterQueue]
-    m_lqs: dict[str, LocalQueue]
-    m_flavors: dict[str, ResourceFlavor]
-    m_acs: dict[str, AdmissionCheck]
-    metrics: Metrics
-    clock: Clock
-    _submit: Callable[..., None]
-    _apply_status: Callable[..., None]
+class QueueStatus(ControllerParts):
+    """The queue status pass of the Controller."""
 
     def _pending_pass(self) -> None:
         """Kueue's QuotaReserved=False reason and message on the pending
@@ -60,7 +38,7 @@ class QueueStatus:
                 continue
             if t.pending_written == (d.reason, d.message):
                 continue
-            wl = self.objs["workload"].get(key)
+            wl = self.cache.workloads.get(key)
             if wl is None or S.pending_matches(wl, d.reason, d.message):
                 t.pending_written = (d.reason, d.message)
                 continue
@@ -86,7 +64,7 @@ class QueueStatus:
                 continue
             lqk = f"{m.namespace}/{m.queue_name}"
             if t.phase == Phase.PENDING:
-                queue = self.m_lqs.get(lqk)
+                queue = self.cache.lqs.get(lqk)
                 lq_pending[lqk] = lq_pending.get(lqk, 0) + 1
                 if queue is not None:
                     cq_pending[queue.cluster_queue] = cq_pending.get(queue.cluster_queue, 0) + 1
@@ -97,11 +75,11 @@ class QueueStatus:
                     for f, r, v in t.adm_usage:
                         fr = usage.setdefault(f, {})
                         fr[r] = fr.get(r, 0) + v
-        for name, cq in self.objs["cq"].items():
+        for name, cq in self.cache.objs["cq"].items():
             self._cq_metrics(
                 name, cq, cq_pending.get(name, 0), cq_admitted.get(name, 0), cq_usage.get(name, {})
             )
-            if f"#cq/{name}" in self.inflight or ("cq", name) in self.unconverted:
+            if f"#cq/{name}" in self.inflight or ("cq", name) in self.cache.unconverted:
                 continue
             if self._queue_finalizer(f"#cq/{name}", CLUSTER_QUEUES, cq, in_use=cq_admitted.get(name, 0) > 0):
                 continue
@@ -115,7 +93,7 @@ class QueueStatus:
             )
             if S.status_differs(cq.get("status"), st):
                 self._write_queue_status(f"#cq/{name}", CLUSTER_QUEUES, cq, st)
-        for key, lq in self.objs["lq"].items():
+        for key, lq in self.cache.objs["lq"].items():
             cqname = (lq.get("spec") or {}).get("clusterQueue", "")
             ns, name = key.split("/", 1)
             self.metrics.local_queue_pending_workloads.labels(name, ns, "active").set(lq_pending.get(key, 0))
@@ -124,7 +102,7 @@ class QueueStatus:
                 continue
             st = S.local_queue_status(
                 lq,
-                self.objs["cq"].get(cqname),
+                self.cache.objs["cq"].get(cqname),
                 lq_pending.get(key, 0),
                 lq_admitted.get(key, 0),
                 lq_usage.get(key, {}),
@@ -133,26 +111,28 @@ class QueueStatus:
             )
             if S.status_differs(lq.get("status"), st):
                 self._write_queue_status(f"#lq/{key}", LOCAL_QUEUES, lq, st)
-        used_flavors = {f.name for cq in self.m_cqs.values() for g in cq.resource_groups for f in g.flavors}
-        for name, rf in self.objs["flavor"].items():
+        used_flavors = {
+            f.name for cq in self.cache.cqs.values() for g in cq.resource_groups for f in g.flavors
+        }
+        for name, rf in self.cache.objs["flavor"].items():
             if f"#rf/{name}" not in self.inflight:
                 self._queue_finalizer(f"#rf/{name}", RESOURCE_FLAVORS, rf, in_use=name in used_flavors)
 
     def _cq_active(self, name: str, cq: JSON) -> tuple[bool, str, str]:
         if _deleting(cq):
             return False, "Terminating", "Can't admit new workloads; clusterQueue is terminating"
-        m = self.m_cqs.get(name)
+        m = self.cache.cqs.get(name)
         if m is None:
             return False, "Invalid", "Can't admit new workloads: the ClusterQueue is invalid"
         # stopped, missing flavors or checks, MultiKueue rules (clusterqueue.go inactiveReason)
-        known = ClusterState(resource_flavors=self.m_flavors, admission_checks=self.m_acs)
+        known = ClusterState(resource_flavors=self.cache.flavors, admission_checks=self.cache.acs)
         return S.cluster_queue_readiness(m, known).as_tuple()
 
     def _lq_active(self, lq: JSON) -> tuple[bool, str, str]:
         cqname = (lq.get("spec") or {}).get("clusterQueue", "")
         if (lq.get("spec") or {}).get("stopPolicy", "None") not in ("None", None):
             return False, "Stopped", "LocalQueue is stopped"
-        cq = self.objs["cq"].get(cqname)
+        cq = self.cache.objs["cq"].get(cqname)
         if cq is None:
             return False, "ClusterQueueDoesNotExist", "Can't submit new workloads to clusterQueue"
         if not self._cq_active(cqname, cq)[0]:
@@ -174,7 +154,7 @@ class QueueStatus:
                 or (st == "pending" and not active[0] and not _deleting(cq))
             )
             m.cluster_queue_status.labels(name, st).set(1 if on else 0)
-        model = self.m_cqs.get(name)
+        model = self.cache.cqs.get(name)
         if model is None:
             return
         cohort = model.cohort or ""

@@ -1,6 +1,7 @@
 """What the controller keeps per Job/Workload pair (:class:`Track`), where
 the workload is in the engine (:class:`Phase`) and the writes the flow makes
-(:class:`Write`): shared by the reconciler and the queue status pass."""
+(:class:`Write`): shared by the Controller's parts (parts.py) without an
+import cycle."""
 
 from __future__ import annotations
 
@@ -52,7 +53,7 @@ class Track:
     """One Job/Workload pair (keyed by the Workload's namespace/name)."""
 
     key: str
-    job_key: str | None = None  # "<job kind>:<namespace>/<name>" (_job_key)
+    job_key: str | None = None  # "<job kind>:<namespace>/<name>" (cache.job_key)
     in_engine: bool = False
     phase: Phase | None = None  # while in the engine
     generation: int = 0

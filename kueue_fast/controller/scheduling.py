@@ -1,0 +1,369 @@
+"""The engine's workloads and its cycles (Kueue: pkg/cache, the assume step
+and cycle of pkg/scheduler/scheduler.go): the engine rebuilt when a term
+starts, configuration changes applied, each Workload held by the engine iff
+it should be, the cycles run and their decisions (admitted, preempted,
+evicted) recorded on the Tracks for the per-workload flow to write. A part
+of :class:`.reconciler.Controller`."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from .. import status as S
+from ..cluster import ADMITTED, Decision
+from ..errors import InputError
+from ..model import ClusterState, Configuration, Workload
+from . import state
+from .engine import EngineHandle
+from .events import ADMISSION, WARNING
+from .parts import ControllerParts
+from .track import JSON, Phase, Track
+
+log = logging.getLogger("kueue_fast.controller")
+
+Usage = tuple[tuple[str, str, int], ...]  # (flavor, resource, amount) an admission holds
+
+
+class Scheduling(ControllerParts):
+    _usages: dict[Usage, Usage]
+
+    # --- the engine -------------------------------------------------------------------------------
+
+    def _build_engine(self) -> None:
+        """Rebuild the engine from the Workloads as the API server has them,
+        before anything is decided."""
+        started, cpu = time.perf_counter(), time.thread_time()
+        self.epoch += 1
+        config = self._config_state()
+        admitted_evicting: list[tuple[str, str, str]] = []
+        wanted = {
+            key: wl for key, wl in self.cache.workloads.items() if self._wants_engine(self._track(key), wl)
+        }
+        if self.opts.bulk_start:
+            wpcs = self.cache.objs["wpc"]
+            models, left = state.workload_models(wanted, (wpcs[name] for name in self.cache.wpcs))
+            for key in models:
+                self.cache.unconverted.discard(("workload", key))
+        else:
+            models, left = {}, list(wanted)
+        for key in left:
+            model = self._parse(self.tracks[key], wanted[key])
+            if model is not None:
+                models[key] = model
+        config.workloads = models
+        self.engine = EngineHandle(config, self.opts.engine, self.clock.time_ns())
+        self.config_dirty = False
+        for key, model in list(config.workloads.items()):
+            t = self.tracks[key]
+            wl = self.cache.workloads[key]
+            self._entered_engine(t, wl, model)
+            ev = S.get_condition(wl, S.EVICTED)
+            if model.admission is not None and ev is not None and ev.get("status") == "True":
+                admitted_evicting.append(
+                    (key, str(ev.get("reason") or "Preempted"), str(ev.get("message") or ""))
+                )
+        for key, reason, message in admitted_evicting:
+            self.engine.evict(key, reason, message)
+            t = self.tracks[key]
+            t.phase = Phase.EVICTING
+            pre = S.get_condition(self.cache.workloads[key], S.PREEMPTED)
+            t.evict = (
+                reason,
+                message,
+                str(pre.get("reason")) if pre and pre.get("status") == "True" else None,
+            )
+        self.dirty.update(dict.fromkeys(self.tracks))
+        self.sched_dirty = True
+        self.queues_dirty = True
+        self.metrics.engine_rebuilds_total.inc()
+        log.info(
+            "engine %s built from %d workloads (%d admitted) in %.2fs (%.2fs CPU)",
+            self.engine.engine_name,
+            len(config.workloads),
+            sum(1 for w in config.workloads.values() if w.admission is not None),
+            time.perf_counter() - started,
+            time.thread_time() - cpu,
+        )
+
+    def _config_state(self) -> ClusterState:
+        configuration = Configuration(
+            resources=self.opts.resources, wait_for_pods_ready=self.opts.wait_for_pods_ready
+        )
+        return self.cache.config_state(configuration)
+
+    def _sync_config(self) -> None:
+        """Apply configuration changes (evictions in flight keep their quota)."""
+        assert self.engine is not None
+        if self.config_dirty:
+            self.engine.reconfigure(self._config_state())
+            self.config_dirty = False
+            self.sched_dirty = True
+            self.dirty.update(dict.fromkeys(self.tracks))
+            log.info(
+                "configuration applied: %d ClusterQueues, %d LocalQueues, %d flavors",
+                len(self.cache.cqs),
+                len(self.cache.lqs),
+                len(self.cache.flavors),
+            )
+
+    # --- the engine's workloads ---------------------------------------------------------------------------
+
+    def _usage(self, u: Usage) -> Usage:
+        """Equal usages are kept once (memory: one per workload otherwise)."""
+        got = self._usages.get(u)
+        if got is None:
+            if len(self._usages) > 10_000:
+                self._usages.clear()
+            got = self._usages[u] = u
+        return got
+
+    def _wants_engine(self, t: Track, wl: JSON | None) -> bool:
+        if wl is None or state.deleting(wl) or S.condition_true(wl, S.FINISHED):
+            return False
+        rv = wl["metadata"].get("resourceVersion")
+        if rv == t.quarantined_rv and self.clock.monotonic() < t.quarantined_until:
+            return False
+        return bool(rv != t.invalid_rv)
+
+    def _parse(self, t: Track, wl: JSON) -> Workload | None:
+        try:
+            if state.v1beta1_fields(wl):  # before workload_model drops the fields it does not read
+                raise InputError(f"Workload/{t.key}", "", "v1beta1 fields")
+            model = state.workload_model(wl, self.cache.wpcs)
+        except InputError as e:
+            self.cache.invalid("workload", t.key, wl, e)
+            t.invalid_rv = wl["metadata"].get("resourceVersion")
+            return None
+        self.cache.unconverted.discard(("workload", t.key))
+        return model
+
+    def _entered_engine(self, t: Track, wl: JSON, model: Workload) -> None:
+        t.in_engine = True
+        t.generation = int(wl["metadata"].get("generation") or 0)
+        t.queued_ns = model.creation_ns
+        if model.admission is not None:
+            t.phase = Phase.ADMITTED
+            t.adm_cq = model.admission.cluster_queue
+            t.adm_usage = self._usage(
+                tuple(
+                    (psa.flavors[r], r, v)
+                    for psa in model.admission.pod_set_assignments
+                    for r, v in psa.resource_usage.items()
+                    if r in psa.flavors
+                )
+            )
+        else:
+            t.phase = Phase.PENDING
+            t.adm_cq, t.adm_usage = None, ()
+
+    def _engine_sync(self, t: Track, wl: JSON | None) -> bool:
+        """Make the engine hold the workload iff it should; False when that has
+        to wait (no rebuild while an eviction is in flight)."""
+        eng = self.engine
+        assert eng is not None
+        want = self._wants_engine(t, wl)
+        if t.in_engine and not want:
+            eng.remove(t.key)
+            t.in_engine, t.phase, t.adm_cq, t.adm_usage, t.evict = False, None, None, (), None
+            self.sched_dirty = True
+            return True
+        if want and wl is not None and t.in_engine:
+            gen = int(wl["metadata"].get("generation") or 0)
+            if gen != t.generation:
+                return self._spec_changed(t, wl, gen)
+            return True
+        if want and wl is not None and not t.in_engine:
+            model = self._parse(t, wl)
+            if model is None:
+                return True
+            eng.add(model)
+            self._entered_engine(t, wl, model)
+            ev = S.get_condition(wl, S.EVICTED)
+            if model.admission is not None and ev is not None and ev.get("status") == "True":
+                eng.evict(t.key, str(ev.get("reason") or "Preempted"), str(ev.get("message") or ""))
+                t.phase = Phase.EVICTING
+                t.evict = (str(ev.get("reason") or "Preempted"), str(ev.get("message") or ""), None)
+            self.sched_dirty = True
+        return True
+
+    def _spec_changed(self, t: Track, wl: JSON, gen: int) -> bool:
+        eng = self.engine
+        assert eng is not None
+        spec = wl.get("spec") or {}
+        if t.phase == Phase.PENDING:
+            eng.remove(t.key)
+            t.in_engine, t.phase = False, None
+            model = self._parse(t, wl)
+            if model is not None:
+                eng.add(model)
+                self._entered_engine(t, wl, model)
+            self.sched_dirty = True
+            return True
+        t.generation = gen
+        if t.phase == Phase.ADMITTED and spec.get("active") is False:
+            eng.evict(t.key, "Deactivated", "The workload is deactivated")
+            t.phase = Phase.EVICTING
+            t.evict = ("Deactivated", "The workload is deactivated", None)
+        return True
+
+    def _undo_admission(self, t: Track, why: str) -> None:
+        """The admission could not be written: forget it, requeue the workload."""
+        eng = self.engine
+        if eng is None or not t.in_engine:
+            return
+        eng.evict(t.key, "AdmissionFailed", why)
+        eng.release(t.key)
+        t.phase = Phase.PENDING
+        t.adm_cq, t.adm_usage = None, ()
+        t.failures += 1
+        self.sched_dirty = True
+        if t.failures >= self.opts.max_failures:
+            wl = self.cache.workloads.get(t.key)
+            log.error(
+                "Workload %s: admission failed %d times (%s); set aside until it changes",
+                t.key,
+                t.failures,
+                why,
+            )
+            eng.remove(t.key)
+            t.in_engine, t.phase = False, None
+            t.quarantined_rv = wl["metadata"].get("resourceVersion") if wl else None
+            t.quarantined_until = self.clock.monotonic() + self.opts.quarantine
+            t.failures = 0
+            self._later(t.key, self.opts.quarantine)
+            return
+        self._later(t.key, min(30.0, 0.2 * 2**t.failures))
+
+    # --- scheduling -----------------------------------------------------------------------------------
+
+    def _schedule(self) -> None:
+        eng = self.engine
+        assert eng is not None
+        now = self.clock.monotonic()
+        if not self.sched_dirty and now - self.last_cycle < 1.0:
+            return
+        start = now
+        while True:
+            t0 = time.perf_counter()
+            res = eng.run_cycle(self.clock.time_ns())
+            dt = time.perf_counter() - t0
+            self.last_cycle = self.clock.monotonic()
+            self.metrics.cycles_total.inc()
+            self.metrics.cycle_duration_seconds.observe(dt)
+            if res.heads:
+                failed = max(0, res.heads - len(res.admitted))
+                if res.admitted:
+                    self.metrics.admission_attempts_total.labels("success").inc(len(res.admitted))
+                    self.metrics.admission_attempt_duration_seconds.labels("success").observe(dt)
+                if failed:
+                    self.metrics.admission_attempts_total.labels("inadmissible").inc(failed)
+                    self.metrics.admission_attempt_duration_seconds.labels("inadmissible").observe(dt)
+            if self.events is not None:
+                self._pending_events(res.attempted)
+            for key in res.admitted:
+                self._on_admitted(key)
+            for key in res.preempted:
+                self._on_evicted(key, True)
+            for key in res.evicted:
+                self._on_evicted(key, False)
+            if not res.changed:
+                self.sched_dirty = False
+                return
+            if self.clock.monotonic() - start > self.opts.max_cycle_time:
+                self.sched_dirty = True
+                return
+
+    def _pending_events(self, attempted: list[str]) -> None:
+        """pkg/scheduler/scheduler.go requeueAndUpdate: a Warning with the
+        pending reason and message for every head a cycle tried and left
+        pending (series keep them to one Event per object version)."""
+        eng = self.engine
+        assert eng is not None
+        for key in attempted:
+            wl = self.cache.workloads.get(key)
+            d = eng.decision(key)
+            if wl is not None and d.reason and d.message:
+                self._event(wl, WARNING, d.reason, d.message, ADMISSION)
+
+    def _on_admitted(self, key: str) -> None:
+        eng = self.engine
+        assert eng is not None
+        t = self.tracks[key]
+        d = eng.decision(key)
+        why = self._admission_denied(key, d)
+        if why:
+            log.error("refusing the admission of %s to %s: %s", key, d.cluster_queue, why)
+            t.phase = Phase.ADMITTED
+            self._undo_admission(t, why)
+            return
+        t.phase = Phase.ADMITTED
+        t.adm_cq = d.cluster_queue
+        t.adm_usage = self._usage(
+            tuple(
+                (ps.flavors[r], r, v)
+                for ps in d.pod_sets
+                for r, v in ps.resource_usage.items()
+                if r in ps.flavors
+            )
+        )
+        t.evict = None
+        t.pending_written = None
+        self.admissions += 1
+        cq = d.cluster_queue or ""
+        wait = max(0.0, (self.clock.time_ns() - t.queued_ns) / 1e9)
+        self.metrics.quota_reserved_workloads_total.labels(cq).inc()
+        self.metrics.quota_reserved_wait_time_seconds.labels(cq).observe(wait)
+        if d.state == ADMITTED:  # else once its admission checks are Ready (_reconcile)
+            self.metrics.admitted_workloads_total.labels(cq).inc()
+            self.metrics.admission_wait_time_seconds.labels(cq).observe(wait)
+        self.hot[key] = None
+        self.queues_dirty = True
+
+    def _admission_denied(self, key: str, d: Decision) -> str:
+        """Security: a workload goes only to the ClusterQueue its own
+        namespace's LocalQueue names, and only if that ClusterQueue's
+        namespaceSelector selects the namespace."""
+        eng = self.engine
+        assert eng is not None
+        wl = eng.workload(key)
+        if wl is None:
+            return "unknown workload"
+        lq = self.cache.lqs.get(f"{wl.namespace}/{wl.queue_name}")
+        if lq is None:
+            return f"LocalQueue {wl.namespace}/{wl.queue_name} does not exist"
+        if lq.cluster_queue != d.cluster_queue:
+            return f"LocalQueue {wl.namespace}/{wl.queue_name} names ClusterQueue {lq.cluster_queue}"
+        cq = self.cache.cqs.get(d.cluster_queue or "")
+        if cq is None:
+            return f"ClusterQueue {d.cluster_queue} does not exist"
+        labels = self.cache.namespace_labels(wl.namespace)
+        if cq.namespace_selector is None or not cq.namespace_selector.matches(labels):
+            return f"ClusterQueue {cq.name} does not select namespace {wl.namespace}"
+        return ""
+
+    def _on_evicted(self, key: str, preempted: bool) -> None:
+        eng = self.engine
+        assert eng is not None
+        t = self.tracks[key]
+        d = eng.decision(key)
+        message = d.message
+        reason = "Preempted" if preempted else (d.reason or "Evicted")
+        pre_reason = None
+        t.preempted_by = d.preempted_by if preempted else None
+        if preempted:
+            pre_reason = d.preemption_reason or "InClusterQueue"
+            by = d.preempted_by
+            if by:
+                by_t = self.tracks.get(by)
+                pcq = (by_t.adm_cq if by_t else None) or ""
+                if not pcq:
+                    bwl = eng.workload(by)
+                    lq = self.cache.lqs.get(f"{bwl.namespace}/{bwl.queue_name}") if bwl else None
+                    pcq = lq.cluster_queue if lq else ""
+                self.metrics.preempted_workloads_total.labels(pcq, pre_reason).inc()
+            self.preemptions += 1
+        t.phase = Phase.EVICTING
+        t.evict = (reason, message, pre_reason)
+        self.metrics.evicted_workloads_total.labels(t.adm_cq or "", reason).inc()
+        self.hot[key] = None
