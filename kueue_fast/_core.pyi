@@ -1,7 +1,7 @@
 """Stubs of the native engine module (bindings/register_*.cpp)."""
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -15,6 +15,51 @@ def afs_go_pow_half(y: float) -> float: ...
 def afs_alpha_rate(sampling_s: float, half_life_s: float) -> float: ...
 def afs_go_seconds(ns: int) -> float: ...
 def afs_nanos_to_float(v: int) -> float: ...
+
+class WorkloadArraysLike(Protocol):
+    """What add_workloads and stage_workloads read, by attribute
+    (kueue_fast._native.WorkloadArrays; the optional ones may be None)."""
+
+    @property
+    def cluster_queue(self) -> npt.ArrayLike: ...
+    @property
+    def priority(self) -> npt.ArrayLike: ...
+    @property
+    def queue_ts(self) -> npt.ArrayLike: ...
+    @property
+    def scheduling_hash(self) -> npt.ArrayLike: ...
+    @property
+    def pod_set_offsets(self) -> npt.ArrayLike: ...
+    @property
+    def pod_set_count(self) -> npt.ArrayLike: ...
+    @property
+    def pod_set_min_count(self) -> npt.ArrayLike: ...
+    @property
+    def pod_set_flavor_class(self) -> npt.ArrayLike: ...
+    @property
+    def request_offsets(self) -> npt.ArrayLike: ...
+    @property
+    def request_resource(self) -> npt.ArrayLike: ...
+    @property
+    def request_amount(self) -> npt.ArrayLike: ...
+    @property
+    def namespaces(self) -> Any: ...
+    @property
+    def names(self) -> Any: ...
+    @property
+    def uids(self) -> Any: ...
+    @property
+    def pod_set_name(self) -> npt.ArrayLike | None: ...
+    @property
+    def pod_set_names(self) -> Sequence[str] | None: ...
+    @property
+    def block(self) -> npt.ArrayLike | None: ...
+    @property
+    def block_message(self) -> npt.ArrayLike | None: ...
+    @property
+    def block_messages(self) -> Sequence[str] | None: ...
+    @property
+    def local_queue(self) -> npt.ArrayLike | None: ...
 
 class Engine:
     """The native engine over one topology (see kueue_fast._native.NativeEngine)."""
@@ -40,52 +85,8 @@ class Engine:
         local_queue: int = -1,
         queue_name: str = "",
     ) -> int: ...
-    def add_workloads(
-        self,
-        cluster_queue: npt.ArrayLike,
-        priority: npt.ArrayLike,
-        queue_ts: npt.ArrayLike,
-        scheduling_hash: npt.ArrayLike,
-        pod_set_offsets: npt.ArrayLike,
-        pod_set_count: npt.ArrayLike,
-        pod_set_min_count: npt.ArrayLike,
-        pod_set_flavor_class: npt.ArrayLike,
-        request_offsets: npt.ArrayLike,
-        request_resource: npt.ArrayLike,
-        request_amount: npt.ArrayLike,
-        namespaces: Sequence[str],
-        names: Sequence[str],
-        uids: Sequence[str] | None = None,
-        pod_set_name: npt.ArrayLike | None = None,
-        pod_set_names: Sequence[str] | None = None,
-        block: npt.ArrayLike | None = None,
-        block_message: npt.ArrayLike | None = None,
-        block_messages: Sequence[str] | None = None,
-        local_queue: npt.ArrayLike | None = None,
-    ) -> int: ...
-    def stage_workloads(
-        self,
-        cluster_queue: npt.ArrayLike,
-        priority: npt.ArrayLike,
-        queue_ts: npt.ArrayLike,
-        scheduling_hash: npt.ArrayLike,
-        pod_set_offsets: npt.ArrayLike,
-        pod_set_count: npt.ArrayLike,
-        pod_set_min_count: npt.ArrayLike,
-        pod_set_flavor_class: npt.ArrayLike,
-        request_offsets: npt.ArrayLike,
-        request_resource: npt.ArrayLike,
-        request_amount: npt.ArrayLike,
-        namespaces: Sequence[str],
-        names: Sequence[str],
-        uids: Sequence[str] | None = None,
-        pod_set_name: npt.ArrayLike | None = None,
-        pod_set_names: Sequence[str] | None = None,
-        block: npt.ArrayLike | None = None,
-        block_message: npt.ArrayLike | None = None,
-        block_messages: Sequence[str] | None = None,
-        local_queue: npt.ArrayLike | None = None,
-    ) -> None: ...
+    def add_workloads(self, arrays: WorkloadArraysLike) -> int: ...
+    def stage_workloads(self, arrays: WorkloadArraysLike) -> None: ...
     def add_staged(self, lo: int, hi: int) -> int: ...
     def clear_staged(self) -> None: ...
     def remove_workload(self, wid: int) -> None: ...
