@@ -350,7 +350,8 @@ class Engine {
   void requeue_tree(int cq);
   void set_evicting(int wid);
 
-  // admission fair sharing
+  // admission fair sharing (admission_fair_sharing_glue.cpp)
+  void init_admission_fair_sharing();
   void lq_admitted_add(int wid, int cq, int sign);
   Amounts lq_admitted_usage(int lq) const;
   Amounts total_requests(int wid) const;
