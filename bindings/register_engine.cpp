@@ -326,29 +326,28 @@ void register_engine(py::module_& m) {
             std::vector<std::int64_t> key;
             for (py::ssize_t i = 0; i < n; ++i) {
               const int wid = static_cast<int>(a.data()[i]);
-              const auto& slot = w.adm[wid];
               out[i] = -1;
-              if (w.status[wid] != kueue_fast::STATUS_ADMITTED || w.admitted_cq[wid] < 0 || slot.size == 0) continue;
-              const std::int64_t* p = w.adm_pool.data() + slot.offset;
-              const std::int64_t n_ps = *p++;
+              const std::int64_t n_ps = w.admitted_pod_sets(wid);
+              if (w.status[wid] != kueue_fast::STATUS_ADMITTED || w.admitted_cq[wid] < 0 || n_ps == 0) continue;
               if (n_ps != static_cast<std::int64_t>(w.pod_sets_of[wid].n)) continue;
               // [cq, then per pod set: name, count, n, n x (resource, flavor)] (resources without flavor left out)
               key.assign(1, w.admitted_cq[wid]);
-              for (std::int64_t k = 0; k < n_ps; ++k) {
-                key.push_back(w.pod_sets[w.pod_sets_of[wid].first + static_cast<std::uint32_t>(k)].name);
-                key.push_back(*p++);  // count
-                const std::int64_t n_res = *p++;
-                const std::size_t n_at = key.size();
-                key.push_back(0);
-                for (std::int64_t j = 0; j < n_res; ++j, p += 2) {
-                  const std::uint64_t word = static_cast<std::uint64_t>(p[0]);
-                  const int fr = static_cast<std::int32_t>(word >> 32);
-                  if (fr < 0) continue;
-                  key.push_back(static_cast<std::int64_t>(word & 0xffffffffu));
-                  key.push_back(e.topology().fr_flavor(fr));
-                  ++key[n_at];
-                }
-              }
+              std::uint32_t k = 0;
+              std::size_t n_at = 0;
+              w.for_each_admitted(
+                  wid,
+                  [&](std::int64_t count, std::int64_t) {
+                    key.push_back(w.pod_sets[w.pod_sets_of[wid].first + k++].name);
+                    key.push_back(count);
+                    n_at = key.size();
+                    key.push_back(0);
+                  },
+                  [&](const kueue_fast::AdmissionUse& u) {
+                    if (u.fr < 0) return;
+                    key.push_back(u.resource);
+                    key.push_back(e.topology().fr_flavor(u.fr));
+                    ++key[n_at];
+                  });
               auto [it, added] = ids.try_emplace(key, static_cast<std::int32_t>(order.size()));
               if (added) order.push_back(&it->first);
               out[i] = it->second;
@@ -528,25 +527,19 @@ void register_engine(py::module_& m) {
              const int wid = static_cast<int>(wid64);
              const auto& w = e.workloads();
              py::list pod_sets, resource_usage;
-             const auto& slot = w.adm[wid];
-             if (slot.size > 0) {
-               const std::int64_t* p = w.adm_pool.data() + slot.offset;
-               std::int64_t n_ps = *p++;
-               for (std::int64_t i = 0; i < n_ps; ++i) {
-                 std::int64_t count = *p++;
-                 std::int64_t n = *p++;
-                 py::dict flavors, usage;
-                 for (std::int64_t k = 0; k < n; ++k, p += 2) {
-                   std::uint64_t word = static_cast<std::uint64_t>(p[0]);
-                   int r = static_cast<int>(static_cast<std::uint32_t>(word & 0xffffffffu));
-                   int fr = static_cast<std::int32_t>(word >> 32);
-                   if (fr >= 0) flavors[py::int_(r)] = py::int_(e.topology().fr_flavor(fr));
-                   usage[py::int_(r)] = py::int_(p[1]);
-                 }
-                 pod_sets.append(py::make_tuple(count, flavors));
-                 resource_usage.append(usage);
-               }
-             }
+             py::dict flavors, usage;
+             e.workloads().for_each_admitted(
+                 wid,
+                 [&](std::int64_t count, std::int64_t) {
+                   flavors = py::dict();
+                   usage = py::dict();
+                   pod_sets.append(py::make_tuple(count, flavors));
+                   resource_usage.append(usage);
+                 },
+                 [&](const kueue_fast::AdmissionUse& u) {
+                   if (u.fr >= 0) flavors[py::int_(u.resource)] = py::int_(e.topology().fr_flavor(u.fr));
+                   usage[py::int_(u.resource)] = py::int_(u.amount);
+                 });
              py::dict d;
              d["state"] = state_name(e.state(wid));
              d["admitted_cq"] = w.admitted_cq[wid];

@@ -159,8 +159,7 @@ int Engine::add_workload(const WorkloadInput& input) {
       *p++ = static_cast<std::int64_t>(ps.use.size());
       for (const auto& [r, f, v] : ps.use) {
         std::int32_t fr = f >= 0 ? topo_.fr_id(static_cast<int>(f), static_cast<int>(r)) : -1;
-        *p++ = static_cast<std::int64_t>(static_cast<std::uint64_t>(static_cast<std::uint32_t>(r)) |
-                                         (static_cast<std::uint64_t>(static_cast<std::uint32_t>(fr)) << 32));
+        *p++ = admission_word(static_cast<std::int32_t>(r), fr);
         *p++ = v;
       }
     }
@@ -1015,8 +1014,7 @@ void Engine::admit_entry(Entry& e, std::int64_t now_ns) {
           break;
         }
       }
-      *p++ = static_cast<std::int64_t>(static_cast<std::uint64_t>(static_cast<std::uint32_t>(fa.resource)) |
-                                       (static_cast<std::uint64_t>(static_cast<std::uint32_t>(fa.fr)) << 32));
+      *p++ = admission_word(fa.resource, fa.fr);
       *p++ = req;
     }
   }
