@@ -64,9 +64,48 @@ auto per_wid(PyEngine& self, py::handle wids, F f) {
 }
 
 
+// The named results (collections.namedtuple, also _core attributes): the
+// callers' tuple unpacking keeps working and every field has a name. Made
+// once at import and kept for the life of the process.
+struct ResultTypes {
+  py::handle cycle, stable_run, cycles_run, settled_run, admitted_shapes, admitted_usage, workload_spec,
+      ledger_entry, queue_state, decisions;
+};
+
+ResultTypes& result_types() {
+  static ResultTypes types;
+  return types;
+}
+
+py::handle named_tuple(py::module_& m, const char* name, const char* fields) {
+  py::object t = py::module_::import("collections").attr("namedtuple")(name, fields, py::arg("module") = m.attr("__name__"));
+  m.attr(name) = t;
+  return t.release();
+}
+
+void register_result_types(py::module_& m) {
+  ResultTypes& t = result_types();
+  t.cycle = named_tuple(m, "CycleResult", "cycle admitted preempted newly_parked heads attempted parked");
+  t.stable_run = named_tuple(m, "StableRun", "cycles stable heads admitted admitted_cycle preempted preempted_cycle");
+  t.cycles_run = named_tuple(m, "CyclesRun",
+                             "cycles stable heads newly_parked admitted admitted_cycle preempted preempted_cycle "
+                             "preempted_admission_ns attempted attempted_cycle parked parked_cycle");
+  t.settled_run = named_tuple(m, "SettledRun",
+                              "cycles stable heads admitted admitted_cycle preempted preempted_cycle attempted");
+  t.admitted_shapes = named_tuple(m, "AdmittedShapes", "shape shapes");
+  t.admitted_usage = named_tuple(m, "AdmittedUsage", "cluster_queue usage");
+  t.workload_spec = named_tuple(m, "WorkloadSpecRow",
+                                "namespace name uid cluster_queue priority queue_ts scheduling_hash pod_sets block "
+                                "block_message local_queue");
+  t.ledger_entry = named_tuple(m, "LedgerEntry", "local_queue consumed pending_penalty last_update_ns usage");
+  t.queue_state = named_tuple(m, "QueueState", "active parked sticky pop_cycle requeue_cycle");
+  t.decisions = named_tuple(m, "Decisions", "state admitted_cq admission_time");
+}
+
 }  // namespace
 
 void register_engine(py::module_& m) {
+  register_result_types(m);
   py::class_<PyEngine>(m, "Engine", "The native engine over one topology (see kueue_fast._native.NativeEngine).")
       .def(py::init([](const py::dict& topology, bool release_evictions) {
              return std::make_unique<PyEngine>(topology_from(topology), release_evictions);
@@ -166,7 +205,7 @@ void register_engine(py::module_& m) {
               r.heads = run.heads;
               if (!run.admitted.empty() || !run.preempted.empty()) r = run;
             }
-            return py::make_tuple(r.cycles, r.stable, r.heads, to_numpy(r.admitted), to_numpy(r.admitted_cycle),
+            return result_types().stable_run(r.cycles, r.stable, r.heads, to_numpy(r.admitted), to_numpy(r.admitted_cycle),
                                   to_numpy(r.preempted), to_numpy(r.preempted_cycle));
           },
           py::arg("now_ns"), py::arg("max_cycles"),
@@ -197,7 +236,7 @@ void register_engine(py::module_& m) {
               std::lock_guard<std::mutex> lock(self.mutex);
               r = self.engine.run_cycles(start_ns, step_ns, max_cycles, until_stable, mask, n_mask);
             }
-            return py::make_tuple(r.cycles, r.stable, to_numpy(r.heads), to_numpy(r.newly_parked),
+            return result_types().cycles_run(r.cycles, r.stable, to_numpy(r.heads), to_numpy(r.newly_parked),
                                   to_numpy(r.admitted), to_numpy(r.admitted_cycle), to_numpy(r.preempted),
                                   to_numpy(r.preempted_cycle), to_numpy(r.preempted_admission_ns),
                                   to_numpy(r.attempted), to_numpy(r.attempted_cycle), to_numpy(r.parked),
@@ -272,7 +311,7 @@ void register_engine(py::module_& m) {
                 }
               }
             }
-            return py::make_tuple(cycles, stable, heads, to_numpy(adm), to_numpy(adm_cycle), to_numpy(pre),
+            return result_types().settled_run(cycles, stable, heads, to_numpy(adm), to_numpy(adm_cycle), to_numpy(pre),
                                   to_numpy(pre_cycle), to_numpy(attempted));
           },
           py::arg("now_ns"), py::arg("max_cycles"), py::arg("unexplained") = py::none(),
@@ -367,7 +406,7 @@ void register_engine(py::module_& m) {
               }
               shapes.append(py::make_tuple(cq, pod_sets));
             }
-            return py::make_tuple(shape, shapes);
+            return result_types().admitted_shapes(shape, shapes);
           },
           py::arg("wids"),
           "(shape per wid, -1: not admitted to a ClusterQueue; shapes: [(admitted ClusterQueue, "
@@ -394,7 +433,7 @@ void register_engine(py::module_& m) {
               c[i] = held ? w.admitted_cq[wid] : -1;
               if (held) e.for_each_fr_usage(wid, [&](int fr, Amount v) { u[i * n_fr + fr] = v; });
             }
-            return py::make_tuple(cq, usage);
+            return result_types().admitted_usage(cq, usage);
           },
           py::arg("wids"), "(admitted ClusterQueue or -1, usage per flavor-resource) of each wid.")
       .def(
@@ -470,7 +509,7 @@ void register_engine(py::module_& m) {
               std::lock_guard<std::mutex> lock(self.mutex);
               r = self.engine.run_cycle(now_ns);
             }
-            return py::make_tuple(r.cycle, to_numpy(r.admitted), to_numpy(r.preempted), r.newly_parked, r.heads,
+            return result_types().cycle(r.cycle, to_numpy(r.admitted), to_numpy(r.preempted), r.newly_parked, r.heads,
                                   to_numpy(r.attempted), to_numpy(r.parked));
           },
           py::arg("now_ns"))
@@ -575,7 +614,7 @@ void register_engine(py::module_& m) {
                pod_sets.append(py::make_tuple(w.pod_set_names[row.name], row.count, reqs, min_count, row.flavor_class));
              }
              std::string block_message = w.block_message[wid] >= 0 ? w.strings[w.block_message[wid]] : "";
-             return py::make_tuple(std::string(w.ns(wid)), std::string(w.name(wid)), std::string(w.uid(wid)), w.cq[wid],
+             return result_types().workload_spec(std::string(w.ns(wid)), std::string(w.name(wid)), std::string(w.uid(wid)), w.cq[wid],
                                    w.priority[wid], w.queue_ts[wid], w.hash[wid], pod_sets, w.block[wid], block_message,
                                    w.local_queue[wid]);
            })
@@ -588,7 +627,7 @@ void register_engine(py::module_& m) {
              if (ledger == nullptr) return out;
              for (std::int32_t lq : ledger->order()) {
                const kueue_fast::LedgerEntry& entry = *ledger->entry(lq);
-               out.append(py::make_tuple(lq, amounts_to(entry.resources), amounts_to(entry.pending_penalty()),
+               out.append(result_types().ledger_entry(lq, amounts_to(entry.resources), amounts_to(entry.pending_penalty()),
                                          entry.last_update_ns, e.local_queue_usage(lq)));
              }
              return out;
@@ -625,7 +664,7 @@ void register_engine(py::module_& m) {
                if (w.inadmissible[wid]) parked.append(wid);
              }
              const auto& q = e.queue(static_cast<int>(cq));
-             return py::make_tuple(active, parked, q.sticky(), q.pop_cycle(), q.queue_inadmissible_cycle());
+             return result_types().queue_state(active, parked, q.sticky(), q.pop_cycle(), q.queue_inadmissible_cycle());
            },
            "(active wids, inadmissible wids, sticky, pop cycle, requeue cycle) of a ClusterQueue (for tests).")
       .def("decisions",
@@ -643,7 +682,7 @@ void register_engine(py::module_& m) {
                std::memcpy(cq.mutable_data(), w.admitted_cq.data(), static_cast<std::size_t>(n) * sizeof(std::int32_t));
                std::memcpy(time.mutable_data(), w.admission_time.data(), static_cast<std::size_t>(n) * sizeof(std::int64_t));
              }
-             return py::make_tuple(state, cq, time);
+             return result_types().decisions(state, cq, time);
            })
       .def_property_readonly("usage",
                              [](py::object self_obj) {

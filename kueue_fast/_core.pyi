@@ -1,7 +1,7 @@
 """Stubs of the native engine module (bindings/register_*.cpp)."""
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -15,6 +15,90 @@ def afs_go_pow_half(y: float) -> float: ...
 def afs_alpha_rate(sampling_s: float, half_life_s: float) -> float: ...
 def afs_go_seconds(ns: int) -> float: ...
 def afs_nanos_to_float(v: int) -> float: ...
+
+# Named results (collections.namedtuple at run time, bindings/register_engine.cpp).
+class CycleResult(NamedTuple):
+    cycle: int
+    admitted: npt.NDArray[np.int32]
+    preempted: npt.NDArray[np.int32]
+    newly_parked: int
+    heads: int
+    attempted: npt.NDArray[np.int32]
+    parked: npt.NDArray[np.int32]
+
+class StableRun(NamedTuple):
+    cycles: int
+    stable: bool
+    heads: int
+    admitted: npt.NDArray[np.int32]
+    admitted_cycle: npt.NDArray[np.int32]
+    preempted: npt.NDArray[np.int32]
+    preempted_cycle: npt.NDArray[np.int32]
+
+class CyclesRun(NamedTuple):
+    cycles: int
+    stable: bool
+    heads: npt.NDArray[np.int64]
+    newly_parked: npt.NDArray[np.int64]
+    admitted: npt.NDArray[np.int32]
+    admitted_cycle: npt.NDArray[np.int32]
+    preempted: npt.NDArray[np.int32]
+    preempted_cycle: npt.NDArray[np.int32]
+    preempted_admission_ns: npt.NDArray[np.int64]
+    attempted: npt.NDArray[np.int32]
+    attempted_cycle: npt.NDArray[np.int32]
+    parked: npt.NDArray[np.int32]
+    parked_cycle: npt.NDArray[np.int32]
+
+class SettledRun(NamedTuple):
+    cycles: int
+    stable: bool
+    heads: int
+    admitted: npt.NDArray[np.int32]
+    admitted_cycle: npt.NDArray[np.int32]
+    preempted: npt.NDArray[np.int32]
+    preempted_cycle: npt.NDArray[np.int32]
+    attempted: npt.NDArray[np.int32]
+
+class AdmittedShapes(NamedTuple):
+    shape: npt.NDArray[np.int32]
+    shapes: list[tuple[int, list[tuple[str, int, list[tuple[int, int]]]]]]
+
+class AdmittedUsage(NamedTuple):
+    cluster_queue: npt.NDArray[np.int32]
+    usage: npt.NDArray[np.int64]
+
+class WorkloadSpecRow(NamedTuple):
+    namespace: str
+    name: str
+    uid: str
+    cluster_queue: int
+    priority: int
+    queue_ts: int
+    scheduling_hash: int
+    pod_sets: list[tuple[str, int, list[tuple[int, int]], int | None, int]]
+    block: int
+    block_message: str
+    local_queue: int
+
+class LedgerEntry(NamedTuple):
+    local_queue: int
+    consumed: list[tuple[int, int]]
+    pending_penalty: list[tuple[int, int]]
+    last_update_ns: int
+    usage: float
+
+class QueueState(NamedTuple):
+    active: list[int]
+    parked: list[int]
+    sticky: int
+    pop_cycle: int
+    requeue_cycle: int
+
+class Decisions(NamedTuple):
+    state: npt.NDArray[np.int8]
+    admitted_cq: npt.NDArray[np.int32]
+    admission_time: npt.NDArray[np.int64]
 
 class WorkloadArraysLike(Protocol):
     """What add_workloads and stage_workloads read, by attribute
@@ -91,17 +175,7 @@ class Engine:
     def clear_staged(self) -> None: ...
     def remove_workload(self, wid: int) -> None: ...
     def remove_workloads(self, wids: npt.ArrayLike) -> None: ...
-    def run_until_stable(
-        self, now_ns: int, max_cycles: int
-    ) -> tuple[
-        int,
-        bool,
-        int,
-        npt.NDArray[np.int32],
-        npt.NDArray[np.int32],
-        npt.NDArray[np.int32],
-        npt.NDArray[np.int32],
-    ]: ...
+    def run_until_stable(self, now_ns: int, max_cycles: int) -> StableRun: ...
     def run_cycles(
         self,
         start_ns: int,
@@ -109,41 +183,16 @@ class Engine:
         max_cycles: int,
         until_stable: bool,
         attempted_mask: npt.NDArray[np.uint8] | None = None,
-    ) -> tuple[
-        int,
-        bool,
-        npt.NDArray[np.int64],
-        npt.NDArray[np.int64],
-        npt.NDArray[np.int32],
-        npt.NDArray[np.int32],
-        npt.NDArray[np.int32],
-        npt.NDArray[np.int32],
-        npt.NDArray[np.int64],
-        npt.NDArray[np.int32],
-        npt.NDArray[np.int32],
-        npt.NDArray[np.int32],
-        npt.NDArray[np.int32],
-    ]: ...
+    ) -> CyclesRun: ...
     def run_until_settled(
         self, now_ns: int, max_cycles: int, unexplained: npt.NDArray[np.uint8] | None = None
-    ) -> tuple[
-        int,
-        bool,
-        int,
-        npt.NDArray[np.int32],
-        npt.NDArray[np.int32],
-        npt.NDArray[np.int32],
-        npt.NDArray[np.int32],
-        npt.NDArray[np.int32],
-    ]: ...
+    ) -> SettledRun: ...
     def preempted_by(self, wids: npt.ArrayLike) -> npt.NDArray[np.int32]: ...
     def messages(self, wids: npt.ArrayLike) -> list[str]: ...
     def reasons(self, wids: npt.ArrayLike) -> list[str]: ...
     def queues(self, wids: npt.ArrayLike) -> npt.NDArray[np.int32]: ...
-    def admitted_shapes(
-        self, wids: npt.ArrayLike
-    ) -> tuple[npt.NDArray[np.int32], list[tuple[int, list[tuple[str, int, list[tuple[int, int]]]]]]]: ...
-    def admitted_usage(self, wids: npt.ArrayLike) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int64]]: ...
+    def admitted_shapes(self, wids: npt.ArrayLike) -> AdmittedShapes: ...
+    def admitted_usage(self, wids: npt.ArrayLike) -> AdmittedUsage: ...
     def eviction_reasons(self, wids: npt.ArrayLike) -> npt.NDArray[np.int8]: ...
     def release_eviction(self, wid: int) -> None: ...
     def evict(self, wid: int, reason: str, message: str) -> None: ...
@@ -153,17 +202,7 @@ class Engine:
     def evict_after_cycle(
         self, wid: int, reason: str, message: str, queue_ts_ns: int, requeue: bool
     ) -> None: ...
-    def run_cycle(
-        self, now_ns: int
-    ) -> tuple[
-        int,
-        npt.NDArray[np.int32],
-        npt.NDArray[np.int32],
-        int,
-        int,
-        npt.NDArray[np.int32],
-        npt.NDArray[np.int32],
-    ]: ...
+    def run_cycle(self, now_ns: int) -> CycleResult: ...
     @property
     def cycle(self) -> int: ...
     @property
@@ -174,27 +213,15 @@ class Engine:
     def stats(self) -> dict[str, int]: ...
     def memory_bytes(self) -> int: ...
     def workload_view(self, wid: int) -> dict[str, Any]: ...
-    def workload_spec(
-        self, wid: int
-    ) -> tuple[
-        str,
-        str,
-        str,
-        int,
-        int,
-        int,
-        int,
-        list[tuple[str, int, list[tuple[int, int]], int | None, int]],
-        int,
-        str,
-        int,
-    ]: ...
+    def workload_spec(self, wid: int) -> WorkloadSpecRow: ...
+    # Entries are LedgerEntry at run time; typed as the plain tuples that
+    # compiler.afs_ledger_state takes (a list is invariant).
     def afs_ledger_state(
         self,
     ) -> list[tuple[int, list[tuple[int, int]], list[tuple[int, int]], int, float]]: ...
     def restore_afs_ledger(self, entries: Sequence[tuple[int, Sequence[tuple[int, int]], int]]) -> None: ...
-    def queue_state(self, cluster_queue: int) -> tuple[list[int], list[int], int, int, int]: ...
-    def decisions(self) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.int32], npt.NDArray[np.int64]]: ...
+    def queue_state(self, cluster_queue: int) -> QueueState: ...
+    def decisions(self) -> Decisions: ...
     @property
     def usage(self) -> npt.NDArray[np.int64]: ...
     @property
