@@ -104,6 +104,7 @@ void register_result_types(py::module_& m) {
 
 }  // namespace
 
+// Over 80 lines: one pybind11 class chain of short per-method lambdas.
 void register_engine(py::module_& m) {
   register_result_types(m);
   py::class_<PyEngine>(m, "Engine", "The native engine over one topology (see kueue_fast._native.NativeEngine).")
