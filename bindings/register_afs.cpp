@@ -3,6 +3,7 @@
 #include <kueue_fast/admission_fair_sharing.hpp>
 
 #include "common.hpp"
+#include "convert.hpp"
 
 namespace kueue_fast_bindings {
 

@@ -1,5 +1,6 @@
 // kueue_fast._core.Engine: the native engine (kueue_fast/_native.py wraps it
-// with the reference engine's Python interface).
+// with the reference engine's Python interface). Registration only: the
+// conversions live in convert.cpp, the input parsers in parse_inputs.cpp.
 #include <cstring>
 #include <limits>
 #include <map>
@@ -17,13 +18,14 @@
 #include <kueue_fast/scheduler.hpp>
 
 #include "common.hpp"
+#include "convert.hpp"
+#include "parse_inputs.hpp"
 
 namespace kueue_fast_bindings {
 
 using kueue_fast::Amount;
 using kueue_fast::CycleReport;
 using kueue_fast::Engine;
-using kueue_fast::EngineInputError;
 using kueue_fast::TopologySpec;
 using kueue_fast::WorkloadInput;
 
@@ -33,354 +35,12 @@ namespace {
 // releases the GIL while it holds the lock; the other methods take the lock
 // with the GIL held. No call needs the GIL while holding the lock, so the two
 // never wait on each other in opposite orders.
-// Workload arrays handed over once (stage_workloads), added later by row
-// ranges (add_staged): the simulator adds each arrival instant's rows
-// without building and converting a dozen array slices per call.
-struct StagedWorkloads {
-  std::vector<std::int64_t> cq, prio, ts, hash, pso, psc, psm, psf, rqo, rqr, rqa, psn, blk, blk_msg, lq;
-  std::vector<std::string> namespaces, names, uids, pod_set_names, block_messages;
-  bool has_psn = false, has_block = false;
-  std::size_t n = 0;
-};
-
 struct PyEngine {
   std::mutex mutex;
   Engine engine;
   StagedWorkloads staged;
   PyEngine(TopologySpec spec, bool release_evictions) : engine(std::move(spec), release_evictions) {}
 };
-
-[[noreturn]] void bad(const std::string& what) { throw EngineInputError(what); }
-
-// An integer (int or anything with __index__, not float) as int64.
-std::int64_t to_i64(py::handle h, const char* what) {
-  if (h.is_none() || PyFloat_Check(h.ptr())) bad(std::string(what) + ": expected an integer");
-  PyObject* idx = PyNumber_Index(h.ptr());
-  if (idx == nullptr) {
-    PyErr_Clear();
-    bad(std::string(what) + ": expected an integer");
-  }
-  int overflow = 0;
-  long long v = PyLong_AsLongLongAndOverflow(idx, &overflow);
-  Py_DECREF(idx);
-  if (overflow != 0 || (v == -1 && PyErr_Occurred())) {
-    PyErr_Clear();
-    bad(std::string(what) + ": integer out of the int64 range");
-  }
-  return static_cast<std::int64_t>(v);
-}
-
-std::uint64_t to_u64(py::handle h, const char* what) {
-  if (h.is_none() || PyFloat_Check(h.ptr())) bad(std::string(what) + ": expected an integer");
-  PyObject* idx = PyNumber_Index(h.ptr());
-  if (idx == nullptr) {
-    PyErr_Clear();
-    bad(std::string(what) + ": expected an integer");
-  }
-  unsigned long long v = PyLong_AsUnsignedLongLong(idx);
-  Py_DECREF(idx);
-  if (v == static_cast<unsigned long long>(-1) && PyErr_Occurred()) {
-    PyErr_Clear();
-    bad(std::string(what) + ": integer out of the uint64 range");
-  }
-  return static_cast<std::uint64_t>(v);
-}
-
-std::string to_str(py::handle h, const char* what) {
-  if (!PyUnicode_Check(h.ptr())) bad(std::string(what) + ": expected a str");
-  Py_ssize_t n = 0;
-  const char* s = PyUnicode_AsUTF8AndSize(h.ptr(), &n);
-  if (s == nullptr) {
-    PyErr_Clear();
-    bad(std::string(what) + ": not encodable as UTF-8");
-  }
-  return std::string(s, static_cast<std::size_t>(n));
-}
-
-py::sequence to_seq(py::handle h, const char* what) {
-  if (!PySequence_Check(h.ptr()) || PyUnicode_Check(h.ptr()) || PyBytes_Check(h.ptr())) {
-    bad(std::string(what) + ": expected a sequence");
-  }
-  return py::reinterpret_borrow<py::sequence>(h);
-}
-
-py::object item(const py::dict& d, const char* key) {
-  if (!d.contains(key)) bad(std::string("topology: missing ") + key);
-  return d[key];
-}
-
-}  // namespace
-
-// A Python int (not float) of the ledger's 128-bit range (nanos).
-kueue_fast::Nanos to_nanos(py::handle h, const char* what) {
-  if (h.is_none() || PyFloat_Check(h.ptr()) || PyBool_Check(h.ptr())) bad(std::string(what) + ": expected an integer");
-  PyObject* idx = PyNumber_Index(h.ptr());
-  if (idx == nullptr) {
-    PyErr_Clear();
-    bad(std::string(what) + ": expected an integer");
-  }
-  py::str text = py::reinterpret_steal<py::str>(PyObject_Str(idx));
-  Py_DECREF(idx);
-  return kueue_fast::nanos_from_string(text.cast<std::string>());
-}
-
-py::int_ from_nanos(kueue_fast::Nanos v) {
-  const std::string text = kueue_fast::nanos_to_string(v);
-  return py::reinterpret_steal<py::int_>(PyLong_FromString(text.c_str(), nullptr, 10));
-}
-
-namespace {
-
-// [(resource id, nanos)] by increasing resource id.
-kueue_fast::Amounts amounts_from(py::handle seq, const char* what) {
-  kueue_fast::Amounts out;
-  for (auto x : to_seq(seq, what)) {
-    py::sequence p = to_seq(x, what);
-    if (p.size() != 2) bad(std::string(what) + ": expected (resource, nanos)");
-    out.push_back({static_cast<std::int32_t>(to_i64(p[0], what)), to_nanos(p[1], what)});
-  }
-  return out;
-}
-
-py::list amounts_to(const kueue_fast::Amounts& a) {
-  py::list out;
-  for (const auto& x : a) out.append(py::make_tuple(x.resource, from_nanos(x.value)));
-  return out;
-}
-
-TopologySpec topology_from(const py::dict& d) {
-  TopologySpec t;
-  for (auto x : to_seq(item(d, "resource_names"), "resource_names")) t.resource_names.push_back(to_str(x, "resource name"));
-  for (auto x : to_seq(item(d, "flavor_names"), "flavor_names")) t.flavor_names.push_back(to_str(x, "flavor name"));
-  for (auto x : to_seq(item(d, "node_names"), "node_names")) t.node_names.push_back(to_str(x, "node name"));
-  for (auto x : to_seq(item(d, "fr_pairs"), "fr_pairs")) {
-    py::sequence p = to_seq(x, "fr pair");
-    if (p.size() != 2) bad("fr pair: expected (flavor, resource)");
-    t.fr_pairs.emplace_back(static_cast<std::int32_t>(to_i64(p[0], "fr flavor")),
-                            static_cast<std::int32_t>(to_i64(p[1], "fr resource")));
-  }
-  t.n_cq = static_cast<std::int32_t>(to_i64(item(d, "n_cq"), "n_cq"));
-  for (auto x : to_seq(item(d, "node_parent"), "node_parent")) t.node_parent.push_back(static_cast<std::int32_t>(to_i64(x, "parent")));
-  for (auto row : to_seq(item(d, "quotas"), "quotas")) {
-    std::vector<kueue_fast::QuotaEntry> entries;
-    for (auto q : to_seq(row, "quota row")) {
-      py::sequence e = to_seq(q, "quota entry");
-      if (e.size() != 4) bad("quota entry: expected (fr, nominal, borrowing_limit, lending_limit)");
-      entries.push_back({static_cast<std::int32_t>(to_i64(e[0], "quota fr")), to_i64(e[1], "nominal"),
-                         to_i64(e[2], "borrowing_limit"), to_i64(e[3], "lending_limit")});
-    }
-    t.quotas.push_back(std::move(entries));
-  }
-  for (auto x : to_seq(item(d, "fair_weight"), "fair_weight")) t.fair_weight.push_back(x.cast<double>());
-  for (auto x : to_seq(item(d, "cluster_queues"), "cluster_queues")) {
-    py::dict c = py::reinterpret_borrow<py::dict>(x);
-    kueue_fast::ClusterQueueSpec s;
-    s.name = to_str(item(c, "name"), "name");
-    for (auto g : to_seq(item(c, "groups"), "groups")) {
-      py::sequence gs = to_seq(g, "group");
-      if (gs.size() != 2) bad("group: expected (resources, flavors)");
-      kueue_fast::ResourceGroupSpec rg;
-      for (auto r : to_seq(gs[0], "group resources")) rg.resources.push_back(static_cast<std::int32_t>(to_i64(r, "resource")));
-      for (auto f : to_seq(gs[1], "group flavors")) rg.flavors.push_back(static_cast<std::int32_t>(to_i64(f, "flavor")));
-      s.groups.push_back(std::move(rg));
-    }
-    auto code = [&](const char* key) { return static_cast<std::uint8_t>(to_i64(item(c, key), key)); };
-    s.strategy = code("strategy");
-    s.within_cluster_queue = code("within_cluster_queue");
-    s.reclaim_within_cohort = code("reclaim_within_cohort");
-    s.borrow_within_cohort = code("borrow_within_cohort");
-    py::object thr = item(c, "max_priority_threshold");
-    s.has_max_priority_threshold = !thr.is_none();
-    s.max_priority_threshold = thr.is_none() ? 0 : to_i64(thr, "max_priority_threshold");
-    s.when_can_borrow = code("when_can_borrow");
-    s.when_can_preempt = code("when_can_preempt");
-    s.preference = code("preference");
-    s.active = item(c, "active").cast<bool>();
-    s.inactive_message = to_str(item(c, "inactive_message"), "inactive_message");
-    s.fair_weight = item(c, "fair_weight").cast<double>();
-    if (c.contains("admission_fair_sharing")) s.admission_fair_sharing = c["admission_fair_sharing"].cast<bool>();
-    t.cluster_queues.push_back(std::move(s));
-  }
-  // Admission fair sharing (optional keys: a topology without them has none).
-  if (d.contains("local_queues")) {
-    for (auto x : to_seq(d["local_queues"], "local_queues")) {
-      py::sequence q = to_seq(x, "local queue");
-      if (q.size() != 5) bad("local queue: expected (name, cluster_queue, fair_weight, stopped, consumed)");
-      kueue_fast::LocalQueueSpec lq;
-      lq.name = to_str(q[0], "local queue name");
-      lq.cluster_queue = static_cast<std::int32_t>(to_i64(q[1], "local queue cluster_queue"));
-      lq.fair_weight = q[2].cast<double>();
-      lq.stopped = q[3].cast<bool>();
-      lq.consumed = amounts_from(q[4], "local queue consumed");
-      t.local_queues.push_back(std::move(lq));
-    }
-  }
-  if (d.contains("admission_fair_sharing") && !d["admission_fair_sharing"].is_none()) {
-    py::dict a = py::reinterpret_borrow<py::dict>(d["admission_fair_sharing"]);
-    t.has_admission_fair_sharing = true;
-    t.admission_fair_sharing.usage_half_life_s = item(a, "usage_half_life_s").cast<double>();
-    t.admission_fair_sharing.usage_sampling_interval_s = item(a, "usage_sampling_interval_s").cast<double>();
-    for (auto x : to_seq(item(a, "resource_weights"), "resource_weights")) {
-      t.admission_fair_sharing.resource_weights.push_back(x.cast<double>());
-    }
-  }
-  t.fair_sharing = item(d, "fair_sharing").cast<bool>();
-  for (auto x : to_seq(item(d, "fair_strategies"), "fair_strategies")) {
-    t.fair_strategies.push_back(static_cast<std::uint8_t>(to_i64(x, "fair strategy")));
-  }
-  if (d.contains("block_admission_for_pods_ready")) {
-    t.block_admission_for_pods_ready = item(d, "block_admission_for_pods_ready").cast<bool>();
-  }
-  if (d.contains("gates")) {  // kueue_fast.features.FeatureGates, by attribute name
-    py::dict g = py::reinterpret_borrow<py::dict>(d["gates"]);
-    auto gate = [&](const char* key, bool& out) {
-      if (g.contains(key)) out = g[key].cast<bool>();
-    };
-    kueue_fast::FeatureGates& f = t.gates;
-    gate("partial_admission", f.partial_admission);
-    gate("flavor_fungibility", f.flavor_fungibility);
-    gate("flavor_fungibility_preserve_scan_progress", f.flavor_fungibility_preserve_scan_progress);
-    gate("priority_sorting_within_cohort", f.priority_sorting_within_cohort);
-    gate("fair_sharing_preempt_within_nominal", f.fair_sharing_preempt_within_nominal);
-    gate("fair_sharing_prioritize_non_borrowing", f.fair_sharing_prioritize_non_borrowing);
-    gate("fair_sharing_reevaluate_preemption_candidates", f.fair_sharing_reevaluate_preemption_candidates);
-    gate("recompute_assignment_upon_preemption_targets_overlap",
-         f.recompute_assignment_upon_preemption_targets_overlap);
-    gate("scheduling_equivalence_hashing", f.scheduling_equivalence_hashing);
-    gate("prioritize_preemptor_workloads", f.prioritize_preemptor_workloads);
-  }
-  return t;
-}
-
-WorkloadInput workload_from(py::handle ns, py::handle name, py::handle uid, py::handle cq, py::handle priority,
-                            py::handle queue_ts, py::handle hash, py::handle block, py::handle block_message,
-                            py::handle pod_sets, py::handle admission) {
-  WorkloadInput in;
-  in.ns = to_str(ns, "namespace");
-  in.name = to_str(name, "name");
-  in.uid = to_str(uid, "uid");
-  in.cluster_queue = to_i64(cq, "cluster_queue");
-  in.priority = to_i64(priority, "priority");
-  in.queue_ts = to_i64(queue_ts, "queue_ts");
-  in.scheduling_hash = to_u64(hash, "scheduling_hash");
-  in.block = to_i64(block, "block");
-  in.block_message = to_str(block_message, "block_message");
-  for (auto ps : to_seq(pod_sets, "pod_sets")) {
-    py::sequence p = to_seq(ps, "pod set");
-    if (p.size() != 5) bad("pod set: expected (name, count, min_count, flavor_class, requests)");
-    WorkloadInput::PodSet s;
-    s.name = to_str(p[0], "pod set name");
-    s.count = to_i64(p[1], "pod set count");
-    s.min_count = p[2].is_none() ? -1 : to_i64(p[2], "pod set min_count");
-    if (!p[2].is_none() && s.min_count < 0) bad("pod set min_count must be >= 0");
-    s.flavor_class = to_i64(p[3], "flavor_class");
-    for (auto rq : to_seq(p[4], "requests")) {
-      py::sequence r = to_seq(rq, "request");
-      if (r.size() != 2) bad("request: expected (resource, amount)");
-      s.requests.emplace_back(to_i64(r[0], "request resource"), to_i64(r[1], "request amount"));
-    }
-    in.pod_sets.push_back(std::move(s));
-  }
-  if (!admission.is_none()) {
-    py::sequence a = to_seq(admission, "admission");
-    if (a.size() != 3) bad("admission: expected (cluster_queue, time_ns, pod_sets)");
-    in.has_admission = true;
-    in.admission_cq = to_i64(a[0], "admission cluster_queue");
-    in.admission_time = to_i64(a[1], "admission time");
-    for (auto ps : to_seq(a[2], "admission pod sets")) {
-      py::sequence p = to_seq(ps, "admitted pod set");
-      if (p.size() != 2) bad("admitted pod set: expected (count, use)");
-      WorkloadInput::AdmittedPodSet s;
-      s.count = to_i64(p[0], "admitted count");
-      for (auto u : to_seq(p[1], "admitted use")) {
-        py::sequence e = to_seq(u, "admitted use entry");
-        if (e.size() != 3) bad("admitted use entry: expected (resource, flavor, amount)");
-        s.use.emplace_back(to_i64(e[0], "admitted resource"), to_i64(e[1], "admitted flavor"),
-                           to_i64(e[2], "admitted amount"));
-      }
-      in.admission.push_back(std::move(s));
-    }
-  }
-  return in;
-}
-
-using I64Array = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>;
-
-// A 1-D integer array as C-contiguous int64 (no copy when it already is one).
-// Floats, bools, strings and objects are rejected: integers given as floats
-// are an error, not a silent cast.
-I64Array int_array(py::handle obj, const char* what, py::ssize_t expect = -1) {
-  if (obj.is_none()) bad(std::string(what) + ": missing");
-  py::array a = py::array::ensure(obj);
-  if (!a) {
-    PyErr_Clear();
-    bad(std::string(what) + ": not an array");
-  }
-  if (a.ndim() != 1) bad(std::string(what) + ": expected a 1-D array, got " + std::to_string(a.ndim()) + " dimensions");
-  char kind = a.dtype().kind();
-  if (a.size() > 0 && kind != 'i' && kind != 'u') {
-    bad(std::string(what) + ": expected integers, got dtype " + py::str(a.dtype()).cast<std::string>());
-  }
-  if (kind == 'u' && a.itemsize() == 8 && a.size() > 0) {
-    auto u = py::array_t<std::uint64_t, py::array::c_style | py::array::forcecast>::ensure(a);
-    const std::uint64_t* p = u.data();
-    for (py::ssize_t i = 0; i < u.size(); ++i) {
-      if (p[i] > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-        bad(std::string(what) + ": value above the int64 range");
-      }
-    }
-  }
-  I64Array r = a.size() == 0 ? I64Array(0) : I64Array::ensure(a);
-  if (!r) {
-    PyErr_Clear();
-    bad(std::string(what) + ": cannot be read as int64");
-  }
-  if (expect >= 0 && r.size() != expect) {
-    bad(std::string(what) + ": expected " + std::to_string(expect) + " entries, got " + std::to_string(r.size()));
-  }
-  return r;
-}
-
-std::vector<std::string> str_list(py::handle obj, const char* what, std::size_t expect) {
-  if (obj.is_none()) bad(std::string(what) + ": missing");
-  py::sequence s = to_seq(obj, what);
-  if (static_cast<std::size_t>(s.size()) != expect) {
-    bad(std::string(what) + ": expected " + std::to_string(expect) + " entries, got " + std::to_string(s.size()));
-  }
-  std::vector<std::string> out;
-  out.reserve(expect);
-  for (auto x : s) out.push_back(to_str(x, what));
-  return out;
-}
-
-// A read-only, zero-copy (n_nodes, n_fr) view of one of the tree's tables
-// (strided when the table lives in the tree's cells); `owner` (the Python
-// engine) is its base and keeps the memory alive. The tables are sized once
-// at construction and never reallocated.
-py::array tree_view(py::handle owner, kueue_fast::QuotaTree::Table t, int n_nodes, int n_fr) {
-  std::vector<py::ssize_t> shape{n_nodes, n_fr};
-  const auto stride = static_cast<py::ssize_t>(t.stride);
-  std::vector<py::ssize_t> strides{static_cast<py::ssize_t>(n_fr) * stride, stride};
-  py::array a(py::dtype::of<std::int64_t>(), shape, strides, t.data, owner);
-  a.attr("setflags")(py::arg("write") = false);
-  return a;
-}
-
-const char* state_name(kueue_fast::ViewState s) {
-  switch (s) {
-    case kueue_fast::STATE_ADMITTED: return "admitted";
-    case kueue_fast::STATE_EVICTED: return "evicted";
-    case kueue_fast::STATE_FINISHED: return "finished";
-    default: return "pending";
-  }
-}
-
-template <class T>
-py::array_t<T> to_numpy(const std::vector<T>& v) {
-  py::array_t<T> a(static_cast<py::ssize_t>(v.size()));
-  if (!v.empty()) std::memcpy(a.mutable_data(), v.data(), v.size() * sizeof(T));
-  return a;
-}
 
 // f(engine, wid) for each wid of `wids` (all checked first, under the lock):
 // a numpy array of T, or with T = py::str a list.
@@ -403,115 +63,50 @@ auto per_wid(PyEngine& self, py::handle wids, F f) {
   }
 }
 
-}  // namespace
 
-namespace {
+// The named results (collections.namedtuple, also _core attributes): the
+// callers' tuple unpacking keeps working and every field has a name. Made
+// once at import and kept for the life of the process.
+struct ResultTypes {
+  py::handle cycle, stable_run, cycles_run, settled_run, admitted_shapes, admitted_usage, workload_spec,
+      ledger_entry, queue_state, decisions;
+};
 
-// add_workloads' arguments, checked and copied (add_workloads and stage_workloads).
-StagedWorkloads workload_rows(py::handle cluster_queue, py::handle priority, py::handle queue_ts,
-                          py::handle scheduling_hash, py::handle pod_set_offsets, py::handle pod_set_count,
-                          py::handle pod_set_min_count, py::handle pod_set_flavor_class, py::handle request_offsets,
-                          py::handle request_resource, py::handle request_amount, py::handle namespaces, py::handle names,
-                          py::handle uids, py::handle pod_set_name, py::handle pod_set_names, py::handle block,
-                          py::handle block_message, py::handle block_messages, py::handle local_queue) {
-  auto vec = [](const I64Array& a) { return std::vector<std::int64_t>(a.data(), a.data() + a.size()); };
-  StagedWorkloads st;
-  I64Array cq = int_array(cluster_queue, "cluster_queue");
-  const py::ssize_t n = cq.size();
-  st.n = static_cast<std::size_t>(n);
-  st.cq = vec(cq);
-  st.prio = vec(int_array(priority, "priority", n));
-  st.ts = vec(int_array(queue_ts, "queue_ts", n));
-  st.hash = vec(int_array(scheduling_hash, "scheduling_hash", n));
-  st.pso = vec(int_array(pod_set_offsets, "pod_set_offsets", n + 1));
-  st.psc = vec(int_array(pod_set_count, "pod_set_count"));
-  const py::ssize_t n_ps = static_cast<py::ssize_t>(st.psc.size());
-  st.psm = vec(int_array(pod_set_min_count, "pod_set_min_count", n_ps));
-  st.psf = vec(int_array(pod_set_flavor_class, "pod_set_flavor_class", n_ps));
-  st.rqo = vec(int_array(request_offsets, "request_offsets", n_ps + 1));
-  st.rqr = vec(int_array(request_resource, "request_resource"));
-  st.rqa = vec(int_array(request_amount, "request_amount", static_cast<py::ssize_t>(st.rqr.size())));
-  // The offsets decide where a slice of rows starts: check them here
-  // (Engine::add_workloads checks everything else on each slice).
-  auto offsets_ok = [](const std::vector<std::int64_t>& o, std::size_t end) {
-    if (o.front() != 0 || o.back() != static_cast<std::int64_t>(end)) return false;
-    for (std::size_t i = 1; i < o.size(); ++i) {
-      if (o[i] < o[i - 1]) return false;
-    }
-    return true;
-  };
-  if (!offsets_ok(st.pso, st.psc.size())) bad("pod_set_offsets must start at 0, not decrease and end at the number of pod sets");
-  if (!offsets_ok(st.rqo, st.rqr.size())) bad("request_offsets must start at 0, not decrease and end at the number of requests");
-  st.namespaces = str_list(namespaces, "namespaces", st.n);
-  st.names = str_list(names, "names", st.n);
-  if (!uids.is_none()) st.uids = str_list(uids, "uids", st.n);
-  if (!pod_set_name.is_none()) {
-    st.has_psn = true;
-    st.psn = vec(int_array(pod_set_name, "pod_set_name", n_ps));
-    if (pod_set_names.is_none()) bad("pod_set_name needs pod_set_names");
-    for (auto x : to_seq(pod_set_names, "pod_set_names")) st.pod_set_names.push_back(to_str(x, "pod set name"));
-  }
-  if (!block.is_none()) {
-    st.has_block = true;
-    st.blk = vec(int_array(block, "block", n));
-    st.blk_msg = vec(int_array(block_message, "block_message", n));
-    if (!block_messages.is_none()) {
-      for (auto x : to_seq(block_messages, "block_messages")) st.block_messages.push_back(to_str(x, "block message"));
-    }
-  }
-  if (!local_queue.is_none()) st.lq = vec(int_array(local_queue, "local_queue", n));
-  return st;
+ResultTypes& result_types() {
+  static ResultTypes types;
+  return types;
 }
 
-// Engine::add_workloads of rows [lo, hi) of `st` (bounds checked by the caller).
-int add_workload_rows(Engine& engine, const StagedWorkloads& st, std::int64_t lo, std::int64_t hi) {
-  const auto l = static_cast<std::size_t>(lo), h = static_cast<std::size_t>(hi);
-  const auto p0 = static_cast<std::size_t>(st.pso[l]), p1 = static_cast<std::size_t>(st.pso[h]);
-  const auto r0 = static_cast<std::size_t>(st.rqo[p0]), r1 = static_cast<std::size_t>(st.rqo[p1]);
-  // offsets of the slice, rebased to 0
-  std::vector<std::int64_t> pso(st.pso.begin() + static_cast<std::ptrdiff_t>(l),
-                                st.pso.begin() + static_cast<std::ptrdiff_t>(h) + 1);
-  for (auto& x : pso) x -= static_cast<std::int64_t>(p0);
-  std::vector<std::int64_t> rqo(st.rqo.begin() + static_cast<std::ptrdiff_t>(p0),
-                                st.rqo.begin() + static_cast<std::ptrdiff_t>(p1) + 1);
-  for (auto& x : rqo) x -= static_cast<std::int64_t>(r0);
-  kueue_fast::BulkWorkloads b;
-  b.n = h - l;
-  b.cluster_queue = st.cq.data() + l;
-  b.priority = st.prio.data() + l;
-  b.queue_ts = st.ts.data() + l;
-  b.scheduling_hash = reinterpret_cast<const std::uint64_t*>(st.hash.data() + l);
-  b.ps_offsets = pso.data();
-  b.n_ps = p1 - p0;
-  b.ps_count = st.psc.data() + p0;
-  b.ps_min_count = st.psm.data() + p0;
-  b.ps_flavor_class = st.psf.data() + p0;
-  b.req_offsets = rqo.data();
-  b.n_req = r1 - r0;
-  b.req_resource = st.rqr.data() + r0;
-  b.req_amount = st.rqa.data() + r0;
-  b.namespaces.assign(st.namespaces.begin() + static_cast<std::ptrdiff_t>(l),
-                      st.namespaces.begin() + static_cast<std::ptrdiff_t>(h));
-  b.names.assign(st.names.begin() + static_cast<std::ptrdiff_t>(l), st.names.begin() + static_cast<std::ptrdiff_t>(h));
-  if (!st.uids.empty()) {
-    b.uids.assign(st.uids.begin() + static_cast<std::ptrdiff_t>(l), st.uids.begin() + static_cast<std::ptrdiff_t>(h));
-  }
-  if (st.has_psn) {
-    b.ps_name = st.psn.data() + p0;
-    b.pod_set_names = st.pod_set_names;
-  }
-  if (st.has_block) {
-    b.block = st.blk.data() + l;
-    b.block_message = st.blk_msg.data() + l;
-    b.block_messages = st.block_messages;
-  }
-  if (!st.lq.empty()) b.local_queue = st.lq.data() + l;
-  return engine.add_workloads(b);
+py::handle named_tuple(py::module_& m, const char* name, const char* fields) {
+  py::object t = py::module_::import("collections").attr("namedtuple")(name, fields, py::arg("module") = m.attr("__name__"));
+  m.attr(name) = t;
+  return t.release();
+}
+
+void register_result_types(py::module_& m) {
+  ResultTypes& t = result_types();
+  t.cycle = named_tuple(m, "CycleResult", "cycle admitted preempted newly_parked heads attempted parked");
+  t.stable_run = named_tuple(m, "StableRun", "cycles stable heads admitted admitted_cycle preempted preempted_cycle");
+  t.cycles_run = named_tuple(m, "CyclesRun",
+                             "cycles stable heads newly_parked admitted admitted_cycle preempted preempted_cycle "
+                             "preempted_admission_ns attempted attempted_cycle parked parked_cycle");
+  t.settled_run = named_tuple(m, "SettledRun",
+                              "cycles stable heads admitted admitted_cycle preempted preempted_cycle attempted");
+  t.admitted_shapes = named_tuple(m, "AdmittedShapes", "shape shapes");
+  t.admitted_usage = named_tuple(m, "AdmittedUsage", "cluster_queue usage");
+  t.workload_spec = named_tuple(m, "WorkloadSpecRow",
+                                "namespace name uid cluster_queue priority queue_ts scheduling_hash pod_sets block "
+                                "block_message local_queue");
+  t.ledger_entry = named_tuple(m, "LedgerEntry", "local_queue consumed pending_penalty last_update_ns usage");
+  t.queue_state = named_tuple(m, "QueueState", "active parked sticky pop_cycle requeue_cycle");
+  t.decisions = named_tuple(m, "Decisions", "state admitted_cq admission_time");
 }
 
 }  // namespace
 
+// Over 80 lines: one pybind11 class chain of short per-method lambdas.
 void register_engine(py::module_& m) {
+  register_result_types(m);
   py::class_<PyEngine>(m, "Engine", "The native engine over one topology (see kueue_fast._native.NativeEngine).")
       .def(py::init([](const py::dict& topology, bool release_evictions) {
              return std::make_unique<PyEngine>(topology_from(topology), release_evictions);
@@ -554,49 +149,22 @@ void register_engine(py::module_& m) {
           py::arg("queue_name") = "")
       .def(
           "add_workloads",
-          [](PyEngine& self, py::handle cluster_queue, py::handle priority, py::handle queue_ts,
-             py::handle scheduling_hash, py::handle pod_set_offsets, py::handle pod_set_count,
-             py::handle pod_set_min_count, py::handle pod_set_flavor_class, py::handle request_offsets,
-             py::handle request_resource, py::handle request_amount, py::handle namespaces, py::handle names,
-             py::handle uids, py::handle pod_set_name, py::handle pod_set_names, py::handle block,
-             py::handle block_message, py::handle block_messages, py::handle local_queue) {
-            StagedWorkloads rows = workload_rows(cluster_queue, priority, queue_ts, scheduling_hash, pod_set_offsets, pod_set_count,
-                                             pod_set_min_count, pod_set_flavor_class, request_offsets, request_resource,
-                                             request_amount, namespaces, names, uids, pod_set_name, pod_set_names, block,
-                                             block_message, block_messages, local_queue);
+          [](PyEngine& self, py::handle arrays) {
+            StagedWorkloads rows = workload_rows(arrays);
             std::lock_guard<std::mutex> lock(self.mutex);
             return add_workload_rows(self.engine, rows, 0, static_cast<std::int64_t>(rows.n));
           },
-          py::arg("cluster_queue"), py::arg("priority"), py::arg("queue_ts"), py::arg("scheduling_hash"),
-          py::arg("pod_set_offsets"), py::arg("pod_set_count"), py::arg("pod_set_min_count"),
-          py::arg("pod_set_flavor_class"), py::arg("request_offsets"), py::arg("request_resource"),
-          py::arg("request_amount"), py::arg("namespaces"), py::arg("names"), py::arg("uids") = py::none(),
-          py::arg("pod_set_name") = py::none(), py::arg("pod_set_names") = py::none(), py::arg("block") = py::none(),
-          py::arg("block_message") = py::none(), py::arg("block_messages") = py::none(),
-          py::arg("local_queue") = py::none())
+          py::arg("arrays"),
+          "Many pending workloads from one arrays object (kueue_fast._native.WorkloadArrays' attributes); "
+          "returns the first new wid.")
       .def(
           "stage_workloads",
-          [](PyEngine& self, py::handle cluster_queue, py::handle priority, py::handle queue_ts,
-             py::handle scheduling_hash, py::handle pod_set_offsets, py::handle pod_set_count,
-             py::handle pod_set_min_count, py::handle pod_set_flavor_class, py::handle request_offsets,
-             py::handle request_resource, py::handle request_amount, py::handle namespaces, py::handle names,
-             py::handle uids, py::handle pod_set_name, py::handle pod_set_names, py::handle block,
-             py::handle block_message, py::handle block_messages, py::handle local_queue) {
-            StagedWorkloads rows = workload_rows(cluster_queue, priority, queue_ts, scheduling_hash, pod_set_offsets, pod_set_count,
-                                             pod_set_min_count, pod_set_flavor_class, request_offsets, request_resource,
-                                             request_amount, namespaces, names, uids, pod_set_name, pod_set_names, block,
-                                             block_message, block_messages, local_queue);
+          [](PyEngine& self, py::handle arrays) {
+            StagedWorkloads rows = workload_rows(arrays);
             std::lock_guard<std::mutex> lock(self.mutex);
             self.staged = std::move(rows);
           },
-          py::arg("cluster_queue"), py::arg("priority"), py::arg("queue_ts"), py::arg("scheduling_hash"),
-          py::arg("pod_set_offsets"), py::arg("pod_set_count"), py::arg("pod_set_min_count"),
-          py::arg("pod_set_flavor_class"), py::arg("request_offsets"), py::arg("request_resource"),
-          py::arg("request_amount"), py::arg("namespaces"), py::arg("names"), py::arg("uids") = py::none(),
-          py::arg("pod_set_name") = py::none(), py::arg("pod_set_names") = py::none(), py::arg("block") = py::none(),
-          py::arg("block_message") = py::none(), py::arg("block_messages") = py::none(),
-          py::arg("local_queue") = py::none(),
-          "Keep workload arrays (add_workloads' arguments) for add_staged; replaces any staged before.")
+          py::arg("arrays"), "Keep workload arrays (add_workloads' argument) for add_staged; replaces any staged before.")
       .def(
           "add_staged",
           [](PyEngine& self, std::int64_t lo, std::int64_t hi) {
@@ -638,7 +206,7 @@ void register_engine(py::module_& m) {
               r.heads = run.heads;
               if (!run.admitted.empty() || !run.preempted.empty()) r = run;
             }
-            return py::make_tuple(r.cycles, r.stable, r.heads, to_numpy(r.admitted), to_numpy(r.admitted_cycle),
+            return result_types().stable_run(r.cycles, r.stable, r.heads, to_numpy(r.admitted), to_numpy(r.admitted_cycle),
                                   to_numpy(r.preempted), to_numpy(r.preempted_cycle));
           },
           py::arg("now_ns"), py::arg("max_cycles"),
@@ -669,7 +237,7 @@ void register_engine(py::module_& m) {
               std::lock_guard<std::mutex> lock(self.mutex);
               r = self.engine.run_cycles(start_ns, step_ns, max_cycles, until_stable, mask, n_mask);
             }
-            return py::make_tuple(r.cycles, r.stable, to_numpy(r.heads), to_numpy(r.newly_parked),
+            return result_types().cycles_run(r.cycles, r.stable, to_numpy(r.heads), to_numpy(r.newly_parked),
                                   to_numpy(r.admitted), to_numpy(r.admitted_cycle), to_numpy(r.preempted),
                                   to_numpy(r.preempted_cycle), to_numpy(r.preempted_admission_ns),
                                   to_numpy(r.attempted), to_numpy(r.attempted_cycle), to_numpy(r.parked),
@@ -744,7 +312,7 @@ void register_engine(py::module_& m) {
                 }
               }
             }
-            return py::make_tuple(cycles, stable, heads, to_numpy(adm), to_numpy(adm_cycle), to_numpy(pre),
+            return result_types().settled_run(cycles, stable, heads, to_numpy(adm), to_numpy(adm_cycle), to_numpy(pre),
                                   to_numpy(pre_cycle), to_numpy(attempted));
           },
           py::arg("now_ns"), py::arg("max_cycles"), py::arg("unexplained") = py::none(),
@@ -798,29 +366,28 @@ void register_engine(py::module_& m) {
             std::vector<std::int64_t> key;
             for (py::ssize_t i = 0; i < n; ++i) {
               const int wid = static_cast<int>(a.data()[i]);
-              const auto& slot = w.adm[wid];
               out[i] = -1;
-              if (w.status[wid] != kueue_fast::STATUS_ADMITTED || w.admitted_cq[wid] < 0 || slot.size == 0) continue;
-              const std::int64_t* p = w.adm_pool.data() + slot.offset;
-              const std::int64_t n_ps = *p++;
+              const std::int64_t n_ps = w.admitted_pod_sets(wid);
+              if (w.status[wid] != kueue_fast::STATUS_ADMITTED || w.admitted_cq[wid] < 0 || n_ps == 0) continue;
               if (n_ps != static_cast<std::int64_t>(w.pod_sets_of[wid].n)) continue;
               // [cq, then per pod set: name, count, n, n x (resource, flavor)] (resources without flavor left out)
               key.assign(1, w.admitted_cq[wid]);
-              for (std::int64_t k = 0; k < n_ps; ++k) {
-                key.push_back(w.pod_sets[w.pod_sets_of[wid].first + static_cast<std::uint32_t>(k)].name);
-                key.push_back(*p++);  // count
-                const std::int64_t n_res = *p++;
-                const std::size_t n_at = key.size();
-                key.push_back(0);
-                for (std::int64_t j = 0; j < n_res; ++j, p += 2) {
-                  const std::uint64_t word = static_cast<std::uint64_t>(p[0]);
-                  const int fr = static_cast<std::int32_t>(word >> 32);
-                  if (fr < 0) continue;
-                  key.push_back(static_cast<std::int64_t>(word & 0xffffffffu));
-                  key.push_back(e.topology().fr_flavor(fr));
-                  ++key[n_at];
-                }
-              }
+              std::uint32_t k = 0;
+              std::size_t n_at = 0;
+              w.for_each_admitted(
+                  wid,
+                  [&](std::int64_t count, std::int64_t) {
+                    key.push_back(w.pod_sets[w.pod_sets_of[wid].first + k++].name);
+                    key.push_back(count);
+                    n_at = key.size();
+                    key.push_back(0);
+                  },
+                  [&](const kueue_fast::AdmissionUse& u) {
+                    if (u.fr < 0) return;
+                    key.push_back(u.resource);
+                    key.push_back(e.topology().fr_flavor(u.fr));
+                    ++key[n_at];
+                  });
               auto [it, added] = ids.try_emplace(key, static_cast<std::int32_t>(order.size()));
               if (added) order.push_back(&it->first);
               out[i] = it->second;
@@ -840,7 +407,7 @@ void register_engine(py::module_& m) {
               }
               shapes.append(py::make_tuple(cq, pod_sets));
             }
-            return py::make_tuple(shape, shapes);
+            return result_types().admitted_shapes(shape, shapes);
           },
           py::arg("wids"),
           "(shape per wid, -1: not admitted to a ClusterQueue; shapes: [(admitted ClusterQueue, "
@@ -867,7 +434,7 @@ void register_engine(py::module_& m) {
               c[i] = held ? w.admitted_cq[wid] : -1;
               if (held) e.for_each_fr_usage(wid, [&](int fr, Amount v) { u[i * n_fr + fr] = v; });
             }
-            return py::make_tuple(cq, usage);
+            return result_types().admitted_usage(cq, usage);
           },
           py::arg("wids"), "(admitted ClusterQueue or -1, usage per flavor-resource) of each wid.")
       .def(
@@ -943,7 +510,7 @@ void register_engine(py::module_& m) {
               std::lock_guard<std::mutex> lock(self.mutex);
               r = self.engine.run_cycle(now_ns);
             }
-            return py::make_tuple(r.cycle, to_numpy(r.admitted), to_numpy(r.preempted), r.newly_parked, r.heads,
+            return result_types().cycle(r.cycle, to_numpy(r.admitted), to_numpy(r.preempted), r.newly_parked, r.heads,
                                   to_numpy(r.attempted), to_numpy(r.parked));
           },
           py::arg("now_ns"))
@@ -1000,25 +567,19 @@ void register_engine(py::module_& m) {
              const int wid = static_cast<int>(wid64);
              const auto& w = e.workloads();
              py::list pod_sets, resource_usage;
-             const auto& slot = w.adm[wid];
-             if (slot.size > 0) {
-               const std::int64_t* p = w.adm_pool.data() + slot.offset;
-               std::int64_t n_ps = *p++;
-               for (std::int64_t i = 0; i < n_ps; ++i) {
-                 std::int64_t count = *p++;
-                 std::int64_t n = *p++;
-                 py::dict flavors, usage;
-                 for (std::int64_t k = 0; k < n; ++k, p += 2) {
-                   std::uint64_t word = static_cast<std::uint64_t>(p[0]);
-                   int r = static_cast<int>(static_cast<std::uint32_t>(word & 0xffffffffu));
-                   int fr = static_cast<std::int32_t>(word >> 32);
-                   if (fr >= 0) flavors[py::int_(r)] = py::int_(e.topology().fr_flavor(fr));
-                   usage[py::int_(r)] = py::int_(p[1]);
-                 }
-                 pod_sets.append(py::make_tuple(count, flavors));
-                 resource_usage.append(usage);
-               }
-             }
+             py::dict flavors, usage;
+             e.workloads().for_each_admitted(
+                 wid,
+                 [&](std::int64_t count, std::int64_t) {
+                   flavors = py::dict();
+                   usage = py::dict();
+                   pod_sets.append(py::make_tuple(count, flavors));
+                   resource_usage.append(usage);
+                 },
+                 [&](const kueue_fast::AdmissionUse& u) {
+                   if (u.fr >= 0) flavors[py::int_(u.resource)] = py::int_(e.topology().fr_flavor(u.fr));
+                   usage[py::int_(u.resource)] = py::int_(u.amount);
+                 });
              py::dict d;
              d["state"] = state_name(e.state(wid));
              d["admitted_cq"] = w.admitted_cq[wid];
@@ -1054,7 +615,7 @@ void register_engine(py::module_& m) {
                pod_sets.append(py::make_tuple(w.pod_set_names[row.name], row.count, reqs, min_count, row.flavor_class));
              }
              std::string block_message = w.block_message[wid] >= 0 ? w.strings[w.block_message[wid]] : "";
-             return py::make_tuple(std::string(w.ns(wid)), std::string(w.name(wid)), std::string(w.uid(wid)), w.cq[wid],
+             return result_types().workload_spec(std::string(w.ns(wid)), std::string(w.name(wid)), std::string(w.uid(wid)), w.cq[wid],
                                    w.priority[wid], w.queue_ts[wid], w.hash[wid], pod_sets, w.block[wid], block_message,
                                    w.local_queue[wid]);
            })
@@ -1067,7 +628,7 @@ void register_engine(py::module_& m) {
              if (ledger == nullptr) return out;
              for (std::int32_t lq : ledger->order()) {
                const kueue_fast::LedgerEntry& entry = *ledger->entry(lq);
-               out.append(py::make_tuple(lq, amounts_to(entry.resources), amounts_to(entry.pending_penalty()),
+               out.append(result_types().ledger_entry(lq, amounts_to(entry.resources), amounts_to(entry.pending_penalty()),
                                          entry.last_update_ns, e.local_queue_usage(lq)));
              }
              return out;
@@ -1104,7 +665,7 @@ void register_engine(py::module_& m) {
                if (w.inadmissible[wid]) parked.append(wid);
              }
              const auto& q = e.queue(static_cast<int>(cq));
-             return py::make_tuple(active, parked, q.sticky(), q.pop_cycle(), q.queue_inadmissible_cycle());
+             return result_types().queue_state(active, parked, q.sticky(), q.pop_cycle(), q.queue_inadmissible_cycle());
            },
            "(active wids, inadmissible wids, sticky, pop cycle, requeue cycle) of a ClusterQueue (for tests).")
       .def("decisions",
@@ -1122,7 +683,7 @@ void register_engine(py::module_& m) {
                std::memcpy(cq.mutable_data(), w.admitted_cq.data(), static_cast<std::size_t>(n) * sizeof(std::int32_t));
                std::memcpy(time.mutable_data(), w.admission_time.data(), static_cast<std::size_t>(n) * sizeof(std::int64_t));
              }
-             return py::make_tuple(state, cq, time);
+             return result_types().decisions(state, cq, time);
            })
       .def_property_readonly("usage",
                              [](py::object self_obj) {

@@ -1,7 +1,7 @@
 """Stubs of the native engine module (bindings/register_*.cpp)."""
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -15,6 +15,135 @@ def afs_go_pow_half(y: float) -> float: ...
 def afs_alpha_rate(sampling_s: float, half_life_s: float) -> float: ...
 def afs_go_seconds(ns: int) -> float: ...
 def afs_nanos_to_float(v: int) -> float: ...
+
+# Named results (collections.namedtuple at run time, bindings/register_engine.cpp).
+class CycleResult(NamedTuple):
+    cycle: int
+    admitted: npt.NDArray[np.int32]
+    preempted: npt.NDArray[np.int32]
+    newly_parked: int
+    heads: int
+    attempted: npt.NDArray[np.int32]
+    parked: npt.NDArray[np.int32]
+
+class StableRun(NamedTuple):
+    cycles: int
+    stable: bool
+    heads: int
+    admitted: npt.NDArray[np.int32]
+    admitted_cycle: npt.NDArray[np.int32]
+    preempted: npt.NDArray[np.int32]
+    preempted_cycle: npt.NDArray[np.int32]
+
+class CyclesRun(NamedTuple):
+    cycles: int
+    stable: bool
+    heads: npt.NDArray[np.int64]
+    newly_parked: npt.NDArray[np.int64]
+    admitted: npt.NDArray[np.int32]
+    admitted_cycle: npt.NDArray[np.int32]
+    preempted: npt.NDArray[np.int32]
+    preempted_cycle: npt.NDArray[np.int32]
+    preempted_admission_ns: npt.NDArray[np.int64]
+    attempted: npt.NDArray[np.int32]
+    attempted_cycle: npt.NDArray[np.int32]
+    parked: npt.NDArray[np.int32]
+    parked_cycle: npt.NDArray[np.int32]
+
+class SettledRun(NamedTuple):
+    cycles: int
+    stable: bool
+    heads: int
+    admitted: npt.NDArray[np.int32]
+    admitted_cycle: npt.NDArray[np.int32]
+    preempted: npt.NDArray[np.int32]
+    preempted_cycle: npt.NDArray[np.int32]
+    attempted: npt.NDArray[np.int32]
+
+class AdmittedShapes(NamedTuple):
+    shape: npt.NDArray[np.int32]
+    shapes: list[tuple[int, list[tuple[str, int, list[tuple[int, int]]]]]]
+
+class AdmittedUsage(NamedTuple):
+    cluster_queue: npt.NDArray[np.int32]
+    usage: npt.NDArray[np.int64]
+
+class WorkloadSpecRow(NamedTuple):
+    namespace: str
+    name: str
+    uid: str
+    cluster_queue: int
+    priority: int
+    queue_ts: int
+    scheduling_hash: int
+    pod_sets: list[tuple[str, int, list[tuple[int, int]], int | None, int]]
+    block: int
+    block_message: str
+    local_queue: int
+
+class LedgerEntry(NamedTuple):
+    local_queue: int
+    consumed: list[tuple[int, int]]
+    pending_penalty: list[tuple[int, int]]
+    last_update_ns: int
+    usage: float
+
+class QueueState(NamedTuple):
+    active: list[int]
+    parked: list[int]
+    sticky: int
+    pop_cycle: int
+    requeue_cycle: int
+
+class Decisions(NamedTuple):
+    state: npt.NDArray[np.int8]
+    admitted_cq: npt.NDArray[np.int32]
+    admission_time: npt.NDArray[np.int64]
+
+class WorkloadArraysLike(Protocol):
+    """What add_workloads and stage_workloads read, by attribute
+    (kueue_fast._native.WorkloadArrays; the optional ones may be None)."""
+
+    @property
+    def cluster_queue(self) -> npt.ArrayLike: ...
+    @property
+    def priority(self) -> npt.ArrayLike: ...
+    @property
+    def queue_ts(self) -> npt.ArrayLike: ...
+    @property
+    def scheduling_hash(self) -> npt.ArrayLike: ...
+    @property
+    def pod_set_offsets(self) -> npt.ArrayLike: ...
+    @property
+    def pod_set_count(self) -> npt.ArrayLike: ...
+    @property
+    def pod_set_min_count(self) -> npt.ArrayLike: ...
+    @property
+    def pod_set_flavor_class(self) -> npt.ArrayLike: ...
+    @property
+    def request_offsets(self) -> npt.ArrayLike: ...
+    @property
+    def request_resource(self) -> npt.ArrayLike: ...
+    @property
+    def request_amount(self) -> npt.ArrayLike: ...
+    @property
+    def namespaces(self) -> Any: ...
+    @property
+    def names(self) -> Any: ...
+    @property
+    def uids(self) -> Any: ...
+    @property
+    def pod_set_name(self) -> npt.ArrayLike | None: ...
+    @property
+    def pod_set_names(self) -> Sequence[str] | None: ...
+    @property
+    def block(self) -> npt.ArrayLike | None: ...
+    @property
+    def block_message(self) -> npt.ArrayLike | None: ...
+    @property
+    def block_messages(self) -> Sequence[str] | None: ...
+    @property
+    def local_queue(self) -> npt.ArrayLike | None: ...
 
 class Engine:
     """The native engine over one topology (see kueue_fast._native.NativeEngine)."""
@@ -40,67 +169,13 @@ class Engine:
         local_queue: int = -1,
         queue_name: str = "",
     ) -> int: ...
-    def add_workloads(
-        self,
-        cluster_queue: npt.ArrayLike,
-        priority: npt.ArrayLike,
-        queue_ts: npt.ArrayLike,
-        scheduling_hash: npt.ArrayLike,
-        pod_set_offsets: npt.ArrayLike,
-        pod_set_count: npt.ArrayLike,
-        pod_set_min_count: npt.ArrayLike,
-        pod_set_flavor_class: npt.ArrayLike,
-        request_offsets: npt.ArrayLike,
-        request_resource: npt.ArrayLike,
-        request_amount: npt.ArrayLike,
-        namespaces: Sequence[str],
-        names: Sequence[str],
-        uids: Sequence[str] | None = None,
-        pod_set_name: npt.ArrayLike | None = None,
-        pod_set_names: Sequence[str] | None = None,
-        block: npt.ArrayLike | None = None,
-        block_message: npt.ArrayLike | None = None,
-        block_messages: Sequence[str] | None = None,
-        local_queue: npt.ArrayLike | None = None,
-    ) -> int: ...
-    def stage_workloads(
-        self,
-        cluster_queue: npt.ArrayLike,
-        priority: npt.ArrayLike,
-        queue_ts: npt.ArrayLike,
-        scheduling_hash: npt.ArrayLike,
-        pod_set_offsets: npt.ArrayLike,
-        pod_set_count: npt.ArrayLike,
-        pod_set_min_count: npt.ArrayLike,
-        pod_set_flavor_class: npt.ArrayLike,
-        request_offsets: npt.ArrayLike,
-        request_resource: npt.ArrayLike,
-        request_amount: npt.ArrayLike,
-        namespaces: Sequence[str],
-        names: Sequence[str],
-        uids: Sequence[str] | None = None,
-        pod_set_name: npt.ArrayLike | None = None,
-        pod_set_names: Sequence[str] | None = None,
-        block: npt.ArrayLike | None = None,
-        block_message: npt.ArrayLike | None = None,
-        block_messages: Sequence[str] | None = None,
-        local_queue: npt.ArrayLike | None = None,
-    ) -> None: ...
+    def add_workloads(self, arrays: WorkloadArraysLike) -> int: ...
+    def stage_workloads(self, arrays: WorkloadArraysLike) -> None: ...
     def add_staged(self, lo: int, hi: int) -> int: ...
     def clear_staged(self) -> None: ...
     def remove_workload(self, wid: int) -> None: ...
     def remove_workloads(self, wids: npt.ArrayLike) -> None: ...
-    def run_until_stable(
-        self, now_ns: int, max_cycles: int
-    ) -> tuple[
-        int,
-        bool,
-        int,
-        npt.NDArray[np.int32],
-        npt.NDArray[np.int32],
-        npt.NDArray[np.int32],
-        npt.NDArray[np.int32],
-    ]: ...
+    def run_until_stable(self, now_ns: int, max_cycles: int) -> StableRun: ...
     def run_cycles(
         self,
         start_ns: int,
@@ -108,41 +183,16 @@ class Engine:
         max_cycles: int,
         until_stable: bool,
         attempted_mask: npt.NDArray[np.uint8] | None = None,
-    ) -> tuple[
-        int,
-        bool,
-        npt.NDArray[np.int64],
-        npt.NDArray[np.int64],
-        npt.NDArray[np.int32],
-        npt.NDArray[np.int32],
-        npt.NDArray[np.int32],
-        npt.NDArray[np.int32],
-        npt.NDArray[np.int64],
-        npt.NDArray[np.int32],
-        npt.NDArray[np.int32],
-        npt.NDArray[np.int32],
-        npt.NDArray[np.int32],
-    ]: ...
+    ) -> CyclesRun: ...
     def run_until_settled(
         self, now_ns: int, max_cycles: int, unexplained: npt.NDArray[np.uint8] | None = None
-    ) -> tuple[
-        int,
-        bool,
-        int,
-        npt.NDArray[np.int32],
-        npt.NDArray[np.int32],
-        npt.NDArray[np.int32],
-        npt.NDArray[np.int32],
-        npt.NDArray[np.int32],
-    ]: ...
+    ) -> SettledRun: ...
     def preempted_by(self, wids: npt.ArrayLike) -> npt.NDArray[np.int32]: ...
     def messages(self, wids: npt.ArrayLike) -> list[str]: ...
     def reasons(self, wids: npt.ArrayLike) -> list[str]: ...
     def queues(self, wids: npt.ArrayLike) -> npt.NDArray[np.int32]: ...
-    def admitted_shapes(
-        self, wids: npt.ArrayLike
-    ) -> tuple[npt.NDArray[np.int32], list[tuple[int, list[tuple[str, int, list[tuple[int, int]]]]]]]: ...
-    def admitted_usage(self, wids: npt.ArrayLike) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int64]]: ...
+    def admitted_shapes(self, wids: npt.ArrayLike) -> AdmittedShapes: ...
+    def admitted_usage(self, wids: npt.ArrayLike) -> AdmittedUsage: ...
     def eviction_reasons(self, wids: npt.ArrayLike) -> npt.NDArray[np.int8]: ...
     def release_eviction(self, wid: int) -> None: ...
     def evict(self, wid: int, reason: str, message: str) -> None: ...
@@ -152,17 +202,7 @@ class Engine:
     def evict_after_cycle(
         self, wid: int, reason: str, message: str, queue_ts_ns: int, requeue: bool
     ) -> None: ...
-    def run_cycle(
-        self, now_ns: int
-    ) -> tuple[
-        int,
-        npt.NDArray[np.int32],
-        npt.NDArray[np.int32],
-        int,
-        int,
-        npt.NDArray[np.int32],
-        npt.NDArray[np.int32],
-    ]: ...
+    def run_cycle(self, now_ns: int) -> CycleResult: ...
     @property
     def cycle(self) -> int: ...
     @property
@@ -173,27 +213,15 @@ class Engine:
     def stats(self) -> dict[str, int]: ...
     def memory_bytes(self) -> int: ...
     def workload_view(self, wid: int) -> dict[str, Any]: ...
-    def workload_spec(
-        self, wid: int
-    ) -> tuple[
-        str,
-        str,
-        str,
-        int,
-        int,
-        int,
-        int,
-        list[tuple[str, int, list[tuple[int, int]], int | None, int]],
-        int,
-        str,
-        int,
-    ]: ...
+    def workload_spec(self, wid: int) -> WorkloadSpecRow: ...
+    # Entries are LedgerEntry at run time; typed as the plain tuples that
+    # compiler.afs_ledger_state takes (a list is invariant).
     def afs_ledger_state(
         self,
     ) -> list[tuple[int, list[tuple[int, int]], list[tuple[int, int]], int, float]]: ...
     def restore_afs_ledger(self, entries: Sequence[tuple[int, Sequence[tuple[int, int]], int]]) -> None: ...
-    def queue_state(self, cluster_queue: int) -> tuple[list[int], list[int], int, int, int]: ...
-    def decisions(self) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.int32], npt.NDArray[np.int64]]: ...
+    def queue_state(self, cluster_queue: int) -> QueueState: ...
+    def decisions(self) -> Decisions: ...
     @property
     def usage(self) -> npt.NDArray[np.int64]: ...
     @property

@@ -128,32 +128,6 @@ def topology_dict(t: Topology) -> dict[str, Any]:
     }
 
 
-def _core_arrays(arrays: WorkloadArrays) -> tuple[Any, ...]:
-    """The arrays in the order _core's add_workloads and stage_workloads take them."""
-    return (
-        arrays.cluster_queue,
-        arrays.priority,
-        arrays.queue_ts,
-        arrays.scheduling_hash,
-        arrays.pod_set_offsets,
-        arrays.pod_set_count,
-        arrays.pod_set_min_count,
-        arrays.pod_set_flavor_class,
-        arrays.request_offsets,
-        arrays.request_resource,
-        arrays.request_amount,
-        arrays.namespaces,
-        arrays.names,
-        arrays.uids,
-        arrays.pod_set_name,
-        arrays.pod_set_names,
-        arrays.block,
-        arrays.block_message,
-        arrays.block_messages,
-        arrays.local_queue,
-    )
-
-
 class NativeEngine:
     """Kueue's scheduler over a Topology, in C++ (same interface as ReferenceEngine)."""
 
@@ -246,14 +220,14 @@ class NativeEngine:
         """Bulk ingestion of pending workloads; returns the range of their wids."""
         self._sync_classes()
         n = len(arrays.names)
-        first = int(self._core.add_workloads(*_core_arrays(arrays)))
+        first = int(self._core.add_workloads(arrays))
         self._specs.extend([None] * n)
         return range(first, first + n)
 
     def stage_workloads(self, arrays: WorkloadArrays) -> None:
         """Keep workload arrays in the engine (a copy) for :meth:`add_staged`,
         replacing any staged before; nothing is added yet."""
-        self._core.stage_workloads(*_core_arrays(arrays))
+        self._core.stage_workloads(arrays)
 
     def add_staged(self, lo: int, hi: int) -> range:
         """``add_workloads`` of the staged rows ``[lo, hi)`` (no array

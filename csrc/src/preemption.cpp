@@ -102,7 +102,8 @@ const std::vector<Target>& Preemptor::get_targets(const PreemptionCtx& ctx) {
   return result_;
 }
 
-// Any fr of the workload's usage (zero amounts included: they are keys) needs preemption?
+// Any fr of the workload's usage (zero amounts included: they are keys) needs
+// preemption? (Walks the admission record itself to stop at the first one.)
 bool Preemptor::uses_resources(int wid) const noexcept {
   const WorkloadStore& w = e_.w_;
   const Slot& s = w.adm[wid];
@@ -113,7 +114,7 @@ bool Preemptor::uses_resources(int wid) const noexcept {
     ++p;
     std::int64_t n = *p++;
     for (std::int64_t k = 0; k < n; ++k, p += 2) {
-      std::int32_t fr = static_cast<std::int32_t>(static_cast<std::uint64_t>(p[0]) >> 32);
+      const std::int32_t fr = admission_word_fr(p[0]);
       if (fr >= 0 && fr_mark_[fr]) return true;
     }
   }

@@ -350,7 +350,8 @@ class Engine {
   void requeue_tree(int cq);
   void set_evicting(int wid);
 
-  // admission fair sharing
+  // admission fair sharing (admission_fair_sharing_glue.cpp)
+  void init_admission_fair_sharing();
   void lq_admitted_add(int wid, int cq, int sign);
   Amounts lq_admitted_usage(int lq) const;
   Amounts total_requests(int wid) const;
@@ -422,27 +423,20 @@ void Engine::for_each_usage_key(int wid, F&& f) const noexcept {
 
 template <class F>
 void Engine::for_each_usage(int wid, F&& f) const noexcept {
-  const Slot& s = w_.adm[wid];
-  if (s.size == 0) return;
-  const std::int64_t* p = w_.adm_pool.data() + s.offset;
-  std::int64_t n_ps = *p++;
-  for (std::int64_t i = 0; i < n_ps; ++i) {
-    ++p;  // count
-    std::int64_t n = *p++;
-    for (std::int64_t k = 0; k < n; ++k, p += 2) {
-      std::int32_t fr = static_cast<std::int32_t>(static_cast<std::uint64_t>(p[0]) >> 32);
-      if (fr >= 0) f(fr, static_cast<Amount>(p[1]));
-    }
-  }
+  w_.for_each_admitted(
+      wid, [](std::int64_t, std::int64_t) {},
+      [&](const AdmissionUse& u) {
+        if (u.fr >= 0) f(u.fr, u.amount);
+      });
 }
 
 // Within a pod set every fr is distinct, so one pod set yields its entries
 // as they are; with several, the first entry of each fr yields the sum.
 template <class F>
 void Engine::for_each_fr_usage(int wid, F&& f) const noexcept {
-  const Slot& s = w_.adm[wid];
-  if (s.size == 0) return;
-  if (w_.adm_pool[s.offset] == 1) {
+  const std::int64_t n_ps = w_.admitted_pod_sets(wid);
+  if (n_ps == 0) return;
+  if (n_ps == 1) {
     for_each_usage(wid, f);
     return;
   }

@@ -55,6 +55,28 @@ struct RequestRow {
   Amount amount;  // per pod
 };
 
+// One entry of an admission record: the resource, its flavor-resource (-1:
+// a resource without flavor, carried but not charged) and the amount.
+struct AdmissionUse {
+  std::int32_t resource;
+  std::int32_t fr;
+  Amount amount;
+};
+
+// An admission record entry is two words: (resource | fr << 32, amount).
+inline std::int64_t admission_word(std::int32_t resource, std::int32_t fr) noexcept {
+  return static_cast<std::int64_t>(static_cast<std::uint64_t>(static_cast<std::uint32_t>(resource)) |
+                                   (static_cast<std::uint64_t>(static_cast<std::uint32_t>(fr)) << 32));
+}
+inline std::int32_t admission_word_fr(std::int64_t word) noexcept {
+  return static_cast<std::int32_t>(static_cast<std::uint64_t>(word) >> 32);
+}
+inline AdmissionUse decode_admission_use(const std::int64_t* entry) noexcept {
+  const auto word = static_cast<std::uint64_t>(entry[0]);
+  return {static_cast<std::int32_t>(static_cast<std::uint32_t>(word & 0xffffffffu)), admission_word_fr(entry[0]),
+          static_cast<Amount>(entry[1])};
+}
+
 // A pool slot: where a workload's variable block lives.
 struct Slot {
   std::uint32_t offset = 0;
@@ -97,7 +119,8 @@ struct WorkloadStore {
   std::vector<std::int64_t> admission_time;
   // Admission record (view's pod_sets/resource_usage, and the usage charged):
   // words [n_ps, then per pod set: count, n, then n x (rid | fr << 32, amount)];
-  // fr = -1 for a resource without flavor (carried, not charged).
+  // fr = -1 for a resource without flavor (carried, not charged). Read it
+  // with for_each_admitted / admitted_pod_sets, not word by word.
   std::vector<Slot> adm;
   std::vector<std::int64_t> adm_pool;
 
@@ -156,6 +179,27 @@ struct WorkloadStore {
   int intern_queue_name(std::string_view name);
   std::unordered_map<std::string, std::int32_t> queue_names;  // interned spec.queueName
   std::int32_t add_string(std::string s);
+
+  // The admission record of w, in order: on_pod_set(count, n) for each pod
+  // set, then on_use(AdmissionUse) for its n entries. Nothing without one.
+  template <class PodSetF, class UseF>
+  void for_each_admitted(int w, PodSetF&& on_pod_set, UseF&& on_use) const noexcept {
+    const Slot& s = adm[static_cast<std::size_t>(w)];
+    if (s.size == 0) return;
+    const std::int64_t* p = adm_pool.data() + s.offset;
+    const std::int64_t n_ps = *p++;
+    for (std::int64_t i = 0; i < n_ps; ++i) {
+      const std::int64_t count = *p++;
+      const std::int64_t n = *p++;
+      on_pod_set(count, n);
+      for (std::int64_t k = 0; k < n; ++k, p += 2) on_use(decode_admission_use(p));
+    }
+  }
+  // How many pod sets the admission record of w has (0: none).
+  std::int64_t admitted_pod_sets(int w) const noexcept {
+    const Slot& s = adm[static_cast<std::size_t>(w)];
+    return s.size == 0 ? 0 : adm_pool[s.offset];
+  }
 
   // Reserve (or reuse) a block of `words` in the admission pool.
   std::int64_t* admission_block(int w, std::uint32_t words);

@@ -1,0 +1,285 @@
+// Reading the engine's inputs from Python (parse_inputs.hpp).
+#include "parse_inputs.hpp"
+
+#include "convert.hpp"
+
+namespace kueue_fast_bindings {
+
+namespace {
+
+py::object item(const py::dict& d, const char* key) {
+  if (!d.contains(key)) bad(std::string("topology: missing ") + key);
+  return d[key];
+}
+
+kueue_fast::ClusterQueueSpec cluster_queue_from(py::handle x) {
+  py::dict c = py::reinterpret_borrow<py::dict>(x);
+  kueue_fast::ClusterQueueSpec s;
+  s.name = to_str(item(c, "name"), "name");
+  for (auto g : to_seq(item(c, "groups"), "groups")) {
+    py::sequence gs = to_seq(g, "group");
+    if (gs.size() != 2) bad("group: expected (resources, flavors)");
+    kueue_fast::ResourceGroupSpec rg;
+    for (auto r : to_seq(gs[0], "group resources")) rg.resources.push_back(static_cast<std::int32_t>(to_i64(r, "resource")));
+    for (auto f : to_seq(gs[1], "group flavors")) rg.flavors.push_back(static_cast<std::int32_t>(to_i64(f, "flavor")));
+    s.groups.push_back(std::move(rg));
+  }
+  auto code = [&](const char* key) { return static_cast<std::uint8_t>(to_i64(item(c, key), key)); };
+  s.strategy = code("strategy");
+  s.within_cluster_queue = code("within_cluster_queue");
+  s.reclaim_within_cohort = code("reclaim_within_cohort");
+  s.borrow_within_cohort = code("borrow_within_cohort");
+  py::object thr = item(c, "max_priority_threshold");
+  s.has_max_priority_threshold = !thr.is_none();
+  s.max_priority_threshold = thr.is_none() ? 0 : to_i64(thr, "max_priority_threshold");
+  s.when_can_borrow = code("when_can_borrow");
+  s.when_can_preempt = code("when_can_preempt");
+  s.preference = code("preference");
+  s.active = item(c, "active").cast<bool>();
+  s.inactive_message = to_str(item(c, "inactive_message"), "inactive_message");
+  s.fair_weight = item(c, "fair_weight").cast<double>();
+  if (c.contains("admission_fair_sharing")) s.admission_fair_sharing = c["admission_fair_sharing"].cast<bool>();
+  return s;
+}
+
+// Admission fair sharing (optional keys: a topology without them has none).
+void admission_fair_sharing_from(const py::dict& d, kueue_fast::TopologySpec& t) {
+  if (d.contains("local_queues")) {
+    for (auto x : to_seq(d["local_queues"], "local_queues")) {
+      py::sequence q = to_seq(x, "local queue");
+      if (q.size() != 5) bad("local queue: expected (name, cluster_queue, fair_weight, stopped, consumed)");
+      kueue_fast::LocalQueueSpec lq;
+      lq.name = to_str(q[0], "local queue name");
+      lq.cluster_queue = static_cast<std::int32_t>(to_i64(q[1], "local queue cluster_queue"));
+      lq.fair_weight = q[2].cast<double>();
+      lq.stopped = q[3].cast<bool>();
+      lq.consumed = amounts_from(q[4], "local queue consumed");
+      t.local_queues.push_back(std::move(lq));
+    }
+  }
+  if (d.contains("admission_fair_sharing") && !d["admission_fair_sharing"].is_none()) {
+    py::dict a = py::reinterpret_borrow<py::dict>(d["admission_fair_sharing"]);
+    t.has_admission_fair_sharing = true;
+    t.admission_fair_sharing.usage_half_life_s = item(a, "usage_half_life_s").cast<double>();
+    t.admission_fair_sharing.usage_sampling_interval_s = item(a, "usage_sampling_interval_s").cast<double>();
+    for (auto x : to_seq(item(a, "resource_weights"), "resource_weights")) {
+      t.admission_fair_sharing.resource_weights.push_back(x.cast<double>());
+    }
+  }
+}
+
+// kueue_fast.features.FeatureGates, by attribute name (absent ones keep their default).
+void gates_from(const py::dict& d, kueue_fast::FeatureGates& f) {
+  if (!d.contains("gates")) return;
+  py::dict g = py::reinterpret_borrow<py::dict>(d["gates"]);
+  auto gate = [&](const char* key, bool& out) {
+    if (g.contains(key)) out = g[key].cast<bool>();
+  };
+  gate("partial_admission", f.partial_admission);
+  gate("flavor_fungibility", f.flavor_fungibility);
+  gate("flavor_fungibility_preserve_scan_progress", f.flavor_fungibility_preserve_scan_progress);
+  gate("priority_sorting_within_cohort", f.priority_sorting_within_cohort);
+  gate("fair_sharing_preempt_within_nominal", f.fair_sharing_preempt_within_nominal);
+  gate("fair_sharing_prioritize_non_borrowing", f.fair_sharing_prioritize_non_borrowing);
+  gate("fair_sharing_reevaluate_preemption_candidates", f.fair_sharing_reevaluate_preemption_candidates);
+  gate("recompute_assignment_upon_preemption_targets_overlap",
+       f.recompute_assignment_upon_preemption_targets_overlap);
+  gate("scheduling_equivalence_hashing", f.scheduling_equivalence_hashing);
+  gate("prioritize_preemptor_workloads", f.prioritize_preemptor_workloads);
+}
+
+}  // namespace
+
+kueue_fast::TopologySpec topology_from(const py::dict& d) {
+  kueue_fast::TopologySpec t;
+  for (auto x : to_seq(item(d, "resource_names"), "resource_names")) t.resource_names.push_back(to_str(x, "resource name"));
+  for (auto x : to_seq(item(d, "flavor_names"), "flavor_names")) t.flavor_names.push_back(to_str(x, "flavor name"));
+  for (auto x : to_seq(item(d, "node_names"), "node_names")) t.node_names.push_back(to_str(x, "node name"));
+  for (auto x : to_seq(item(d, "fr_pairs"), "fr_pairs")) {
+    py::sequence p = to_seq(x, "fr pair");
+    if (p.size() != 2) bad("fr pair: expected (flavor, resource)");
+    t.fr_pairs.emplace_back(static_cast<std::int32_t>(to_i64(p[0], "fr flavor")),
+                            static_cast<std::int32_t>(to_i64(p[1], "fr resource")));
+  }
+  t.n_cq = static_cast<std::int32_t>(to_i64(item(d, "n_cq"), "n_cq"));
+  for (auto x : to_seq(item(d, "node_parent"), "node_parent")) t.node_parent.push_back(static_cast<std::int32_t>(to_i64(x, "parent")));
+  for (auto row : to_seq(item(d, "quotas"), "quotas")) {
+    std::vector<kueue_fast::QuotaEntry> entries;
+    for (auto q : to_seq(row, "quota row")) {
+      py::sequence e = to_seq(q, "quota entry");
+      if (e.size() != 4) bad("quota entry: expected (fr, nominal, borrowing_limit, lending_limit)");
+      entries.push_back({static_cast<std::int32_t>(to_i64(e[0], "quota fr")), to_i64(e[1], "nominal"),
+                         to_i64(e[2], "borrowing_limit"), to_i64(e[3], "lending_limit")});
+    }
+    t.quotas.push_back(std::move(entries));
+  }
+  for (auto x : to_seq(item(d, "fair_weight"), "fair_weight")) t.fair_weight.push_back(x.cast<double>());
+  for (auto x : to_seq(item(d, "cluster_queues"), "cluster_queues")) t.cluster_queues.push_back(cluster_queue_from(x));
+  admission_fair_sharing_from(d, t);
+  t.fair_sharing = item(d, "fair_sharing").cast<bool>();
+  for (auto x : to_seq(item(d, "fair_strategies"), "fair_strategies")) {
+    t.fair_strategies.push_back(static_cast<std::uint8_t>(to_i64(x, "fair strategy")));
+  }
+  if (d.contains("block_admission_for_pods_ready")) {
+    t.block_admission_for_pods_ready = item(d, "block_admission_for_pods_ready").cast<bool>();
+  }
+  gates_from(d, t.gates);
+  return t;
+}
+
+kueue_fast::WorkloadInput workload_from(py::handle ns, py::handle name, py::handle uid, py::handle cq, py::handle priority,
+                            py::handle queue_ts, py::handle hash, py::handle block, py::handle block_message,
+                            py::handle pod_sets, py::handle admission) {
+  kueue_fast::WorkloadInput in;
+  in.ns = to_str(ns, "namespace");
+  in.name = to_str(name, "name");
+  in.uid = to_str(uid, "uid");
+  in.cluster_queue = to_i64(cq, "cluster_queue");
+  in.priority = to_i64(priority, "priority");
+  in.queue_ts = to_i64(queue_ts, "queue_ts");
+  in.scheduling_hash = to_u64(hash, "scheduling_hash");
+  in.block = to_i64(block, "block");
+  in.block_message = to_str(block_message, "block_message");
+  for (auto ps : to_seq(pod_sets, "pod_sets")) {
+    py::sequence p = to_seq(ps, "pod set");
+    if (p.size() != 5) bad("pod set: expected (name, count, min_count, flavor_class, requests)");
+    kueue_fast::WorkloadInput::PodSet s;
+    s.name = to_str(p[0], "pod set name");
+    s.count = to_i64(p[1], "pod set count");
+    s.min_count = p[2].is_none() ? -1 : to_i64(p[2], "pod set min_count");
+    if (!p[2].is_none() && s.min_count < 0) bad("pod set min_count must be >= 0");
+    s.flavor_class = to_i64(p[3], "flavor_class");
+    for (auto rq : to_seq(p[4], "requests")) {
+      py::sequence r = to_seq(rq, "request");
+      if (r.size() != 2) bad("request: expected (resource, amount)");
+      s.requests.emplace_back(to_i64(r[0], "request resource"), to_i64(r[1], "request amount"));
+    }
+    in.pod_sets.push_back(std::move(s));
+  }
+  if (!admission.is_none()) {
+    py::sequence a = to_seq(admission, "admission");
+    if (a.size() != 3) bad("admission: expected (cluster_queue, time_ns, pod_sets)");
+    in.has_admission = true;
+    in.admission_cq = to_i64(a[0], "admission cluster_queue");
+    in.admission_time = to_i64(a[1], "admission time");
+    for (auto ps : to_seq(a[2], "admission pod sets")) {
+      py::sequence p = to_seq(ps, "admitted pod set");
+      if (p.size() != 2) bad("admitted pod set: expected (count, use)");
+      kueue_fast::WorkloadInput::AdmittedPodSet s;
+      s.count = to_i64(p[0], "admitted count");
+      for (auto u : to_seq(p[1], "admitted use")) {
+        py::sequence e = to_seq(u, "admitted use entry");
+        if (e.size() != 3) bad("admitted use entry: expected (resource, flavor, amount)");
+        s.use.emplace_back(to_i64(e[0], "admitted resource"), to_i64(e[1], "admitted flavor"),
+                           to_i64(e[2], "admitted amount"));
+      }
+      in.admission.push_back(std::move(s));
+    }
+  }
+  return in;
+}
+
+StagedWorkloads workload_rows(py::handle arrays) {
+  // A missing optional attribute reads as None; a missing required one is
+  // reported by int_array / str_list as "missing".
+  auto field = [&](const char* name) { return py::getattr(arrays, name, py::none()); };
+  auto vec = [](const I64Array& a) { return std::vector<std::int64_t>(a.data(), a.data() + a.size()); };
+  StagedWorkloads st;
+  I64Array cq = int_array(field("cluster_queue"), "cluster_queue");
+  const py::ssize_t n = cq.size();
+  st.n = static_cast<std::size_t>(n);
+  st.cq = vec(cq);
+  st.prio = vec(int_array(field("priority"), "priority", n));
+  st.ts = vec(int_array(field("queue_ts"), "queue_ts", n));
+  st.hash = vec(int_array(field("scheduling_hash"), "scheduling_hash", n));
+  st.pso = vec(int_array(field("pod_set_offsets"), "pod_set_offsets", n + 1));
+  st.psc = vec(int_array(field("pod_set_count"), "pod_set_count"));
+  const py::ssize_t n_ps = static_cast<py::ssize_t>(st.psc.size());
+  st.psm = vec(int_array(field("pod_set_min_count"), "pod_set_min_count", n_ps));
+  st.psf = vec(int_array(field("pod_set_flavor_class"), "pod_set_flavor_class", n_ps));
+  st.rqo = vec(int_array(field("request_offsets"), "request_offsets", n_ps + 1));
+  st.rqr = vec(int_array(field("request_resource"), "request_resource"));
+  st.rqa = vec(int_array(field("request_amount"), "request_amount", static_cast<py::ssize_t>(st.rqr.size())));
+  // The offsets decide where a slice of rows starts: check them here
+  // (Engine::add_workloads checks everything else on each slice).
+  auto offsets_ok = [](const std::vector<std::int64_t>& o, std::size_t end) {
+    if (o.front() != 0 || o.back() != static_cast<std::int64_t>(end)) return false;
+    for (std::size_t i = 1; i < o.size(); ++i) {
+      if (o[i] < o[i - 1]) return false;
+    }
+    return true;
+  };
+  if (!offsets_ok(st.pso, st.psc.size())) bad("pod_set_offsets must start at 0, not decrease and end at the number of pod sets");
+  if (!offsets_ok(st.rqo, st.rqr.size())) bad("request_offsets must start at 0, not decrease and end at the number of requests");
+  st.namespaces = str_list(field("namespaces"), "namespaces", st.n);
+  st.names = str_list(field("names"), "names", st.n);
+  const py::object uids = field("uids"), ps_name = field("pod_set_name"), block = field("block");
+  const py::object local_queue = field("local_queue");
+  if (!uids.is_none()) st.uids = str_list(uids, "uids", st.n);
+  if (!ps_name.is_none()) {
+    st.has_psn = true;
+    st.psn = vec(int_array(ps_name, "pod_set_name", n_ps));
+    const py::object names = field("pod_set_names");
+    if (names.is_none()) bad("pod_set_name needs pod_set_names");
+    for (auto x : to_seq(names, "pod_set_names")) st.pod_set_names.push_back(to_str(x, "pod set name"));
+  }
+  if (!block.is_none()) {
+    st.has_block = true;
+    st.blk = vec(int_array(block, "block", n));
+    st.blk_msg = vec(int_array(field("block_message"), "block_message", n));
+    const py::object messages = field("block_messages");
+    if (!messages.is_none()) {
+      for (auto x : to_seq(messages, "block_messages")) st.block_messages.push_back(to_str(x, "block message"));
+    }
+  }
+  if (!local_queue.is_none()) st.lq = vec(int_array(local_queue, "local_queue", n));
+  return st;
+}
+
+// Engine::add_workloads of rows [lo, hi) of `st` (bounds checked by the caller).
+int add_workload_rows(kueue_fast::Engine& engine, const StagedWorkloads& st, std::int64_t lo, std::int64_t hi) {
+  const auto l = static_cast<std::size_t>(lo), h = static_cast<std::size_t>(hi);
+  const auto p0 = static_cast<std::size_t>(st.pso[l]), p1 = static_cast<std::size_t>(st.pso[h]);
+  const auto r0 = static_cast<std::size_t>(st.rqo[p0]), r1 = static_cast<std::size_t>(st.rqo[p1]);
+  // offsets of the slice, rebased to 0
+  std::vector<std::int64_t> pso(st.pso.begin() + static_cast<std::ptrdiff_t>(l),
+                                st.pso.begin() + static_cast<std::ptrdiff_t>(h) + 1);
+  for (auto& x : pso) x -= static_cast<std::int64_t>(p0);
+  std::vector<std::int64_t> rqo(st.rqo.begin() + static_cast<std::ptrdiff_t>(p0),
+                                st.rqo.begin() + static_cast<std::ptrdiff_t>(p1) + 1);
+  for (auto& x : rqo) x -= static_cast<std::int64_t>(r0);
+  kueue_fast::BulkWorkloads b;
+  b.n = h - l;
+  b.cluster_queue = st.cq.data() + l;
+  b.priority = st.prio.data() + l;
+  b.queue_ts = st.ts.data() + l;
+  b.scheduling_hash = reinterpret_cast<const std::uint64_t*>(st.hash.data() + l);
+  b.ps_offsets = pso.data();
+  b.n_ps = p1 - p0;
+  b.ps_count = st.psc.data() + p0;
+  b.ps_min_count = st.psm.data() + p0;
+  b.ps_flavor_class = st.psf.data() + p0;
+  b.req_offsets = rqo.data();
+  b.n_req = r1 - r0;
+  b.req_resource = st.rqr.data() + r0;
+  b.req_amount = st.rqa.data() + r0;
+  b.namespaces.assign(st.namespaces.begin() + static_cast<std::ptrdiff_t>(l),
+                      st.namespaces.begin() + static_cast<std::ptrdiff_t>(h));
+  b.names.assign(st.names.begin() + static_cast<std::ptrdiff_t>(l), st.names.begin() + static_cast<std::ptrdiff_t>(h));
+  if (!st.uids.empty()) {
+    b.uids.assign(st.uids.begin() + static_cast<std::ptrdiff_t>(l), st.uids.begin() + static_cast<std::ptrdiff_t>(h));
+  }
+  if (st.has_psn) {
+    b.ps_name = st.psn.data() + p0;
+    b.pod_set_names = st.pod_set_names;
+  }
+  if (st.has_block) {
+    b.block = st.blk.data() + l;
+    b.block_message = st.blk_msg.data() + l;
+    b.block_messages = st.block_messages;
+  }
+  if (!st.lq.empty()) b.local_queue = st.lq.data() + l;
+  return engine.add_workloads(b);
+}
+
+}  // namespace kueue_fast_bindings
