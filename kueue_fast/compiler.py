@@ -340,28 +340,7 @@ def admission_fair_sharing_enabled(state: ClusterState) -> bool:
 def compile_topology(state: ClusterState, extra_resources: set[str] | None = None) -> Topology:
     """Dense ids for resources, flavors, ClusterQueues and cohorts, and their quotas."""
     afs_on = admission_fair_sharing_enabled(state)
-    resources: set[str] = set(extra_resources or ())
-    if afs_on:
-        for lq in state.local_queues.values():
-            resources.update(lq.afs_consumed_nanos)
-    flavors: set[str] = set(state.resource_flavors)
-    groups_of: list[list[ResourceGroup]] = [cq.resource_groups for cq in state.cluster_queues.values()]
-    groups_of += [co.resource_groups for co in state.cohorts.values()]
-    for groups in groups_of:
-        for g in groups:
-            resources.update(g.covered_resources)
-            for f in g.flavors:
-                flavors.add(f.name)
-    rules = state.configuration.resources
-    for wl in state.workloads.values():
-        for ps in wl.pod_sets:
-            resources.update(quota_requests(ps.requests, rules))
-        if wl.admission is not None:
-            for psa in wl.admission.pod_set_assignments:
-                resources.update(psa.resource_usage)
-                flavors.update(psa.flavors.values())
-    resource_names = sorted(resources)
-    flavor_names = sorted(flavors)
+    resource_names, flavor_names = _resource_and_flavor_names(state, afs_on, extra_resources)
     rid = {n: i for i, n in enumerate(resource_names)}
     fid = {n: i for i, n in enumerate(flavor_names)}
     fr_pairs = [(f, r) for f in range(len(flavor_names)) for r in range(len(resource_names))]
@@ -383,24 +362,7 @@ def compile_topology(state: ClusterState, extra_resources: set[str] | None = Non
         quotas.append(_quota_table(cq.resource_groups, rid, fid, fr_of))
         fair_weight.append(cq.fair_weight)
         inactive = _inactive_message(cq, state, cycle_cohorts)
-        cq_specs.append(
-            ClusterQueueSpec(
-                name=name,
-                groups=_group_specs(cq.resource_groups, rid, fid),
-                strategy=STRATEGY_CODES[cq.queueing_strategy],
-                within_cluster_queue=POLICY_CODES[cq.preemption.within_cluster_queue],
-                reclaim_within_cohort=POLICY_CODES[cq.preemption.reclaim_within_cohort],
-                borrow_within_cohort=POLICY_CODES[cq.preemption.borrow_within_cohort_policy],
-                max_priority_threshold=cq.preemption.max_priority_threshold,
-                when_can_borrow=FUNGIBILITY_CODES[cq.flavor_fungibility.when_can_borrow],
-                when_can_preempt=FUNGIBILITY_CODES[cq.flavor_fungibility.when_can_preempt],
-                preference=PREFERENCE_CODES[cq.flavor_fungibility.preference],
-                active=not inactive,
-                inactive_message=inactive,
-                fair_weight=cq.fair_weight,
-                admission_fair_sharing=afs_on and cq.usage_based_admission_fair_sharing,
-            )
-        )
+        cq_specs.append(_cluster_queue_spec(name, cq, inactive, afs_on, rid, fid))
     for name in cohort_names:
         co: Cohort | None = state.cohorts.get(name)
         parent = cohort_parent[name]
@@ -411,25 +373,6 @@ def compile_topology(state: ClusterState, extra_resources: set[str] | None = Non
             node_parent.append(node_of[("cohort", parent)])
         quotas.append(_quota_table(co.resource_groups, rid, fid, fr_of) if co else {})
         fair_weight.append(co.fair_weight if co else 1.0)
-
-    cq_id = {n: i for i, n in enumerate(cq_names)}
-    local_queues: list[LocalQueueSpec] = []
-    afs: AdmissionFairSharingSpec | None = None
-    for key in sorted(state.local_queues):
-        lq = state.local_queues[key]
-        consumed = sorted((rid[r], n) for r, n in lq.afs_consumed_nanos.items()) if afs_on else []
-        stopped = lq.stop_policy != "None"
-        local_queues.append(
-            LocalQueueSpec(key, cq_id.get(lq.cluster_queue, -1), lq.fair_weight, stopped, consumed)
-        )
-    if afs_on:
-        afs_cfg = state.configuration.admission_fair_sharing
-        assert afs_cfg is not None
-        afs = AdmissionFairSharingSpec(
-            afs_cfg.usage_half_life_s,
-            afs_cfg.usage_sampling_interval_s,
-            [afs_cfg.resource_weights.get(r, 1.0) for r in resource_names],
-        )
 
     fs = state.configuration.fair_sharing
     wait = state.configuration.wait_for_pods_ready
@@ -445,10 +388,88 @@ def compile_topology(state: ClusterState, extra_resources: set[str] | None = Non
         cluster_queues=cq_specs,
         fair_sharing=fs is not None,
         fair_strategies=[FAIR_STRATEGY_CODES[s] for s in fs.preemption_strategies] if fs else [],
-        local_queues=local_queues,
-        admission_fair_sharing=afs,
+        local_queues=_local_queue_specs(state, afs_on, rid, cq_names),
+        admission_fair_sharing=_admission_fair_sharing_spec(state, resource_names) if afs_on else None,
         gates=FeatureGates.resolve(state.configuration.feature_gates),
         block_admission_for_pods_ready=wait is not None and wait.block_admission,
+    )
+
+
+def _resource_and_flavor_names(
+    state: ClusterState, afs_on: bool, extra_resources: set[str] | None
+) -> tuple[list[str], list[str]]:
+    """Every resource and flavor the state names (quotas, requests, admissions,
+    the fair sharing ledger), sorted: their dense ids are their positions."""
+    resources: set[str] = set(extra_resources or ())
+    if afs_on:
+        for lq in state.local_queues.values():
+            resources.update(lq.afs_consumed_nanos)
+    flavors: set[str] = set(state.resource_flavors)
+    groups_of: list[list[ResourceGroup]] = [cq.resource_groups for cq in state.cluster_queues.values()]
+    groups_of += [co.resource_groups for co in state.cohorts.values()]
+    for groups in groups_of:
+        for g in groups:
+            resources.update(g.covered_resources)
+            for f in g.flavors:
+                flavors.add(f.name)
+    rules = state.configuration.resources
+    for wl in state.workloads.values():
+        for ps in wl.pod_sets:
+            resources.update(quota_requests(ps.requests, rules))
+        if wl.admission is not None:
+            for psa in wl.admission.pod_set_assignments:
+                resources.update(psa.resource_usage)
+                flavors.update(psa.flavors.values())
+    return sorted(resources), sorted(flavors)
+
+
+def _cluster_queue_spec(
+    name: str, cq: ClusterQueue, inactive: str, afs_on: bool, rid: dict[str, int], fid: dict[str, int]
+) -> ClusterQueueSpec:
+    """The ClusterQueue's groups, policies as codes, and whether it is active
+    (``inactive``: why not, "" when active)."""
+    return ClusterQueueSpec(
+        name=name,
+        groups=_group_specs(cq.resource_groups, rid, fid),
+        strategy=STRATEGY_CODES[cq.queueing_strategy],
+        within_cluster_queue=POLICY_CODES[cq.preemption.within_cluster_queue],
+        reclaim_within_cohort=POLICY_CODES[cq.preemption.reclaim_within_cohort],
+        borrow_within_cohort=POLICY_CODES[cq.preemption.borrow_within_cohort_policy],
+        max_priority_threshold=cq.preemption.max_priority_threshold,
+        when_can_borrow=FUNGIBILITY_CODES[cq.flavor_fungibility.when_can_borrow],
+        when_can_preempt=FUNGIBILITY_CODES[cq.flavor_fungibility.when_can_preempt],
+        preference=PREFERENCE_CODES[cq.flavor_fungibility.preference],
+        active=not inactive,
+        inactive_message=inactive,
+        fair_weight=cq.fair_weight,
+        admission_fair_sharing=afs_on and cq.usage_based_admission_fair_sharing,
+    )
+
+
+def _local_queue_specs(
+    state: ClusterState, afs_on: bool, rid: dict[str, int], cq_names: list[str]
+) -> list[LocalQueueSpec]:
+    """The LocalQueues by key: their ClusterQueue's id (-1: none), stopped or
+    not, and the usage their status carries for admission fair sharing."""
+    cq_id = {n: i for i, n in enumerate(cq_names)}
+    local_queues: list[LocalQueueSpec] = []
+    for key in sorted(state.local_queues):
+        lq = state.local_queues[key]
+        consumed = sorted((rid[r], n) for r, n in lq.afs_consumed_nanos.items()) if afs_on else []
+        stopped = lq.stop_policy != "None"
+        local_queues.append(
+            LocalQueueSpec(key, cq_id.get(lq.cluster_queue, -1), lq.fair_weight, stopped, consumed)
+        )
+    return local_queues
+
+
+def _admission_fair_sharing_spec(state: ClusterState, resource_names: list[str]) -> AdmissionFairSharingSpec:
+    afs_cfg = state.configuration.admission_fair_sharing
+    assert afs_cfg is not None  # admission_fair_sharing_enabled
+    return AdmissionFairSharingSpec(
+        afs_cfg.usage_half_life_s,
+        afs_cfg.usage_sampling_interval_s,
+        [afs_cfg.resource_weights.get(r, 1.0) for r in resource_names],
     )
 
 
