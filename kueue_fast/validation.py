@@ -6,6 +6,7 @@ object (``ClusterQueue/team-a``) and the Kubernetes field path of the culprit;
 messages follow ``k8s.io/apimachinery/pkg/util/validation/field`` wording
 (``Invalid value: "5": must be less than or equal to the nominalQuota``).
 Kueue aggregates all errors of an object; we stop at the first one.
+spec.resourceGroups has its own module (resource_group_validation.py).
 
 Sources (kubernetes-sigs/kueue unless noted):
   * apis/kueue/v1beta2/*_types.go kubebuilder markers (MinItems, MaxItems,
