@@ -47,17 +47,11 @@ from .cluster_records import (
     PodsReadyState,
     WorkloadHistory,
 )
-from .compiler import (
-    AdmissionSpec,
-    CyclesRun,
-    PendingBatch,
-    WorkloadCompiler,
-    WorkloadSpec,
-    compile_topology,
-)
+from .compiler import AdmissionSpec, CyclesRun, WorkloadSpec, compile_topology
 from .engine_contract import ENGINES, Engine, WorkloadView, make_engine
 from .errors import EngineError, NotStableError
 from .model import AdmissionCheckState, ClusterState, Workload
+from .workload_compiler import PendingBatch, WorkloadCompiler
 
 # the names other modules import from here (the records live in cluster_records.py)
 __all__ = [

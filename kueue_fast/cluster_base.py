@@ -11,8 +11,9 @@ from .model import AdmissionCheckState, ClusterState
 
 if TYPE_CHECKING:
     from .cluster_records import Decision, HeldWorkload, PodsReadyState
-    from .compiler import Topology, WorkloadCompiler, WorkloadSpec
+    from .compiler import Topology, WorkloadSpec
     from .engine_contract import Engine
+    from .workload_compiler import WorkloadCompiler
 
 
 class ClusterBase:
