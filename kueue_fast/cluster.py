@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -24,23 +24,59 @@ import numpy.typing as npt
 
 from . import admission_checks as ac
 from ._gc import no_cyclic_gc
-from .compiler import (
-    AdmissionSpec,
-    CyclesRun,
-    PendingBatch,
-    WorkloadCompiler,
-    WorkloadSpec,
-    compile_topology,
+from .cluster_checks import AdmissionChecksMixin
+from .cluster_counts import BulkCountsMixin
+from .cluster_pods_ready import PodsReadyMixin
+from .cluster_records import (
+    ADMITTED,
+    BULK_ADMITTED,
+    BULK_OTHER,
+    BULK_PENDING,
+    EVICTED,
+    FINISHED,
+    NS_PER_S,
+    PENDING,
+    RESERVED,
+    BulkDecisions,
+    CycleResult,
+    Decision,
+    EvictionRecord,
+    HeldWorkload,
+    LocalQueueFairSharing,
+    PodSetDecision,
+    PodsReadyState,
+    WorkloadHistory,
 )
-from .engine_contract import ENGINES, STATE_NAMES, Engine, WorkloadView, make_engine
+from .compiler import AdmissionSpec, CyclesRun, WorkloadSpec, compile_topology
+from .engine_contract import ENGINES, Engine, WorkloadView, make_engine
 from .errors import EngineError, NotStableError
 from .model import AdmissionCheckState, ClusterState, Workload
+from .workload_compiler import PendingBatch, WorkloadCompiler
 
-ADMITTED, PENDING, EVICTED, FINISHED = "admitted", "pending", "evicted", "finished"
-# quota reserved, waiting for admission checks (admission_checks.py)
-RESERVED = "reserved"
-
-NS_PER_S = 1_000_000_000
+# the names other modules import from here (the records live in cluster_records.py)
+__all__ = [
+    "ADMITTED",
+    "BULK_ADMITTED",
+    "BULK_OTHER",
+    "BULK_PENDING",
+    "ENGINES",
+    "EVICTED",
+    "FINISHED",
+    "NS_PER_S",
+    "PENDING",
+    "RESERVED",
+    "BulkDecisions",
+    "Cluster",
+    "CycleResult",
+    "Decision",
+    "EvictionRecord",
+    "HeldWorkload",
+    "LocalQueueFairSharing",
+    "PodSetDecision",
+    "PodsReadyState",
+    "WorkloadHistory",
+    "resolve_engine_name",
+]
 
 
 def resolve_engine_name(engine: str | None) -> str:
@@ -50,156 +86,10 @@ def resolve_engine_name(engine: str | None) -> str:
     return name
 
 
-@dataclass
-class PodSetDecision:
-    name: str
-    count: int
-    flavors: dict[str, str] = field(default_factory=dict)  # resource -> flavor
-    resource_usage: dict[str, int] = field(default_factory=dict)  # resource -> total
+class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
+    """Kueue's scheduler over a ClusterState; its admission checks, waitForPodsReady
+    and bulk counts bookkeeping live in the mixins (cluster_base.py says which)."""
 
-
-@dataclass
-class Decision:
-    """Where a workload stands after the cycles run so far."""
-
-    namespace: str
-    name: str
-    state: str  # admitted | reserved | pending | evicted | finished
-    cluster_queue: str | None = None
-    pod_sets: list[PodSetDecision] = field(default_factory=list)
-    reason: str = ""
-    message: str = ""
-    preempted_by: str | None = None
-    # why it was preempted (Kueue's Preempted condition reason): InClusterQueue,
-    # InCohortReclamation, InCohortFairSharing or InCohortReclaimWhileBorrowing
-    preemption_reason: str = ""
-    admission_time_ns: int | None = None
-    # status.admissionChecks of a workload holding quota (admitted or reserved)
-    admission_checks: list[AdmissionCheckState] = field(default_factory=list)
-
-    @property
-    def key(self) -> str:
-        return f"{self.namespace}/{self.name}"
-
-    @property
-    def holds_quota(self) -> bool:
-        """Admitted, or reserved and waiting for admission checks."""
-        return self.state in (ADMITTED, RESERVED)
-
-
-# BulkDecisions.kind: which decisions the engine's arrays give
-BULK_OTHER, BULK_ADMITTED, BULK_PENDING = 0, 1, 2
-
-
-@dataclass
-class BulkDecisions:
-    """decisions() in their order (by key) without a Decision for the common
-    ones: admitted to a ClusterQueue of the topology (``shape``: an index
-    into ``shapes``, the ClusterQueue's name and the pod sets, flavors by
-    resource, no usage) and plain pending (``reasons`` and ``messages``, in
-    key order of the pending ones); every other key (``BULK_OTHER``) needs
-    ``Cluster.decision``."""
-
-    keys: list[str]
-    kind: list[int]
-    shape: list[int]
-    shapes: list[tuple[str, list[PodSetDecision]]]
-    reasons: list[str]
-    messages: list[str]
-
-
-@dataclass
-class EvictionRecord:
-    """A workload's last eviction (Kueue's Evicted and Preempted conditions)."""
-
-    cycle: int
-    time_ns: int
-    reason: str  # the Evicted condition's: Preempted, ClusterQueueStopped, LocalQueueStopped, ...
-    message: str
-    preemption_reason: str = ""  # the Preempted condition's (InClusterQueue, ...); "" when not preempted
-    preempted_by: str | None = None
-    admitted_ns: int | None = None  # when the admission it ended began
-
-
-@dataclass
-class WorkloadHistory:
-    """What Kueue's statuses remember of earlier cycles, bounded per workload:
-    the first time the scheduler tried it (QuotaReserved=False since), its
-    last eviction and its eviction counts (status.schedulingStats.evictions)."""
-
-    first_attempt_ns: int | None = None
-    last_eviction: EvictionRecord | None = None
-    evictions: dict[str, int] = field(default_factory=dict)  # Evicted reason -> count
-    # seconds admitted before each eviction, summed (status.accumulatedPastExecutionTimeSeconds)
-    past_execution_s: int = 0
-
-    def record_eviction(self, ev: EvictionRecord) -> None:
-        self.last_eviction = ev
-        self.evictions[ev.reason] = self.evictions.get(ev.reason, 0) + 1
-        if ev.admitted_ns is not None:
-            self.past_execution_s += max(0, ev.time_ns - ev.admitted_ns) // NS_PER_S
-
-
-@dataclass
-class PodsReadyState:
-    """The PodsReady condition of a workload's admission (waitForPodsReady)."""
-
-    admitted_ns: int  # the admission it belongs to (a new admission starts not ready)
-    ready: bool
-    reason: str = "WaitForStart"  # of PodsReady=False: WaitForStart, WaitForRecovery, ...
-    since_ns: int = 0  # its lastTransitionTime
-
-
-@dataclass
-class HeldWorkload:
-    """A workload out of its queue after a PodsReady timeout (waitForPodsReady)
-    or a Retry check's requeueAfterSeconds: until its backoff ends
-    (requeue_at_ns), or for good once deactivated (requeue_at_ns None). The
-    engine forgot it; ``wid`` is its old id."""
-
-    wid: int
-    evicted_cycle: int
-    reason: str  # the Evicted condition's: PodsReadyTimeout or Deactivated
-    message: str
-    requeue_at_ns: int | None
-    evicted_ns: int
-
-
-@dataclass
-class LocalQueueFairSharing:
-    """A LocalQueue's admission fair sharing state (Kueue's in-memory usage
-    ledger, persisted as status.fairSharing.admissionFairSharingStatus).
-
-    Amounts are exact, in nanos of the base unit (1 cpu = 10**9)."""
-
-    consumed_nanos: dict[str, int]  # the decayed usage history
-    pending_penalty_nanos: dict[str, int]  # entry penalties not settled yet
-    last_update_ns: int
-    usage: float  # weighted usage that orders the ClusterQueue's workloads
-
-
-@dataclass
-class CycleResult:
-    cycle: int
-    admitted: list[str]
-    preempted: list[str]
-    evicted: list[str]  # evictions for other reasons (HoldAndDrain)
-    newly_parked: int
-    heads: int
-    # heads the cycle tried and left pending: Kueue writes their pending reason now
-    attempted: list[str] = field(default_factory=list)
-    # heads parked as inadmissible; newly_parked also counts the equivalent
-    # workloads parked with them (SchedulingEquivalenceHashing)
-    parked: list[str] = field(default_factory=list)
-    time_ns: int = 0  # the cycle's clock
-
-    @property
-    def changed(self) -> bool:
-        """The scheduling contract's "changes something" for --until-stable."""
-        return bool(self.admitted or self.preempted or self.evicted or self.newly_parked)
-
-
-class Cluster:
     def __init__(
         self,
         state: ClusterState,
@@ -689,306 +579,8 @@ class Cluster:
     def decision(self, key: str) -> Decision:
         return self._decision(self._id(key))
 
-    # --- waitForPodsReady (workload_controller.go, the queue manager's backoff) --------------------
-
-    def set_pods_ready(self, key: str, ready: bool, reason: str = "", now_ns: int | None = None) -> None:
-        """The PodsReady condition of the workload's current admission changed
-        (the simulator's pod start-up, the controller's job status); reason
-        WaitForRecovery for pods that were ready and failed."""
-        wid = self._id(key)
-        view = self.engine.workload_view(wid)
-        t = self._clock_ns if now_ns is None else now_ns
-        self._pods_ready[key] = PodsReadyState(
-            view.admission_time, ready, reason or ("PodsReady" if ready else "WaitForStart"), t
-        )
-        self.engine.set_pods_ready(wid, ready)
-
-    def requeue_state(self, key: str) -> tuple[int, int | None]:
-        """status.requeueState: (count, requeueAt ns or None)."""
-        held = self._held.get(self._wid.get(key, -1))
-        wl = self.state.workloads.get(key)
-        count = self._requeue_count.get(key, wl.requeue_count if wl else 0)
-        if held is not None:
-            return count, held.requeue_at_ns
-        return count, self._requeue_at.get(key, (None, 0))[0]  # evicted, its pods not gone yet
-
-    def _read_pods_ready_inputs(self, state: ClusterState) -> None:
-        """Input Workloads: the PodsReady condition of an admitted one, and a
-        pending one still in the backoff its status.requeueState.requeueAt sets
-        (workload_controller.go Reconcile: not queued before requeueAt)."""
-        for key in sorted(state.workloads):
-            wl = state.workloads[key]
-            if wl.admission is not None and wl.pods_ready_ns is not None:
-                admitted = wl.admission_ns if wl.admission_ns is not None else wl.creation_ns
-                self._pods_ready[key] = PodsReadyState(
-                    admitted, wl.pods_ready, wl.pods_ready_reason, wl.pods_ready_ns
-                )
-            elif wl.admission is None and wl.active and wl.requeue_at_ns is not None:
-                if wl.requeue_at_ns > self._clock_ns + NS_PER_S:
-                    wid = self._wid[key]
-                    requeued = _condition(wl, "Requeued")
-                    held = HeldWorkload(
-                        wid,
-                        -1,
-                        str(requeued.get("reason") or "Pending"),
-                        str(requeued.get("message") or ""),
-                        wl.requeue_at_ns,
-                        wl.queue_timestamp_ns,
-                    )
-                    self._held[wid] = held
-                    self._engine_hold(held)
-
-    def _pods_ready_state(self, key: str, admitted_ns: int) -> PodsReadyState:
-        st = self._pods_ready.get(key)
-        if st is None or st.admitted_ns != admitted_ns:  # admitted in a cycle: its pods have not started
-            return PodsReadyState(admitted_ns, False, "WaitForStart", admitted_ns)
-        return st
-
-    def _admitted_condition_ns(self, wl: Workload, admitted_ns: int) -> int:
-        """When the Admitted condition turned True: the input's for the input's
-        admission (it may follow the quota reservation), else the admission's."""
-        input_ns = wl.admission_ns if wl.admission_ns is not None else wl.creation_ns
-        if wl.admission is None or admitted_ns != input_ns:
-            return admitted_ns
-        c = _condition(wl, "Admitted")
-        if c.get("status") != "True" or not c.get("lastTransitionTime"):
-            return admitted_ns
-        from .loader import parse_time_ns
-
-        path = "status.conditions[Admitted].lastTransitionTime"
-        return parse_time_ns(c["lastTransitionTime"], f"Workload/{wl.key}", path)
-
-    def _pods_ready_timeouts(self, now_ns: int) -> list[str]:
-        """workload_controller.go reconcileNotReadyTimeout: an admitted, active
-        workload not PodsReady past waitForPodsReady.timeout since its admission
-        (PodsReady missing, WaitForStart or PodsReady reason) or past
-        recoveryTimeout since PodsReady turned False with WaitForRecovery is
-        evicted (PodsReadyTimeout), its requeueState counted and its requeueAt
-        set by the backoff (workload.go UpdateRequeueState); past
-        backoffLimitCount it is deactivated instead (triggerDeactivation)."""
-        cfg = self.state.configuration.wait_for_pods_ready
-        if cfg is None:
-            return []
-        out = []
-        for key in sorted(self._wid):
-            wid = self._wid[key]
-            if wid in self._held:
-                continue
-            view = self.engine.workload_view(wid)
-            wl = self.state.workloads[key]
-            if view.state != ADMITTED or not wl.active:
-                continue
-            admitted_ns = view.admission_time
-            st = self._pods_ready_state(key, admitted_ns)
-            if st.ready:
-                continue
-            if st.reason in ("", "WaitForStart", "PodsReady"):
-                since = self._admitted_condition_ns(wl, admitted_ns)
-                deadline = since + int(cfg.timeout_s * NS_PER_S)
-            elif st.reason == "WaitForRecovery" and cfg.recovery_timeout_s is not None:
-                deadline = st.since_ns + int(cfg.recovery_timeout_s * NS_PER_S)
-            else:
-                continue
-            if now_ns < deadline:
-                continue
-            count = self._requeue_count.get(key, wl.requeue_count)
-            if cfg.backoff_limit_count is not None and count + 1 > cfg.backoff_limit_count:
-                wl.active = False  # spec.active=false, then evicted as deactivated
-                self._requeue_at[key] = (None, now_ns)
-                reason = "Deactivated"
-                message = (
-                    "The workload is deactivated due to exceeding the maximum number of re-queuing retries"
-                )
-            else:
-                self._requeue_count[key] = count + 1
-                # wait.Backoff{base, x2, cap max}: base * 2^(count-1) capped; its
-                # jitter (up to 0.01%) puts requeueAt just past that second
-                wait_s = min(cfg.backoff_base_s * 2**count, cfg.backoff_max_s)
-                self._requeue_at[key] = (now_ns + wait_s * NS_PER_S + 1, now_ns)
-                reason, message = "PodsReadyTimeout", f"Exceeded the PodsReady timeout {key}"
-            self.engine.evict(wid, reason, message)
-            if self.release_evictions:  # offline its quota is free at once: out of its queue now
-                self._hold(key, self.cycles + 1)
-            out.append(key)
-        return out
-
-    def _hold(self, key: str, evicted_cycle: int) -> None:
-        """A workload evicted by a PodsReady timeout, or by a Retry check with
-        requeueAfterSeconds, gave its quota back: out of its queue until
-        requeueAt (workload_controller.go Update: a workload back to pending
-        with a backoff ahead is not queued; Reconcile queues it once requeueAt
-        passed); deactivated, for good."""
-        wid = self._wid[key]
-        view = self.engine.workload_view(wid)
-        wl = self.state.workloads[key]
-        # set by the eviction (UpdateRequeueState); none once deactivated
-        requeue_at, evicted_ns = self._requeue_at.pop(key, (None, self._clock_ns))
-        if not wl.active:
-            requeue_at = None
-        reason, message = view.eviction_reason, view.eviction_message
-        held = HeldWorkload(wid, evicted_cycle, reason, message, requeue_at, evicted_ns)
-        self._held[wid] = held
-        self._engine_hold(held)
-
-    def _engine_hold(self, held: HeldWorkload) -> None:
-        """The engine keeps the workload out of its queue until requeueAt, then
-        queues it by its eviction time (requeuingStrategy.timestamp Eviction) or
-        its creation (Creation) (workload.go Ordering.GetQueueOrderTimestamp),
-        until it is admitted again (the engines restore the timestamp then);
-        a deactivated one leaves the engine."""
-        if held.requeue_at_ns is None:
-            self.engine.remove_workload(held.wid)
-            return
-        cfg = self.state.configuration.wait_for_pods_ready
-        queue_ts = self.engine.spec(held.wid).queue_ts
-        if held.reason == ac.EVICTED_BY_CHECK:  # whatever requeuingStrategy.timestamp says
-            queue_ts = held.evicted_ns
-        elif held.evicted_cycle >= 0 and cfg is not None:
-            wl = self.state.workloads[self._keys[held.wid]]
-            queue_ts = held.evicted_ns if cfg.requeuing_timestamp == "Eviction" else wl.creation_ns
-        self.engine.hold(held.wid, held.requeue_at_ns, queue_ts)
-
-    def _requeue_after_backoff(self, now_ns: int) -> None:
-        """Held workloads whose requeueAt passed: the engine queues them again
-        at this cycle's start (end_holds); they are pending as any other."""
-        for wid, held in list(self._held.items()):
-            if held.requeue_at_ns is not None and held.requeue_at_ns <= now_ns:
-                del self._held[wid]
-
-    def _held_decision(self, held: HeldWorkload) -> Decision:
-        key = self._keys[held.wid]
-        ns, name = key.split("/", 1)
-        if held.evicted_cycle == self.cycles and self.cycles > 0:
-            return Decision(ns, name, EVICTED, reason=held.reason, message=held.message)
-        if held.requeue_at_ns is None:  # deactivated: in no queue, as an inactive workload
-            reason, message = self._waiting_reason(self.compiler.compile(self.state.workloads[key]))
-            return Decision(ns, name, PENDING, reason=reason, message=message)
-        # QuotaReserved=False as the job reconciler leaves an evicted workload
-        reason = "Pending" if held.evicted_cycle >= 0 else held.reason
-        return Decision(ns, name, PENDING, reason=reason, message=held.message)
-
     def decisions(self) -> list[Decision]:
         return [self._decision(self._wid[k]) for k in sorted(self._wid)]
-
-    def state_counts(self) -> dict[str, int]:
-        """How many of decisions() are in each state, without making them (the
-        engine's state codes, read in bulk)."""
-        wids, rest = self._bulk_countable()
-        codes = np.bincount(self.engine.decisions()[0][wids], minlength=len(STATE_NAMES))
-        counts = {name: int(n) for name, n in zip(STATE_NAMES, codes.tolist(), strict=False) if n}
-        for wid in rest:
-            state = self._decision(wid).state
-            counts[state] = counts.get(state, 0) + 1
-        return counts
-
-    def _bulk_countable(self) -> tuple[npt.NDArray[np.int64], list[int]]:
-        """The wids whose decision the engine's state alone gives, and the
-        rest: the workloads whose state the Cluster keeps between cycles
-        (reserved or checked by admission checks, deactivated, held by
-        waitForPodsReady's backoff) need their decision."""
-        wids = np.fromiter(self._wid.values(), dtype=np.int64, count=len(self._wid))
-        mask = self._kept_mask(wids)
-        if mask is None:
-            return wids, []
-        return wids[~mask], wids[mask].tolist()
-
-    def _kept_mask(self, wids: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_] | None:
-        """Which of ``wids`` are workloads whose state the Cluster keeps
-        (_bulk_countable); None when there are none."""
-        own = set(self._held)
-        for keys in (self._reserved, self._deactivated, self._checks):
-            own.update(self._wid[k] for k in keys if k in self._wid)
-        if not own:
-            return None
-        return np.isin(wids, np.fromiter(own, dtype=np.int64, count=len(own)))
-
-    def bulk_decisions(self) -> BulkDecisions:
-        """decisions() from the engine's arrays where they tell (BulkDecisions)."""
-        keys = sorted(self._wid)
-        ids = self._wid
-        wids = np.fromiter((ids[k] for k in keys), dtype=np.int64, count=len(keys))
-        codes, admitted_cq, _ = self.engine.decisions()
-        codes, admitted_cq = codes[wids], admitted_cq[wids]
-        plain = ~kept if (kept := self._kept_mask(wids)) is not None else np.ones(len(wids), dtype=bool)
-        kind = np.full(len(wids), BULK_OTHER, dtype=np.int8)
-        shape = np.full(len(wids), -1, dtype=np.int32)
-        admitted = plain & (codes == STATE_NAMES.index(ADMITTED)) & (admitted_cq >= 0)
-        admitted_shape, raw_shapes = self.engine.admitted_shapes(wids[admitted])
-        shape[admitted] = admitted_shape
-        kind[admitted & (shape >= 0)] = BULK_ADMITTED
-        pending = np.flatnonzero(plain & (codes == STATE_NAMES.index(PENDING)))
-        pending_wids = wids[pending]
-        reasons, messages = self.engine.reasons(pending_wids), self.engine.messages(pending_wids)
-        # one the scheduler never tried has no message: why it waits in its queue (_waiting_reason)
-        waiting = [self._queue_waiting_reason(cq) for cq in range(len(self.topology.cluster_queues))]
-        queues = self.engine.queues(pending_wids).tolist()
-        unqueued = []  # in no queue: their decision says why
-        for i, (message, cq) in enumerate(zip(messages, queues, strict=True)):
-            if not message:
-                if cq < 0:
-                    unqueued.append(i)
-                else:
-                    reasons[i], messages[i] = waiting[cq]
-        kind[pending] = BULK_PENDING
-        if unqueued:
-            kind[pending[unqueued]] = BULK_OTHER
-            for i in reversed(unqueued):
-                del reasons[i], messages[i]
-        topo = self.topology
-        shapes = [
-            (
-                topo.cluster_queues[cq].name,
-                [
-                    PodSetDecision(
-                        name,
-                        count,
-                        {topo.resource_names[r]: topo.flavor_names[f] for r, f in sorted(flavors)},
-                    )
-                    for name, count, flavors in pod_sets
-                ],
-            )
-            for cq, pod_sets in raw_shapes
-        ]
-        return BulkDecisions(
-            keys,
-            kind.tolist(),
-            shape.tolist(),
-            shapes,
-            reasons,
-            messages,
-        )
-
-    def queue_state_counts(self) -> dict[tuple[str | None, str], int]:
-        """How many of decisions() are in each (ClusterQueue the workload is
-        admitted to, else the one it queues in, or None; state), without
-        making them where the native engine's arrays tell (pending, admitted
-        to a ClusterQueue of the topology); the rest one decision at a time."""
-        names = [cq.name for cq in self.topology.cluster_queues]
-        counts: dict[tuple[str | None, str], int] = {}
-
-        def add(cqs: npt.NDArray[np.int64], state: str) -> None:
-            ids, ns = np.unique(cqs, return_counts=True)
-            for cq, n in zip(ids.tolist(), ns.tolist(), strict=True):
-                key = (names[cq] if cq >= 0 else None, state)
-                counts[key] = counts.get(key, 0) + n
-
-        wids, own = self._bulk_countable()
-        codes, admitted_cq, _ = self.engine.decisions()
-        codes, admitted_cq = codes[wids], admitted_cq[wids].astype(np.int64)
-        admitted = (codes == STATE_NAMES.index(ADMITTED)) & (admitted_cq >= 0)
-        pending = codes == STATE_NAMES.index(PENDING)
-        add(admitted_cq[admitted], ADMITTED)
-        spec = self.engine.spec
-        add(np.array([spec(w).cluster_queue for w in wids[pending].tolist()], dtype=np.int64), PENDING)
-        rest = wids[~(admitted | pending)]
-        for wid in rest.tolist() + own:
-            d = self._decision(wid)
-            queue = d.cluster_queue
-            if queue is None:
-                cq = self.engine.spec(wid).cluster_queue
-                queue = names[cq] if cq >= 0 else None
-            counts[(queue, d.state)] = counts.get((queue, d.state), 0) + 1
-        return counts
 
     def _decision(self, wid: int) -> Decision:
         held = self._held.get(wid)
@@ -1048,134 +640,6 @@ class Cluster:
             d.reason, d.message = self._waiting_reason(spec)
         return d
 
-    # --- admission checks (admission_checks.py) ------------------------------------------------
-
-    def set_check_state(
-        self,
-        key: str,
-        check: str,
-        state: str,
-        message: str = "",
-        requeue_after_s: int | None = None,
-        transition_ns: int | None = None,
-    ) -> None:
-        """A check controller wrote the state of ``check`` for the workload
-        (status.admissionChecks). A workload holding quota whose checks are
-        all Ready is admitted at once (the workload controller's
-        SyncAdmittedCondition); Retry and Rejected act at the end of the next
-        cycle (reconcileCheckBasedEviction), as the scheduling contract has it.
-        A Retry's ``requeue_after_s`` keeps the evicted workload out of its
-        queue until ``transition_ns`` (the state's lastTransitionTime: now, or
-        the earlier one when the state did not change) plus that many seconds."""
-        self._id(key)
-        states = [s for s in self._checks.get(key, ()) if s.name != check]
-        old = next((s for s in self._checks.get(key, ()) if s.name == check), None)
-        if transition_ns is None:
-            same = old is not None and old.state == state and old.last_transition_ns is not None
-            transition_ns = old.last_transition_ns if same and old is not None else self._clock_ns
-        retries = old.retry_count if old else 0
-        states.append(AdmissionCheckState(check, state, message, retries, requeue_after_s, transition_ns))
-        states.sort(key=lambda s: s.name)
-        self._checks[key] = states
-        if ac.has_failed(states):
-            self._check_failures.add(key)
-        if key in self._reserved and ac.all_ready(states):
-            self._reserved.discard(key)
-
-    def check_states(self, key: str) -> list[AdmissionCheckState]:
-        """The workload's status.admissionChecks as Kueue's controllers keep it."""
-        self._id(key)
-        return list(self._checks.get(key, ()))
-
-    def _init_checks(self, wl: Workload) -> None:
-        """The check states an input workload comes with. A workload holding
-        quota gets the checks of its admission's flavors; a pending one only
-        those applying to every flavor of its queue (workload.go
-        AdmissionChecksForWorkload, workload_controller.go
-        reconcileSyncAdmissionChecks)."""
-        key = wl.key
-        if wl.admission_checks:
-            self._checks[key] = list(wl.admission_checks)
-        elif wl.admission is None or wl.admission.cluster_queue not in self._check_cqs:
-            return  # the common case: nothing to keep
-        if not wl.active:
-            return
-        if wl.admission is not None and self.decision(key).holds_quota:
-            self._quota_reserved(key, admitted=wl.admitted_condition)
-        elif wl.admission is None and key in self._checks:
-            lq = self.state.local_queues.get(f"{wl.namespace}/{wl.queue_name}")
-            cq = self.state.cluster_queues.get(lq.cluster_queue) if lq is not None else None
-            if cq is not None:
-                self._set_checks(key, ac.sync_states(self._checks[key], ac.checks_for_pending(cq)))
-        if ac.has_failed(self._checks.get(key, ())):
-            self._check_failures.add(key)
-
-    def _set_checks(self, key: str, states: list[AdmissionCheckState]) -> None:
-        if states:
-            self._checks[key] = states
-        else:
-            self._checks.pop(key, None)
-
-    def _quota_reserved(self, key: str, *, admitted: bool) -> None:
-        """Quota was reserved for the workload: the checks of its flavors get
-        a state (Pending when new); it is admitted at once when they are all
-        Ready (scheduler.go prepareWorkload), or when Kueue had already
-        admitted it (an Admitted workload stays so: workload_controller.go
-        syncs Admitted only for workloads not admitted)."""
-        d = self.decision(key)
-        cq = self.state.cluster_queues.get(d.cluster_queue or "")
-        if cq is None or not cq.admission_checks:
-            self._checks.pop(key, None)
-            return
-        flavors = {f for ps in d.pod_sets for f in ps.flavors.values()}
-        states = ac.sync_states(self._checks.get(key, ()), ac.checks_for_flavors(cq, flavors))
-        self._set_checks(key, states)
-        if not admitted and not ac.all_ready(states):
-            self._reserved.add(key)
-
-    def _checks_evicted(self, key: str) -> None:
-        """An eviction resets the check states (evict.go resetChecksOnEviction)."""
-        self._reserved.discard(key)
-        if key in self._checks:
-            self._set_checks(key, ac.reset_on_eviction(self._checks[key], self._clock_ns))
-
-    def _evict_for_failed_checks(self, now_ns: int) -> list[str]:
-        """End of a cycle: workloads holding quota with a Retry check are
-        evicted and requeued, ordered by the eviction time until admitted
-        again; with a Rejected one, deactivated (reconcileCheckBasedEviction).
-        A Retry with requeueAfterSeconds ending after now sets requeueAt
-        (workload_controller.go Reconcile: NeedsRequeueAtUpdate, then
-        SetRequeueState without counting): the workload is held out of its
-        queue until then, as after a PodsReady timeout (_hold)."""
-        out: list[str] = []
-        for key in sorted(self._check_failures):
-            if key not in self._wid or not self.decision(key).holds_quota:
-                continue
-            self._check_failures.discard(key)
-            states = self._checks.get(key, ())
-            what = ac.check_eviction(states)
-            if what is None:
-                continue
-            reason, message, requeue = what
-            requeue_at = ac.retry_time_ns(states) if requeue else None
-            if requeue_at is not None and requeue_at > now_ns:
-                self._requeue_at[key] = (requeue_at, now_ns)
-            self.engine.evict_after_cycle(self._wid[key], reason, message, now_ns if requeue else -1, requeue)
-            self._checks_evicted(key)
-            if self.release_evictions and key in self._requeue_at:
-                self._hold(key, self.cycles)
-            if not requeue:
-                self._deactivated.add(key)
-                self.state.workloads[key].active = False  # a rebuild queues it nowhere
-            out.append(key)
-        return out
-
-    def _unsatisfied_checks_reason(self) -> str:
-        gates = self.state.configuration.feature_gates
-        if gates.get("UnadmittedWorkloadsObservability", True):
-            return ac.UNSATISFIED_CHECKS
-        return ac.UNSATISFIED_CHECKS_LEGACY
-
     def _waiting_reason(self, spec: WorkloadSpec) -> tuple[str, str]:
         """Why a pending workload the scheduler never tried is still waiting."""
         if spec.cluster_queue < 0:
@@ -1190,14 +654,6 @@ class Cluster:
         if not cq.active:
             return "Suspended", cq.inactive_message
         return "Pending", f"waiting for its turn in ClusterQueue {cq.name}"
-
-
-def _condition(wl: Workload, ctype: str) -> dict[str, Any]:
-    """The input Workload's status condition of that type ({} when absent)."""
-    for c in ((wl.raw.get("status") or {}).get("conditions") or []) if wl.raw else []:
-        if isinstance(c, dict) and c.get("type") == ctype:
-            return c
-    return {}
 
 
 def _start_time(state: ClusterState) -> int:

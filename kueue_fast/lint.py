@@ -40,13 +40,14 @@ from collections.abc import Iterator
 
 from . import model as m
 from ._reference.quota import QuotaTree
-from .compiler import BLOCK_NONE, NO_LIMIT, Topology, WorkloadCompiler, WorkloadSpec, compile_topology
+from .compiler import BLOCK_NONE, NO_LIMIT, Topology, WorkloadSpec, compile_topology
 from .errors import InputError, InputWarning
 from .integrations import INTEGRATIONS
 from .loader import load
 from .node_affinity import untolerated_taint
 from .quantity import format_amount, format_quantity
 from .simulate.args import add_recursive_argument
+from .workload_compiler import WorkloadCompiler
 
 __all__ = ["add_arguments", "lint", "run_lint"]
 

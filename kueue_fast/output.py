@@ -187,11 +187,12 @@ def _weighted_share(view: ClusterView, node: int) -> int:
     return NO_LIMIT if math.isinf(share) else math.ceil(share)
 
 
-def queue_statuses(cluster: Cluster, view: ClusterView, decisions: Sequence[Decision]) -> dict[str, JSON]:
-    """The status of every ClusterQueue (``cq/NAME``), LocalQueue
-    (``lq/NS/NAME``) and Cohort (``cohort/NAME``) object of the input."""
+def _queue_tallies(
+    cluster: Cluster, view: ClusterView, decisions: Sequence[Decision]
+) -> tuple[dict[str, _QueueTally], dict[str, _QueueTally]]:
+    """queue_statuses' counts and usage by ClusterQueue name and by LocalQueue key:
+    the workloads holding quota (decisions), those pending (the engine's queues)."""
     state, topo, engine = cluster.state, view.topo, cluster.engine
-    now = cluster.start_ns  # the configuration does not change while the cycles run: no condition flips
     cqs = {name: _QueueTally() for name in state.cluster_queues}
     lqs = {key: _QueueTally() for key in state.local_queues}
     for d in decisions:
@@ -219,6 +220,15 @@ def queue_statuses(cluster: Cluster, view: ClusterView, decisions: Sequence[Deci
         for fr, v in view.node_usage(cq).items():
             f, r = topo.fr_pairs[fr]
             tally.setdefault(topo.flavor_names[f], {})[topo.resource_names[r]] = v
+    return cqs, lqs
+
+
+def queue_statuses(cluster: Cluster, view: ClusterView, decisions: Sequence[Decision]) -> dict[str, JSON]:
+    """The status of every ClusterQueue (``cq/NAME``), LocalQueue
+    (``lq/NS/NAME``) and Cohort (``cohort/NAME``) object of the input."""
+    state, topo = cluster.state, view.topo
+    now = cluster.start_ns  # the configuration does not change while the cycles run: no condition flips
+    cqs, lqs = _queue_tallies(cluster, view, decisions)
     docs = {
         _object_key(d): d
         for d in state.documents

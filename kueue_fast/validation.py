@@ -6,6 +6,7 @@ object (``ClusterQueue/team-a``) and the Kubernetes field path of the culprit;
 messages follow ``k8s.io/apimachinery/pkg/util/validation/field`` wording
 (``Invalid value: "5": must be less than or equal to the nominalQuota``).
 Kueue aggregates all errors of an object; we stop at the first one.
+spec.resourceGroups has its own module (resource_group_validation.py).
 
 Sources (kubernetes-sigs/kueue unless noted):
   * apis/kueue/v1beta2/*_types.go kubebuilder markers (MinItems, MaxItems,
@@ -21,13 +22,12 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from . import api_fields
 from . import model as m
 from .errors import QuantityError, ValidationError
-from .quantity import amount_from_nanos, parse_quantity, quantity_nanos
+from .quantity import parse_quantity, quantity_nanos
 
 # --- field paths and errors -----------------------------------------------------
 
@@ -463,184 +463,6 @@ def tolerations(v: object, obj: str, path: str, *, strict: bool) -> list[m.Toler
                 )
         out.append(m.Toleration(k, op or "Equal", val, eff))
     return out
-
-
-# --- resource groups (ClusterQueue and Cohort) ------------------------------------------
-
-_RG = api_fields.RESOURCE_GROUP
-_COVERED = _RG.fields["coveredResources"]
-_FLAVORS = _RG.fields["flavors"]
-_RESOURCES = api_fields.FLAVOR_QUOTAS.fields["resources"]
-
-
-def resource_groups(
-    v: object, obj: str, path: str, *, has_parent: bool, is_cohort: bool
-) -> list[m.ResourceGroup]:
-    """Decode and validate spec.resourceGroups.
-
-    CRD (clusterqueue_types.go): at most 16 groups; 1-64 coveredResources and
-    flavors per group, 1-64 resources per flavor; CEL "flavors must have the same
-    number of resources as the coveredResources"; CEL "borrowingLimit must be nil
-    when cohort is empty". Webhook (clusterqueue_webhook.go validateResourceGroups,
-    validateFlavorQuotas, validateTotalFlavors, validateTotalCoveredResources,
-    validateFlavorResourceCombinations): resource names are qualified names; a
-    resource and a flavor appear in one group only; resources[i].name matches
-    coveredResources[i]; quotas non-negative; limits need a cohort (a parent for
-    a Cohort); lendingLimit <= nominalQuota for a ClusterQueue only; <= 256
-    flavors and covered resources in total; <= 512 flavor-resource pairs per group.
-    """
-    limits = _Limits(obj, has_parent, is_cohort)
-    groups = as_list(v, obj, path, max_items=api_fields.RESOURCE_GROUPS.max_items)
-    seen_resources: set[str] = set()
-    seen_flavors: set[str] = set()
-    out = [
-        _resource_group(graw, index(path, gi), limits, seen_resources, seen_flavors)
-        for gi, graw in enumerate(groups)
-    ]
-    total_flavors = sum(len(g.flavors) for g in out)
-    total_resources = sum(len(g.covered_resources) for g in out)
-    if total_flavors > 256:
-        invalid(
-            obj,
-            path,
-            total_flavors,
-            f"total number of flavors across all resourceGroups must be ≤ 256, got {total_flavors}",
-        )
-    if total_resources > 256:
-        invalid(
-            obj,
-            path,
-            total_resources,
-            "total number of covered resources across all resourceGroups must be ≤ 256, "
-            f"got {total_resources}",
-        )
-    return out
-
-
-@dataclass(frozen=True)
-class _Limits:
-    """What decides whether a quota's limits are allowed: the object (for
-    messages), whether it has a parent (cohort), and whether it is a Cohort."""
-
-    obj: str
-    has_parent: bool
-    is_cohort: bool
-
-    @property
-    def parent_word(self) -> str:
-        return "parent" if self.is_cohort else "cohort"
-
-
-def _resource_group(
-    graw: object, gp: str, limits: _Limits, seen_resources: set[str], seen_flavors: set[str]
-) -> m.ResourceGroup:
-    """One resource group; a resource or flavor in an earlier group is a duplicate."""
-    obj = limits.obj
-    g = as_map(graw, obj, gp)
-    check_fields(g, _RG.names, obj, gp)
-    if "coveredResources" not in g:
-        required(obj, child(gp, "coveredResources"))
-    if "flavors" not in g:
-        required(obj, child(gp, "flavors"))
-    crp = child(gp, "coveredResources")
-    covered = [
-        as_str(x, obj, index(crp, j))
-        for j, x in enumerate(
-            as_list(
-                g["coveredResources"],
-                obj,
-                crp,
-                min_items=_COVERED.min_items or 0,
-                max_items=_COVERED.max_items,
-            )
-        )
-    ]
-    flp = child(gp, "flavors")
-    flavors_raw = as_list(
-        g["flavors"], obj, flp, min_items=_FLAVORS.min_items or 0, max_items=_FLAVORS.max_items
-    )
-    for j, name in enumerate(covered):
-        p = index(crp, j)
-        err = qualified_name_errors(name)
-        if err:
-            invalid(obj, p, name, err)
-        if name in seen_resources:
-            duplicate(obj, p, name)
-        seen_resources.add(name)
-    flavors: list[m.FlavorQuotas] = []
-    for fi, fraw in enumerate(flavors_raw):
-        fp = index(flp, fi)
-        flavor = _flavor_quotas(fraw, fp, covered, limits)
-        if flavor.name in seen_flavors:
-            duplicate(obj, child(fp, "name"), flavor.name)
-        seen_flavors.add(flavor.name)
-        flavors.append(flavor)
-    combos = sum(len(f.resources) for f in flavors)
-    if combos > 512:
-        invalid(
-            obj,
-            gp,
-            combos,
-            f"number of flavor-resource combinations in a resourceGroup must be ≤ 512, got {combos}",
-        )
-    return m.ResourceGroup(covered, flavors)
-
-
-def _flavor_quotas(fraw: object, fp: str, covered: list[str], limits: _Limits) -> m.FlavorQuotas:
-    """One flavor of a group: one quota per covered resource, in their order."""
-    obj = limits.obj
-    f = as_map(fraw, obj, fp)
-    check_fields(f, api_fields.FLAVOR_QUOTAS.names, obj, fp)
-    if "name" not in f:
-        required(obj, child(fp, "name"))
-    fname = object_name(f["name"], obj, child(fp, "name"))
-    if "resources" not in f:
-        required(obj, child(fp, "resources"))
-    rp = child(fp, "resources")
-    rs = as_list(f["resources"], obj, rp, min_items=_RESOURCES.min_items or 0, max_items=_RESOURCES.max_items)
-    if len(rs) != len(covered):
-        invalid(obj, rp, len(rs), "flavors must have the same number of resources as the coveredResources")
-    quotas: list[m.ResourceQuota] = []
-    seen_in_flavor: set[str] = set()
-    for ri, rraw in enumerate(rs):
-        quotas.append(_resource_quota(rraw, index(rp, ri), covered[ri], seen_in_flavor, limits))
-    return m.FlavorQuotas(fname, quotas)
-
-
-def _resource_quota(
-    rraw: object, qp: str, covered_name: str, seen_in_flavor: set[str], limits: _Limits
-) -> m.ResourceQuota:
-    """One resource's quota: nominal, borrowing and lending limits."""
-    obj = limits.obj
-    r = as_map(rraw, obj, qp)
-    check_fields(r, api_fields.RESOURCE_QUOTA.names, obj, qp)
-    if "name" not in r:
-        required(obj, child(qp, "name"))
-    rname = as_str(r["name"], obj, child(qp, "name"))
-    if rname in seen_in_flavor:  # listType=map, listMapKey=name
-        duplicate(obj, child(qp, "name"), rname)
-    seen_in_flavor.add(rname)
-    if rname != covered_name:
-        invalid(obj, child(qp, "name"), rname, "must match the name in coveredResources")
-    if "nominalQuota" not in r:
-        required(obj, child(qp, "nominalQuota"))
-    nom_n = non_negative(r["nominalQuota"], obj, child(qp, "nominalQuota"))
-    nominal = amount_from_nanos(nom_n, rname)
-    borrowing = lending = None
-    if r.get("borrowingLimit") is not None:
-        bp = child(qp, "borrowingLimit")
-        if not limits.has_parent:
-            invalid(obj, bp, str(r["borrowingLimit"]), f"must be nil when {limits.parent_word} is empty")
-        borrowing = amount_from_nanos(non_negative(r["borrowingLimit"], obj, bp), rname)
-    if r.get("lendingLimit") is not None:
-        lp = child(qp, "lendingLimit")
-        lend_n = non_negative(r["lendingLimit"], obj, lp)
-        if not limits.has_parent:
-            invalid(obj, lp, str(r["lendingLimit"]), f"must be nil when {limits.parent_word} is empty")
-        if not limits.is_cohort and lend_n > nom_n:
-            invalid(obj, lp, str(r["lendingLimit"]), "must be less than or equal to the nominalQuota")
-        lending = amount_from_nanos(lend_n, rname)
-    return m.ResourceQuota(rname, nominal, borrowing, lending)
 
 
 # --- fair sharing weight (ClusterQueue, Cohort, LocalQueue) ----------------------------------

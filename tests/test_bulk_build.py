@@ -1,4 +1,4 @@
-"""The Cluster's bulk construction (compiler.PendingBatch -> NativeEngine.add_workloads)
+"""The Cluster's bulk construction (workload_compiler.PendingBatch -> NativeEngine.add_workloads)
 against the exact path (one WorkloadSpec per workload): the same wids, the same engine
 state, the same decisions after cycles."""
 
@@ -14,9 +14,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from kueue_fast import Cluster
-from kueue_fast.compiler import BLOCK_NAMESPACE_MISMATCH, BLOCK_RESOURCES_INVALID, PendingBatch
+from kueue_fast.compiler import BLOCK_NAMESPACE_MISMATCH, BLOCK_RESOURCES_INVALID
 from kueue_fast.engine_contract import native_available
 from kueue_fast.loader import build_state
+from kueue_fast.workload_compiler import PendingBatch
 from tests.test_native_differential import SECOND, T0, Scenario, scenarios
 
 pytestmark = pytest.mark.skipif(not native_available(), reason="the native engine is not built")

@@ -178,7 +178,7 @@ def test_state_counts_are_those_of_the_decisions(engine: str) -> None:
     # workload and an eviction under way are counted as decisions() shows them
     from collections import Counter
 
-    from kueue_fast import cluster as cluster_module
+    from kueue_fast import cluster_counts as cluster_module  # where state_counts lives
     from kueue_fast.engine_contract import STATE_NAMES
 
     assert cluster_module.STATE_NAMES is STATE_NAMES  # one definition of the state codes

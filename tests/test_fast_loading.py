@@ -24,13 +24,14 @@ from hypothesis import strategies as st
 
 from kueue_fast import _kernels, loader
 from kueue_fast import model as m
-from kueue_fast.compiler import WorkloadCompiler, compile_topology, scheduling_hash
+from kueue_fast.compiler import compile_topology
 from kueue_fast.errors import InputError, ParseError
 
 # The loader's documents module (fast YAML glue included) under the name it
 # had before issue 11 (kueue_fast/fastload.py): Hypothesis derives the
 # examples of a derandomized test from its source, so this keeps them the same.
 from kueue_fast.loader import documents as fastload
+from kueue_fast.workload_compiler import WorkloadCompiler, scheduling_hash
 
 TESTS = Path(__file__).parent
 YAML_FILES = sorted(

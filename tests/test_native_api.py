@@ -12,7 +12,7 @@ import pytest
 
 from kueue_fast._native import STATE_NAMES, NativeEngine, WorkloadArrays
 from kueue_fast._reference.scheduler import ReferenceEngine
-from kueue_fast.compiler import WorkloadCompiler, WorkloadSpec, compile_topology
+from kueue_fast.compiler import WorkloadSpec, compile_topology
 from kueue_fast.errors import EngineError
 from kueue_fast.model import (
     ClusterQueue,
@@ -27,6 +27,7 @@ from kueue_fast.model import (
     ResourceQuota,
     Workload,
 )
+from kueue_fast.workload_compiler import WorkloadCompiler
 
 SECOND = 1_000_000_000
 T0 = 1_700_000_000 * SECOND

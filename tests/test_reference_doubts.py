@@ -19,7 +19,7 @@ import pytest
 from kueue_fast import Cluster
 from kueue_fast._native import NativeEngine
 from kueue_fast._reference.scheduler import ReferenceEngine
-from kueue_fast.compiler import AdmissionSpec, WorkloadCompiler, compile_topology
+from kueue_fast.compiler import AdmissionSpec, compile_topology
 from kueue_fast.model import (
     Admission,
     ClusterQueue,
@@ -34,6 +34,7 @@ from kueue_fast.model import (
     ResourceQuota,
     Workload,
 )
+from kueue_fast.workload_compiler import WorkloadCompiler
 
 SECOND = 1_000_000_000
 T0 = 1_700_000_000 * SECOND

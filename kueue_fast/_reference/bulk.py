@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from ..compiler import Topology
     from ..engine_contract import WorkloadArrays
     from .queues import ClusterQueueQueue
-    from .scheduler import WorkloadRecord
+    from .records import WorkloadRecord
 
 _REASON_CODE = {r: i for i, r in enumerate(EVICTION_REASONS)}
 

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, TypeVar
 from .fair_sharing import DRS, NEGATIVE_DRS, compare_drs
 
 if TYPE_CHECKING:
-    from .scheduler import ReferenceEngine, WorkloadRecord
+    from .records import WorkloadRecord
+    from .scheduler import ReferenceEngine
 
 # Policy codes (compiler.POLICY_CODES).
 NEVER, LOWER_PRIORITY, LOWER_OR_NEWER_EQUAL, ANY = 0, 1, 2, 3

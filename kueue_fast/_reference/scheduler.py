@@ -11,6 +11,7 @@ One cycle:
      undone at the end: no copies);
   3. nominate: flavor assignment and, when needed, preemption targets;
   4. order the entries (classical, or the fair-sharing tournament);
+     (steps 3 and 4 are nomination.py's)
   5. process entries in that order against the filling snapshot (an
      admission adds its usage to it, not the workload: no later entry of the
      cycle can pick it as a victim);
@@ -23,104 +24,55 @@ With admission fair sharing (admission_fair_sharing.py), Kueue's controllers
 keep the LocalQueues' usage ledger around the cycles: before step 1 the
 LocalQueue reconciler samples every LocalQueue that is due, admissions push
 entry penalties in step 5, and at the end of the cycle the workload controller
-settles the penalties of the workloads it admitted.
+settles the penalties of the workloads it admitted (lq_fair_sharing.py).
 """
 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..compiler import (
     BLOCK_NAMESPACE_MISMATCH,
-    BLOCK_NONE,
     CyclesRun,
-    LedgerRow,
-    LedgerState,
     Topology,
     WorkloadSpec,
-    afs_ledger_entries,
-    afs_ledger_state,
 )
 from ..engine_contract import CycleReport, WorkloadView
 from . import amount
 from . import flavor_assigner as fa
-from .admission_fair_sharing import Amounts, UsageLedger
+from .admission_fair_sharing import UsageLedger
 from .bulk import BulkCalls
-from .fair_sharing import DRS, compare_drs, dominant_resource_share
-from .preemption import HUMAN_REASONS, IN_COHORT_RECLAIM_WHILE_BORROWING, PreemptionCtx, Preemptor, Target
+from .lq_fair_sharing import LocalQueueFairSharingMixin
+from .nomination import NominationMixin
+from .preemption import HUMAN_REASONS, IN_COHORT_RECLAIM_WHILE_BORROWING, Preemptor, Target
 from .queues import (
     REQUEUE_FAILED_AFTER_NOMINATION,
     REQUEUE_GENERIC,
-    REQUEUE_NAMESPACE_MISMATCH,
     REQUEUE_NO_FIT,
     REQUEUE_PENDING_PREEMPTION,
     REQUEUE_PREEMPTION_NO_CANDIDATES,
     ClusterQueueQueue,
 )
 from .quota import QuotaTree
-
-PENDING, ADMITTED, FINISHED = "pending", "admitted", "finished"
-
-# QuotaReserved=False reasons (UnadmittedWorkloadsObservability, beta, on);
-# the NoFit ones are the flavor assigner's.
-WAITING_FOR_QUOTA = fa.WAITING_FOR_QUOTA
-WAITING_FOR_PREEMPTED = "WaitingForPreemptedWorkloads"
-MISCONFIGURED = "Misconfigured"
-SUSPENDED = "Suspended"
-
-# waitForPodsReady.blockAdmission (scheduler.go waitForPodsReadyIfNeeded)
-WAITING_FOR_PODS_READY = "WaitingForPodsReady"
-MSG_WAITING_FOR_PODS_READY = "waiting for all admitted workloads to be in PodsReady condition"
-MSG_OVERLAP = "Workload has overlapping preemption targets with another workload"
-MSG_NO_LONGER_FITS = "Workload no longer fits after processing another workload"
-MSG_DEFERRED = (
-    "Workload has overlapping preemption targets with another workload, "
-    "but will fit after these preemptions complete"
+from .records import (
+    ADMITTED,
+    FINISHED,
+    MSG_DEFERRED,
+    MSG_NO_LONGER_FITS,
+    MSG_OVERLAP,
+    MSG_WAITING_FOR_PODS_READY,
+    PENDING,
+    WAITING_FOR_PODS_READY,
+    WAITING_FOR_PREEMPTED,
+    WAITING_FOR_QUOTA,
+    Entry,
+    WorkloadRecord,
 )
 
 
-@dataclass
-class WorkloadRecord:
-    spec: WorkloadSpec
-    status: str = PENDING
-    # admission (status ADMITTED)
-    admitted_cq: int = -1
-    admitted_pod_sets: list[tuple[int, dict[int, int]]] = field(default_factory=list)  # (count, rid -> fid)
-    admitted_resource_usage: list[dict[int, int]] = field(default_factory=list)  # per pod set rid -> total
-    usage: dict[int, int] = field(default_factory=dict)  # fr -> amount charged to admitted_cq
-    admission_time: int = 0
-    evicting: bool = False  # preempted, quota not released yet (controller mode)
-    # the last scheduling attempt
-    last_state: fa.LastState | None = None
-    reason: str = ""
-    message: str = ""
-    attempted: bool = False
-    # the last eviction
-    evicted_cycle: int = -1
-    eviction_reason: str = ""
-    eviction_message: str = ""
-    preempted_by: int = -1
-
-
-@dataclass
-class Entry:
-    wid: int
-    cq: int
-    assignment: fa.Assignment | None = None
-    targets: list[Target] = field(default_factory=list)
-    status: str = ""  # "", "skipped", "assumed", "waiting" (not processed: blocked before it)
-    message: str = ""
-    reason: str = ""
-    requeue_reason: str = REQUEUE_GENERIC
-    deferred: bool = False
-    is_preemptor: bool = False  # waiting for its preemptions (PrioritizePreemptorWorkloads)
-
-
-class ReferenceEngine(BulkCalls):
+class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
     """Kueue's scheduler over a Topology, in pure Python (engine_contract.Engine)."""
 
     name = "reference"
@@ -415,334 +367,6 @@ class ReferenceEngine(BulkCalls):
             for fr, v in row.items():
                 out[node, fr] = v
         return out
-
-    # --- admission fair sharing ------------------------------------------------------------------
-
-    def _lq_admitted_usage(self, lq: int) -> Amounts:
-        """The LocalQueue's admitted usage per resource, flavors summed (the
-        scheduler cache's LocalQueue.GetAdmittedUsage)."""
-        assert self.afs is not None
-        per_resource: dict[int, int] = {}
-        for w in self.cq_admitted[self.topo.local_queues[lq].cluster_queue]:
-            rec = self.workloads[w]
-            if rec.spec.local_queue != lq:
-                continue
-            for fr, v in rec.usage.items():
-                r = self._resource_of_fr[fr]
-                per_resource[r] = per_resource.get(r, 0) + v
-        return self.afs.to_nanos(per_resource)
-
-    def _sample_local_queues(self, now_ns: int) -> None:
-        """The LocalQueue reconciler (localqueue_controller.go Reconcile).
-
-        Kueue reconciles a LocalQueue when it is created, on its workloads'
-        events and RequeueAfter the rest of the sampling interval; every
-        reconcile seeds a missing ledger entry and otherwise samples only once
-        the interval has passed since the entry's LastUpdate (or while a penalty
-        is pending). Offline that is: at the start of every cycle, each
-        LocalQueue whose interval has elapsed by `now` is sampled at `now`.
-        Stopped LocalQueues and LocalQueues of inactive ClusterQueues are not
-        reconciled past their status, as in Kueue."""
-        assert self.afs is not None
-        for lq in self._afs_lqs:
-            spec = self.topo.local_queues[lq]
-            if spec.stopped or not self.topo.cluster_queues[spec.cluster_queue].active:
-                continue
-            if not self.afs.seeded(lq):
-                self.afs.seed(lq, dict(spec.consumed), now_ns)
-            elif not self.afs.due(lq, now_ns):
-                continue
-            self.afs.sample(lq, self._lq_admitted_usage(lq), now_ns)
-        self._lq_usage = {lq: self._local_queue_usage(lq) for lq in self._afs_lqs}
-
-    def _local_queue_usage(self, lq: int) -> float:
-        """workload.Info.ComputeLocalQueueFSUsage; a missing LocalQueue has weight 1."""
-        assert self.afs is not None
-        if lq < 0:
-            return self.afs.usage(lq, 1.0)
-        return self.afs.usage(lq, self.topo.local_queues[lq].fair_weight)
-
-    def _queued_lq_usage(self, wid: int) -> float:
-        lq = self.workloads[wid].spec.local_queue
-        usage = self._lq_usage.get(lq)
-        return self._local_queue_usage(lq) if usage is None else usage
-
-    def lq_fs_usage(self, wid: int) -> float | None:
-        """workload.Info.LocalQueueFSUsage of an admitted workload: set in the
-        snapshot for the workloads of usage-based ClusterQueues only."""
-        cq = self.workloads[wid].admitted_cq
-        if self.afs is None or cq < 0 or not self.topo.cluster_queues[cq].admission_fair_sharing:
-            return None
-        return self._queued_lq_usage(wid)
-
-    def afs_ledger_state(self) -> LedgerState:
-        """The usage ledger by LocalQueue name, resources by name (to carry it
-        over a rebuild of the engine, and for inspection): history, pending
-        penalties (nanos), LastUpdate and the current usage."""
-        if self.afs is None:
-            return {}
-        rows: list[LedgerRow] = [
-            (
-                lq,
-                sorted(e.resources.items()),
-                sorted(e.pending_penalty().items()),
-                e.last_update_ns,
-                self._local_queue_usage(lq),
-            )
-            for lq, e in self.afs.entries.items()
-        ]
-        return afs_ledger_state(self.topo, rows)
-
-    def restore_afs_ledger(self, state: LedgerState) -> None:
-        """Take over a ledger from afs_ledger_state (compiler.afs_ledger_entries)."""
-        if self.afs is None:
-            return
-        for lq, consumed, last_update in afs_ledger_entries(self.topo, state):
-            self.afs.seed(lq, dict(consumed), last_update)
-
-    def _total_requests(self, spec: WorkloadSpec) -> Amounts:
-        """workload.Info.SumTotalRequests: per-pod requests times counts, summed
-        over pod sets (no `pods`, which only the flavor assigner adds)."""
-        assert self.afs is not None
-        out: dict[int, int] = {}
-        for ps in spec.pod_sets:
-            for r, per_pod in ps.requests:
-                out[r] = out.get(r, 0) + amount.saturating_mul(per_pod, ps.count)
-        return self.afs.to_nanos(out)
-
-    def _push_entry_penalty(self, wid: int, cq: int, now_ns: int) -> None:
-        """Scheduler.updateEntryPenalty on assume, when shouldApplyEntryPenalty:
-        admission fair sharing is on for the ClusterQueue and the workload did
-        not hold a quota reservation (always true offline)."""
-        if self.afs is None or not self.topo.cluster_queues[cq].admission_fair_sharing:
-            return
-        spec = self.workloads[wid].spec
-        penalty = self.afs.entry_penalty(self._total_requests(spec))
-        self.afs.push_penalty(spec.local_queue, wid, penalty, now_ns)
-
-    def _settle_entry_penalties(self, admitted: list[int], now_ns: int) -> None:
-        """The workload controller sees the admissions of the cycle
-        (updateAfsConsumedUsage on the transition into Admitted)."""
-        if self.afs is None:
-            return
-        for wid in admitted:
-            rec = self.workloads[wid]
-            lq = rec.spec.local_queue
-            if rec.status != ADMITTED or not self.topo.cluster_queues[rec.admitted_cq].admission_fair_sharing:
-                continue
-            admitted_usage = self._lq_admitted_usage(lq) if lq >= 0 else {}
-            self.afs.settle(lq, wid, admitted_usage, now_ns)
-
-    # --- shares -------------------------------------------------------------------------------
-
-    def drs(self, node: int) -> DRS:
-        return dominant_resource_share(
-            self.tree, node, self.topo.fair_weight[node], self._resource_of_fr, self.topo.resource_names
-        )
-
-    # --- nomination ------------------------------------------------------------------------------
-
-    def _oracle(self, wid: int, cq: int) -> Callable[[int, int], tuple[int, int]]:
-        def simulate(fr: int, quantity: int) -> tuple[int, int]:
-            ctx = PreemptionCtx(wid, cq, {fr}, {fr: quantity})
-            targets = self.preemptor.get_targets(ctx)
-            if not targets:
-                borrow, _ = self.tree.lowest_subtree_that_fits(cq, fr, quantity)
-                return fa.PM_NO_CANDIDATES, borrow
-            for t in targets:
-                self.preemptor.remove(t.wid)
-            borrow, _ = self.tree.lowest_subtree_that_fits(cq, fr, quantity)
-            for t in targets:
-                self.preemptor.restore(t.wid)
-            if any(self.workloads[t.wid].admitted_cq == cq for t in targets):
-                return fa.PM_PREEMPT, borrow
-            return fa.PM_RECLAIM, borrow
-
-        return simulate
-
-    def _preemption_ctx(self, wid: int, cq: int, a: fa.Assignment, counts: list[int] | None) -> PreemptionCtx:
-        """Kueue buildContext: the workload's own requests (TotalRequestsFor: no
-        `pods`, no zero amounts) and the flavor-resources needing preemption."""
-        spec = self.workloads[wid].spec
-        usage: dict[int, int] = {}
-        for i, ps in enumerate(a.pod_sets):
-            count = ps.count
-            for r, per_pod in spec.pod_sets[i].requests:
-                q = amount.saturating_mul(per_pod, count)
-                if q == 0 or r not in ps.flavors:
-                    continue
-                fr = self.topo.fr_id(ps.flavors[r].flavor, r)
-                usage[fr] = amount.add(usage.get(fr, 0), q)
-        return PreemptionCtx(wid, cq, a.frs_need_preemption(self.topo.fr_id), usage)
-
-    def _scan_state(self, wid: int, cq: int) -> fa.LastState | None:
-        """The recorded flavor scan, unless outdated (FlavorFungibilityPreserveScanProgress)."""
-        last = self.workloads[wid].last_state
-        if last is None:
-            return None
-        if self.topo.gates.flavor_fungibility_preserve_scan_progress and self.cycle - last.cycle <= 1:
-            return last
-        if self._snapshot_generation[cq] > last.generation:
-            return None
-        return last
-
-    def get_assignments(
-        self, wid: int, cq: int, last: fa.LastState | None, nomination: list[dict[int, int]] | None = None
-    ) -> tuple[fa.Assignment, list[Target]]:
-        """Kueue getInitialAssignments: full assignment, its targets, else partial admission."""
-        spec = self.workloads[wid].spec
-        assigner = fa.FlavorAssigner(self, spec, cq, last, self._oracle(wid, cq), nomination)
-        full = assigner.assign()
-        mode = full.mode()
-        if mode == fa.FIT:
-            return full, []
-        if mode == fa.PREEMPT:
-            targets = self.preemptor.get_targets(self._preemption_ctx(wid, cq, full, None))
-            if targets:
-                return full, targets
-        deltas = [ps.count - (ps.min_count if ps.min_count is not None else ps.count) for ps in spec.pod_sets]
-        total = sum(deltas)
-        if total > 0 and self.topo.gates.partial_admission:
-            found = self._partial_search(wid, cq, assigner, deltas, total)
-            if found is not None:
-                return found
-        return full, []
-
-    def _partial_search(
-        self, wid: int, cq: int, assigner: fa.FlavorAssigner, deltas: list[int], total: int
-    ) -> tuple[fa.Assignment, list[Target]] | None:
-        """Kueue PodSetReducer.Search: the smallest reduction k in [0, D] whose
-        counts count_i - floor(delta_i * k / D) fit, by binary search."""
-        spec = self.workloads[wid].spec
-        last_good: tuple[fa.Assignment, list[Target]] | None = None
-        last_good_k = -1
-
-        def fits(k: int) -> bool:
-            nonlocal last_good, last_good_k
-            counts = [ps.count - (d * k) // total for ps, d in zip(spec.pod_sets, deltas, strict=True)]
-            a = assigner.assign(counts)
-            m = a.mode()
-            result: tuple[fa.Assignment, list[Target]] | None = None
-            if m == fa.FIT:
-                result = (a, [])
-            elif m == fa.PREEMPT:
-                t = self.preemptor.get_targets(self._preemption_ctx(wid, cq, a, counts))
-                if t:
-                    result = (a, t)
-            if result is not None:
-                last_good, last_good_k = result, k
-                return True
-            return False
-
-        lo, hi = 0, total + 1
-        while lo < hi:
-            mid = (lo + hi) >> 1
-            if not fits(mid):
-                lo = mid + 1
-            else:
-                hi = mid
-        return last_good if lo == last_good_k else None
-
-    def _record(self, e: Entry, a: fa.Assignment, targets: list[Target]) -> None:
-        e.assignment = a
-        e.targets = targets
-        e.message = a.message()
-        rec = self.workloads[e.wid]
-        rec.last_state = fa.LastState(a.last_tried, self._snapshot_generation[e.cq], self.cycle)
-
-    def nominate(self, wid: int) -> tuple[Entry, bool]:
-        """(entry, nominated?) for a head. Not nominated: inadmissible for a reason."""
-        rec = self.workloads[wid]
-        cq = rec.spec.cluster_queue
-        e = Entry(wid, cq)
-        spec = self.topo.cluster_queues[cq]
-        if not spec.active:
-            e.message, e.reason = spec.inactive_message, SUSPENDED
-            return e, False
-        if rec.spec.block != BLOCK_NONE:
-            e.message, e.reason = rec.spec.block_message, MISCONFIGURED
-            if rec.spec.block == BLOCK_NAMESPACE_MISMATCH:
-                e.requeue_reason = REQUEUE_NAMESPACE_MISMATCH
-            return e, False
-        a, targets = self.get_assignments(wid, cq, self._scan_state(wid, cq))
-        self._record(e, a, targets)
-        return e, True
-
-    # --- ordering of entries ---------------------------------------------------------------------
-
-    def _classical_order(self, entries: list[Entry]) -> list[Entry]:
-        def key(e: Entry) -> tuple[object, ...]:
-            s = self.workloads[e.wid].spec
-            assert e.assignment is not None
-            gates = self.topo.gates
-            return (
-                0 if gates.prioritize_preemptor_workloads and e.is_preemptor else 1,
-                e.assignment.borrowing,
-                -s.priority if gates.priority_sorting_within_cohort else 0,
-                s.queue_ts,
-                s.namespace,
-                s.name,
-            )
-
-        return sorted(entries, key=key)
-
-    def _fair_sharing_pop(self, remaining: dict[int, Entry]) -> Entry:
-        """Kueue fairSharingIterator.pop: the tournament winner of one cohort tree."""
-        cq = min(remaining)
-        if self.tree.parent[cq] < 0:
-            return remaining.pop(cq)
-        root = self.tree.root_of(cq)
-        drs_at: dict[tuple[int, int], DRS] = {}
-        requested: dict[int, dict[int, int]] = {}
-        for c in self.tree.subtree_cqs(root):
-            e = remaining.get(c)
-            if e is None:
-                continue
-            assert e.assignment is not None
-            usage = e.assignment.usage
-            self.tree.add_usage_map(c, usage)
-            requested[e.wid] = usage
-            share = self.drs(c)
-            for anc in self.tree.ancestors(c):
-                drs_at[(anc, e.wid)] = share
-                share = self.drs(anc)
-            self.tree.add_usage_map(c, usage, -1)
-
-        def less(a: Entry, b: Entry, cohort: int) -> bool:
-            gates = self.topo.gates
-            if gates.prioritize_preemptor_workloads and a.is_preemptor != b.is_preemptor:
-                return a.is_preemptor
-            ad, bd = drs_at[(cohort, a.wid)], drs_at[(cohort, b.wid)]
-            if gates.fair_sharing_prioritize_non_borrowing:
-                ab, bb = ad.is_borrowing_on(requested[a.wid]), bd.is_borrowing_on(requested[b.wid])
-                if ab != bb:
-                    return not ab
-            c = compare_drs(ad, bd)
-            if c != 0:
-                return c < 0
-            sa, sb = self.workloads[a.wid].spec, self.workloads[b.wid].spec
-            if gates.priority_sorting_within_cohort and sa.priority != sb.priority:
-                return sa.priority > sb.priority
-            if sa.queue_ts != sb.queue_ts:
-                return sa.queue_ts < sb.queue_ts
-            return (sa.namespace, sa.name) < (sb.namespace, sb.name)
-
-        def tournament(cohort: int) -> Entry | None:
-            candidates = [
-                w for w in (tournament(c) for c in self.tree.child_cohorts(cohort)) if w is not None
-            ]
-            candidates += [remaining[c] for c in self.tree.child_cqs(cohort) if c in remaining]
-            if not candidates:
-                return None
-            best = candidates[0]
-            for cur in candidates[1:]:
-                if less(cur, best, cohort):
-                    best = cur
-            return best
-
-        winner = tournament(root)
-        assert winner is not None
-        return remaining.pop(winner.cq)
 
     # --- processing ------------------------------------------------------------------------------
 

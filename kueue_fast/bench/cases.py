@@ -17,10 +17,11 @@ from .inputs import BASE_NS, NS, Case, drain_case, preemption_case, write_load_f
 def _engine_for(case: Case, engine: str) -> tuple[Any, Any, Any]:
     """(engine, topology, batch) with the case's workloads added: the
     admitted ones (with their admission) and the pending ones."""
-    from ..compiler import AdmissionSpec, WorkloadCompiler, compile_topology
+    from ..compiler import AdmissionSpec, compile_topology
     from ..loader import build_state
     from ..simulate.batch import batch_from_trace
     from ..simulate.engine import make_sim_engine
+    from ..workload_compiler import WorkloadCompiler
 
     state = build_state(case.objects)
     topo = compile_topology(state, extra_resources=set(case.trace.resources))

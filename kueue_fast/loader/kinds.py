@@ -14,6 +14,7 @@ from typing import Any
 from .. import api_fields
 from .. import model as m
 from .. import validation as v
+from ..resource_group_validation import resource_groups
 from .common import (
     _FIELDS,
     _TOP,
@@ -203,7 +204,7 @@ def parse_cluster_queue(obj: Mapping[str, Any]) -> m.ClusterQueue:
         v.object_name(cohort, ref, f"spec.{cohort_field}")
     cq = m.ClusterQueue(name=name, cohort=cohort)
     if spec.get("resourceGroups") is not None:
-        cq.resource_groups = v.resource_groups(
+        cq.resource_groups = resource_groups(
             spec["resourceGroups"], ref, "spec.resourceGroups", has_parent=cohort is not None, is_cohort=False
         )
     cq.queueing_strategy = v.opt_enum(
@@ -262,7 +263,7 @@ def parse_cohort(obj: Mapping[str, Any]) -> m.Cohort:
         v.object_name(parent, ref, f"spec.{parent_field}")
     co = m.Cohort(name=name, parent=parent)
     if spec.get("resourceGroups") is not None:
-        co.resource_groups = v.resource_groups(
+        co.resource_groups = resource_groups(
             spec["resourceGroups"], ref, "spec.resourceGroups", has_parent=parent is not None, is_cohort=True
         )
     if spec.get("fairSharing") is not None:

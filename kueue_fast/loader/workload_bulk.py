@@ -279,15 +279,11 @@ def _fast_status(obj: dict[str, Any], ref: str, pod_sets: list[m.PodSet], creati
         return None
 
 
-def _fast_workload(
-    obj: dict[str, Any],
-    api: str,
-    position: int,
-    priority_classes: Mapping[str, m.WorkloadPriorityClass],
-    pod_priority_classes: Mapping[str, m.WorkloadPriorityClass],
-    c: _BulkCaches,
-) -> m.Workload | None:
-    """parse_workload(obj, ...) for a valid Workload of the common shape, else None."""
+def _fast_header(
+    obj: dict[str, Any], api: str, c: _BulkCaches
+) -> tuple[dict[str, Any], dict[str, Any], str, str] | None:
+    """(metadata, spec, name, namespace) of a Workload with known top-level and
+    spec fields and valid metadata, else None."""
     if not obj.keys() <= _TOP_SET:
         return None
     md = obj.get("metadata")
@@ -308,6 +304,23 @@ def _fast_workload(
             v.string_map(md["annotations"], ref, "metadata.annotations")
     except InputError:
         return None
+    return md, spec, name, ns
+
+
+def _fast_workload(
+    obj: dict[str, Any],
+    api: str,
+    position: int,
+    priority_classes: Mapping[str, m.WorkloadPriorityClass],
+    pod_priority_classes: Mapping[str, m.WorkloadPriorityClass],
+    c: _BulkCaches,
+) -> m.Workload | None:
+    """parse_workload(obj, ...) for a valid Workload of the common shape, else None."""
+    header = _fast_header(obj, api, c)
+    if header is None:
+        return None
+    md, spec, name, ns = header
+    ref = f"Workload/{ns}/{name}"
 
     # 1. pod sets
     pod_sets = _fast_pod_sets(spec, c)

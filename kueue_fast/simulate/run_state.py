@@ -14,8 +14,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..compiler import WorkloadCompiler, compile_topology
+from ..compiler import compile_topology
 from ..model import ClusterState
+from ..workload_compiler import WorkloadCompiler
 from .batch import WorkloadBatch, batch_from_trace, charged_trace, unqueued_warnings
 from .checks import READY, RETRY, CheckModel, CheckPlan
 from .engine import EVICTION_REASONS, SimEngine, make_sim_engine

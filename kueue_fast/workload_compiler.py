@@ -1,0 +1,458 @@
+"""From model Workloads to the WorkloadSpecs both engines take (compiler.py
+holds the specs and the Topology they are compiled against): one at a time
+(WorkloadCompiler), or a run of plain pending ones as arrays (PendingBatch),
+and the SchedulingEquivalenceHashing hash both use (scheduling_hash)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from . import node_affinity
+from .compiler import (
+    BLOCK_NAMESPACE_MISMATCH,
+    BLOCK_NONE,
+    BLOCK_RESOURCES_INVALID,
+    JOB_UID_LABEL,
+    NAMESPACE_MISMATCH_MESSAGE,
+    AdmissionSpec,
+    PodSetSpec,
+    Topology,
+    WorkloadSpec,
+)
+from .fastjson import exact_key
+from .model import ClusterState, PodSet, Workload
+from .requests import quota_requests
+
+
+class WorkloadCompiler:
+    """Turns model Workloads into WorkloadSpecs against one Topology.
+
+    Keeps the interned flavor-eligibility classes, so that workloads added
+    later (simulator, controller) share rows with earlier ones."""
+
+    def __init__(self, state: ClusterState, topology: Topology) -> None:
+        self.state = state
+        self.topology = topology
+        self._rid = {n: i for i, n in enumerate(topology.resource_names)}
+        self._fid = {n: i for i, n in enumerate(topology.flavor_names)}
+        self._cq_id = {cq.name: i for i, cq in enumerate(topology.cluster_queues)}
+        self._lq_id = {lq.name: i for i, lq in enumerate(topology.local_queues)}
+        self._class_of: dict[tuple[object, ...], int] = {}
+        topology.flavor_classes.clear()
+        # scheduling_hash by an exact key of what it depends on (see _hash_key)
+        self._hash_of: dict[tuple[object, ...], tuple[list[dict[str, Any]], int]] = {}
+
+    def flavor_class(self, ps: PodSet) -> int:
+        shape = node_affinity.pod_set_shape(ps)
+        cid = self._class_of.get(shape)
+        if cid is None:
+            row: list[str | None] = []
+            for fname in self.topology.flavor_names:
+                flavor = self.state.resource_flavors.get(fname)
+                row.append(None if flavor is None else node_affinity.flavor_rejection(flavor, ps))
+            cid = len(self.topology.flavor_classes)
+            self.topology.flavor_classes.append(row)
+            self._class_of[shape] = cid
+        return cid
+
+    def resource_id(self, name: str) -> int:
+        rid = self._rid.get(name)
+        if rid is None:
+            raise KeyError(name)
+        return rid
+
+    def _pod_sets(self, wl: Workload) -> tuple[list[PodSetSpec], list[int], list[dict[str, int]]]:
+        """The pod sets as the engines take them, their effective counts and charged requests."""
+        reclaimable = self.topology.gates.reclaimable_pods
+        pod_sets = []
+        counts = []
+        charged = self.charged_requests(wl)
+        for ps, per_pod in zip(wl.pod_sets, charged, strict=True):
+            # ReclaimablePods: pods the job declared done no longer need quota.
+            count = max(0, ps.count - ps.reclaimable) if reclaimable else ps.count
+            counts.append(count)
+            requests = sorted(((self._rid[r], v) for r, v in per_pod.items()), key=lambda x: x[0])
+            pod_sets.append(PodSetSpec(ps.name, count, requests, ps.min_count, self.flavor_class(ps)))
+        return pod_sets, counts, charged
+
+    def compile(self, wl: Workload) -> WorkloadSpec:
+        pod_sets, counts, charged = self._pod_sets(wl)
+        ignore_name = self.topology.gates.scheduling_equivalence_hashing_ignore_pod_set_name
+        spec = WorkloadSpec(
+            namespace=wl.namespace,
+            name=wl.name,
+            uid=wl.uid or wl.key,
+            cluster_queue=-1,
+            priority=wl.priority,
+            queue_ts=self._queue_ts(wl),
+            scheduling_hash=self._scheduling_hash(wl, counts, ignore_name, charged),
+            pod_sets=pod_sets,
+            local_queue=self._lq_id.get(f"{wl.namespace}/{wl.queue_name}", -1),
+            queue_name=wl.queue_name,
+            job_uid=_job_uid(wl),
+        )
+        if wl.admission is not None:
+            spec.admission = self._admission(wl)
+            spec.pods_ready = wl.pods_ready
+        self._resolve_queue(wl, spec)
+        return spec
+
+    def _queue_ts(self, wl: Workload) -> int:
+        """workload.go Ordering.GetQueueOrderTimestamp: the loader's eviction time
+        of a workload evicted by the PodsReady timeout counts only when
+        waitForPodsReady.requeuingStrategy.timestamp is Eviction (the default)."""
+        wait = self.state.configuration.wait_for_pods_ready
+        if wl.queue_order_ns is not None and wait is not None and wait.requeuing_timestamp == "Creation":
+            for c in ((wl.raw.get("status") or {}).get("conditions") or []) if wl.raw else []:
+                if isinstance(c, dict) and c.get("type") == "Evicted":
+                    return wl.creation_ns if c.get("reason") == "PodsReadyTimeout" else wl.queue_timestamp_ns
+        return wl.queue_timestamp_ns
+
+    def charged_requests(self, wl: Workload) -> list[dict[str, int]]:
+        """Per pod set, the per-pod requests charged to quota (Configuration
+        resources: excluded prefixes, transformations)."""
+        rules = self.state.configuration.resources
+        return [quota_requests(ps.requests, rules) for ps in wl.pod_sets]
+
+    def _scheduling_hash(
+        self, wl: Workload, counts: list[int], ignore_pod_set_name: bool, requests: list[dict[str, int]]
+    ) -> int:
+        """scheduling_hash(wl, ...), computed once per distinct key: JSON
+        encoding and hashing the pod templates is most of a compile."""
+        found = _hash_key(wl, counts, ignore_pod_set_name, requests)
+        if found is None:
+            return scheduling_hash(wl, counts, ignore_pod_set_name, requests)
+        key, templates = found
+        hit = self._hash_of.get(key)
+        if hit is not None and all(a is b or a == b for a, b in zip(hit[0], templates, strict=True)):
+            return hit[1]
+        h = scheduling_hash(wl, counts, ignore_pod_set_name, requests)
+        self._hash_of[key] = (templates, h)
+        return h
+
+    def _admission(self, wl: Workload) -> AdmissionSpec:
+        assert wl.admission is not None
+        cq = self._cq_id.get(wl.admission.cluster_queue, -1)
+        by_name = {psa.name: psa for psa in wl.admission.pod_set_assignments}
+        pod_sets: list[tuple[int, list[tuple[int, int, int]]]] = []
+        for ps in wl.pod_sets:
+            psa = by_name.get(ps.name)
+            if psa is None:
+                pod_sets.append((0, []))
+                continue
+            usage = [
+                (self._rid[r], self._fid[psa.flavors[r]] if r in psa.flavors else -1, amount)
+                for r, amount in sorted(psa.resource_usage.items())
+            ]
+            pod_sets.append((psa.count, usage))
+        time_ns = wl.admission_ns if wl.admission_ns is not None else wl.creation_ns
+        return AdmissionSpec(cq, pod_sets, time_ns)
+
+    def _resolve_queue(self, wl: Workload, spec: WorkloadSpec) -> None:
+        """Which ClusterQueue the workload is offered to when pending, or why none."""
+        if not wl.active:
+            spec.unqueued_reason = "The workload is deactivated"
+            return
+        cq_id, reason, selected = self._queue_of(wl.namespace, wl.queue_name)
+        spec.cluster_queue, spec.unqueued_reason = cq_id, reason
+        if cq_id < 0:
+            return
+        if not selected:
+            spec.block = BLOCK_NAMESPACE_MISMATCH
+            spec.block_message = NAMESPACE_MISMATCH_MESSAGE
+            return
+        error = _resources_error(wl)
+        if error:
+            spec.block = BLOCK_RESOURCES_INVALID
+            spec.block_message = error
+
+    def _queue_of(self, namespace: str, queue_name: str) -> tuple[int, str, bool]:
+        """An active workload's (ClusterQueue id or -1, why none, whether the
+        ClusterQueue's namespaceSelector selects the namespace)."""
+        lq = self.state.local_queues.get(f"{namespace}/{queue_name}")
+        if lq is None:
+            return -1, f"LocalQueue {queue_name} doesn't exist", False
+        if lq.stop_policy != "None":
+            return -1, f"LocalQueue {queue_name} is stopped", False
+        cq_id = self._cq_id.get(lq.cluster_queue)
+        if cq_id is None:
+            return -1, f"ClusterQueue {lq.cluster_queue} doesn't exist", False
+        cq = self.state.cluster_queues[lq.cluster_queue]
+        labels = self.state.namespace_labels(namespace)
+        return cq_id, "", cq.namespace_selector is not None and cq.namespace_selector.matches(labels)
+
+    def pending_batch(self) -> PendingBatch:
+        """An empty :class:`PendingBatch` over this compiler."""
+        return PendingBatch(self)
+
+
+_INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def _resources_error(wl: Workload) -> str:
+    """The first pod set's resources validation error ("" when none)."""
+    for ps in wl.pod_sets:
+        if ps.resources_validation_error:
+            return ps.resources_validation_error
+    return ""
+
+
+class PendingBatch:
+    """Pending workloads compiled straight into the native engine's bulk
+    arrays (``NativeEngine.add_workloads``), without a WorkloadSpec each.
+
+    What depends only on a workload's pod sets and priority (the engine's pod
+    set rows, the scheduling hash) is computed once per distinct shape, under
+    the exact key ``_hash_key`` gives (templates compared with == on a hit),
+    and what depends only on its namespace and queue name once per pair. The
+    values are the ones :meth:`WorkloadCompiler.compile` gives; :meth:`add`
+    refuses (False) any workload whose spec the arrays cannot carry (an
+    admission, admission checks, a job-uid label, no ClusterQueue): the
+    caller compiles that one as usual. The memos live as long as the batch:
+    build one per bulk construction, while the workloads do not change."""
+
+    def __init__(self, compiler: WorkloadCompiler) -> None:
+        self.compiler = compiler
+        self._shapes: dict[tuple[object, ...], tuple[list[dict[str, Any]], list[PodSetSpec], int, str]] = {}
+        self._queues: dict[tuple[str, str], tuple[int, int, int]] = {}  # -> (cq, lq, block)
+        self.emptied()
+
+    def emptied(self) -> PendingBatch:
+        """No workloads (the memos stay): for the next run of pending workloads."""
+        self._names: dict[str, int] = {}  # pod set name -> index into pod_set_names
+        self._messages: dict[str, int] = {}  # block message -> index into block_messages
+        self.keys: list[str] = []
+        self._cq: list[int] = []
+        self._lq: list[int] = []
+        self._priority: list[int] = []
+        self._queue_ts: list[int] = []
+        self._hash: list[int] = []
+        self._block: list[int] = []
+        self._block_message: list[int] = []
+        self._namespaces: list[str] = []
+        self._wl_names: list[str] = []
+        self._uids: list[str] = []
+        self._ps_offsets: list[int] = [0]
+        self._ps_count: list[int] = []
+        self._ps_min: list[int] = []
+        self._ps_class: list[int] = []
+        self._ps_name: list[int] = []
+        self._rq_offsets: list[int] = [0]
+        self._rq_resource: list[int] = []
+        self._rq_amount: list[int] = []
+        return self
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def add(self, key: str, wl: Workload) -> bool:
+        """Append a pending workload; False (nothing appended) when compile() must do it."""
+        c = self.compiler
+        if wl.admission is not None or wl.admission_checks or not wl.active or _job_uid(wl):
+            return False
+        queue = self._queues.get((wl.namespace, wl.queue_name))
+        if queue is None:
+            cq_id, _, selected = c._queue_of(wl.namespace, wl.queue_name)
+            lq_id = c._lq_id.get(f"{wl.namespace}/{wl.queue_name}", -1)
+            queue = (cq_id, lq_id, BLOCK_NONE if selected else BLOCK_NAMESPACE_MISMATCH)
+            self._queues[(wl.namespace, wl.queue_name)] = queue
+        cq_id, lq_id, block = queue
+        if cq_id < 0 or type(wl.priority) is not int or not _INT32_MIN <= wl.priority <= _INT32_MAX:
+            return False  # its unqueued reason lives in a WorkloadSpec only; the engine refuses it
+        shape = self._shape(wl)
+        if shape is None:
+            return False
+        pod_sets, scheduling_hash, resources_error = shape
+        message = -1
+        if block == BLOCK_NAMESPACE_MISMATCH:
+            message = self._message(NAMESPACE_MISMATCH_MESSAGE)
+        elif resources_error:
+            block, message = BLOCK_RESOURCES_INVALID, self._message(resources_error)
+        self.keys.append(key)
+        self._cq.append(cq_id)
+        self._lq.append(lq_id)
+        self._priority.append(wl.priority)
+        self._queue_ts.append(c._queue_ts(wl))
+        self._hash.append(scheduling_hash)
+        self._block.append(block)
+        self._block_message.append(message)
+        self._namespaces.append(wl.namespace)
+        self._wl_names.append(wl.name)
+        self._uids.append(wl.uid or wl.key)
+        for ps in pod_sets:
+            self._ps_count.append(ps.count)
+            self._ps_min.append(-1 if ps.min_count is None else ps.min_count)
+            self._ps_class.append(ps.flavor_class)
+            name = self._names.setdefault(ps.name, len(self._names))
+            self._ps_name.append(name)
+            for r, amount in ps.requests:
+                self._rq_resource.append(r)
+                self._rq_amount.append(amount)
+            self._rq_offsets.append(len(self._rq_resource))
+        self._ps_offsets.append(len(self._ps_count))
+        return True
+
+    def _message(self, text: str) -> int:
+        return self._messages.setdefault(text, len(self._messages))
+
+    def _shape(self, wl: Workload) -> tuple[list[PodSetSpec], int, str] | None:
+        """(pod sets, scheduling hash, resources error) as compile() gives them; None: not keyable."""
+        c = self.compiler
+        ignore_name = c.topology.gates.scheduling_equivalence_hashing_ignore_pod_set_name
+        charged = c.charged_requests(wl)
+        reclaimable = c.topology.gates.reclaimable_pods
+        counts = [max(0, ps.count - ps.reclaimable) if reclaimable else ps.count for ps in wl.pod_sets]
+        found = _hash_key(wl, counts, ignore_name, charged)
+        if found is None:
+            return None
+        parts, templates = found
+        # what the hash key leaves out: the names (when ignored) and what decides the flavor class
+        key = (
+            parts,
+            tuple(ps.name for ps in wl.pod_sets),
+            tuple(node_affinity.pod_set_shape(ps) for ps in wl.pod_sets),
+            _resources_error(wl),
+        )
+        hit = self._shapes.get(key)
+        if hit is not None and all(a is b or a == b for a, b in zip(hit[0], templates, strict=True)):
+            return hit[1], hit[2], hit[3]
+        pod_sets, counts, charged = c._pod_sets(wl)
+        if any(not _INT64_MIN <= v <= _INT64_MAX for ps in pod_sets for _, v in ps.requests):
+            return None  # the engine refuses it, one workload at a time
+        scheduling_hash = c._scheduling_hash(wl, counts, ignore_name, charged)
+        self._shapes[key] = (templates, pod_sets, scheduling_hash, _resources_error(wl))
+        return pod_sets, scheduling_hash, _resources_error(wl)
+
+    def arrays(self) -> Any:
+        """The batch as ``kueue_fast.engine_contract.WorkloadArrays``."""
+        import numpy as np
+
+        from .engine_contract import WorkloadArrays
+
+        def i64(values: list[int]) -> Any:
+            return np.array(values, dtype=np.int64)
+
+        return WorkloadArrays(
+            cluster_queue=i64(self._cq),
+            priority=i64(self._priority),
+            queue_ts=i64(self._queue_ts),
+            scheduling_hash=i64(self._hash),
+            pod_set_offsets=i64(self._ps_offsets),
+            pod_set_count=i64(self._ps_count),
+            pod_set_min_count=i64(self._ps_min),
+            pod_set_flavor_class=i64(self._ps_class),
+            request_offsets=i64(self._rq_offsets),
+            request_resource=i64(self._rq_resource),
+            request_amount=i64(self._rq_amount),
+            namespaces=self._namespaces,
+            names=self._wl_names,
+            uids=self._uids,
+            pod_set_name=i64(self._ps_name),
+            pod_set_names=list(self._names),
+            block=i64(self._block),
+            block_message=i64(self._block_message),
+            block_messages=list(self._messages),
+            local_queue=i64(self._lq),
+        )
+
+
+def _job_uid(wl: Workload) -> str:
+    labels = (wl.raw.get("metadata") or {}).get("labels") if wl.raw else None
+    uid = labels.get(JOB_UID_LABEL) if isinstance(labels, dict) else None
+    return uid if isinstance(uid, str) else ""
+
+
+# The pod template fields that make two workloads schedule alike (kueue
+# pkg/util/pod SpecShape): requests and ports of every container, and what
+# decides where pods may run.
+_SHAPE_FIELDS = (
+    "nodeSelector",
+    "affinity",
+    "tolerations",
+    "runtimeClassName",
+    "priority",
+    "topologySpreadConstraints",
+    "overhead",
+    "resourceClaims",
+)
+
+
+def _spec_shape(template_spec: dict[str, Any]) -> dict[str, Any]:
+    shape: dict[str, Any] = {k: template_spec[k] for k in _SHAPE_FIELDS if k in template_spec}
+    for kind in ("initContainers", "containers"):
+        shape[kind] = [
+            {"requests": (c.get("resources") or {}).get("requests"), "ports": c.get("ports")}
+            for c in template_spec.get(kind) or []
+            if isinstance(c, dict)
+        ]
+    return shape
+
+
+def _raw_templates(wl: Workload) -> list[object]:
+    """Each pod set's template spec as scheduling_hash reads it from wl.raw."""
+    raw_pod_sets = (wl.raw.get("spec") or {}).get("podSets") or [] if wl.raw else []
+    out: list[object] = []
+    for i in range(len(wl.pod_sets)):
+        raw = raw_pod_sets[i] if i < len(raw_pod_sets) and isinstance(raw_pod_sets[i], dict) else {}
+        out.append(((raw.get("template") or {}).get("spec")) or {})
+    return out
+
+
+def _hash_key(
+    wl: Workload, counts: list[int], ignore_pod_set_name: bool, charged: list[dict[str, int]]
+) -> tuple[tuple[object, ...], list[dict[str, Any]]] | None:
+    """An exact key of everything scheduling_hash reads, and the templates to
+    compare on a hit; None when a value is not plain JSON-like data (then the
+    hash is computed). Exact: values are checked to be of their exact types
+    (True is not 1 in the payload), templates are keyed by their orjson
+    serialization and compared with == on a hit (fastjson.exact_key)."""
+    if type(wl.priority) is not int:
+        return None
+    templates: list[dict[str, Any]] = []
+    parts: list[object] = [wl.priority, ignore_pod_set_name]
+    for ps, per_pod, count, template in zip(wl.pod_sets, charged, counts, _raw_templates(wl), strict=True):
+        if type(template) is not dict or type(ps.name) is not str:
+            return None
+        if ps.min_count is not None and type(ps.min_count) is not int:
+            return None
+        requests = tuple(per_pod.items())
+        for r, amount in requests:
+            if type(r) is not str or type(amount) is not int:
+                return None
+        tkey = exact_key(template)
+        if tkey is None:
+            return None
+        templates.append(template)
+        parts.append((None if ignore_pod_set_name else ps.name, count, ps.min_count, requests, tkey))
+    return tuple(parts), templates
+
+
+def scheduling_hash(
+    wl: Workload, counts: list[int], ignore_pod_set_name: bool, charged: list[dict[str, int]] | None = None
+) -> int:
+    """Kueue computeSchedulingHash (pkg/workload/workload.go): workloads with the
+    same priority and the same pod sets (template shape, effective count and
+    requests, minCount) fail the same way, so one failure parks them all
+    (SchedulingEquivalenceHashing). ``charged``: per pod set the requests
+    charged to quota (default: the pod sets' requests), as TotalRequests."""
+    if charged is None:
+        charged = [ps.requests for ps in wl.pod_sets]
+    raw_pod_sets = (wl.raw.get("spec") or {}).get("podSets") or [] if wl.raw else []
+    shapes = []
+    for i, ps in enumerate(wl.pod_sets):
+        raw = raw_pod_sets[i] if i < len(raw_pod_sets) and isinstance(raw_pod_sets[i], dict) else {}
+        template = ((raw.get("template") or {}).get("spec")) or {}
+        shape: dict[str, Any] = {
+            "spec": _spec_shape(template) if isinstance(template, dict) else None,
+            "count": counts[i],
+            "requests": sorted((r, v * counts[i]) for r, v in charged[i].items()),
+            "minCount": ps.min_count,
+        }
+        if not ignore_pod_set_name:
+            shape["name"] = ps.name
+        shapes.append(shape)
+    payload = json.dumps({"podSets": shapes, "priority": wl.priority}, sort_keys=True, default=str)
+    return int.from_bytes(hashlib.blake2b(payload.encode(), digest_size=8).digest(), "little") >> 1
