@@ -291,9 +291,7 @@ class _Linter:
         rname = topo.resource_names[r]
         for r2 in wanted:  # the resource that no usable flavor can hold, if one is
             usable = [f for f in flavors if topo.flavor_classes[cls][f] is None]
-            if usable and all(
-                need[r2] > self.potential(cq, topo.fr_id(f, r2)) for f in usable
-            ):
+            if usable and all(need[r2] > self.potential(cq, topo.fr_id(f, r2)) for f in usable):
                 r, rname = r2, topo.resource_names[r2]
                 break
         amount = format_quantity(rname, need[r])

@@ -198,8 +198,20 @@ spec: {clusterQueue: cq}
         (["schedule", "-R", "{dir}", "-o", "summary"], "cq "),
         (["simulate", "-R", "{dir}", "-n", "20", "--no-report", "--no-progress", "-o", "json"], '"cq"'),
         (["trace", "generate", "-R", "{dir}", "-n", "5", "--output-file", "{dir}/../t.csv"], "5 workloads"),
-        (["compare", "-R", "{dir}", "--set", "ClusterQueue/cq.spec.queueingStrategy=StrictFIFO", "-n", "20",
-          "--no-report", "--no-progress"], "cq "),
+        (
+            [
+                "compare",
+                "-R",
+                "{dir}",
+                "--set",
+                "ClusterQueue/cq.spec.queueingStrategy=StrictFIFO",
+                "-n",
+                "20",
+                "--no-report",
+                "--no-progress",
+            ],
+            "cq ",
+        ),
     ],
     ids=["lint", "schedule", "simulate", "trace-generate", "compare"],
 )
@@ -210,6 +222,8 @@ def test_every_command_that_reads_manifests_takes_dash_r(tmp_path, capsys, argv,
     assert main([a.format(dir=tmp_path / "cfg") for a in argv]) == 0
     out = capsys.readouterr()
     assert printed in out.out + out.err
+
+
 def _schedule_process(tmp_path, *args: str) -> subprocess.CompletedProcess[bytes]:
     argv = [sys.executable, "-m", "kueue_fast", "schedule", *args]
     return subprocess.run(argv, capture_output=True, cwd=tmp_path, timeout=300)

@@ -45,20 +45,57 @@ def sha5(name: str, uid: str = "") -> str:
 def queues(cpu: str = "9", **cq_spec: Any) -> list[dict[str, Any]]:
     return [
         {"apiVersion": B2, "kind": "ResourceFlavor", "metadata": {"name": "default-flavor"}},
-        {"apiVersion": B2, "kind": "ClusterQueue", "metadata": {"name": "cq"}, "spec": {
-            "namespaceSelector": {}, "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [
-                {"name": "default-flavor", "resources": [{"name": "cpu", "nominalQuota": cpu}]}]}], **cq_spec}},
-        {"apiVersion": B2, "kind": "LocalQueue", "metadata": {"name": "lq", "namespace": "team-a"}, "spec": {"clusterQueue": "cq"}},
+        {
+            "apiVersion": B2,
+            "kind": "ClusterQueue",
+            "metadata": {"name": "cq"},
+            "spec": {
+                "namespaceSelector": {},
+                "resourceGroups": [
+                    {
+                        "coveredResources": ["cpu"],
+                        "flavors": [
+                            {"name": "default-flavor", "resources": [{"name": "cpu", "nominalQuota": cpu}]}
+                        ],
+                    }
+                ],
+                **cq_spec,
+            },
+        },
+        {
+            "apiVersion": B2,
+            "kind": "LocalQueue",
+            "metadata": {"name": "lq", "namespace": "team-a"},
+            "spec": {"clusterQueue": "cq"},
+        },
     ]
 
 
-def a_job(name: str = "j", *, labels: dict[str, str] | None = None, annotations: dict[str, str] | None = None,
-          namespace: str = "team-a", cpu: str = "1", **spec: Any) -> dict[str, Any]:
-    md: dict[str, Any] = {"name": name, "namespace": namespace, "labels": {"kueue.x-k8s.io/queue-name": "lq", **(labels or {})}}
+def a_job(
+    name: str = "j",
+    *,
+    labels: dict[str, str] | None = None,
+    annotations: dict[str, str] | None = None,
+    namespace: str = "team-a",
+    cpu: str = "1",
+    **spec: Any,
+) -> dict[str, Any]:
+    md: dict[str, Any] = {
+        "name": name,
+        "namespace": namespace,
+        "labels": {"kueue.x-k8s.io/queue-name": "lq", **(labels or {})},
+    }
     if annotations:
         md["annotations"] = annotations
-    spec.setdefault("template", {"spec": {"restartPolicy": "Never", "containers": [
-        {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": cpu}}}]}})
+    spec.setdefault(
+        "template",
+        {
+            "spec": {
+                "restartPolicy": "Never",
+                "containers": [{"name": "c", "image": "busybox", "resources": {"requests": {"cpu": cpu}}}],
+            }
+        },
+    )
     return {"apiVersion": "batch/v1", "kind": "Job", "metadata": md, "spec": spec}
 
 
@@ -75,19 +112,38 @@ def test_kueues_sample_jobs_are_admitted_as_kueue_would(engine: str) -> None:
     # single-clusterqueue-setup: 9 cpu. sample-job: 3 pods x 1 cpu, generateName.
     # sample-job-partial-admission: 20 pods x 1 cpu, job-min-parallelism 5: the 6 cpu left
     # admit 6 pods (podset_reducer: the largest count that fits).
-    p = run(str(EXAMPLES / "single-clusterqueue-setup.yaml"), str(EXAMPLES / "sample-job.yaml"),
-            str(EXAMPLES / "sample-job-partial-admission.yaml"), "--until-stable", engine=engine)
+    p = run(
+        str(EXAMPLES / "single-clusterqueue-setup.yaml"),
+        str(EXAMPLES / "sample-job.yaml"),
+        str(EXAMPLES / "sample-job-partial-admission.yaml"),
+        "--until-stable",
+        engine=engine,
+    )
     assert p.returncode == 0, p.stderr
     assert p.stderr == ""
     out = json.loads(p.stdout)["workloads"]
     generated = framework.generated_name("sample-job-", "default", 0)
     assert out == [
-        {"namespace": "default", "name": f"job-{generated}-{sha5(generated)}", "owner": f"Job/{generated}",
-         "state": "admitted", "clusterQueue": "cluster-queue",
-         "podSets": [{"name": "main", "count": 3, "flavors": {"cpu": "default-flavor", "memory": "default-flavor"}}]},
-        {"namespace": "default", "name": f"job-sample-job-partial-admission-{sha5('sample-job-partial-admission')}",
-         "owner": "Job/sample-job-partial-admission", "state": "admitted", "clusterQueue": "cluster-queue",
-         "podSets": [{"name": "main", "count": 6, "flavors": {"cpu": "default-flavor", "memory": "default-flavor"}}]},
+        {
+            "namespace": "default",
+            "name": f"job-{generated}-{sha5(generated)}",
+            "owner": f"Job/{generated}",
+            "state": "admitted",
+            "clusterQueue": "cluster-queue",
+            "podSets": [
+                {"name": "main", "count": 3, "flavors": {"cpu": "default-flavor", "memory": "default-flavor"}}
+            ],
+        },
+        {
+            "namespace": "default",
+            "name": f"job-sample-job-partial-admission-{sha5('sample-job-partial-admission')}",
+            "owner": "Job/sample-job-partial-admission",
+            "state": "admitted",
+            "clusterQueue": "cluster-queue",
+            "podSets": [
+                {"name": "main", "count": 6, "flavors": {"cpu": "default-flavor", "memory": "default-flavor"}}
+            ],
+        },
     ]
 
 
@@ -95,15 +151,19 @@ def test_a_generated_name_is_deterministic_and_shaped_like_the_api_servers() -> 
     first = framework.generated_name("sample-job-", "default", 0)
     assert first == framework.generated_name("sample-job-", "default", 0)
     assert first.startswith("sample-job-") and len(first) == len("sample-job-") + 5
-    assert set(first[len("sample-job-"):]) <= set("bcdfghjklmnpqrstvwxz2456789")
+    assert set(first[len("sample-job-") :]) <= set("bcdfghjklmnpqrstvwxz2456789")
     assert framework.generated_name("sample-job-", "default", 1) != first
     assert len(framework.generated_name("x" * 80, "default", 0)) == 63  # prefix cut to 58
 
 
 def test_the_same_sample_created_twice_gives_two_jobs() -> None:
     # kubectl create -f sample-job.yaml twice: two Jobs, two Workloads, in input order
-    p = run(str(EXAMPLES / "quick-start-setup.yaml"), str(EXAMPLES / "sample-job.yaml"),
-            str(EXAMPLES / "sample-job.yaml"), "--until-stable")
+    p = run(
+        str(EXAMPLES / "quick-start-setup.yaml"),
+        str(EXAMPLES / "sample-job.yaml"),
+        str(EXAMPLES / "sample-job.yaml"),
+        "--until-stable",
+    )
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)["workloads"]
     owners = sorted(w["owner"] for w in out)
@@ -116,11 +176,15 @@ def test_shared_quota_example_behaves_as_its_comment_says() -> None:
     # for: a 3-cpu Job also charges 3 cpu_credits (workload.go applyResourceTransformations).
     config = EXAMPLES.parent / "shared-quota-configuration.yaml"
     jobs = [str(EXAMPLES / "shared-quota-sample-job.yaml")] * 5
-    p = run(str(EXAMPLES / "shared-quota-setup.yaml"), *jobs, str(config), "--until-stable", "--output", "yaml")
+    p = run(
+        str(EXAMPLES / "shared-quota-setup.yaml"), *jobs, str(config), "--until-stable", "--output", "yaml"
+    )
     assert p.returncode == 0, p.stderr
     wls = [d for d in yaml.safe_load_all(p.stdout) if d and d.get("kind") == "Workload"]
     usage = [
-        w["status"]["admission"]["podSetAssignments"][0]["resourceUsage"] for w in wls if "admission" in w["status"]
+        w["status"]["admission"]["podSetAssignments"][0]["resourceUsage"]
+        for w in wls
+        if "admission" in w["status"]
     ]
     # 14 cpu_credits across on-demand (9) and spot (9): four jobs, not five
     assert usage == [{"cpu": "3", "cpu_credits": "3"}] * 4
@@ -139,7 +203,12 @@ def test_a_cronjob_is_skipped_with_a_warning() -> None:
 
 
 def test_yaml_output_gives_the_job_as_kueue_leaves_it_and_its_workload() -> None:
-    p = run(str(EXAMPLES / "single-clusterqueue-setup.yaml"), str(EXAMPLES / "sample-job.yaml"), "--output", "yaml")
+    p = run(
+        str(EXAMPLES / "single-clusterqueue-setup.yaml"),
+        str(EXAMPLES / "sample-job.yaml"),
+        "--output",
+        "yaml",
+    )
     assert p.returncode == 0, p.stderr
     docs = list(yaml.safe_load_all(p.stdout))
     assert [d["kind"] for d in docs] == ["ResourceFlavor", "ClusterQueue", "LocalQueue", "Job", "Workload"]
@@ -161,7 +230,9 @@ def test_workload_of_a_job_follows_kueues_job_integration() -> None:
     assert wl.name == f"job-train-{sha5('train', obj['metadata']['uid'])}"
     assert wl.owner == "Job/train"
     assert wl.queue_name == "lq"
-    assert [(ps.name, ps.count, ps.min_count, ps.requests) for ps in wl.pod_sets] == [("main", 3, None, {"cpu": 2000})]
+    assert [(ps.name, ps.count, ps.min_count, ps.requests) for ps in wl.pod_sets] == [
+        ("main", 3, None, {"cpu": 2000})
+    ]
     assert wl.raw["metadata"]["labels"] == {"kueue.x-k8s.io/job-uid": obj["metadata"]["uid"]}
     assert wl.raw["spec"]["priority"] == 0
 
@@ -172,7 +243,11 @@ def test_long_job_names_are_cut_as_kueue_cuts_them() -> None:
     assert wl.name == f"job-{name}-{sha5(name)}"
     with pytest.raises(ValidationError, match="must be no more than 63 characters"):
         loader.build_state([*queues(), a_job(name + "n")])
-    short = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration", "featureGates": {"ShortWorkloadNames": True}}
+    short = {
+        "apiVersion": "config.kueue.x-k8s.io/v1beta2",
+        "kind": "Configuration",
+        "featureGates": {"ShortWorkloadNames": True},
+    }
     wl = only_workload(loader.build_state([*queues(), short, a_job(name)]))
     assert wl.name == f"job-{name}"[:57] + f"-{sha5(name)}" and len(wl.name) == 63
 
@@ -183,8 +258,16 @@ def test_a_job_without_uid_is_hashed_with_an_empty_uid() -> None:
     assert "labels" not in wl.raw["metadata"]
 
 
-@pytest.mark.parametrize(("spec", "count"), [({}, 1), ({"parallelism": 5}, 5), ({"completions": 2}, 1),
-                                              ({"parallelism": 5, "completions": 2}, 2), ({"parallelism": 0}, 0)])
+@pytest.mark.parametrize(
+    ("spec", "count"),
+    [
+        ({}, 1),
+        ({"parallelism": 5}, 5),
+        ({"completions": 2}, 1),
+        ({"parallelism": 5, "completions": 2}, 2),
+        ({"parallelism": 0}, 0),
+    ],
+)
 def test_pods_count_is_parallelism_capped_by_completions(spec: dict[str, Any], count: int) -> None:
     wl = only_workload(loader.build_state([*queues(), a_job(**spec)]))
     assert wl.pod_sets[0].count == count
@@ -192,10 +275,17 @@ def test_pods_count_is_parallelism_capped_by_completions(spec: dict[str, Any], c
 
 def test_pod_requests_follow_kueues_limits_and_overhead_rules() -> None:
     # a limit stands in for a missing request; init containers max; overhead added
-    template = {"spec": {"restartPolicy": "Never", "overhead": {"cpu": "250m"},
-                         "initContainers": [{"name": "i", "resources": {"requests": {"cpu": "3"}}}],
-                         "containers": [{"name": "a", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}},
-                                        {"name": "b", "resources": {"requests": {"cpu": "1"}}}]}}
+    template = {
+        "spec": {
+            "restartPolicy": "Never",
+            "overhead": {"cpu": "250m"},
+            "initContainers": [{"name": "i", "resources": {"requests": {"cpu": "3"}}}],
+            "containers": [
+                {"name": "a", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}},
+                {"name": "b", "resources": {"requests": {"cpu": "1"}}},
+            ],
+        }
+    }
     wl = only_workload(loader.build_state([*queues(), a_job(template=template)]))
     assert wl.pod_sets[0].requests == {"cpu": 3250, "memory": 1 << 30}
 
@@ -204,21 +294,31 @@ def test_min_parallelism_annotation_allows_partial_admission() -> None:
     obj = a_job(parallelism=10, annotations={"kueue.x-k8s.io/job-min-parallelism": "4"})
     wl = only_workload(loader.build_state([*queues(), obj]))
     assert (wl.pod_sets[0].count, wl.pod_sets[0].min_count) == (10, 4)
-    off = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration", "featureGates": {"PartialAdmission": False}}
+    off = {
+        "apiVersion": "config.kueue.x-k8s.io/v1beta2",
+        "kind": "Configuration",
+        "featureGates": {"PartialAdmission": False},
+    }
     wl = only_workload(loader.build_state([*queues(), off, obj]))
     assert wl.pod_sets[0].min_count is None  # prepareWorkload clearMinCountsIfFeatureDisabled
 
 
-@pytest.mark.parametrize(("value", "message"), [
-    ("abc", 'Invalid value: "abc": strconv.Atoi: parsing "abc": invalid syntax'),
-    ("0", "Invalid value: 0: should be between 0 and 9"),
-    ("10", "Invalid value: 10: should be between 0 and 9"),
-])
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("abc", 'Invalid value: "abc": strconv.Atoi: parsing "abc": invalid syntax'),
+        ("0", "Invalid value: 0: should be between 0 and 9"),
+        ("10", "Invalid value: 10: should be between 0 and 9"),
+    ],
+)
 def test_min_parallelism_is_validated_as_kueues_webhook_does(value: str, message: str) -> None:
     obj = a_job(parallelism=10, annotations={"kueue.x-k8s.io/job-min-parallelism": value})
     with pytest.raises(ValidationError) as e:
         loader.build_state([*queues(), obj])
-    assert (e.value.obj, e.value.field) == ("Job/team-a/j", "metadata.annotations[kueue.x-k8s.io/job-min-parallelism]")
+    assert (e.value.obj, e.value.field) == (
+        "Job/team-a/j",
+        "metadata.annotations[kueue.x-k8s.io/job-min-parallelism]",
+    )
     assert e.value.message == message
 
 
@@ -230,7 +330,12 @@ def wpc(name: str, value: int) -> dict[str, Any]:
 
 
 def pc(name: str, value: int, default: bool = False) -> dict[str, Any]:
-    obj = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}, "value": value}
+    obj = {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": name},
+        "value": value,
+    }
     if default:
         obj["globalDefault"] = True
     return obj
@@ -242,15 +347,22 @@ def with_pod_class(obj: dict[str, Any], name: str) -> dict[str, Any]:
     return obj
 
 
-@pytest.mark.parametrize(("objs", "want"), [
-    pytest.param([wpc("high", 100), pc("pod-high", 50)], (None, 0), id="no class named, no default: 0"),
-    pytest.param([pc("low", 5, default=True), pc("lower", 2, default=True)],
-                 ({"group": "scheduling.k8s.io", "kind": "PriorityClass", "name": "lower"}, 2),
-                 id="globalDefault PriorityClasses: the lowest value"),
-    pytest.param([wpc("default", 7), pc("low", 5, default=True)],
-                 ({"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass", "name": "default"}, 7),
-                 id="a WorkloadPriorityClass named default is the default (WorkloadPriorityClassDefaulting)"),
-])
+@pytest.mark.parametrize(
+    ("objs", "want"),
+    [
+        pytest.param([wpc("high", 100), pc("pod-high", 50)], (None, 0), id="no class named, no default: 0"),
+        pytest.param(
+            [pc("low", 5, default=True), pc("lower", 2, default=True)],
+            ({"group": "scheduling.k8s.io", "kind": "PriorityClass", "name": "lower"}, 2),
+            id="globalDefault PriorityClasses: the lowest value",
+        ),
+        pytest.param(
+            [wpc("default", 7), pc("low", 5, default=True)],
+            ({"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass", "name": "default"}, 7),
+            id="a WorkloadPriorityClass named default is the default (WorkloadPriorityClassDefaulting)",
+        ),
+    ],
+)
 def test_priority_without_a_class_named(objs: list[dict[str, Any]], want: tuple[Any, int]) -> None:
     wl = only_workload(loader.build_state([*queues(), *objs, a_job()]))
     assert (wl.raw["spec"].get("priorityClassRef"), wl.priority) == want
@@ -261,15 +373,22 @@ def test_priority_label_wins_over_the_pod_priority_class() -> None:
     wl = only_workload(loader.build_state([*queues(), wpc("high", 100), pc("pod-high", 50), obj]))
     assert (wl.priority, wl.priority_class) == (100, "high")
     assert wl.raw["spec"]["priorityClassRef"]["kind"] == "WorkloadPriorityClass"
-    wl = only_workload(loader.build_state([*queues(), wpc("high", 100), pc("pod-high", 50), with_pod_class(a_job(), "pod-high")]))
+    wl = only_workload(
+        loader.build_state(
+            [*queues(), wpc("high", 100), pc("pod-high", 50), with_pod_class(a_job(), "pod-high")]
+        )
+    )
     assert (wl.priority, wl.raw["spec"]["priorityClassRef"]["kind"]) == (50, "PriorityClass")
     wl = only_workload(loader.build_state([*queues(), with_pod_class(a_job(), "system-cluster-critical")]))
     assert wl.priority == 2000000000  # every cluster has it
 
 
 def test_default_workload_priority_class_is_not_applied_when_the_gate_is_off() -> None:
-    off = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
-           "featureGates": {"WorkloadPriorityClassDefaulting": False}}
+    off = {
+        "apiVersion": "config.kueue.x-k8s.io/v1beta2",
+        "kind": "Configuration",
+        "featureGates": {"WorkloadPriorityClassDefaulting": False},
+    }
     wl = only_workload(loader.build_state([*queues(), off, wpc("default", 7), a_job()]))
     assert wl.priority == 0
 
@@ -297,7 +416,12 @@ def test_job_without_queue_name_is_skipped_with_a_warning() -> None:
 def test_job_without_queue_name_goes_to_the_default_local_queue() -> None:
     obj = a_job()
     del obj["metadata"]["labels"]
-    default_lq = {"apiVersion": B2, "kind": "LocalQueue", "metadata": {"name": "default", "namespace": "team-a"}, "spec": {"clusterQueue": "cq"}}
+    default_lq = {
+        "apiVersion": B2,
+        "kind": "LocalQueue",
+        "metadata": {"name": "default", "namespace": "team-a"},
+        "spec": {"clusterQueue": "cq"},
+    }
     state = loader.build_state([*queues(), default_lq, obj])
     assert only_workload(state).queue_name == "default"  # ApplyDefaultLocalQueue
     assert state.warnings == []
@@ -306,19 +430,28 @@ def test_job_without_queue_name_goes_to_the_default_local_queue() -> None:
 def test_manage_jobs_without_queue_name_makes_a_workload_in_no_queue() -> None:
     obj = a_job()
     del obj["metadata"]["labels"]
-    cfg = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration", "manageJobsWithoutQueueName": True}
+    cfg = {
+        "apiVersion": "config.kueue.x-k8s.io/v1beta2",
+        "kind": "Configuration",
+        "manageJobsWithoutQueueName": True,
+    }
     assert only_workload(loader.build_state([*queues(), cfg, obj])).queue_name == ""
 
 
-@pytest.mark.parametrize(("cfg", "namespace", "managed"), [
-    ({}, "kube-system", False),
-    ({}, "kueue-system", False),
-    ({"namespace": "kueue"}, "kueue-system", True),
-    ({"managedJobsNamespaceSelector": {"matchLabels": {"team": "a"}}}, "team-a", False),
-    ({"integrations": {"frameworks": ["jobset.x-k8s.io/jobset"]}}, "team-a", False),
-    ({"integrations": {"frameworks": ["batch/job"]}}, "team-a", True),
-])
-def test_namespace_selector_and_frameworks_decide_which_jobs_are_managed(cfg: dict[str, Any], namespace: str, managed: bool) -> None:
+@pytest.mark.parametrize(
+    ("cfg", "namespace", "managed"),
+    [
+        ({}, "kube-system", False),
+        ({}, "kueue-system", False),
+        ({"namespace": "kueue"}, "kueue-system", True),
+        ({"managedJobsNamespaceSelector": {"matchLabels": {"team": "a"}}}, "team-a", False),
+        ({"integrations": {"frameworks": ["jobset.x-k8s.io/jobset"]}}, "team-a", False),
+        ({"integrations": {"frameworks": ["batch/job"]}}, "team-a", True),
+    ],
+)
+def test_namespace_selector_and_frameworks_decide_which_jobs_are_managed(
+    cfg: dict[str, Any], namespace: str, managed: bool
+) -> None:
     config = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration", **cfg}
     state = loader.build_state([*queues(), config, a_job(namespace=namespace)])
     assert bool(state.workloads) == managed
@@ -332,8 +465,10 @@ def test_finished_job_is_skipped_and_running_one_is_queued_with_a_warning() -> N
     running["status"] = {"startTime": "2025-01-01T00:00:00Z", "active": 1}
     state = loader.build_state([*queues(), done, running])
     assert [wl.owner for wl in state.workloads.values()] == ["Job/running"]
-    assert [(w.obj, w.field) for w in state.warnings] == [("Job/team-a/done", "status.conditions"),
-                                                          ("Job/team-a/running", "status.startTime")]
+    assert [(w.obj, w.field) for w in state.warnings] == [
+        ("Job/team-a/done", "status.conditions"),
+        ("Job/team-a/running", "status.startTime"),
+    ]
 
 
 def test_a_job_whose_workload_is_in_the_input_makes_no_second_one() -> None:
@@ -351,7 +486,7 @@ def test_a_job_with_a_prebuilt_workload_runs_as_it() -> None:
     obj = a_job("train", labels={"kueue.x-k8s.io/prebuilt-workload-name": "pre"})
     state = loader.build_state([*queues(), obj])
     assert state.workloads == {}
-    assert "prebuilt Workload \"pre\"" in state.warnings[0].message
+    assert 'prebuilt Workload "pre"' in state.warnings[0].message
 
 
 # --- errors name the Job ---------------------------------------------------------------------
@@ -362,20 +497,36 @@ def test_errors_in_the_pod_template_name_the_jobs_field() -> None:
     obj["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]["pods"] = "1"
     with pytest.raises(ValidationError) as e:
         loader.build_state([*queues(), obj])
-    assert (e.value.obj, e.value.field) == ("Job/team-a/j", "spec.template.spec.containers[0].resources.requests[pods]")
+    assert (e.value.obj, e.value.field) == (
+        "Job/team-a/j",
+        "spec.template.spec.containers[0].resources.requests[pods]",
+    )
 
 
-@pytest.mark.parametrize(("change", "field"), [
-    (lambda j: j["spec"].update(parallelism=-1), "spec.parallelism"),
-    (lambda j: j["spec"].update(suspend="yes"), "spec.suspend"),
-    (lambda j: j["spec"].pop("template"), "spec.template"),
-    (lambda j: j["spec"]["template"]["spec"].pop("containers"), "spec.template.spec.containers"),
-    (lambda j: j["metadata"]["labels"].update({"kueue.x-k8s.io/queue-name": "Not_A_Name"}), "metadata.labels[kueue.x-k8s.io/queue-name]"),
-    (lambda j: j["metadata"]["labels"].update({"kueue.x-k8s.io/max-exec-time-seconds": "0"}), "metadata.labels[kueue.x-k8s.io/max-exec-time-seconds]"),
-    (lambda j: j.update(extra=1), "extra"),
-    (lambda j: j["spec"]["template"].update(metadata={"annotations": {"kueue.x-k8s.io/podset-required-topology": "rack"}}),
-     "spec.template.metadata.annotations[kueue.x-k8s.io/podset-required-topology]"),
-])
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        (lambda j: j["spec"].update(parallelism=-1), "spec.parallelism"),
+        (lambda j: j["spec"].update(suspend="yes"), "spec.suspend"),
+        (lambda j: j["spec"].pop("template"), "spec.template"),
+        (lambda j: j["spec"]["template"]["spec"].pop("containers"), "spec.template.spec.containers"),
+        (
+            lambda j: j["metadata"]["labels"].update({"kueue.x-k8s.io/queue-name": "Not_A_Name"}),
+            "metadata.labels[kueue.x-k8s.io/queue-name]",
+        ),
+        (
+            lambda j: j["metadata"]["labels"].update({"kueue.x-k8s.io/max-exec-time-seconds": "0"}),
+            "metadata.labels[kueue.x-k8s.io/max-exec-time-seconds]",
+        ),
+        (lambda j: j.update(extra=1), "extra"),
+        (
+            lambda j: j["spec"]["template"].update(
+                metadata={"annotations": {"kueue.x-k8s.io/podset-required-topology": "rack"}}
+            ),
+            "spec.template.metadata.annotations[kueue.x-k8s.io/podset-required-topology]",
+        ),
+    ],
+)
 def test_invalid_jobs_are_rejected_naming_the_field(change: Any, field: str) -> None:
     obj = a_job()
     change(obj)
@@ -386,4 +537,6 @@ def test_invalid_jobs_are_rejected_naming_the_field(change: Any, field: str) -> 
 
 def test_max_exec_time_label_becomes_the_workloads_limit() -> None:
     obj = a_job(labels={"kueue.x-k8s.io/max-exec-time-seconds": "600"})
-    assert only_workload(loader.build_state([*queues(), obj])).raw["spec"]["maximumExecutionTimeSeconds"] == 600
+    assert (
+        only_workload(loader.build_state([*queues(), obj])).raw["spec"]["maximumExecutionTimeSeconds"] == 600
+    )

@@ -30,14 +30,38 @@ def cq_obj(api: str = B1, **spec: Any) -> dict[str, Any]:
     return {"apiVersion": api, "kind": "ClusterQueue", "metadata": {"name": "cq"}, "spec": spec}
 
 
-def wl_obj(api: str = B1, name: str = "wl", status: dict[str, Any] | None = None,
-           metadata: dict[str, Any] | None = None, template_spec: dict[str, Any] | None = None,
-           **spec: Any) -> dict[str, Any]:
+def wl_obj(
+    api: str = B1,
+    name: str = "wl",
+    status: dict[str, Any] | None = None,
+    metadata: dict[str, Any] | None = None,
+    template_spec: dict[str, Any] | None = None,
+    **spec: Any,
+) -> dict[str, Any]:
     spec.setdefault("queueName", "lq")
-    spec.setdefault("podSets", [{"name": "main", "count": 2, "template": {"spec": template_spec or {
-        "containers": [{"name": "c", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}]}}}])
-    obj = {"apiVersion": api, "kind": "Workload",
-           "metadata": {"name": name, "namespace": "team-a", **(metadata or {})}, "spec": spec}
+    spec.setdefault(
+        "podSets",
+        [
+            {
+                "name": "main",
+                "count": 2,
+                "template": {
+                    "spec": template_spec
+                    or {
+                        "containers": [
+                            {"name": "c", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}
+                        ]
+                    }
+                },
+            }
+        ],
+    )
+    obj = {
+        "apiVersion": api,
+        "kind": "Workload",
+        "metadata": {"name": name, "namespace": "team-a", **(metadata or {})},
+        "spec": spec,
+    }
     if status is not None:
         obj["status"] = status
     return obj
@@ -47,8 +71,12 @@ def wl_obj(api: str = B1, name: str = "wl", status: dict[str, Any] | None = None
 
 
 def test_multi_document_yaml_skips_empty_documents(tmp_path: Path) -> None:
-    path = write(tmp_path, "in.yaml", "---\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\n\n---\n"
-                 "apiVersion: v1\nkind: Namespace\nmetadata: {name: b}\n")
+    path = write(
+        tmp_path,
+        "in.yaml",
+        "---\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\n\n---\n"
+        "apiVersion: v1\nkind: Namespace\nmetadata: {name: b}\n",
+    )
     docs = loader.read_documents([path])
     assert [d.obj["metadata"]["name"] for d in docs] == ["a", "b"]
     assert [d.index for d in docs] == [1, 3]  # 0-based positions among all documents
@@ -56,31 +84,58 @@ def test_multi_document_yaml_skips_empty_documents(tmp_path: Path) -> None:
 
 
 def test_json_object_and_array(tmp_path: Path) -> None:
-    one = write(tmp_path, "one.json", json.dumps({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a"}}))
-    many = write(tmp_path, "many.txt", "  [" + ",".join(
-        json.dumps({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}}) for n in "bc") + "]")
+    one = write(
+        tmp_path, "one.json", json.dumps({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a"}})
+    )
+    many = write(
+        tmp_path,
+        "many.txt",
+        "  ["
+        + ",".join(
+            json.dumps({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}}) for n in "bc"
+        )
+        + "]",
+    )
     state = loader.load([one, many])
     assert sorted(state.namespaces) == ["a", "b", "c"]
 
 
 def test_kubectl_lists_are_unpacked(tmp_path: Path) -> None:
-    text = yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [
-        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a"}}]})
-    typed = json.dumps({"apiVersion": B1, "kind": "ResourceFlavorList", "metadata": {}, "items": [
-        {"metadata": {"name": "spot"}}, {"metadata": {"name": "on-demand"}}]})
+    text = yaml.safe_dump(
+        {
+            "apiVersion": "v1",
+            "kind": "List",
+            "items": [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a"}}],
+        }
+    )
+    typed = json.dumps(
+        {
+            "apiVersion": B1,
+            "kind": "ResourceFlavorList",
+            "metadata": {},
+            "items": [{"metadata": {"name": "spot"}}, {"metadata": {"name": "on-demand"}}],
+        }
+    )
     state = loader.load([write(tmp_path, "l.yaml", text), write(tmp_path, "t.json", typed)])
     assert list(state.namespaces) == ["a"]
     assert sorted(state.resource_flavors) == ["on-demand", "spot"]  # items inherit kind and apiVersion
 
 
 def test_standard_input() -> None:
-    docs = loader.read_documents(["-"], stdin=io.StringIO("apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n"))
+    docs = loader.read_documents(
+        ["-"], stdin=io.StringIO("apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n")
+    )
     assert docs[0].source == "<stdin>"
 
 
 def test_timestamps_stay_strings(tmp_path: Path) -> None:
-    path = write(tmp_path, "w.yaml", yaml.safe_dump(wl_obj()).replace(
-        "namespace: team-a", "namespace: team-a\n  creationTimestamp: 2026-01-01T00:00:00.123456789Z"))
+    path = write(
+        tmp_path,
+        "w.yaml",
+        yaml.safe_dump(wl_obj()).replace(
+            "namespace: team-a", "namespace: team-a\n  creationTimestamp: 2026-01-01T00:00:00.123456789Z"
+        ),
+    )
     state = loader.load([path])
     w = state.workloads["team-a/wl"]
     assert w.raw["metadata"]["creationTimestamp"] == "2026-01-01T00:00:00.123456789Z"
@@ -93,8 +148,12 @@ def test_missing_file_is_a_parse_error() -> None:
 
 
 def test_errors_name_the_document(tmp_path: Path) -> None:
-    path = write(tmp_path, "x.yaml", "apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\n"
-                 + yaml.safe_dump(cq_obj(stopPolicy="Later")))
+    path = write(
+        tmp_path,
+        "x.yaml",
+        "apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\n"
+        + yaml.safe_dump(cq_obj(stopPolicy="Later")),
+    )
     with pytest.raises(ValidationError) as e:
         loader.load([path])
     assert e.value.source == f"{path} (document 2)"
@@ -135,10 +194,31 @@ def test_empty_sub_objects_get_defaults() -> None:
 
 @pytest.mark.parametrize(("api", "field"), [(B1, "cohort"), (B2, "cohortName")])
 def test_cohort_field_per_version(api: str, field: str) -> None:
-    q = loader.parse_cluster_queue(cq_obj(api, **{field: "research"}, resourceGroups=[
-        {"coveredResources": ["cpu", "memory"], "flavors": [{"name": "default", "resources": [
-            {"name": "cpu", "nominalQuota": "9", "borrowingLimit": "1", "lendingLimit": "500m"},
-            {"name": "memory", "nominalQuota": "36Gi"}]}]}]))
+    q = loader.parse_cluster_queue(
+        cq_obj(
+            api,
+            **{field: "research"},
+            resourceGroups=[
+                {
+                    "coveredResources": ["cpu", "memory"],
+                    "flavors": [
+                        {
+                            "name": "default",
+                            "resources": [
+                                {
+                                    "name": "cpu",
+                                    "nominalQuota": "9",
+                                    "borrowingLimit": "1",
+                                    "lendingLimit": "500m",
+                                },
+                                {"name": "memory", "nominalQuota": "36Gi"},
+                            ],
+                        }
+                    ],
+                }
+            ],
+        )
+    )
     assert q.cohort == "research"
     fr = q.resource_groups[0].flavors[0].resources
     assert fr[0] == m.ResourceQuota("cpu", 9000, 1000, 500)
@@ -146,32 +226,59 @@ def test_cohort_field_per_version(api: str, field: str) -> None:
 
 
 def test_deprecated_fungibility_values_mean_may_stop_search() -> None:
-    q = loader.parse_cluster_queue(cq_obj(flavorFungibility={"whenCanBorrow": "Borrow", "whenCanPreempt": "Preempt"}))
+    q = loader.parse_cluster_queue(
+        cq_obj(flavorFungibility={"whenCanBorrow": "Borrow", "whenCanPreempt": "Preempt"})
+    )
     assert q.flavor_fungibility == m.FlavorFungibility("MayStopSearch", "MayStopSearch", None)
 
 
 def test_preemption_and_other_fields() -> None:
-    q = loader.parse_cluster_queue(cq_obj(
-        cohort="c", queueingStrategy="StrictFIFO", stopPolicy="HoldAndDrain", fairSharing={"weight": "1.5"},
-        preemption={"reclaimWithinCohort": "Any", "withinClusterQueue": "LowerPriority",
-                    "borrowWithinCohort": {"policy": "LowerPriority", "maxPriorityThreshold": 100}},
-        namespaceSelector={"matchLabels": {"team": "a"},
-                           "matchExpressions": [{"key": "env", "operator": "NotIn", "values": ["prod"]}]},
-        admissionChecks=["prov"], admissionScope={"admissionMode": "UsageBasedAdmissionFairSharing"}))
+    q = loader.parse_cluster_queue(
+        cq_obj(
+            cohort="c",
+            queueingStrategy="StrictFIFO",
+            stopPolicy="HoldAndDrain",
+            fairSharing={"weight": "1.5"},
+            preemption={
+                "reclaimWithinCohort": "Any",
+                "withinClusterQueue": "LowerPriority",
+                "borrowWithinCohort": {"policy": "LowerPriority", "maxPriorityThreshold": 100},
+            },
+            namespaceSelector={
+                "matchLabels": {"team": "a"},
+                "matchExpressions": [{"key": "env", "operator": "NotIn", "values": ["prod"]}],
+            },
+            admissionChecks=["prov"],
+            admissionScope={"admissionMode": "UsageBasedAdmissionFairSharing"},
+        )
+    )
     assert q.preemption == m.Preemption("LowerPriority", "Any", "LowerPriority", 100)
     assert (q.queueing_strategy, q.stop_policy, q.fair_weight) == ("StrictFIFO", "HoldAndDrain", 1.5)
     assert q.namespace_selector is not None and q.namespace_selector.matches({"team": "a", "env": "dev"})
     assert q.admission_checks == ["prov"] and q.usage_based_admission_fair_sharing
 
 
-_TWO_FLAVORS = [{"coveredResources": ["cpu"], "flavors": [
-    {"name": "on-demand", "resources": [{"name": "cpu", "nominalQuota": 1}]},
-    {"name": "spot", "resources": [{"name": "cpu", "nominalQuota": 1}]}]}]
+_TWO_FLAVORS = [
+    {
+        "coveredResources": ["cpu"],
+        "flavors": [
+            {"name": "on-demand", "resources": [{"name": "cpu", "nominalQuota": 1}]},
+            {"name": "spot", "resources": [{"name": "cpu", "nominalQuota": 1}]},
+        ],
+    }
+]
 
 
 def test_admission_checks_strategy_records_the_checks_and_their_flavors() -> None:
-    q = loader.parse_cluster_queue(cq_obj(B2, resourceGroups=_TWO_FLAVORS, admissionChecksStrategy={
-        "admissionChecks": [{"name": "prov", "onFlavors": ["spot"]}, {"name": "all"}]}))
+    q = loader.parse_cluster_queue(
+        cq_obj(
+            B2,
+            resourceGroups=_TWO_FLAVORS,
+            admissionChecksStrategy={
+                "admissionChecks": [{"name": "prov", "onFlavors": ["spot"]}, {"name": "all"}]
+            },
+        )
+    )
     assert q.admission_checks == ["prov", "all"]
     assert q.admission_check_flavors == {"prov": ["spot"]}
 
@@ -179,28 +286,53 @@ def test_admission_checks_strategy_records_the_checks_and_their_flavors() -> Non
 def test_on_flavors_must_be_flavors_of_the_cluster_queue() -> None:
     # clusterqueue_webhook.go validateAdmissionCheckOnFlavors: field.NotSupported
     with pytest.raises(ValidationError) as e:
-        loader.parse_cluster_queue(cq_obj(B2, resourceGroups=_TWO_FLAVORS, admissionChecksStrategy={
-            "admissionChecks": [{"name": "prov", "onFlavors": ["spot", "gpu"]}]}))
+        loader.parse_cluster_queue(
+            cq_obj(
+                B2,
+                resourceGroups=_TWO_FLAVORS,
+                admissionChecksStrategy={"admissionChecks": [{"name": "prov", "onFlavors": ["spot", "gpu"]}]},
+            )
+        )
     assert e.value.field == "spec.admissionChecksStrategy.admissionChecks[0].onFlavors[1]"
     assert 'Unsupported value: "gpu": supported values: "on-demand", "spot"' in str(e.value)
 
 
 def test_admission_checks_of_a_strategy_are_unique() -> None:
     with pytest.raises(ValidationError) as e:
-        loader.parse_cluster_queue(cq_obj(B2, admissionChecksStrategy={
-            "admissionChecks": [{"name": "prov"}, {"name": "prov"}]}))
+        loader.parse_cluster_queue(
+            cq_obj(B2, admissionChecksStrategy={"admissionChecks": [{"name": "prov"}, {"name": "prov"}]})
+        )
     assert e.value.field == "spec.admissionChecksStrategy.admissionChecks[1].name"
 
 
 def test_admission_check_objects_are_read_with_their_active_condition() -> None:
-    state = loader.build_state([
-        {"apiVersion": B1, "kind": "AdmissionCheck", "metadata": {"name": "prov"},
-         "spec": {"controllerName": "kueue.x-k8s.io/provisioning-request", "retryDelayMinutes": 15},
-         "status": {"conditions": [{"type": "Active", "status": "True", "reason": "Active", "message": "",
-                                    "lastTransitionTime": "2024-01-01T00:00:00Z"}]}},
-        {"apiVersion": B2, "kind": "AdmissionCheck", "metadata": {"name": "off"},
-         "spec": {"controllerName": "example.com/x"}},
-    ])
+    state = loader.build_state(
+        [
+            {
+                "apiVersion": B1,
+                "kind": "AdmissionCheck",
+                "metadata": {"name": "prov"},
+                "spec": {"controllerName": "kueue.x-k8s.io/provisioning-request", "retryDelayMinutes": 15},
+                "status": {
+                    "conditions": [
+                        {
+                            "type": "Active",
+                            "status": "True",
+                            "reason": "Active",
+                            "message": "",
+                            "lastTransitionTime": "2024-01-01T00:00:00Z",
+                        }
+                    ]
+                },
+            },
+            {
+                "apiVersion": B2,
+                "kind": "AdmissionCheck",
+                "metadata": {"name": "off"},
+                "spec": {"controllerName": "example.com/x"},
+            },
+        ]
+    )
     assert state.admission_checks == {
         "prov": m.AdmissionCheck("prov", "kueue.x-k8s.io/provisioning-request", True),
         "off": m.AdmissionCheck("off", "example.com/x", False),
@@ -210,17 +342,39 @@ def test_admission_check_objects_are_read_with_their_active_condition() -> None:
 
 def test_an_admission_check_needs_a_controller_name() -> None:
     with pytest.raises(ValidationError) as e:
-        loader.build_state([{"apiVersion": B2, "kind": "AdmissionCheck", "metadata": {"name": "x"}, "spec": {}}])
+        loader.build_state(
+            [{"apiVersion": B2, "kind": "AdmissionCheck", "metadata": {"name": "x"}, "spec": {}}]
+        )
     assert (e.value.obj, e.value.field) == ("AdmissionCheck/x", "spec.controllerName")
 
 
 def test_workload_check_states_and_admitted_condition_are_read() -> None:
     t = "2024-01-01T00:00:00Z"
-    w = loader.parse_workload(wl_obj(B2, status={
-        "conditions": [{"type": "Admitted", "status": "True", "reason": "Admitted", "message": "",
-                        "lastTransitionTime": t}],
-        "admissionChecks": [{"name": "prov", "state": "Retry", "message": "later", "retryCount": 2,
-                             "lastTransitionTime": t}]}))
+    w = loader.parse_workload(
+        wl_obj(
+            B2,
+            status={
+                "conditions": [
+                    {
+                        "type": "Admitted",
+                        "status": "True",
+                        "reason": "Admitted",
+                        "message": "",
+                        "lastTransitionTime": t,
+                    }
+                ],
+                "admissionChecks": [
+                    {
+                        "name": "prov",
+                        "state": "Retry",
+                        "message": "later",
+                        "retryCount": 2,
+                        "lastTransitionTime": t,
+                    }
+                ],
+            },
+        )
+    )
     assert w.admission_checks == [m.AdmissionCheckState("prov", "Retry", "later", 2)]
     assert w.admitted_condition
 
@@ -237,7 +391,9 @@ def test_priority_class_ref_needs_a_priority() -> None:
     high = {"high": m.WorkloadPriorityClass("high", 1000)}
     with pytest.raises(ValidationError) as e:
         loader.parse_workload(wl_obj(B2, priorityClassRef=ref), high)
-    assert e.value.field == "spec" and "priority should not be nil when priorityClassRef is set" in str(e.value)
+    assert e.value.field == "spec" and "priority should not be nil when priorityClassRef is set" in str(
+        e.value
+    )
     assert loader.parse_workload(wl_obj(B2, priorityClassRef=ref, priority=7), high).priority == 7
 
 
@@ -246,43 +402,80 @@ def test_priority_class_ref_needs_a_priority() -> None:
 
 def test_cohort_versions() -> None:
     for api, field in ((B1, "parentName"), (B2, "parentName"), ("kueue.x-k8s.io/v1alpha1", "parent")):
-        co = loader.parse_cohort({"apiVersion": api, "kind": "Cohort", "metadata": {"name": "c"},
-                                  "spec": {field: "root", "fairSharing": {"weight": "0"}}})
+        co = loader.parse_cohort(
+            {
+                "apiVersion": api,
+                "kind": "Cohort",
+                "metadata": {"name": "c"},
+                "spec": {field: "root", "fairSharing": {"weight": "0"}},
+            }
+        )
         assert co.parent == "root" and co.fair_weight == 0.0
 
 
 def test_resource_flavor() -> None:
-    f = loader.parse_resource_flavor({"apiVersion": B2, "kind": "ResourceFlavor", "metadata": {"name": "spot"},
-                                      "spec": {"nodeLabels": {"cloud.com/spot": "true"},
-                                               "nodeTaints": [{"key": "spot", "value": "true", "effect": "NoSchedule"}],
-                                               "tolerations": [{"key": "x", "operator": "Exists"}]}})
+    f = loader.parse_resource_flavor(
+        {
+            "apiVersion": B2,
+            "kind": "ResourceFlavor",
+            "metadata": {"name": "spot"},
+            "spec": {
+                "nodeLabels": {"cloud.com/spot": "true"},
+                "nodeTaints": [{"key": "spot", "value": "true", "effect": "NoSchedule"}],
+                "tolerations": [{"key": "x", "operator": "Exists"}],
+            },
+        }
+    )
     assert f.node_labels == {"cloud.com/spot": "true"}
     assert f.node_taints == [m.Taint("spot", "true", "NoSchedule")]
     assert f.tolerations == [m.Toleration("x", "Exists", "", "")]
 
 
 def test_local_queue_defaults_namespace() -> None:
-    q = loader.parse_local_queue({"apiVersion": B1, "kind": "LocalQueue", "metadata": {"name": "lq"},
-                                  "spec": {"clusterQueue": "cq", "stopPolicy": "Hold"}})
+    q = loader.parse_local_queue(
+        {
+            "apiVersion": B1,
+            "kind": "LocalQueue",
+            "metadata": {"name": "lq"},
+            "spec": {"clusterQueue": "cq", "stopPolicy": "Hold"},
+        }
+    )
     assert (q.namespace, q.name, q.cluster_queue, q.stop_policy) == ("default", "lq", "cq", "Hold")
 
 
 def test_configuration_versions() -> None:
-    off = loader.parse_configuration({"apiVersion": "config.kueue.x-k8s.io/v1beta1", "kind": "Configuration",
-                                      "fairSharing": {"enable": False}})
+    off = loader.parse_configuration(
+        {
+            "apiVersion": "config.kueue.x-k8s.io/v1beta1",
+            "kind": "Configuration",
+            "fairSharing": {"enable": False},
+        }
+    )
     assert off.fair_sharing is None
-    on = loader.parse_configuration({"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
-                                     "fairSharing": {"preemptionStrategies": ["LessThanInitialShare"]},
-                                     "admissionFairSharing": {"usageHalfLifeTime": "168h",
-                                                              "usageSamplingInterval": "1m30s",
-                                                              "resourceWeights": {"cpu": 2}},
-                                     "featureGates": {"PartialAdmission": False},
-                                     "manageJobsWithoutQueueName": True})
+    on = loader.parse_configuration(
+        {
+            "apiVersion": "config.kueue.x-k8s.io/v1beta2",
+            "kind": "Configuration",
+            "fairSharing": {"preemptionStrategies": ["LessThanInitialShare"]},
+            "admissionFairSharing": {
+                "usageHalfLifeTime": "168h",
+                "usageSamplingInterval": "1m30s",
+                "resourceWeights": {"cpu": 2},
+            },
+            "featureGates": {"PartialAdmission": False},
+            "manageJobsWithoutQueueName": True,
+        }
+    )
     assert on.fair_sharing == m.FairSharingConfig(["LessThanInitialShare"])
     assert on.admission_fair_sharing == m.AdmissionFairSharingConfig(168 * 3600.0, 90.0, {"cpu": 2.0})
     assert on.feature_gates == {"PartialAdmission": False}
-    default = loader.parse_configuration({"apiVersion": "config.kueue.x-k8s.io/v1beta1", "kind": "Configuration",
-                                          "fairSharing": {"enable": True}})
+    default = loader.parse_configuration(
+        {
+            "apiVersion": "config.kueue.x-k8s.io/v1beta1",
+            "kind": "Configuration",
+            "fairSharing": {"enable": True},
+        }
+    )
     assert default.fair_sharing == m.FairSharingConfig()
 
 
@@ -290,9 +483,21 @@ def test_configuration_versions() -> None:
 
 
 def test_workload_basics() -> None:
-    w = loader.parse_workload(wl_obj(metadata={"creationTimestamp": "2026-01-01T01:00:00+01:00", "uid": "u-1"},
-                                     priority=7, active=False))
-    assert (w.namespace, w.name, w.queue_name, w.priority, w.uid, w.active) == ("team-a", "wl", "lq", 7, "u-1", False)
+    w = loader.parse_workload(
+        wl_obj(
+            metadata={"creationTimestamp": "2026-01-01T01:00:00+01:00", "uid": "u-1"},
+            priority=7,
+            active=False,
+        )
+    )
+    assert (w.namespace, w.name, w.queue_name, w.priority, w.uid, w.active) == (
+        "team-a",
+        "wl",
+        "lq",
+        7,
+        "u-1",
+        False,
+    )
     assert w.creation_ns == 1767225600 * 10**9  # 2026-01-01T00:00:00Z
     ps = w.pod_sets[0]
     assert (ps.name, ps.count, ps.requests) == ("main", 2, {"cpu": 1000, "memory": 2**30})
@@ -306,49 +511,109 @@ def test_workload_without_timestamp_or_uid() -> None:
 
 
 def test_file_order_is_fifo_order_without_timestamps() -> None:
-    state = loader.build_state([wl_obj(name="b"), {"apiVersion": "v1", "kind": "Namespace",
-                                                   "metadata": {"name": "x"}}, wl_obj(name="a")])
+    state = loader.build_state(
+        [
+            wl_obj(name="b"),
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "x"}},
+            wl_obj(name="a"),
+        ]
+    )
     assert state.workloads["team-a/b"].creation_ns == 0
     assert state.workloads["team-a/a"].creation_ns == 1
 
 
 def test_priority_from_classes() -> None:
-    state = loader.build_state([
-        wl_obj(name="from-wpc", priorityClassName="high"),
-        wl_obj(name="explicit", priorityClassName="high", priority=3),
-        wl_obj(name="from-pod-class", priorityClassName="pc", priorityClassSource="scheduling.k8s.io/priorityclass"),
-        # v1beta2 needs the priority with the ref (CEL rule): the job webhooks copy the class value
-        wl_obj(B2, name="ref", priorityClassRef={"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass",
-                                                 "name": "high"}, priority=1000),
-        wl_obj(B2, name="ref-pod", priorityClassRef={"group": "scheduling.k8s.io", "kind": "PriorityClass",
-                                                     "name": "pc"}, priority=50),
-        {"apiVersion": B1, "kind": "WorkloadPriorityClass", "metadata": {"name": "high"}, "value": 1000},
-        {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "pc"}, "value": 50,
-         "globalDefault": False},
-    ])
+    state = loader.build_state(
+        [
+            wl_obj(name="from-wpc", priorityClassName="high"),
+            wl_obj(name="explicit", priorityClassName="high", priority=3),
+            wl_obj(
+                name="from-pod-class",
+                priorityClassName="pc",
+                priorityClassSource="scheduling.k8s.io/priorityclass",
+            ),
+            # v1beta2 needs the priority with the ref (CEL rule): the job webhooks copy the class value
+            wl_obj(
+                B2,
+                name="ref",
+                priorityClassRef={"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass", "name": "high"},
+                priority=1000,
+            ),
+            wl_obj(
+                B2,
+                name="ref-pod",
+                priorityClassRef={"group": "scheduling.k8s.io", "kind": "PriorityClass", "name": "pc"},
+                priority=50,
+            ),
+            {"apiVersion": B1, "kind": "WorkloadPriorityClass", "metadata": {"name": "high"}, "value": 1000},
+            {
+                "apiVersion": "scheduling.k8s.io/v1",
+                "kind": "PriorityClass",
+                "metadata": {"name": "pc"},
+                "value": 50,
+                "globalDefault": False,
+            },
+        ]
+    )
     got = {k: (w.priority, w.priority_class) for k, w in state.workloads.items()}
-    assert got == {"team-a/from-wpc": (1000, "high"), "team-a/explicit": (3, "high"),
-                   "team-a/from-pod-class": (50, "pc"), "team-a/ref": (1000, "high"), "team-a/ref-pod": (50, "pc")}
+    assert got == {
+        "team-a/from-wpc": (1000, "high"),
+        "team-a/explicit": (3, "high"),
+        "team-a/from-pod-class": (50, "pc"),
+        "team-a/ref": (1000, "high"),
+        "team-a/ref-pod": (50, "pc"),
+    }
     assert state.pod_priority_classes["pc"].value == 50
 
 
 def test_admitted_workload() -> None:
-    w = loader.parse_workload(wl_obj(
-        metadata={"creationTimestamp": "2026-01-01T00:00:00Z"},
-        status={"admission": {"clusterQueue": "cq", "podSetAssignments": [
-            {"name": "main", "count": 2, "flavors": {"cpu": "default"}, "resourceUsage": {"cpu": "2", "memory": "2Gi"}}]},
-            "conditions": [{"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved", "message": "",
-                            "lastTransitionTime": "2026-01-01T00:01:00.5Z"}],
-            "reclaimablePods": [{"name": "main", "count": 1}]}))
-    assert w.admission == m.Admission("cq", [m.PodSetAssignment("main", 2, {"cpu": "default"},
-                                                                {"cpu": 2000, "memory": 2 * 2**30})])
+    w = loader.parse_workload(
+        wl_obj(
+            metadata={"creationTimestamp": "2026-01-01T00:00:00Z"},
+            status={
+                "admission": {
+                    "clusterQueue": "cq",
+                    "podSetAssignments": [
+                        {
+                            "name": "main",
+                            "count": 2,
+                            "flavors": {"cpu": "default"},
+                            "resourceUsage": {"cpu": "2", "memory": "2Gi"},
+                        }
+                    ],
+                },
+                "conditions": [
+                    {
+                        "type": "QuotaReserved",
+                        "status": "True",
+                        "reason": "QuotaReserved",
+                        "message": "",
+                        "lastTransitionTime": "2026-01-01T00:01:00.5Z",
+                    }
+                ],
+                "reclaimablePods": [{"name": "main", "count": 1}],
+            },
+        )
+    )
+    assert w.admission == m.Admission(
+        "cq", [m.PodSetAssignment("main", 2, {"cpu": "default"}, {"cpu": 2000, "memory": 2 * 2**30})]
+    )
     assert w.admission_ns == (1767225600 + 60) * 10**9 + 500_000_000
     assert w.pod_sets[0].reclaimable == 1
 
 
 def test_admission_without_condition_uses_creation_time() -> None:
-    w = loader.parse_workload(wl_obj(metadata={"creationTimestamp": "2026-01-01T00:00:00Z"}, status={
-        "admission": {"clusterQueue": "cq", "podSetAssignments": [{"name": "main", "resourceUsage": {"cpu": "2"}}]}}))
+    w = loader.parse_workload(
+        wl_obj(
+            metadata={"creationTimestamp": "2026-01-01T00:00:00Z"},
+            status={
+                "admission": {
+                    "clusterQueue": "cq",
+                    "podSetAssignments": [{"name": "main", "resourceUsage": {"cpu": "2"}}],
+                }
+            },
+        )
+    )
     assert w.admission is not None and w.admission_ns == w.creation_ns
     assert w.admission.pod_set_assignments[0].count == 2  # from the pod set when absent
 
@@ -357,34 +622,57 @@ def test_finished_and_evicted_conditions() -> None:
     def cond(t: str, reason: str, when: str) -> dict[str, str]:
         return {"type": t, "status": "True", "reason": reason, "message": "", "lastTransitionTime": when}
 
-    done = loader.parse_workload(wl_obj(status={"conditions": [cond("Finished", "Succeeded", "2026-01-01T00:00:00Z")]}))
+    done = loader.parse_workload(
+        wl_obj(status={"conditions": [cond("Finished", "Succeeded", "2026-01-01T00:00:00Z")]})
+    )
     assert done.finished
-    timeout = loader.parse_workload(wl_obj(status={"conditions": [
-        cond("Evicted", "PodsReadyTimeout", "2026-01-02T00:00:00Z")]}))
+    timeout = loader.parse_workload(
+        wl_obj(status={"conditions": [cond("Evicted", "PodsReadyTimeout", "2026-01-02T00:00:00Z")]})
+    )
     assert timeout.queue_order_ns == 1767312000 * 10**9
-    preempted = loader.parse_workload(wl_obj(status={"conditions": [cond("Evicted", "Preempted", "2026-01-02T00:00:00Z")]}))
+    preempted = loader.parse_workload(
+        wl_obj(status={"conditions": [cond("Evicted", "Preempted", "2026-01-02T00:00:00Z")]})
+    )
     assert preempted.queue_order_ns is None
 
 
 def test_pod_set_scheduling_constraints() -> None:
-    w = loader.parse_workload(wl_obj(template_spec={
-        "containers": [{"name": "c", "resources": {"requests": {"cpu": "2"}, "limits": {"cpu": "1"}}}],
-        "nodeSelector": {"zone": "a"},
-        "tolerations": [{"key": "spot", "operator": "Exists", "effect": "NoSchedule"}],
-        "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-            {"matchExpressions": [{"key": "arch", "operator": "In", "values": ["amd64"]}]}]}}},
-    }))
+    w = loader.parse_workload(
+        wl_obj(
+            template_spec={
+                "containers": [
+                    {"name": "c", "resources": {"requests": {"cpu": "2"}, "limits": {"cpu": "1"}}}
+                ],
+                "nodeSelector": {"zone": "a"},
+                "tolerations": [{"key": "spot", "operator": "Exists", "effect": "NoSchedule"}],
+                "affinity": {
+                    "nodeAffinity": {
+                        "requiredDuringSchedulingIgnoredDuringExecution": {
+                            "nodeSelectorTerms": [
+                                {"matchExpressions": [{"key": "arch", "operator": "In", "values": ["amd64"]}]}
+                            ]
+                        }
+                    }
+                },
+            }
+        )
+    )
     ps = w.pod_sets[0]
     assert ps.node_selector == {"zone": "a"}
     assert ps.tolerations == [m.Toleration("spot", "Exists", "", "NoSchedule")]
-    assert ps.required_affinity == (m.NodeSelectorTerm((m.NodeSelectorRequirement("arch", "In", ("amd64",)),)),)
+    assert ps.required_affinity == (
+        m.NodeSelectorTerm((m.NodeSelectorRequirement("arch", "In", ("amd64",)),)),
+    )
     assert ps.resources_validation_error == (
         "resources validation failed: spec.podSets[0].template.spec.containers[0]: "
-        'Invalid value: ["cpu"]: requests must not exceed its limits')
+        'Invalid value: ["cpu"]: requests must not exceed its limits'
+    )
 
 
 def test_min_count_and_default_pod_set_name() -> None:
-    w = loader.parse_workload(wl_obj(podSets=[{"count": 4, "minCount": 2, "template": {"spec": {"containers": []}}}]))
+    w = loader.parse_workload(
+        wl_obj(podSets=[{"count": 4, "minCount": 2, "template": {"spec": {"containers": []}}}])
+    )
     assert (w.pod_sets[0].name, w.pod_sets[0].min_count, w.pod_sets[0].requests) == ("main", 2, {})
 
 
@@ -409,13 +697,21 @@ def test_scenarios_load(path: Path) -> None:
 
 
 def test_every_invalid_object_is_reported_in_order(tmp_path: Path) -> None:
-    bad = write(tmp_path, "bad.yaml", "\n---\n".join([
-        yaml.safe_dump(cq_obj(stopPolicy="Later")),  # a ClusterQueue error
-        yaml.safe_dump({"apiVersion": B2, "kind": "ClusterQueu", "metadata": {"name": "x"}}),  # a kind error
-        yaml.safe_dump(wl_obj(name="w1", podSets=[])),  # a Workload error
-        yaml.safe_dump(wl_obj(name="w2")),  # fine
-        yaml.safe_dump(wl_obj(name="w3", priorityClassName="none")),  # a missing reference
-    ]))
+    bad = write(
+        tmp_path,
+        "bad.yaml",
+        "\n---\n".join(
+            [
+                yaml.safe_dump(cq_obj(stopPolicy="Later")),  # a ClusterQueue error
+                yaml.safe_dump(
+                    {"apiVersion": B2, "kind": "ClusterQueu", "metadata": {"name": "x"}}
+                ),  # a kind error
+                yaml.safe_dump(wl_obj(name="w1", podSets=[])),  # a Workload error
+                yaml.safe_dump(wl_obj(name="w2")),  # fine
+                yaml.safe_dump(wl_obj(name="w3", priorityClassName="none")),  # a missing reference
+            ]
+        ),
+    )
     broken = write(tmp_path, "broken.yaml", "a: [\n")
     with pytest.raises(InputErrors) as e:
         loader.load([bad, broken])
@@ -441,30 +737,62 @@ def test_a_single_error_is_raised_as_itself_with_the_warnings() -> None:
 
 
 def test_a_reference_to_an_invalid_priority_class_is_not_a_second_error() -> None:
-    bad_class = {"apiVersion": B1, "kind": "WorkloadPriorityClass", "metadata": {"name": "high"}, "value": "x"}
+    bad_class = {
+        "apiVersion": B1,
+        "kind": "WorkloadPriorityClass",
+        "metadata": {"name": "high"},
+        "value": "x",
+    }
     with pytest.raises(ValidationError) as e:  # one error, not InputErrors
         loader.build_state([bad_class, wl_obj(priorityClassName="high")])
     assert e.value.obj == "WorkloadPriorityClass/high"
 
 
 def test_kinds_kueue_does_not_read_are_skipped_with_a_warning() -> None:
-    state = loader.build_state([
-        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "n"}},
-        {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": {"name": "clusterqueues.kueue.x-k8s.io"}},
-        {"apiVersion": "ray.io/v1", "kind": "RayJob", "metadata": {"name": "rj", "labels": {"kueue.x-k8s.io/queue-name": "lq"}}},
-        {"apiVersion": B2, "kind": "Topology", "metadata": {"name": "t"}},
-        {"apiVersion": "v1", "kind": "Namespac", "metadata": {"name": "x"}},
-    ])
+    state = loader.build_state(
+        [
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "n"}},
+            {
+                "apiVersion": "apiextensions.k8s.io/v1",
+                "kind": "CustomResourceDefinition",
+                "metadata": {"name": "clusterqueues.kueue.x-k8s.io"},
+            },
+            {
+                "apiVersion": "ray.io/v1",
+                "kind": "RayJob",
+                "metadata": {"name": "rj", "labels": {"kueue.x-k8s.io/queue-name": "lq"}},
+            },
+            {"apiVersion": B2, "kind": "Topology", "metadata": {"name": "t"}},
+            {"apiVersion": "v1", "kind": "Namespac", "metadata": {"name": "x"}},
+        ]
+    )
     got = {w.obj: w.message for w in state.warnings}
-    assert list(got) == ["ConfigMap/n/c", "CustomResourceDefinition/clusterqueues.kueue.x-k8s.io", "RayJob/rj", "Topology/t", "Namespac/x"]
+    assert list(got) == [
+        "ConfigMap/n/c",
+        "CustomResourceDefinition/clusterqueues.kueue.x-k8s.io",
+        "RayJob/rj",
+        "Topology/t",
+        "Namespac/x",
+    ]
     assert got["ConfigMap/n/c"] == "Kueue does not read ConfigMap (v1); skipped"
-    assert "kueue-fast makes Workloads only from batch/v1 Jobs and jobset.x-k8s.io/v1alpha2 JobSets" in got["RayJob/rj"]
+    assert (
+        "kueue-fast makes Workloads only from batch/v1 Jobs and jobset.x-k8s.io/v1alpha2 JobSets"
+        in got["RayJob/rj"]
+    )
     assert "a ResourceFlavor that names a topology is refused" in got["Topology/t"]
     assert got["Namespac/x"].endswith('(did you mean "Namespace"?)')
     assert len(state.documents) == 5  # --output yaml still prints them
 
 
-@pytest.mark.parametrize(("kind", "hint"), [("ClusterQueu", "ClusterQueue"), ("localqueue", "LocalQueue"), ("Flavor", "ResourceFlavor"), ("Banana", None)])
+@pytest.mark.parametrize(
+    ("kind", "hint"),
+    [
+        ("ClusterQueu", "ClusterQueue"),
+        ("localqueue", "LocalQueue"),
+        ("Flavor", "ResourceFlavor"),
+        ("Banana", None),
+    ],
+)
 def test_an_unknown_kind_in_kueues_group_is_an_error_with_a_hint(kind: str, hint: str | None) -> None:
     with pytest.raises(ParseError) as e:
         loader.build_state([{"apiVersion": B2, "kind": kind, "metadata": {"name": "x"}}])
@@ -489,13 +817,17 @@ def test_a_directory_is_read_like_kubectl_apply_f(tmp_path: Path) -> None:
 
     (tmp_path / "sub" / "deeper").mkdir(parents=True)
     (tmp_path / "b.yaml").write_text(ns("b"))
-    (tmp_path / "a.json").write_text(json.dumps({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a"}}))
+    (tmp_path / "a.json").write_text(
+        json.dumps({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a"}})
+    )
     (tmp_path / "c.yml").write_text(ns("c"))
     (tmp_path / "notes.txt").write_text("not a manifest")
     (tmp_path / "sub" / "d.yaml").write_text(ns("d"))
     (tmp_path / "sub" / "deeper" / "e.yaml").write_text(ns("e"))
     (tmp_path / "z.yaml").write_text(ns("z"))
-    assert loader.manifest_files(str(tmp_path)) == [str(tmp_path / n) for n in ("a.json", "b.yaml", "c.yml", "z.yaml")]
+    assert loader.manifest_files(str(tmp_path)) == [
+        str(tmp_path / n) for n in ("a.json", "b.yaml", "c.yml", "z.yaml")
+    ]
     flat = loader.load([str(tmp_path)])
     assert list(flat.namespaces) == ["a", "b", "c", "z"]
     # kubectl says nothing about the subdirectory; a user who forgot -R should hear of it
@@ -510,28 +842,52 @@ def test_a_directory_is_read_like_kubectl_apply_f(tmp_path: Path) -> None:
 def test_v1beta1_names_in_v1beta2_objects_get_a_hint() -> None:
     with pytest.raises(ValidationError) as e:
         loader.build_state([cq_obj(B2, cohort="c")])
-    assert e.value.message == 'unknown field "cohort"; kueue.x-k8s.io/v1beta2 calls it "cohortName" ("cohort" is the v1beta1 name)'
+    assert (
+        e.value.message
+        == 'unknown field "cohort"; kueue.x-k8s.io/v1beta2 calls it "cohortName" ("cohort" is the v1beta1 name)'
+    )
     with pytest.raises(ValidationError) as e:
         loader.build_state([cq_obj(B1, cohortName="c")])
-    assert e.value.message == 'unknown field "cohortName"; kueue.x-k8s.io/v1beta1 calls it "cohort" ("cohortName" is the v1beta2 name)'
+    assert (
+        e.value.message
+        == 'unknown field "cohortName"; kueue.x-k8s.io/v1beta1 calls it "cohort" ("cohortName" is the v1beta2 name)'
+    )
     with pytest.raises(ValidationError) as e:
-        loader.build_state([{"apiVersion": B2, "kind": "Cohort", "metadata": {"name": "c"}, "spec": {"parent": "root"}}])
-    assert e.value.message == 'unknown field "parent"; kueue.x-k8s.io/v1beta2 calls it "parentName" ("parent" is the v1alpha1 name)'
+        loader.build_state(
+            [{"apiVersion": B2, "kind": "Cohort", "metadata": {"name": "c"}, "spec": {"parent": "root"}}]
+        )
+    assert (
+        e.value.message
+        == 'unknown field "parent"; kueue.x-k8s.io/v1beta2 calls it "parentName" ("parent" is the v1alpha1 name)'
+    )
     with pytest.raises(ValidationError) as e:
         loader.build_state([cq_obj(B2, queueingStrategi="StrictFIFO")])
     assert e.value.message == 'unknown field "queueingStrategi"; did you mean "queueingStrategy"?'
 
 
 def test_a_cluster_queue_without_namespace_selector_is_a_warning() -> None:
-    state = loader.build_state([cq_obj(B2), {**cq_obj(B2, namespaceSelector={}), "metadata": {"name": "all"}}])
+    state = loader.build_state(
+        [cq_obj(B2), {**cq_obj(B2, namespaceSelector={}), "metadata": {"name": "all"}}]
+    )
     (w,) = state.warnings
     assert (w.obj, w.field) == ("ClusterQueue/cq", "spec.namespaceSelector")
     assert "selects no namespace" in w.message
 
 
 def test_an_admitted_workload_naming_an_unknown_flavor_is_a_warning() -> None:
-    status = {"admission": {"clusterQueue": "cq", "podSetAssignments": [
-        {"name": "main", "count": 2, "flavors": {"cpu": "defualt", "memory": "default"}, "resourceUsage": {"cpu": "2", "memory": "2Gi"}}]}}
+    status = {
+        "admission": {
+            "clusterQueue": "cq",
+            "podSetAssignments": [
+                {
+                    "name": "main",
+                    "count": 2,
+                    "flavors": {"cpu": "defualt", "memory": "default"},
+                    "resourceUsage": {"cpu": "2", "memory": "2Gi"},
+                }
+            ],
+        }
+    }
     flavor = {"apiVersion": B1, "kind": "ResourceFlavor", "metadata": {"name": "default"}}
     state = loader.build_state([flavor, cq_obj(namespaceSelector={}), wl_obj(status=status)])
     (w,) = state.warnings
@@ -540,10 +896,14 @@ def test_an_admitted_workload_naming_an_unknown_flavor_is_a_warning() -> None:
 
 
 def test_sources_are_kept_when_asked(tmp_path: Path) -> None:
-    path = write(tmp_path, "in.yaml", yaml.safe_dump(cq_obj(namespaceSelector={})) + "---\n" + yaml.safe_dump(wl_obj()))
+    path = write(
+        tmp_path, "in.yaml", yaml.safe_dump(cq_obj(namespaceSelector={})) + "---\n" + yaml.safe_dump(wl_obj())
+    )
     assert loader.load([path]).sources == {}
     assert loader.load([path], keep_sources=True).sources == {
-        "ClusterQueue/cq": f"{path} (document 1)", "Workload/team-a/wl": f"{path} (document 2)"}
+        "ClusterQueue/cq": f"{path} (document 1)",
+        "Workload/team-a/wl": f"{path} (document 2)",
+    }
 
 
 def test_a_check_state_update_must_name_a_pod_set() -> None:

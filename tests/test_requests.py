@@ -232,18 +232,28 @@ def _canonical(reqs: dict[str, str]) -> dict[str, int]:
 # Kueue docs tasks/manage/administer_cluster_quotas.md "Transform resources for quota management"
 _DOC_TRANSFORMATIONS = {
     "transformations": [
-        {"input": "example.com/gpu-type1", "strategy": "Replace",
-         "outputs": {"example.com/gpu-memory": "5Gi", "example.com/credits": 10}},
-        {"input": "example.com/gpu-type2", "strategy": "Replace",
-         "outputs": {"example.com/gpu-memory": "20Gi", "example.com/credits": 40}},
+        {
+            "input": "example.com/gpu-type1",
+            "strategy": "Replace",
+            "outputs": {"example.com/gpu-memory": "5Gi", "example.com/credits": 10},
+        },
+        {
+            "input": "example.com/gpu-type2",
+            "strategy": "Replace",
+            "outputs": {"example.com/gpu-memory": "20Gi", "example.com/credits": 40},
+        },
         {"input": "cpu", "strategy": "Retain", "outputs": {"example.com/credits": 1}},
     ]
 }
 # Kueue docs tasks/run/using_hami.md: per-vGPU values times the number of vGPUs
 _HAMI = {
     "transformations": [
-        {"input": "nvidia.com/gpumem", "strategy": "Replace", "multiplyBy": "nvidia.com/gpu",
-         "outputs": {"nvidia.com/total-gpumem": "1"}},
+        {
+            "input": "nvidia.com/gpumem",
+            "strategy": "Replace",
+            "multiplyBy": "nvidia.com/gpu",
+            "outputs": {"nvidia.com/total-gpumem": "1"},
+        },
     ]
 }
 
@@ -276,8 +286,12 @@ _HAMI = {
             id="default-Retain-and-output-rounded-up-as-Value",
         ),
         pytest.param(
-            {"transformations": [{"input": "cpu", "strategy": "Replace", "outputs": {"credits": "-1"}},
-                                 {"input": "memory", "outputs": {"credits": "1"}}]},
+            {
+                "transformations": [
+                    {"input": "cpu", "strategy": "Replace", "outputs": {"credits": "-1"}},
+                    {"input": "memory", "outputs": {"credits": "1"}},
+                ]
+            },
             {"cpu": "4", "memory": "3", "credits": "2"},
             {"memory": "3", "credits": "2"},
             id="generated-sum-below-zero-is-zero-and-does-not-reduce-a-request",
@@ -289,8 +303,10 @@ _HAMI = {
             id="Replace-without-outputs-ignores-the-input",
         ),
         pytest.param(
-            {"excludeResourcePrefixes": ["example.com/"],
-             "transformations": [{"input": "example.com/gpu", "outputs": {"credits": "1"}}]},
+            {
+                "excludeResourcePrefixes": ["example.com/"],
+                "transformations": [{"input": "example.com/gpu", "outputs": {"credits": "1"}}],
+            },
             {"cpu": "1", "example.com/gpu": "1"},
             {"cpu": "1"},
             id="excluded-before-transformed",
@@ -305,12 +321,18 @@ def test_quota_requests(config: dict[str, Any], requests: dict[str, str], want: 
 @pytest.mark.parametrize(
     ("config", "words"),
     [
-        ({"transformations": [{"input": "cpu", "strategy": "Drop"}]},
-         'resources.transformations[0].strategy: Unsupported value: "Drop"'),
-        ({"transformations": [{"input": "cpu"}, {"input": "cpu"}]},
-         'resources.transformations[1].input: Duplicate value: "cpu"'),
-        ({"transformations": [{"input": "cpu", "outputs": {"x": "lots"}}]},
-         "resources.transformations[0].outputs[x]"),
+        (
+            {"transformations": [{"input": "cpu", "strategy": "Drop"}]},
+            'resources.transformations[0].strategy: Unsupported value: "Drop"',
+        ),
+        (
+            {"transformations": [{"input": "cpu"}, {"input": "cpu"}]},
+            'resources.transformations[1].input: Duplicate value: "cpu"',
+        ),
+        (
+            {"transformations": [{"input": "cpu", "outputs": {"x": "lots"}}]},
+            "resources.transformations[0].outputs[x]",
+        ),
         ({"excludeResourcePrefixes": [3]}, "resources.excludeResourcePrefixes[0]"),
     ],
 )

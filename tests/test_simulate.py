@@ -483,9 +483,7 @@ def _with_wait(objs: list[dict[str, Any]], wait: dict[str, Any]) -> list[dict[st
 
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("delay", [0, 30])
-def test_pods_ready_timeout_evicts_and_requeues_after_the_backoff(
-    engine: str, delay: int
-) -> None:
+def test_pods_ready_timeout_evicts_and_requeues_after_the_backoff(engine: str, delay: int) -> None:
     # pods start in ~30 s (median); a 1 s timeout evicts every admission
     # (workload_controller.go reconcileNotReadyTimeout), the backoff (2 s, 4 s)
     # keeps it out of its queue, the third timeout exceeds backoffLimitCount 2:
@@ -545,6 +543,8 @@ def test_both_engines_simulate_wait_for_pods_ready_alike() -> None:
     assert ta == tb and ta["pods_ready_timeouts"] > 0
     for name in ("admitted_at", "evicted_at", "finished_ns", "pods_ready_timeouts", "state"):
         np.testing.assert_array_equal(getattr(a, name), getattr(b, name), name)
+
+
 # --- admission checks (simulate/checks.py) -----------------------------------------------------------
 
 
@@ -555,11 +555,25 @@ def _with_check(flavor_check: bool = False) -> list[dict[str, Any]]:
     cq["admissionChecksStrategy"] = {"admissionChecks": [rule]}
     objs[1]["apiVersion"] = objs[0]["apiVersion"] = objs[2]["apiVersion"] = "kueue.x-k8s.io/v1beta2"
     cq["cohortName"] = cq.pop("cohort")
-    objs.append({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "AdmissionCheck",
-                 "metadata": {"name": "prov"},
-                 "spec": {"controllerName": "kueue.x-k8s.io/provisioning-request"},
-                 "status": {"conditions": [{"type": "Active", "status": "True", "reason": "Active",
-                                            "message": "", "lastTransitionTime": "2024-01-01T00:00:00Z"}]}})
+    objs.append(
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "AdmissionCheck",
+            "metadata": {"name": "prov"},
+            "spec": {"controllerName": "kueue.x-k8s.io/provisioning-request"},
+            "status": {
+                "conditions": [
+                    {
+                        "type": "Active",
+                        "status": "True",
+                        "reason": "Active",
+                        "message": "",
+                        "lastTransitionTime": "2024-01-01T00:00:00Z",
+                    }
+                ]
+            },
+        }
+    )
     return objs
 
 
@@ -583,8 +597,9 @@ def test_a_job_starts_once_its_checks_are_ready(engine: str, flavor_check: bool)
     # quota reserved at 0, the check answers Ready at 60 s, the job runs 100 s from then; the second
     # workload waits for the quota the first holds while its check is pending
     csv = "arrival,namespace,queue,name,duration,cpu\n0,a,q,w1,100,4\n10,a,q,w2,10,4\n"
-    result, m = run_csv(_with_check(flavor_check), csv, engine, drain=True,
-                        admission_checks={"prov": CheckModel(60 * NS)})
+    result, m = run_csv(
+        _with_check(flavor_check), csv, engine, drain=True, admission_checks={"prov": CheckModel(60 * NS)}
+    )
     wl = result.workloads
     assert admissions(result) == [(0, 0), (160, 1)]
     assert ((wl.finished_ns - START) // NS).tolist() == [160, 230]
@@ -598,14 +613,20 @@ def test_rejected_and_retried_checks(engine: str) -> None:
 
     csv = "arrival,namespace,queue,name,duration,cpu\n0,a,q,w1,100,4\n10,a,q,w2,10,4\n"
     # always rejected: deactivated after 30 s, never runs; the quota goes to w2, rejected in turn
-    result, m = run_csv(_with_check(), csv, engine, drain=True,
-                        admission_checks={"prov": CheckModel(30 * NS, reject=1.0)})
+    result, m = run_csv(
+        _with_check(), csv, engine, drain=True, admission_checks={"prov": CheckModel(30 * NS, reject=1.0)}
+    )
     assert admissions(result) == [(0, 0), (30, 1)]
     assert (m.totals["rejected"], m.totals["finished"], m.totals["running"]) == (2, 0, 0)
     # always Retry: evicted every 30 s and reserved again at once (the eviction time orders it
     # behind w2, which arrived at 10 s: they take turns), until --until stops the clock
-    result, m = run_csv(_with_check(), csv, engine, until_ns=START + 100 * NS,
-                        admission_checks={"prov": CheckModel(30 * NS, retry=1.0)})
+    result, m = run_csv(
+        _with_check(),
+        csv,
+        engine,
+        until_ns=START + 100 * NS,
+        admission_checks={"prov": CheckModel(30 * NS, retry=1.0)},
+    )
     assert admissions(result)[:4] == [(0, 0), (30, 1), (60, 0), (90, 1)]
     assert m.totals["check_retries"] == 3 and m.totals["finished"] == 0
 
@@ -623,8 +644,18 @@ def test_the_cli_takes_admission_checks_and_notes_the_unmodelled_ones(
     doc = json.loads(capsys.readouterr().out)
     note = "admission checks without --admission-check are Ready as soon as quota is reserved: prov"
     assert doc["notes"] == [note]
-    argv = ["simulate", str(manifests), "--trace", str(trace), "--no-report", "-o", "json",
-            "--admission-check", "prov=1h,reject=1", "--drain"]
+    argv = [
+        "simulate",
+        str(manifests),
+        "--trace",
+        str(trace),
+        "--no-report",
+        "-o",
+        "json",
+        "--admission-check",
+        "prov=1h,reject=1",
+        "--drain",
+    ]
     assert main(argv) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["totals"]["rejected"] == 1 and not doc["notes"]
@@ -637,22 +668,51 @@ def test_a_manifest_workload_kueue_admitted_runs_on_whatever_its_checks(engine: 
     from kueue_fast.simulate.checks import CheckModel
 
     t0 = "2023-11-14T22:13:10Z"
-    reserved = {"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved", "message": "",
-                "lastTransitionTime": t0}
-    status = {"admission": {"clusterQueue": "cq-a", "podSetAssignments": [
-        {"name": "main", "flavors": {"cpu": "default"}, "resourceUsage": {"cpu": "2"}, "count": 2}]}}
+    reserved = {
+        "type": "QuotaReserved",
+        "status": "True",
+        "reason": "QuotaReserved",
+        "message": "",
+        "lastTransitionTime": t0,
+    }
+    status = {
+        "admission": {
+            "clusterQueue": "cq-a",
+            "podSetAssignments": [
+                {"name": "main", "flavors": {"cpu": "default"}, "resourceUsage": {"cpu": "2"}, "count": 2}
+            ],
+        }
+    }
 
     def workload(name: str, admitted: bool) -> dict[str, Any]:
         conds = [reserved] + ([{**reserved, "type": "Admitted", "reason": "Admitted"}] if admitted else [])
-        return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
-                "metadata": {"name": name, "namespace": "a", "creationTimestamp": t0},
-                "spec": {"queueName": "q", "podSets": [{"name": "main", "count": 2, "template": {"spec": {
-                    "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}}]},
-                "status": {**status, "conditions": conds}}
+        return {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "Workload",
+            "metadata": {"name": name, "namespace": "a", "creationTimestamp": t0},
+            "spec": {
+                "queueName": "q",
+                "podSets": [
+                    {
+                        "name": "main",
+                        "count": 2,
+                        "template": {
+                            "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}
+                        },
+                    }
+                ],
+            },
+            "status": {**status, "conditions": conds},
+        }
 
     objs = [*_with_check(), workload("running", True), workload("waiting", False)]
     csv = "arrival,namespace,queue,name,duration,cpu\n"
-    result, m = run_csv(objs, csv, engine, until_ns=START + 100 * NS,
-                        admission_checks={"prov": CheckModel(10 * NS, reject=1.0)})
+    result, m = run_csv(
+        objs,
+        csv,
+        engine,
+        until_ns=START + 100 * NS,
+        admission_checks={"prov": CheckModel(10 * NS, reject=1.0)},
+    )
     # workload.go: an Admitted workload stays admitted; the reserved one is rejected after 10 s
     assert [STATE_NAMES[s] for s in result.workloads.state.tolist()] == ["running", "rejected"]

@@ -28,24 +28,32 @@ def queues(*cqs: tuple[str, str]) -> list[dict[str, Any]]:
         {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "default"}}
     ]
     for name, cpu in cqs:
-        objs.append({
-            "apiVersion": "kueue.x-k8s.io/v1beta2",
-            "kind": "ClusterQueue",
-            "metadata": {"name": name},
-            "spec": {
-                "namespaceSelector": {},
-                "resourceGroups": [{
-                    "coveredResources": ["cpu"],
-                    "flavors": [{"name": "default", "resources": [{"name": "cpu", "nominalQuota": cpu}]}],
-                }],
-            },
-        })
-        objs.append({
-            "apiVersion": "kueue.x-k8s.io/v1beta2",
-            "kind": "LocalQueue",
-            "metadata": {"namespace": "ns", "name": name},
-            "spec": {"clusterQueue": name},
-        })
+        objs.append(
+            {
+                "apiVersion": "kueue.x-k8s.io/v1beta2",
+                "kind": "ClusterQueue",
+                "metadata": {"name": name},
+                "spec": {
+                    "namespaceSelector": {},
+                    "resourceGroups": [
+                        {
+                            "coveredResources": ["cpu"],
+                            "flavors": [
+                                {"name": "default", "resources": [{"name": "cpu", "nominalQuota": cpu}]}
+                            ],
+                        }
+                    ],
+                },
+            }
+        )
+        objs.append(
+            {
+                "apiVersion": "kueue.x-k8s.io/v1beta2",
+                "kind": "LocalQueue",
+                "metadata": {"namespace": "ns", "name": name},
+                "spec": {"clusterQueue": name},
+            }
+        )
     return objs
 
 
@@ -65,21 +73,24 @@ def workload(
         "metadata": {"namespace": "ns", "name": name, "creationTimestamp": created},
         "spec": {
             "queueName": queue,
-            "podSets": [{
-                "name": "main",
-                "count": 1,
-                "template": {
-                    "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]}
-                },
-            }],
+            "podSets": [
+                {
+                    "name": "main",
+                    "count": 1,
+                    "template": {
+                        "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]}
+                    },
+                }
+            ],
         },
     }
     status: dict[str, Any] = {}
     if admitted_at is not None:
         status["admission"] = {
             "clusterQueue": queue,
-            "podSetAssignments": [{"name": "main", "count": 1, "flavors": {"cpu": "default"},
-                                   "resourceUsage": {"cpu": cpu}}],
+            "podSetAssignments": [
+                {"name": "main", "count": 1, "flavors": {"cpu": "default"}, "resourceUsage": {"cpu": cpu}}
+            ],
         }
         status["conditions"] = [
             {"type": t, "status": "True", "reason": t, "message": "", "lastTransitionTime": admitted_at}
@@ -270,7 +281,10 @@ def test_defaults_by_api_version() -> None:
     v2 = parse_configuration(config({})).wait_for_pods_ready
     assert v2 is not None and (v2.timeout_s, v2.block_admission) == (1800.0, False)
     assert (v2.requeuing_timestamp, v2.backoff_base_s, v2.backoff_max_s, v2.backoff_limit_count) == (
-        "Eviction", 60, 3600, None
+        "Eviction",
+        60,
+        3600,
+        None,
     )
     off = config({})
     off["featureGates"] = {"DisableWaitForPodsReady": True}
@@ -329,8 +343,14 @@ def test_engines_agree_cycle_by_cycle(seed: int) -> None:
             reason = rnd.choice(["PodsReady", "WaitForStart", "WaitForRecovery"])
             ready = (rnd.choice(["True", "False"]), reason, created)
         objs.append(
-            workload(f"w{i}", q, str(rnd.randint(1, 3)), created=created,
-                     admitted_at=created if admitted else None, pods_ready=ready)
+            workload(
+                f"w{i}",
+                q,
+                str(rnd.randint(1, 3)),
+                created=created,
+                admitted_at=created if admitted else None,
+                pods_ready=ready,
+            )
         )
     native, reference = Cluster.from_objects(objs, "native"), Cluster.from_objects(objs, "reference")
     seen: set[str] = set()
@@ -381,10 +401,17 @@ def test_queue_order_after_a_pods_ready_timeout(engine: str, timestamp: str | No
     # timestamp is Creation (Eviction also without waitForPodsReady: main.go)
     wait = None if timestamp is None else {"requeuingStrategy": {"timestamp": timestamp}}
     evicted = workload("evicted", "a", created=T0)
-    evicted["status"] = {"conditions": [{
-        "type": "Evicted", "status": "True", "reason": "PodsReadyTimeout", "message": "",
-        "lastTransitionTime": "2026-01-01T00:00:09Z",
-    }]}
+    evicted["status"] = {
+        "conditions": [
+            {
+                "type": "Evicted",
+                "status": "True",
+                "reason": "PodsReadyTimeout",
+                "message": "",
+                "lastTransitionTime": "2026-01-01T00:00:09Z",
+            }
+        ]
+    }
     later = workload("later", "a", created="2026-01-01T00:00:05Z")
     objs = [config(wait), *queues(("a", "1")), evicted, later]
     cluster = Cluster.from_objects(objs, engine)

@@ -40,8 +40,14 @@ def checks(wl: JSON | None) -> dict[str, str]:
 
 def setup(h: Harness, cpu: str = "1") -> str:
     ns = h.namespace("team-a")
-    h.create({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "AdmissionCheck", "metadata": {"name": "prov"},
-              "spec": {"controllerName": "example.com/provisioning"}})
+    h.create(
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "AdmissionCheck",
+            "metadata": {"name": "prov"},
+            "spec": {"controllerName": "example.com/provisioning"},
+        }
+    )
     active = {"type": "Active", "status": "True", "reason": "Active", "message": "", "lastTransitionTime": T0}
     h.patch(ADMISSION_CHECKS, "prov", {"status": {"conditions": [active]}}, sub="status")
     h.create(flavor("rf", {}, []))
@@ -78,7 +84,9 @@ def test_the_job_starts_once_the_check_is_ready(fake_cluster: Harness) -> None:
     h.create(job(ns, "a", "lq", cpu="1"))
     wl = wait_for(lambda: reserved_pending(h, ns, "a"), what="quota reserved, check pending")
     assert (cond(wl, "QuotaReserved").get("status"), cond(wl, "Admitted").get("reason")) == (
-        "True", "UnsatisfiedAdmissionChecks")
+        "True",
+        "UnsatisfiedAdmissionChecks",
+    )
     assert suspended(h, ns, "a")
     set_check(h, wl, "Ready")
     wait_for(lambda: not suspended(h, ns, "a"), what="the job started")
@@ -95,16 +103,21 @@ def test_retry_requeues_and_rejected_deactivates(fake_cluster: Harness) -> None:
     # evicted (reason AdmissionCheck), states reset, reserved again; Requeued False (AdmissionCheck) at
     # the requeue (jobframework reconciler.go), True BackoffFinished once no backoff is ahead
     # (workload_controller.go Reconcile)
-    wait_for(lambda: cond(h.workload_of(ns, "a"), "Requeued").get("reason") == "BackoffFinished",
-             what="evicted by the check and requeued")
+    wait_for(
+        lambda: cond(h.workload_of(ns, "a"), "Requeued").get("reason") == "BackoffFinished",
+        what="evicted by the check and requeued",
+    )
     wl = wait_for(lambda: reserved_pending(h, ns, "a"), what="reserved again")
     assert (cond(wl, "Requeued")["status"], cond(wl, "Requeued")["message"]) == (
-        "True", "The workload backoff was finished")
+        "True",
+        "The workload backoff was finished",
+    )
     assert suspended(h, ns, "a")
     h.create(job(ns, "b", "lq", cpu="1"))
     set_check(h, wl, "Rejected")
-    wait_for(lambda: (h.workload_of(ns, "a") or {}).get("spec", {}).get("active") is False,
-             what="deactivated")
+    wait_for(
+        lambda: (h.workload_of(ns, "a") or {}).get("spec", {}).get("active") is False, what="deactivated"
+    )
     # its quota goes to b
     wait_for(lambda: checks(h.workload_of(ns, "b")) == {"prov": "Pending"}, what="b reserved")
     a = h.workload_of(ns, "a")
@@ -121,25 +134,42 @@ def test_a_retry_with_requeue_after_seconds_waits_out_its_backoff(fake_cluster: 
     h.create(job(ns, "a", "lq", cpu="1"))
     wl = wait_for(lambda: reserved_pending(h, ns, "a"), what="quota reserved")
     now = datetime.now(timezone.utc).replace(microsecond=0)
-    entry = {"name": "prov", "state": "Retry", "message": "", "requeueAfterSeconds": 2,
-             "lastTransitionTime": now.strftime("%Y-%m-%dT%H:%M:%SZ")}
+    entry = {
+        "name": "prov",
+        "state": "Retry",
+        "message": "",
+        "requeueAfterSeconds": 2,
+        "lastTransitionTime": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
     md = wl["metadata"]
     h.patch(WORKLOADS, md["name"], {"status": {"admissionChecks": [entry]}}, ns, sub="status")
     requeue_at = (now + timedelta(seconds=2)).strftime("%Y-%m-%dT%H:%M:%SZ")
-    wl = wait_for(lambda: cond(h.workload_of(ns, "a"), "Evicted").get("reason") == "AdmissionCheck"
-                  and h.workload_of(ns, "a"), what="evicted by the check")
+    wl = wait_for(
+        lambda: (
+            cond(h.workload_of(ns, "a"), "Evicted").get("reason") == "AdmissionCheck"
+            and h.workload_of(ns, "a")
+        ),
+        what="evicted by the check",
+    )
     assert (wl.get("status") or {}).get("requeueState") == {"requeueAt": requeue_at}
     # the eviction itself still holds the reservation with the states reset to Pending: wait
     # for the reservation made after it (Evicted turns False then)
-    wl = wait_for(lambda: cond(h.workload_of(ns, "a"), "Evicted").get("status") == "False"
-                  and reserved_pending(h, ns, "a"), what="reserved again after the backoff")
+    wl = wait_for(
+        lambda: (
+            cond(h.workload_of(ns, "a"), "Evicted").get("status") == "False" and reserved_pending(h, ns, "a")
+        ),
+        what="reserved again after the backoff",
+    )
     assert (cond(wl, "Requeued")["status"], cond(wl, "Requeued")["reason"]) == ("True", "BackoffFinished")
     assert "requeueAt" not in (wl["status"].get("requeueState") or {})
 
 
 def events(h: Harness, ns: str, name: str, reason: str) -> list[JSON]:
-    return [e for e in h.kube.list(EVENTS, namespace=ns)["items"]
-            if e["regarding"].get("name") == name and e["reason"] == reason]
+    return [
+        e
+        for e in h.kube.list(EVENTS, namespace=ns)["items"]
+        if e["regarding"].get("name") == name and e["reason"] == reason
+    ]
 
 
 def test_checks_ready_records_admitted_only_with_the_wait_since_reservation(fake_cluster: Harness) -> None:

@@ -356,11 +356,13 @@ def test_configuration_resource_transformations_charge_quota(cluster: Harness) -
     h.create(flavor(rf, {}, []))
     h.create(cluster_queue(cq, {rf: {"cpu": "4", "credits": "2"}}))
     h.create(local_queue(ns, "lq", cq))
-    rules = parse_configuration({
-        "apiVersion": "config.kueue.x-k8s.io/v1beta2",
-        "kind": "Configuration",
-        "resources": {"transformations": [{"input": "cpu", "outputs": {"credits": "1"}}]},
-    }).resources
+    rules = parse_configuration(
+        {
+            "apiVersion": "config.kueue.x-k8s.io/v1beta2",
+            "kind": "Configuration",
+            "resources": {"transformations": [{"input": "cpu", "outputs": {"credits": "1"}}]},
+        }
+    ).resources
     h.controller(resources=rules)
     names = [f"job-{i}" for i in range(3)]
     for n in names:
@@ -394,13 +396,17 @@ def test_wait_for_pods_ready_block_admission_and_pods_ready_from_the_job(cluster
     )
     pr = cond(wl, "PodsReady")
     assert pr is not None and (pr["status"], pr["reason"], pr["message"]) == (
-        "False", "WaitForStart", "Not all pods are ready or succeeded"
+        "False",
+        "WaitForStart",
+        "Not all pods are ready or succeeded",
     )
     blocked = wait_for(
-        lambda: (w := h.workload_of(ns, "second"))
-        and (c := cond(w, "QuotaReserved"))
-        and c.get("reason") == "WaitingForPodsReady"
-        and w,
+        lambda: (
+            (w := h.workload_of(ns, "second"))
+            and (c := cond(w, "QuotaReserved"))
+            and c.get("reason") == "WaitingForPodsReady"
+            and w
+        ),
         what="second waiting for PodsReady",
     )
     assert cond(blocked, "QuotaReserved")["message"] == (  # type: ignore[index]
@@ -427,7 +433,8 @@ def test_wait_for_pods_ready_timeout_evicts_the_job(cluster: Harness) -> None:
     )
     ev = cond(wl, "Evicted")
     assert ev is not None and (ev["reason"], ev["message"]) == (
-        "PodsReadyTimeout", f"Exceeded the PodsReady timeout {ns}/{wl['metadata']['name']}"
+        "PodsReadyTimeout",
+        f"Exceeded the PodsReady timeout {ns}/{wl['metadata']['name']}",
     )
     rs = wl["status"]["requeueState"]  # workload.go UpdateRequeueState, with the eviction
     assert rs["count"] == 1 and rs["requeueAt"] > ev["lastTransitionTime"]

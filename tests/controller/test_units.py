@@ -134,8 +134,15 @@ def test_token_bucket() -> None:
 def test_manifests() -> None:
     crds = manifests.crds()
     assert sorted(c["spec"]["names"]["kind"] for c in crds) == sorted(
-        ["ResourceFlavor", "ClusterQueue", "Cohort", "LocalQueue", "WorkloadPriorityClass", "Workload",
-         "AdmissionCheck"]
+        [
+            "ResourceFlavor",
+            "ClusterQueue",
+            "Cohort",
+            "LocalQueue",
+            "WorkloadPriorityClass",
+            "Workload",
+            "AdmissionCheck",
+        ]
     )
     for c in crds:
         v = c["spec"]["versions"][0]
