@@ -12,13 +12,13 @@ from unittest import mock
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from test_native_differential import SECOND, T0, Scenario, scenarios
 
 from kueue_fast import Cluster
 from kueue_fast.compiler import BLOCK_NAMESPACE_MISMATCH, BLOCK_RESOURCES_INVALID
 from kueue_fast.engine_contract import native_available
 from kueue_fast.loader import build_state
 from kueue_fast.workload_compiler import PendingBatch
-from tests.test_native_differential import SECOND, T0, Scenario, scenarios
 
 pytestmark = pytest.mark.skipif(not native_available(), reason="the native engine is not built")
 
