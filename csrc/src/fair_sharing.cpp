@@ -68,41 +68,41 @@ DRS FairShares::drs(int node, std::vector<std::int32_t>* borrowed_frs) const {
 
 // --- the tournament --------------------------------------------------------------------------------
 
-FairSharingTournament::FairSharingTournament(Engine& engine) : e_(engine) {
-  entry_of_cq_.assign(static_cast<std::size_t>(engine.topo_.n_cq()), -1);
+FairSharingTournament::FairSharingTournament(const View& view) : v_(view) {
+  entry_of_cq_.assign(static_cast<std::size_t>(v_.topo.n_cq()), -1);
 }
 
 void FairSharingTournament::reset(const std::vector<std::int32_t>& entry_ids) {
   for (std::int32_t cq : order_) entry_of_cq_[cq] = -1;
   order_.clear();
   for (std::int32_t id : entry_ids) {
-    std::int32_t cq = e_.entries_[id].cq;
+    std::int32_t cq = v_.entries[id].cq;
     entry_of_cq_[cq] = id;
     order_.push_back(cq);
   }
   std::sort(order_.begin(), order_.end());
   next_min_ = 0;
   remaining_ = entry_ids.size();
-  share_first_.assign(e_.entries_.size(), 0);
-  share_version_.assign(e_.entries_.size(), 0);
-  share_valid_.assign(e_.entries_.size(), 0);
+  share_first_.assign(v_.entries.size(), 0);
+  share_version_.assign(v_.entries.size(), 0);
+  share_valid_.assign(v_.entries.size(), 0);
   shares_.clear();
   for (std::int32_t id : entry_ids) {  // one slot per ancestor
     share_first_[id] = static_cast<std::uint32_t>(shares_.size());
-    shares_.resize(shares_.size() + e_.tree_.ancestors(e_.entries_[id].cq).size());
+    shares_.resize(shares_.size() + v_.tree.ancestors(v_.entries[id].cq).size());
   }
 }
 
 const FairSharingTournament::Share& FairSharingTournament::share_at(std::int32_t entry, int cohort) const {
-  int cq = e_.entries_[entry].cq;
-  int k = e_.tree_.depth(cq) - 1 - e_.tree_.depth(cohort);
+  int cq = v_.entries[entry].cq;
+  int k = v_.tree.depth(cq) - 1 - v_.tree.depth(cohort);
   return shares_[share_first_[entry] + static_cast<std::uint32_t>(k)];
 }
 
 bool FairSharingTournament::less(std::int32_t a, std::int32_t b, int cohort) const {
-  const FeatureGates& gates = e_.topo_.gates();
-  const Entry& ea = e_.entries_[a];
-  const Entry& eb = e_.entries_[b];
+  const FeatureGates& gates = v_.topo.gates();
+  const Entry& ea = v_.entries[a];
+  const Entry& eb = v_.entries[b];
   if (gates.prioritize_preemptor_workloads && ea.is_preemptor != eb.is_preemptor) return ea.is_preemptor;
   const Share& sa = share_at(a, cohort);
   const Share& sb = share_at(b, cohort);
@@ -111,7 +111,7 @@ bool FairSharingTournament::less(std::int32_t a, std::int32_t b, int cohort) con
   }
   int c = compare_drs(sa.drs, sb.drs);
   if (c != 0) return c < 0;
-  const WorkloadStore& w = e_.w_;
+  const WorkloadStore& w = v_.w;
   int wa = ea.wid, wb = eb.wid;
   if (gates.priority_sorting_within_cohort && w.priority[wa] != w.priority[wb]) return w.priority[wa] > w.priority[wb];
   if (w.queue_ts[wa] != w.queue_ts[wb]) return w.queue_ts[wa] < w.queue_ts[wb];
@@ -119,7 +119,7 @@ bool FairSharingTournament::less(std::int32_t a, std::int32_t b, int cohort) con
 }
 
 std::int32_t FairSharingTournament::tournament(int cohort) {
-  const QuotaTree& t = e_.tree_;
+  const QuotaTree& t = v_.tree;
   const std::size_t base = stack_.size();
   for (int c : t.child_cohorts(cohort)) {
     std::int32_t winner = tournament(c);
@@ -140,7 +140,7 @@ std::int32_t FairSharingTournament::tournament(int cohort) {
 std::int32_t FairSharingTournament::pop() {
   while (entry_of_cq_[order_[next_min_]] < 0) ++next_min_;
   int cq = order_[next_min_];
-  QuotaTree& t = e_.tree_;
+  QuotaTree& t = v_.tree;
   std::int32_t winner;
   if (t.parent(cq) < 0) {
     winner = entry_of_cq_[cq];
@@ -153,8 +153,8 @@ std::int32_t FairSharingTournament::pop() {
       // are those of the ClusterQueue and its ancestors below the root: while
       // none of their usage changed, the shares computed earlier still hold.
       if (share_valid_[id] && share_version_[id] == t.path_version_below_root(c)) continue;
-      const AssignmentRec& a = e_.arena_[e_.entries_[id].assignment];
-      const FrAmount* u0 = e_.arena_.usage.data() + a.usage_first;
+      const AssignmentRec& a = v_.arena[v_.entries[id].assignment];
+      const FrAmount* u0 = v_.arena.usage.data() + a.usage_first;
       const FrAmount* u1 = u0 + a.usage_n;
       t.add_usage(c, u0, u1);
       Share* slot = shares_.data() + share_first_[id];
@@ -166,13 +166,13 @@ std::int32_t FairSharingTournament::pop() {
         }
         return false;
       };
-      DRS share = e_.shares_.drs(c, &borrowed_frs_);
+      DRS share = v_.shares.drs(c, &borrowed_frs_);
       bool on_request = borrowing_on();
       IdRange anc = t.ancestors(c);
       for (std::size_t k = 0; k < anc.size(); ++k) {
         slot[k] = {share, on_request};
         if (k + 1 < anc.size()) {  // the root's own share is never compared
-          share = e_.shares_.drs(anc[k], &borrowed_frs_);
+          share = v_.shares.drs(anc[k], &borrowed_frs_);
           on_request = borrowing_on();
         }
       }
@@ -182,7 +182,7 @@ std::int32_t FairSharingTournament::pop() {
     }
     winner = tournament(root);
   }
-  entry_of_cq_[e_.entries_[winner].cq] = -1;
+  entry_of_cq_[v_.entries[winner].cq] = -1;
   --remaining_;
   return winner;
 }

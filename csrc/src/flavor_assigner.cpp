@@ -93,20 +93,19 @@ PendingReason no_fit_reason(const Topology&, const AssignmentArena& arena, int a
 
 // --- the assigner -------------------------------------------------------------------------
 
-FlavorAssigner::FlavorAssigner(Engine& engine)
-    : e_(engine), topo_(engine.topo_), tree_(engine.tree_), arena_(&engine.arena_) {
-  std::size_t n_fr = static_cast<std::size_t>(topo_.n_fr());
+FlavorAssigner::FlavorAssigner(const View& view) : v_(view) {
+  std::size_t n_fr = static_cast<std::size_t>(v_.topo.n_fr());
   assumed_.assign(n_fr, 0);
   assumed_seen_.assign(n_fr, 0);
   // Kueue walks a pod set's requests as SliceRequests (VectorizedResourceRequests,
   // beta, on): sorted by the FNV-1a 64 hash of the name, then the name
   // (pkg/resources/slice_requests.go). It decides which resource group is tried first.
-  const int n_res = topo_.n_resources();
+  const int n_res = v_.topo.n_resources();
   std::vector<std::int32_t> by_hash(static_cast<std::size_t>(n_res));
   for (int r = 0; r < n_res; ++r) by_hash[static_cast<std::size_t>(r)] = r;
   std::sort(by_hash.begin(), by_hash.end(), [&](int a, int b) {
-    std::uint64_t ha = fnv1a64(topo_.resource_name(a)), hb = fnv1a64(topo_.resource_name(b));
-    return ha != hb ? ha < hb : topo_.resource_name(a) < topo_.resource_name(b);
+    std::uint64_t ha = fnv1a64(v_.topo.resource_name(a)), hb = fnv1a64(v_.topo.resource_name(b));
+    return ha != hb ? ha < hb : v_.topo.resource_name(a) < v_.topo.resource_name(b);
   });
   visit_rank_.assign(static_cast<std::size_t>(n_res), 0);
   for (int k = 0; k < n_res; ++k) visit_rank_[static_cast<std::size_t>(by_hash[static_cast<std::size_t>(k)])] = k;
@@ -139,39 +138,39 @@ PendingReason FlavorAssigner::resolve_attempts() const noexcept {
 
 // fitsResourceQuota: (preemption mode, borrowing level) for `request` more on fr.
 GranularMode FlavorAssigner::fits_resource_quota(int fr, Amount assumed, Amount request) {
-  ++e_.stats_.quota_checks;
+  ++v_.stats.quota_checks;
   last_no_fit_ = REASON_NONE;
-  Amount max_capacity = tree_.potential_available(cq_, fr);
+  Amount max_capacity = v_.tree.potential_available(cq_, fr);
   Amount val = amount_add(assumed, request);
   if (val > max_capacity) {
     add_reason(reason_header(RK_MAX_CAPACITY, static_cast<std::uint64_t>(fr)));
-    arena_->reasons.push_back(static_cast<std::uint64_t>(assumed));
-    arena_->reasons.push_back(static_cast<std::uint64_t>(request));
-    arena_->reasons.push_back(static_cast<std::uint64_t>(max_capacity));
+    v_.arena.reasons.push_back(static_cast<std::uint64_t>(assumed));
+    v_.arena.reasons.push_back(static_cast<std::uint64_t>(request));
+    v_.arena.reasons.push_back(static_cast<std::uint64_t>(max_capacity));
     last_no_fit_ = EXCEEDS_MAX_QUOTA;
     return {PM_NO_FIT, 0};
   }
   // (available and lowest_subtree_that_fits are pure: computed only where their result is used.)
-  const Amount available = tree_.available(cq_, fr);
-  if (val <= available) return {PM_FIT, tree_.lowest_subtree_that_fits(cq_, fr, val).first};
+  const Amount available = v_.tree.available(cq_, fr);
+  if (val <= available) return {PM_FIT, v_.tree.lowest_subtree_that_fits(cq_, fr, val).first};
   add_reason(reason_header(RK_UNUSED, static_cast<std::uint64_t>(fr)));
-  arena_->reasons.push_back(static_cast<std::uint64_t>(amount_sub(val, available)));
+  v_.arena.reasons.push_back(static_cast<std::uint64_t>(amount_sub(val, available)));
   GranularMode m{PM_NO_FIT, 0};
-  if (tree_.nominal(cq_, fr) >= val) {
-    m = e_.oracle(wid_, cq_, fr, val);
+  if (v_.tree.nominal(cq_, fr) >= val) {
+    m = v_.engine.oracle(wid_, cq_, fr, val);
   } else {
-    auto [borrow, may_reclaim_in_hierarchy] = tree_.lowest_subtree_that_fits(cq_, fr, val);
+    auto [borrow, may_reclaim_in_hierarchy] = v_.tree.lowest_subtree_that_fits(cq_, fr, val);
     m.borrow = borrow;
-    if (may_reclaim_in_hierarchy || can_preempt_while_borrowing()) m = e_.oracle(wid_, cq_, fr, val);
+    if (may_reclaim_in_hierarchy || can_preempt_while_borrowing()) m = v_.engine.oracle(wid_, cq_, fr, val);
   }
   if (m.pm == PM_NO_FIT) last_no_fit_ = WAITING_FOR_QUOTA;
   return m;
 }
 
 int FlavorAssigner::next_flavor(int ps_index, int group) const noexcept {
-  if (!e_.w_.ls_valid[wid_]) return 0;  // (use_last_ is checked by the caller)
-  std::uint32_t off = e_.w_.ls_off[wid_];
-  std::int16_t idx = e_.w_.ls_pool[off + static_cast<std::uint32_t>(ps_index * n_groups_ + group)];
+  if (!v_.w.ls_valid[wid_]) return 0;  // (use_last_ is checked by the caller)
+  std::uint32_t off = v_.w.ls_off[wid_];
+  std::int16_t idx = v_.w.ls_pool[off + static_cast<std::uint32_t>(ps_index * n_groups_ + group)];
   return idx == TRIED_ABSENT ? 0 : idx + 1;
 }
 
@@ -179,16 +178,16 @@ int FlavorAssigner::next_flavor(int ps_index, int group) const noexcept {
 // appends reasons to the arena; false when no flavor is usable.
 bool FlavorAssigner::find_flavor(int ps_index, const PodSetRec& psa, int resource, int g, std::int16_t& tried) {
   const ResourceGroupSpec& group = spec_->groups[g];
-  const int gps = static_cast<int>(e_.w_.pod_sets_of[wid_].first) + ps_index;
-  const int cls = e_.w_.pod_sets[gps].flavor_class;
-  const std::uint32_t rs_start = static_cast<std::uint32_t>(arena_->reasons.size());
+  const int gps = static_cast<int>(v_.w.pod_sets_of[wid_].first) + ps_index;
+  const int cls = v_.w.pod_sets[gps].flavor_class;
+  const std::uint32_t rs_start = static_cast<std::uint32_t>(v_.arena.reasons.size());
   const std::uint32_t rc_start = reason_count_;
   // group_requests: the pod set's requests covered by this group, resource order.
   group_reqs_.clear();
   {
-    const ResourceAmount* reqs = arena_->requests.data() + psa.req_first;
+    const ResourceAmount* reqs = v_.arena.requests.data() + psa.req_first;
     for (std::uint32_t k = 0; k < psa.req_n; ++k) {
-      if (topo_.group_of(cq_, reqs[k].resource) == g) group_reqs_.push_back(reqs[k]);
+      if (v_.topo.group_of(cq_, reqs[k].resource) == g) group_reqs_.push_back(reqs[k]);
     }
   }
   best_.clear();
@@ -196,7 +195,7 @@ bool FlavorAssigner::find_flavor(int ps_index, const PodSetRec& psa, int resourc
   GranularMode best_mode{PM_NO_FIT, BORROW_UNLIMITED};
   int attempted = -1;
   const int n_flavors = static_cast<int>(group.flavors.size());
-  const bool fungibility = topo_.gates().flavor_fungibility;
+  const bool fungibility = v_.topo.gates().flavor_fungibility;
   int start = use_last_ && fungibility ? next_flavor(ps_index, g) : 0;
   for (int idx = start; idx < n_flavors; ++idx) {
     attempted = idx;
@@ -210,7 +209,7 @@ bool FlavorAssigner::find_flavor(int ps_index, const PodSetRec& psa, int resourc
         continue;
       }
     }
-    std::int32_t rejection = topo_.rejection(cls, flavor);
+    std::int32_t rejection = v_.topo.rejection(cls, flavor);
     if (rejection >= 0) {
       add_reason(reason_header(RK_REJECTION, static_cast<std::uint64_t>(rejection)));
       add_attempt(g, true, NO_MATCHING_FLAVOR);
@@ -221,7 +220,7 @@ bool FlavorAssigner::find_flavor(int ps_index, const PodSetRec& psa, int resourc
     PendingReason flavor_reason = REASON_NONE;
     for (const ResourceAmount& rq : group_reqs_) {
       const int r = rq.resource;
-      const int fr = topo_.fr_id(flavor, r);
+      const int fr = v_.topo.fr_id(flavor, r);
       GranularMode m = fits_resource_quota(fr, assumed_[fr], rq.amount);
       flavor_reason = most_severe(flavor_reason, last_no_fit_);
       if (is_preferred(mode, m)) mode = m;  // the representative mode is the worst one
@@ -238,7 +237,7 @@ bool FlavorAssigner::find_flavor(int ps_index, const PodSetRec& psa, int resourc
         have_best = true;
         if (mode.pm == PM_FIT) {
           tried = -1;  // returned before any tried index is set
-          arena_->reasons.resize(rs_start);
+          v_.arena.reasons.resize(rs_start);
           reason_count_ = rc_start;
           return true;
         }
@@ -263,7 +262,7 @@ bool FlavorAssigner::find_flavor(int ps_index, const PodSetRec& psa, int resourc
   }
   tried = static_cast<std::int16_t>(attempted == n_flavors - 1 ? -1 : attempted);
   if (best_mode.pm == PM_FIT) {
-    arena_->reasons.resize(rs_start);
+    v_.arena.reasons.resize(rs_start);
     reason_count_ = rc_start;
   }
   return have_best;
@@ -271,16 +270,16 @@ bool FlavorAssigner::find_flavor(int ps_index, const PodSetRec& psa, int resourc
 
 int FlavorAssigner::assign(int wid, int cq, bool use_last, const std::int32_t* nomination,
                            std::size_t nomination_ps, const std::int32_t* counts) {
-  ++e_.stats_.assignments;
+  ++v_.stats.assignments;
   wid_ = wid;
   cq_ = cq;
-  spec_ = &topo_.cq(cq);
-  n_groups_ = topo_.n_groups(cq);
+  spec_ = &v_.topo.cq(cq);
+  n_groups_ = v_.topo.n_groups(cq);
   use_last_ = use_last;
   nomination_ = nomination;
   nomination_ps_ = nomination_ps;
-  AssignmentArena& ar = *arena_;
-  const WorkloadStore& w = e_.w_;
+  AssignmentArena& ar = v_.arena;
+  const WorkloadStore& w = v_.w;
 
   for (std::int32_t fr : assumed_keys_) {
     assumed_[fr] = 0;
@@ -300,7 +299,7 @@ int FlavorAssigner::assign(int wid, int cq, bool use_last, const std::int32_t* n
   a.wid = wid;
   a.cq = cq;
   a.ps_first = static_cast<std::uint32_t>(ar.pod_sets.size());
-  const int pods = topo_.covers_pods(cq) ? topo_.pods_rid() : -1;
+  const int pods = v_.topo.covers_pods(cq) ? v_.topo.pods_rid() : -1;
   const std::uint32_t n_ps = w.pod_sets_of[wid].n;
   Mode worst = FIT;
   for (std::uint32_t i = 0; i < n_ps; ++i) {
@@ -356,7 +355,7 @@ int FlavorAssigner::assign(int wid, int cq, bool use_last, const std::int32_t* n
     }
     for (std::uint32_t k : visit_) {
       const ResourceAmount req = ar.requests[psa.req_first + k];
-      int g = topo_.group_of(cq, req.resource);
+      int g = v_.topo.group_of(cq, req.resource);
       if (g < 0 && req.amount == 0) continue;  // zero request of an uncovered resource: ignored
       if (g >= 0 && group_done_[g]) continue;
       const std::uint32_t rs_start = static_cast<std::uint32_t>(ar.reasons.size());

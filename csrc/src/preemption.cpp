@@ -9,18 +9,18 @@
 
 namespace kueue_fast {
 
-Preemptor::Preemptor(Engine& engine) : e_(engine) {
-  fr_mark_.assign(static_cast<std::size_t>(engine.topo_.n_fr()), 0);
-  by_cq_head_.assign(static_cast<std::size_t>(engine.topo_.n_cq()), 0);
-  by_cq_end_.assign(static_cast<std::size_t>(engine.topo_.n_cq()), 0);
-  pruned_.assign(static_cast<std::size_t>(engine.topo_.n_nodes()), 0);
-  preemptor_ancestor_.assign(static_cast<std::size_t>(engine.topo_.n_nodes()), 0);
+Preemptor::Preemptor(const View& view) : v_(view) {
+  fr_mark_.assign(static_cast<std::size_t>(v_.topo.n_fr()), 0);
+  by_cq_head_.assign(static_cast<std::size_t>(v_.topo.n_cq()), 0);
+  by_cq_end_.assign(static_cast<std::size_t>(v_.topo.n_cq()), 0);
+  pruned_.assign(static_cast<std::size_t>(v_.topo.n_nodes()), 0);
+  preemptor_ancestor_.assign(static_cast<std::size_t>(v_.topo.n_nodes()), 0);
 }
 
 // --- helpers shared by both strategies ----------------------------------------------------
 
-void Preemptor::remove(int wid) noexcept { e_.charge(wid, -1); }
-void Preemptor::restore(int wid) noexcept { e_.charge(wid, +1); }
+void Preemptor::remove(int wid) noexcept { v_.engine.charge(wid, -1); }
+void Preemptor::restore(int wid) noexcept { v_.engine.charge(wid, +1); }
 
 void Preemptor::begin(const PreemptionCtx& ctx) {
   ctx_ = &ctx;
@@ -29,9 +29,9 @@ void Preemptor::begin(const PreemptionCtx& ctx) {
     fr_mark_[fr] = 1;
     fr_mask_ |= std::uint64_t{1} << (fr & 63);
   }
-  fr_mask_exact_ = e_.topo_.n_fr() <= 64;
-  preemptor_priority_ = e_.w_.priority[ctx.preemptor];
-  const ClusterQueueSpec& spec = e_.topo_.cq(ctx.cq);
+  fr_mask_exact_ = v_.topo.n_fr() <= 64;
+  preemptor_priority_ = v_.w.priority[ctx.preemptor];
+  const ClusterQueueSpec& spec = v_.topo.cq(ctx.cq);
   within_policy_ = spec.within_cluster_queue;
   reclaim_policy_ = spec.reclaim_within_cohort;
 }
@@ -47,13 +47,13 @@ void Preemptor::end() {
 // bounded by its policy; when no list has anyone under the bound, the search
 // would find nothing and change nothing.
 bool Preemptor::any_candidate_possible(const PreemptionCtx& ctx) const noexcept {
-  const ClusterQueueSpec& spec = e_.topo_.cq(ctx.cq);
-  const std::int32_t priority = e_.w_.priority[ctx.preemptor];
-  if (may_have_candidates(e_.cq_front_[ctx.cq], spec.within_cluster_queue, priority)) return true;
-  const QuotaTree& t = e_.tree_;
+  const ClusterQueueSpec& spec = v_.topo.cq(ctx.cq);
+  const std::int32_t priority = v_.w.priority[ctx.preemptor];
+  if (may_have_candidates(v_.cq_front[ctx.cq], spec.within_cluster_queue, priority)) return true;
+  const QuotaTree& t = v_.tree;
   if (t.parent(ctx.cq) < 0 || spec.reclaim_within_cohort == NEVER) return false;
   for (int cq : t.subtree_cqs(t.root_of(ctx.cq))) {
-    if (cq != ctx.cq && may_have_candidates(e_.cq_front_[cq], spec.reclaim_within_cohort, priority)) return true;
+    if (cq != ctx.cq && may_have_candidates(v_.cq_front[cq], spec.reclaim_within_cohort, priority)) return true;
   }
   return false;
 }
@@ -63,18 +63,18 @@ const std::vector<Target>& Preemptor::get_targets(const PreemptionCtx& ctx) {
     result_.clear();
     return result_;
   }
-  ++e_.stats_.target_searches;
+  ++v_.stats.target_searches;
   // Byte-identical after the search (every trial removal restored), unless
   // amounts near the int64 bound are involved: Amount arithmetic saturates and
   // Unlimited is sticky, so a round trip need not come back (Kueue's snapshot
   // keeps such a residue for the rest of the cycle too; the cache does not).
   bool check_tree = false;
-  if (e_.debug_checks_) {
-    e_.cells_before_ = e_.tree_.cells();
+  if (v_.debug_checks) {
+    cells_before_ = v_.tree.cells();
     constexpr Amount HUGE_AMOUNT = Amount{1} << 61;
     auto huge = [](Amount v) { return v >= HUGE_AMOUNT || v <= -HUGE_AMOUNT; };
     check_tree = true;
-    for (const Cell& c : e_.cells_before_) {
+    for (const Cell& c : cells_before_) {
       if (huge(c.usage) || huge(c.subtree_quota) || huge(c.local_quota)) check_tree = false;
     }
     for (const FrAmount& u : ctx.usage) {
@@ -83,18 +83,18 @@ const std::vector<Target>& Preemptor::get_targets(const PreemptionCtx& ctx) {
   }
   begin(ctx);
   result_.clear();
-  if (e_.topo_.fair_sharing()) {
+  if (v_.topo.fair_sharing()) {
     fair_preemptions();
   } else {
     classical_preemptions();
   }
   end();
   if (check_tree) {
-    const auto& now = e_.tree_.cells();
+    const auto& now = v_.tree.cells();
     for (std::size_t i = 0; i < now.size(); ++i) {
-      if (std::memcmp(&now[i], &e_.cells_before_[i], sizeof(Cell)) != 0) {
+      if (std::memcmp(&now[i], &cells_before_[i], sizeof(Cell)) != 0) {
         throw EngineInvariantError("a preemption target search changed the quota tree: cell " + std::to_string(i) +
-                                   " usage " + std::to_string(e_.cells_before_[i].usage) + " -> " +
+                                   " usage " + std::to_string(cells_before_[i].usage) + " -> " +
                                    std::to_string(now[i].usage));
       }
     }
@@ -105,7 +105,7 @@ const std::vector<Target>& Preemptor::get_targets(const PreemptionCtx& ctx) {
 // Any fr of the workload's usage (zero amounts included: they are keys) needs
 // preemption? (Walks the admission record itself to stop at the first one.)
 bool Preemptor::uses_resources(int wid) const noexcept {
-  const WorkloadStore& w = e_.w_;
+  const WorkloadStore& w = v_.w;
   const Slot& s = w.adm[wid];
   if (s.size == 0) return false;
   const std::int64_t* p = w.adm_pool.data() + s.offset;
@@ -128,7 +128,7 @@ bool Preemptor::uses_resources(const AdmittedEntry& a) const noexcept {
 
 // Kueue SatisfiesPreemptionPolicy.
 bool Preemptor::satisfies_policy(int candidate, std::uint8_t policy) const noexcept {
-  const WorkloadStore& w = e_.w_;
+  const WorkloadStore& w = v_.w;
   int p = ctx_->preemptor;
   if (policy == LOWER_PRIORITY) return w.priority[candidate] < w.priority[p];
   if (policy == LOWER_OR_NEWER_EQUAL) {
@@ -139,7 +139,7 @@ bool Preemptor::satisfies_policy(int candidate, std::uint8_t policy) const noexc
 }
 
 bool Preemptor::workload_fits(bool allow_borrowing) const noexcept {
-  const QuotaTree& t = e_.tree_;
+  const QuotaTree& t = v_.tree;
   for (const auto& [fr, v] : ctx_->usage) {
     if (!allow_borrowing && t.borrowing_with(ctx_->cq, fr, v)) return false;
     if (v > t.available(ctx_->cq, fr)) return false;
@@ -168,7 +168,7 @@ void Preemptor::restore_all(const std::vector<Target>& targets) noexcept {
 // Kueue CandidatesOrdering: evicted first, other ClusterQueues first, lower
 // priority first, most recently admitted first, then namespace and name.
 bool Preemptor::candidate_before(int a, int b) const noexcept {
-  const WorkloadStore& w = e_.w_;
+  const WorkloadStore& w = v_.w;
   int ea = w.evicting[a] ? 0 : 1, eb = w.evicting[b] ? 0 : 1;
   if (ea != eb) return ea < eb;
   int sa = w.admitted_cq[a] == ctx_->cq ? 1 : 0, sb = w.admitted_cq[b] == ctx_->cq ? 1 : 0;
@@ -188,7 +188,7 @@ template <class T, class WidOf>
 void Preemptor::afs_order(std::vector<T>& list, std::vector<T>& scratch, WidOf wid_of) {
   bool any = false;
   for (const T& c : list) {
-    if (e_.topo_.cq(e_.w_.admitted_cq[wid_of(c)]).admission_fair_sharing) {
+    if (v_.topo.cq(v_.w.admitted_cq[wid_of(c)]).admission_fair_sharing) {
       any = true;
       break;
     }
@@ -197,12 +197,12 @@ void Preemptor::afs_order(std::vector<T>& list, std::vector<T>& scratch, WidOf w
   const int cq = ctx_->cq;
   merge_sort(
       list.data(), list.size(),
-      [&](const T& a, const T& b) { return e_.afs_candidate_before(wid_of(a), wid_of(b), cq); }, scratch);
+      [&](const T& a, const T& b) { return v_.engine.afs_candidate_before(wid_of(a), wid_of(b), cq); }, scratch);
 }
 
 bool Preemptor::within_nominal(int node) const noexcept {
   const auto& frs = ctx_->frs_need_preemption;
-  return e_.tree_.within_nominal(node, frs.data(), frs.size());
+  return v_.tree.within_nominal(node, frs.data(), frs.size());
 }
 
 // --- classical --------------------------------------------------------------------------------
@@ -210,8 +210,8 @@ bool Preemptor::within_nominal(int node) const noexcept {
 // Kueue classifyPreemptionVariant.
 Variant Preemptor::variant(int cand, bool hierarchical_advantage) const noexcept {
   if (!uses_resources(cand)) return V_NEVER;
-  const WorkloadStore& w = e_.w_;
-  const ClusterQueueSpec& spec = e_.topo_.cq(ctx_->cq);
+  const WorkloadStore& w = v_.w;
+  const ClusterQueueSpec& spec = v_.topo.cq(ctx_->cq);
   bool same_cq = w.admitted_cq[cand] == ctx_->cq;
   std::uint8_t policy = same_cq ? spec.within_cluster_queue : spec.reclaim_within_cohort;
   if (!satisfies_policy(cand, policy)) return V_NEVER;
@@ -237,7 +237,7 @@ Variant Preemptor::variant(int cand, bool hierarchical_advantage) const noexcept
 // order under Engine::set_debug_checks).
 
 void Preemptor::add_source(int cq, int lca, bool advantage) {
-  const ClusterQueueSpec& spec = e_.topo_.cq(ctx_->cq);
+  const ClusterQueueSpec& spec = v_.topo.cq(ctx_->cq);
   const bool same = cq == ctx_->cq;
   const std::uint8_t policy = same ? spec.within_cluster_queue : spec.reclaim_within_cohort;
   if (policy == NEVER) return;
@@ -245,7 +245,7 @@ void Preemptor::add_source(int cq, int lca, bool advantage) {
   const auto s = static_cast<std::int32_t>(sources_.size());
   sources_.push_back({cq, lca, group, policy, advantage});
   // Stored reversed: the non-evicting entries, then the evicting ones.
-  const auto& list = e_.cq_admitted_[cq];
+  const auto& list = v_.cq_admitted[cq];
   const auto n = static_cast<std::int32_t>(list.size());
   std::int32_t ev_lo = n;
   if (n > 0 && list.back().evicting) {
@@ -265,7 +265,7 @@ void Preemptor::add_source(int cq, int lca, bool advantage) {
 // needs preemption and satisfy the policy (classifyPreemptionVariant).
 void Preemptor::advance(Cursor& c) const noexcept {
   const Source& src = sources_[c.source];
-  const auto& list = e_.cq_admitted_[src.cq];
+  const auto& list = v_.cq_admitted[src.cq];
   for (; c.pos >= c.lo; --c.pos) {
     const AdmittedEntry& a = list[c.pos];
     const bool past_bound = (src.policy == LOWER_PRIORITY && a.priority >= preemptor_priority_) ||
@@ -285,11 +285,11 @@ void Preemptor::advance(Cursor& c) const noexcept {
 // evicting state, same "own ClusterQueue" state): lower priority, most
 // recently admitted, namespace and name, wid.
 bool Preemptor::head_before(const Cursor& a, const Cursor& b) const noexcept {
-  const AdmittedEntry& x = e_.cq_admitted_[sources_[a.source].cq][a.pos];
-  const AdmittedEntry& y = e_.cq_admitted_[sources_[b.source].cq][b.pos];
+  const AdmittedEntry& x = v_.cq_admitted[sources_[a.source].cq][a.pos];
+  const AdmittedEntry& y = v_.cq_admitted[sources_[b.source].cq][b.pos];
   if (x.priority != y.priority) return x.priority < y.priority;
   if (x.admission_time != y.admission_time) return x.admission_time > y.admission_time;
-  const int c = e_.w_.compare_names(x.wid, y.wid);
+  const int c = v_.w.compare_names(x.wid, y.wid);
   if (c != 0) return c < 0;
   return x.wid < y.wid;
 }
@@ -298,7 +298,7 @@ bool Preemptor::head_before(const Cursor& a, const Cursor& b) const noexcept {
 // V_RECLAIM_WITHOUT_BORROWING (variant()), so invalid? Monotone in priority.
 bool Preemptor::past_borrowing_bound(const Source& src, std::int32_t priority) const noexcept {
   if (src.group != G_PRIORITY) return false;
-  const ClusterQueueSpec& spec = e_.topo_.cq(ctx_->cq);
+  const ClusterQueueSpec& spec = v_.topo.cq(ctx_->cq);
   if (spec.borrow_within_cohort == NEVER || priority >= preemptor_priority_) return true;
   return spec.has_max_priority_threshold && priority > spec.max_priority_threshold;
 }
@@ -306,7 +306,7 @@ bool Preemptor::past_borrowing_bound(const Source& src, std::int32_t priority) c
 // candidate_valid's tree part for every candidate of an other ClusterQueue.
 bool Preemptor::source_within_nominal(const Source& src) const noexcept {
   if (within_nominal(src.cq)) return true;
-  for (int node : e_.tree_.ancestors(src.cq)) {
+  for (int node : v_.tree.ancestors(src.cq)) {
     if (node == src.lca) break;
     if (within_nominal(node)) return true;
   }
@@ -327,7 +327,7 @@ void Preemptor::merge_reset(bool borrowing) {
     for (Cursor& c : cursors_) {
       if (c.pos < c.lo) continue;
       const Source& src = sources_[c.source];
-      if (past_borrowing_bound(src, e_.cq_admitted_[src.cq][c.pos].priority)) c.pos = c.lo - 1;
+      if (past_borrowing_bound(src, v_.cq_admitted[src.cq][c.pos].priority)) c.pos = c.lo - 1;
     }
   }
   phase_ = 0;
@@ -372,7 +372,7 @@ bool Preemptor::merge_next(Candidate& out) {
   }
   Cursor& c = cursors_[heap_.back()];
   const Source& src = sources_[c.source];
-  out = {e_.cq_admitted_[src.cq][c.pos].wid, src.lca, c.variant};
+  out = {v_.cq_admitted[src.cq][c.pos].wid, src.lca, c.variant};
   --c.pos;
   advance(c);
   if (c.pos >= c.lo) {
@@ -395,7 +395,7 @@ void Preemptor::eager_order(std::vector<Candidate>& out) {
     for (int segment = 0; segment < 2; ++segment) {
       Cursor c = cursors_init_[2 * s + segment];
       for (; c.pos >= c.lo; --c.pos, advance(c)) {
-        into.push_back({e_.cq_admitted_[sources_[s].cq][c.pos].wid, sources_[s].lca, c.variant});
+        into.push_back({v_.cq_admitted[sources_[s].cq][c.pos].wid, sources_[s].lca, c.variant});
       }
     }
   }
@@ -403,14 +403,14 @@ void Preemptor::eager_order(std::vector<Candidate>& out) {
   std::sort(same_.begin(), same_.end(), by_key);
   std::sort(hierarchy_.begin(), hierarchy_.end(), by_key);
   std::sort(priority_.begin(), priority_.end(), by_key);
-  if (e_.afs_) {
+  if (v_.afs) {
     auto wid_of = [](const Candidate& c) { return c.wid; };
     afs_order(same_, afs_scratch_, wid_of);
     afs_order(hierarchy_, afs_scratch_, wid_of);
     afs_order(priority_, afs_scratch_, wid_of);
   }
   out.clear();
-  const WorkloadStore& w = e_.w_;
+  const WorkloadStore& w = v_.w;
   for (int pass = 0; pass < 2; ++pass) {
     bool want_evicting = pass == 0;
     for (const auto* list : {&hierarchy_, &priority_, &same_}) {
@@ -456,7 +456,7 @@ void Preemptor::check_lazy_order() {
 }
 
 void Preemptor::collect_in_subtree(int cohort, int subtree_root, int skip, bool advantage) {
-  const QuotaTree& t = e_.tree_;
+  const QuotaTree& t = v_.tree;
   for (int child : t.child_cohorts(cohort)) {
     if (child == skip || within_nominal(child)) continue;
     collect_in_subtree(child, subtree_root, skip, advantage);
@@ -464,7 +464,7 @@ void Preemptor::collect_in_subtree(int cohort, int subtree_root, int skip, bool 
   for (int child : t.child_cqs(cohort)) {
     if (child == ctx_->cq) continue;
     // (within_nominal is pure: skipping it where no candidate can come out changes nothing.)
-    if (may_have_candidates(e_.cq_front_[child], reclaim_policy_) && !within_nominal(child)) {
+    if (may_have_candidates(v_.cq_front[child], reclaim_policy_) && !within_nominal(child)) {
       add_source(child, subtree_root, advantage);
     }
   }
@@ -472,14 +472,14 @@ void Preemptor::collect_in_subtree(int cohort, int subtree_root, int skip, bool 
 
 // Kueue collectCandidatesForHierarchicalReclaim: (hierarchy, priority) candidates.
 void Preemptor::hierarchical_candidates() {
-  const QuotaTree& t = e_.tree_;
-  const ClusterQueueSpec& spec = e_.topo_.cq(ctx_->cq);
+  const QuotaTree& t = v_.tree;
+  const ClusterQueueSpec& spec = v_.topo.cq(ctx_->cq);
   if (t.parent(ctx_->cq) < 0 || spec.reclaim_within_cohort == NEVER) return;
   // The walk below only takes candidates from the tree's other ClusterQueues
   // and is otherwise pure: when none of them can yield one, skip it.
   bool any = false;
   for (int cq : t.subtree_cqs(t.root_of(ctx_->cq))) {
-    if (cq != ctx_->cq && may_have_candidates(e_.cq_front_[cq], reclaim_policy_)) {
+    if (cq != ctx_->cq && may_have_candidates(v_.cq_front[cq], reclaim_policy_)) {
       any = true;
       break;
     }
@@ -499,11 +499,11 @@ void Preemptor::hierarchical_candidates() {
 // Kueue candidateIsValid: earlier removals may make a candidate's
 // ClusterQueue (or an ancestor below the common one) no longer borrow.
 bool Preemptor::candidate_valid(const Candidate& c, bool borrowing) const noexcept {
-  int cq = e_.w_.admitted_cq[c.wid];
+  int cq = v_.w.admitted_cq[c.wid];
   if (cq == ctx_->cq) return true;
   if (borrowing && c.variant == V_RECLAIM_WITHOUT_BORROWING) return false;
   if (within_nominal(cq)) return false;
-  for (int node : e_.tree_.ancestors(cq)) {
+  for (int node : v_.tree.ancestors(cq)) {
     if (node == c.lca) break;
     if (within_nominal(node)) return false;
   }
@@ -513,7 +513,7 @@ bool Preemptor::candidate_valid(const Candidate& c, bool borrowing) const noexce
 // Strictly below nominal on every fr needing preemption.
 bool Preemptor::queue_under_nominal() const noexcept {
   for (std::int32_t fr : ctx_->frs_need_preemption) {
-    if (!(e_.tree_.nominal(ctx_->cq, fr) > e_.tree_.usage(ctx_->cq, fr))) return false;
+    if (!(v_.tree.nominal(ctx_->cq, fr) > v_.tree.usage(ctx_->cq, fr))) return false;
   }
   return true;
 }
@@ -527,7 +527,7 @@ static PreemptionReason variant_reason(Variant v) {
 }
 
 void Preemptor::classical_preemptions() {
-  const ClusterQueueSpec& spec = e_.topo_.cq(ctx_->cq);
+  const ClusterQueueSpec& spec = v_.topo.cq(ctx_->cq);
   sources_.clear();
   cursors_init_.clear();
   std::fill(group_nonempty_, group_nonempty_ + 3, false);
@@ -538,12 +538,12 @@ void Preemptor::classical_preemptions() {
   // comparison the admitted lists are not ordered by, so the order is the
   // eager one (preemption.py sort_candidates), walked by merge_next.
   eager_ = false;
-  if (e_.afs_) {
-    for (const Source& src : sources_) eager_ = eager_ || e_.topo_.cq(src.cq).admission_fair_sharing;
+  if (v_.afs) {
+    for (const Source& src : sources_) eager_ = eager_ || v_.topo.cq(src.cq).admission_fair_sharing;
   }
   if (eager_) {
     eager_order(ordered_);
-  } else if (e_.debug_checks_) {
+  } else if (v_.debug_checks) {
     check_lazy_order();
   }
   const bool has_hierarchy = group_nonempty_[G_HIERARCHY], has_priority = group_nonempty_[G_PRIORITY];
@@ -587,7 +587,7 @@ void Preemptor::classical_preemptions() {
 // --- fair sharing -------------------------------------------------------------------------------
 
 bool Preemptor::cq_borrowing(int cq) const noexcept {
-  const QuotaTree& t = e_.tree_;
+  const QuotaTree& t = v_.tree;
   if (t.parent(cq) < 0) return false;
   for (std::int32_t fr : ctx_->frs_need_preemption) {
     if (t.borrowing_with(cq, fr, 0)) return true;
@@ -598,16 +598,16 @@ bool Preemptor::cq_borrowing(int cq) const noexcept {
 // Kueue findCandidates: own ClusterQueue by withinClusterQueue; every
 // borrowing ClusterQueue of the whole tree by reclaimWithinCohort.
 void Preemptor::fair_candidates() {
-  const QuotaTree& t = e_.tree_;
-  const ClusterQueueSpec& spec = e_.topo_.cq(ctx_->cq);
+  const QuotaTree& t = v_.tree;
+  const ClusterQueueSpec& spec = v_.topo.cq(ctx_->cq);
   candidates_.clear();
   // Every admitted workload of cq that satisfies the policy and uses an fr
   // needing preemption; the order does not matter (sorted afterwards). The
   // list is walked in candidate order: past the policy's priority bound
   // nobody qualifies (the evicting segment aside).
   auto add_from = [&](int cq, std::uint8_t policy) {
-    if (!may_have_candidates(e_.cq_front_[cq], policy)) return;
-    const auto& list = e_.cq_admitted_[cq];
+    if (!may_have_candidates(v_.cq_front[cq], policy)) return;
+    const auto& list = v_.cq_admitted[cq];
     std::size_t i = list.size();
     while (i > 0) {
       const AdmittedEntry& a = list[i - 1];
@@ -628,7 +628,7 @@ void Preemptor::fair_candidates() {
   if (t.parent(ctx_->cq) >= 0 && spec.reclaim_within_cohort != NEVER) {
     for (int cq : t.subtree_cqs(t.root_of(ctx_->cq))) {
       // (cq_borrowing is pure: checking the cheap bound first changes nothing.)
-      if (cq == ctx_->cq || !may_have_candidates(e_.cq_front_[cq], spec.reclaim_within_cohort) || !cq_borrowing(cq)) {
+      if (cq == ctx_->cq || !may_have_candidates(v_.cq_front[cq], spec.reclaim_within_cohort) || !cq_borrowing(cq)) {
         continue;
       }
       add_from(cq, spec.reclaim_within_cohort);
@@ -639,9 +639,9 @@ void Preemptor::fair_candidates() {
 bool Preemptor::fits_for_fair_sharing() {
   // The incoming usage is simulated for share computations; take it out to check fit.
   const auto& u = ctx_->usage;
-  e_.tree_.remove_usage(ctx_->cq, u.data(), u.data() + u.size());
+  v_.tree.remove_usage(ctx_->cq, u.data(), u.data() + u.size());
   bool ok = workload_fits(true);
-  e_.tree_.add_usage(ctx_->cq, u.data(), u.data() + u.size());
+  v_.tree.add_usage(ctx_->cq, u.data(), u.data() + u.size());
   return ok;
 }
 
@@ -654,19 +654,19 @@ void Preemptor::fair_preemptions() {
   fair_candidates();
   if (candidates_.empty()) return;
   std::sort(candidates_.begin(), candidates_.end(), [&](std::int32_t a, std::int32_t b) { return candidate_before(a, b); });
-  if (e_.afs_) afs_order(candidates_, afs_scratch_wids_, [](std::int32_t w) { return w; });
-  const auto& configured = e_.topo_.spec().fair_strategies;
+  if (v_.afs) afs_order(candidates_, afs_scratch_wids_, [](std::int32_t w) { return w; });
+  const auto& configured = v_.topo.spec().fair_strategies;
   std::uint8_t first = configured.empty() ? std::uint8_t{LESS_THAN_OR_EQUAL_TO_FINAL_SHARE} : configured[0];
   bool has_second = configured.empty() || configured.size() > 1;
-  QuotaTree& t = e_.tree_;
+  QuotaTree& t = v_.tree;
   for (int a : t.ancestors(ctx_->cq)) preemptor_ancestor_[a] = 1;
   const auto& u = ctx_->usage;
   t.add_usage(ctx_->cq, u.data(), u.data() + u.size());
   targets_.clear();
   bool fits = first_fair_strategy(first);
-  if (!fits && e_.topo_.gates().fair_sharing_reevaluate_preemption_candidates) {
+  if (!fits && v_.topo.gates().fair_sharing_reevaluate_preemption_candidates) {
     bool own = false;
-    for (const Target& tg : targets_) own = own || e_.w_.admitted_cq[tg.wid] == ctx_->cq;
+    for (const Target& tg : targets_) own = own || v_.w.admitted_cq[tg.wid] == ctx_->cq;
     if (own) {
       // Taking the preemptor's own workloads lowered its share: candidates
       // that failed the strategy get one more chance (fair_strategy.go).
@@ -690,9 +690,9 @@ void Preemptor::fair_preemptions() {
 
 bool Preemptor::first_fair_strategy(std::uint8_t strategy) {
   retry_.clear();
-  bool within_nominal_now = e_.topo_.gates().fair_sharing_preempt_within_nominal;
+  bool within_nominal_now = v_.topo.gates().fair_sharing_preempt_within_nominal;
   for (std::int32_t fr : ctx_->frs_need_preemption) {
-    if (e_.tree_.borrowing_with(ctx_->cq, fr, 0)) within_nominal_now = false;
+    if (v_.tree.borrowing_with(ctx_->cq, fr, 0)) within_nominal_now = false;
   }
   ordering_reset(candidates_);
   for (;;) {
@@ -756,7 +756,7 @@ bool Preemptor::second_fair_strategy() {
 // --- TargetClusterQueueOrdering ------------------------------------------------------------------
 
 void Preemptor::ordering_reset(const std::vector<std::int32_t>& candidates) {
-  const WorkloadStore& w = e_.w_;
+  const WorkloadStore& w = v_.w;
   for (std::int32_t cq : ordering_cqs_) by_cq_head_[cq] = by_cq_end_[cq] = 0;
   ordering_cqs_.clear();
   for (std::int32_t n : pruned_touched_) pruned_[n] = 0;
@@ -775,7 +775,7 @@ void Preemptor::ordering_reset(const std::vector<std::int32_t>& candidates) {
 }
 
 int Preemptor::next_target_or_done() {
-  const QuotaTree& t = e_.tree_;
+  const QuotaTree& t = v_.tree;
   int cq = ctx_->cq;
   if (t.parent(cq) < 0) return has_workload(cq) ? cq : -1;
   int root = t.root_of(cq);
@@ -787,7 +787,7 @@ int Preemptor::next_target_or_done() {
 }
 
 int Preemptor::next_target(int cohort) {
-  const QuotaTree& t = e_.tree_;
+  const QuotaTree& t = v_.tree;
   auto prune = [&](int node) {
     if (!pruned_[node]) {
       pruned_[node] = 1;
@@ -798,7 +798,7 @@ int Preemptor::next_target(int cohort) {
   DRS best_cq_drs = NEGATIVE_DRS;
   for (int cq : t.child_cqs(cohort)) {
     if (pruned_[cq]) continue;
-    DRS drs = e_.shares_.drs(cq);
+    DRS drs = v_.shares.drs(cq);
     if ((drs.is_zero() && cq != ctx_->cq) || !has_workload(cq)) {
       prune(cq);
       continue;
@@ -816,7 +816,7 @@ int Preemptor::next_target(int cohort) {
   DRS best_cohort_drs = NEGATIVE_DRS;
   for (int child : t.child_cohorts(cohort)) {
     if (pruned_[child]) continue;
-    DRS drs = e_.shares_.drs(child);
+    DRS drs = v_.shares.drs(child);
     if (drs.is_zero() && !preemptor_ancestor_[child]) {
       prune(child);
       continue;
@@ -824,7 +824,7 @@ int Preemptor::next_target(int cohort) {
     int c = compare_drs(drs, best_cohort_drs);
     // Kueue keeps the last of equal cohorts (unordered set); kueue-fast keeps
     // the one whose name sorts first (scheduling contract).
-    if (c > 0 || (c == 0 && best_cohort >= 0 && e_.topo_.node_name(child) < e_.topo_.node_name(best_cohort))) {
+    if (c > 0 || (c == 0 && best_cohort >= 0 && v_.topo.node_name(child) < v_.topo.node_name(best_cohort))) {
       best_cohort = child;
       best_cohort_drs = drs;
     }
@@ -839,7 +839,7 @@ int Preemptor::next_target(int cohort) {
 
 // Shares at the almost-lowest-common-ancestor (fairsharing/least_common_ancestor.go).
 std::pair<int, int> Preemptor::almost_lcas(int target_cq) const {
-  const QuotaTree& t = e_.tree_;
+  const QuotaTree& t = v_.tree;
   int lca = -1;
   for (int a : t.ancestors(target_cq)) {
     if (preemptor_ancestor_[a]) {
@@ -861,13 +861,13 @@ std::pair<int, int> Preemptor::almost_lcas(int target_cq) const {
 
 std::pair<DRS, DRS> Preemptor::shares(int target_cq) const {
   auto [preemptor_side, target_side] = almost_lcas(target_cq);
-  return {e_.shares_.drs(preemptor_side), e_.shares_.drs(target_side)};
+  return {v_.shares.drs(preemptor_side), v_.shares.drs(target_side)};
 }
 
 DRS Preemptor::target_share_after_removal(int target_cq, int wid) {
   remove(wid);
   int target_side = almost_lcas(target_cq).second;
-  DRS drs = e_.shares_.drs(target_side);
+  DRS drs = v_.shares.drs(target_side);
   restore(wid);
   return drs;
 }

@@ -27,9 +27,9 @@ Engine::Engine(TopologySpec topology, bool release_evictions)
       tree_(topo_),
       shares_(topo_, tree_),
       release_evictions_(release_evictions),
-      assigner_(*this),
-      preemptor_(*this),
-      tournament_(*this) {
+      assigner_({topo_, tree_, w_, arena_, stats_, *this}),
+      preemptor_({topo_, tree_, w_, shares_, cq_admitted_, cq_front_, afs_, debug_checks_, stats_, *this}),
+      tournament_({topo_, tree_, w_, shares_, entries_, arena_}) {
   // Admission fair sharing applies with the configuration and a usage-based
   // ClusterQueue (scheduler.py: UsageLedger only then).
   bool any_afs = false;

@@ -12,10 +12,13 @@
 #include <kueue_fast/amount.hpp>
 #include <kueue_fast/quota_tree.hpp>
 #include <kueue_fast/topology.hpp>
+#include <kueue_fast/workloads.hpp>
 
 namespace kueue_fast {
 
 class Engine;
+struct Entry;            // scheduler.hpp
+struct AssignmentArena;  // flavor_assigner.hpp
 
 struct DRS {
   double fair_weight = 1.0;
@@ -63,7 +66,16 @@ class FairShares {
 // The fair-sharing order of a cycle's entries (fairSharingIterator.pop).
 class FairSharingTournament {
  public:
-  explicit FairSharingTournament(Engine& engine);
+  // What the tournament sees of the Engine (references to its members, built by it).
+  struct View {
+    const Topology& topo;
+    QuotaTree& tree;  // entries' usage is added and taken back to compute their shares
+    const WorkloadStore& w;
+    const FairShares& shares;
+    const std::vector<Entry>& entries;
+    const AssignmentArena& arena;
+  };
+  explicit FairSharingTournament(const View& view);
   // Starts over with the nominated entries of the cycle (indexes into Engine::entries_).
   void reset(const std::vector<std::int32_t>& entry_ids);
   bool empty() const noexcept { return remaining_ == 0; }
@@ -79,7 +91,7 @@ class FairSharingTournament {
   std::int32_t tournament(int cohort);
   const Share& share_at(std::int32_t entry, int cohort) const;
 
-  Engine& e_;
+  View v_;
   std::vector<std::int32_t> entry_of_cq_;  // per ClusterQueue: remaining entry, -1 none
   std::vector<std::int32_t> order_;        // ClusterQueues with an entry, ascending
   std::size_t next_min_ = 0;

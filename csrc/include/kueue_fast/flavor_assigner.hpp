@@ -18,10 +18,12 @@
 #include <kueue_fast/quota_tree.hpp>
 #include <kueue_fast/topology.hpp>
 #include <kueue_fast/types.hpp>
+#include <kueue_fast/workloads.hpp>
 
 namespace kueue_fast {
 
 class Engine;
+struct EngineStats;  // scheduler.hpp
 
 // --- reasons ----------------------------------------------------------------------
 // One reason = a header word (kind in bits 0-7, field a in bits 8-35, field b
@@ -106,7 +108,16 @@ struct GranularMode {
 
 class FlavorAssigner {
  public:
-  explicit FlavorAssigner(Engine& engine);
+  // What the assigner sees of the Engine (references to its members, built by it).
+  struct View {
+    const Topology& topo;
+    QuotaTree& tree;
+    const WorkloadStore& w;
+    AssignmentArena& arena;  // the assignments and their reasons are appended to it
+    EngineStats& stats;      // assignments and quota_checks are counted
+    Engine& engine;          // Engine::oracle
+  };
+  explicit FlavorAssigner(const View& view);
 
   // Assigns flavors to every pod set of `wid` in `cq` and returns the
   // assignment's index in the engine's arena. `use_last`: resume the flavor
@@ -128,14 +139,11 @@ class FlavorAssigner {
   bool find_flavor(int ps_index, const PodSetRec& psa, int resource, int group, std::int16_t& tried);
   int next_flavor(int ps_index, int group) const noexcept;
   void add_reason(std::uint64_t header) {
-    arena_->reasons.push_back(header);
+    v_.arena.reasons.push_back(header);
     ++reason_count_;
   }
 
-  Engine& e_;
-  const Topology& topo_;
-  QuotaTree& tree_;
-  AssignmentArena* arena_;
+  View v_;
   // the call in progress
   int wid_ = -1, cq_ = -1, n_groups_ = 0;
   const ClusterQueueSpec* spec_ = nullptr;
@@ -184,7 +192,7 @@ inline bool FlavorAssigner::should_try_next_flavor(GranularMode m) const noexcep
 }
 
 inline bool FlavorAssigner::can_preempt_while_borrowing() const noexcept {
-  return spec_->borrow_within_cohort != NEVER || (topo_.fair_sharing() && spec_->reclaim_within_cohort != NEVER);
+  return spec_->borrow_within_cohort != NEVER || (v_.topo.fair_sharing() && spec_->reclaim_within_cohort != NEVER);
 }
 
 // Kueue resolveNoFitReason for a NoFit assignment.

@@ -16,16 +16,21 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include <kueue_fast/amount.hpp>
 #include <kueue_fast/fair_sharing.hpp>
 #include <kueue_fast/quota_tree.hpp>
+#include <kueue_fast/topology.hpp>
 #include <kueue_fast/types.hpp>
+#include <kueue_fast/workloads.hpp>
 
 namespace kueue_fast {
 
 class Engine;
+struct EngineStats;  // scheduler.hpp
+class UsageLedger;  // admission_fair_sharing.hpp
 
 // A ClusterQueue's admitted workload with its candidate-order key inline
 // (the key does not change while it is listed: evicting is re-listed).
@@ -73,7 +78,21 @@ enum Variant : std::uint8_t {
 
 class Preemptor {
  public:
-  explicit Preemptor(Engine& engine);
+  // What the preemptor sees of the Engine (references to its members, built by it).
+  struct View {
+    const Topology& topo;
+    QuotaTree& tree;  // searches simulate removals on it and undo them
+    const WorkloadStore& w;
+    const FairShares& shares;
+    // Per ClusterQueue: its admitted workloads (Engine::cq_admitted_) and their first.
+    const std::vector<std::vector<AdmittedEntry>>& cq_admitted;
+    const std::vector<AdmittedFront>& cq_front;
+    const std::unique_ptr<UsageLedger>& afs;  // set: admission fair sharing is on
+    const bool& debug_checks;
+    EngineStats& stats;  // target_searches is counted
+    Engine& engine;      // Engine::charge, Engine::afs_candidate_before
+  };
+  explicit Preemptor(const View& view);
 
   // The targets for ctx, in the reference's order (empty: none). The
   // returned vector is owned by the preemptor and valid until the next call.
@@ -186,7 +205,8 @@ class Preemptor {
   std::pair<DRS, DRS> shares(int target_cq) const;
   DRS target_share_after_removal(int target_cq, int wid);
 
-  Engine& e_;
+  View v_;
+  std::vector<Cell> cells_before_;  // debug hook: the tree before a target search
   const PreemptionCtx* ctx_ = nullptr;
   std::vector<std::uint8_t> fr_mark_;  // frs_need_preemption as a dense set
   std::uint64_t fr_mask_ = 0;          // and as a filter (bit fr % 64)

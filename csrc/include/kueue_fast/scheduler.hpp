@@ -257,7 +257,27 @@ class Engine {
   void check_wid(std::int64_t wid) const;
   std::size_t memory_bytes() const noexcept;
 
-  // ===== internals shared with the assigner, the preemptor and the tournament ======
+  // Admission record entries (resource | fr << 32, amount) of an admitted workload.
+  template <class F>
+  void for_each_usage(int wid, F&& f) const noexcept;
+  // The same per fr, summed over pod sets (Amount arithmetic): the usage
+  // Kueue charges (workload.Info's per flavor-resource usage).
+  template <class F>
+  void for_each_fr_usage(int wid, F&& f) const noexcept;
+
+  // --- called back by the collaborators (FlavorAssigner, Preemptor) ----------------
+  // The fr usage charged by an admitted workload (flavored entries), applied
+  // to the tree: for good (commit: cache and snapshot) or simulated.
+  // Preemptor::remove/restore simulate with commit false.
+  void charge(int wid, int sign, bool commit = false) noexcept;
+  // The oracle of the flavor assigner: targets for one fr? (preemption mode, borrow)
+  GranularMode oracle(int wid, int cq, int fr, Amount quantity);
+  // Preemption candidates of the same ClusterQueue from LocalQueues of
+  // different names: the busier LocalQueue first (CandidatesOrdering).
+  bool afs_candidate_before(int a, int b, int preemptor_cq) const;
+
+ private:
+  // ===== state: the collaborators see it through their View (built in the constructor) ======
   Topology topo_;
   QuotaTree tree_;
   WorkloadStore w_;
@@ -301,18 +321,6 @@ class Engine {
   bool in_cq_admitted(int wid) const noexcept;
   void cq_admitted_insert(int wid);
   void cq_admitted_erase(int wid);
-  // Admission record entries (resource | fr << 32, amount) of an admitted workload.
-  template <class F>
-  void for_each_usage(int wid, F&& f) const noexcept;
-  // The same per fr, summed over pod sets (Amount arithmetic): the usage
-  // Kueue charges (workload.Info's per flavor-resource usage).
-  template <class F>
-  void for_each_fr_usage(int wid, F&& f) const noexcept;
-  // The fr usage charged by an admitted workload (flavored entries), applied
-  // to the tree: for good (commit: cache and snapshot) or simulated.
-  void charge(int wid, int sign, bool commit = false) noexcept;
-  // The oracle of the flavor assigner: targets for one fr? (preemption mode, borrow)
-  GranularMode oracle(int wid, int cq, int fr, Amount quantity);
 
   // --- admission fair sharing (all no-ops without afs_) ---
   std::unique_ptr<UsageLedger> afs_;
@@ -331,14 +339,6 @@ class Engine {
   // workload.Info.LocalQueueFSUsage of an admitted workload: false unless its
   // ClusterQueue is usage-based.
   bool lq_fs_usage(int wid, double& usage) const;
-  // Preemption candidates of the same ClusterQueue from LocalQueues of
-  // different names: the busier LocalQueue first (CandidatesOrdering).
-  bool afs_candidate_before(int a, int b, int preemptor_cq) const;
-
- private:
-  friend class FlavorAssigner;
-  friend class Preemptor;
-  friend class FairSharingTournament;
 
   void check_topology_for_engine() const;
   void validate(const WorkloadInput& in) const;
@@ -413,7 +413,6 @@ class Engine {
   std::vector<std::uint8_t> is_victim_;
   std::vector<std::int32_t> removed_;
   // capacity reserved for this cycle only: (cq, fr, amount), undone at the end
-  std::vector<Cell> cells_before_;  // debug hook: the tree before a target search
 };
 
 template <class F>
