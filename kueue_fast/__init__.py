@@ -9,6 +9,7 @@ scheduling cycles, read decisions) and the typed errors in
 from .cluster import Cluster, CycleResult, Decision, PodSetDecision
 from .errors import (
     EngineError,
+    EngineUnavailableError,
     InputError,
     KueueFastError,
     MissingReferenceError,
@@ -25,6 +26,7 @@ __all__ = [
     "Decision",
     "PodSetDecision",
     "EngineError",
+    "EngineUnavailableError",
     "InputError",
     "KueueFastError",
     "MissingReferenceError",

@@ -7,6 +7,9 @@ import numpy as np
 import numpy.typing as npt
 
 def version() -> str: ...
+
+INTERFACE: int
+
 def format_quantity(resource: str, value: int) -> str: ...
 
 # Admission fair sharing arithmetic (bindings/register_afs.cpp), for tests.

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from importlib import metadata
 
-from .errors import InputError, KueueFastError
+from .errors import EngineUnavailableError, InputError, KueueFastError
 
 # kueue-fast schedule --output (schedule_command.FORMATS, kept here free of imports)
 SCHEDULE_FORMATS = ("json", "yaml", "table", "usage", "summary")
@@ -375,6 +375,9 @@ def _dispatch(args: argparse.Namespace) -> int:
     except InputError as e:
         for err in e.errors:
             print(f"error: {_one_line(str(err))}", file=sys.stderr)
+        return 2
+    except EngineUnavailableError as e:  # a usage error, like a bad option
+        print(f"error: {_one_line(str(e))}", file=sys.stderr)
         return 2
     except KueueFastError as e:
         print(f"error: {_one_line(str(e))}", file=sys.stderr)

@@ -14,7 +14,7 @@ keeping every workload and its admission.
 
 from __future__ import annotations
 
-import os
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import Any
@@ -48,7 +48,7 @@ from .cluster_records import (
     WorkloadHistory,
 )
 from .compiler import AdmissionSpec, CyclesRun, WorkloadSpec, compile_topology
-from .engine_contract import ENGINES, Engine, WorkloadView, make_engine
+from .engine_contract import ENGINES, Engine, WorkloadView, choose_engine, make_engine
 from .errors import EngineError, NotStableError
 from .model import AdmissionCheckState, ClusterState, Workload
 from .workload_compiler import PendingBatch, WorkloadCompiler
@@ -75,15 +75,7 @@ __all__ = [
     "PodSetDecision",
     "PodsReadyState",
     "WorkloadHistory",
-    "resolve_engine_name",
 ]
-
-
-def resolve_engine_name(engine: str | None) -> str:
-    name = engine or os.environ.get("KUEUE_FAST_ENGINE") or "native"
-    if name not in ENGINES:
-        raise EngineError(f"unknown engine {name!r}: expected one of {', '.join(ENGINES)}")
-    return name
 
 
 class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
@@ -101,7 +93,9 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
         """release_evictions: quota of an evicted workload is released at the end
         of the cycle (offline, the scheduling contract); the controller passes
         False and calls release_eviction() once the workload's job stopped."""
-        self.engine_name = resolve_engine_name(engine)
+        self.engine_name, note = choose_engine(engine)
+        if note:
+            warnings.warn(note, RuntimeWarning, stacklevel=2)
         self.release_evictions = release_evictions
         self.state = state
         self.cycles = 0

@@ -12,9 +12,12 @@ wids and answer per wid, in that order.
 
 from __future__ import annotations
 
-import importlib.util
+import functools
+import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+
+from .errors import EngineUnavailableError
 
 if TYPE_CHECKING:  # kept out at run time: the CLI imports ENGINES while it builds its parsers
     import numpy as np
@@ -227,9 +230,54 @@ class Engine(Protocol):
     def usage(self) -> I64: ...
 
 
+# The interface of the compiled core this package's Python calls; the core
+# says its own (bindings/module.cpp: _core.INTERFACE). Bump both when a
+# binding's arguments or results change: an editable install keeps the core
+# it was built with while the Python sources move on, and the two would
+# otherwise meet as a TypeError deep inside a cycle.
+CORE_INTERFACE = 1
+
+
+@functools.cache
+def native_problem() -> str | None:
+    """Why the native engine cannot run in this installation, or None."""
+    try:
+        from . import _core
+    except ImportError as e:
+        return f"kueue_fast._core is not in this installation ({e})"
+    got = getattr(_core, "INTERFACE", None)
+    if got != CORE_INTERFACE:
+        return (
+            f"kueue_fast._core is from another build of kueue-fast (interface {got}, this package "
+            f"needs {CORE_INTERFACE}); reinstall to rebuild it: pip install . (an editable install: "
+            "pip install -e . again)"
+        )
+    return None
+
+
 def native_available() -> bool:
-    """Is the compiled extension (kueue_fast._core) in this installation?"""
-    return importlib.util.find_spec("kueue_fast._core") is not None
+    """Can the native engine run here (the compiled core present, and built from these sources)?"""
+    return native_problem() is None
+
+
+def choose_engine(requested: str | None) -> tuple[str, str]:
+    """(engine, note): the one asked for (argument, else $KUEUE_FAST_ENGINE),
+    else native. When native was not asked for by name and cannot run here,
+    the reference (the same decisions, slower) with a note saying why; asked
+    for by name, an EngineUnavailableError."""
+    explicit = requested or os.environ.get("KUEUE_FAST_ENGINE")
+    name = explicit or "native"
+    if name not in ENGINES:
+        raise EngineUnavailableError(f"unknown engine {name!r}: expected one of {', '.join(ENGINES)}")
+    problem = native_problem() if name == "native" else None
+    if problem is None:
+        return name, ""
+    if explicit:
+        raise EngineUnavailableError(f"the native engine cannot run: {problem}")
+    return (
+        "reference",
+        f"the native engine cannot run: {problem}; using the reference engine (same decisions, slower)",
+    )
 
 
 def make_engine(name: str, topology: Topology, release_evictions: bool) -> Engine:
@@ -237,6 +285,8 @@ def make_engine(name: str, topology: Topology, release_evictions: bool) -> Engin
         from ._reference.scheduler import ReferenceEngine
 
         return ReferenceEngine(topology, release_evictions=release_evictions)
+    if (problem := native_problem()) is not None:
+        raise EngineUnavailableError(f"the native engine cannot run: {problem}")
     from ._native import NativeEngine
 
     return NativeEngine(topology, release_evictions=release_evictions)

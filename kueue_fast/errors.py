@@ -117,5 +117,10 @@ class EngineError(KueueFastError):
     """Misuse of the engine API (unknown workload id, wrong array shape...)."""
 
 
+class EngineUnavailableError(EngineError):
+    """The engine asked for cannot run here: an unknown name, or the native
+    engine without its compiled core (missing, or from another build)."""
+
+
 class NotStableError(KueueFastError):
     """``run_until_stable`` reached its cycle limit without settling."""

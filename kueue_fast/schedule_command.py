@@ -11,7 +11,8 @@ from collections.abc import Callable
 
 from . import output
 from ._gc import no_cyclic_gc
-from .cluster import ADMITTED, EVICTED, PENDING, RESERVED, Cluster, CycleResult, resolve_engine_name
+from .cluster import ADMITTED, EVICTED, PENDING, RESERVED, Cluster, CycleResult
+from .engine_contract import choose_engine
 from .errors import InputError
 from .loader import load
 from .model import ClusterState
@@ -26,7 +27,9 @@ FORMATS: dict[str, Callable[[Cluster, argparse.Namespace], str]] = {
 
 
 def run_schedule(args: argparse.Namespace) -> int:
-    engine = resolve_engine_name(args.engine)
+    engine, note = choose_engine(args.engine)
+    if note:
+        print(f"warning: {note}", file=sys.stderr)
     if args.cycles is not None and args.cycles < 1:
         raise InputError("", "--cycles", f"must be at least 1, got {args.cycles}")
     if args.max_cycles < 1:

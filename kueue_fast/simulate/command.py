@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
+from ..engine_contract import choose_engine
 from ..errors import InputError
 from ..model import ClusterState
 from . import scenario
@@ -28,7 +29,6 @@ from .defaults import (
     DEFAULT_WORKLOADS,
     SIMULATE_FORMATS,
 )
-from .engine import resolve_sim_engine
 from .loop import NS, SimResult, simulate
 from .metrics import Metrics, compute
 from .plots import NO_CHARTS, charts_available
@@ -183,7 +183,7 @@ def run(
         print(f"warning: {message}", file=err)
 
     # 1. engine and inputs
-    engine_name, note = resolve_sim_engine(engine)
+    engine_name, note = choose_engine(engine)
     if note:
         notes.append(note)
         print(f"note: {note}", file=err)

@@ -25,12 +25,12 @@ import numpy as np
 import numpy.typing as npt
 
 from ..compiler import BLOCK_NONE, Topology, WorkloadSpec
-from ..engine_contract import EVICTION_REASONS, Engine, WorkloadArrays, make_engine, native_available
+from ..engine_contract import EVICTION_REASONS, Engine, WorkloadArrays, make_engine
 from .batch import WorkloadBatch
 
 I64 = npt.NDArray[np.int64]
 
-__all__ = ["EVICTION_REASONS", "SimEngine", "Settled", "Step", "make_sim_engine", "resolve_sim_engine"]
+__all__ = ["EVICTION_REASONS", "SimEngine", "Settled", "Step", "make_sim_engine"]
 
 _NONE = np.zeros(0, dtype=np.int64)
 
@@ -204,19 +204,3 @@ def make_sim_engine(name: str, topology: Topology, release_evictions: bool = Tru
     requeues; without, it holds its quota until ``release(wids)`` (its job
     stopped), as in a cluster."""
     return SimEngine(make_engine(name, topology, release_evictions=release_evictions), topology)
-
-
-def resolve_sim_engine(requested: str | None) -> tuple[str, str]:
-    """(engine, note): native unless asked otherwise; when the native engine
-    is not in this installation and none was asked for, the reference, with
-    a note saying so."""
-    from ..cluster import resolve_engine_name
-
-    name = resolve_engine_name(requested)
-    if name == "native" and not native_available():
-        if requested == "native":
-            from ..errors import EngineError
-
-            raise EngineError("the native engine is not available in this installation (kueue_fast._core)")
-        return "reference", "the native engine is not available here; using the reference engine"
-    return name, ""

@@ -9,11 +9,11 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..engine_contract import choose_engine
 from ..errors import InputError
 from ..model import ClusterState
 from ..simulate import scenario
 from ..simulate.command import check_options, make_trace, start_ns
-from ..simulate.engine import resolve_sim_engine
 from ..simulate.trace import Trace, write_trace
 from .diff import local_queues
 from .overrides import Variant
@@ -65,7 +65,7 @@ def prepare(
 ) -> Plan:
     """The trace (``--trace``, or generated once from the first configuration)
     and the options every simulation runs with."""
-    engine, note = resolve_sim_engine(args.engine)
+    engine, note = choose_engine(args.engine)
     warnings: list[str] = []
     trace = make_trace(states[0], builtin, args.trace, args.n, args.seed, args.days, args.load, warnings)
     start = start_ns(states[0])

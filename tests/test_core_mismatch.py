@@ -1,0 +1,89 @@
+"""The compiled core missing, or from another build of kueue-fast (an
+editable install keeps the `_core` it was built with while the Python
+sources move on): the default engine falls back to the reference, which
+makes the same decisions, and says why; asking for the native engine is a
+clear error, exit status 2. Never a traceback from a binding called with
+arguments it does not take."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kueue_fast import engine_contract
+from kueue_fast.errors import EngineError
+
+SCENARIO = Path(__file__).parent / "scenarios" / "kueue-gen-01-contended.yaml"
+
+# Run in a fresh interpreter: sitecustomize replaces kueue_fast._core before
+# anything imports it (None: missing; a module without INTERFACE: another build).
+SITE = """
+import sys, types
+if "{how}" == "missing":
+    sys.modules["kueue_fast._core"] = None
+else:
+    sys.modules["kueue_fast._core"] = types.ModuleType("kueue_fast._core")
+"""
+
+
+def _schedule(tmp_path: Path, how: str, *extra: str) -> subprocess.CompletedProcess[str]:
+    import yaml
+
+    docs = list(yaml.safe_load_all(SCENARIO.read_text()))[1:]
+    manifest = tmp_path / "in.yaml"
+    manifest.write_text(yaml.safe_dump_all(docs))
+    site = tmp_path / "site"
+    site.mkdir(exist_ok=True)
+    (site / "sitecustomize.py").write_text(SITE.format(how=how))
+    env = {k: v for k, v in os.environ.items() if k != "KUEUE_FAST_ENGINE"}
+    env["PYTHONPATH"] = str(site)
+    argv = [
+        sys.executable,
+        "-m",
+        "kueue_fast",
+        "schedule",
+        str(manifest),
+        "--until-stable",
+        "-o",
+        "json",
+        *extra,
+    ]
+    return subprocess.run(argv, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+
+
+@pytest.mark.parametrize("how", ["missing", "another-build"])
+def test_default_engine_falls_back_to_the_reference_and_says_why(tmp_path: Path, how: str) -> None:
+    p = _schedule(tmp_path, how)
+    assert p.returncode == 0, p.stderr
+    assert "using the reference engine" in p.stderr
+    assert "Traceback" not in p.stderr
+    reference = _schedule(tmp_path, how, "--engine", "reference")
+    assert json.loads(p.stdout) == json.loads(reference.stdout)
+
+
+@pytest.mark.parametrize("how", ["missing", "another-build"])
+def test_asking_for_the_native_engine_is_a_clear_error(tmp_path: Path, how: str) -> None:
+    p = _schedule(tmp_path, how, "--engine", "native")
+    assert p.returncode == 2
+    assert "native engine" in p.stderr and "kueue_fast._core" in p.stderr
+    assert "Traceback" not in p.stderr
+
+
+def test_a_core_from_another_build_is_named_as_such(monkeypatch: pytest.MonkeyPatch) -> None:
+    import types
+
+    monkeypatch.setitem(sys.modules, "kueue_fast._core", types.ModuleType("kueue_fast._core"))
+    engine_contract.native_problem.cache_clear()
+    try:
+        problem = engine_contract.native_problem()
+        assert problem is not None and "another build" in problem
+        assert engine_contract.choose_engine(None)[0] == "reference"
+        with pytest.raises(EngineError, match="another build"):
+            engine_contract.choose_engine("native")
+    finally:
+        engine_contract.native_problem.cache_clear()
