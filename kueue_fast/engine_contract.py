@@ -13,6 +13,7 @@ wids and answer per wid, in that order.
 from __future__ import annotations
 
 import functools
+import importlib
 import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
@@ -242,10 +243,10 @@ CORE_INTERFACE = 1
 def native_problem() -> str | None:
     """Why the native engine cannot run in this installation, or None."""
     try:
-        from . import _core
+        core = importlib.import_module("kueue_fast._core")
     except ImportError as e:
         return f"kueue_fast._core is not in this installation ({e})"
-    got = getattr(_core, "INTERFACE", None)
+    got = getattr(core, "INTERFACE", None)
     if got != CORE_INTERFACE:
         return (
             f"kueue_fast._core is from another build of kueue-fast (interface {got}, this package "
