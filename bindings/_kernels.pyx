@@ -347,3 +347,103 @@ def digit_run(str text, Py_ssize_t length):
         else:
             run = 0
     return -1
+
+
+# --- the contract's JSON, written from the engine's bulk decisions -------------------------------
+
+from cpython.unicode cimport PyUnicode_AsUTF8AndSize, PyUnicode_DecodeASCII
+from libcpp.string cimport string
+
+from json.encoder import encode_basestring_ascii as _json_string
+
+
+cdef extern from "Python.h":
+    bint PyUnicode_IS_ASCII(object)
+    # the characters of an ASCII str (its UTF-8)
+    const char* _ascii_data "(const char*)PyUnicode_1BYTE_DATA" (object)
+
+
+cdef inline bint _plain_ascii(const char* p, Py_ssize_t n):
+    """Printable ASCII without a quote or backslash: json.dumps copies it as it is."""
+    cdef Py_ssize_t i
+    cdef unsigned char c
+    for i in range(n):
+        c = <unsigned char>p[i]
+        if c < 0x20 or c == 0x7f or c == 34 or c == 92:  # controls, DEL, '"', '\\'
+            return False
+    return True
+
+
+cdef inline void _append_json(string& out, str s, Py_ssize_t start, Py_ssize_t end):
+    """``json.dumps(s[start:end])`` (ensure_ascii) appended to out; json's own
+    encoder writes any text that is not plain ASCII."""
+    cdef Py_ssize_t n
+    cdef const char* p
+    cdef str encoded  # held while its characters are copied
+    if PyUnicode_IS_ASCII(s) and _plain_ascii(_ascii_data(s) + start, end - start):
+        out.push_back(b'"')
+        out.append(_ascii_data(s) + start, end - start)
+        out.push_back(b'"')
+    else:
+        encoded = _json_string(s[start:end])
+        p = PyUnicode_AsUTF8AndSize(encoded, &n)
+        out.append(p, n)
+
+
+cdef inline void _append_ascii(string& out, str s):
+    """Text already JSON (ASCII, as json.dumps writes it) appended to out."""
+    cdef Py_ssize_t n
+    cdef const char* p = PyUnicode_AsUTF8AndSize(s, &n)
+    out.append(p, n)
+
+
+def json_workload_entries(
+    list keys, list kinds, list shapes, list admitted_tails, list reasons, list messages,
+    dict owners, list other_texts, str pending_state
+):
+    """The "workloads" array of output._bulk_json, indented as json.dumps(doc,
+    indent=2) writes it: one entry per key, in order. ``kinds`` (BULK_OTHER
+    0, BULK_ADMITTED 1, BULK_PENDING 2) say where an entry's text comes
+    from: other_texts (in order, already indented), the admitted shape's
+    tail (``shapes``), or the next of reasons/messages (``pending_state``
+    is the state those entries carry)."""
+    cdef string out
+    cdef Py_ssize_t i, n = len(keys), pending = 0, other = 0, slash
+    cdef int kind
+    cdef str key
+    cdef object owner
+    if n == 0:
+        return "[]"
+    out.reserve(n * 200)
+    out.append(b"[\n    ")
+    for i in range(n):
+        if i:
+            out.append(b",\n    ")
+        kind = kinds[i]
+        if kind == 0:
+            _append_ascii(out, other_texts[other])
+            other += 1
+            continue
+        key = keys[i]
+        slash = key.find("/")
+        out.append(b'{\n      "namespace": ')
+        _append_json(out, key, 0, slash)
+        out.append(b',\n      "name": ')
+        _append_json(out, key, slash + 1, len(key))
+        owner = owners.get(key) if owners else None
+        if owner is not None:
+            out.append(b',\n      "owner": ')
+            _append_json(out, owner, 0, len(owner))
+        if kind == 1:
+            _append_ascii(out, admitted_tails[shapes[i]])
+        else:
+            out.append(b',\n      "state": ')
+            _append_json(out, pending_state, 0, len(pending_state))
+            out.append(b',\n      "reason": ')
+            _append_json(out, reasons[pending], 0, len(reasons[pending]))
+            out.append(b',\n      "message": ')
+            _append_json(out, messages[pending], 0, len(messages[pending]))
+            out.append(b"\n    }")
+            pending += 1
+    out.append(b"\n  ]")
+    return PyUnicode_DecodeASCII(out.data(), out.size(), NULL)

@@ -708,6 +708,44 @@ def test_plain_json_escapes_as_json_dumps_does(text):
     assert output._dumps_plain(doc) == json.dumps(doc, indent=2) + "\n"
 
 
+@given(
+    entries=st.lists(
+        st.tuples(_json_text, _json_text, st.none() | _json_text, _json_text, _json_text, st.booleans()),
+        max_size=5,
+    )
+)
+def test_compiled_json_entries_escape_as_json_dumps_does(entries):
+    # _kernels.json_workload_entries copies plain ASCII between quotes and lets json escape the rest
+    from kueue_fast._kernels import json_workload_entries
+
+    keys = [f"{ns.replace('/', '')}/{i}{name}" for i, (ns, name, *_) in enumerate(entries)]  # unique
+    owners = {key: e[2] for key, e in zip(keys, entries, strict=True) if e[2] is not None}
+    tail = ',\n      "state": "admitted"\n    }'
+    kinds = [1 if e[5] else 2 for e in entries]
+    pending = [e for e in entries if not e[5]]
+    docs = []
+    for key, (_, _, owner, reason, message, admitted) in zip(keys, entries, strict=True):
+        ns, name = key.split("/", 1)
+        doc = {"namespace": ns, "name": name, **({"owner": owner} if owner is not None else {})}
+        doc |= (
+            {"state": "admitted"} if admitted else {"state": "Pending", "reason": reason, "message": message}
+        )
+        docs.append(doc)
+    got = json_workload_entries(
+        keys,
+        kinds,
+        [0] * len(keys),
+        [tail],
+        [e[3] for e in pending],
+        [e[4] for e in pending],
+        owners,
+        [],
+        "Pending",
+    )
+    want = json.dumps({"workloads": docs}, indent=2)
+    assert f'{{\n  "workloads": {got}\n}}' == want
+
+
 # --- -o json in bulk (Cluster.bulk_decisions) against one Decision per workload -------------------
 
 
