@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from kueue_fast.cli import build_parser, main
+from kueue_fast.cli import build_parser, command_parser, main
 from kueue_fast.completion import commands, script
 
 
@@ -48,6 +48,18 @@ def test_every_option_has_a_help_line_with_its_default(name):
 def test_every_subcommand_has_a_help_line():
     sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
     assert sorted(a.dest for a in sub._choices_actions if a.help) == sorted(sub.choices)
+
+
+@pytest.mark.parametrize("name", sorted(_subparsers(build_parser())))
+def test_one_commands_parser_is_the_full_parsers_subparser(name):
+    # `kueue-fast NAME ...` builds only NAME's options (cli.command_parser): same help, usage and values
+    full = _subparsers(build_parser())[name]
+    one = command_parser(name)
+    assert one.format_help() == full.format_help()
+    assert one.prog == full.prog
+    full_defaults = {a.dest: a.default for a in full._actions}
+    assert {a.dest: a.default for a in one._actions} == full_defaults
+    assert one.get_default("func") is full.get_default("func")
 
 
 def test_schedule_output_is_dash_o_or_double_dash_output():
