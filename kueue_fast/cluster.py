@@ -17,6 +17,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -652,8 +653,8 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
 
 def _start_time(state: ClusterState) -> int:
     """Offline clock: cycles happen after every timestamp of the input."""
-    latest = 0
-    for wl in state.workloads.values():
-        times = (wl.admission_ns, wl.queue_order_ns, wl.pods_ready_ns)
-        latest = max(latest, wl.creation_ns, *(t or 0 for t in times))
+    workloads = state.workloads.values()
+    latest = max(map(attrgetter("creation_ns"), workloads), default=0)
+    for name in ("admission_ns", "queue_order_ns", "pods_ready_ns"):  # None when not given
+        latest = max(latest, max(filter(None, map(attrgetter(name), workloads)), default=0))
     return (latest // NS_PER_S) * NS_PER_S

@@ -38,7 +38,12 @@ class PodsReadyMixin(ClusterBase):
         """Input Workloads: the PodsReady condition of an admitted one, and a
         pending one still in the backoff its status.requeueState.requeueAt sets
         (workload_controller.go Reconcile: not queued before requeueAt)."""
-        for key in sorted(state.workloads):
+        given = [
+            k
+            for k, wl in state.workloads.items()
+            if wl.pods_ready_ns is not None or wl.requeue_at_ns is not None
+        ]
+        for key in sorted(given):
             wl = state.workloads[key]
             if wl.admission is not None and wl.pods_ready_ns is not None:
                 admitted = wl.admission_ns if wl.admission_ns is not None else wl.creation_ns

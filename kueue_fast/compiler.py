@@ -411,10 +411,12 @@ def _resource_and_flavor_names(
             resources.update(g.covered_resources)
             for f in g.flavors:
                 flavors.add(f.name)
-    rules = state.configuration.resources
-    for wl in state.workloads.values():
-        for ps in wl.pod_sets:
-            resources.update(quota_requests(ps.requests, rules))
+    workloads = state.workloads.values()
+    # which names quota_requests gives depends on the names alone (amounts only change values):
+    # the requests' names once, through it, give every workload's
+    requested = {r for wl in workloads for ps in wl.pod_sets for r in ps.requests}
+    resources.update(quota_requests(dict.fromkeys(requested, 0), state.configuration.resources))
+    for wl in workloads:
         if wl.admission is not None:
             for psa in wl.admission.pod_set_assignments:
                 resources.update(psa.resource_usage)
