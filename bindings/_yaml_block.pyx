@@ -7,15 +7,16 @@ timestamp one) gives, or None for the whole stream when the text holds
 anything outside the subset, so that the existing path decides (with its own
 messages).
 
-The subset: a stream of documents separated by ``---`` lines (with nothing
-but a comment after them); block mappings and block sequences (compact
+The subset: a stream of documents separated by ``---`` lines, and ended by
+``...`` lines if one likes (a scalar document may start on its ``---``
+line, as ``yaml.safe_dump_all`` writes it); block mappings and block sequences (compact
 ``- key: value`` entries, nested ``- - x``, and sequences at the indentation
 of their parent key, as kubectl writes them); plain, single-quoted and
 double-quoted scalars on one line; empty ``{}`` and ``[]``; comments and
 blank lines.
 
 Declined (None): tabs, carriage returns, control characters, NEL/LS/PS, a
-byte order mark anywhere; ``...``; anchors, aliases, tags, directives, block
+byte order mark anywhere; anchors, aliases, tags, directives, block
 scalars, complex keys (``?``), flow collections with content, scalars over
 several lines, a key of 1000 bytes or more (libyaml's simple-key limit is
 1024 characters), nesting deeper than 100 levels, a plain scalar PyYAML
@@ -61,6 +62,7 @@ class _Decline(Exception):
 cdef enum:
     EOF_LINE = -1      # next_content: no more content
     DOC_START = -2     # next_content: a '---' line
+    DOC_END = -3       # next_content: a '...' line
     MAX_DEPTH = 100
     MAX_KEY_BYTES = 1000
     VALUE_CACHE_BITS = 14
@@ -329,8 +331,9 @@ cdef class _Reader:
     cdef Py_ssize_t next_content(self, Py_ssize_t p, Py_ssize_t* indent) except -2:
         """From the line starting at p, skip blank and comment lines; the first
         character of the next content line, its column in *indent (EOF_LINE
-        at the end, DOC_START for a '---' line: the position is then the line
-        after it)."""
+        at the end, DOC_START or DOC_END for a '---' or '...' line: the
+        position is then the line after it, or the document's first
+        character when it starts on the '---' line)."""
         cdef const char* b = self.b
         cdef Py_ssize_t n = self.n, q
         if p == self.memo_from:
@@ -354,15 +357,16 @@ cdef class _Reader:
             if q == p and n - p >= 3 and _blankz(b, p + 3, n) and (
                     (b[p] == b'-' and b[p + 1] == b'-' and b[p + 2] == b'-')
                     or (b[p] == b'.' and b[p + 1] == b'.' and b[p + 2] == b'.')):
-                if b[p] == b'.':
-                    raise _Decline("document end marker")
                 q = p + 3
                 while q < n and b[q] == b' ':
                     q += 1
+                indent[0] = DOC_START if b[p] == b'-' else DOC_END
                 if q < n and b[q] != b'\n' and not (b[q] == b'#' and q > p + 3):
-                    raise _Decline("content after ---")
-                indent[0] = DOC_START
-                p = self.line_after(p)
+                    if b[p] == b'.':
+                        raise _Decline("content after ...")
+                    p = q  # a document on the '---' line: it starts after a space
+                else:
+                    p = self.line_after(p)
                 break
             indent[0] = q - p
             p = q
@@ -795,24 +799,61 @@ cdef class _Reader:
         self.depth -= 1
         return items
 
+    cdef object scalar_after_document_start(self, Py_ssize_t p):
+        """'--- value': a scalar only (libyaml allows no simple key or block
+        entry right after '---')."""
+        cdef const char* b = self.b
+        cdef Py_ssize_t end, after
+        cdef Kind kind
+        cdef object value
+        if b[p] == b'-' and _blankz(b, p + 1, self.n):
+            raise _Decline("sequence on the '---' line")
+        end = self.scan_token(p, &kind)
+        after = end
+        while after < self.n and b[after] == b' ':
+            after += 1
+        if after < self.n and b[after] == b':' and _blankz(b, after + 1, self.n):
+            raise _Decline("mapping on the '---' line")
+        value = self.value(p, end, kind)
+        self.end_of_value(end)
+        return value
+
     cdef list stream(self):
+        """The documents (libyaml's parser.c yaml_parser_parse_document_start)."""
         cdef list docs = []
         cdef Py_ssize_t at, indent
-        cdef bint explicit = False  # a '---' whose document has no content yet
+        # 0: nothing yet; 1: after '---', no content yet (a None document if
+        # nothing comes); 2: after a document's content; 3: after '...',
+        # where only '---', '...' or the end may follow
+        cdef int state = 0
         at = self.next_content(0, &indent)
         while True:
             if indent == EOF_LINE:
-                if explicit:
+                if state == 1:
                     docs.append(None)
                 return docs
-            if indent == DOC_START:
-                if explicit:
+            if indent == DOC_START or indent == DOC_END:
+                if state == 1:
                     docs.append(None)
-                explicit = True
+                if indent == DOC_START:
+                    state = 1
+                    if at < self.n and self.b[at - 1] == b' ':
+                        docs.append(self.scalar_after_document_start(at))
+                        state = 2
+                        at = self.next_content(self.pos, &indent)
+                        if indent >= 0:
+                            raise _Decline("content after the document")
+                        continue
+                elif state == 0:
+                    raise _Decline("'...' before any document")
+                else:
+                    state = 3
                 at = self.next_content(at, &indent)
                 continue
+            if state == 3:
+                raise _Decline("a document after '...' without '---'")
             docs.append(self.node(at, indent))
-            explicit = False
+            state = 2
             at = self.next_content(self.pos, &indent)
             if indent >= 0:
                 raise _Decline("content after the document")

@@ -88,6 +88,7 @@ import yaml
 
 from .._gc import no_cyclic_gc
 from .._kernels import digit_run, yaml_1_1_risk
+from .._yaml_block import load_all as load_block_yaml
 from ..errors import InputError, InputWarning, ParseError, raise_all
 from ..fastjson import optional_module, orjson
 
@@ -138,7 +139,13 @@ def available() -> bool:
 
 def parse_yaml(text: str) -> list[Any] | None:
     """The documents of a YAML stream (as PyYAML gives them, empty ones as
-    None), or None to let PyYAML do it."""
+    None), or None to let PyYAML do it: our block reader first, then yaml-rs."""
+    docs = load_block_yaml(text)
+    return docs if docs is not None else parse_yaml_rs(text)
+
+
+def parse_yaml_rs(text: str) -> list[Any] | None:
+    """The documents of a YAML stream by yaml-rs, or None to let PyYAML do it."""
     if yaml_rs is None or not text.endswith("\n") or yaml_1_1_risk(text) >= 0:
         # without a final newline the sentinel would add one to a block scalar
         return None
