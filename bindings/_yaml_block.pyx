@@ -512,7 +512,10 @@ cdef class _Reader:
                         v = v * 10 + (s[i] - 48)
                         i += 1
                     return PyLong_FromLongLong(-v if c == b'-' else v)
-                return int(self.make_str(p, n))
+                try:
+                    return int(self.make_str(p, n))
+                except ValueError:  # beyond sys.get_int_max_str_digits(): PyYAML's error
+                    raise _Decline("integer too long")
             if _plain_decimal_float(s, n):
                 if n >= 32:
                     return float(self.make_str(p, n))

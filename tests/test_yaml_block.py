@@ -299,6 +299,11 @@ def test_declines(text: str) -> None:
     assert load_all(text) is None
 
 
+def test_an_integer_beyond_pythons_digit_limit_declines() -> None:
+    # int() refuses more than 4300 digits (Python >= 3.11): PyYAML's error, not a crash here
+    assert load_all("a: " + "1" * 5000 + "\n") is None
+
+
 def test_lone_surrogates_decline() -> None:
     assert load_all("a: \udcff\n") is None
 
