@@ -1,8 +1,9 @@
 """The fast loading paths give exactly what the plain paths give.
 
-* YAML: ``loader.documents.parse_yaml`` (yaml-rs, YAML 1.2) gives PyYAML's documents
-  or declines (None), on every test file, on a table of plain scalars that the
-  two YAML versions read differently, and on random scalars.
+* YAML: ``loader.documents.parse_yaml`` (our block reader, then yaml-rs, YAML 1.2)
+  and yaml-rs alone (``parse_yaml_rs``) give PyYAML's documents or decline (None),
+  on every test file, on a table of plain scalars that the two YAML versions read
+  differently, and on random scalars. (The block reader alone: test_yaml_block.py.)
 * JSON: orjson's value, else json's value or json's message.
 * Workloads: ``build_state``'s bulk path (``loader.workload_bulk._fast_workload``) gives the
   same ClusterState as ``parse_workload`` for every object, and the same error.
@@ -55,11 +56,18 @@ def typed(x: Any) -> Any:
     return (type(x).__name__, x)
 
 
+FAST_READERS = (fastload.parse_yaml, fastload.parse_yaml_rs)
+
+
 def same_as_pyyaml(text: str) -> None:
-    fast = fastload.parse_yaml(text)
-    if fast is None:
-        return
-    assert typed(fast) == typed(pyyaml_docs(text)), text
+    for read in FAST_READERS:
+        fast = read(text)
+        if fast is not None:
+            assert typed(fast) == typed(pyyaml_docs(text)), (read.__name__, text)
+
+
+def declined(text: str) -> bool:
+    return all(read(text) is None for read in FAST_READERS)
 
 
 # --- YAML ------------------------------------------------------------------------------
@@ -75,11 +83,12 @@ def test_every_test_yaml_file_reads_as_pyyaml_reads_it(path: Path) -> None:
     try:
         want = pyyaml_docs(text)
     except (yaml.YAMLError, ValueError, TypeError):
-        assert fastload.parse_yaml(text) is None  # PyYAML gives the error
+        assert declined(text)  # PyYAML gives the error
         return
-    fast = fastload.parse_yaml(text)
-    if fast is not None:
-        assert typed(fast) == typed(want)
+    for read in FAST_READERS:
+        fast = read(text)
+        if fast is not None:
+            assert typed(fast) == typed(want), read.__name__
 
 
 # Plain scalars whose meaning differs between YAML 1.1 (PyYAML) and YAML 1.2,
@@ -109,7 +118,7 @@ def test_scalars_read_as_pyyaml_reads_them_or_go_to_pyyaml(scalar: str) -> None:
         try:
             pyyaml_docs(text)
         except (yaml.YAMLError, ValueError, TypeError):
-            assert fastload.parse_yaml(text) is None, text
+            assert declined(text), text
             continue
         same_as_pyyaml(text)
 
@@ -124,16 +133,17 @@ def test_random_scalars_read_as_pyyaml_reads_them_or_go_to_pyyaml(scalar: str) -
         try:
             pyyaml_docs(text)
         except (yaml.YAMLError, ValueError, TypeError):
-            assert fastload.parse_yaml(text) is None, text
+            assert declined(text), text
             continue
         same_as_pyyaml(text)
 
 
 @needs_yaml_rs
 def test_a_stream_holding_one_list_document_stays_one_document() -> None:
-    assert fastload.parse_yaml("- a\n- b\n") == [["a", "b"]]
-    assert fastload.parse_yaml("a: 1\n---\n- x\n") == [{"a": 1}, ["x"]]
-    assert fastload.parse_yaml("---\n---\na: 1\n") == pyyaml_docs("---\n---\na: 1\n") == [None, {"a": 1}]
+    for read in FAST_READERS:
+        assert read("- a\n- b\n") == [["a", "b"]]
+        assert read("a: 1\n---\n- x\n") == [{"a": 1}, ["x"]]
+        assert read("---\n---\na: 1\n") == pyyaml_docs("---\n---\na: 1\n") == [None, {"a": 1}]
 
 
 @needs_yaml_rs
@@ -143,7 +153,8 @@ def test_common_manifests_take_the_fast_path() -> None:
     objs = drain_objects(drain_case(n_cq=10, n_cohorts=2, n_workloads=50))
     text = yaml.dump_all(objs, Dumper=yaml.SafeDumper, sort_keys=False)
     assert _kernels.yaml_1_1_risk(text) == -1
-    assert fastload.parse_yaml(text) == objs
+    assert fastload.parse_yaml_rs(text) == objs
+    assert fastload.load_block_yaml(text) == objs
 
 
 def test_risky_tokens_are_found_where_they_are() -> None:

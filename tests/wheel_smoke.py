@@ -74,7 +74,13 @@ def embedding_example() -> str:
 
 def main(argv: list[str]) -> int:
     import kueue_fast
-    from kueue_fast import _core  # noqa: F401  (the compiled engine is in the wheel)
+
+    # the compiled engine and the Cython modules are in the wheel
+    from kueue_fast import _core, _kernels, _yaml_block  # noqa: F401
+
+    if _yaml_block.load_all("a: 1\n---\n- x\n") != [{"a": 1}, ["x"]]:
+        print("FAIL: kueue_fast._yaml_block does not read a two-document stream")
+        return 1
 
     where = Path(kueue_fast.__file__).resolve()
     if ROOT in where.parents:
