@@ -292,6 +292,11 @@ class PodSet:
     # Set when a container requests more than its limit: Kueue leaves the
     # workload pending ("resources validation failed") instead of rejecting it.
     resources_validation_error: str | None = None
+    # The template spec the loader's bulk path read it from (kueue_fast._bulk),
+    # the one object all equal templates share: the compiler keys the pod set
+    # by its identity while the Workload's raw still holds that very object.
+    # Not an argument: a PodSet built otherwise has None.
+    template_spec: dict[str, Any] | None = field(default=None, init=False, compare=False, repr=False)
 
 
 @dataclass

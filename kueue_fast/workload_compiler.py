@@ -12,7 +12,6 @@ from typing import Any
 from . import node_affinity
 from .compiler import (
     BLOCK_NAMESPACE_MISMATCH,
-    BLOCK_NONE,
     BLOCK_RESOURCES_INVALID,
     JOB_UID_LABEL,
     NAMESPACE_MISMATCH_MESSAGE,
@@ -21,6 +20,7 @@ from .compiler import (
     Topology,
     WorkloadSpec,
 )
+from ._bulk import PendingFill
 from .fastjson import exact_key
 from .model import ClusterState, PodSet, Workload
 from .requests import quota_requests
@@ -188,7 +188,6 @@ class WorkloadCompiler:
         return PendingBatch(self)
 
 
-_INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 
 
@@ -200,103 +199,25 @@ def _resources_error(wl: Workload) -> str:
     return ""
 
 
-class PendingBatch:
+class PendingBatch(PendingFill):
     """Pending workloads compiled straight into the native engine's bulk
     arrays (``NativeEngine.add_workloads``), without a WorkloadSpec each.
 
     What depends only on a workload's pod sets and priority (the engine's pod
-    set rows, the scheduling hash) is computed once per distinct shape, under
-    the exact key ``_hash_key`` gives (templates compared with == on a hit),
-    and what depends only on its namespace and queue name once per pair. The
-    values are the ones :meth:`WorkloadCompiler.compile` gives; :meth:`add`
-    refuses (False) any workload whose spec the arrays cannot carry (an
-    admission, admission checks, a job-uid label, no ClusterQueue): the
-    caller compiles that one as usual. The memos live as long as the batch:
-    build one per bulk construction, while the workloads do not change."""
+    set rows, the scheduling hash) is computed once per distinct shape, and
+    what depends only on its namespace and queue name once per pair. A shape
+    is keyed by the identities of the templates the loader read (the
+    compiled ``add`` of ``_bulk.PendingFill``, PodSet.template_spec), else
+    by the exact key ``_hash_key`` gives (templates compared with == on a hit;
+    :meth:`_shape`). The values are the ones :meth:`WorkloadCompiler.compile`
+    gives; ``add`` refuses (False) any workload whose spec the arrays cannot
+    carry (an admission, admission checks, a job-uid label, no ClusterQueue):
+    the caller compiles that one as usual. The memos live as long as the
+    batch: build one per bulk construction, while the workloads do not change."""
 
     def __init__(self, compiler: WorkloadCompiler) -> None:
-        self.compiler = compiler
+        super().__init__(compiler)
         self._shapes: dict[tuple[object, ...], tuple[list[dict[str, Any]], list[PodSetSpec], int, str]] = {}
-        self._queues: dict[tuple[str, str], tuple[int, int, int]] = {}  # -> (cq, lq, block)
-        self.emptied()
-
-    def emptied(self) -> PendingBatch:
-        """No workloads (the memos stay): for the next run of pending workloads."""
-        self._names: dict[str, int] = {}  # pod set name -> index into pod_set_names
-        self._messages: dict[str, int] = {}  # block message -> index into block_messages
-        self.keys: list[str] = []
-        self._cq: list[int] = []
-        self._lq: list[int] = []
-        self._priority: list[int] = []
-        self._queue_ts: list[int] = []
-        self._hash: list[int] = []
-        self._block: list[int] = []
-        self._block_message: list[int] = []
-        self._namespaces: list[str] = []
-        self._wl_names: list[str] = []
-        self._uids: list[str] = []
-        self._ps_offsets: list[int] = [0]
-        self._ps_count: list[int] = []
-        self._ps_min: list[int] = []
-        self._ps_class: list[int] = []
-        self._ps_name: list[int] = []
-        self._rq_offsets: list[int] = [0]
-        self._rq_resource: list[int] = []
-        self._rq_amount: list[int] = []
-        return self
-
-    def __len__(self) -> int:
-        return len(self.keys)
-
-    def add(self, key: str, wl: Workload) -> bool:
-        """Append a pending workload; False (nothing appended) when compile() must do it."""
-        c = self.compiler
-        if wl.admission is not None or wl.admission_checks or not wl.active or _job_uid(wl):
-            return False
-        queue = self._queues.get((wl.namespace, wl.queue_name))
-        if queue is None:
-            cq_id, _, selected = c._queue_of(wl.namespace, wl.queue_name)
-            lq_id = c._lq_id.get(f"{wl.namespace}/{wl.queue_name}", -1)
-            queue = (cq_id, lq_id, BLOCK_NONE if selected else BLOCK_NAMESPACE_MISMATCH)
-            self._queues[(wl.namespace, wl.queue_name)] = queue
-        cq_id, lq_id, block = queue
-        if cq_id < 0 or type(wl.priority) is not int or not _INT32_MIN <= wl.priority <= _INT32_MAX:
-            return False  # its unqueued reason lives in a WorkloadSpec only; the engine refuses it
-        shape = self._shape(wl)
-        if shape is None:
-            return False
-        pod_sets, scheduling_hash, resources_error = shape
-        message = -1
-        if block == BLOCK_NAMESPACE_MISMATCH:
-            message = self._message(NAMESPACE_MISMATCH_MESSAGE)
-        elif resources_error:
-            block, message = BLOCK_RESOURCES_INVALID, self._message(resources_error)
-        self.keys.append(key)
-        self._cq.append(cq_id)
-        self._lq.append(lq_id)
-        self._priority.append(wl.priority)
-        self._queue_ts.append(c._queue_ts(wl))
-        self._hash.append(scheduling_hash)
-        self._block.append(block)
-        self._block_message.append(message)
-        self._namespaces.append(wl.namespace)
-        self._wl_names.append(wl.name)
-        self._uids.append(wl.uid or wl.key)
-        for ps in pod_sets:
-            self._ps_count.append(ps.count)
-            self._ps_min.append(-1 if ps.min_count is None else ps.min_count)
-            self._ps_class.append(ps.flavor_class)
-            name = self._names.setdefault(ps.name, len(self._names))
-            self._ps_name.append(name)
-            for r, amount in ps.requests:
-                self._rq_resource.append(r)
-                self._rq_amount.append(amount)
-            self._rq_offsets.append(len(self._rq_resource))
-        self._ps_offsets.append(len(self._ps_count))
-        return True
-
-    def _message(self, text: str) -> int:
-        return self._messages.setdefault(text, len(self._messages))
 
     def _shape(self, wl: Workload) -> tuple[list[PodSetSpec], int, str] | None:
         """(pod sets, scheduling hash, resources error) as compile() gives them; None: not keyable."""
@@ -319,12 +240,20 @@ class PendingBatch:
         hit = self._shapes.get(key)
         if hit is not None and all(a is b or a == b for a, b in zip(hit[0], templates, strict=True)):
             return hit[1], hit[2], hit[3]
+        shape = self._computed_shape(wl)
+        if shape is not None:
+            self._shapes[key] = (templates, *shape)
+        return shape
+
+    def _computed_shape(self, wl: Workload) -> tuple[list[PodSetSpec], int, str] | None:
+        """(pod sets, scheduling hash, resources error) computed as compile() does; None when a
+        request is beyond int64 (the engine refuses it, one workload at a time)."""
+        c = self.compiler
         pod_sets, counts, charged = c._pod_sets(wl)
         if any(not _INT64_MIN <= v <= _INT64_MAX for ps in pod_sets for _, v in ps.requests):
-            return None  # the engine refuses it, one workload at a time
-        scheduling_hash = c._scheduling_hash(wl, counts, ignore_name, charged)
-        self._shapes[key] = (templates, pod_sets, scheduling_hash, _resources_error(wl))
-        return pod_sets, scheduling_hash, _resources_error(wl)
+            return None
+        ignore_name = c.topology.gates.scheduling_equivalence_hashing_ignore_pod_set_name
+        return pod_sets, c._scheduling_hash(wl, counts, ignore_name, charged), _resources_error(wl)
 
     def arrays(self) -> Any:
         """The batch as ``kueue_fast.engine_contract.WorkloadArrays``."""
@@ -336,26 +265,26 @@ class PendingBatch:
             return np.array(values, dtype=np.int64)
 
         return WorkloadArrays(
-            cluster_queue=i64(self._cq),
-            priority=i64(self._priority),
-            queue_ts=i64(self._queue_ts),
-            scheduling_hash=i64(self._hash),
-            pod_set_offsets=i64(self._ps_offsets),
-            pod_set_count=i64(self._ps_count),
-            pod_set_min_count=i64(self._ps_min),
-            pod_set_flavor_class=i64(self._ps_class),
-            request_offsets=i64(self._rq_offsets),
-            request_resource=i64(self._rq_resource),
-            request_amount=i64(self._rq_amount),
-            namespaces=self._namespaces,
-            names=self._wl_names,
-            uids=self._uids,
-            pod_set_name=i64(self._ps_name),
-            pod_set_names=list(self._names),
-            block=i64(self._block),
-            block_message=i64(self._block_message),
-            block_messages=list(self._messages),
-            local_queue=i64(self._lq),
+            cluster_queue=i64(self.cq),
+            priority=i64(self.priority),
+            queue_ts=i64(self.queue_ts),
+            scheduling_hash=i64(self.hash),
+            pod_set_offsets=i64(self.ps_offsets),
+            pod_set_count=i64(self.ps_count),
+            pod_set_min_count=i64(self.ps_min),
+            pod_set_flavor_class=i64(self.ps_class),
+            request_offsets=i64(self.rq_offsets),
+            request_resource=i64(self.rq_resource),
+            request_amount=i64(self.rq_amount),
+            namespaces=self.namespaces,
+            names=self.wl_names,
+            uids=self.uids,
+            pod_set_name=i64(self.ps_name),
+            pod_set_names=self.pod_set_names,
+            block=i64(self.block),
+            block_message=i64(self.block_message),
+            block_messages=self.block_messages,
+            local_queue=i64(self.lq),
         )
 
 

@@ -5,7 +5,7 @@
   on every test file, on a table of plain scalars that the two YAML versions read
   differently, and on random scalars. (The block reader alone: test_yaml_block.py.)
 * JSON: orjson's value, else json's value or json's message.
-* Workloads: ``build_state``'s bulk path (``loader.workload_bulk._fast_workload``) gives the
+* Workloads: ``build_state``'s bulk path (``kueue_fast._bulk.fast_workload``) gives the
   same ClusterState as ``parse_workload`` for every object, and the same error.
 * Compiler: the cached scheduling hash equals ``scheduling_hash``.
 """
@@ -428,7 +428,7 @@ def outcome(objs: list[dict[str, Any]], fast: bool, monkeypatch: pytest.MonkeyPa
     with monkeypatch.context() as mp:
         if not fast:
             for reader in (loader.state, loader.jobs):  # Workloads, and the Workloads of jobs
-                mp.setattr(reader, "_fast_workload", lambda *a, **k: None)
+                mp.setattr(reader, "fast_workload", lambda *a, **k: None)
         try:
             return loader.build_state(copy.deepcopy(objs))
         except InputError as e:
@@ -495,14 +495,14 @@ def test_bulk_path_is_taken_and_shares_nothing_mutable(monkeypatch: pytest.Monke
     }
     objs = [*queues(), wl("a", copy.deepcopy(tmpl)), wl("b", copy.deepcopy(tmpl))]
     calls: list[bool] = []
-    real = loader.state._fast_workload
+    real = loader.state.fast_workload
 
     def spy(*a: Any, **k: Any) -> m.Workload | None:
         out = real(*a, **k)
         calls.append(out is not None)
         return out
 
-    monkeypatch.setattr(loader.state, "_fast_workload", spy)
+    monkeypatch.setattr(loader.state, "fast_workload", spy)
     state = loader.build_state(objs)
     assert calls == [True, True]
     a, b = state.workloads["team-a/a"].pod_sets[0], state.workloads["team-a/b"].pod_sets[0]

@@ -22,8 +22,9 @@ Where things are (each module imports only those above it):
   Configuration;
 * ``workload``: a Workload, the exact path (every Workload error comes from
   here), and the Workload fields kueue-fast reads (the controller keeps those);
-* ``workload_bulk``: the same result for many Workloads of a few shapes,
-  faster; it falls back to ``workload`` for anything else;
+* ``kueue_fast._bulk`` (Cython, bindings/_bulk.pyx): the same result for
+  many Workloads of a few shapes, faster; it falls back to ``workload`` for
+  anything else;
 * ``roles``: what is done with each document (read, a job, skipped and why);
 * ``jobs``: jobs -> the Workloads Kueue's integrations create;
 * ``state``: the whole input -> ClusterState (:func:`build_state`, :func:`load`).

@@ -1,6 +1,6 @@
 """Jobs of the input -> the Workloads Kueue's job integrations create
 (``kueue_fast.integrations``), read by the same Workload paths as input
-Workloads (``workload_bulk``, then ``workload``).
+Workloads (``kueue_fast._bulk``, then ``workload``).
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from .common import (
 )
 from .documents import Document
 from .roles import _Role
+from .._bulk import BulkCaches, fast_workload
 from .workload import parse_workload
-from .workload_bulk import _BulkCaches, _fast_workload
 
 
 class _JobReader:
@@ -56,7 +56,7 @@ class _JobReader:
         self.seen: set[str] = set()
 
     def read(
-        self, doc: Document, role: _Role, position: int, caches: _BulkCaches
+        self, doc: Document, role: _Role, position: int, caches: BulkCaches
     ) -> tuple[dict[str, Any], list[m.Workload], list[InputWarning]]:
         """(the job as Kueue's webhook leaves it, its Workloads, warnings)."""
         assert role.integration is not None
@@ -89,7 +89,7 @@ class _JobReader:
         out = []
         for wl_obj in conv.workloads:
             try:
-                wl = _fast_workload(wl_obj, wl_obj["apiVersion"], position, self.wpcs, self.pcs, caches)
+                wl = fast_workload(wl_obj, wl_obj["apiVersion"], position, self.wpcs, self.pcs, caches)
                 if wl is None:
                     wl = parse_workload(
                         wl_obj, self.wpcs, pod_priority_classes=self.pcs, default_creation_ns=position

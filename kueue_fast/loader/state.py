@@ -29,8 +29,8 @@ from .kinds import (
     parse_workload_priority_class,
 )
 from .roles import _kind_and_version, _label_of, _Role
+from .._bulk import BulkCaches, fast_workload
 from .workload import parse_workload
-from .workload_bulk import _BulkCaches, _fast_workload
 
 
 def _with_source(e: InputError, doc: Document) -> InputError:
@@ -232,7 +232,7 @@ class _Assembly:
         state = self.state
         wpcs = {**self.broken_classes["WorkloadPriorityClass"], **state.priority_classes}
         pcs = {**self.broken_classes["PriorityClass"], **self.pod_classes}
-        caches = _BulkCaches()
+        caches = BulkCaches()
         jobs = (
             _JobReader(state, wpcs, pcs, workloads)
             if any(r.integration for _, _, r, _ in workloads)
@@ -253,7 +253,7 @@ class _Assembly:
                         self.put(state.workloads, wl.key, wl, doc, f"Workload/{wl.key}")
                     continue
                 obj = doc.obj
-                fast = _fast_workload(obj, role.api, position, wpcs, pcs, caches)
+                fast = fast_workload(obj, role.api, position, wpcs, pcs, caches)
                 wl = (
                     fast
                     if fast is not None

@@ -2,7 +2,7 @@
 per-pod requests, priority, timestamps and status (admission, admission
 checks, conditions, reclaimable pods, PodsReady), with workload_webhook.go's
 and the CRD's rules. Every Workload error message comes from here (the bulk
-path of ``workload_bulk`` falls back to it).
+path of ``kueue_fast._bulk`` falls back to it).
 
 :data:`SPEC_FIELDS` and :data:`POD_SET_FIELDS` are the fields kueue-fast
 reads; the controller keeps only those when it reads a Workload from the

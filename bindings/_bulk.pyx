@@ -1,0 +1,627 @@
+# distutils: language = c++
+# cython: language_level=3
+"""The bulk paths for Workloads, compiled: from parsed objects to model
+Workloads (fast_workload), and from pending model Workloads to the native
+engine's arrays (PendingFill, the filling half of
+workload_compiler.PendingBatch).
+
+fast_workload gives the same model.Workload as loader.workload.parse_workload
+for the common shape, or None for anything else (or anything invalid): then
+parse_workload runs and raises its error, so messages never depend on the
+path. What it saves:
+  * names, namespaces, queue names are validated once per distinct value;
+  * an RFC 3339 time in whole seconds UTC is split by position (days of a
+    date are computed once by parse_time_ns);
+  * a pod template's results (requests, resource validation reasons, node
+    affinity, tolerations) are computed once per distinct template. The key
+    is exact: orjson's serialization (it tells 1, 1.0 and true apart, refuses
+    non-string keys and non-JSON values) plus == against the template kept
+    with the entry (which tells apart what orjson writes alike, NaN and null).
+    On a hit the Workload's template points at the kept template (equal
+    values, one copy in memory), and the PodSet remembers it
+    (PodSet.template_spec): PendingFill then keys the pod set by that
+    object's identity instead of serializing the template again.
+Everything unusual (a status, a priority class) calls the Python helpers of
+loader.workload. tests/test_fast_loading.py checks both paths give equal
+states and errors.
+
+The loader imports this module, and this module calls the loader's helpers:
+those are imported at the first BulkCaches() (_import_loader), not at import.
+"""
+
+import dataclasses
+
+from kueue_fast import model as m
+from kueue_fast import validation as v
+from kueue_fast.compiler import (
+    BLOCK_NAMESPACE_MISMATCH,
+    BLOCK_NONE,
+    BLOCK_RESOURCES_INVALID,
+    JOB_UID_LABEL,
+    NAMESPACE_MISMATCH_MESSAGE,
+)
+from kueue_fast.errors import InputError
+from kueue_fast.fastjson import exact_key
+from kueue_fast.requests import pod_requests, resources_validation_message
+
+cdef object INT32_MIN = v.INT32_MIN
+cdef object INT32_MAX = v.INT32_MAX
+cdef object _PodSet = m.PodSet
+cdef object _Workload = m.Workload
+
+# PodSet and Workload are built with positional arguments (a third of the
+# cost of keywords): the order they are written in here must be model.py's.
+_PODSET_ORDER = ("name", "count", "requests", "min_count", "node_selector", "required_affinity", "tolerations")
+_WORKLOAD_ORDER = (
+    "namespace", "name", "queue_name", "pod_sets", "creation_ns", "priority", "priority_class", "uid",
+    "active", "admission", "admission_ns", "finished", "queue_order_ns", "pods_ready", "pods_ready_reason",
+    "pods_ready_ns", "requeue_count", "requeue_at_ns", "admission_checks", "admitted_condition", "raw",
+)
+for _cls, _order in ((m.PodSet, _PODSET_ORDER), (m.Workload, _WORKLOAD_ORDER)):
+    if tuple(f.name for f in dataclasses.fields(_cls))[: len(_order)] != _order:
+        raise ImportError(f"kueue_fast._bulk: the fields of model.{_cls.__name__} changed order")
+
+# --- the loader's helpers (imported at the first BulkCaches) ------------------------------
+
+cdef bint _loader_ready = False
+cdef frozenset _TOP_SET
+cdef frozenset _POD_SET_FIELDS
+cdef dict _SPEC_FIELDS
+cdef object _POD_SETS_MIN, _POD_SETS_MAX
+cdef object _V1BETA1, _V1BETA2
+cdef object _parse_time_ns, _pods_ready_status, _priority, _required_affinity, _workload_status
+
+
+cdef int _import_loader() except -1:
+    global _loader_ready, _TOP_SET, _POD_SET_FIELDS, _SPEC_FIELDS, _POD_SETS_MIN, _POD_SETS_MAX
+    global _V1BETA1, _V1BETA2, _parse_time_ns, _pods_ready_status, _priority, _required_affinity
+    global _workload_status
+    if _loader_ready:
+        return 0
+    from kueue_fast.loader import common, workload
+
+    _TOP_SET = frozenset(common._TOP)
+    _POD_SET_FIELDS = frozenset(workload.POD_SET_FIELDS)
+    _SPEC_FIELDS = {api: frozenset(f) for api, f in workload.SPEC_FIELDS.items()}
+    _POD_SETS_MIN, _POD_SETS_MAX = workload._POD_SETS_MIN, workload._POD_SETS_MAX
+    _V1BETA1, _V1BETA2 = common.V1BETA1, common.V1BETA2
+    _parse_time_ns = common.parse_time_ns
+    _pods_ready_status = workload._pods_ready_status
+    _priority = workload._priority
+    _required_affinity = workload._required_affinity
+    _workload_status = workload._workload_status
+    _loader_ready = True
+    return 0
+
+
+# --- caches -------------------------------------------------------------------------------
+
+
+cdef class TemplateResult:
+    """What a pod set's template spec gives, whatever the workload."""
+
+    cdef readonly dict spec
+    cdef readonly dict requests
+    cdef readonly object over_limits
+    cdef readonly object affinity
+    cdef readonly object tolerations  # list of m.Toleration, or None
+
+    def __init__(self, dict spec, dict requests, over_limits, affinity, tolerations):
+        self.spec = spec
+        self.requests = requests
+        self.over_limits = over_limits
+        self.affinity = affinity
+        self.tolerations = tolerations
+
+
+cdef class BulkCaches:
+    """Results of validations that depend only on a value, for one build_state."""
+
+    cdef set subdomains  # valid DNS-1123 subdomains (names, queue names)
+    cdef set labels  # valid DNS-1123 labels (namespaces, pod set names)
+    cdef dict days  # "YYYY-MM-DD" -> ns at 00:00:00Z
+    cdef dict templates  # (pod set name, exact key) -> TemplateResult
+
+    def __init__(self):
+        _import_loader()
+        self.subdomains = set()
+        self.labels = set()
+        self.days = {}
+        self.templates = {}
+
+
+cdef bint _is_subdomain(object s, BulkCaches c) except -1:
+    if type(s) is not str:
+        return False
+    if s in c.subdomains:
+        return True
+    if not s or v.dns1123_subdomain_errors(s) is not None:
+        return False
+    c.subdomains.add(s)
+    return True
+
+
+cdef bint _is_label(object s, BulkCaches c) except -1:
+    if type(s) is not str:
+        return False
+    if s in c.labels:
+        return True
+    if not s or v.dns1123_label_errors(s) is not None:
+        return False
+    c.labels.add(s)
+    return True
+
+
+cdef inline int _two_digits(str s, Py_ssize_t i):
+    """The number written by s[i:i+2] in ASCII digits, else -1."""
+    cdef Py_UCS4 a = s[i]
+    cdef Py_UCS4 b = s[i + 1]
+    if a < u'0' or a > u'9' or b < u'0' or b > u'9':
+        return -1
+    return (<int>a - 48) * 10 + (<int>b - 48)
+
+
+cdef object _fast_time_ns(str s, BulkCaches c):
+    """``YYYY-MM-DDTHH:MM:SSZ`` (ASCII digits) as parse_time_ns reads it, else None."""
+    if len(s) != 20 or s[19] != u'Z' or s[10] != u'T' or s[13] != u':' or s[16] != u':' or not s.isascii():
+        return None
+    date = s[:10]
+    day = c.days.get(date)
+    if day is None:
+        try:
+            day = _parse_time_ns(date + "T00:00:00Z", "", "")
+        except InputError:
+            return None
+        c.days[date] = day
+    cdef int h = _two_digits(s, 11)
+    cdef int mi = _two_digits(s, 14)
+    cdef int sec = _two_digits(s, 17)
+    if h < 0 or mi < 0 or sec < 0 or h > 23 or mi > 59 or sec > 59:  # datetime's ranges
+        return None
+    cdef long long ns = (<long long>((h * 60 + mi) * 60 + sec)) * 1_000_000_000
+    return day + ns
+
+
+# --- pod sets -------------------------------------------------------------------------------
+
+
+cdef tuple _fast_pod_set(object raw, BulkCaches c):
+    """parse_workload's _pod_set for a valid pod set: (PodSet, over limits); None otherwise."""
+    if type(raw) is not dict:
+        return None
+    cdef dict d = <dict>raw
+    for k in d:
+        if k not in _POD_SET_FIELDS:
+            return None
+    if d.get("topologyRequest") is not None:
+        return None
+    name = d.get("name")
+    if name is None or name == "":
+        name = "main"
+    elif not _is_label(name, c):
+        return None
+    count = d.get("count", 1)
+    if count is None:
+        count = 1
+    elif type(count) is not int or not (0 <= count <= INT32_MAX):
+        return None
+    min_count = d.get("minCount")
+    if min_count is not None and (type(min_count) is not int or not (1 <= min_count <= count)):
+        return None
+    template_obj = d.get("template")
+    if type(template_obj) is not dict:
+        return None
+    cdef dict template = <dict>template_obj
+    spec_obj = template.get("spec")
+    if type(spec_obj) is not dict:
+        return None
+    for k in template:
+        if type(k) is not str:
+            return None
+    cdef dict spec = <dict>spec_obj
+    key = exact_key(spec)
+    if key is None:
+        return None
+    cache_key = (name, key)
+    cdef TemplateResult hit = c.templates.get(cache_key)
+    if hit is not None and hit.spec is not spec:
+        if hit.spec == spec:  # equal values: keep one copy
+            template["spec"] = spec = hit.spec
+        else:
+            hit = None
+    if hit is None:
+        try:
+            requests, over_limits = pod_requests(spec, "", "")
+            if spec.get("nodeSelector") is not None:
+                v.string_map(spec["nodeSelector"], "", "")
+            affinity = _required_affinity(spec, "", "")
+            tols = None
+            if spec.get("tolerations") is not None:
+                tols = v.tolerations(spec["tolerations"], "", "", strict=False)
+        except Exception:  # parse_workload raises it, with the object and field
+            return None
+        hit = TemplateResult(spec, requests, over_limits, affinity, tols)
+        c.templates[cache_key] = hit
+    node_selector = spec.get("nodeSelector")  # string_map gives the mapping itself
+    ps = _PodSet(
+        name,
+        count,
+        dict(hit.requests),
+        min_count,
+        {} if node_selector is None else node_selector,
+        hit.affinity,
+        [] if hit.tolerations is None else list(hit.tolerations),
+    )
+    ps.template_spec = spec
+    return ps, hit.over_limits
+
+
+cdef list _fast_pod_sets(dict spec, BulkCaches c):
+    """parse_workload's _pod_sets for valid pod sets; None otherwise."""
+    raw_sets = spec.get("podSets")
+    if type(raw_sets) is not list or not (_POD_SETS_MIN <= len(<list>raw_sets) <= _POD_SETS_MAX):
+        return None
+    cdef list pod_sets = []
+    cdef list over_limits = []
+    cdef int with_min = 0
+    cdef tuple found
+    for raw in <list>raw_sets:
+        found = _fast_pod_set(raw, c)
+        if found is None:
+            return None
+        ps = found[0]
+        pod_sets.append(ps)
+        over_limits.append(found[1])
+        if ps.min_count is not None:
+            with_min += 1
+    if len(pod_sets) > 1 and len({ps.name for ps in pod_sets}) != len(pod_sets):
+        return None  # duplicate names
+    if with_min > 1:
+        return None
+    msg = resources_validation_message(over_limits)
+    if msg is not None:
+        for ps in pod_sets:
+            ps.resources_validation_error = msg
+    return pod_sets
+
+
+# --- the rest of the spec, metadata ----------------------------------------------------------
+
+
+cdef tuple _fast_priority(dict spec, object api, str ref, priority_classes, pod_priority_classes):
+    """parse_workload's (priority, class): a plain int32 priority directly,
+    a class through _priority; None when that raises."""
+    if (api == _V1BETA1 and "priorityClassName" not in spec and "priorityClassSource" not in spec) or (
+        api == _V1BETA2 and "priorityClassRef" not in spec
+    ):
+        prio = spec.get("priority")
+        if prio is None:
+            return 0, None
+        if type(prio) is int and INT32_MIN <= prio <= INT32_MAX:
+            return prio, None
+        return None
+    try:
+        return _priority(spec, api, ref, priority_classes, pod_priority_classes)
+    except InputError:
+        return None
+
+
+cdef tuple _fast_header(dict obj, object api, BulkCaches c):
+    """(metadata, spec, name, namespace) of a Workload with known top-level and
+    spec fields and valid metadata, else None."""
+    for k in obj:
+        if k not in _TOP_SET:
+            return None
+    md_obj = obj.get("metadata")
+    if type(md_obj) is not dict:
+        return None
+    cdef dict md = <dict>md_obj
+    for k in md:
+        if type(k) is not str:
+            return None
+    name = md.get("name")
+    if not _is_subdomain(name, c):
+        return None
+    ns = md.get("namespace")
+    if ns is None or ns == "":
+        ns = "default"
+    elif not _is_label(ns, c):
+        return None
+    spec_obj = obj.get("spec")
+    if type(spec_obj) is not dict:
+        return None
+    cdef frozenset fields = _SPEC_FIELDS.get(api)
+    if fields is None:
+        return None
+    for k in <dict>spec_obj:
+        if k not in fields:
+            return None
+    labels = md.get("labels")
+    annotations = md.get("annotations")
+    if labels is not None or annotations is not None:
+        ref = f"Workload/{ns}/{name}"
+        try:  # rare: validated as parse_workload does
+            if labels is not None:
+                v.labels(labels, ref, "metadata.labels")
+            if annotations is not None:
+                v.string_map(annotations, ref, "metadata.annotations")
+        except InputError:
+            return None
+    return md, spec_obj, name, ns
+
+
+def fast_workload(
+    object obj,
+    object api,
+    object position,
+    priority_classes,
+    pod_priority_classes,
+    BulkCaches caches,
+):
+    """parse_workload(obj, ...) for a valid Workload of the common shape, else None."""
+    if type(obj) is not dict or type(api) is not str:
+        return None
+    cdef dict o = <dict>obj
+    cdef tuple header = _fast_header(o, api, caches)
+    if header is None:
+        return None
+    cdef dict md = header[0]
+    cdef dict spec = header[1]
+    cdef str name = header[2]
+    cdef str ns = header[3]
+    cdef str ref = f"Workload/{ns}/{name}"
+
+    # 1. pod sets
+    cdef list pod_sets = _fast_pod_sets(spec, caches)
+    if pod_sets is None:
+        return None
+
+    # 2. queue, priority, active (and a valid maximumExecutionTimeSeconds)
+    queue = spec.get("queueName")
+    if queue is None:
+        queue = ""
+    elif type(queue) is not str or (queue and not _is_subdomain(queue, caches)):
+        return None
+    active = spec.get("active")
+    if active is None:
+        active = True
+    elif type(active) is not bool:
+        return None
+    met = spec.get("maximumExecutionTimeSeconds")
+    if met is not None and (type(met) is not int or not (1 <= met <= INT32_MAX)):
+        return None
+    cdef tuple found = _fast_priority(spec, api, ref, priority_classes, pod_priority_classes)
+    if found is None:
+        return None
+    priority, pclass = found
+
+    # 3. identity and times: creationTimestamp (the input position when absent)
+    ts = md.get("creationTimestamp")
+    if ts is None:
+        creation = position
+    else:
+        creation = _fast_time_ns(<str>ts, caches) if type(ts) is str else None
+        if creation is None:
+            try:
+                creation = _parse_time_ns(ts, ref, "metadata.creationTimestamp")
+            except InputError:
+                return None
+    uid = md.get("uid")
+    if not uid:
+        uid = f"{ns}/{name}"
+    elif type(uid) is not str:
+        return None
+
+    # 4. status
+    status = o.get("status")
+    if status is None:  # not admitted, no checks
+        admission, admission_ns, finished, queue_order_ns, checks, admitted = None, None, False, None, [], False
+    else:
+        try:
+            admission, admission_ns, finished, queue_order_ns, checks, admitted = _workload_status(
+                o, ref, pod_sets, creation
+            )
+        except InputError:
+            return None
+
+    wl = _Workload(
+        ns, name, queue, pod_sets, creation, priority, pclass, uid, active, admission, admission_ns, finished,
+        queue_order_ns, False, "", None, 0, None, checks, admitted, dict(o),
+    )
+    if status is not None:
+        try:
+            _pods_ready_status(o, ref, wl)
+        except InputError:
+            return None
+    return wl
+
+
+# --- pending workloads -> the engine's arrays --------------------------------------------------
+
+
+cdef class PendingFill:
+    """The arrays and memos of workload_compiler.PendingBatch, and its add().
+
+    A workload whose pod sets all carry the template they were read from
+    (PodSet.template_spec, set by fast_workload; trusted while the raw
+    Workload still holds that very object) is keyed by those templates'
+    identities; any other by the exact key of _hash_key (PendingBatch._shape,
+    in Python). The values are the ones WorkloadCompiler.compile gives."""
+
+    cdef readonly object compiler
+    cdef dict _trusted  # (priority, per pod set: name, count, reclaimable, minCount, id(template)) -> shape
+    cdef dict _queues  # (namespace, queue name) -> (cq, lq, block)
+    cdef dict _names  # pod set name -> index into pod_set_names
+    cdef dict _messages  # block message -> index into block_messages
+    cdef public list keys
+    cdef public list cq, lq, priority, queue_ts, hash, block, block_message, namespaces, wl_names, uids
+    cdef public list ps_offsets, ps_count, ps_min, ps_class, ps_name, rq_offsets, rq_resource, rq_amount
+
+    def __init__(self, compiler):
+        self.compiler = compiler
+        self._trusted = {}
+        self._queues = {}
+        self.emptied()
+
+    def emptied(self):
+        """No workloads (the memos stay): for the next run of pending workloads."""
+        self._names = {}
+        self._messages = {}
+        self.keys = []
+        self.cq, self.lq, self.priority, self.queue_ts, self.hash = [], [], [], [], []
+        self.block, self.block_message, self.namespaces, self.wl_names, self.uids = [], [], [], [], []
+        self.ps_offsets, self.ps_count, self.ps_min, self.ps_class, self.ps_name = [0], [], [], [], []
+        self.rq_offsets, self.rq_resource, self.rq_amount = [0], [], []
+        return self
+
+    def __len__(self):
+        return len(self.keys)
+
+    @property
+    def pod_set_names(self):
+        return list(self._names)
+
+    @property
+    def block_messages(self):
+        return list(self._messages)
+
+    def add(self, str key, object wl):
+        """Append a pending workload; False (nothing appended) when compile() must do it."""
+        if wl.admission is not None or wl.admission_checks or not wl.active:
+            return False
+        raw = wl.raw
+        if raw and _job_uid(raw):
+            return False
+        ns, queue_name = wl.namespace, wl.queue_name
+        qkey = (ns, queue_name)
+        queue = self._queues.get(qkey)
+        if queue is None:
+            c = self.compiler
+            cq_id, _, selected = c._queue_of(ns, queue_name)
+            lq_id = c._lq_id.get(f"{ns}/{queue_name}", -1)
+            queue = (cq_id, lq_id, BLOCK_NONE if selected else BLOCK_NAMESPACE_MISMATCH)
+            self._queues[qkey] = queue
+        cq_id, lq_id, block = <tuple>queue
+        prio = wl.priority
+        if cq_id < 0 or type(prio) is not int or not (INT32_MIN <= prio <= INT32_MAX):
+            return False  # its unqueued reason lives in a WorkloadSpec only; the engine refuses it
+        shape = self._trusted_shape(wl, raw, prio)
+        if shape is None:
+            shape = self._shape(wl)
+            if shape is None:
+                return False
+            pod_sets, scheduling_hash, resources_error = shape
+            rows = _rows(pod_sets)
+        else:
+            rows, scheduling_hash, resources_error = shape
+        message = -1
+        if block == BLOCK_NAMESPACE_MISMATCH:
+            message = self._message(NAMESPACE_MISMATCH_MESSAGE)
+        elif resources_error:
+            block, message = BLOCK_RESOURCES_INVALID, self._message(resources_error)
+        queue_ts = wl.creation_ns if wl.queue_order_ns is None else self.compiler._queue_ts(wl)
+        self.keys.append(key)
+        self.cq.append(cq_id)
+        self.lq.append(lq_id)
+        self.priority.append(prio)
+        self.queue_ts.append(queue_ts)
+        self.hash.append(scheduling_hash)
+        self.block.append(block)
+        self.block_message.append(message)
+        self.namespaces.append(ns)
+        self.wl_names.append(wl.name)
+        self.uids.append(wl.uid or wl.key)
+        cdef dict names = self._names
+        for row in <tuple>rows:
+            count, min_count, flavor_class, ps_name, resources, amounts = <tuple>row
+            self.ps_count.append(count)
+            self.ps_min.append(min_count)
+            self.ps_class.append(flavor_class)
+            idx = names.get(ps_name)
+            if idx is None:
+                idx = names[ps_name] = len(names)
+            self.ps_name.append(idx)
+            self.rq_resource.extend(<tuple>resources)
+            self.rq_amount.extend(<tuple>amounts)
+            self.rq_offsets.append(len(self.rq_resource))
+        self.ps_offsets.append(len(self.ps_count))
+        return True
+
+    cdef object _message(self, str text):
+        idx = self._messages.get(text)
+        if idx is None:
+            idx = self._messages[text] = len(self._messages)
+        return idx
+
+    cdef tuple _trusted_shape(self, object wl, object raw, object prio):
+        """(rows, scheduling hash, resources error) for a workload whose pod sets
+        all still hold the template they were read from, else None."""
+        pod_sets = wl.pod_sets
+        if type(pod_sets) is not list or type(raw) is not dict:
+            return None
+        spec = (<dict>raw).get("spec")
+        if type(spec) is not dict:
+            return None
+        raw_sets = (<dict>spec).get("podSets")
+        if type(raw_sets) is not list or len(<list>raw_sets) != len(<list>pod_sets):
+            return None
+        cdef list parts = [prio]
+        cdef Py_ssize_t i
+        for i in range(len(<list>pod_sets)):
+            ps = (<list>pod_sets)[i]
+            template_spec = ps.template_spec
+            if template_spec is None:
+                return None
+            raw_ps = (<list>raw_sets)[i]
+            if type(raw_ps) is not dict:
+                return None
+            template = (<dict>raw_ps).get("template")
+            if type(template) is not dict or (<dict>template).get("spec") is not template_spec:
+                return None
+            name, count, reclaimable, min_count = ps.name, ps.count, ps.reclaimable, ps.min_count
+            if (
+                type(name) is not str
+                or type(count) is not int
+                or type(reclaimable) is not int
+                or (min_count is not None and type(min_count) is not int)
+            ):
+                return None
+            parts.append((name, count, reclaimable, min_count, id(template_spec)))
+        key = tuple(parts)
+        hit = self._trusted.get(key)
+        if hit is not None:
+            return (<tuple>hit)[1]
+        shape = self._computed_shape(wl)
+        if shape is None:
+            return None
+        pod_sets_spec, scheduling_hash, resources_error = shape
+        found = (_rows(pod_sets_spec), scheduling_hash, resources_error)
+        # the templates are kept with the entry, so that their ids stay theirs
+        self._trusted[key] = ([ps.template_spec for ps in pod_sets], found)
+        return found
+
+
+cdef tuple _rows(list pod_sets):
+    """The engine's pod set rows of compiled pod sets (compiler.PodSetSpec):
+    (count, minCount or -1, flavor class, name, resource ids, amounts)."""
+    return tuple(
+        (
+            ps.count,
+            -1 if ps.min_count is None else ps.min_count,
+            ps.flavor_class,
+            ps.name,
+            tuple(r for r, _ in ps.requests),
+            tuple(a for _, a in ps.requests),
+        )
+        for ps in pod_sets
+    )
+
+
+cdef bint _job_uid(object raw) except -1:
+    """Whether the Workload carries a job-uid label (workload_compiler._job_uid)."""
+    md = raw.get("metadata") or {}
+    labels = md.get("labels")
+    if not isinstance(labels, dict):
+        return False
+    uid = (<dict>labels).get(JOB_UID_LABEL)
+    return isinstance(uid, str) and len(<str>uid) > 0
