@@ -9,12 +9,15 @@ fast_workload gives the same model.Workload as loader.workload.parse_workload
 for the common shape, or None for anything else (or anything invalid): then
 parse_workload runs and raises its error, so messages never depend on the
 path. What it saves:
-  * names, namespaces, queue names are validated once per distinct value;
+  * names, namespaces, queue names, pod set names are checked in C when they
+    are plain DNS-1123 names (validation.py's functions decide the rest);
   * an RFC 3339 time in whole seconds UTC is split by position (days of a
     date are computed once by parse_time_ns);
   * a pod template's results (requests, resource validation reasons, node
-    affinity, tolerations) are computed once per distinct template. The key
-    is exact: orjson's serialization (it tells 1, 1.0 and true apart, refuses
+    affinity, tolerations) are computed once per distinct template. A
+    template is first compared with the few last ones met (_same_json: same
+    JSON types, values and key order), else looked up by an exact key:
+    orjson's serialization (it tells 1, 1.0 and true apart, refuses
     non-string keys and non-JSON values) plus == against the template kept
     with the entry (which tells apart what orjson writes alike, NaN and null).
     On a hit the Workload's template points at the kept template (equal
@@ -30,6 +33,10 @@ those are imported at the first BulkCaches() (_import_loader), not at import.
 """
 
 import dataclasses
+
+from cpython.dict cimport PyDict_Next
+from cpython.object cimport PyObject
+from libc.math cimport copysign
 
 from kueue_fast import model as m
 from kueue_fast import validation as v
@@ -114,42 +121,107 @@ cdef class TemplateResult:
         self.tolerations = tolerations
 
 
+# How many of the last templates met are compared before the exact key is computed.
+cdef Py_ssize_t RECENT = 8
+
+
 cdef class BulkCaches:
     """Results of validations that depend only on a value, for one build_state."""
 
-    cdef set subdomains  # valid DNS-1123 subdomains (names, queue names)
-    cdef set labels  # valid DNS-1123 labels (namespaces, pod set names)
     cdef dict days  # "YYYY-MM-DD" -> ns at 00:00:00Z
-    cdef dict templates  # (pod set name, exact key) -> TemplateResult
+    cdef dict templates  # exact key -> TemplateResult
+    cdef list recent  # the last TemplateResults met, the latest first
 
     def __init__(self):
         _import_loader()
-        self.subdomains = set()
-        self.labels = set()
         self.days = {}
         self.templates = {}
+        self.recent = []
 
 
-cdef bint _is_subdomain(object s, BulkCaches c) except -1:
+cdef bint _plain_dns1123(str s, bint subdomain) except -1:
+    """s is a DNS-1123 label (or subdomain: labels joined by dots), checked in C.
+    False also for what only validation.py can decide (it reads the same)."""
+    cdef Py_ssize_t n = len(s)
+    cdef Py_ssize_t i
+    cdef Py_UCS4 ch
+    cdef Py_UCS4 prev = u'.'  # a label starts here
+    if n == 0 or n > (253 if subdomain else 63):
+        return False
+    for i in range(n):
+        ch = s[i]
+        if (u'a' <= ch <= u'z') or (u'0' <= ch <= u'9'):
+            pass
+        elif ch == u'-':
+            if prev == u'.':
+                return False
+        elif ch == u'.' and subdomain:
+            if prev == u'.' or prev == u'-':
+                return False
+        else:
+            return False
+        prev = ch
+    return prev != u'-' and prev != u'.'
+
+
+cdef bint _is_subdomain(object s) except -1:
     if type(s) is not str:
         return False
-    if s in c.subdomains:
+    if _plain_dns1123(<str>s, True):
         return True
-    if not s or v.dns1123_subdomain_errors(s) is not None:
-        return False
-    c.subdomains.add(s)
-    return True
+    return bool(s) and v.dns1123_subdomain_errors(s) is None
 
 
-cdef bint _is_label(object s, BulkCaches c) except -1:
+cdef bint _is_label(object s) except -1:
     if type(s) is not str:
         return False
-    if s in c.labels:
+    if _plain_dns1123(<str>s, False):
         return True
-    if not s or v.dns1123_label_errors(s) is not None:
+    return bool(s) and v.dns1123_label_errors(s) is None
+
+
+cdef bint _same_json(object a, object b) except -1:
+    """a and b are the same JSON value: the same types (1, 1.0 and true differ,
+    so do 0.0 and -0.0), values and key order, as their orjson serializations
+    and == would tell. False for anything else (NaN, a type orjson refuses)."""
+    if a is b:
+        return True
+    t = type(a)
+    if t is not type(b):
         return False
-    c.labels.add(s)
-    return True
+    cdef Py_ssize_t i, n, pa, pb
+    cdef PyObject* ka
+    cdef PyObject* va
+    cdef PyObject* kb
+    cdef PyObject* vb
+    cdef double x, y
+    if t is str or t is int:
+        return a == b
+    if t is dict:
+        if len(<dict>a) != len(<dict>b):
+            return False
+        pa = pb = 0
+        while PyDict_Next(a, &pa, &ka, &va):
+            PyDict_Next(b, &pb, &kb, &vb)
+            if type(<object>ka) is not str or type(<object>kb) is not str or <object>ka != <object>kb:
+                return False
+            if not _same_json(<object>va, <object>vb):
+                return False
+        return True
+    if t is list:
+        n = len(<list>a)
+        if n != len(<list>b):
+            return False
+        for i in range(n):
+            if not _same_json((<list>a)[i], (<list>b)[i]):
+                return False
+        return True
+    if t is float:
+        x, y = a, b
+        return x == y and copysign(1.0, x) == copysign(1.0, y)
+    if t is bool:
+        return False  # True and False are single objects: a is not b
+    return a is None and b is None
 
 
 cdef inline int _two_digits(str s, Py_ssize_t i):
@@ -198,7 +270,7 @@ cdef tuple _fast_pod_set(object raw, BulkCaches c):
     name = d.get("name")
     if name is None or name == "":
         name = "main"
-    elif not _is_label(name, c):
+    elif not _is_label(name):
         return None
     count = d.get("count", 1)
     if count is None:
@@ -219,16 +291,18 @@ cdef tuple _fast_pod_set(object raw, BulkCaches c):
         if type(k) is not str:
             return None
     cdef dict spec = <dict>spec_obj
-    key = exact_key(spec)
-    if key is None:
-        return None
-    cache_key = (name, key)
-    cdef TemplateResult hit = c.templates.get(cache_key)
-    if hit is not None and hit.spec is not spec:
-        if hit.spec == spec:  # equal values: keep one copy
-            template["spec"] = spec = hit.spec
-        else:
+    cdef TemplateResult hit = _recent_template(spec, c)
+    if hit is None:
+        key = exact_key(spec)
+        if key is None:
+            return None
+        hit = c.templates.get(key)
+        if hit is not None and hit.spec is not spec and hit.spec != spec:
             hit = None
+        if hit is not None:
+            _met(hit, c)
+    if hit is not None and hit.spec is not spec:  # equal values: keep one copy
+        template["spec"] = spec = hit.spec
     if hit is None:
         try:
             requests, over_limits = pod_requests(spec, "", "")
@@ -241,7 +315,8 @@ cdef tuple _fast_pod_set(object raw, BulkCaches c):
         except Exception:  # parse_workload raises it, with the object and field
             return None
         hit = TemplateResult(spec, requests, over_limits, affinity, tols)
-        c.templates[cache_key] = hit
+        c.templates[key] = hit
+        _met(hit, c)
     node_selector = spec.get("nodeSelector")  # string_map gives the mapping itself
     ps = _PodSet(
         name,
@@ -254,6 +329,24 @@ cdef tuple _fast_pod_set(object raw, BulkCaches c):
     )
     ps.template_spec = spec
     return ps, hit.over_limits
+
+
+cdef TemplateResult _recent_template(dict spec, BulkCaches c):
+    """One of the last templates met, if spec is the same JSON value, else None."""
+    cdef TemplateResult r
+    for r in c.recent:
+        if _same_json(spec, r.spec):
+            return r
+    return None
+
+
+cdef int _met(TemplateResult r, BulkCaches c) except -1:
+    """r is the latest template met."""
+    cdef list recent = c.recent
+    recent.insert(0, r)
+    if len(recent) > RECENT:
+        recent.pop()
+    return 0
 
 
 cdef list _fast_pod_sets(dict spec, BulkCaches c):
@@ -278,17 +371,19 @@ cdef list _fast_pod_sets(dict spec, BulkCaches c):
         return None  # duplicate names
     if with_min > 1:
         return None
-    msg = resources_validation_message(over_limits)
-    if msg is not None:
-        for ps in pod_sets:
-            ps.resources_validation_error = msg
+    for over in over_limits:
+        if over:  # a container requests more than its limit
+            msg = resources_validation_message(over_limits)
+            for ps in pod_sets:
+                ps.resources_validation_error = msg
+            break
     return pod_sets
 
 
 # --- the rest of the spec, metadata ----------------------------------------------------------
 
 
-cdef tuple _fast_priority(dict spec, object api, str ref, priority_classes, pod_priority_classes):
+cdef tuple _fast_priority(dict spec, object api, str ns, str name, priority_classes, pod_priority_classes):
     """parse_workload's (priority, class): a plain int32 priority directly,
     a class through _priority; None when that raises."""
     if (api == _V1BETA1 and "priorityClassName" not in spec and "priorityClassSource" not in spec) or (
@@ -301,7 +396,7 @@ cdef tuple _fast_priority(dict spec, object api, str ref, priority_classes, pod_
             return prio, None
         return None
     try:
-        return _priority(spec, api, ref, priority_classes, pod_priority_classes)
+        return _priority(spec, api, f"Workload/{ns}/{name}", priority_classes, pod_priority_classes)
     except InputError:
         return None
 
@@ -320,12 +415,12 @@ cdef tuple _fast_header(dict obj, object api, BulkCaches c):
         if type(k) is not str:
             return None
     name = md.get("name")
-    if not _is_subdomain(name, c):
+    if not _is_subdomain(name):
         return None
     ns = md.get("namespace")
     if ns is None or ns == "":
         ns = "default"
-    elif not _is_label(ns, c):
+    elif not _is_label(ns):
         return None
     spec_obj = obj.get("spec")
     if type(spec_obj) is not dict:
@@ -369,7 +464,7 @@ def fast_workload(
     cdef dict spec = header[1]
     cdef str name = header[2]
     cdef str ns = header[3]
-    cdef str ref = f"Workload/{ns}/{name}"
+    cdef str ref  # the object in error messages: only on the rarer paths
 
     # 1. pod sets
     cdef list pod_sets = _fast_pod_sets(spec, caches)
@@ -380,7 +475,7 @@ def fast_workload(
     queue = spec.get("queueName")
     if queue is None:
         queue = ""
-    elif type(queue) is not str or (queue and not _is_subdomain(queue, caches)):
+    elif type(queue) is not str or (queue and not _is_subdomain(queue)):
         return None
     active = spec.get("active")
     if active is None:
@@ -390,7 +485,7 @@ def fast_workload(
     met = spec.get("maximumExecutionTimeSeconds")
     if met is not None and (type(met) is not int or not (1 <= met <= INT32_MAX)):
         return None
-    cdef tuple found = _fast_priority(spec, api, ref, priority_classes, pod_priority_classes)
+    cdef tuple found = _fast_priority(spec, api, ns, name, priority_classes, pod_priority_classes)
     if found is None:
         return None
     priority, pclass = found
@@ -403,7 +498,7 @@ def fast_workload(
         creation = _fast_time_ns(<str>ts, caches) if type(ts) is str else None
         if creation is None:
             try:
-                creation = _parse_time_ns(ts, ref, "metadata.creationTimestamp")
+                creation = _parse_time_ns(ts, f"Workload/{ns}/{name}", "metadata.creationTimestamp")
             except InputError:
                 return None
     uid = md.get("uid")
@@ -417,6 +512,7 @@ def fast_workload(
     if status is None:  # not admitted, no checks
         admission, admission_ns, finished, queue_order_ns, checks, admitted = None, None, False, None, [], False
     else:
+        ref = f"Workload/{ns}/{name}"
         try:
             admission, admission_ns, finished, queue_order_ns, checks, admitted = _workload_status(
                 o, ref, pod_sets, creation
