@@ -128,6 +128,7 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
         # runs of plain pending workloads go to the engine as arrays (same wids, same order)
         batch = self.compiler.pending_batch()
         with no_cyclic_gc():
+            batch.prepare(state.workloads)
             for key in sorted(state.workloads):
                 wl = state.workloads[key]
                 if batch is not None and batch.add(key, wl):

@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 from . import node_affinity
+from ._bulk import PendingFill
 from .compiler import (
     BLOCK_NAMESPACE_MISMATCH,
     BLOCK_RESOURCES_INVALID,
@@ -20,7 +21,6 @@ from .compiler import (
     Topology,
     WorkloadSpec,
 )
-from ._bulk import PendingFill
 from .fastjson import exact_key
 from .model import ClusterState, PodSet, Workload
 from .requests import quota_requests

@@ -10,6 +10,7 @@ from typing import Any
 
 from .. import model as m
 from .. import validation as v
+from .._bulk import BulkCaches, fast_workload
 from ..errors import InputError, InputWarning, ValidationError
 from ..integrations import Environment, integration_for
 from ..integrations.framework import generated_name
@@ -19,7 +20,6 @@ from .common import (
 )
 from .documents import Document
 from .roles import _Role
-from .._bulk import BulkCaches, fast_workload
 from .workload import parse_workload
 
 
