@@ -12,13 +12,16 @@ from unittest import mock
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_fast_loading import queues, templates, workloads
 from test_native_differential import SECOND, T0, Scenario, scenarios
 
 from kueue_fast import Cluster
 from kueue_fast.compiler import BLOCK_NAMESPACE_MISMATCH, BLOCK_RESOURCES_INVALID
 from kueue_fast.engine_contract import native_available
+from kueue_fast.errors import InputError
 from kueue_fast.loader import build_state
-from kueue_fast.workload_compiler import PendingBatch
+from kueue_fast.workload_compiler import PendingBatch, scheduling_hash
 
 pytestmark = pytest.mark.skipif(not native_available(), reason="the native engine is not built")
 
@@ -160,3 +163,59 @@ def test_bulk_keeps_apart_what_the_exact_key_tells_apart() -> None:
     blocks = {key: bulk.engine.spec(w).block for key, w in bulk._wid.items()}
     assert blocks["other/elsewhere"] == BLOCK_NAMESPACE_MISMATCH
     assert blocks["team/bad"] == BLOCK_RESOURCES_INVALID
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(data=st.data())
+def test_bulk_construction_of_loaded_workloads_matches_the_exact_path(data: st.DataObject) -> None:
+    """Workloads read by the loader's bulk path (pod sets keyed by their shared
+    templates) against the exact path."""
+    pool = data.draw(st.lists(templates(), min_size=1, max_size=3))
+    wls = data.draw(st.lists(workloads(pool), min_size=1, max_size=8))
+    for i, w in enumerate(wls):
+        w["metadata"]["name"] = f"w{i}"
+    try:
+        state = build_state(queues() + wls)
+    except InputError:
+        return
+    bulk, exact = _both(state)
+    _assert_same(bulk, exact)
+    bulk.run_until_stable(20)
+    exact.run_until_stable(20)
+    _assert_same(bulk, exact)
+
+
+def test_a_template_replaced_after_loading_is_not_trusted() -> None:
+    """PodSet.template_spec keys a pod set only while the Workload still holds
+    that object: a template replaced after loading is read again (_hash_key)."""
+    port = {
+        "containers": [
+            {"name": "c", "resources": {"requests": {"cpu": "1"}}, "ports": [{"containerPort": 1}]}
+        ]
+    }
+    state = build_state(_manifests([_workload(f"w{i}", copy.deepcopy(port)) for i in range(3)]))
+    changed = state.workloads["team/w1"]
+    other = copy.deepcopy(port)
+    other["containers"][0]["ports"] = [{"containerPort": 2}]
+    changed.raw["spec"]["podSets"][0]["template"] = {"spec": other}
+    read_again: list[str] = []
+    real = PendingBatch._shape
+
+    def spy(self: PendingBatch, wl: Any) -> Any:
+        read_again.append(wl.key)
+        return real(self, wl)
+
+    with mock.patch.object(PendingBatch, "_shape", spy):
+        bulk = Cluster(copy.deepcopy(state), "native", start_time_ns=T0)
+    assert read_again == ["team/w1"]
+    with exact_path():
+        exact = Cluster(copy.deepcopy(state), "native", start_time_ns=T0)
+    _assert_same(bulk, exact)
+    hashes = {key: bulk.engine.spec(w).scheduling_hash for key, w in bulk._wid.items()}
+    assert hashes["team/w0"] == hashes["team/w2"] != hashes["team/w1"]
+    ignore = bulk.topology.gates.scheduling_equivalence_hashing_ignore_pod_set_name
+    assert hashes["team/w1"] == scheduling_hash(changed, [1], ignore)

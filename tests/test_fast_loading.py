@@ -511,6 +511,76 @@ def test_bulk_path_is_taken_and_shares_nothing_mutable(monkeypatch: pytest.Monke
     assert a.node_selector is objs[-2]["spec"]["podSets"][0]["template"]["spec"]["nodeSelector"]
 
 
+# Edge cases of the C check of DNS-1123 names (_bulk._plain_dns1123): what it
+# declines, validation.py decides (it reads "a\n" as valid: Python's $).
+NAMES = [
+    "a",
+    "a-b",
+    "a.b",
+    "a-",
+    "-a",
+    "a..b",
+    "a.-b",
+    "a-.b",
+    "a.b-",
+    ".a",
+    "a.",
+    "a\n",
+    "\u00e4",
+    "A",
+    "a_b",
+]
+NAMES += ["a" * 63, "a" * 64, "a" * 253, "a" * 254, ".".join(["a" * 63] * 4)]
+
+
+@pytest.mark.parametrize("name", NAMES, ids=repr)
+def test_names_are_checked_as_validation_checks_them(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    for field in ("name", "namespace", "queueName", "podSet"):
+        w = wl("a", requests_spec("1"))
+        if field == "podSet":
+            w["spec"]["podSets"][0]["name"] = name
+        elif field == "queueName":
+            w["spec"]["queueName"] = name
+        else:
+            w["metadata"][field] = name
+        check_same([*queues(), w], monkeypatch)
+
+
+def template_of(state: m.ClusterState, key: str) -> Any:
+    return state.workloads[key].raw["spec"]["podSets"][0]["template"]["spec"]
+
+
+def test_equal_templates_are_one_object_and_keep_their_values() -> None:
+    """Pod sets of equal templates share the first one (memory); templates
+    that differ only in a JSON type, a zero's sign or their key order do not."""
+    tmpl = {
+        "containers": [
+            {"name": "c", "resources": {"requests": {"cpu": "1"}}, "ports": [{"containerPort": 0.0}]}
+        ]
+    }
+    variants = {
+        "same": copy.deepcopy(tmpl),
+        "minus-zero": {"containers": [{**tmpl["containers"][0], "ports": [{"containerPort": -0.0}]}]},
+        "int": {"containers": [{**tmpl["containers"][0], "ports": [{"containerPort": 0}]}]},
+        "order": {"containers": [{"ports": [{"containerPort": 0.0}], **tmpl["containers"][0]}]},
+    }
+    # more distinct templates in between than _bulk compares first (the exact key finds them)
+    others = [wl(f"o{i}", requests_spec(str(i + 2))) for i in range(12)]
+    objs = [*queues(), wl("first", tmpl), *others, *(wl(k, t) for k, t in variants.items())]
+    want = copy.deepcopy(objs)
+    state = loader.build_state(objs)
+    first = template_of(state, "team-a/first")
+    assert template_of(state, "team-a/same") is first
+    for k in ("minus-zero", "int", "order"):
+        assert template_of(state, f"team-a/{k}") is not first
+    assert typed(state.documents) == typed(want)  # values and types as given
+    for w in state.workloads.values():
+        assert w.pod_sets[0].template_spec is w.raw["spec"]["podSets"][0]["template"]["spec"]
+    again = [*queues(), wl("x", requests_spec("2")), wl("y", requests_spec("2"))]
+    state = loader.build_state(again + [wl(f"o{i}", requests_spec(str(i + 2))) for i in range(12)])
+    assert template_of(state, "team-a/o0") is template_of(state, "team-a/x")
+
+
 def test_kubectl_list_of_admitted_workloads_v1beta2(monkeypatch: pytest.MonkeyPatch) -> None:
     items = []
     for i in range(3):
