@@ -76,7 +76,7 @@ def main(argv: list[str]) -> int:
     import kueue_fast
 
     # the compiled engine and the Cython modules are in the wheel
-    from kueue_fast import _core, _kernels, _yaml_block  # noqa: F401
+    from kueue_fast import _bulk, _core, _kernels, _yaml_block  # noqa: F401
 
     if _yaml_block.load_all("a: 1\n---\n- x\n") != [{"a": 1}, ["x"]]:
         print("FAIL: kueue_fast._yaml_block does not read a two-document stream")
