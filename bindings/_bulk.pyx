@@ -656,6 +656,8 @@ cdef class PendingFill:
         if cq_id < 0 or type(prio) is not int or not (INT32_MIN <= prio <= INT32_MAX):
             return None  # its unqueued reason lives in a WorkloadSpec only; the engine refuses it
         shape = self._trusted_shape(wl, raw, prio)
+        if shape is _REFUSED:
+            return None
         if shape is None:
             shape = self._shape(wl)
             if shape is None:
@@ -680,7 +682,8 @@ cdef class PendingFill:
 
     cdef tuple _trusted_shape(self, object wl, object raw, object prio):
         """(rows, scheduling hash, resources error) for a workload whose pod sets
-        all still hold the template they were read from, else None."""
+        all still hold the template they were read from (_REFUSED when the arrays
+        cannot carry it), else None."""
         pod_sets = wl.pod_sets
         if type(pod_sets) is not list or type(raw) is not dict:
             return None
@@ -716,14 +719,19 @@ cdef class PendingFill:
         hit = self._trusted.get(key)
         if hit is not None:
             return (<tuple>hit)[1]
-        shape = self._computed_shape(wl)
+        # first met: through the exact key, so that equal templates not shared
+        # (NaN, other loads) still cost one computation per value
+        shape = self._shape(wl)
         if shape is None:
-            return None
+            return _REFUSED
         pod_sets_spec, scheduling_hash, resources_error = shape
         found = (_rows(pod_sets_spec), scheduling_hash, resources_error)
         # the templates are kept with the entry, so that their ids stay theirs
         self._trusted[key] = ([ps.template_spec for ps in pod_sets], found)
         return found
+
+
+cdef tuple _REFUSED = ()  # _trusted_shape: a shape the engine refuses in bulk
 
 
 cdef tuple _rows(list pod_sets):
