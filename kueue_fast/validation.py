@@ -247,6 +247,8 @@ def non_negative(v: object, obj: str, path: str) -> int:
 
 # --- names, labels ----------------------------------------------------------------
 
+# Go's anchors: these must match the whole text (fullmatch), where Python's $ would also
+# accept a final newline.
 _DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
@@ -257,7 +259,7 @@ def dns1123_subdomain_errors(s: str) -> str | None:
     # apimachinery pkg/util/validation IsDNS1123Subdomain
     if len(s) > 253:
         return "must be no more than 253 characters"
-    if not _DNS1123_SUBDOMAIN.match(s):
+    if not _DNS1123_SUBDOMAIN.fullmatch(s):
         return (
             "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
             "'-' or '.', and must start and end with an alphanumeric character"
@@ -269,7 +271,7 @@ def dns1123_label_errors(s: str) -> str | None:
     # apimachinery pkg/util/validation IsDNS1123Label
     if len(s) > 63:
         return "must be no more than 63 characters"
-    if not _DNS1123_LABEL.match(s):
+    if not _DNS1123_LABEL.fullmatch(s):
         return (
             "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
             "and must start and end with an alphanumeric character"
@@ -295,7 +297,7 @@ def qualified_name_errors(s: str) -> str | None:
         return "name part must be non-empty"
     if len(name) > 63:
         return "name part must be no more than 63 characters"
-    if not _QUALIFIED_NAME.match(name):
+    if not _QUALIFIED_NAME.fullmatch(name):
         return (
             "name part must consist of alphanumeric characters, '-', '_' or '.', "
             "and must start and end with an alphanumeric character"
@@ -307,7 +309,7 @@ def label_value_errors(s: str) -> str | None:
     # apimachinery pkg/util/validation IsValidLabelValue
     if len(s) > 63:
         return "must be no more than 63 characters"
-    if not _LABEL_VALUE.match(s):
+    if not _LABEL_VALUE.fullmatch(s):
         return (
             "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
             "and must start and end with an alphanumeric character"

@@ -512,7 +512,7 @@ def test_bulk_path_is_taken_and_shares_nothing_mutable(monkeypatch: pytest.Monke
 
 
 # Edge cases of the C check of DNS-1123 names (_bulk._plain_dns1123): what it
-# declines, validation.py decides (it reads "a\n" as valid: Python's $).
+# declines, validation.py decides (a final newline included: invalid, as in Go).
 NAMES = [
     "a",
     "a-b",

@@ -858,3 +858,47 @@ def test_missing_priority_class_is_a_missing_reference() -> None:
     # v1beta2: a ref comes with its priority (CEL rule), which is what counts: the class is not looked up
     ref = {"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass", "name": "high"}
     assert loader.parse_workload(wl(api=B2, priorityClassRef=ref, priority=5)).priority == 5
+
+
+# Go's regexp anchors ($ is the end of the text) and ASCII classes, as apimachinery's
+# validation and time.Parse(RFC3339) use them: Python's $ also matches before a final
+# newline, and its \d matches every Unicode digit.
+@pytest.mark.parametrize(
+    "check, text",
+    [
+        ("dns1123_subdomain_errors", "a\n"),
+        ("dns1123_label_errors", "a\n"),
+        ("qualified_name_errors", "a\n"),
+        ("label_value_errors", "a\n"),
+    ],
+)
+def test_a_final_newline_is_not_part_of_a_valid_name(check: str, text: str) -> None:
+    from kueue_fast import validation
+
+    assert getattr(validation, check)(text) is not None
+    assert getattr(validation, check)(text[:-1]) is None
+
+
+@pytest.mark.parametrize(
+    "stamp", ["2025-01-06T00:00:00Z\n", "\u0662025-01-06T00:00:00Z", "2025-01-06T00:00:0\u0660Z"]
+)
+def test_creation_timestamp_is_rfc3339_in_ascii_to_its_end(stamp: str) -> None:
+    obj = {
+        "apiVersion": "kueue.x-k8s.io/v1beta1",
+        "kind": "Workload",
+        "metadata": {"name": "w", "namespace": "default", "creationTimestamp": stamp},
+        "spec": {"podSets": [{"name": "main", "count": 1, "template": {"spec": {"containers": []}}}]},
+    }
+    with pytest.raises(ValidationError, match="metadata.creationTimestamp"):
+        loader.build_state([obj])
+
+
+def test_a_workload_named_with_a_final_newline_is_rejected() -> None:
+    obj = {
+        "apiVersion": "kueue.x-k8s.io/v1beta1",
+        "kind": "Workload",
+        "metadata": {"name": "w\n", "namespace": "default"},
+        "spec": {"podSets": [{"name": "main", "count": 1, "template": {"spec": {"containers": []}}}]},
+    }
+    with pytest.raises(ValidationError, match="metadata.name"):
+        loader.build_state([obj])

@@ -46,7 +46,10 @@ _TOP = api_fields.TOP
 _FIELDS = api_fields.KINDS
 
 
-_RFC3339 = re.compile(r"^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:\d{2})$")
+# ASCII digits to the end of the text, as Go's time.Parse reads them (fullmatch; re.ASCII: \d is [0-9])
+_RFC3339 = re.compile(
+    r"^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:\d{2})$", re.ASCII
+)
 
 
 def parse_time_ns(value: object, obj: str, path: str) -> int:
@@ -57,7 +60,7 @@ def parse_time_ns(value: object, obj: str, path: str) -> int:
         delta = dt - datetime(1970, 1, 1, tzinfo=timezone.utc)
         return (delta.days * 86400 + delta.seconds) * 10**9 + delta.microseconds * 1000
     s = v.as_str(value, obj, path)
-    mt = _RFC3339.match(s)
+    mt = _RFC3339.fullmatch(s)
     if not mt:
         v.invalid(obj, path, s, "must be an RFC 3339 timestamp like 2024-01-31T12:00:00Z")
     y, mo, d, h, mi, sec = (int(mt.group(i)) for i in range(1, 7))
