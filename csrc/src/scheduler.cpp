@@ -226,6 +226,15 @@ int Engine::add_workloads(const BulkWorkloads& in) {
       text += in.uids.empty() ? in.namespaces[i].size() + 1 + in.names[i].size() : in.uids[i].size();
     }
     w.reserve_more(in.n, in.n_ps, in.n_req, text);
+    // The blocks the cycles give each pending workload: its scan state and
+    // admission record (admit_entry's room: every request plus pods).
+    std::size_t ls = 0;
+    for (std::size_t i = 0; i < in.n; ++i) {
+      if (in.cluster_queue[i] < 0) continue;
+      const auto n_ps = static_cast<std::size_t>(in.ps_offsets[i + 1] - in.ps_offsets[i]);
+      ls += n_ps * static_cast<std::size_t>(topo_.n_groups(static_cast<int>(in.cluster_queue[i])));
+    }
+    w.reserve_pools(in.n + 4 * in.n_ps + 2 * in.n_req, ls);
   }
   std::vector<int> names;
   names.reserve(in.pod_set_names.size());
