@@ -820,7 +820,15 @@ void Engine::record(Entry& e, int assignment, std::uint32_t t_first, std::uint32
   e.t_first = t_first;
   e.t_n = t_n;
   e.msg_kind = MSG_ASSIGNMENT;
-  // LastState(a.last_tried, snapshot generation, cycle)
+  e.scan_pending = true;  // LastState: written when the cycle ends (store_scan_state), if still kept
+}
+
+// LastState(a.last_tried, snapshot generation, cycle) of the entry's
+// assignment. Nothing reads a head's scan state during the cycle that
+// records it (a recomputed assignment starts from the first flavor), so it
+// is written at the cycle's end, and only for the heads that keep it: most
+// heads are admitted, which drops it.
+void Engine::store_scan_state(const Entry& e) {
   const int wid = e.wid;
   const int ng = topo_.n_groups(e.cq);
   const std::uint32_t n_ps = w_.pod_sets_of[wid].n;
@@ -831,7 +839,7 @@ void Engine::record(Entry& e, int assignment, std::uint32_t t_first, std::uint32
   }
   std::int16_t* block = w_.ls_pool.data() + w_.ls_off[wid];
   std::fill(block, block + size, TRIED_ABSENT);
-  const AssignmentRec& a = arena_[assignment];
+  const AssignmentRec& a = arena_[e.assignment];
   for (std::uint32_t i = 0; i < a.ps_n; ++i) {
     const PodSetRec& ps = arena_.pod_sets[a.ps_first + i];
     std::copy_n(arena_.tried.data() + ps.tried_first, ng, block + i * static_cast<std::uint32_t>(ng));
@@ -839,6 +847,11 @@ void Engine::record(Entry& e, int assignment, std::uint32_t t_first, std::uint32
   w_.ls_valid[wid] = 1;
   w_.ls_generation[wid] = snapshot_generation_[e.cq];
   w_.ls_cycle[wid] = cycle_;
+}
+
+void Engine::drop_scan_state(Entry& e) noexcept {
+  e.scan_pending = false;
+  w_.ls_valid[e.wid] = 0;
 }
 
 // The heads' data is spread over the workload arrays. While nominating head
@@ -975,7 +988,7 @@ void Engine::skip(Entry& e, MessageKind message) {
   e.status = ENTRY_SKIPPED;
   e.msg_kind = message;
   e.reason = WAITING_FOR_QUOTA;
-  if (!topo_.gates().flavor_fungibility_preserve_scan_progress) w_.ls_valid[e.wid] = 0;
+  if (!topo_.gates().flavor_fungibility_preserve_scan_progress) drop_scan_state(e);
 }
 
 void Engine::issue_preemptions(const Entry& e, std::int64_t now_ns) {
@@ -1033,7 +1046,8 @@ void Engine::admit_entry(Entry& e, std::int64_t now_ns) {
   // processEntry: cq.AddUsage), not the workload: it is no preemption
   // candidate for the rest of the cycle (preemption.go findCandidates). It
   // joins its ClusterQueue's admitted list when the cycle ends.
-  admit(e.wid, e.cq, now_ns, /*listed=*/false);
+  admit(e.wid, e.cq, now_ns, /*listed=*/false);  // drops the scan state
+  e.scan_pending = false;
   push_entry_penalty(e.wid, e.cq, now_ns);
   ++cq_generation_[e.cq];  // the admission's status update reaches the cache
   queues_[e.cq].clear_preemptor(e.wid);
@@ -1106,7 +1120,7 @@ void Engine::process(Entry& e, std::int64_t now_ns) {
       }
     }
     const std::size_t nomination_ps = a.ps_n;
-    w_.ls_valid[e.wid] = 0;
+    drop_scan_state(e);
     for (std::int32_t v : victims_) {  // _simulate_removal
       preemptor_.remove(v);
       cq_admitted_erase(v);
@@ -1160,7 +1174,7 @@ void Engine::process(Entry& e, std::int64_t now_ns) {
     e.msg_kind = MSG_DEFERRED;
     e.reason = WAITING_FOR_PREEMPTED;
     e.requeue_reason = REQUEUE_PENDING_PREEMPTION;
-    w_.ls_valid[e.wid] = 0;
+    drop_scan_state(e);
     reserve(cq, u0, u1);
     return;
   }
@@ -1183,7 +1197,7 @@ void Engine::process(Entry& e, std::int64_t now_ns) {
     reserve(cq, u0, u1);
     issue_preemptions(e, now_ns);
     for (std::uint32_t k = 0; k < e.t_n; ++k) report_.preempted.push_back(targets_[e.t_first + k].wid);
-    w_.ls_valid[e.wid] = 0;
+    drop_scan_state(e);
     e.reason = WAITING_FOR_PREEMPTED;
     if (e.t_n > 0) {
       e.msg_kind = MSG_ASSIGNMENT_PENDING;
@@ -1367,6 +1381,7 @@ const CycleReport& Engine::run_cycle(std::int64_t now_ns) {
 
   // 6. requeue the heads that were not admitted
   for (Entry& e : entries_) {
+    if (e.scan_pending) store_scan_state(e);
     if (e.status == ENTRY_ASSUMED) continue;
     if (e.status == ENTRY_WAITING) {  // never processed: no status written, back in the queue as it was
       queues_[e.cq].requeue(w_, e.wid, REQUEUE_FAILED_AFTER_NOMINATION, false);

@@ -170,6 +170,7 @@ struct Entry {
   RequeueReason requeue_reason = REQUEUE_GENERIC;
   bool deferred = false;
   bool is_preemptor = false;  // waiting for its preemptions (PrioritizePreemptorWorkloads)
+  bool scan_pending = false;  // its assignment's scan state is to be stored when the cycle ends
   MessageKind msg_kind = MSG_NONE;
   std::int32_t msg_arg = 0;
 };
@@ -369,6 +370,8 @@ class Engine {
   void build_ctx(int wid, int cq, int assignment, PreemptionCtx& ctx);
   std::uint32_t find_targets(const PreemptionCtx& ctx, std::uint32_t& t_first);
   void record(Entry& e, int assignment, std::uint32_t t_first, std::uint32_t t_n);
+  void store_scan_state(const Entry& e);
+  void drop_scan_state(Entry& e) noexcept;
   bool nominate(Entry& e);
   void prefetch_head(std::size_t i) const noexcept;
 
