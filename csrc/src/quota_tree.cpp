@@ -2,6 +2,8 @@
 // pkg/cache/scheduler/resource_node.go).
 #include <kueue_fast/quota_tree.hpp>
 
+#include <algorithm>
+
 namespace kueue_fast {
 
 QuotaTree::QuotaTree(const Topology& topo)
@@ -203,6 +205,10 @@ void QuotaTree::remove_usage(int node, int fr, Amount value) noexcept { remove_u
 // node and go up the same path, each stopping on its own (the snapshot's
 // usage may differ from the cache's by this cycle's reservations).
 void QuotaTree::commit_add_usage(int node, int fr, Amount value) noexcept {
+  if (!huge_ && !huge(value)) {
+    commit_add_usage_small(node, fr, value);
+    return;
+  }
   Amount in_snapshot = value, in_cache = value;
   bool snapshot_on = true, cache_on = true;
   bool big = false;
@@ -240,6 +246,47 @@ void QuotaTree::commit_add_usage(int node, int fr, Amount value) noexcept {
   if (big) huge_ = true;
 }
 
+// commit_add_usage while every quota, usage and the value are below 2^61 in
+// magnitude (may_saturate false): the Amount arithmetic is then plain int64
+// arithmetic (no Unlimited, no saturation), written as such.
+void QuotaTree::commit_add_usage_small(int node, int fr, Amount value) noexcept {
+  Amount in_snapshot = value, in_cache = value;
+  bool snapshot_on = true, cache_on = true;
+  bool big = false;
+  for (;;) {
+    const std::size_t i = at(node, fr);
+    const Amount local_quota = cells_[i].local_quota;
+    const int p = parent_[node];
+    if (snapshot_on) {
+      ++version_[node];
+      touch(node);
+      Amount& usage = cells_[i].usage;
+      const Amount local_avail = std::max<Amount>(0, local_quota - usage);
+      usage += in_snapshot;
+      big = big || huge(usage);
+      if (p < 0 || !(in_snapshot > local_avail)) {
+        snapshot_on = false;
+      } else {
+        in_snapshot -= local_avail;
+      }
+    }
+    if (cache_on) {
+      Amount& usage = cache_usage_[i];
+      const Amount local_avail = std::max<Amount>(0, local_quota - usage);
+      usage += in_cache;
+      big = big || huge(usage);
+      if (p < 0 || !(in_cache > local_avail)) {
+        cache_on = false;
+      } else {
+        in_cache -= local_avail;
+      }
+    }
+    if (!snapshot_on && !cache_on) break;
+    node = p;
+  }
+  if (big) huge_ = true;
+}
+
 void QuotaTree::commit_remove_usage(int node, int fr, Amount value) noexcept {
   remove_usage_in<false>(node, fr, value);
   remove_usage_in<true>(node, fr, value);
@@ -267,6 +314,7 @@ void QuotaTree::discard_snapshot() noexcept {
 //          the borrowing limit still allows: (subtree - local) - used in
 //          parent + borrowing_limit.
 Amount QuotaTree::available_raw(int node, int fr) const noexcept {
+  if (!huge_) return available_raw_small(node, fr);
   IdRange anc = ancestors(node);
   const std::size_t k = anc.size();
   const int root = k > 0 ? anc[k - 1] : node;
@@ -285,6 +333,35 @@ Amount QuotaTree::available_raw(int node, int fr) const noexcept {
       parent_available = amount_min(amount_add(amount_sub(stored_in_parent, used_in_parent), bl), parent_available);
     }
     avail = amount_add(amount_max(0, amount_sub(lq, u)), parent_available);
+  }
+  return avail;
+}
+
+// available_raw while every quota and usage is below 2^61 in magnitude
+// (may_saturate false): the same Amount arithmetic, with the Unlimited and
+// saturation cases that cannot occur left out. Only a borrowing limit may be
+// Unlimited or huge (it is not covered by may_saturate), and the sums with it
+// saturate as before: amount_add(x, y) is sat_add(x, y) when x is not
+// Unlimited, and x >= 0 here where y may be Unlimited.
+Amount QuotaTree::available_raw_small(int node, int fr) const noexcept {
+  IdRange anc = ancestors(node);
+  const std::size_t k = anc.size();
+  const int root = k > 0 ? anc[k - 1] : node;
+  std::size_t i = at(root, fr);
+  Amount avail = cells_[i].subtree_quota - cells_[i].usage;
+  for (std::size_t j = k; j-- > 0;) {
+    const int n = j > 0 ? anc[j - 1] : node;
+    i = at(n, fr);
+    const Amount u = cells_[i].usage;
+    const Amount lq = cells_[i].local_quota;
+    const Amount bl = cells_[i].borrowing_limit;
+    Amount parent_available = avail;
+    if (bl != NO_LIMIT) {
+      const Amount stored_in_parent = cells_[i].subtree_quota - lq;
+      const Amount used_in_parent = std::max<Amount>(0, u - lq);
+      parent_available = std::min(sat_add(stored_in_parent - used_in_parent, bl), parent_available);
+    }
+    avail = sat_add(std::max<Amount>(0, lq - u), parent_available);
   }
   return avail;
 }
