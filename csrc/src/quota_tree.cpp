@@ -344,14 +344,8 @@ Amount QuotaTree::available_raw(int node, int fr) const noexcept {
 // saturate as before: amount_add(x, y) is sat_add(x, y) when x is not
 // Unlimited, and x >= 0 here where y may be Unlimited.
 Amount QuotaTree::available_raw_small(int node, int fr) const noexcept {
-  IdRange anc = ancestors(node);
-  const std::size_t k = anc.size();
-  const int root = k > 0 ? anc[k - 1] : node;
-  std::size_t i = at(root, fr);
-  Amount avail = cells_[i].subtree_quota - cells_[i].usage;
-  for (std::size_t j = k; j-- > 0;) {
-    const int n = j > 0 ? anc[j - 1] : node;
-    i = at(n, fr);
+  // One level down: what a node has given its parent's available.
+  auto below = [&](std::size_t i, Amount avail) {
     const Amount u = cells_[i].usage;
     const Amount lq = cells_[i].local_quota;
     const Amount bl = cells_[i].borrowing_limit;
@@ -361,8 +355,19 @@ Amount QuotaTree::available_raw_small(int node, int fr) const noexcept {
       const Amount used_in_parent = std::max<Amount>(0, u - lq);
       parent_available = std::min(sat_add(stored_in_parent - used_in_parent, bl), parent_available);
     }
-    avail = sat_add(std::max<Amount>(0, lq - u), parent_available);
+    return sat_add(std::max<Amount>(0, lq - u), parent_available);
+  };
+  const int parent = parent_[node];
+  if (parent >= 0 && parent_[parent] < 0) {  // a ClusterQueue in a flat cohort: no ancestor list to walk
+    const std::size_t r = at(parent, fr);
+    return below(at(node, fr), cells_[r].subtree_quota - cells_[r].usage);
   }
+  IdRange anc = ancestors(node);
+  const std::size_t k = anc.size();
+  const int root = k > 0 ? anc[k - 1] : node;
+  std::size_t i = at(root, fr);
+  Amount avail = cells_[i].subtree_quota - cells_[i].usage;
+  for (std::size_t j = k; j-- > 0;) avail = below(at(j > 0 ? anc[j - 1] : node, fr), avail);
   return avail;
 }
 
