@@ -28,7 +28,7 @@ Engine::Engine(TopologySpec topology, bool release_evictions)
       shares_(topo_, tree_),
       release_evictions_(release_evictions),
       assigner_({topo_, tree_, w_, arena_, stats_, *this}),
-      preemptor_({topo_, tree_, w_, shares_, cq_admitted_, cq_front_, afs_, debug_checks_, stats_, *this}),
+      preemptor_({topo_, tree_, w_, shares_, cq_admitted_, cq_front_, cohort_fronts_, afs_, debug_checks_, stats_, *this}),
       tournament_({topo_, tree_, w_, shares_, entries_, arena_}) {
   // Admission fair sharing applies with the configuration and a usage-based
   // ClusterQueue (scheduler.py: UsageLedger only then).
@@ -43,6 +43,7 @@ Engine::Engine(TopologySpec topology, bool release_evictions)
   if (afs_on) init_admission_fair_sharing();
   cq_admitted_.resize(static_cast<std::size_t>(topo_.n_cq()));
   cq_front_.resize(static_cast<std::size_t>(topo_.n_cq()));
+  cohort_fronts_ = CohortFronts(static_cast<std::size_t>(tree_.n_nodes()));
   for (int c = 0; c < topo_.n_cq(); ++c) cq_active_.push_back(topo_.cq(c).active ? 1 : 0);
   cq_generation_.assign(static_cast<std::size_t>(topo_.n_cq()), 1);
   snapshot_generation_ = cq_generation_;

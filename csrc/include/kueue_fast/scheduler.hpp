@@ -289,9 +289,11 @@ class Engine {
   // admitted, namespace/name, wid - is the last element).
   std::vector<std::vector<AdmittedEntry>> cq_admitted_;
   std::vector<AdmittedFront> cq_front_;  // cq_admitted_[cq].front(), compact
+  CohortFronts cohort_fronts_;
   void update_front(int cq) noexcept {
     const auto& l = cq_admitted_[cq];
     cq_front_[cq] = l.empty() ? AdmittedFront{} : AdmittedFront{l.back().priority, l.back().evicting, 0};
+    cohort_fronts_.mark(tree_.root_of(cq));
   }
   std::vector<std::int64_t> cq_generation_, snapshot_generation_;
   // Queue-order timestamps moved by a preemption (reclaim while borrowing,
