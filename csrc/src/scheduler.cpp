@@ -883,6 +883,28 @@ void Engine::prefetch_head(std::size_t i) const noexcept {
   }
 }
 
+// The entries are processed in the order of their workloads, not of their
+// ClusterQueues: what entry order_[k] will read is spread over the tree and
+// the workload arrays. Ask for it a few entries ahead, in two stages (the
+// entry itself first, then what it points to).
+void Engine::prefetch_entry(std::size_t k) const noexcept {
+  const std::size_t n = order_.size();
+  if (k + 8 < n) __builtin_prefetch(&entries_[static_cast<std::size_t>(order_[k + 8])]);
+  if (k + 4 < n) {
+    const Entry& e = entries_[static_cast<std::size_t>(order_[k + 4])];
+    tree_.prefetch_row(e.cq);
+    const int root = tree_.root_of(e.cq);
+    if (root != e.cq) tree_.prefetch_row(root);
+    tree_.prefetch_cache_row(e.cq);
+    __builtin_prefetch(&arena_.assignments[static_cast<std::size_t>(e.assignment)]);
+    __builtin_prefetch(&w_.adm[static_cast<std::size_t>(e.wid)]);
+    __builtin_prefetch(&w_.status[static_cast<std::size_t>(e.wid)]);
+    __builtin_prefetch(&w_.admitted_cq[static_cast<std::size_t>(e.wid)]);
+    __builtin_prefetch(&w_.admission_time[static_cast<std::size_t>(e.wid)]);
+    __builtin_prefetch(&queues_[static_cast<std::size_t>(e.cq)]);
+  }
+}
+
 // (entry, nominated?) for a head. Not nominated: inadmissible for a reason.
 bool Engine::nominate(Entry& e) {
   const int wid = e.wid, cq = e.cq;
@@ -1339,7 +1361,8 @@ const CycleReport& Engine::run_cycle(std::int64_t now_ns) {
   // 1. heads
   const double* lq_usage = afs_ ? lq_usage_.data() : nullptr;
   for (int cq = 0; cq < topo_.n_cq(); ++cq) {
-    if (cq + 4 < topo_.n_cq()) queues_[cq + 4].prefetch_top();
+    if (cq + 8 < topo_.n_cq()) queues_[cq + 8].prefetch_top();
+    if (cq + 4 < topo_.n_cq()) queues_[cq + 4].prefetch_top_workload(w_);
     if (cq_active_[cq] && queues_[cq].has_active()) {
       int wid = queues_[cq].pop(w_, lq_usage);
       if (wid >= 0) {
@@ -1377,7 +1400,10 @@ const CycleReport& Engine::run_cycle(std::int64_t now_ns) {
   } else {
     order_ = nominated_;
     classical_order(order_);
-    for (std::int32_t i : order_) process_unless_blocked(entries_[i], now_ns);
+    for (std::size_t k = 0; k < order_.size(); ++k) {
+      prefetch_entry(k);
+      process_unless_blocked(entries_[order_[k]], now_ns);
+    }
   }
 
   // 6. requeue the heads that were not admitted

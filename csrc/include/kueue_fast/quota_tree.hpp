@@ -171,6 +171,12 @@ class QuotaTree {
     const std::size_t bytes = static_cast<std::size_t>(n_fr_) * sizeof(Cell);
     for (std::size_t off = 0; off < bytes; off += 64) __builtin_prefetch(p + off);
   }
+  // The same for the node's usage in the cache (commit_add_usage writes it).
+  void prefetch_cache_row(int node) const noexcept {
+    const char* p = reinterpret_cast<const char*>(cache_usage_.data() + at(node, 0));
+    const std::size_t bytes = static_cast<std::size_t>(n_fr_) * sizeof(Amount);
+    for (std::size_t off = 0; off < bytes; off += 64) __builtin_prefetch(p + off);
+  }
   // A counter per node that grows with every change of its usage: equal
   // sums of versions mean no usage changed on those nodes since.
   std::uint64_t version(int node) const noexcept { return version_[node]; }

@@ -376,6 +376,7 @@ class Engine {
   void drop_scan_state(Entry& e) noexcept;
   bool nominate(Entry& e);
   void prefetch_head(std::size_t i) const noexcept;
+  void prefetch_entry(std::size_t k) const noexcept;
 
   // processing
   void classical_order(std::vector<std::int32_t>& order);
