@@ -293,7 +293,13 @@ void QuotaTree::commit_remove_usage(int node, int fr, Amount value) noexcept {
 }
 
 void QuotaTree::discard_snapshot() noexcept {
-  for (std::int32_t node : touched_list_) {
+  const std::size_t n = touched_list_.size();
+  for (std::size_t k = 0; k < n; ++k) {
+    if (k + 4 < n) {  // the nodes in the order the cycle touched them: scattered rows
+      prefetch_row(touched_list_[k + 4]);
+      prefetch_cache_row(touched_list_[k + 4]);
+    }
+    const std::int32_t node = touched_list_[k];
     touched_[node] = 0;
     bool changed = false;
     for (int fr = 0; fr < n_fr_; ++fr) {

@@ -875,9 +875,14 @@ void Engine::prefetch_head(std::size_t i) const noexcept {
     const Span ps = w.pod_sets_of[wid];
     if (ps.n > 0) __builtin_prefetch(&w.pod_sets[ps.first]);
     if (w.ls_off[wid] != std::numeric_limits<std::uint32_t>::max()) __builtin_prefetch(&w.ls_pool[w.ls_off[wid]]);
+    const ClusterQueueSpec& spec = topo_.cq(entries_[i + 8].cq);
+    if (!spec.groups.empty()) __builtin_prefetch(spec.groups.data());
   }
   if (i + 4 < n) {
     tree_.prefetch_row(entries_[i + 4].cq);
+    tree_.prefetch_quota_rows(entries_[i + 4].cq);
+    const ClusterQueueSpec& spec = topo_.cq(entries_[i + 4].cq);
+    if (!spec.groups.empty()) __builtin_prefetch(spec.groups.front().flavors.data());
     const Span ps = w.pod_sets_of[entries_[i + 4].wid];
     if (ps.n > 0) __builtin_prefetch(&w.requests[w.pod_sets[ps.first].requests.first]);
   }

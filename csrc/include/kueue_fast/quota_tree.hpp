@@ -171,6 +171,15 @@ class QuotaTree {
     const std::size_t bytes = static_cast<std::size_t>(n_fr_) * sizeof(Cell);
     for (std::size_t off = 0; off < bytes; off += 64) __builtin_prefetch(p + off);
   }
+  // The same for its static quota rows that flavor assignment reads
+  // (potential available, nominal).
+  void prefetch_quota_rows(int node) const noexcept {
+    const std::size_t bytes = static_cast<std::size_t>(n_fr_) * sizeof(Amount);
+    for (const Amount* row : {potential_.data() + at(node, 0), nominal_.data() + at(node, 0)}) {
+      const char* p = reinterpret_cast<const char*>(row);
+      for (std::size_t off = 0; off < bytes; off += 64) __builtin_prefetch(p + off);
+    }
+  }
   // The same for the node's usage in the cache (commit_add_usage writes it).
   void prefetch_cache_row(int node) const noexcept {
     const char* p = reinterpret_cast<const char*>(cache_usage_.data() + at(node, 0));
