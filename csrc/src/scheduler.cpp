@@ -868,6 +868,8 @@ void Engine::prefetch_head(std::size_t i) const noexcept {
     __builtin_prefetch(&w.ls_valid[wid]);
     __builtin_prefetch(&w.ls_off[wid]);
     __builtin_prefetch(&w.ls_cycle[wid]);
+    __builtin_prefetch(&w.ls_generation[wid]);
+    __builtin_prefetch(&w.priority[wid]);
     __builtin_prefetch(&w.block[wid]);
   }
   if (i + 8 < n) {
@@ -894,9 +896,18 @@ void Engine::prefetch_head(std::size_t i) const noexcept {
 // entry itself first, then what it points to).
 void Engine::prefetch_entry(std::size_t k) const noexcept {
   const std::size_t n = order_.size();
-  if (k + 8 < n) __builtin_prefetch(&entries_[static_cast<std::size_t>(order_[k + 8])]);
+  if (k + 12 < n) __builtin_prefetch(&entries_[static_cast<std::size_t>(order_[k + 12])]);
+  if (k + 8 < n) {
+    const auto wid = static_cast<std::size_t>(entries_[static_cast<std::size_t>(order_[k + 8])].wid);
+    __builtin_prefetch(&w_.pod_sets_of[wid]);
+    __builtin_prefetch(&w_.ls_valid[wid]);
+    __builtin_prefetch(&w_.reason[wid]);
+    __builtin_prefetch(&w_.msg_kind[wid]);
+  }
   if (k + 4 < n) {
     const Entry& e = entries_[static_cast<std::size_t>(order_[k + 4])];
+    const Span ps = w_.pod_sets_of[static_cast<std::size_t>(e.wid)];
+    if (ps.n > 0) __builtin_prefetch(&w_.pod_sets[ps.first]);
     tree_.prefetch_row(e.cq);
     const int root = tree_.root_of(e.cq);
     if (root != e.cq) tree_.prefetch_row(root);
