@@ -52,10 +52,17 @@ bool Preemptor::any_candidate_possible(const PreemptionCtx& ctx) const noexcept 
   if (may_have_candidates(v_.cq_front[ctx.cq], spec.within_cluster_queue, priority)) return true;
   const QuotaTree& t = v_.tree;
   if (t.parent(ctx.cq) < 0 || spec.reclaim_within_cohort == NEVER) return false;
-  for (int cq : t.subtree_cqs(t.root_of(ctx.cq))) {
-    if (cq != ctx.cq && may_have_candidates(v_.cq_front[cq], spec.reclaim_within_cohort, priority)) return true;
-  }
-  return false;
+  // Is there another ClusterQueue of the tree whose front may_have_candidates?
+  // From the tree's summary, with ctx.cq's own front taken out.
+  const int root = t.root_of(ctx.cq);
+  const CohortFronts::Summary& s = v_.cohort_fronts.get(root, t.subtree_cqs(root), v_.cq_front);
+  const AdmittedFront& own = v_.cq_front[ctx.cq];
+  const bool own_listed = t.in_snapshot(ctx.cq) && !own.empty;  // subtree_cqs: the active ones
+  if (s.non_empty - (own_listed ? 1 : 0) == 0) return false;
+  if (spec.reclaim_within_cohort == ANY) return true;
+  if (s.evicting - (own_listed && own.evicting ? 1 : 0) > 0) return true;
+  const std::int64_t lowest_other = s.lowest_cq == ctx.cq ? s.second : s.lowest;
+  return spec.reclaim_within_cohort == LOWER_PRIORITY ? lowest_other < priority : lowest_other <= priority;
 }
 
 const std::vector<Target>& Preemptor::get_targets(const PreemptionCtx& ctx) {

@@ -2,6 +2,8 @@
 // pkg/cache/scheduler/resource_node.go).
 #include <kueue_fast/quota_tree.hpp>
 
+#include <algorithm>
+
 namespace kueue_fast {
 
 QuotaTree::QuotaTree(const Topology& topo)
@@ -203,6 +205,10 @@ void QuotaTree::remove_usage(int node, int fr, Amount value) noexcept { remove_u
 // node and go up the same path, each stopping on its own (the snapshot's
 // usage may differ from the cache's by this cycle's reservations).
 void QuotaTree::commit_add_usage(int node, int fr, Amount value) noexcept {
+  if (!huge_ && !huge(value)) {
+    commit_add_usage_small(node, fr, value);
+    return;
+  }
   Amount in_snapshot = value, in_cache = value;
   bool snapshot_on = true, cache_on = true;
   bool big = false;
@@ -240,13 +246,60 @@ void QuotaTree::commit_add_usage(int node, int fr, Amount value) noexcept {
   if (big) huge_ = true;
 }
 
+// commit_add_usage while every quota, usage and the value are below 2^61 in
+// magnitude (may_saturate false): the Amount arithmetic is then plain int64
+// arithmetic (no Unlimited, no saturation), written as such.
+void QuotaTree::commit_add_usage_small(int node, int fr, Amount value) noexcept {
+  Amount in_snapshot = value, in_cache = value;
+  bool snapshot_on = true, cache_on = true;
+  bool big = false;
+  for (;;) {
+    const std::size_t i = at(node, fr);
+    const Amount local_quota = cells_[i].local_quota;
+    const int p = parent_[node];
+    if (snapshot_on) {
+      ++version_[node];
+      touch(node);
+      Amount& usage = cells_[i].usage;
+      const Amount local_avail = std::max<Amount>(0, local_quota - usage);
+      usage += in_snapshot;
+      big = big || huge(usage);
+      if (p < 0 || !(in_snapshot > local_avail)) {
+        snapshot_on = false;
+      } else {
+        in_snapshot -= local_avail;
+      }
+    }
+    if (cache_on) {
+      Amount& usage = cache_usage_[i];
+      const Amount local_avail = std::max<Amount>(0, local_quota - usage);
+      usage += in_cache;
+      big = big || huge(usage);
+      if (p < 0 || !(in_cache > local_avail)) {
+        cache_on = false;
+      } else {
+        in_cache -= local_avail;
+      }
+    }
+    if (!snapshot_on && !cache_on) break;
+    node = p;
+  }
+  if (big) huge_ = true;
+}
+
 void QuotaTree::commit_remove_usage(int node, int fr, Amount value) noexcept {
   remove_usage_in<false>(node, fr, value);
   remove_usage_in<true>(node, fr, value);
 }
 
 void QuotaTree::discard_snapshot() noexcept {
-  for (std::int32_t node : touched_list_) {
+  const std::size_t n = touched_list_.size();
+  for (std::size_t k = 0; k < n; ++k) {
+    if (k + 4 < n) {  // the nodes in the order the cycle touched them: scattered rows
+      prefetch_row(touched_list_[k + 4]);
+      prefetch_cache_row(touched_list_[k + 4]);
+    }
+    const std::int32_t node = touched_list_[k];
     touched_[node] = 0;
     bool changed = false;
     for (int fr = 0; fr < n_fr_; ++fr) {
@@ -267,6 +320,7 @@ void QuotaTree::discard_snapshot() noexcept {
 //          the borrowing limit still allows: (subtree - local) - used in
 //          parent + borrowing_limit.
 Amount QuotaTree::available_raw(int node, int fr) const noexcept {
+  if (!huge_) return available_raw_small(node, fr);
   IdRange anc = ancestors(node);
   const std::size_t k = anc.size();
   const int root = k > 0 ? anc[k - 1] : node;
@@ -286,6 +340,40 @@ Amount QuotaTree::available_raw(int node, int fr) const noexcept {
     }
     avail = amount_add(amount_max(0, amount_sub(lq, u)), parent_available);
   }
+  return avail;
+}
+
+// available_raw while every quota and usage is below 2^61 in magnitude
+// (may_saturate false): the same Amount arithmetic, with the Unlimited and
+// saturation cases that cannot occur left out. Only a borrowing limit may be
+// Unlimited or huge (it is not covered by may_saturate), and the sums with it
+// saturate as before: amount_add(x, y) is sat_add(x, y) when x is not
+// Unlimited, and x >= 0 here where y may be Unlimited.
+Amount QuotaTree::available_raw_small(int node, int fr) const noexcept {
+  // One level down: what a node has given its parent's available.
+  auto below = [&](std::size_t i, Amount avail) {
+    const Amount u = cells_[i].usage;
+    const Amount lq = cells_[i].local_quota;
+    const Amount bl = cells_[i].borrowing_limit;
+    Amount parent_available = avail;
+    if (bl != NO_LIMIT) {
+      const Amount stored_in_parent = cells_[i].subtree_quota - lq;
+      const Amount used_in_parent = std::max<Amount>(0, u - lq);
+      parent_available = std::min(sat_add(stored_in_parent - used_in_parent, bl), parent_available);
+    }
+    return sat_add(std::max<Amount>(0, lq - u), parent_available);
+  };
+  const int parent = parent_[node];
+  if (parent >= 0 && parent_[parent] < 0) {  // a ClusterQueue in a flat cohort: no ancestor list to walk
+    const std::size_t r = at(parent, fr);
+    return below(at(node, fr), cells_[r].subtree_quota - cells_[r].usage);
+  }
+  IdRange anc = ancestors(node);
+  const std::size_t k = anc.size();
+  const int root = k > 0 ? anc[k - 1] : node;
+  std::size_t i = at(root, fr);
+  Amount avail = cells_[i].subtree_quota - cells_[i].usage;
+  for (std::size_t j = k; j-- > 0;) avail = below(at(j > 0 ? anc[j - 1] : node, fr), avail);
   return avail;
 }
 

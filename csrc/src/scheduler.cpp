@@ -28,7 +28,7 @@ Engine::Engine(TopologySpec topology, bool release_evictions)
       shares_(topo_, tree_),
       release_evictions_(release_evictions),
       assigner_({topo_, tree_, w_, arena_, stats_, *this}),
-      preemptor_({topo_, tree_, w_, shares_, cq_admitted_, cq_front_, afs_, debug_checks_, stats_, *this}),
+      preemptor_({topo_, tree_, w_, shares_, cq_admitted_, cq_front_, cohort_fronts_, afs_, debug_checks_, stats_, *this}),
       tournament_({topo_, tree_, w_, shares_, entries_, arena_}) {
   // Admission fair sharing applies with the configuration and a usage-based
   // ClusterQueue (scheduler.py: UsageLedger only then).
@@ -43,6 +43,7 @@ Engine::Engine(TopologySpec topology, bool release_evictions)
   if (afs_on) init_admission_fair_sharing();
   cq_admitted_.resize(static_cast<std::size_t>(topo_.n_cq()));
   cq_front_.resize(static_cast<std::size_t>(topo_.n_cq()));
+  cohort_fronts_ = CohortFronts(static_cast<std::size_t>(tree_.n_nodes()));
   for (int c = 0; c < topo_.n_cq(); ++c) cq_active_.push_back(topo_.cq(c).active ? 1 : 0);
   cq_generation_.assign(static_cast<std::size_t>(topo_.n_cq()), 1);
   snapshot_generation_ = cq_generation_;
@@ -226,6 +227,15 @@ int Engine::add_workloads(const BulkWorkloads& in) {
       text += in.uids.empty() ? in.namespaces[i].size() + 1 + in.names[i].size() : in.uids[i].size();
     }
     w.reserve_more(in.n, in.n_ps, in.n_req, text);
+    // The blocks the cycles give each pending workload: its scan state and
+    // admission record (admit_entry's room: every request plus pods).
+    std::size_t ls = 0;
+    for (std::size_t i = 0; i < in.n; ++i) {
+      if (in.cluster_queue[i] < 0) continue;
+      const auto n_ps = static_cast<std::size_t>(in.ps_offsets[i + 1] - in.ps_offsets[i]);
+      ls += n_ps * static_cast<std::size_t>(topo_.n_groups(static_cast<int>(in.cluster_queue[i])));
+    }
+    w.reserve_pools(in.n + 4 * in.n_ps + 2 * in.n_req, ls);
   }
   std::vector<int> names;
   names.reserve(in.pod_set_names.size());
@@ -811,7 +821,15 @@ void Engine::record(Entry& e, int assignment, std::uint32_t t_first, std::uint32
   e.t_first = t_first;
   e.t_n = t_n;
   e.msg_kind = MSG_ASSIGNMENT;
-  // LastState(a.last_tried, snapshot generation, cycle)
+  e.scan_pending = true;  // LastState: written when the cycle ends (store_scan_state), if still kept
+}
+
+// LastState(a.last_tried, snapshot generation, cycle) of the entry's
+// assignment. Nothing reads a head's scan state during the cycle that
+// records it (a recomputed assignment starts from the first flavor), so it
+// is written at the cycle's end, and only for the heads that keep it: most
+// heads are admitted, which drops it.
+void Engine::store_scan_state(const Entry& e) {
   const int wid = e.wid;
   const int ng = topo_.n_groups(e.cq);
   const std::uint32_t n_ps = w_.pod_sets_of[wid].n;
@@ -822,7 +840,7 @@ void Engine::record(Entry& e, int assignment, std::uint32_t t_first, std::uint32
   }
   std::int16_t* block = w_.ls_pool.data() + w_.ls_off[wid];
   std::fill(block, block + size, TRIED_ABSENT);
-  const AssignmentRec& a = arena_[assignment];
+  const AssignmentRec& a = arena_[e.assignment];
   for (std::uint32_t i = 0; i < a.ps_n; ++i) {
     const PodSetRec& ps = arena_.pod_sets[a.ps_first + i];
     std::copy_n(arena_.tried.data() + ps.tried_first, ng, block + i * static_cast<std::uint32_t>(ng));
@@ -830,6 +848,11 @@ void Engine::record(Entry& e, int assignment, std::uint32_t t_first, std::uint32
   w_.ls_valid[wid] = 1;
   w_.ls_generation[wid] = snapshot_generation_[e.cq];
   w_.ls_cycle[wid] = cycle_;
+}
+
+void Engine::drop_scan_state(Entry& e) noexcept {
+  e.scan_pending = false;
+  w_.ls_valid[e.wid] = 0;
 }
 
 // The heads' data is spread over the workload arrays. While nominating head
@@ -845,6 +868,8 @@ void Engine::prefetch_head(std::size_t i) const noexcept {
     __builtin_prefetch(&w.ls_valid[wid]);
     __builtin_prefetch(&w.ls_off[wid]);
     __builtin_prefetch(&w.ls_cycle[wid]);
+    __builtin_prefetch(&w.ls_generation[wid]);
+    __builtin_prefetch(&w.priority[wid]);
     __builtin_prefetch(&w.block[wid]);
   }
   if (i + 8 < n) {
@@ -852,11 +877,47 @@ void Engine::prefetch_head(std::size_t i) const noexcept {
     const Span ps = w.pod_sets_of[wid];
     if (ps.n > 0) __builtin_prefetch(&w.pod_sets[ps.first]);
     if (w.ls_off[wid] != std::numeric_limits<std::uint32_t>::max()) __builtin_prefetch(&w.ls_pool[w.ls_off[wid]]);
+    const ClusterQueueSpec& spec = topo_.cq(entries_[i + 8].cq);
+    if (!spec.groups.empty()) __builtin_prefetch(spec.groups.data());
   }
   if (i + 4 < n) {
     tree_.prefetch_row(entries_[i + 4].cq);
+    tree_.prefetch_quota_rows(entries_[i + 4].cq);
+    const ClusterQueueSpec& spec = topo_.cq(entries_[i + 4].cq);
+    if (!spec.groups.empty()) __builtin_prefetch(spec.groups.front().flavors.data());
     const Span ps = w.pod_sets_of[entries_[i + 4].wid];
     if (ps.n > 0) __builtin_prefetch(&w.requests[w.pod_sets[ps.first].requests.first]);
+  }
+}
+
+// The entries are processed in the order of their workloads, not of their
+// ClusterQueues: what entry order_[k] will read is spread over the tree and
+// the workload arrays. Ask for it a few entries ahead, in two stages (the
+// entry itself first, then what it points to).
+void Engine::prefetch_entry(std::size_t k) const noexcept {
+  const std::size_t n = order_.size();
+  if (k + 12 < n) __builtin_prefetch(&entries_[static_cast<std::size_t>(order_[k + 12])]);
+  if (k + 8 < n) {
+    const auto wid = static_cast<std::size_t>(entries_[static_cast<std::size_t>(order_[k + 8])].wid);
+    __builtin_prefetch(&w_.pod_sets_of[wid]);
+    __builtin_prefetch(&w_.ls_valid[wid]);
+    __builtin_prefetch(&w_.reason[wid]);
+    __builtin_prefetch(&w_.msg_kind[wid]);
+  }
+  if (k + 4 < n) {
+    const Entry& e = entries_[static_cast<std::size_t>(order_[k + 4])];
+    const Span ps = w_.pod_sets_of[static_cast<std::size_t>(e.wid)];
+    if (ps.n > 0) __builtin_prefetch(&w_.pod_sets[ps.first]);
+    tree_.prefetch_row(e.cq);
+    const int root = tree_.root_of(e.cq);
+    if (root != e.cq) tree_.prefetch_row(root);
+    tree_.prefetch_cache_row(e.cq);
+    __builtin_prefetch(&arena_.assignments[static_cast<std::size_t>(e.assignment)]);
+    __builtin_prefetch(&w_.adm[static_cast<std::size_t>(e.wid)]);
+    __builtin_prefetch(&w_.status[static_cast<std::size_t>(e.wid)]);
+    __builtin_prefetch(&w_.admitted_cq[static_cast<std::size_t>(e.wid)]);
+    __builtin_prefetch(&w_.admission_time[static_cast<std::size_t>(e.wid)]);
+    __builtin_prefetch(&queues_[static_cast<std::size_t>(e.cq)]);
   }
 }
 
@@ -966,7 +1027,7 @@ void Engine::skip(Entry& e, MessageKind message) {
   e.status = ENTRY_SKIPPED;
   e.msg_kind = message;
   e.reason = WAITING_FOR_QUOTA;
-  if (!topo_.gates().flavor_fungibility_preserve_scan_progress) w_.ls_valid[e.wid] = 0;
+  if (!topo_.gates().flavor_fungibility_preserve_scan_progress) drop_scan_state(e);
 }
 
 void Engine::issue_preemptions(const Entry& e, std::int64_t now_ns) {
@@ -1024,7 +1085,8 @@ void Engine::admit_entry(Entry& e, std::int64_t now_ns) {
   // processEntry: cq.AddUsage), not the workload: it is no preemption
   // candidate for the rest of the cycle (preemption.go findCandidates). It
   // joins its ClusterQueue's admitted list when the cycle ends.
-  admit(e.wid, e.cq, now_ns, /*listed=*/false);
+  admit(e.wid, e.cq, now_ns, /*listed=*/false);  // drops the scan state
+  e.scan_pending = false;
   push_entry_penalty(e.wid, e.cq, now_ns);
   ++cq_generation_[e.cq];  // the admission's status update reaches the cache
   queues_[e.cq].clear_preemptor(e.wid);
@@ -1097,7 +1159,7 @@ void Engine::process(Entry& e, std::int64_t now_ns) {
       }
     }
     const std::size_t nomination_ps = a.ps_n;
-    w_.ls_valid[e.wid] = 0;
+    drop_scan_state(e);
     for (std::int32_t v : victims_) {  // _simulate_removal
       preemptor_.remove(v);
       cq_admitted_erase(v);
@@ -1151,7 +1213,7 @@ void Engine::process(Entry& e, std::int64_t now_ns) {
     e.msg_kind = MSG_DEFERRED;
     e.reason = WAITING_FOR_PREEMPTED;
     e.requeue_reason = REQUEUE_PENDING_PREEMPTION;
-    w_.ls_valid[e.wid] = 0;
+    drop_scan_state(e);
     reserve(cq, u0, u1);
     return;
   }
@@ -1174,7 +1236,7 @@ void Engine::process(Entry& e, std::int64_t now_ns) {
     reserve(cq, u0, u1);
     issue_preemptions(e, now_ns);
     for (std::uint32_t k = 0; k < e.t_n; ++k) report_.preempted.push_back(targets_[e.t_first + k].wid);
-    w_.ls_valid[e.wid] = 0;
+    drop_scan_state(e);
     e.reason = WAITING_FOR_PREEMPTED;
     if (e.t_n > 0) {
       e.msg_kind = MSG_ASSIGNMENT_PENDING;
@@ -1315,7 +1377,8 @@ const CycleReport& Engine::run_cycle(std::int64_t now_ns) {
   // 1. heads
   const double* lq_usage = afs_ ? lq_usage_.data() : nullptr;
   for (int cq = 0; cq < topo_.n_cq(); ++cq) {
-    if (cq + 4 < topo_.n_cq()) queues_[cq + 4].prefetch_top();
+    if (cq + 8 < topo_.n_cq()) queues_[cq + 8].prefetch_top();
+    if (cq + 4 < topo_.n_cq()) queues_[cq + 4].prefetch_top_workload(w_);
     if (cq_active_[cq] && queues_[cq].has_active()) {
       int wid = queues_[cq].pop(w_, lq_usage);
       if (wid >= 0) {
@@ -1353,11 +1416,15 @@ const CycleReport& Engine::run_cycle(std::int64_t now_ns) {
   } else {
     order_ = nominated_;
     classical_order(order_);
-    for (std::int32_t i : order_) process_unless_blocked(entries_[i], now_ns);
+    for (std::size_t k = 0; k < order_.size(); ++k) {
+      prefetch_entry(k);
+      process_unless_blocked(entries_[order_[k]], now_ns);
+    }
   }
 
   // 6. requeue the heads that were not admitted
   for (Entry& e : entries_) {
+    if (e.scan_pending) store_scan_state(e);
     if (e.status == ENTRY_ASSUMED) continue;
     if (e.status == ENTRY_WAITING) {  // never processed: no status written, back in the queue as it was
       queues_[e.cq].requeue(w_, e.wid, REQUEUE_FAILED_AFTER_NOMINATION, false);

@@ -54,6 +54,11 @@ void WorkloadStore::reserve_more(std::size_t n, std::size_t n_ps, std::size_t n_
   grow_to(text, text.size() + n_text);
 }
 
+void WorkloadStore::reserve_pools(std::size_t adm_words, std::size_t ls_entries) {
+  grow_to(adm_pool, adm_pool.size() + adm_words);
+  grow_to(ls_pool, ls_pool.size() + ls_entries);
+}
+
 void WorkloadStore::set_names(std::string_view n, std::string_view nm, std::string_view u) {
   key_off.push_back(static_cast<std::uint32_t>(text.size()));
   ns_len.push_back(static_cast<std::uint32_t>(n.size()));

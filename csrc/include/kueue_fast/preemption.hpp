@@ -51,6 +51,48 @@ struct AdmittedFront {
   std::uint8_t empty = 1;
 };
 
+// Per cohort tree (by its root), what Preemptor::any_candidate_possible asks
+// of its ClusterQueues' fronts: how many are non-empty and evicting, and the
+// two lowest front priorities (of two different ClusterQueues). Computed when
+// asked, again only after a front of the tree changed (mark): a cycle asks
+// it for many heads between two changes.
+class CohortFronts {
+ public:
+  struct Summary {
+    std::int32_t non_empty = 0, evicting = 0;
+    std::int64_t lowest = INT64_MAX, second = INT64_MAX;  // priorities, INT64_MAX: none
+    std::int32_t lowest_cq = -1;
+  };
+  explicit CohortFronts(std::size_t n_nodes = 0) : summary_(n_nodes), stale_(n_nodes, 1) {}
+  void mark(int root) noexcept { stale_[static_cast<std::size_t>(root)] = 1; }
+  const Summary& get(int root, IdRange cqs, const std::vector<AdmittedFront>& fronts) noexcept {
+    const auto r = static_cast<std::size_t>(root);
+    if (stale_[r]) {
+      Summary s;
+      for (int cq : cqs) {
+        const AdmittedFront& f = fronts[static_cast<std::size_t>(cq)];
+        if (f.empty) continue;
+        ++s.non_empty;
+        s.evicting += f.evicting ? 1 : 0;
+        if (f.priority < s.lowest) {
+          s.second = s.lowest;
+          s.lowest = f.priority;
+          s.lowest_cq = cq;
+        } else if (f.priority < s.second) {
+          s.second = f.priority;
+        }
+      }
+      summary_[r] = s;
+      stale_[r] = 0;
+    }
+    return summary_[r];
+  }
+
+ private:
+  std::vector<Summary> summary_;
+  std::vector<std::uint8_t> stale_;
+};
+
 struct Target {
   std::int32_t wid;
   PreemptionReason reason;
@@ -87,6 +129,7 @@ class Preemptor {
     // Per ClusterQueue: its admitted workloads (Engine::cq_admitted_) and their first.
     const std::vector<std::vector<AdmittedEntry>>& cq_admitted;
     const std::vector<AdmittedFront>& cq_front;
+    CohortFronts& cohort_fronts;  // summaries of cq_front per cohort tree
     const std::unique_ptr<UsageLedger>& afs;  // set: admission fair sharing is on
     const bool& debug_checks;
     EngineStats& stats;  // target_searches is counted

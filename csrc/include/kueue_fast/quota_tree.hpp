@@ -171,6 +171,21 @@ class QuotaTree {
     const std::size_t bytes = static_cast<std::size_t>(n_fr_) * sizeof(Cell);
     for (std::size_t off = 0; off < bytes; off += 64) __builtin_prefetch(p + off);
   }
+  // The same for its static quota rows that flavor assignment reads
+  // (potential available, nominal).
+  void prefetch_quota_rows(int node) const noexcept {
+    const std::size_t bytes = static_cast<std::size_t>(n_fr_) * sizeof(Amount);
+    for (const Amount* row : {potential_.data() + at(node, 0), nominal_.data() + at(node, 0)}) {
+      const char* p = reinterpret_cast<const char*>(row);
+      for (std::size_t off = 0; off < bytes; off += 64) __builtin_prefetch(p + off);
+    }
+  }
+  // The same for the node's usage in the cache (commit_add_usage writes it).
+  void prefetch_cache_row(int node) const noexcept {
+    const char* p = reinterpret_cast<const char*>(cache_usage_.data() + at(node, 0));
+    const std::size_t bytes = static_cast<std::size_t>(n_fr_) * sizeof(Amount);
+    for (std::size_t off = 0; off < bytes; off += 64) __builtin_prefetch(p + off);
+  }
   // A counter per node that grows with every change of its usage: equal
   // sums of versions mean no usage changed on those nodes since.
   std::uint64_t version(int node) const noexcept { return version_[node]; }
@@ -202,6 +217,8 @@ class QuotaTree {
   bool may_saturate() const noexcept { return huge_; }
 
  private:
+  Amount available_raw_small(int node, int fr) const noexcept;
+  void commit_add_usage_small(int node, int fr, Amount value) noexcept;
   // lowest_subtree_that_fits for a ClusterQueue with a parent that would borrow.
   std::pair<int, bool> lowest_borrowing_subtree(int cq, int fr, Amount value) const noexcept;
   template <bool kCache>

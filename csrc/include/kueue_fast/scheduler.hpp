@@ -170,6 +170,7 @@ struct Entry {
   RequeueReason requeue_reason = REQUEUE_GENERIC;
   bool deferred = false;
   bool is_preemptor = false;  // waiting for its preemptions (PrioritizePreemptorWorkloads)
+  bool scan_pending = false;  // its assignment's scan state is to be stored when the cycle ends
   MessageKind msg_kind = MSG_NONE;
   std::int32_t msg_arg = 0;
 };
@@ -288,9 +289,11 @@ class Engine {
   // admitted, namespace/name, wid - is the last element).
   std::vector<std::vector<AdmittedEntry>> cq_admitted_;
   std::vector<AdmittedFront> cq_front_;  // cq_admitted_[cq].front(), compact
+  CohortFronts cohort_fronts_;
   void update_front(int cq) noexcept {
     const auto& l = cq_admitted_[cq];
     cq_front_[cq] = l.empty() ? AdmittedFront{} : AdmittedFront{l.back().priority, l.back().evicting, 0};
+    cohort_fronts_.mark(tree_.root_of(cq));
   }
   std::vector<std::int64_t> cq_generation_, snapshot_generation_;
   // Queue-order timestamps moved by a preemption (reclaim while borrowing,
@@ -369,8 +372,11 @@ class Engine {
   void build_ctx(int wid, int cq, int assignment, PreemptionCtx& ctx);
   std::uint32_t find_targets(const PreemptionCtx& ctx, std::uint32_t& t_first);
   void record(Entry& e, int assignment, std::uint32_t t_first, std::uint32_t t_n);
+  void store_scan_state(const Entry& e);
+  void drop_scan_state(Entry& e) noexcept;
   bool nominate(Entry& e);
   void prefetch_head(std::size_t i) const noexcept;
+  void prefetch_entry(std::size_t k) const noexcept;
 
   // processing
   void classical_order(std::vector<std::int32_t>& order);

@@ -173,6 +173,9 @@ struct WorkloadStore {
   // Room for `n` more workloads with `pod_sets` pod sets, `requests` requests
   // and `text` bytes of names; grows geometrically (many small calls stay linear).
   void reserve_more(std::size_t n, std::size_t pod_sets, std::size_t requests, std::size_t text);
+  // Room for `adm_words` more admission words and `ls_entries` more scan
+  // state entries, so that the cycles append blocks without copying the pools.
+  void reserve_pools(std::size_t adm_words, std::size_t ls_entries);
   // Adds "ns\0name" and the uid to the text arena for the newest wid.
   void set_names(std::string_view ns, std::string_view name, std::string_view uid);
   int intern_pod_set_name(std::string_view name);
