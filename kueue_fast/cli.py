@@ -382,7 +382,8 @@ def entry() -> None:
     millions of objects of a 100k-Workload input takes seconds and nothing
     needs it (every file it read is closed; it writes only to stdout and
     stderr). Never in the library API: main() returns normally."""
-    rc, fast_exit = _main(None)
+    kept: list[object] = []  # what the command built, alive until os._exit (no teardown on return)
+    rc, fast_exit = _main(None, kept)
     if not fast_exit:
         sys.exit(rc)
     for stream in (sys.stdout, sys.stderr):
@@ -393,14 +394,17 @@ def entry() -> None:
     os._exit(rc)
 
 
-def _main(argv: Sequence[str] | None) -> tuple[int, bool]:
-    """main()'s status and whether the process may end without teardown."""
+def _main(argv: Sequence[str] | None, kept: list[object] | None = None) -> tuple[int, bool]:
+    """main()'s status and whether the process may end without teardown;
+    such a command appends what it built to ``kept`` (args.kept)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in _COMMANDS:
         args = command_parser(argv[0]).parse_args(argv[1:])
     else:
         args = build_parser().parse_args(argv)
     fast_exit = bool(getattr(args, "fast_exit", False))
+    if fast_exit:
+        args.kept = kept
     return _dispatch(args), fast_exit
 
 

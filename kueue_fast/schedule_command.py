@@ -41,6 +41,8 @@ def run_schedule(args: argparse.Namespace) -> int:
             print(f"warning: {' '.join(str(w).split())}", file=sys.stderr)
         t_parsed = time.perf_counter()
         cluster = Cluster(state, engine)
+    if getattr(args, "kept", None) is not None:  # the process ends with os._exit: no teardown on return
+        args.kept.append(cluster)
     t1 = time.perf_counter()
     # The input's objects (millions: documents, models, compiled specs) live to the end; frozen, no
     # collection traverses them again (the output's allocations would otherwise trigger full ones).
