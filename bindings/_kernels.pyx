@@ -447,3 +447,33 @@ def json_workload_entries(
             pending += 1
     out.append(b"\n  ]")
     return PyUnicode_DecodeASCII(out.data(), out.size(), NULL)
+
+
+# --- whole-state scans of the Cluster's construction, one pass each in C --------------------------
+
+def latest_time_ns(workloads):
+    """The latest of every workload's creation_ns, admission_ns,
+    queue_order_ns and pods_ready_ns (None counts as 0), and 0: the
+    offline clock's start (cluster._start_time). Python ints compared as
+    such: a time past 2262 does not fit 64 bits."""
+    cdef object latest = 0, t
+    for wl in workloads:
+        t = wl.creation_ns
+        if t > latest:
+            latest = t
+        for t in (wl.admission_ns, wl.queue_order_ns, wl.pods_ready_ns):
+            if t is not None and t > latest:
+                latest = t
+    return latest
+
+
+def requested_resources(workloads):
+    """The names of every resource the workloads' pod sets request."""
+    cdef set out = set()
+    cdef dict requests
+    for wl in workloads:
+        for ps in wl.pod_sets:
+            requests = ps.requests
+            for r in requests:
+                out.add(r)
+    return out

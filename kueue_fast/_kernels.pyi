@@ -1,5 +1,8 @@
 """Type stubs for the Cython module ``kueue_fast._kernels`` (bindings/_kernels.pyx)."""
 
+from collections.abc import Iterable
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 
@@ -25,3 +28,5 @@ def json_workload_entries(
     other_texts: list[str],
     pending_state: str,
 ) -> str: ...
+def latest_time_ns(workloads: Iterable[Any]) -> int: ...
+def requested_resources(workloads: Iterable[Any]) -> set[str]: ...

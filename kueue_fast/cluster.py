@@ -17,7 +17,6 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
-from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -25,6 +24,7 @@ import numpy.typing as npt
 
 from . import admission_checks as ac
 from ._gc import no_cyclic_gc
+from ._kernels import latest_time_ns
 from .cluster_checks import AdmissionChecksMixin
 from .cluster_counts import BulkCountsMixin
 from .cluster_pods_ready import PodsReadyMixin
@@ -654,8 +654,5 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
 
 def _start_time(state: ClusterState) -> int:
     """Offline clock: cycles happen after every timestamp of the input."""
-    workloads = state.workloads.values()
-    latest = max(map(attrgetter("creation_ns"), workloads), default=0)
-    for name in ("admission_ns", "queue_order_ns", "pods_ready_ns"):  # None when not given
-        latest = max(latest, max(filter(None, map(attrgetter(name), workloads)), default=0))
+    latest: int = latest_time_ns(state.workloads.values())
     return (latest // NS_PER_S) * NS_PER_S

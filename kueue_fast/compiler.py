@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
+from ._kernels import requested_resources
 from .errors import EngineError
 from .features import FeatureGates
 from .model import ClusterQueue, ClusterState, Cohort, ResourceGroup
@@ -414,7 +415,7 @@ def _resource_and_flavor_names(
     workloads = state.workloads.values()
     # which names quota_requests gives depends on the names alone (amounts only change values):
     # the requests' names once, through it, give every workload's
-    requested = {r for wl in workloads for ps in wl.pod_sets for r in ps.requests}
+    requested = requested_resources(workloads)
     resources.update(quota_requests(dict.fromkeys(requested, 0), state.configuration.resources))
     for wl in workloads:
         if wl.admission is not None:

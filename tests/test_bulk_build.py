@@ -221,3 +221,49 @@ def test_a_template_replaced_after_loading_is_not_trusted() -> None:
     assert hashes["team/w0"] == hashes["team/w2"] != hashes["team/w1"]
     ignore = bulk.topology.gates.scheduling_equivalence_hashing_ignore_pod_set_name
     assert hashes["team/w1"] == scheduling_hash(changed, [1], ignore)
+
+
+def test_whole_state_scans_in_c_give_the_python_values() -> None:
+    # _kernels.latest_time_ns / requested_resources, as cluster._start_time and compiler read them
+    from types import SimpleNamespace as NS
+
+    from kueue_fast._kernels import latest_time_ns, requested_resources
+
+    def w(creation: int, *times: int | None, requests: tuple[dict[str, int], ...] = ()) -> NS:
+        admission, order, ready = (*times, None, None, None)[:3]
+        pod_sets = [NS(requests=r) for r in requests]
+        return NS(
+            creation_ns=creation,
+            admission_ns=admission,
+            queue_order_ns=order,
+            pods_ready_ns=ready,
+            pod_sets=pod_sets,
+        )
+
+    cases = [
+        [],
+        [w(-5)],
+        [w(3, None, 7), w(5)],
+        [w(1, 2, 3, 4)],
+        [w(1, None, None, 10**21)],  # past 2262: beyond 64 bits
+        [w(9, -1, 0, None)],
+    ]
+    for case in cases:
+        want = max(
+            [
+                0,
+                *(
+                    t
+                    for x in case
+                    for t in (x.creation_ns, x.admission_ns, x.queue_order_ns, x.pods_ready_ns)
+                    if t
+                ),
+            ]
+        )
+        assert latest_time_ns(case) == want
+    with_requests = [
+        w(0, requests=({"cpu": 1, "memory": 2}, {})),
+        w(0, requests=({"nvidia.com/gpu": 1},)),
+        w(0),
+    ]
+    assert requested_resources(with_requests) == {"cpu", "memory", "nvidia.com/gpu"}

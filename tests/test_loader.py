@@ -913,3 +913,27 @@ def test_a_check_state_update_must_name_a_pod_set() -> None:
         loader.parse_workload(wl_obj(B2, status=status))
     assert e.value.field == "status.admissionChecks[0].podSetUpdates[0].name"
     assert 'Unsupported value: "workers": supported values: "main"' in str(e.value)
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+def test_a_file_reads_as_text_mode_reads_it_whatever_its_line_ends(
+    tmp_path: Path, newline: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the parsers get universal newlines' text (the YAML block reader declines a carriage return)
+    text = (
+        "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata:\n  name: default\n---\n# end\n"
+    )
+    path = tmp_path / "f.yaml"
+    path.write_bytes(text.replace("\n", newline).encode())
+    with open(path, encoding="utf-8") as f:
+        want = [d for d in yaml.safe_load_all(f.read()) if d is not None]
+    from kueue_fast.loader import documents
+
+    seen: list[str] = []
+    parse = documents._parse_text
+    monkeypatch.setattr(
+        documents, "_parse_text", lambda text, source: seen.append(text) or parse(text, source)
+    )
+    assert [d.obj for d in loader.read_documents([str(path)])] == want
+    assert seen == [text]  # the text the parsers get: "\n" line ends only
+    assert list(loader.load([str(path)]).resource_flavors) == ["default"]
