@@ -32,6 +32,9 @@ The loader imports this module, and this module calls the loader's helpers:
 those are imported at the first BulkCaches() (_import_loader), not at import.
 """
 
+# What this module offers Python (kueue_fast/_compiled.py INTERFACES): bump both when it changes.
+INTERFACE = 1
+
 import dataclasses
 
 from cpython.dict cimport PyDict_Next

@@ -18,6 +18,9 @@ A parsed quantity is kept exactly as (sign, digits, exp10, exp2):
 value = sign * digits * 10**exp10 * 2**exp2.  Everything else derives from it.
 """
 
+# What this module offers Python (kueue_fast/_compiled.py INTERFACES): bump both when it changes.
+INTERFACE = 1
+
 from libc.stdint cimport int64_t
 
 import numpy as np

@@ -36,6 +36,9 @@ stream has a few dozen distinct keys and millions of occurrences); short
 values are shared through a small direct-mapped cache (values are immutable).
 """
 
+# What this module offers Python (kueue_fast/_compiled.py INTERFACES): bump both when it changes.
+INTERFACE = 1
+
 from cpython.dict cimport PyDict_SetItem
 from cpython.list cimport PyList_Append
 from cpython.long cimport PyLong_FromLongLong

@@ -9,8 +9,8 @@ namespace py = pybind11;
 PYBIND11_MODULE(_core, m) {
   m.doc() = "kueue-fast native engine";
   m.def("version", &kueue_fast::version);
-  // The interface the Python package calls (kueue_fast/engine_contract.py
-  // CORE_INTERFACE): bump both when a binding's arguments or results change,
+  // The interface the Python package calls (kueue_fast/_compiled.py
+  // INTERFACES): bump both when a binding's arguments or results change,
   // so that a core from another build is refused by name, not met as a
   // TypeError inside a cycle.
   m.attr("INTERFACE") = 1;

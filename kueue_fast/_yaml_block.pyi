@@ -3,3 +3,5 @@
 from typing import Any
 
 def load_all(text: str) -> list[Any] | None: ...
+
+INTERFACE: int

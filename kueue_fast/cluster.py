@@ -24,7 +24,6 @@ import numpy.typing as npt
 
 from . import admission_checks as ac
 from ._gc import no_cyclic_gc
-from ._kernels import latest_time_ns
 from .cluster_checks import AdmissionChecksMixin
 from .cluster_counts import BulkCountsMixin
 from .cluster_pods_ready import PodsReadyMixin
@@ -51,6 +50,7 @@ from .cluster_records import (
 from .compiler import AdmissionSpec, CyclesRun, WorkloadSpec, compile_topology
 from .engine_contract import ENGINES, Engine, WorkloadView, choose_engine, make_engine
 from .errors import EngineError, NotStableError
+from .kernels import latest_time_ns
 from .model import AdmissionCheckState, ClusterState, Workload
 from .workload_compiler import PendingBatch, WorkloadCompiler
 
@@ -128,7 +128,8 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
         # runs of plain pending workloads go to the engine as arrays (same wids, same order)
         batch = self.compiler.pending_batch()
         with no_cyclic_gc():
-            batch.prepare(state.workloads)
+            if batch is not None:
+                batch.prepare(state.workloads)
             for key in sorted(state.workloads):
                 wl = state.workloads[key]
                 if batch is not None and batch.add(key, wl):

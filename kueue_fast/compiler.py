@@ -17,9 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
-from ._kernels import requested_resources
 from .errors import EngineError
 from .features import FeatureGates
+from .kernels import requested_resources
 from .model import ClusterQueue, ClusterState, Cohort, ResourceGroup
 from .requests import quota_requests
 from .status import cluster_queue_readiness

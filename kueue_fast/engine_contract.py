@@ -13,11 +13,11 @@ wids and answer per wid, in that order.
 from __future__ import annotations
 
 import functools
-import importlib
 import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
+from . import _compiled
 from .errors import EngineUnavailableError
 
 if TYPE_CHECKING:  # kept out at run time: the CLI imports ENGINES while it builds its parsers
@@ -231,29 +231,11 @@ class Engine(Protocol):
     def usage(self) -> I64: ...
 
 
-# The interface of the compiled core this package's Python calls; the core
-# says its own (bindings/module.cpp: _core.INTERFACE). Bump both when a
-# binding's arguments or results change: an editable install keeps the core
-# it was built with while the Python sources move on, and the two would
-# otherwise meet as a TypeError deep inside a cycle.
-CORE_INTERFACE = 1
-
-
 @functools.cache
 def native_problem() -> str | None:
-    """Why the native engine cannot run in this installation, or None."""
-    try:
-        core = importlib.import_module("kueue_fast._core")
-    except ImportError as e:
-        return f"kueue_fast._core is not in this installation ({e})"
-    got = getattr(core, "INTERFACE", None)
-    if got != CORE_INTERFACE:
-        return (
-            f"kueue_fast._core is from another build of kueue-fast (interface {got}, this package "
-            f"needs {CORE_INTERFACE}); reinstall to rebuild it: pip install . (an editable install: "
-            "pip install -e . again)"
-        )
-    return None
+    """Why the native engine cannot run in this installation, or None: its
+    compiled core missing or from another build (_compiled)."""
+    return _compiled.check("_core")
 
 
 def native_available() -> bool:
@@ -270,15 +252,14 @@ def choose_engine(requested: str | None) -> tuple[str, str]:
     name = explicit or "native"
     if name not in ENGINES:
         raise EngineUnavailableError(f"unknown engine {name!r}: expected one of {', '.join(ENGINES)}")
+    slower = _compiled.slower_paths_note()  # the compiled loading and output paths, engine aside
     problem = native_problem() if name == "native" else None
     if problem is None:
-        return name, ""
+        return name, slower
     if explicit:
         raise EngineUnavailableError(f"the native engine cannot run: {problem}")
-    return (
-        "reference",
-        f"the native engine cannot run: {problem}; using the reference engine (same decisions, slower)",
-    )
+    note = f"the native engine cannot run: {problem}; using the reference engine (same decisions, slower)"
+    return "reference", "; ".join(filter(None, (note, slower)))
 
 
 def make_engine(name: str, topology: Topology, release_evictions: bool) -> Engine:

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import status as S
-from ._kernels import json_workload_entries
 from .cluster import (
     ADMITTED,
     BULK_OTHER,
@@ -27,6 +26,7 @@ from .cluster import (
 from .compiler import NO_LIMIT
 from .explain import ClusterView
 from .fastjson import orjson
+from .kernels import json_workload_entries
 from .quantity import format_amount
 
 JSON = dict[str, Any]

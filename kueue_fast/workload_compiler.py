@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from . import node_affinity
-from ._bulk import PendingFill
+from . import _compiled, node_affinity
 from .compiler import (
     BLOCK_NAMESPACE_MISMATCH,
     BLOCK_RESOURCES_INVALID,
@@ -183,9 +182,10 @@ class WorkloadCompiler:
         labels = self.state.namespace_labels(namespace)
         return cq_id, "", cq.namespace_selector is not None and cq.namespace_selector.matches(labels)
 
-    def pending_batch(self) -> PendingBatch:
-        """An empty :class:`PendingBatch` over this compiler."""
-        return PendingBatch(self)
+    def pending_batch(self) -> PendingBatch | None:
+        """An empty :class:`PendingBatch` over this compiler; None without a
+        compiled _bulk from these sources (_compiled): then compile() each."""
+        return PendingBatch(self) if _bulk is not None else None
 
 
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
@@ -197,6 +197,13 @@ def _resources_error(wl: Workload) -> str:
         if ps.resources_validation_error:
             return ps.resources_validation_error
     return ""
+
+
+_bulk = _compiled.module("_bulk")
+if TYPE_CHECKING:
+    from ._bulk import PendingFill
+else:
+    PendingFill = _bulk.PendingFill if _bulk is not None else object
 
 
 class PendingBatch(PendingFill):

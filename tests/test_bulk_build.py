@@ -228,6 +228,7 @@ def test_whole_state_scans_in_c_give_the_python_values() -> None:
     from types import SimpleNamespace as NS
 
     from kueue_fast._kernels import latest_time_ns, requested_resources
+    from kueue_fast.kernels import latest_time_ns_py, requested_resources_py
 
     def w(creation: int, *times: int | None, requests: tuple[dict[str, int], ...] = ()) -> NS:
         admission, order, ready = (*times, None, None, None)[:3]
@@ -260,10 +261,14 @@ def test_whole_state_scans_in_c_give_the_python_values() -> None:
                 ),
             ]
         )
-        assert latest_time_ns(case) == want
+        assert latest_time_ns(case) == latest_time_ns_py(case) == want
     with_requests = [
         w(0, requests=({"cpu": 1, "memory": 2}, {})),
         w(0, requests=({"nvidia.com/gpu": 1},)),
         w(0),
     ]
-    assert requested_resources(with_requests) == {"cpu", "memory", "nvidia.com/gpu"}
+    assert (
+        requested_resources(with_requests)
+        == requested_resources_py(with_requests)
+        == {"cpu", "memory", "nvidia.com/gpu"}
+    )

@@ -87,3 +87,76 @@ def test_a_core_from_another_build_is_named_as_such(monkeypatch: pytest.MonkeyPa
             engine_contract.choose_engine("native")
     finally:
         engine_contract.native_problem.cache_clear()
+
+
+# The Cython modules as a stale editable install leaves them: _kernels from a
+# build before its INTERFACE and newer functions, _bulk and _yaml_block absent.
+STALE_CYTHON = """
+import importlib.abc, sys
+
+NEWER = ("INTERFACE", "json_workload_entries", "latest_time_ns", "requested_resources")
+
+for name in ("kueue_fast._bulk", "kueue_fast._yaml_block"):
+    sys.modules[name] = None
+
+
+class _OldKernels(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name != "kueue_fast._kernels":
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(name, path, target)
+            if spec is not None:
+                real = spec.loader
+
+                class Loader(importlib.abc.Loader):
+                    def create_module(self, spec):
+                        return real.create_module(spec)
+
+                    def exec_module(self, module):
+                        real.exec_module(module)
+                        for attr in NEWER:
+                            delattr(module, attr)
+
+                spec.loader = Loader()
+                return spec
+        return None
+
+
+sys.meta_path.insert(0, _OldKernels())
+"""
+
+
+def test_cython_modules_from_another_build_give_the_same_output_by_the_python_paths(tmp_path: Path) -> None:
+    site = tmp_path / "stale-site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(STALE_CYTHON)
+    env = {k: v for k, v in os.environ.items() if k != "KUEUE_FAST_ENGINE"}
+    outputs = {}
+    for name, extra_env in (("stale", {"PYTHONPATH": str(site)}), ("built", {})):
+        argv = [sys.executable, "-m", "kueue_fast", "schedule", str(_manifest(tmp_path)), "--until-stable"]
+        p = subprocess.run(
+            argv, capture_output=True, text=True, env={**env, **extra_env}, cwd=tmp_path, timeout=300
+        )
+        assert p.returncode == 0, p.stderr
+        assert "Traceback" not in p.stderr
+        outputs[name] = (p.stdout, p.stderr)
+    stale_err = outputs["stale"][1]
+    assert "kueue_fast._kernels is from another build" in stale_err
+    assert "kueue_fast._bulk is not in this installation" in stale_err
+    assert "kueue_fast._yaml_block is not in this installation" in stale_err
+    assert "Python paths instead (same results, slower)" in stale_err
+    assert "Python paths" not in outputs["built"][1]
+    assert outputs["stale"][0] == outputs["built"][0]
+
+
+def _manifest(tmp_path: Path) -> Path:
+    """The scenario's objects as a manifest file."""
+    import yaml
+
+    manifest = tmp_path / "in.yaml"
+    if not manifest.exists():
+        manifest.write_text(yaml.safe_dump_all(list(yaml.safe_load_all(SCENARIO.read_text()))[1:]))
+    return manifest

@@ -23,7 +23,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kueue_fast import _kernels, loader
+from kueue_fast import _kernels, _yaml_block, loader
 from kueue_fast import model as m
 from kueue_fast.compiler import compile_topology
 from kueue_fast.errors import InputError, ParseError
@@ -154,7 +154,7 @@ def test_common_manifests_take_the_fast_path() -> None:
     text = yaml.dump_all(objs, Dumper=yaml.SafeDumper, sort_keys=False)
     assert _kernels.yaml_1_1_risk(text) == -1
     assert fastload.parse_yaml_rs(text) == objs
-    assert fastload.load_block_yaml(text) == objs
+    assert _yaml_block.load_all(text) == objs
 
 
 def test_risky_tokens_are_found_where_they_are() -> None:

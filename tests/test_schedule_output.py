@@ -731,7 +731,7 @@ def test_compiled_json_entries_escape_as_json_dumps_does(entries):
             {"state": "admitted"} if admitted else {"state": "Pending", "reason": reason, "message": message}
         )
         docs.append(doc)
-    got = json_workload_entries(
+    args = (
         keys,
         kinds,
         [0] * len(keys),
@@ -740,10 +740,14 @@ def test_compiled_json_entries_escape_as_json_dumps_does(entries):
         [e[4] for e in pending],
         owners,
         [],
-        "Pending",
     )
+    got = json_workload_entries(*args, "Pending")
     want = json.dumps({"workloads": docs}, indent=2)
     assert f'{{\n  "workloads": {got}\n}}' == want
+    # the Python definition a build without the compiled kernels uses (kueue_fast.kernels)
+    from kueue_fast.kernels import json_workload_entries_py
+
+    assert json_workload_entries_py(*args, "Pending") == got
 
 
 # --- -o json in bulk (Cluster.bulk_decisions) against one Decision per workload -------------------

@@ -110,9 +110,8 @@ from typing import IO, Any
 
 import yaml
 
+from .. import _compiled
 from .._gc import no_cyclic_gc
-from .._kernels import digit_run, yaml_1_1_risk
-from .._yaml_block import load_all as load_block_yaml
 from ..errors import InputError, InputWarning, ParseError, raise_all
 from ..fastjson import optional_module, orjson
 
@@ -154,6 +153,9 @@ _LOADER = _yaml_loader()
 
 yaml_rs = optional_module("yaml_rs")
 _SENTINEL = "\n---\n0\n"
+# Built from these sources, else None (_compiled): then PyYAML and json read everything.
+_kernels = _compiled.module("_kernels")  # yaml_1_1_risk, digit_run
+_yaml_block = _compiled.module("_yaml_block")
 
 
 def available() -> bool:
@@ -164,13 +166,13 @@ def available() -> bool:
 def parse_yaml(text: str) -> list[Any] | None:
     """The documents of a YAML stream (as PyYAML gives them, empty ones as
     None), or None to let PyYAML do it: our block reader first, then yaml-rs."""
-    docs = load_block_yaml(text)
+    docs = _yaml_block.load_all(text) if _yaml_block is not None else None
     return docs if docs is not None else parse_yaml_rs(text)
 
 
 def parse_yaml_rs(text: str) -> list[Any] | None:
     """The documents of a YAML stream by yaml-rs, or None to let PyYAML do it."""
-    if yaml_rs is None or not text.endswith("\n") or yaml_1_1_risk(text) >= 0:
+    if yaml_rs is None or _kernels is None or not text.endswith("\n") or _kernels.yaml_1_1_risk(text) >= 0:
         # without a final newline the sentinel would add one to a block scalar
         return None
     try:
@@ -191,7 +193,7 @@ def _json_loads(text: str) -> Any:
     can; anything it refuses (NaN, lone surrogates, invalid text) goes to
     json, which gives today's value or today's message. So does a text with a
     run of 19 digits: orjson would read an integer beyond 64 bits as a float."""
-    if orjson is not None and digit_run(text, 19) < 0:
+    if orjson is not None and _kernels is not None and _kernels.digit_run(text, 19) < 0:
         try:
             return orjson.loads(text)
         except Exception:  # noqa: BLE001 - json decides, with its own messages

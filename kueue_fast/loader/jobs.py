@@ -10,7 +10,6 @@ from typing import Any
 
 from .. import model as m
 from .. import validation as v
-from .._bulk import BulkCaches, fast_workload
 from ..errors import InputError, InputWarning, ValidationError
 from ..integrations import Environment, integration_for
 from ..integrations.framework import generated_name
@@ -20,7 +19,7 @@ from .common import (
 )
 from .documents import Document
 from .roles import _Role
-from .workload import parse_workload
+from .workload import fast_workload, parse_workload
 
 
 class _JobReader:
@@ -56,7 +55,7 @@ class _JobReader:
         self.seen: set[str] = set()
 
     def read(
-        self, doc: Document, role: _Role, position: int, caches: BulkCaches
+        self, doc: Document, role: _Role, position: int, caches: object
     ) -> tuple[dict[str, Any], list[m.Workload], list[InputWarning]]:
         """(the job as Kueue's webhook leaves it, its Workloads, warnings)."""
         assert role.integration is not None

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from .. import model as m
-from .._bulk import BulkCaches, fast_workload
 from .._gc import no_cyclic_gc
 from ..errors import InputError, InputWarning, MissingReferenceError, ParseError, ValidationError, raise_all
 from .configuration import parse_configuration
@@ -30,7 +29,7 @@ from .kinds import (
     parse_workload_priority_class,
 )
 from .roles import _kind_and_version, _label_of, _Role
-from .workload import parse_workload
+from .workload import BulkCaches, fast_workload, parse_workload
 
 
 def _with_source(e: InputError, doc: Document) -> InputError:

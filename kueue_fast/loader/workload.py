@@ -12,10 +12,10 @@ still queues).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from .. import api_fields
+from .. import _compiled, api_fields
 from .. import model as m
 from .. import validation as v
 from ..errors import MissingReferenceError
@@ -446,3 +446,21 @@ def _pods_ready_status(obj: Mapping[str, Any], ref: str, wl: m.Workload) -> None
             wl.requeue_count = v.as_int32(rs["count"], ref, v.child(rp, "count"), minimum=0)
         if rs.get("requeueAt") is not None:
             wl.requeue_at_ns = parse_time_ns(rs["requeueAt"], ref, v.child(rp, "requeueAt"))
+
+
+# --- the compiled bulk path ----------------------------------------------------------------------
+# kueue_fast._bulk (bindings/_bulk.pyx) gives parse_workload's Workload for a
+# valid one of the common shape, else None (then parse_workload decides, with
+# its messages). Without a _bulk built from these sources (_compiled), every
+# Workload goes through parse_workload: the same result, slower.
+
+
+def _no_fast_workload(*_: object) -> m.Workload | None:
+    return None
+
+
+_bulk = _compiled.module("_bulk")
+fast_workload: Callable[..., m.Workload | None] = (
+    _bulk.fast_workload if _bulk is not None else _no_fast_workload
+)
+BulkCaches: Callable[[], object] = _bulk.BulkCaches if _bulk is not None else object
