@@ -6,6 +6,25 @@
 
 namespace kueue_fast {
 
+namespace {
+// Kueue's Amount arithmetic (amount.hpp) for the quota tree's sums; with
+// kSmall (nothing can reach 2^61: QuotaTree::may_saturate false) the plain
+// int64 arithmetic it then equals. add_limit adds a borrowing limit, which
+// may be Unlimited or huge either way.
+template <bool kSmall>
+struct QuotaArith {
+  static Amount add(Amount a, Amount b) noexcept { return amount_add(a, b); }
+  static Amount sub(Amount a, Amount b) noexcept { return amount_sub(a, b); }
+  static Amount add_limit(Amount a, Amount b) noexcept { return amount_add(a, b); }
+};
+template <>
+struct QuotaArith<true> {
+  static Amount add(Amount a, Amount b) noexcept { return a + b; }
+  static Amount sub(Amount a, Amount b) noexcept { return a - b; }
+  static Amount add_limit(Amount a, Amount b) noexcept { return sat_add(a, b); }
+};
+}  // namespace
+
 QuotaTree::QuotaTree(const Topology& topo)
     : n_nodes_(topo.n_nodes()), n_fr_(topo.n_fr()), n_cq_(topo.n_cq()) {
   const auto& spec = topo.spec();
@@ -206,50 +225,18 @@ void QuotaTree::remove_usage(int node, int fr, Amount value) noexcept { remove_u
 // usage may differ from the cache's by this cycle's reservations).
 void QuotaTree::commit_add_usage(int node, int fr, Amount value) noexcept {
   if (!huge_ && !huge(value)) {
-    commit_add_usage_small(node, fr, value);
-    return;
+    commit_add_usage_in<true>(node, fr, value);
+  } else {
+    commit_add_usage_in<false>(node, fr, value);
   }
-  Amount in_snapshot = value, in_cache = value;
-  bool snapshot_on = true, cache_on = true;
-  bool big = false;
-  for (;;) {
-    const std::size_t i = at(node, fr);
-    const Amount local_quota = cells_[i].local_quota;
-    const int p = parent_[node];
-    if (snapshot_on) {
-      ++version_[node];
-      touch(node);
-      Amount& usage = cells_[i].usage;
-      const Amount local_avail = amount_max(0, amount_sub(local_quota, usage));
-      usage = amount_add(usage, in_snapshot);
-      big = big || huge(usage);
-      if (p < 0 || !(in_snapshot > local_avail)) {
-        snapshot_on = false;
-      } else {
-        in_snapshot = amount_sub(in_snapshot, local_avail);
-      }
-    }
-    if (cache_on) {
-      Amount& usage = cache_usage_[i];
-      const Amount local_avail = amount_max(0, amount_sub(local_quota, usage));
-      usage = amount_add(usage, in_cache);
-      big = big || huge(usage);
-      if (p < 0 || !(in_cache > local_avail)) {
-        cache_on = false;
-      } else {
-        in_cache = amount_sub(in_cache, local_avail);
-      }
-    }
-    if (!snapshot_on && !cache_on) break;
-    node = p;
-  }
-  if (big) huge_ = true;
 }
 
-// commit_add_usage while every quota, usage and the value are below 2^61 in
-// magnitude (may_saturate false): the Amount arithmetic is then plain int64
-// arithmetic (no Unlimited, no saturation), written as such.
-void QuotaTree::commit_add_usage_small(int node, int fr, Amount value) noexcept {
+// kSmall: every quota, usage and the value are below 2^61 in magnitude
+// (may_saturate false), so Kueue's Amount arithmetic is plain int64
+// arithmetic (QuotaArith): no Unlimited, no saturation, no checks.
+template <bool kSmall>
+void QuotaTree::commit_add_usage_in(int node, int fr, Amount value) noexcept {
+  using A = QuotaArith<kSmall>;
   Amount in_snapshot = value, in_cache = value;
   bool snapshot_on = true, cache_on = true;
   bool big = false;
@@ -261,24 +248,24 @@ void QuotaTree::commit_add_usage_small(int node, int fr, Amount value) noexcept 
       ++version_[node];
       touch(node);
       Amount& usage = cells_[i].usage;
-      const Amount local_avail = std::max<Amount>(0, local_quota - usage);
-      usage += in_snapshot;
+      const Amount local_avail = std::max<Amount>(0, A::sub(local_quota, usage));
+      usage = A::add(usage, in_snapshot);
       big = big || huge(usage);
       if (p < 0 || !(in_snapshot > local_avail)) {
         snapshot_on = false;
       } else {
-        in_snapshot -= local_avail;
+        in_snapshot = A::sub(in_snapshot, local_avail);
       }
     }
     if (cache_on) {
       Amount& usage = cache_usage_[i];
-      const Amount local_avail = std::max<Amount>(0, local_quota - usage);
-      usage += in_cache;
+      const Amount local_avail = std::max<Amount>(0, A::sub(local_quota, usage));
+      usage = A::add(usage, in_cache);
       big = big || huge(usage);
       if (p < 0 || !(in_cache > local_avail)) {
         cache_on = false;
       } else {
-        in_cache -= local_avail;
+        in_cache = A::sub(in_cache, local_avail);
       }
     }
     if (!snapshot_on && !cache_on) break;
@@ -320,36 +307,16 @@ void QuotaTree::discard_snapshot() noexcept {
 //          the borrowing limit still allows: (subtree - local) - used in
 //          parent + borrowing_limit.
 Amount QuotaTree::available_raw(int node, int fr) const noexcept {
-  if (!huge_) return available_raw_small(node, fr);
-  IdRange anc = ancestors(node);
-  const std::size_t k = anc.size();
-  const int root = k > 0 ? anc[k - 1] : node;
-  std::size_t i = at(root, fr);
-  Amount avail = amount_sub(cells_[i].subtree_quota, cells_[i].usage);
-  for (std::size_t j = k; j-- > 0;) {
-    const int n = j > 0 ? anc[j - 1] : node;
-    i = at(n, fr);
-    const Amount u = cells_[i].usage;
-    const Amount lq = cells_[i].local_quota;
-    const Amount bl = cells_[i].borrowing_limit;
-    Amount parent_available = avail;
-    if (bl != NO_LIMIT) {
-      Amount stored_in_parent = amount_sub(cells_[i].subtree_quota, lq);
-      Amount used_in_parent = amount_max(0, amount_sub(u, lq));
-      parent_available = amount_min(amount_add(amount_sub(stored_in_parent, used_in_parent), bl), parent_available);
-    }
-    avail = amount_add(amount_max(0, amount_sub(lq, u)), parent_available);
-  }
-  return avail;
+  return huge_ ? available_raw_in<false>(node, fr) : available_raw_in<true>(node, fr);
 }
 
-// available_raw while every quota and usage is below 2^61 in magnitude
-// (may_saturate false): the same Amount arithmetic, with the Unlimited and
-// saturation cases that cannot occur left out. Only a borrowing limit may be
-// Unlimited or huge (it is not covered by may_saturate), and the sums with it
-// saturate as before: amount_add(x, y) is sat_add(x, y) when x is not
-// Unlimited, and x >= 0 here where y may be Unlimited.
-Amount QuotaTree::available_raw_small(int node, int fr) const noexcept {
+// kSmall as in commit_add_usage_in. Only a borrowing limit may then still be
+// Unlimited or huge (may_saturate does not cover it): the sums with it stay
+// saturating (QuotaArith::add_limit; x >= 0 there, and amount_add(x, y) is
+// sat_add(x, y) when x is not Unlimited).
+template <bool kSmall>
+Amount QuotaTree::available_raw_in(int node, int fr) const noexcept {
+  using A = QuotaArith<kSmall>;
   // One level down: what a node has given its parent's available.
   auto below = [&](std::size_t i, Amount avail) {
     const Amount u = cells_[i].usage;
@@ -357,22 +324,22 @@ Amount QuotaTree::available_raw_small(int node, int fr) const noexcept {
     const Amount bl = cells_[i].borrowing_limit;
     Amount parent_available = avail;
     if (bl != NO_LIMIT) {
-      const Amount stored_in_parent = cells_[i].subtree_quota - lq;
-      const Amount used_in_parent = std::max<Amount>(0, u - lq);
-      parent_available = std::min(sat_add(stored_in_parent - used_in_parent, bl), parent_available);
+      const Amount stored_in_parent = A::sub(cells_[i].subtree_quota, lq);
+      const Amount used_in_parent = std::max<Amount>(0, A::sub(u, lq));
+      parent_available = std::min(A::add_limit(A::sub(stored_in_parent, used_in_parent), bl), parent_available);
     }
-    return sat_add(std::max<Amount>(0, lq - u), parent_available);
+    return A::add_limit(std::max<Amount>(0, A::sub(lq, u)), parent_available);
   };
   const int parent = parent_[node];
   if (parent >= 0 && parent_[parent] < 0) {  // a ClusterQueue in a flat cohort: no ancestor list to walk
     const std::size_t r = at(parent, fr);
-    return below(at(node, fr), cells_[r].subtree_quota - cells_[r].usage);
+    return below(at(node, fr), A::sub(cells_[r].subtree_quota, cells_[r].usage));
   }
   IdRange anc = ancestors(node);
   const std::size_t k = anc.size();
   const int root = k > 0 ? anc[k - 1] : node;
   std::size_t i = at(root, fr);
-  Amount avail = cells_[i].subtree_quota - cells_[i].usage;
+  Amount avail = A::sub(cells_[i].subtree_quota, cells_[i].usage);
   for (std::size_t j = k; j-- > 0;) avail = below(at(j > 0 ? anc[j - 1] : node, fr), avail);
   return avail;
 }

@@ -217,8 +217,10 @@ class QuotaTree {
   bool may_saturate() const noexcept { return huge_; }
 
  private:
-  Amount available_raw_small(int node, int fr) const noexcept;
-  void commit_add_usage_small(int node, int fr, Amount value) noexcept;
+  template <bool kSmall>
+  Amount available_raw_in(int node, int fr) const noexcept;
+  template <bool kSmall>
+  void commit_add_usage_in(int node, int fr, Amount value) noexcept;
   // lowest_subtree_that_fits for a ClusterQueue with a parent that would borrow.
   std::pair<int, bool> lowest_borrowing_subtree(int cq, int fr, Amount value) const noexcept;
   template <bool kCache>
