@@ -33,7 +33,7 @@ those are imported at the first BulkCaches() (_import_loader), not at import.
 """
 
 # What this module offers Python (kueue_fast/_compiled.py INTERFACES): bump both when it changes.
-INTERFACE = 1
+INTERFACE = 2
 
 import dataclasses
 
@@ -538,45 +538,64 @@ def fast_workload(
 # --- pending workloads -> the engine's arrays --------------------------------------------------
 
 
-cdef class PendingFill:
-    """The arrays and memos of workload_compiler.PendingBatch, and its add().
 
-    A workload whose pod sets all carry the template they were read from
+from libc.stdint cimport int64_t
+from libcpp.vector cimport vector
+from cpython.dict cimport PyDict_GetItem
+
+
+cdef class PendingFill:
+    """The rows and memos of workload_compiler.PendingBatch.
+
+    prepare() reads every workload once, in the dict's order (its objects lie
+    in memory in input order: most of the cost is memory latency), into typed
+    per-workload rows; rows() finds them by key and columns() gathers any run
+    of them into the engine's arrays, with no Python object per workload.
+
+    What depends only on a workload's pod sets and priority (its pod set rows,
+    scheduling hash, resources error) is one shape, stored once. A workload
+    whose pod sets all carry the template they were read from
     (PodSet.template_spec, set by fast_workload; trusted while the raw
-    Workload still holds that very object) is keyed by those templates'
-    identities; any other by the exact key of _hash_key (PendingBatch._shape,
-    in Python). The values are the ones WorkloadCompiler.compile gives."""
+    Workload still holds that very object) finds its shape by those
+    templates' identities; any other through the exact key of _hash_key
+    (PendingBatch._shape, in Python). The values are the ones
+    WorkloadCompiler.compile gives."""
 
     cdef readonly object compiler
     cdef dict _trusted  # (priority, per pod set: name, count, reclaimable, minCount, id(template)) -> shape
+    cdef dict _computed  # id(pod sets PendingBatch._shape gave) -> (those pod sets, shape)
+    cdef list _kept  # the templates of _trusted's keys, so that their ids stay theirs
     cdef dict _queues  # (namespace, queue name) -> (cq, lq, block)
     cdef dict _names  # pod set name -> index into pod_set_names
     cdef dict _messages  # block message -> index into block_messages
-    cdef dict _prepared  # key -> (workload, its row or None), from prepare()
-    cdef public list keys
-    cdef public list cq, lq, priority, queue_ts, hash, block, block_message, namespaces, wl_names, uids
-    cdef public list ps_offsets, ps_count, ps_min, ps_class, ps_name, rq_offsets, rq_resource, rq_amount
+    cdef dict _row_of  # key -> row, for the workloads prepare() met that the arrays carry
+    # per shape: scheduling hash, resources error (an index into block_messages, -1: none),
+    # its pod sets sh_ps[s]:sh_ps[s+1]
+    cdef vector[int64_t] sh_hash, sh_error, sh_ps
+    # per pod set of a shape: count, minCount (-1: none), flavor class, name (index into
+    # pod_set_names), its requests ps_rq[p]:ps_rq[p+1]
+    cdef vector[int64_t] ps_count, ps_min, ps_class, ps_name, ps_rq
+    cdef vector[int64_t] rq_resource, rq_amount
+    # per row: ClusterQueue, LocalQueue, priority, queue timestamp, block, block message, shape
+    cdef vector[int64_t] w_cq, w_lq, w_prio, w_ts, w_block, w_message, w_shape
+    cdef list w_ns, w_name, w_uid
 
     def __init__(self, compiler):
         self.compiler = compiler
         self._trusted = {}
+        self._computed = {}
+        self._kept = []
         self._queues = {}
-        self._prepared = {}
-        self.emptied()
-
-    def emptied(self):
-        """No workloads (the memos stay): for the next run of pending workloads."""
         self._names = {}
         self._messages = {}
-        self.keys = []
-        self.cq, self.lq, self.priority, self.queue_ts, self.hash = [], [], [], [], []
-        self.block, self.block_message, self.namespaces, self.wl_names, self.uids = [], [], [], [], []
-        self.ps_offsets, self.ps_count, self.ps_min, self.ps_class, self.ps_name = [0], [], [], [], []
-        self.rq_offsets, self.rq_resource, self.rq_amount = [0], [], []
-        return self
+        self._row_of = {}
+        self.sh_ps.push_back(0)
+        self.ps_rq.push_back(0)
+        self.w_ns, self.w_name, self.w_uid = [], [], []
 
     def __len__(self):
-        return len(self.keys)
+        """How many rows prepare() made."""
+        return self.w_shape.size()
 
     @property
     def pod_set_names(self):
@@ -587,64 +606,112 @@ cdef class PendingFill:
         return list(self._messages)
 
     def prepare(self, dict workloads):
-        """Compute the rows of ``workloads`` (key -> Workload) now, in their
-        order, for the add() calls that follow while they do not change.
-
-        Cluster construction adds workloads by sorted key; their objects lie
-        in memory in input order, the dict's. Reading them in that order first
-        halves the time of the adds (most of it is memory latency)."""
-        cdef dict prepared = {}
+        """Make the rows of ``workloads`` (key -> Workload), in their order,
+        for the rows() and columns() that follow while they do not change."""
+        cdef dict row_of = self._row_of
+        cdef int64_t row
         for key, wl in workloads.items():
-            prepared[key] = (wl, self._row(key, wl))
-        self._prepared = prepared
-
-    def add(self, str key, object wl):
-        """Append a pending workload; False (nothing appended) when compile() must do it."""
-        cdef tuple row
-        found = self._prepared.get(key)
-        if found is not None and (<tuple>found)[0] is wl:
-            row = (<tuple>found)[1]
-        else:
             row = self._row(key, wl)
-        if row is None:
-            return False
-        cq_id, lq_id, prio, queue_ts, scheduling_hash, block, message, ns, name, uid, rows = row
-        self.keys.append(key)
-        self.cq.append(cq_id)
-        self.lq.append(lq_id)
-        self.priority.append(prio)
-        self.queue_ts.append(queue_ts)
-        self.hash.append(scheduling_hash)
-        self.block.append(block)
-        self.block_message.append(-1 if message is None else self._message(message))
-        self.namespaces.append(ns)
-        self.wl_names.append(name)
-        self.uids.append(uid)
-        cdef dict names = self._names
-        for ps_row in <tuple>rows:
-            count, min_count, flavor_class, ps_name, resources, amounts = <tuple>ps_row
-            self.ps_count.append(count)
-            self.ps_min.append(min_count)
-            self.ps_class.append(flavor_class)
-            idx = names.get(ps_name)
-            if idx is None:
-                idx = names[ps_name] = len(names)
-            self.ps_name.append(idx)
-            self.rq_resource.extend(<tuple>resources)
-            self.rq_amount.extend(<tuple>amounts)
-            self.rq_offsets.append(len(self.rq_resource))
-        self.ps_offsets.append(len(self.ps_count))
-        return True
+            if row >= 0:
+                row_of[key] = row
 
-    cdef tuple _row(self, str key, object wl):
-        """What add() appends for a workload: (cq, lq, priority, queue ts, scheduling
-        hash, block, block message or None, namespace, name, uid, pod set rows); None
-        when compile() must do it."""
+    def rows(self, list keys):
+        """Per key, its row (numpy int64), -1 when compile() must add the workload."""
+        import numpy as np
+
+        out = np.empty(len(keys), dtype=np.int64)
+        cdef int64_t[::1] o = out
+        cdef dict row_of = self._row_of
+        cdef PyObject* found
+        cdef Py_ssize_t i
+        for i in range(len(keys)):
+            found = PyDict_GetItem(row_of, keys[i])
+            o[i] = -1 if found == NULL else <int64_t><object>found
+        return out
+
+    def columns(self, const int64_t[::1] rows):
+        """The rows' workloads as the fields of engine_contract.WorkloadArrays."""
+        import numpy as np
+
+        cdef Py_ssize_t n = rows.shape[0], i, k, j, n_ps = 0, n_rq = 0
+        cdef int64_t r, s, p, p0, p1
+        cdef Py_ssize_t n_rows = self.w_shape.size()
+        for i in range(n):
+            r = rows[i]
+            if r < 0 or r >= n_rows:
+                raise IndexError(f"row {r} out of range")
+            s = self.w_shape[r]
+            p0, p1 = self.sh_ps[s], self.sh_ps[s + 1]
+            n_ps += p1 - p0
+            n_rq += self.ps_rq[p1] - self.ps_rq[p0]
+
+        i64 = np.empty
+        cq, lq, prio, ts, hsh, block, message = [i64(n, dtype=np.int64) for _ in range(7)]
+        pso, rqo = i64(n + 1, dtype=np.int64), i64(n_ps + 1, dtype=np.int64)
+        psc, psm, psf, psn = [i64(n_ps, dtype=np.int64) for _ in range(4)]
+        rqr, rqa = i64(n_rq, dtype=np.int64), i64(n_rq, dtype=np.int64)
+        cdef int64_t[::1] v_cq = cq, v_lq = lq, v_prio = prio, v_ts = ts, v_hash = hsh
+        cdef int64_t[::1] v_block = block, v_message = message, v_pso = pso, v_rqo = rqo
+        cdef int64_t[::1] v_psc = psc, v_psm = psm, v_psf = psf, v_psn = psn, v_rqr = rqr, v_rqa = rqa
+        cdef list namespaces = [], names = [], uids = []
+        cdef Py_ssize_t ps_at = 0, rq_at = 0
+        v_pso[0] = 0
+        v_rqo[0] = 0
+        for i in range(n):
+            r = rows[i]
+            s = self.w_shape[r]
+            v_cq[i] = self.w_cq[r]
+            v_lq[i] = self.w_lq[r]
+            v_prio[i] = self.w_prio[r]
+            v_ts[i] = self.w_ts[r]
+            v_hash[i] = self.sh_hash[s]
+            v_block[i] = self.w_block[r]
+            v_message[i] = self.w_message[r]
+            namespaces.append(self.w_ns[r])
+            names.append(self.w_name[r])
+            uids.append(self.w_uid[r])
+            for p in range(self.sh_ps[s], self.sh_ps[s + 1]):
+                v_psc[ps_at] = self.ps_count[p]
+                v_psm[ps_at] = self.ps_min[p]
+                v_psf[ps_at] = self.ps_class[p]
+                v_psn[ps_at] = self.ps_name[p]
+                for j in range(self.ps_rq[p], self.ps_rq[p + 1]):
+                    v_rqr[rq_at] = self.rq_resource[j]
+                    v_rqa[rq_at] = self.rq_amount[j]
+                    rq_at += 1
+                ps_at += 1
+                v_rqo[ps_at] = rq_at
+            v_pso[i + 1] = ps_at
+        return {
+            "cluster_queue": cq,
+            "priority": prio,
+            "queue_ts": ts,
+            "scheduling_hash": hsh,
+            "pod_set_offsets": pso,
+            "pod_set_count": psc,
+            "pod_set_min_count": psm,
+            "pod_set_flavor_class": psf,
+            "request_offsets": rqo,
+            "request_resource": rqr,
+            "request_amount": rqa,
+            "namespaces": namespaces,
+            "names": names,
+            "uids": uids,
+            "pod_set_name": psn,
+            "pod_set_names": list(self._names),
+            "block": block,
+            "block_message": message,
+            "block_messages": list(self._messages),
+            "local_queue": lq,
+        }
+
+    cdef int64_t _row(self, str key, object wl) except -2:
+        """Append the workload's row; its index, or -1 when compile() must add it."""
         if wl.admission is not None or wl.admission_checks or not wl.active:
-            return None
+            return -1
         raw = wl.raw
         if raw and _job_uid(raw):
-            return None
+            return -1
         ns, queue_name = wl.namespace, wl.queue_name
         qkey = (ns, queue_name)
         queue = self._queues.get(qkey)
@@ -657,58 +724,61 @@ cdef class PendingFill:
         cq_id, lq_id, block = <tuple>queue
         prio = wl.priority
         if cq_id < 0 or type(prio) is not int or not (INT32_MIN <= prio <= INT32_MAX):
-            return None  # its unqueued reason lives in a WorkloadSpec only; the engine refuses it
-        shape = self._trusted_shape(wl, raw, prio)
-        if shape is _REFUSED:
-            return None
-        if shape is None:
-            shape = self._shape(wl)
-            if shape is None:
-                return None
-            pod_sets, scheduling_hash, resources_error = shape
-            rows = _rows(pod_sets)
-        else:
-            rows, scheduling_hash, resources_error = shape
-        message = None
+            return -1  # its unqueued reason lives in a WorkloadSpec only; the engine refuses it
+        cdef int64_t shape = self._trusted_shape(wl, raw, prio)
+        if shape == _UNTRUSTED:
+            shape = self._computed_shape(wl)
+        if shape < 0:
+            return -1
+        cdef int64_t message = -1
         if block == BLOCK_NAMESPACE_MISMATCH:
-            message = NAMESPACE_MISMATCH_MESSAGE
-        elif resources_error:
-            block, message = BLOCK_RESOURCES_INVALID, resources_error
+            message = self._message(NAMESPACE_MISMATCH_MESSAGE)
+        elif self.sh_error[shape] >= 0:
+            block, message = BLOCK_RESOURCES_INVALID, self.sh_error[shape]
         queue_ts = wl.creation_ns if wl.queue_order_ns is None else self.compiler._queue_ts(wl)
-        return cq_id, lq_id, prio, queue_ts, scheduling_hash, block, message, ns, wl.name, wl.uid or wl.key, rows
+        self.w_cq.push_back(cq_id)
+        self.w_lq.push_back(lq_id)
+        self.w_prio.push_back(prio)
+        self.w_ts.push_back(queue_ts)
+        self.w_block.push_back(block)
+        self.w_message.push_back(message)
+        self.w_shape.push_back(shape)
+        self.w_ns.append(ns)
+        self.w_name.append(wl.name)
+        self.w_uid.append(wl.uid or wl.key)
+        return self.w_shape.size() - 1
 
-    cdef object _message(self, str text):
+    cdef int64_t _message(self, str text) except -1:
         idx = self._messages.get(text)
         if idx is None:
             idx = self._messages[text] = len(self._messages)
         return idx
 
-    cdef tuple _trusted_shape(self, object wl, object raw, object prio):
-        """(rows, scheduling hash, resources error) for a workload whose pod sets
-        all still hold the template they were read from (_REFUSED when the arrays
-        cannot carry it), else None."""
+    cdef int64_t _trusted_shape(self, object wl, object raw, object prio) except -3:
+        """The shape of a workload whose pod sets all still hold the template they
+        were read from (_REFUSED when the arrays cannot carry it), else _UNTRUSTED."""
         pod_sets = wl.pod_sets
         if type(pod_sets) is not list or type(raw) is not dict:
-            return None
+            return _UNTRUSTED
         spec = (<dict>raw).get("spec")
         if type(spec) is not dict:
-            return None
+            return _UNTRUSTED
         raw_sets = (<dict>spec).get("podSets")
         if type(raw_sets) is not list or len(<list>raw_sets) != len(<list>pod_sets):
-            return None
+            return _UNTRUSTED
         cdef list parts = [prio]
         cdef Py_ssize_t i
         for i in range(len(<list>pod_sets)):
             ps = (<list>pod_sets)[i]
             template_spec = ps.template_spec
             if template_spec is None:
-                return None
+                return _UNTRUSTED
             raw_ps = (<list>raw_sets)[i]
             if type(raw_ps) is not dict:
-                return None
+                return _UNTRUSTED
             template = (<dict>raw_ps).get("template")
             if type(template) is not dict or (<dict>template).get("spec") is not template_spec:
-                return None
+                return _UNTRUSTED
             name, count, reclaimable, min_count = ps.name, ps.count, ps.reclaimable, ps.min_count
             if (
                 type(name) is not str
@@ -716,41 +786,54 @@ cdef class PendingFill:
                 or type(reclaimable) is not int
                 or (min_count is not None and type(min_count) is not int)
             ):
-                return None
+                return _UNTRUSTED
             parts.append((name, count, reclaimable, min_count, id(template_spec)))
         key = tuple(parts)
         hit = self._trusted.get(key)
         if hit is not None:
-            return (<tuple>hit)[1]
+            return hit
         # first met: through the exact key, so that equal templates not shared
         # (NaN, other loads) still cost one computation per value
-        shape = self._shape(wl)
-        if shape is None:
+        cdef int64_t shape = self._computed_shape(wl)
+        if shape < 0:
             return _REFUSED
-        pod_sets_spec, scheduling_hash, resources_error = shape
-        found = (_rows(pod_sets_spec), scheduling_hash, resources_error)
-        # the templates are kept with the entry, so that their ids stay theirs
-        self._trusted[key] = ([ps.template_spec for ps in pod_sets], found)
-        return found
+        self._kept.append([ps.template_spec for ps in pod_sets])
+        self._trusted[key] = shape
+        return shape
+
+    cdef int64_t _computed_shape(self, object wl) except -3:
+        """The shape PendingBatch._shape gives (_REFUSED: None)."""
+        found = self._shape(wl)
+        if found is None:
+            return _REFUSED
+        pod_sets, scheduling_hash, resources_error = found
+        # _shape gives the same pod sets object for the same shape (its memo keeps it alive)
+        hit = self._computed.get(id(pod_sets))
+        if hit is not None and (<tuple>hit)[0] is pod_sets:
+            return (<tuple>hit)[1]
+        cdef int64_t shape = self.sh_hash.size()
+        cdef dict names = self._names
+        self.sh_hash.push_back(scheduling_hash)
+        self.sh_error.push_back(self._message(resources_error) if resources_error else -1)
+        for ps in <list>pod_sets:
+            self.ps_count.push_back(ps.count)
+            self.ps_min.push_back(-1 if ps.min_count is None else ps.min_count)
+            self.ps_class.push_back(ps.flavor_class)
+            idx = names.get(ps.name)
+            if idx is None:
+                idx = names[ps.name] = len(names)
+            self.ps_name.push_back(idx)
+            for r, a in ps.requests:
+                self.rq_resource.push_back(r)
+                self.rq_amount.push_back(a)
+            self.ps_rq.push_back(self.rq_resource.size())
+        self.sh_ps.push_back(self.ps_count.size())
+        self._computed[id(pod_sets)] = (pod_sets, shape)
+        return shape
 
 
-cdef tuple _REFUSED = ()  # _trusted_shape: a shape the engine refuses in bulk
-
-
-cdef tuple _rows(list pod_sets):
-    """The engine's pod set rows of compiled pod sets (compiler.PodSetSpec):
-    (count, minCount or -1, flavor class, name, resource ids, amounts)."""
-    return tuple(
-        (
-            ps.count,
-            -1 if ps.min_count is None else ps.min_count,
-            ps.flavor_class,
-            ps.name,
-            tuple(r for r, _ in ps.requests),
-            tuple(a for _, a in ps.requests),
-        )
-        for ps in pod_sets
-    )
+cdef int64_t _UNTRUSTED = -1  # _trusted_shape: not keyed by its templates
+cdef int64_t _REFUSED = -2  # a shape the engine refuses in bulk
 
 
 cdef bint _job_uid(object raw) except -1:

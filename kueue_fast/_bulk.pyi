@@ -1,7 +1,10 @@
 """Type stubs for the Cython module ``kueue_fast._bulk`` (bindings/_bulk.pyx)."""
 
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
 
 from . import model as m
 from .workload_compiler import WorkloadCompiler
@@ -25,37 +28,16 @@ def fast_workload(
     caches: BulkCaches,
 ) -> m.Workload | None: ...
 
-_Fill = TypeVar("_Fill", bound="PendingFill")
-
 class PendingFill:
     compiler: WorkloadCompiler
-    keys: list[str]
-    cq: list[int]
-    lq: list[int]
-    priority: list[int]
-    queue_ts: list[int]
-    hash: list[int]
-    block: list[int]
-    block_message: list[int]
-    namespaces: list[str]
-    wl_names: list[str]
-    uids: list[str]
-    ps_offsets: list[int]
-    ps_count: list[int]
-    ps_min: list[int]
-    ps_class: list[int]
-    ps_name: list[int]
-    rq_offsets: list[int]
-    rq_resource: list[int]
-    rq_amount: list[int]
     def __init__(self, compiler: WorkloadCompiler) -> None: ...
-    def emptied(self: _Fill) -> _Fill: ...
     def __len__(self) -> int: ...
     @property
     def pod_set_names(self) -> list[str]: ...
     @property
     def block_messages(self) -> list[str]: ...
     def prepare(self, workloads: dict[str, m.Workload]) -> None: ...
-    def add(self, key: str, wl: m.Workload) -> bool: ...
+    def rows(self, keys: list[str]) -> npt.NDArray[np.int64]: ...
+    def columns(self, rows: npt.NDArray[np.int64]) -> dict[str, Any]: ...
 
 INTERFACE: int

@@ -48,11 +48,11 @@ from .cluster_records import (
     WorkloadHistory,
 )
 from .compiler import AdmissionSpec, CyclesRun, WorkloadSpec, compile_topology
-from .engine_contract import ENGINES, Engine, WorkloadView, choose_engine, make_engine
+from .engine_contract import ENGINES, Engine, WorkloadArrays, WorkloadView, choose_engine, make_engine
 from .errors import EngineError, NotStableError
 from .kernels import latest_time_ns
 from .model import AdmissionCheckState, ClusterState, Workload
-from .workload_compiler import PendingBatch, WorkloadCompiler
+from .workload_compiler import WorkloadCompiler
 
 # the names other modules import from here (the records live in cluster_records.py)
 __all__ = [
@@ -123,25 +123,25 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
         self._check_failures: set[str] = set()
         self._deactivated: set[str] = set()
         self._build(state)
-        # the topology already knows every resource and flavor of the state's workloads
-        check_cqs = self._check_cqs
-        # runs of plain pending workloads go to the engine as arrays (same wids, same order)
+        # the topology already knows every resource and flavor of the state's workloads;
+        # wids follow the sorted keys, runs of plain pending workloads go to the engine
+        # as arrays (_add_batch), the others one WorkloadSpec at a time
+        keys = sorted(state.workloads)
         batch = self.compiler.pending_batch()
         with no_cyclic_gc():
-            if batch is not None:
+            if batch is None:
+                for key in keys:
+                    self._add_compiled_input(key, state.workloads[key])
+            else:
                 batch.prepare(state.workloads)
-            for key in sorted(state.workloads):
-                wl = state.workloads[key]
-                if batch is not None and batch.add(key, wl):
-                    continue
-                if batch:
-                    batch = self._add_batch(batch)
-                self._add_compiled(key, self.compiler.compile(wl))
-                adm = wl.admission
-                if wl.admission_checks or (adm is not None and adm.cluster_queue in check_cqs):
-                    self._init_checks(wl)
-            if batch:
-                self._add_batch(batch)
+                rows = batch.rows(keys)
+                start = 0
+                for i in [*np.flatnonzero(rows < 0).tolist(), len(keys)]:
+                    if start < i:
+                        self._add_batch(keys[start:i], batch.arrays(rows[start:i]))
+                    if i < len(keys):
+                        self._add_compiled_input(keys[i], state.workloads[keys[i]])
+                    start = i + 1
         self._read_pods_ready_inputs(state)
 
     # --- construction ----------------------------------------------------------------------
@@ -179,13 +179,18 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
             self._pods_ready[wl.key] = ready
         self._init_checks(wl)
 
-    def _add_batch(self, batch: PendingBatch) -> PendingBatch:
-        """Add the batch's workloads to the engine; an empty batch with the same memos."""
-        first = self.engine.add_workloads(batch.arrays())
-        for wid, key in zip(first, batch.keys, strict=True):
-            self._wid[key] = wid
-        self._keys.extend(batch.keys)
-        return batch.emptied()
+    def _add_batch(self, keys: list[str], arrays: WorkloadArrays) -> None:
+        """Add pending workloads from the engine's arrays, one per key, in order."""
+        first = self.engine.add_workloads(arrays)
+        self._wid.update(zip(keys, first, strict=True))
+        self._keys.extend(keys)
+
+    def _add_compiled_input(self, key: str, wl: Workload) -> None:
+        """An input workload the arrays cannot carry, with its admission checks."""
+        self._add_compiled(key, self.compiler.compile(wl))
+        adm = wl.admission
+        if wl.admission_checks or (adm is not None and adm.cluster_queue in self._check_cqs):
+            self._init_checks(wl)
 
     def _add_compiled(self, key: str, spec: WorkloadSpec) -> None:
         self._wid[key] = self.engine.add_workload(spec)

@@ -55,8 +55,11 @@ class BulkCountsMixin(ClusterBase):
     def bulk_decisions(self) -> BulkDecisions:
         """decisions() from the engine's arrays where they tell (BulkDecisions)."""
         keys = sorted(self._wid)
-        ids = self._wid
-        wids = np.fromiter((ids[k] for k in keys), dtype=np.int64, count=len(keys))
+        if keys == self._keys:  # none removed, all added by key (a built Cluster): wid i is keys[i]
+            wids = np.arange(len(keys), dtype=np.int64)
+        else:
+            ids = self._wid
+            wids = np.fromiter((ids[k] for k in keys), dtype=np.int64, count=len(keys))
         codes, admitted_cq, _ = self.engine.decisions()
         codes, admitted_cq = codes[wids], admitted_cq[wids]
         plain = ~kept if (kept := self._kept_mask(wids)) is not None else np.ones(len(wids), dtype=bool)

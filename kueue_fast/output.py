@@ -9,7 +9,7 @@ import json
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import status as S
 from .cluster import (
@@ -24,13 +24,23 @@ from .cluster import (
     Decision,
 )
 from .compiler import NO_LIMIT
-from .explain import ClusterView
 from .fastjson import orjson
 from .kernels import json_workload_entries
 from .quantity import format_amount
 
+if TYPE_CHECKING:
+    from .explain import ClusterView
+
 JSON = dict[str, Any]
 NONE = "-"  # an empty table cell
+
+
+def _view(cluster: Cluster) -> ClusterView:
+    """The explanations' view of the cluster (explain.py, imported here: plain
+    ``-o json`` and ``-o summary`` never need it)."""
+    from .explain import ClusterView
+
+    return ClusterView(cluster)
 
 
 # --- JSON ------------------------------------------------------------------------------------
@@ -64,7 +74,7 @@ def to_json(cluster: Cluster, explain: bool = False) -> str:
     owners = {key: wl.owner for key, wl in cluster.state.workloads.items() if wl.owner is not None}
     if not explain:
         return _bulk_json(cluster, cluster.bulk_decisions(), owners)
-    view = ClusterView(cluster) if explain else None
+    view = _view(cluster) if explain else None
     workloads = []
     for d in view.decisions if view is not None else cluster.decisions():
         out = decision_json(d, owners.get(d.key))
@@ -290,7 +300,7 @@ def to_yaml(cluster: Cluster) -> str:
     Cohort with the status Kueue would have written after the last cycle."""
     import yaml
 
-    view = ClusterView(cluster)
+    view = _view(cluster)
     decisions = view.decisions
     by_key = {d.key: d for d in decisions}
     queues = queue_statuses(cluster, view, decisions)
@@ -351,7 +361,7 @@ def _counts_line(cluster: Cluster, decisions: Iterable[Decision]) -> str:
 def to_table(cluster: Cluster) -> str:
     """One row per workload: Kueue's reason and message (or the flavors it
     got), kueue-fast's explanation in WHY; then the usage view."""
-    view = ClusterView(cluster)
+    view = _view(cluster)
     decisions = view.decisions
     rows: list[Sequence[str]] = [("WORKLOAD", "STATE", "CLUSTERQUEUE", "REASON", "WHY", "MESSAGE / FLAVORS")]
     for d in decisions:
@@ -446,7 +456,7 @@ def _usage_lines(view: ClusterView) -> list[str]:
 
 
 def to_usage(cluster: Cluster) -> str:
-    return "\n".join(_usage_lines(ClusterView(cluster))) + "\n"
+    return "\n".join(_usage_lines(_view(cluster))) + "\n"
 
 
 def to_summary(cluster: Cluster) -> str:

@@ -88,12 +88,14 @@ def _schedule_and_print(args: argparse.Namespace, cluster: Cluster, times: list[
 def _state(args: argparse.Namespace) -> ClusterState:
     """The files; with --kubeconfig the live cluster (plus the files' objects);
     changed by --set and --patch."""
-    from .whatif.sources import base_variant, changed, changes_given, validate
+    from .whatif.args import changes_given
 
     if not changes_given(args):
         if not args.files:
             raise InputError("", "FILE", "give manifest files (- for standard input), or --kubeconfig PATH")
         return load(args.files, stdin=sys.stdin, recursive=args.recursive)
+    from .whatif.sources import base_variant, changed, validate
+
     base = base_variant(args, args.files)
     if base is None:
         raise InputError("", "FILE", "--set and --patch change manifests: give files or --kubeconfig PATH")

@@ -208,19 +208,22 @@ else:
 
 class PendingBatch(PendingFill):
     """Pending workloads compiled straight into the native engine's bulk
-    arrays (``NativeEngine.add_workloads``), without a WorkloadSpec each.
+    arrays (``NativeEngine.add_workloads``), without a WorkloadSpec each:
+    ``prepare(workloads)`` reads them all once into typed rows (the compiled
+    half, ``_bulk.PendingFill``), ``rows(keys)`` finds each key's row (-1:
+    compile() must add it) and ``arrays(rows)`` gathers a run of rows.
 
     What depends only on a workload's pod sets and priority (the engine's pod
     set rows, the scheduling hash) is computed once per distinct shape, and
     what depends only on its namespace and queue name once per pair. A shape
-    is keyed by the identities of the templates the loader read (the
-    compiled ``add`` of ``_bulk.PendingFill``, PodSet.template_spec), else
-    by the exact key ``_hash_key`` gives (templates compared with == on a hit;
-    :meth:`_shape`). The values are the ones :meth:`WorkloadCompiler.compile`
-    gives; ``add`` refuses (False) any workload whose spec the arrays cannot
-    carry (an admission, admission checks, a job-uid label, no ClusterQueue):
-    the caller compiles that one as usual. The memos live as long as the
-    batch: build one per bulk construction, while the workloads do not change."""
+    is keyed by the identities of the templates the loader read
+    (PodSet.template_spec), else by the exact key ``_hash_key`` gives
+    (templates compared with == on a hit; :meth:`_shape`). The values are the
+    ones :meth:`WorkloadCompiler.compile` gives; a workload whose spec the
+    arrays cannot carry (an admission, admission checks, a job-uid label, no
+    ClusterQueue) gets no row: the caller compiles that one as usual. The
+    memos live as long as the batch: build one per bulk construction, while
+    the workloads do not change."""
 
     def __init__(self, compiler: WorkloadCompiler) -> None:
         super().__init__(compiler)
@@ -262,37 +265,12 @@ class PendingBatch(PendingFill):
         ignore_name = c.topology.gates.scheduling_equivalence_hashing_ignore_pod_set_name
         return pod_sets, c._scheduling_hash(wl, counts, ignore_name, charged), _resources_error(wl)
 
-    def arrays(self) -> Any:
-        """The batch as ``kueue_fast.engine_contract.WorkloadArrays``."""
-        import numpy as np
-
+    def arrays(self, rows: Any) -> Any:
+        """The workloads of ``rows`` (from :meth:`rows`, none -1) as
+        ``kueue_fast.engine_contract.WorkloadArrays``."""
         from .engine_contract import WorkloadArrays
 
-        def i64(values: list[int]) -> Any:
-            return np.array(values, dtype=np.int64)
-
-        return WorkloadArrays(
-            cluster_queue=i64(self.cq),
-            priority=i64(self.priority),
-            queue_ts=i64(self.queue_ts),
-            scheduling_hash=i64(self.hash),
-            pod_set_offsets=i64(self.ps_offsets),
-            pod_set_count=i64(self.ps_count),
-            pod_set_min_count=i64(self.ps_min),
-            pod_set_flavor_class=i64(self.ps_class),
-            request_offsets=i64(self.rq_offsets),
-            request_resource=i64(self.rq_resource),
-            request_amount=i64(self.rq_amount),
-            namespaces=self.namespaces,
-            names=self.wl_names,
-            uids=self.uids,
-            pod_set_name=i64(self.ps_name),
-            pod_set_names=self.pod_set_names,
-            block=i64(self.block),
-            block_message=i64(self.block_message),
-            block_messages=self.block_messages,
-            local_queue=i64(self.lq),
-        )
+        return WorkloadArrays(**self.columns(rows))
 
 
 def _job_uid(wl: Workload) -> str:

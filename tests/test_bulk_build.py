@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from typing import Any
 from unittest import mock
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -28,8 +29,9 @@ pytestmark = pytest.mark.skipif(not native_available(), reason="the native engin
 
 @contextmanager
 def exact_path() -> Iterator[None]:
-    """Every workload compiled to a WorkloadSpec and added one at a time."""
-    with mock.patch.object(PendingBatch, "add", lambda self, key, wl: False):
+    """Every workload compiled to a WorkloadSpec and added one at a time (after
+    prepare(), which interns the flavor classes in input order, as the bulk path)."""
+    with mock.patch.object(PendingBatch, "rows", lambda self, keys: np.full(len(keys), -1)):
         yield
 
 
@@ -272,3 +274,37 @@ def test_whole_state_scans_in_c_give_the_python_values() -> None:
         == requested_resources_py(with_requests)
         == {"cpu", "memory", "nvidia.com/gpu"}
     )
+
+
+def test_columns_of_a_run_are_the_rows_one_by_one() -> None:
+    """PendingFill.columns gathers any run of rows (CSR offsets rebased): all
+    rows at once, in any order, equal the rows gathered one at a time."""
+    wls = [_workload(f"w{i}", _containers(str(i % 3 + 1)), priority=i % 2) for i in range(6)]
+    wls.append(
+        _workload(
+            "bad",
+            {"containers": [{"name": "c", "resources": {"requests": {"cpu": "2"}, "limits": {"cpu": "1"}}}]},
+        )
+    )
+    state = build_state(_manifests(wls))
+    batch = Cluster(state, "native", start_time_ns=T0).compiler.pending_batch()
+    assert batch is not None
+    batch.prepare(state.workloads)
+    keys = sorted(state.workloads)[::-1]
+    rows = batch.rows(keys)
+    assert (rows >= 0).all() and len(set(rows.tolist())) == len(keys)
+    assert batch.rows(["team/none"]).tolist() == [-1]
+    whole = batch.columns(rows)
+    singles = [batch.columns(rows[i : i + 1]) for i in range(len(keys))]
+    per_pod_set = ("pod_set_count", "pod_set_min_count", "pod_set_flavor_class", "pod_set_name")
+    for field in ("cluster_queue", "priority", "queue_ts", "scheduling_hash", "block", "block_message"):
+        assert whole[field].tolist() == [s[field][0] for s in singles], field
+    for field in (*per_pod_set, "request_resource", "request_amount"):
+        assert whole[field].tolist() == [x for s in singles for x in s[field].tolist()], field
+    assert whole["names"] == [k.split("/")[1] for k in keys]
+    assert whole["pod_set_offsets"].tolist() == list(range(len(keys) + 1))
+    assert whole["request_offsets"].tolist() == [0, *np.cumsum([len(s["request_resource"]) for s in singles])]
+    messages = [whole["block_messages"][m] for m in whole["block_message"].tolist() if m >= 0]
+    assert len(messages) == 1 and "cpu" in messages[0]
+    with pytest.raises(IndexError):
+        batch.columns(np.array([len(batch)], dtype=np.int64))

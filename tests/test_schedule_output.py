@@ -859,3 +859,21 @@ def test_bulk_json_is_the_json_of_every_decision() -> None:
 
     reference = Cluster(_every_state_cluster().state, "reference")
     assert output.to_json(reference) == _json_per_decision(reference)
+
+
+def test_bulk_json_after_removals_and_re_adds() -> None:
+    # bulk_decisions reads wid i as the i-th key only while the wids follow the
+    # sorted keys: a removed workload, one added again and one added later break that
+    cluster = _every_state_cluster()
+    fresh = type(cluster)(cluster.state, "native")
+    assert fresh.keys() == sorted(fresh.keys())  # built by key: the shortcut applies
+    assert output.to_json(fresh) == _json_per_decision(fresh)
+    keys = fresh.keys()
+    again = fresh.state.workloads[keys[1]]
+    fresh.remove_workload(keys[1])
+    fresh.remove_workload(keys[-1])
+    assert output.to_json(fresh) == _json_per_decision(fresh)
+    fresh.add_workload(again)
+    fresh.run(1)
+    assert output.to_json(fresh) == _json_per_decision(fresh)
+    assert json.loads(output.to_json(fresh))["workloads"][1]["name"] == again.name

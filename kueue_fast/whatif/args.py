@@ -23,6 +23,14 @@ from ..simulate.defaults import COMPARE_REPORT_DIR, SIMULATE_FORMATS, SWEEP_REPO
 SNAPSHOT_FORMATS = ("yaml", "json")
 
 
+def changes_given(args: object) -> bool:
+    """Whether the configuration is the live cluster or changed (--kubeconfig,
+    --set, --patch): here, so that a plain run does not import whatif.sources."""
+    return bool(
+        getattr(args, "kubeconfig", None) or getattr(args, "settings", None) or getattr(args, "patches", None)
+    )
+
+
 def add_cluster_arguments(p: argparse.ArgumentParser, always: bool = False) -> None:
     """Read the configuration from a live cluster (read-only); ``always``:
     the command always reads one, found as the controller finds it."""

@@ -14,6 +14,7 @@ from typing import Any
 from ..errors import InputError, raise_all
 from ..loader import Document, build_state, read_documents
 from ..model import ClusterState
+from .args import changes_given as changes_given  # its home: args.py has no heavy imports
 from .overrides import Variant, apply_changes
 
 CONTROLLER_EXTRA = "pip install 'kueue-fast[controller]'"
@@ -105,9 +106,3 @@ def print_warnings(state: ClusterState, what: str = "") -> None:
     prefix = f"{what}: " if what else ""
     for w in state.warnings:
         print(f"warning: {prefix}{' '.join(str(w).split())}", file=sys.stderr)
-
-
-def changes_given(args: Any) -> bool:
-    return bool(
-        getattr(args, "kubeconfig", None) or getattr(args, "settings", None) or getattr(args, "patches", None)
-    )
