@@ -33,7 +33,7 @@ those are imported at the first BulkCaches() (_import_loader), not at import.
 """
 
 # What this module offers Python (kueue_fast/_compiled.py INTERFACES): bump both when it changes.
-INTERFACE = 1
+INTERFACE = 2
 
 import dataclasses
 
@@ -227,6 +227,14 @@ cdef bint _same_json(object a, object b) except -1:
     return a is None and b is None
 
 
+cdef inline bint _holds(list objs, object x):
+    """x is one of objs (identity, not ==)."""
+    for o in objs:
+        if o is x:
+            return True
+    return False
+
+
 cdef inline int _two_digits(str s, Py_ssize_t i):
     """The number written by s[i:i+2] in ASCII digits, else -1."""
     cdef Py_UCS4 a = s[i]
@@ -260,8 +268,10 @@ cdef object _fast_time_ns(str s, BulkCaches c):
 # --- pod sets -------------------------------------------------------------------------------
 
 
-cdef tuple _fast_pod_set(object raw, BulkCaches c):
-    """parse_workload's _pod_set for a valid pod set: (PodSet, over limits); None otherwise."""
+cdef tuple _fast_pod_set(object raw, BulkCaches c, list used):
+    """parse_workload's _pod_set for a valid pod set: (PodSet, over limits); None otherwise.
+    used: the template specs of the Workload's pod sets before this one, which
+    keep their own objects (see SharedTemplates)."""
     if type(raw) is not dict:
         return None
     cdef dict d = <dict>raw
@@ -304,7 +314,7 @@ cdef tuple _fast_pod_set(object raw, BulkCaches c):
             hit = None
         if hit is not None:
             _met(hit, c)
-    if hit is not None and hit.spec is not spec:  # equal values: keep one copy
+    if hit is not None and hit.spec is not spec and not _holds(used, hit.spec):  # equal values: keep one copy
         template["spec"] = spec = hit.spec
     if hit is None:
         try:
@@ -331,6 +341,7 @@ cdef tuple _fast_pod_set(object raw, BulkCaches c):
         [] if hit.tolerations is None else list(hit.tolerations),
     )
     ps.template_spec = spec
+    used.append(spec)
     return ps, hit.over_limits
 
 
@@ -361,8 +372,9 @@ cdef list _fast_pod_sets(dict spec, BulkCaches c):
     cdef list over_limits = []
     cdef int with_min = 0
     cdef tuple found
+    cdef list used = []
     for raw in <list>raw_sets:
-        found = _fast_pod_set(raw, c)
+        found = _fast_pod_set(raw, c, used)
         if found is None:
             return None
         ps = found[0]
@@ -533,6 +545,127 @@ def fast_workload(
         except InputError:
             return None
     return wl
+
+
+# --- equal pod templates shared as the documents are read ----------------------------------
+
+
+cdef class _Recent:
+    """The last values met at one place of a Workload (its spec, a pod
+    template's spec), the latest first, for SharedTemplates."""
+
+    cdef list values
+    cdef Py_ssize_t size, tries, hits
+
+    def __init__(self, Py_ssize_t size):
+        self.values = []
+        self.size = size
+        self.tries = self.hits = 0
+
+    cdef object kept(self, object value):
+        """The recent value that is the same JSON value as ``value`` (now the
+        latest met), else ``value`` (likewise). After 1024 tries with fewer
+        than one hit in four (values that rarely repeat) only ``value``: the
+        comparisons would cost more than they save."""
+        cdef list values = self.values
+        cdef Py_ssize_t i
+        if self.tries >= 1024 and self.hits * 4 < self.tries:
+            return value
+        self.tries += 1
+        for i in range(len(values)):
+            r = values[i]
+            if _same_json(value, r):
+                self.hits += 1
+                if i:
+                    del values[i]
+                    values.insert(0, r)
+                return r
+        values.insert(0, value)
+        if len(values) > self.size:
+            values.pop()
+        return value
+
+
+cdef class SharedTemplates:
+    """Called on each document as it is read (loader.documents): a Workload
+    whose spec is the same JSON value as a recent Workload's (the same types,
+    values and key order: _same_json) gets that spec object; else its pod
+    template specs equal to recent ones become those objects. Its apiVersion,
+    kind and namespace become one str per distinct text. Every value stays
+    what it was read as.
+
+    Why: the copies die while the next documents are read, so they never add
+    up (a List of 100k Workloads of a dozen distinct specs: the parse tree
+    259 MB -> 60 MB). Only recent values are compared (no key is computed):
+    fast_workload's template cache still finds the others. Within one
+    Workload the pod sets keep distinct objects (one object met twice in a
+    document is written as a YAML alias when the document is dumped)."""
+
+    cdef _Recent specs
+    cdef _Recent templates
+    cdef dict strings  # str -> the one kept
+
+    def __init__(self):
+        self.specs = _Recent(8)
+        self.templates = _Recent(8)
+        self.strings = {}
+
+    def __call__(self, object doc):
+        """Share what ``doc`` (a Workload, or a List holding Workloads) has in
+        common with the documents before it."""
+        if type(doc) is not dict:
+            return
+        items = (<dict>doc).get("items")
+        if type(items) is list:
+            for it in <list>items:
+                self._workload(it)
+        else:
+            self._workload(doc)
+
+    cdef int _intern(self, dict d, str key) except -1:
+        s = d.get(key)
+        if type(s) is str:
+            kept = self.strings.setdefault(s, s)
+            if kept is not s:
+                d[key] = kept
+        return 0
+
+    cdef int _workload(self, object obj) except -1:
+        if type(obj) is not dict:
+            return 0
+        cdef dict d = <dict>obj
+        if d.get("kind") != "Workload":
+            return 0
+        self._intern(d, "apiVersion")
+        self._intern(d, "kind")
+        md = d.get("metadata")
+        if type(md) is dict:
+            self._intern(<dict>md, "namespace")
+        spec = d.get("spec")
+        if type(spec) is not dict:
+            return 0
+        kept = self.specs.kept(spec)
+        if kept is not spec:
+            d["spec"] = kept
+            return 0
+        sets = (<dict>spec).get("podSets")
+        if type(sets) is not list:
+            return 0
+        cdef list used = []  # the template specs this Workload's pod sets hold
+        for ps in <list>sets:
+            if type(ps) is not dict:
+                continue
+            template = (<dict>ps).get("template")
+            if type(template) is not dict:
+                continue
+            tspec = (<dict>template).get("spec")
+            if type(tspec) is not dict:
+                continue
+            kept = self.templates.kept(tspec)
+            if kept is not tspec and not _holds(used, kept):
+                (<dict>template)["spec"] = tspec = kept
+            used.append(tspec)
+        return 0
 
 
 # --- pending workloads -> the engine's arrays --------------------------------------------------

@@ -13,6 +13,10 @@ class TemplateResult:
     affinity: tuple[m.NodeSelectorTerm, ...] | None
     tolerations: list[m.Toleration] | None
 
+class SharedTemplates:
+    def __init__(self) -> None: ...
+    def __call__(self, doc: object) -> None: ...
+
 class BulkCaches:
     def __init__(self) -> None: ...
 
