@@ -346,8 +346,12 @@ cdef tuple _fast_pod_set(object raw, BulkCaches c, list used):
 
 
 cdef TemplateResult _recent_template(dict spec, BulkCaches c):
-    """One of the last templates met, if spec is the same JSON value, else None."""
+    """One of the last templates met, if spec is the same JSON value, else None.
+    The very object first (templates shared as they were read: no comparison)."""
     cdef TemplateResult r
+    for r in c.recent:
+        if r.spec is spec:
+            return r
     for r in c.recent:
         if _same_json(spec, r.spec):
             return r

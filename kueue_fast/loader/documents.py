@@ -109,22 +109,24 @@ scalars and on random ones (Hypothesis).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import IO, Any
-
-import yaml
+from typing import IO, TYPE_CHECKING, Any
 
 from .. import _compiled
 from .._gc import no_cyclic_gc
 from ..errors import InputError, InputWarning, ParseError, raise_all
 from ..fastjson import optional_module, orjson
 
+if TYPE_CHECKING:
+    import yaml
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, slots=True)
 class Document:
     """One object of the input: where it came from, and the object itself."""
 
@@ -141,7 +143,12 @@ class Document:
         return s + ")"
 
 
+@functools.cache
 def _yaml_loader() -> type:
+    """PyYAML's loader as the loader reads YAML. PyYAML and yaml-rs are imported
+    only when a text needs them (about 30 ms of a command's start)."""
+    import yaml
+
     base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
     # Timestamps stay strings: YAML's datetime drops nanoseconds, and the API
@@ -157,9 +164,16 @@ def _yaml_loader() -> type:
     return Loader
 
 
-_LOADER = _yaml_loader()
+def __getattr__(name: str) -> Any:
+    if name == "_LOADER":  # the tests read PyYAML's documents with it
+        return _yaml_loader()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-yaml_rs = optional_module("yaml_rs")
+
+@functools.cache
+def _yaml_rs() -> Any:
+    return optional_module("yaml_rs")
+
 _SENTINEL = "\n---\n0\n"
 # Built from these sources, else None (_compiled): then PyYAML and json read everything.
 _kernels = _compiled.module("_kernels")  # yaml_1_1_risk, digit_run, json_list_items
@@ -169,7 +183,7 @@ _bulk = _compiled.module("_bulk")  # SharedTemplates
 
 def available() -> bool:
     """Whether the fast YAML parser is installed."""
-    return yaml_rs is not None
+    return _yaml_rs() is not None
 
 
 def _sharing() -> Callable[[Any], None] | None:
@@ -188,6 +202,7 @@ def parse_yaml(text: str, each: Callable[[Any], None] | None = None) -> list[Any
 
 def parse_yaml_rs(text: str) -> list[Any] | None:
     """The documents of a YAML stream by yaml-rs, or None to let PyYAML do it."""
+    yaml_rs = _yaml_rs()
     if yaml_rs is None or _kernels is None or not text.endswith("\n") or _kernels.yaml_1_1_risk(text) >= 0:
         # without a final newline the sentinel would add one to a block scalar
         return None
@@ -267,12 +282,7 @@ def _parse_text(text: str, source: str) -> list[Document]:
         raw_docs = data if isinstance(data, list) else [data]
     else:
         fast = parse_yaml(text, share)  # None: PyYAML reads it, with its messages
-        try:
-            raw_docs = fast if fast is not None else list(yaml.load_all(text, Loader=_LOADER))
-        except yaml.YAMLError as e:
-            raise ParseError("", "", f"invalid YAML: {_yaml_problem(e)}", source=source) from None
-        except (ValueError, TypeError, RecursionError) as e:  # e.g. a key that is not hashable
-            raise ParseError("", "", f"invalid YAML: {e}", source=source) from None
+        raw_docs = fast if fast is not None else _pyyaml_documents(text, source)
     for i, d in enumerate(raw_docs):
         if d is None:
             continue
@@ -285,6 +295,17 @@ def _parse_text(text: str, source: str) -> list[Document]:
             )
         docs.extend(_split_list(source, i, d))
     return docs
+
+
+def _pyyaml_documents(text: str, source: str) -> list[Any]:
+    import yaml
+
+    try:
+        return list(yaml.load_all(text, Loader=_yaml_loader()))
+    except yaml.YAMLError as e:
+        raise ParseError("", "", f"invalid YAML: {_yaml_problem(e)}", source=source) from None
+    except (ValueError, TypeError, RecursionError) as e:  # e.g. a key that is not hashable
+        raise ParseError("", "", f"invalid YAML: {e}", source=source) from None
 
 
 def _kind_of(x: object) -> str:
