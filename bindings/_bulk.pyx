@@ -38,7 +38,10 @@ INTERFACE = 2
 import dataclasses
 
 from cpython.dict cimport PyDict_Next
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.object cimport PyObject
+from cpython.ref cimport Py_DECREF, Py_INCREF
+from cpython.tuple cimport PyTuple_GET_ITEM
 from libc.math cimport copysign
 
 from kueue_fast import model as m
@@ -56,20 +59,108 @@ from kueue_fast.requests import pod_requests, resources_validation_message
 
 cdef object INT32_MIN = v.INT32_MIN
 cdef object INT32_MAX = v.INT32_MAX
-cdef object _PodSet = m.PodSet
-cdef object _Workload = m.Workload
 
-# PodSet and Workload are built with positional arguments (a third of the
-# cost of keywords): the order they are written in here must be model.py's.
-_PODSET_ORDER = ("name", "count", "requests", "min_count", "node_selector", "required_affinity", "tolerations")
+# --- dataclass instances built from all their fields --------------------------------------
+
+cdef extern from "Python.h":
+    ctypedef struct PyMemberDef:
+        int type
+        Py_ssize_t offset
+        int flags
+    ctypedef struct PyMemberDescrObject:
+        PyMemberDef* d_member
+    ctypedef struct _TypeObject "PyTypeObject":
+        PyObject* (*tp_alloc)(_TypeObject*, Py_ssize_t)
+
+cdef int _T_OBJECT_EX = 16  # structmember.h: an object slot (AttributeError while unset)
+cdef int _READONLY = 1
+
+
+cdef class SlotsMaker:
+    """``cls(*values)`` for a dataclass with ``slots=True``, given the values of
+    all its fields in their order (those with defaults and ``init=False``
+    too): the instance is allocated and its slots filled directly, as the
+    dataclass's ``__init__`` would fill them, at a fraction of the cost of
+    calling it (a Python function that assigns each field in turn; a frozen
+    one through object.__setattr__). Only for a class whose ``__init__`` does
+    nothing else (checked: no ``__post_init__``, no ``__new__``, each field a
+    writable object slot, the slots exactly the fields); for any other class,
+    a call of ``cls(*values)``."""
+
+    cdef readonly object cls
+    cdef readonly bint direct  # slots filled directly
+    cdef _TypeObject* tp
+    cdef Py_ssize_t n
+    cdef Py_ssize_t* offsets
+
+    def __cinit__(self):
+        self.offsets = NULL
+
+    def __init__(self, cls):
+        names = tuple(f.name for f in dataclasses.fields(cls))
+        self.cls = cls
+        self.tp = <_TypeObject*>cls
+        self.n = len(names)
+        self.offsets = <Py_ssize_t*>PyMem_Malloc(max(self.n, 1) * sizeof(Py_ssize_t))
+        if self.offsets == NULL:
+            raise MemoryError()
+        self.direct = (
+            tuple(cls.__dict__.get("__slots__", ())) == names
+            and not hasattr(cls, "__post_init__")
+            and cls.__new__ is object.__new__
+            and all(type(cls.__dict__.get(name)) is _MemberDescriptor for name in names)
+        )
+        cdef PyMemberDef* member
+        cdef Py_ssize_t i
+        for i in range(self.n if self.direct else 0):
+            member = (<PyMemberDescrObject*>(<PyObject*>cls.__dict__[names[i]])).d_member
+            if member.type != _T_OBJECT_EX or member.flags & _READONLY:
+                self.direct = False
+                break
+            self.offsets[i] = member.offset
+
+    def __dealloc__(self):
+        PyMem_Free(self.offsets)
+
+    def __call__(self, *values):
+        return self.make(values)
+
+    cdef object make(self, tuple values):
+        if len(values) != self.n:
+            raise TypeError(f"{self.cls.__name__}: {self.n} values expected, got {len(values)}")
+        if not self.direct:
+            return self.cls(*values)
+        cdef PyObject* p = self.tp.tp_alloc(self.tp, 0)
+        if p == NULL:
+            raise MemoryError()
+        obj = <object>p
+        Py_DECREF(obj)  # the cast took a second reference
+        cdef Py_ssize_t i
+        cdef PyObject* value
+        for i in range(self.n):
+            value = PyTuple_GET_ITEM(values, i)
+            Py_INCREF(<object>value)
+            (<PyObject**>((<char*>p) + self.offsets[i]))[0] = value
+        return obj
+
+
+_MemberDescriptor = type(type("_Probe", (), {"__slots__": ("x",)}).__dict__["x"])
+cdef SlotsMaker _PodSet = SlotsMaker(m.PodSet)
+cdef SlotsMaker _Workload = SlotsMaker(m.Workload)
+
+# The values of PodSet and Workload are given in this order: it must be model.py's.
+_PODSET_ORDER = (
+    "name", "count", "requests", "min_count", "node_selector", "required_affinity", "tolerations",
+    "reclaimable", "resources_validation_error", "template_spec",
+)
 _WORKLOAD_ORDER = (
     "namespace", "name", "queue_name", "pod_sets", "creation_ns", "priority", "priority_class", "uid",
     "active", "admission", "admission_ns", "finished", "queue_order_ns", "pods_ready", "pods_ready_reason",
-    "pods_ready_ns", "requeue_count", "requeue_at_ns", "admission_checks", "admitted_condition", "raw",
+    "pods_ready_ns", "requeue_count", "requeue_at_ns", "admission_checks", "admitted_condition", "raw", "owner",
 )
 for _cls, _order in ((m.PodSet, _PODSET_ORDER), (m.Workload, _WORKLOAD_ORDER)):
-    if tuple(f.name for f in dataclasses.fields(_cls))[: len(_order)] != _order:
-        raise ImportError(f"kueue_fast._bulk: the fields of model.{_cls.__name__} changed order")
+    if tuple(f.name for f in dataclasses.fields(_cls)) != _order:
+        raise ImportError(f"kueue_fast._bulk: the fields of model.{_cls.__name__} changed")
 
 # --- the loader's helpers (imported at the first BulkCaches) ------------------------------
 
@@ -331,7 +422,7 @@ cdef tuple _fast_pod_set(object raw, BulkCaches c, list used):
         c.templates[key] = hit
         _met(hit, c)
     node_selector = spec.get("nodeSelector")  # string_map gives the mapping itself
-    ps = _PodSet(
+    ps = _PodSet.make((
         name,
         count,
         dict(hit.requests),
@@ -339,8 +430,10 @@ cdef tuple _fast_pod_set(object raw, BulkCaches c, list used):
         {} if node_selector is None else node_selector,
         hit.affinity,
         [] if hit.tolerations is None else list(hit.tolerations),
-    )
-    ps.template_spec = spec
+        0,
+        None,
+        spec,
+    ))
     used.append(spec)
     return ps, hit.over_limits
 
@@ -539,10 +632,10 @@ def fast_workload(
         except InputError:
             return None
 
-    wl = _Workload(
+    wl = _Workload.make((
         ns, name, queue, pod_sets, creation, priority, pclass, uid, active, admission, admission_ns, finished,
-        queue_order_ns, False, "", None, 0, None, checks, admitted, dict(o),
-    )
+        queue_order_ns, False, "", None, 0, None, checks, admitted, dict(o), None,
+    ))
     if status is not None:
         try:
             _pods_ready_status(o, ref, wl)

@@ -360,6 +360,63 @@ def template_of_raw(w: dict[str, Any]) -> Any:
     return w["spec"]["podSets"][0]["template"]["spec"]
 
 
+def test_slots_maker_builds_what_the_dataclass_builds() -> None:
+    """_bulk.SlotsMaker fills the slots of Workload, PodSet and Document directly
+    (their __init__ does nothing more); any other class is called."""
+    from dataclasses import dataclass, fields
+
+    from kueue_fast import _bulk
+
+    ps = m.PodSet("main", 2, {"cpu": 1000}, None, {}, None, [], 0, None)
+    w = m.Workload(
+        "ns",
+        "a",
+        "lq",
+        [ps],
+        5,
+        3,
+        None,
+        "u",
+        True,
+        None,
+        None,
+        False,
+        None,
+        False,
+        "",
+        None,
+        0,
+        None,
+        [],
+        False,
+        {"kind": "Workload"},
+        None,
+    )
+    doc = fastload.Document("f.yaml", 1, {"kind": "List"}, 2)
+    for obj in (ps, w, doc):
+        cls = type(obj)
+        maker = _bulk.SlotsMaker(cls)
+        assert maker.direct
+        values = [getattr(obj, f.name) for f in fields(cls)]
+        made = maker(*values)
+        assert type(made) is cls and made == obj
+        assert all(getattr(made, f.name) is getattr(obj, f.name) for f in fields(cls))
+    with pytest.raises(TypeError):
+        _bulk.SlotsMaker(m.PodSet)("main", 2)
+
+    @dataclass
+    class Plain:  # no slots: called
+        a: int
+        b: list[int]
+
+        def __post_init__(self) -> None:
+            self.b.append(self.a)
+
+    maker = _bulk.SlotsMaker(Plain)
+    assert not maker.direct
+    assert maker(1, []) == Plain(1, [])
+
+
 def test_block_yaml_reader_passes_each_document_as_it_is_read() -> None:
     seen: list[Any] = []
     docs = _yaml_block.load_all("a: 1\n---\n--- 3\n---\n- x\n", seen.append)

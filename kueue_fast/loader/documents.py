@@ -174,11 +174,17 @@ def __getattr__(name: str) -> Any:
 def _yaml_rs() -> Any:
     return optional_module("yaml_rs")
 
+
 _SENTINEL = "\n---\n0\n"
 # Built from these sources, else None (_compiled): then PyYAML and json read everything.
 _kernels = _compiled.module("_kernels")  # yaml_1_1_risk, digit_run, json_list_items
 _yaml_block = _compiled.module("_yaml_block")
-_bulk = _compiled.module("_bulk")  # SharedTemplates
+_bulk = _compiled.module("_bulk")  # SharedTemplates, SlotsMaker
+# Document(source, index, obj, item) with its slots filled directly (_bulk.SlotsMaker):
+# a frozen dataclass's __init__ assigns each field through object.__setattr__.
+_new_document: Callable[[str, int, dict[str, Any], int | None], Document] = (
+    _bulk.SlotsMaker(Document) if _bulk is not None else Document
+)
 
 
 def available() -> bool:
@@ -248,7 +254,7 @@ def _split_list(source: str, index: int, d: dict[str, Any]) -> list[Document]:
     Items of a typed list may omit apiVersion/kind; they inherit them."""
     kind = d.get("kind")
     if not (isinstance(kind, str) and kind.endswith("List") and "items" in d):
-        return [Document(source, index, d)]
+        return [_new_document(source, index, d, None)]
     items = d.get("items")
     if items is None:
         return []
@@ -266,7 +272,7 @@ def _split_list(source: str, index: int, d: dict[str, Any]) -> list[Document]:
             it.setdefault("kind", elem_kind)
             if "apiVersion" in d:
                 it.setdefault("apiVersion", d["apiVersion"])
-        out.append(Document(source, index, it, item=i))
+        out.append(_new_document(source, index, it, i))
     return out
 
 
