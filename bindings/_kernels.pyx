@@ -334,6 +334,13 @@ def yaml_1_1_risk(str text):
     return -1
 
 
+cdef extern from "Python.h":
+    int PyUnicode_KIND(object)
+    void* PyUnicode_DATA(object)
+    int PyUnicode_1BYTE_KIND
+    int PyUnicode_2BYTE_KIND
+
+
 def digit_run(str text, Py_ssize_t length):
     """Index of the first run of at least ``length`` ASCII digits in ``text``,
     or -1. (orjson reads a JSON integer beyond 64 bits as a float; such an
@@ -341,6 +348,17 @@ def digit_run(str text, Py_ssize_t length):
     text with such a run.)"""
     cdef Py_ssize_t n = len(text), i, run = 0
     cdef Py_UCS4 c
+    cdef const unsigned char* b
+    if PyUnicode_KIND(text) == PyUnicode_1BYTE_KIND:  # the common case, without a read per kind
+        b = <const unsigned char*>PyUnicode_DATA(text)
+        for i in range(n):
+            if <unsigned int>(b[i] - 48) <= 9:  # an ASCII digit
+                run += 1
+                if run >= length:
+                    return i - length + 1
+            else:
+                run = 0
+        return -1
     for i in range(n):
         c = text[i]
         if c >= u'0' and c <= u'9':
@@ -355,13 +373,8 @@ def digit_run(str text, Py_ssize_t length):
 # --- a JSON object's "items" array read item by item -------------------------------------------
 
 from libc.stdint cimport uint8_t, uint16_t, uint32_t
+from libc.string cimport memchr
 from libcpp.vector cimport vector
-
-cdef extern from "Python.h":
-    int PyUnicode_KIND(object)
-    void* PyUnicode_DATA(object)
-    int PyUnicode_1BYTE_KIND
-    int PyUnicode_2BYTE_KIND
 
 ctypedef fused _unit:
     uint8_t
@@ -377,7 +390,14 @@ cdef inline Py_ssize_t _json_ws(const _unit* s, Py_ssize_t i, Py_ssize_t n) noex
 
 cdef inline Py_ssize_t _string_end(const _unit* s, Py_ssize_t i, Py_ssize_t n, bint* escaped) noexcept nogil:
     """s[i] is '"': the index after the string's closing quote, or -1."""
+    cdef const char* q
     i += 1
+    if _unit is uint8_t:  # most of a text is strings: memchr finds their ends
+        q = <const char*>memchr(s + i, 34, n - i)
+        if q == NULL:
+            return -1
+        if memchr(s + i, 92, q - <const char*>(s + i)) == NULL:
+            return q - <const char*>s + 1
     while i < n:
         if s[i] == 34:
             return i + 1

@@ -417,6 +417,15 @@ def test_slots_maker_builds_what_the_dataclass_builds() -> None:
     assert maker(1, []) == Plain(1, [])
 
 
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(alphabet="0123456789/:a é\U0001f600", max_size=60), length=st.integers(1, 20))
+def test_digit_run_finds_the_first_run_of_ascii_digits(text: str, length: int) -> None:
+    import re
+
+    found = re.search(f"[0-9]{{{length}}}", text)
+    assert _kernels.digit_run(text, length) == (found.start() if found else -1)
+
+
 def test_block_yaml_reader_passes_each_document_as_it_is_read() -> None:
     seen: list[Any] = []
     docs = _yaml_block.load_all("a: 1\n---\n--- 3\n---\n- x\n", seen.append)
