@@ -1,9 +1,10 @@
 # distutils: language = c++
 # cython: language_level=3
-"""The bulk paths for Workloads, compiled: from parsed objects to model
-Workloads (fast_workload), and from pending model Workloads to the native
-engine's arrays (PendingFill, the filling half of
-workload_compiler.PendingBatch).
+"""The bulk paths for Workloads, compiled: equal Workload specs and pod
+templates shared while the documents are read (SharedTemplates), from parsed
+objects to model Workloads (fast_workload, which builds them with
+SlotsMaker), and from pending model Workloads to the native engine's arrays
+(PendingFill, the filling half of workload_compiler.PendingBatch).
 
 fast_workload gives the same model.Workload as loader.workload.parse_workload
 for the common shape, or None for anything else (or anything invalid): then
