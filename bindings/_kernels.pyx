@@ -19,7 +19,7 @@ value = sign * digits * 10**exp10 * 2**exp2.  Everything else derives from it.
 """
 
 # What this module offers Python (kueue_fast/_compiled.py INTERFACES): bump both when it changes.
-INTERFACE = 1
+INTERFACE = 2
 
 from libc.stdint cimport int64_t
 
@@ -334,6 +334,13 @@ def yaml_1_1_risk(str text):
     return -1
 
 
+cdef extern from "Python.h":
+    int PyUnicode_KIND(object)
+    void* PyUnicode_DATA(object)
+    int PyUnicode_1BYTE_KIND
+    int PyUnicode_2BYTE_KIND
+
+
 def digit_run(str text, Py_ssize_t length):
     """Index of the first run of at least ``length`` ASCII digits in ``text``,
     or -1. (orjson reads a JSON integer beyond 64 bits as a float; such an
@@ -341,6 +348,17 @@ def digit_run(str text, Py_ssize_t length):
     text with such a run.)"""
     cdef Py_ssize_t n = len(text), i, run = 0
     cdef Py_UCS4 c
+    cdef const unsigned char* b
+    if PyUnicode_KIND(text) == PyUnicode_1BYTE_KIND:  # the common case, without a read per kind
+        b = <const unsigned char*>PyUnicode_DATA(text)
+        for i in range(n):
+            if <unsigned int>(b[i] - 48) <= 9:  # an ASCII digit
+                run += 1
+                if run >= length:
+                    return i - length + 1
+            else:
+                run = 0
+        return -1
     for i in range(n):
         c = text[i]
         if c >= u'0' and c <= u'9':
@@ -350,6 +368,173 @@ def digit_run(str text, Py_ssize_t length):
         else:
             run = 0
     return -1
+
+
+# --- a JSON object's "items" array read item by item -------------------------------------------
+
+from libc.stdint cimport uint8_t, uint16_t, uint32_t
+from libc.string cimport memchr
+from libcpp.vector cimport vector
+
+ctypedef fused _unit:
+    uint8_t
+    uint16_t
+    uint32_t
+
+
+cdef inline Py_ssize_t _json_ws(const _unit* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    while i < n and (s[i] == 32 or s[i] == 10 or s[i] == 13 or s[i] == 9):
+        i += 1
+    return i
+
+
+cdef inline Py_ssize_t _string_end(const _unit* s, Py_ssize_t i, Py_ssize_t n, bint* escaped) noexcept nogil:
+    """s[i] is '"': the index after the string's closing quote, or -1."""
+    cdef const char* q
+    i += 1
+    if _unit is uint8_t:  # most of a text is strings: memchr finds their ends
+        q = <const char*>memchr(s + i, 34, n - i)
+        if q == NULL:
+            return -1
+        if memchr(s + i, 92, q - <const char*>(s + i)) == NULL:
+            return q - <const char*>s + 1
+    while i < n:
+        if s[i] == 34:
+            return i + 1
+        if s[i] == 92:
+            escaped[0] = True
+            i += 2
+        else:
+            i += 1
+    return -1
+
+
+cdef Py_ssize_t _value_end(const _unit* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    """The index of the ',', '}' or ']' outside strings and brackets that ends
+    the text from i, or -1. (Nothing is validated: the parser does that.)"""
+    cdef Py_ssize_t depth = 0
+    cdef bint escaped = False
+    cdef uint32_t c
+    while i < n:
+        c = s[i]
+        if c == 34:
+            i = _string_end(s, i, n, &escaped)
+            if i < 0:
+                return -1
+            continue
+        if c == 123 or c == 91:  # { [
+            depth += 1
+        elif c == 125 or c == 93:  # } ]
+            if depth == 0:
+                return i
+            depth -= 1
+        elif c == 44 and depth == 0:
+            return i
+        i += 1
+    return -1
+
+
+cdef bint _items_spans(const _unit* s, Py_ssize_t n, vector[Py_ssize_t]& out) noexcept nogil:
+    """For a text that is an object with one "items" key (written without
+    escapes; no other key has one) whose value is an array: out = the indices
+    of the array's '[' and ']', then the start and end of each element."""
+    cdef Py_ssize_t i = _json_ws(s, 0, n), e, start
+    cdef bint found = False, escaped = False, is_items
+    if i >= n or s[i] != 123:
+        return False
+    out.push_back(0)
+    out.push_back(0)
+    i = _json_ws(s, i + 1, n)
+    while True:
+        if i >= n or s[i] != 34:
+            return False
+        e = _string_end(s, i, n, &escaped)
+        if e < 0 or escaped:
+            return False
+        is_items = (e - i == 7 and s[i + 1] == 105 and s[i + 2] == 116 and s[i + 3] == 101
+                    and s[i + 4] == 109 and s[i + 5] == 115)  # "items"
+        i = _json_ws(s, e, n)
+        if i >= n or s[i] != 58:  # :
+            return False
+        i = _json_ws(s, i + 1, n)
+        if is_items:
+            if found or i >= n or s[i] != 91:
+                return False
+            found = True
+            out[0] = i
+            e = _json_ws(s, i + 1, n)
+            if e < n and s[e] == 93:
+                i = e
+            else:
+                start = i + 1
+                while True:
+                    e = _value_end(s, start, n)
+                    if e < 0 or s[e] == 125:
+                        return False
+                    out.push_back(start)
+                    out.push_back(e)
+                    if s[e] == 93:
+                        break
+                    start = e + 1
+                i = e
+            out[1] = i
+            i += 1
+        else:
+            i = _value_end(s, i, n)
+            if i < 0:
+                return False
+        i = _json_ws(s, i, n)
+        if i >= n:
+            return False
+        if s[i] == 125:
+            return found
+        if s[i] != 44:
+            return False
+        i = _json_ws(s, i + 1, n)
+
+
+def json_list_items(str text, loads, each):
+    """``loads(text)`` for a JSON object with an "items" array (a ``kubectl
+    get -o json`` List), parsing each item by itself and passing it to
+    ``each`` (unless None) before the next is parsed; or None when the text is
+    not such an object or anything fails to parse (then loads or json reads
+    the whole text and gives the value or the error).
+
+    Why: ``each`` shares what items have in common (loader.documents), so
+    the parse tree never holds all the copies at once. The value is the
+    whole text's: the pieces are exactly the array's elements and the object
+    around an empty array, each parsed as valid JSON, and the object has one
+    "items" key (a key with an escape declines: it might spell "items")."""
+    cdef vector[Py_ssize_t] spans
+    cdef Py_ssize_t n = len(text), k
+    cdef int kind = PyUnicode_KIND(text)
+    cdef void* data = PyUnicode_DATA(text)
+    cdef bint ok
+    with nogil:
+        if kind == PyUnicode_1BYTE_KIND:
+            ok = _items_spans(<const uint8_t*>data, n, spans)
+        elif kind == PyUnicode_2BYTE_KIND:
+            ok = _items_spans(<const uint16_t*>data, n, spans)
+        else:
+            ok = _items_spans(<const uint32_t*>data, n, spans)
+    if not ok:
+        return None
+    try:
+        top = loads(text[: spans[0] + 1] + text[spans[1] :])
+    except Exception:  # json decides, with its message
+        return None
+    items = top.get("items") if type(top) is dict else None
+    if type(items) is not list or items:
+        return None
+    for k in range(2, <Py_ssize_t>spans.size(), 2):
+        try:
+            item = loads(text[spans[k] : spans[k + 1]])
+        except Exception:
+            return None
+        if each is not None:
+            each(item)
+        (<list>items).append(item)
+    return top
 
 
 # --- the contract's JSON, written from the engine's bulk decisions -------------------------------

@@ -37,7 +37,7 @@ values are shared through a small direct-mapped cache (values are immutable).
 """
 
 # What this module offers Python (kueue_fast/_compiled.py INTERFACES): bump both when it changes.
-INTERFACE = 1
+INTERFACE = 2
 
 from cpython.dict cimport PyDict_SetItem
 from cpython.list cimport PyList_Append
@@ -824,8 +824,9 @@ cdef class _Reader:
         self.end_of_value(end)
         return value
 
-    cdef list stream(self):
-        """The documents (libyaml's parser.c yaml_parser_parse_document_start)."""
+    cdef list stream(self, each):
+        """The documents (libyaml's parser.c yaml_parser_parse_document_start),
+        each passed to ``each`` (unless None) as soon as it is read."""
         cdef list docs = []
         cdef Py_ssize_t at, indent
         # 0: nothing yet; 1: after '---', no content yet (a None document if
@@ -858,7 +859,10 @@ cdef class _Reader:
                 continue
             if state == 3:
                 raise _Decline("a document after '...' without '---'")
-            docs.append(self.node(at, indent))
+            doc = self.node(at, indent)
+            if each is not None:
+                each(doc)
+            docs.append(doc)
             state = 2
             at = self.next_content(self.pos, &indent)
             if indent >= 0:
@@ -870,10 +874,12 @@ _FALSE = frozenset(("no", "No", "NO", "false", "False", "FALSE", "off", "Off", "
 _NULL = frozenset(("null", "Null", "NULL"))
 
 
-def load_all(str text):
+def load_all(str text, each=None):
     """The documents of a YAML stream exactly as PyYAML's loader gives them
     (empty documents as None), or None when the text is outside the subset
-    (module docstring) and another parser must decide."""
+    (module docstring) and another parser must decide. ``each`` (unless None)
+    is called with each document (but one on its '---' line) as soon as it is
+    read: the loader shares equal pod templates there, while the copies are young."""
     cdef _Reader r = _Reader()
     cdef Py_ssize_t n
     try:
@@ -883,6 +889,6 @@ def load_all(str text):
     if not _acceptable_bytes(<const unsigned char*>r.b, r.n):
         return None
     try:
-        return r.stream()
+        return r.stream(each)
     except _Decline:
         return None

@@ -275,7 +275,7 @@ class Namespace:
 # --- Workload -----------------------------------------------------------------
 
 
-@dataclass
+@dataclass(slots=True)  # 100k of them: smaller, and cheaper to build and read
 class PodSet:
     name: str
     count: int
@@ -313,7 +313,7 @@ class Admission:
     pod_set_assignments: list[PodSetAssignment]
 
 
-@dataclass
+@dataclass(slots=True)  # 100k of them: smaller, and cheaper to build and read
 class Workload:
     namespace: str
     name: str

@@ -27,6 +27,7 @@ from kueue_fast import _kernels, _yaml_block, loader
 from kueue_fast import model as m
 from kueue_fast.compiler import compile_topology
 from kueue_fast.errors import InputError, ParseError
+from kueue_fast.fastjson import orjson
 
 # The loader's documents module (fast YAML glue included) under the name it
 # had before issue 11 (kueue_fast/fastload.py): Hypothesis derives the
@@ -201,6 +202,235 @@ def test_json_errors_are_json_errors(tmp_path: Path, text: str) -> None:
     with pytest.raises(ParseError) as got:
         loader.read_documents([str(p)])
     assert f"invalid JSON: {want.value}" in str(got.value)
+
+
+# --- JSON Lists read item by item, documents sharing equal templates ------------------------
+
+JSON_FILES = sorted(p for p in TESTS.rglob("*.json") if p.parent.name != "EXPECTED")
+
+
+def as_json_list(text: str) -> str:
+    """A YAML file's documents as a compact ``kubectl get -o json`` List."""
+    items = [d for d in pyyaml_docs(text) if d is not None]
+    return json.dumps({"apiVersion": "v1", "kind": "List", "items": items, "metadata": {}})
+
+
+def by_item(text: str) -> Any:
+    return _kernels.json_list_items(text, orjson.loads, None)
+
+
+@pytest.mark.parametrize("path", JSON_FILES + YAML_FILES, ids=lambda p: p.name)
+def test_json_lists_read_item_by_item_are_the_whole_texts_value(path: Path) -> None:
+    try:
+        text = path.read_text(encoding="utf-8")
+        if path.suffix != ".json":
+            text = as_json_list(text)
+    except (UnicodeDecodeError, yaml.YAMLError, ValueError):
+        pytest.skip("not a valid YAML stream")
+    try:
+        want = json.loads(text)
+    except json.JSONDecodeError:
+        assert by_item(text) is None
+        return
+    got = by_item(text)
+    if isinstance(want, dict) and isinstance(want.get("items"), list):
+        assert got is not None
+    if got is not None:
+        assert typed(got) == typed(want)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"items": []}',
+        ' {"kind": "List" , "items" : [ 1 , {"a": [2, "]"]} , "x\\"]" ] , "metadata": {"items": [3]}} ',
+        '{"items": [[]], "z": {}}',
+        '{"items": ["\u00e9", "\U0001f600", {"\u00e9": 1}]}',
+        '{"a": "items", "items": [null, true, false, 1.5, -0.0]}',
+        '{"it\\u0065ms": [1], "items": [2]}',  # an escaped key: the whole text decides
+        '{"items": [1], "items": [2]}',
+        '{"items": 3}',
+        '[{"items": [1]}]',
+    ],
+)
+def test_json_list_item_by_item_edge_values(text: str) -> None:
+    got = by_item(text)
+    if got is not None:
+        assert typed(got) == typed(json.loads(text))
+    assert typed(fastload._json_loads(text, fastload._sharing())) == typed(json.loads(text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"items": [1,]}',
+        '{"items": [,1]}',
+        '{"items": [1,,2]}',
+        '{"items": [1 2]}',
+        '{"items": [{"a": 1}}',
+        '{"items": [1], }',
+        '{"items": [1]} x',
+        '{"items": [1]',
+        '{"items": ["a]}',
+        '{"items": [NaN]}',
+        '{"items": [{"a": 1}{"b": 2}]}',
+        '{"items": ["\\ud800"]}',
+    ],
+)
+def test_json_list_errors_are_the_whole_texts_errors(tmp_path: Path, text: str) -> None:
+    p = tmp_path / "list.json"
+    p.write_text(text)
+    try:
+        want = json.loads(text)
+    except json.JSONDecodeError as e:
+        assert by_item(text) is None
+        with pytest.raises(ParseError) as got:
+            loader.read_documents([str(p)])
+        assert f"invalid JSON: {e}" in str(got.value)
+        return
+    assert typed(fastload._json_loads(text)) == typed(want)  # NaN, a lone surrogate: json's values
+
+
+json_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**63), 2**63 - 1),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=4),
+)
+json_values = st.recursive(
+    json_scalars,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    before=st.dictionaries(st.sampled_from(["a", "kind", "it"]), json_values, max_size=2),
+    items=st.lists(json_values, max_size=4),
+    after=st.dictionaries(st.sampled_from(["b", "metadata", "itemsx"]), json_values, max_size=2),
+    indent=st.sampled_from([None, 1, "\t"]),
+    cut=st.integers(0, 200),
+)
+def test_random_json_lists_read_item_by_item(
+    before: dict[str, Any], items: list[Any], after: dict[str, Any], indent: Any, cut: int
+) -> None:
+    text = json.dumps({**before, "items": items, **after}, indent=indent, ensure_ascii=False)
+    assert typed(by_item(text)) == typed(json.loads(text))
+    broken = text[: cut % (len(text) + 1)]  # a truncated text is invalid (or a shorter valid one)
+    try:
+        want = json.loads(broken)
+    except json.JSONDecodeError:
+        assert by_item(broken) is None
+    else:
+        got = by_item(broken)
+        assert got is None or typed(got) == typed(want)
+
+
+def test_shared_documents_keep_their_values_and_share_equal_specs() -> None:
+    """Every test YAML file and its JSON List read with sharing give the same
+    values as without; equal Workload specs (or pod templates) become one object."""
+    for path in YAML_FILES:
+        try:
+            text = path.read_text(encoding="utf-8")
+            plain = pyyaml_docs(text)
+        except (UnicodeDecodeError, yaml.YAMLError, ValueError):
+            continue
+        shared = fastload.parse_yaml(text, fastload._sharing())
+        if shared is not None:
+            assert typed(shared) == typed(plain), path
+        listed = as_json_list(text)
+        assert typed(fastload._json_loads(listed, fastload._sharing())) == typed(json.loads(listed)), path
+    t = requests_spec("1")
+    w1, w2, w3 = wl("a", copy.deepcopy(t)), wl("b", copy.deepcopy(t)), wl("c", copy.deepcopy(t), priority=5)
+    two = wl("d", copy.deepcopy(t), priority=6)
+    two["spec"]["podSets"].append({"name": "b", "count": 1, "template": {"spec": copy.deepcopy(t)}})
+    text = json.dumps({"kind": "List", "items": [w1, w2, w3, two]})
+    got = fastload._json_loads(text, fastload._sharing())["items"]
+    assert typed(got) == typed([w1, w2, w3, two])
+    assert got[1]["spec"] is got[0]["spec"]
+    assert got[2]["spec"] is not got[0]["spec"]  # another priority: only the template is shared
+    assert template_of_raw(got[2]) is template_of_raw(got[0])
+    d0, d1 = (ps["template"]["spec"] for ps in got[3]["spec"]["podSets"])
+    assert d0 is template_of_raw(got[0]) and d1 is not d0  # one Workload: its own objects
+
+
+def template_of_raw(w: dict[str, Any]) -> Any:
+    return w["spec"]["podSets"][0]["template"]["spec"]
+
+
+def test_slots_maker_builds_what_the_dataclass_builds() -> None:
+    """_bulk.SlotsMaker fills the slots of Workload, PodSet and Document directly
+    (their __init__ does nothing more); any other class is called."""
+    from dataclasses import dataclass, fields
+
+    from kueue_fast import _bulk
+
+    ps = m.PodSet("main", 2, {"cpu": 1000}, None, {}, None, [], 0, None)
+    w = m.Workload(
+        "ns",
+        "a",
+        "lq",
+        [ps],
+        5,
+        3,
+        None,
+        "u",
+        True,
+        None,
+        None,
+        False,
+        None,
+        False,
+        "",
+        None,
+        0,
+        None,
+        [],
+        False,
+        {"kind": "Workload"},
+        None,
+    )
+    doc = fastload.Document("f.yaml", 1, {"kind": "List"}, 2)
+    for obj in (ps, w, doc):
+        cls = type(obj)
+        maker = _bulk.SlotsMaker(cls)
+        assert maker.direct
+        values = [getattr(obj, f.name) for f in fields(cls)]
+        made = maker(*values)
+        assert type(made) is cls and made == obj
+        assert all(getattr(made, f.name) is getattr(obj, f.name) for f in fields(cls))
+    with pytest.raises(TypeError):
+        _bulk.SlotsMaker(m.PodSet)("main", 2)
+
+    @dataclass
+    class Plain:  # no slots: called
+        a: int
+        b: list[int]
+
+        def __post_init__(self) -> None:
+            self.b.append(self.a)
+
+    maker = _bulk.SlotsMaker(Plain)
+    assert not maker.direct
+    assert maker(1, []) == Plain(1, [])
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(alphabet="0123456789/:a é\U0001f600", max_size=60), length=st.integers(1, 20))
+def test_digit_run_finds_the_first_run_of_ascii_digits(text: str, length: int) -> None:
+    import re
+
+    found = re.search(f"[0-9]{{{length}}}", text)
+    assert _kernels.digit_run(text, length) == (found.start() if found else -1)
+
+
+def test_block_yaml_reader_passes_each_document_as_it_is_read() -> None:
+    seen: list[Any] = []
+    docs = _yaml_block.load_all("a: 1\n---\n--- 3\n---\n- x\n", seen.append)
+    assert docs == [{"a": 1}, None, 3, ["x"]]
+    assert seen == [{"a": 1}, ["x"]]
 
 
 # --- Workloads: bulk path against parse_workload ---------------------------------------------
@@ -579,6 +809,24 @@ def test_equal_templates_are_one_object_and_keep_their_values() -> None:
     again = [*queues(), wl("x", requests_spec("2")), wl("y", requests_spec("2"))]
     state = loader.build_state(again + [wl(f"o{i}", requests_spec(str(i + 2))) for i in range(12)])
     assert template_of(state, "team-a/o0") is template_of(state, "team-a/x")
+
+
+def test_pod_sets_of_one_workload_keep_their_own_templates() -> None:
+    """Equal templates are shared across Workloads, never between the pod sets
+    of one Workload: ``--output yaml`` deep-copies each document, and PyYAML
+    writes an object met twice in one document as an anchor and an alias."""
+    from kueue_fast.cluster import Cluster
+    from kueue_fast.output import to_yaml
+
+    two = wl("two", requests_spec("1"))
+    two["spec"]["podSets"].append({"name": "b", "count": 1, "template": {"spec": requests_spec("1")}})
+    objs = [*queues(), wl("one", requests_spec("1")), two]
+    state = loader.build_state(objs)
+    a, b = (ps["template"]["spec"] for ps in state.workloads["team-a/two"].raw["spec"]["podSets"])
+    assert a == b and a is not b
+    assert a is template_of(state, "team-a/one")
+    text = to_yaml(Cluster(state))
+    assert "&id" not in text and "*id" not in text
 
 
 def test_kubectl_list_of_admitted_workloads_v1beta2(monkeypatch: pytest.MonkeyPatch) -> None:

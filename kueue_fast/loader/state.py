@@ -145,8 +145,11 @@ class _Assembly:
         }
         self.seen_config: Document | None = None
 
-    def put(self, table: dict[str, Any], key: str, value: Any, doc: Document, ref: str) -> None:
+    def put(self, table: dict[str, Any], key: str, value: Any, doc: Document, kind: str) -> None:
+        """table[key] = value, the object ``kind/key`` (its reference, built only
+        when needed: 100k Workloads)."""
         if key in table:
+            ref = f"{kind}/{key}"
             raise ValidationError(
                 ref,
                 "metadata.name",
@@ -155,7 +158,7 @@ class _Assembly:
             )
         table[key] = value
         if self.sources is not None:
-            self.sources[ref] = doc.where
+            self.sources[f"{kind}/{key}"] = doc.where
 
     def read_objects(self, documents: list[Document], roles: list[_Role | None]) -> list[_WorkloadDoc]:
         """Every object but Workloads and jobs, which are returned for later."""
@@ -185,37 +188,31 @@ class _Assembly:
         state, put = self.state, self.put
         if kind == "ResourceFlavor":
             rf = parse_resource_flavor(doc.obj)
-            put(state.resource_flavors, rf.name, rf, doc, f"ResourceFlavor/{rf.name}")
+            put(state.resource_flavors, rf.name, rf, doc, "ResourceFlavor")
         elif kind == "ClusterQueue":
             cq = parse_cluster_queue(doc.obj)
-            put(state.cluster_queues, cq.name, cq, doc, f"ClusterQueue/{cq.name}")
+            put(state.cluster_queues, cq.name, cq, doc, "ClusterQueue")
             if cq.namespace_selector is None:
                 hint = _NO_NAMESPACE_SELECTOR.with_object(f"ClusterQueue/{cq.name}", doc.where)
                 self.noted.append((i, hint))
         elif kind == "Cohort":
             co = parse_cohort(doc.obj)
-            put(state.cohorts, co.name, co, doc, f"Cohort/{co.name}")
+            put(state.cohorts, co.name, co, doc, "Cohort")
         elif kind == "LocalQueue":
             lq = parse_local_queue(doc.obj)
-            put(
-                state.local_queues,
-                f"{lq.namespace}/{lq.name}",
-                lq,
-                doc,
-                f"LocalQueue/{lq.namespace}/{lq.name}",
-            )
+            put(state.local_queues, f"{lq.namespace}/{lq.name}", lq, doc, "LocalQueue")
         elif kind == "AdmissionCheck":
             ac = parse_admission_check(doc.obj)
-            put(state.admission_checks, ac.name, ac, doc, f"AdmissionCheck/{ac.name}")
+            put(state.admission_checks, ac.name, ac, doc, "AdmissionCheck")
         elif kind == "WorkloadPriorityClass":
             wpc = parse_workload_priority_class(doc.obj)
-            put(state.priority_classes, wpc.name, wpc, doc, f"WorkloadPriorityClass/{wpc.name}")
+            put(state.priority_classes, wpc.name, wpc, doc, "WorkloadPriorityClass")
         elif kind == "PriorityClass":
             pc = parse_priority_class(doc.obj)
-            put(self.pod_classes, pc.name, pc, doc, f"PriorityClass/{pc.name}")
+            put(self.pod_classes, pc.name, pc, doc, "PriorityClass")
         elif kind == "Namespace":
             ns = parse_namespace(doc.obj)
-            put(state.namespaces, ns.name, ns, doc, f"Namespace/{ns.name}")
+            put(state.namespaces, ns.name, ns, doc, "Namespace")
         elif kind == "Configuration":
             if self.seen_config is not None:
                 raise ValidationError(
@@ -251,7 +248,7 @@ class _Assembly:
                         md = obj["metadata"]
                         self.sources[m.object_ref(role.kind, md["name"], md["namespace"])] = doc.where
                     for wl in wls:
-                        self.put(state.workloads, wl.key, wl, doc, f"Workload/{wl.key}")
+                        self.put(state.workloads, wl.key, wl, doc, "Workload")
                     continue
                 obj = doc.obj
                 fast = fast_workload(obj, role.api, position, wpcs, pcs, caches)
@@ -260,7 +257,7 @@ class _Assembly:
                     if fast is not None
                     else parse_workload(obj, wpcs, pod_priority_classes=pcs, default_creation_ns=position)
                 )
-                self.put(state.workloads, wl.key, wl, doc, f"Workload/{wl.key}")
+                self.put(state.workloads, wl.key, wl, doc, "Workload")
                 if wl.admission is not None:
                     self.noted.extend((i, w) for w in _unknown_flavors(wl, state, doc))
             except InputError as e:

@@ -36,8 +36,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import yaml
-
 from ..errors import InputError
 from ..loader import Document
 
@@ -204,6 +202,8 @@ def _split_assignment(text: str) -> tuple[str, str]:
 def parse_value(text: str) -> Any:
     if text == "":
         raise ValueError("no value after '=' (null removes the field)")
+    import yaml  # here: `schedule` without --set does not pay for importing PyYAML
+
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as e:
@@ -463,6 +463,8 @@ def apply_changes(
 
 def _show(value: Any) -> str:
     if isinstance(value, (dict, list)):
+        import yaml
+
         return yaml.safe_dump(value, default_flow_style=True, width=10_000).strip()
     if value is None:
         return "null"
