@@ -34,7 +34,7 @@ those are imported at the first BulkCaches() (_import_loader), not at import.
 """
 
 # What this module offers Python (kueue_fast/_compiled.py INTERFACES): bump both when it changes.
-INTERFACE = 3
+INTERFACE = 4
 
 import dataclasses
 
@@ -800,6 +800,7 @@ cdef class PendingFill:
     cdef dict _names  # pod set name -> index into pod_set_names
     cdef dict _messages  # block message -> index into block_messages
     cdef dict _row_of  # key -> row, for the workloads prepare() met that the arrays carry
+    cdef list _shape_of  # per shape: (pod sets, scheduling hash, resources error) as _shape gave them
     # per shape: scheduling hash, resources error (an index into block_messages, -1: none),
     # its pod sets sh_ps[s]:sh_ps[s+1]
     cdef vector[int64_t] sh_hash, sh_error, sh_ps
@@ -820,6 +821,7 @@ cdef class PendingFill:
         self._names = {}
         self._messages = {}
         self._row_of = {}
+        self._shape_of = []
         self.sh_ps.push_back(0)
         self.ps_rq.push_back(0)
         self.w_ns, self.w_name, self.w_uid = [], [], []
@@ -935,6 +937,21 @@ cdef class PendingFill:
             "block_messages": list(self._messages),
             "local_queue": lq,
         }
+
+    def shape(self, wl):
+        """(pod sets, scheduling hash, resources error) of any workload (pending or
+        admitted) as WorkloadCompiler.compile gives them, from the same memo as
+        the rows; None when the memo cannot say (compile it). The pod sets are
+        shared by every workload of the shape: not to be modified."""
+        prio = wl.priority
+        if type(prio) is not int or not (INT32_MIN <= prio <= INT32_MAX):
+            return None
+        cdef int64_t shape = self._trusted_shape(wl, wl.raw, prio)
+        if shape == _UNTRUSTED:
+            shape = self._computed_shape(wl)
+        if shape < 0:
+            return None
+        return self._shape_of[shape]
 
     cdef int64_t _row(self, str key, object wl) except -2:
         """Append the workload's row; its index, or -1 when compile() must add it."""
@@ -1060,6 +1077,7 @@ cdef class PendingFill:
             self.ps_rq.push_back(self.rq_resource.size())
         self.sh_ps.push_back(self.ps_count.size())
         self._computed[id(pod_sets)] = (pod_sets, shape)
+        self._shape_of.append(found)
         return shape
 
 

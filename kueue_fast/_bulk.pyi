@@ -7,6 +7,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import model as m
+from .compiler import PodSetSpec
 from .workload_compiler import WorkloadCompiler
 
 class TemplateResult:
@@ -49,5 +50,6 @@ class PendingFill:
     def prepare(self, workloads: dict[str, m.Workload]) -> None: ...
     def rows(self, keys: list[str]) -> npt.NDArray[np.int64]: ...
     def columns(self, rows: npt.NDArray[np.int64]) -> dict[str, Any]: ...
+    def shape(self, wl: m.Workload) -> tuple[list[PodSetSpec], int, str] | None: ...
 
 INTERFACE: int

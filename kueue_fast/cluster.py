@@ -48,7 +48,7 @@ from .cluster_records import (
     WorkloadHistory,
 )
 from .compiler import AdmissionSpec, CyclesRun, WorkloadSpec, compile_topology
-from .engine_contract import ENGINES, Engine, WorkloadArrays, WorkloadView, choose_engine, make_engine
+from .engine_contract import ENGINES, Engine, WorkloadView, choose_engine, make_engine
 from .errors import EngineError, NotStableError
 from .kernels import latest_time_ns
 from .model import AdmissionCheckState, ClusterState, Workload
@@ -124,8 +124,9 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
         self._deactivated: set[str] = set()
         self._build(state)
         # the topology already knows every resource and flavor of the state's workloads;
-        # wids follow the sorted keys, runs of plain pending workloads go to the engine
-        # as arrays (_add_batch), the others one WorkloadSpec at a time
+        # wids follow the sorted keys: the plain pending workloads are staged in the engine
+        # as arrays once and each run of them added from there (_add_staged), the others
+        # (admitted...) one WorkloadSpec at a time, compiled from the batch's memos
         keys = sorted(state.workloads)
         batch = self.compiler.pending_batch()
         with no_cyclic_gc():
@@ -135,13 +136,18 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
             else:
                 batch.prepare(state.workloads)
                 rows = batch.rows(keys)
+                others = np.flatnonzero(rows < 0).tolist()
+                if len(others) < len(keys):
+                    self.engine.stage_workloads(batch.arrays(rows[rows >= 0]))
                 start = 0
-                for i in [*np.flatnonzero(rows < 0).tolist(), len(keys)]:
-                    if start < i:
-                        self._add_batch(keys[start:i], batch.arrays(rows[start:i]))
+                for n_before, i in enumerate([*others, len(keys)]):
+                    if start < i:  # keys[start] is staged row start - n_before
+                        self._add_staged(keys[start:i], start - n_before)
                     if i < len(keys):
-                        self._add_compiled_input(keys[i], state.workloads[keys[i]])
+                        key = keys[i]
+                        self._add_compiled_input(key, state.workloads[key], batch.compile)
                     start = i + 1
+                self.engine.clear_staged()
         self._read_pods_ready_inputs(state)
 
     # --- construction ----------------------------------------------------------------------
@@ -179,15 +185,17 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
             self._pods_ready[wl.key] = ready
         self._init_checks(wl)
 
-    def _add_batch(self, keys: list[str], arrays: WorkloadArrays) -> None:
-        """Add pending workloads from the engine's arrays, one per key, in order."""
-        first = self.engine.add_workloads(arrays)
+    def _add_staged(self, keys: list[str], lo: int) -> None:
+        """Add pending workloads from the engine's staged rows ``lo:lo+len(keys)``, one per key."""
+        first = self.engine.add_staged(lo, lo + len(keys))
         self._wid.update(zip(keys, first, strict=True))
         self._keys.extend(keys)
 
-    def _add_compiled_input(self, key: str, wl: Workload) -> None:
+    def _add_compiled_input(
+        self, key: str, wl: Workload, compile: Callable[[Workload], WorkloadSpec] | None = None
+    ) -> None:
         """An input workload the arrays cannot carry, with its admission checks."""
-        self._add_compiled(key, self.compiler.compile(wl))
+        self._add_compiled(key, (compile or self.compiler.compile)(wl))
         adm = wl.admission
         if wl.admission_checks or (adm is not None and adm.cluster_queue in self._check_cqs):
             self._init_checks(wl)

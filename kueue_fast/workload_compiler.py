@@ -21,7 +21,7 @@ from .compiler import (
     WorkloadSpec,
 )
 from .fastjson import exact_key
-from .model import ClusterState, PodSet, Workload
+from .model import Admission, ClusterState, PodSet, Workload
 from .requests import quota_requests
 
 
@@ -228,6 +228,12 @@ class PendingBatch(PendingFill):
     def __init__(self, compiler: WorkloadCompiler) -> None:
         super().__init__(compiler)
         self._shapes: dict[tuple[object, ...], tuple[list[dict[str, Any]], list[PodSetSpec], int, str]] = {}
+        # compile(): (namespace, queue name) -> (ClusterQueue id, why none, selected, LocalQueue id),
+        # _admission_key -> (ClusterQueue id, rows)
+        self._queues_of: dict[tuple[str, str], tuple[int, str, bool, int]] = {}
+        self._admissions: dict[
+            tuple[object, ...], tuple[int, list[tuple[int, list[tuple[int, int, int]]]]]
+        ] = {}
 
     def _shape(self, wl: Workload) -> tuple[list[PodSetSpec], int, str] | None:
         """(pod sets, scheduling hash, resources error) as compile() gives them; None: not keyable."""
@@ -265,12 +271,84 @@ class PendingBatch(PendingFill):
         ignore_name = c.topology.gates.scheduling_equivalence_hashing_ignore_pod_set_name
         return pod_sets, c._scheduling_hash(wl, counts, ignore_name, charged), _resources_error(wl)
 
+    def compile(self, wl: Workload) -> WorkloadSpec:
+        """``compiler.compile(wl)`` for a workload the arrays do not carry (an
+        admitted one...), with its pod sets and hash from the shapes memo
+        (:meth:`shape`), its queue and admission rows once per distinct value."""
+        c = self.compiler
+        found = self.shape(wl)
+        if found is None:
+            return c.compile(wl)
+        pod_sets, scheduling_hash, resources_error = found
+        ns, queue_name = wl.namespace, wl.queue_name
+        queue = self._queues_of.get((ns, queue_name))
+        if queue is None:
+            queue = (*c._queue_of(ns, queue_name), c._lq_id.get(f"{ns}/{queue_name}", -1))
+            self._queues_of[(ns, queue_name)] = queue
+        cq_id, reason, selected, lq_id = queue
+        spec = WorkloadSpec(
+            namespace=ns,
+            name=wl.name,
+            uid=wl.uid or wl.key,
+            cluster_queue=-1,
+            priority=wl.priority,
+            queue_ts=c._queue_ts(wl),
+            scheduling_hash=scheduling_hash,
+            pod_sets=list(pod_sets),
+            local_queue=lq_id,
+            queue_name=queue_name,
+            job_uid=_job_uid(wl),
+        )
+        if wl.admission is not None:
+            spec.admission = self._admission(wl)
+            spec.pods_ready = wl.pods_ready
+        # as WorkloadCompiler._resolve_queue
+        if not wl.active:
+            spec.unqueued_reason = "The workload is deactivated"
+        else:
+            spec.cluster_queue, spec.unqueued_reason = cq_id, reason
+            if cq_id >= 0 and not selected:
+                spec.block = BLOCK_NAMESPACE_MISMATCH
+                spec.block_message = NAMESPACE_MISMATCH_MESSAGE
+            elif cq_id >= 0 and resources_error:
+                spec.block = BLOCK_RESOURCES_INVALID
+                spec.block_message = resources_error
+        return spec
+
+    def _admission(self, wl: Workload) -> AdmissionSpec:
+        """WorkloadCompiler._admission, its rows once per distinct (ClusterQueue,
+        pod set names, assignments) of plain ints and strings."""
+        adm = wl.admission
+        assert adm is not None
+        key = _admission_key(adm, wl.pod_sets)
+        if key is None:
+            return self.compiler._admission(wl)
+        hit = self._admissions.get(key)
+        if hit is None:
+            spec = self.compiler._admission(wl)
+            self._admissions[key] = (spec.cluster_queue, spec.pod_sets)
+            return spec
+        time_ns = wl.admission_ns if wl.admission_ns is not None else wl.creation_ns
+        return AdmissionSpec(hit[0], hit[1], time_ns)
+
     def arrays(self, rows: Any) -> Any:
         """The workloads of ``rows`` (from :meth:`rows`, none -1) as
         ``kueue_fast.engine_contract.WorkloadArrays``."""
         from .engine_contract import WorkloadArrays
 
         return WorkloadArrays(**self.columns(rows))
+
+
+def _admission_key(adm: Admission, pod_sets: list[PodSet]) -> tuple[object, ...] | None:
+    """All that WorkloadCompiler._admission reads but the time, when it is plain
+    strings and ints (exact: True is not 1 here); None otherwise."""
+    parts: list[object] = [adm.cluster_queue, *(ps.name for ps in pod_sets)]
+    for psa in adm.pod_set_assignments:
+        usage = tuple(psa.resource_usage.items())
+        if type(psa.count) is not int or any(type(a) is not int for _, a in usage):
+            return None
+        parts.append((psa.name, psa.count, tuple(psa.flavors.items()), usage))
+    return tuple(parts)
 
 
 def _job_uid(wl: Workload) -> str:

@@ -29,9 +29,13 @@ pytestmark = pytest.mark.skipif(not native_available(), reason="the native engin
 
 @contextmanager
 def exact_path() -> Iterator[None]:
-    """Every workload compiled to a WorkloadSpec and added one at a time (after
-    prepare(), which interns the flavor classes in input order, as the bulk path)."""
-    with mock.patch.object(PendingBatch, "rows", lambda self, keys: np.full(len(keys), -1)):
+    """Every workload compiled to a WorkloadSpec by WorkloadCompiler.compile and
+    added one at a time (after prepare(), which interns the flavor classes in
+    input order, as the bulk path)."""
+    with (
+        mock.patch.object(PendingBatch, "rows", lambda self, keys: np.full(len(keys), -1)),
+        mock.patch.object(PendingBatch, "compile", lambda self, wl: self.compiler.compile(wl)),
+    ):
         yield
 
 
@@ -308,3 +312,51 @@ def test_columns_of_a_run_are_the_rows_one_by_one() -> None:
     assert len(messages) == 1 and "cpu" in messages[0]
     with pytest.raises(IndexError):
         batch.columns(np.array([len(batch)], dtype=np.int64))
+
+
+def _admitted(name: str, reserved_at: str, cpu: str = "1", **spec: Any) -> dict[str, Any]:
+    wl = _workload(name, _containers(cpu), **spec)
+    wl["metadata"]["creationTimestamp"] = "2024-01-01T00:00:00Z"
+    wl["status"] = {
+        "conditions": [
+            {"type": "QuotaReserved", "status": "True", "reason": "r", "lastTransitionTime": reserved_at},
+            {"type": "Admitted", "status": "True", "reason": "r", "lastTransitionTime": reserved_at},
+        ],
+        "admission": {
+            "clusterQueue": "cq",
+            "podSetAssignments": [
+                {"name": "main", "count": 1, "flavors": {"cpu": "default"}, "resourceUsage": {"cpu": cpu}}
+            ],
+        },
+    }
+    return wl
+
+
+def test_memo_compile_is_compile_for_every_kind_of_workload() -> None:
+    """PendingBatch.compile (shapes, queues and admission rows memoized) gives
+    WorkloadCompiler.compile's spec: admissions alike but for their time,
+    deactivated, in a namespace the ClusterQueue does not select, over their
+    limits, with a job-uid label, in no queue."""
+    over = {"containers": [{"name": "c", "resources": {"requests": {"cpu": "2"}, "limits": {"cpu": "1"}}}]}
+    wls = [
+        _admitted("a0", "2024-01-01T00:00:05Z"),
+        _admitted("a1", "2024-01-01T00:00:07Z"),
+        _admitted("a2", "2024-01-01T00:00:09Z", cpu="2", priority=3),
+        _admitted("a3", "2024-01-01T00:00:09Z", active=False),
+        _admitted("a4", "2024-01-01T00:00:11Z", labels={"kueue.x-k8s.io/job-uid": "u4"}),
+        _workload("p0", _containers("1"), active=False),
+        _workload("p1", over),
+        _workload("p2", _containers("1"), queue="missing"),
+        {**_workload("p3", _containers("1")), "metadata": {"name": "p3", "namespace": "other"}},
+    ]
+    state = build_state(_manifests(wls))
+    batch = Cluster(copy.deepcopy(state), "native", start_time_ns=T0).compiler.pending_batch()
+    assert batch is not None
+    batch.prepare(state.workloads)
+    assert all(batch.shape(state.workloads[f"team/a{i}"]) is not None for i in range(5))  # not compile()'s
+    memo = {key: batch.compile(wl) for key, wl in sorted(state.workloads.items())}
+    exact = {key: batch.compiler.compile(wl) for key, wl in sorted(state.workloads.items())}
+    assert memo == exact
+    assert len({memo[f"team/a{i}"].admission.time_ns for i in range(3)}) == 3  # type: ignore[union-attr]
+    assert memo["other/p3"].block == BLOCK_NAMESPACE_MISMATCH
+    assert memo["team/p1"].block == BLOCK_RESOURCES_INVALID

@@ -937,3 +937,54 @@ def test_a_file_reads_as_text_mode_reads_it_whatever_its_line_ends(
     assert [d.obj for d in loader.read_documents([str(path)])] == want
     assert seen == [text]  # the text the parsers get: "\n" line ends only
     assert list(loader.load([str(path)]).resource_flavors) == ["default"]
+
+
+def _admitted_workload(name: str, pod_set: str, count: int, at: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "Workload",
+        "metadata": {"name": name, "namespace": "ns", "creationTimestamp": "2024-01-01T00:00:00Z"},
+        "spec": {
+            "queueName": "lq",
+            "podSets": [{"name": pod_set, "count": count, "template": {"spec": {"containers": []}}}],
+        },
+        "status": {
+            "conditions": [
+                {"type": "QuotaReserved", "status": "True", "reason": "r", "lastTransitionTime": at}
+            ],
+            "admission": {
+                "clusterQueue": "cq",
+                "podSetAssignments": [
+                    {"name": "main", "count": 2, "flavors": {"cpu": "f"}, "resourceUsage": {"cpu": "2"}}
+                ],
+            },
+        },
+    }
+
+
+def test_equal_admissions_and_times_read_once_still_checked_per_workload() -> None:
+    """loader.workload._admission and common.parse_time_ns keep what they read
+    by value: equal admissions give equal, separate objects; an admission equal
+    to a valid one but for pod sets it does not fit is refused with its own error."""
+    a = loader.parse_workload(_admitted_workload("a", "main", 2, "2024-01-01T00:00:05Z"))
+    b = loader.parse_workload(_admitted_workload("b", "main", 2, "2024-01-01T00:00:05Z"))
+    assert a.admission == b.admission and a.admission is not b.admission
+    assert a.admission is not None and b.admission is not None
+    assert a.admission.pod_set_assignments[0].flavors is not b.admission.pod_set_assignments[0].flavors
+    assert a.admission_ns == b.admission_ns == a.creation_ns + 5 * 10**9
+    with pytest.raises(
+        InputError, match=r'Workload/ns/c.*status\.admission\.podSetAssignments\[0\]\.name.*"main"'
+    ):
+        loader.parse_workload(_admitted_workload("c", "other", 2, "2024-01-01T00:00:05Z"))
+    # orjson writes NaN as null: a NaN count is not taken for a null one read before
+    unset = _admitted_workload("e", "main", 2, "2024-01-01T00:00:05Z")
+    unset["status"]["admission"]["podSetAssignments"][0]["count"] = None
+    assert loader.parse_workload(unset).admission == a.admission
+    nan = _admitted_workload("f", "main", 2, "2024-01-01T00:00:05Z")
+    nan["status"]["admission"]["podSetAssignments"][0]["count"] = float("nan")
+    with pytest.raises(InputError, match=r"Workload/ns/f.*podSetAssignments\[0\]\.count"):
+        loader.parse_workload(nan)
+    bad_time = _admitted_workload("d", "main", 2, "2024-01-01T00:00:05Z")
+    bad_time["status"]["conditions"][0]["lastTransitionTime"] = "2024-13-01T00:00:05Z"
+    with pytest.raises(InputError, match=r"Workload/ns/d.*QuotaReserved.*lastTransitionTime"):
+        loader.parse_workload(bad_time)

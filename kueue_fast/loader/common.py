@@ -52,9 +52,27 @@ _RFC3339 = re.compile(
 )
 
 
+# parse_time_ns by text, for the times of many Workloads read alike (their
+# conditions' lastTransitionTime...): only valid texts, at most _TIMES_KEPT
+_parsed_times: dict[str, int] = {}
+_TIMES_KEPT = 1 << 16
+
+
 def parse_time_ns(value: object, obj: str, path: str) -> int:
     """A metav1.Time (RFC 3339, fractional seconds allowed) in ns since the epoch.
     A datetime (from a YAML loader that resolves timestamps) is accepted too."""
+    if type(value) is str:
+        ns = _parsed_times.get(value)
+        if ns is None:
+            ns = _parse_time_ns(value, obj, path)
+            if len(_parsed_times) >= _TIMES_KEPT:
+                _parsed_times.clear()
+            _parsed_times[value] = ns
+        return ns
+    return _parse_time_ns(value, obj, path)
+
+
+def _parse_time_ns(value: object, obj: str, path: str) -> int:
     if isinstance(value, datetime):
         dt = value if value.tzinfo else value.replace(tzinfo=timezone.utc)
         delta = dt - datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -141,7 +159,32 @@ _CONDITION_STATUSES = api_fields.CONDITION.fields["status"].enum
 
 def _conditions(status: Mapping[str, Any], ref: str) -> dict[str, dict[str, Any]]:
     """status.conditions by type (metav1validation.ValidateConditions: type set,
-    status True/False/Unknown, lastTransitionTime set; types unique)."""
+    status True/False/Unknown, lastTransitionTime set; types unique). Valid
+    conditions of plain types are read without the paths of error messages;
+    anything else by _checked_conditions, which names the error."""
+    raws = status.get("conditions")
+    if raws is None:
+        return {}
+    if type(raws) is list and (_CONDITIONS.max_items is None or len(raws) <= _CONDITIONS.max_items):
+        out: dict[str, dict[str, Any]] = {}
+        for c in raws:
+            if type(c) is not dict or not all(type(k) is str for k in c):
+                break
+            ctype = c.get("type", "")
+            cstatus = c.get("status", "")
+            if type(ctype) is not str or not ctype or ctype in out:
+                break
+            if type(cstatus) is not str or cstatus not in _CONDITION_STATUSES:
+                break
+            if c.get("lastTransitionTime") in (None, ""):
+                break
+            out[ctype] = c
+        else:
+            return out
+    return _checked_conditions(status, ref)
+
+
+def _checked_conditions(status: Mapping[str, Any], ref: str) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for i, raw in enumerate(v.opt_list(status, "conditions", ref, "status", max_items=_CONDITIONS.max_items)):
         p = v.index("status.conditions", i)

@@ -19,6 +19,7 @@ from .. import _compiled, api_fields
 from .. import model as m
 from .. import validation as v
 from ..errors import MissingReferenceError
+from ..fastjson import exact_key
 from ..requests import OverLimits, pod_requests, resources_validation_message
 from .common import (
     _FIELDS,
@@ -142,9 +143,38 @@ def _cond_time(c: dict[str, Any], ref: str, path: str) -> int:
     return parse_time_ns(c["lastTransitionTime"], ref, path)
 
 
+# _checked_admission's result by an exact key of what it reads (the admission,
+# the pod sets' names and counts): many Workloads hold equal admissions. Valid
+# ones only, at most _ADMISSIONS_KEPT; none with a null in its key (orjson writes
+# NaN as null: equal keys are equal values otherwise, fastjson.exact_key).
+_admissions: dict[tuple[object, ...], m.Admission] = {}
+_ADMISSIONS_KEPT = 1 << 14
+
+
 def _admission(raw: object, ref: str, pod_sets: list[m.PodSet]) -> m.Admission:
     """status.admission (workload_webhook.go validateAdmission: pod set names
-    exist; each resourceUsage is a multiple of the count)."""
+    exist; each resourceUsage is a multiple of the count), a copy of the one
+    read before when the same with the same pod sets."""
+    raw_key = exact_key(raw)
+    if raw_key is None or b"null" in raw_key:
+        return _checked_admission(raw, ref, pod_sets)
+    key = (raw_key, *((ps.name, ps.count) for ps in pod_sets))
+    kept = _admissions.get(key)
+    if kept is None:
+        kept = _checked_admission(raw, ref, pod_sets)
+        if len(_admissions) >= _ADMISSIONS_KEPT:
+            _admissions.clear()
+        _admissions[key] = kept
+    return m.Admission(
+        kept.cluster_queue,
+        [
+            m.PodSetAssignment(a.name, a.count, dict(a.flavors), dict(a.resource_usage))
+            for a in kept.pod_set_assignments
+        ],
+    )
+
+
+def _checked_admission(raw: object, ref: str, pod_sets: list[m.PodSet]) -> m.Admission:
     path = "status.admission"
     d = v.as_map(raw, ref, path)
     cq = v.opt_str(d, "clusterQueue", ref, path)
