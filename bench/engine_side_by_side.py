@@ -28,6 +28,8 @@ Callgrind's --cache-sim=yes models no prefetching (neither the hardware's
 nor __builtin_prefetch): its misses in the code that prefetches (the heap
 pops, prefetch_head, prefetch_entry) are mostly not waited for here. A 4-ary heap of 16-byte
 entries cut its simulated 2 MB-L2 read misses by 15% and the time not at all.
+The prefetches do pay (long drain, 7 alternating rounds, best cpu): without
+prefetch_head 1.26x slower, without prefetch_entry 1.03x slower.
 """
 
 from __future__ import annotations

@@ -136,12 +136,27 @@ PendingReason FlavorAssigner::resolve_attempts() const noexcept {
 
 
 
-// fitsResourceQuota: (preemption mode, borrowing level) for `request` more on fr.
-GranularMode FlavorAssigner::fits_resource_quota(int fr, Amount assumed, Amount request) {
+// fitsResourceQuota: (preemption mode, borrowing level) for `request` more on
+// fr. The common case, a request that fits now, inline (a call per flavor and
+// resource otherwise); available and lowest_subtree_that_fits are pure:
+// computed only where their result is used.
+inline GranularMode FlavorAssigner::fits_resource_quota(int fr, Amount assumed, Amount request) {
   ++v_.stats.quota_checks;
   last_no_fit_ = REASON_NONE;
-  Amount max_capacity = v_.tree.potential_available(cq_, fr);
-  Amount val = amount_add(assumed, request);
+  const Amount max_capacity = v_.tree.potential_available(cq_, fr);
+  const Amount val = amount_add(assumed, request);
+  Amount available = 0;
+  if (val <= max_capacity) {
+    available = v_.tree.available(cq_, fr);
+    if (val <= available) return {PM_FIT, v_.tree.lowest_subtree_that_fits(cq_, fr, val).first};
+  }
+  return fits_resource_quota_slow(fr, assumed, request, val, max_capacity, available);
+}
+
+// fitsResourceQuota past its common case (fits_resource_quota, inline): the
+// request exceeds the maximum capacity or (then `available` is set) what is available now.
+GranularMode FlavorAssigner::fits_resource_quota_slow(int fr, Amount assumed, Amount request, Amount val,
+                                                      Amount max_capacity, Amount available) {
   if (val > max_capacity) {
     add_reason(reason_header(RK_MAX_CAPACITY, static_cast<std::uint64_t>(fr)));
     v_.arena.reasons.push_back(static_cast<std::uint64_t>(assumed));
@@ -150,9 +165,6 @@ GranularMode FlavorAssigner::fits_resource_quota(int fr, Amount assumed, Amount 
     last_no_fit_ = EXCEEDS_MAX_QUOTA;
     return {PM_NO_FIT, 0};
   }
-  // (available and lowest_subtree_that_fits are pure: computed only where their result is used.)
-  const Amount available = v_.tree.available(cq_, fr);
-  if (val <= available) return {PM_FIT, v_.tree.lowest_subtree_that_fits(cq_, fr, val).first};
   add_reason(reason_header(RK_UNUSED, static_cast<std::uint64_t>(fr)));
   v_.arena.reasons.push_back(static_cast<std::uint64_t>(amount_sub(val, available)));
   GranularMode m{PM_NO_FIT, 0};

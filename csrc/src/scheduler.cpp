@@ -969,13 +969,48 @@ void Engine::classical_order(std::vector<std::int32_t>& order) {
     k.entry = x;
     order_keys_.push_back(k);
   }
-  std::sort(order_keys_.begin(), order_keys_.end(), [&](const OrderKey& a, const OrderKey& b) {
-    if (a.hi != b.hi) return a.hi < b.hi;
-    if (a.lo != b.lo) return a.lo < b.lo;
-    int c = w_.compare_names(a.wid, b.wid);
-    if (c != 0) return c < 0;
-    return a.entry < b.entry;
-  });
+  // An LSD radix sort on the bytes of (hi, lo) that differ among the keys,
+  // then the rare runs of equal (hi, lo) by name: a cycle's heads come in no
+  // particular order, and a comparison sort's steps were mispredicted
+  // branches or (merging without branches) a chain of dependent loads.
+  const std::size_t n = order_keys_.size();
+  std::uint64_t hi_diff = 0, lo_diff = 0;
+  for (const OrderKey& k : order_keys_) {
+    hi_diff |= k.hi ^ order_keys_[0].hi;
+    lo_diff |= k.lo ^ order_keys_[0].lo;
+  }
+  order_scratch_.resize(n);
+  OrderKey* from = order_keys_.data();
+  OrderKey* to = order_scratch_.data();
+  for (int byte = 0; byte < 16; ++byte) {
+    const bool in_hi = byte >= 8;
+    const int shift = (byte & 7) * 8;
+    if ((((in_hi ? hi_diff : lo_diff) >> shift) & 0xff) == 0) continue;
+    auto digit = [&](const OrderKey& k) { return static_cast<std::size_t>(((in_hi ? k.hi : k.lo) >> shift) & 0xff); };
+    std::uint32_t offset[256] = {};
+    for (std::size_t i = 0; i < n; ++i) ++offset[digit(from[i])];
+    std::uint32_t sum = 0;
+    for (std::uint32_t& c : offset) {
+      const std::uint32_t here = c;
+      c = sum;
+      sum += here;
+    }
+    for (std::size_t i = 0; i < n; ++i) to[offset[digit(from[i])]++] = from[i];
+    std::swap(from, to);
+  }
+  if (from != order_keys_.data()) order_keys_.swap(order_scratch_);
+  for (std::size_t i = 0; i < n;) {
+    std::size_t j = i + 1;
+    while (j < n && order_keys_[j].hi == order_keys_[i].hi && order_keys_[j].lo == order_keys_[i].lo) ++j;
+    if (j - i > 1) {
+      std::sort(order_keys_.begin() + static_cast<std::ptrdiff_t>(i), order_keys_.begin() + static_cast<std::ptrdiff_t>(j),
+                [&](const OrderKey& a, const OrderKey& b) {
+                  const int c = w_.compare_names(a.wid, b.wid);
+                  return c != 0 ? c < 0 : a.entry < b.entry;
+                });
+    }
+    i = j;
+  }
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = order_keys_[i].entry;
 }
 

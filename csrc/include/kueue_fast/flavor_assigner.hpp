@@ -133,6 +133,8 @@ class FlavorAssigner {
   bool can_preempt_while_borrowing() const noexcept;
   // Also sets last_no_fit_: why the flavor-resource does not fit (REASON_NONE unless NoFit).
   GranularMode fits_resource_quota(int fr, Amount assumed, Amount request);
+  GranularMode fits_resource_quota_slow(int fr, Amount assumed, Amount request, Amount val, Amount max_capacity,
+                                        Amount available);
   // A flavor tried for the pod set in progress (Kueue's FlavorAssignmentAttempts).
   void add_attempt(int group, bool no_fit, PendingReason reason);
   PendingReason resolve_attempts() const noexcept;

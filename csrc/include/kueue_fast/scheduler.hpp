@@ -407,7 +407,7 @@ class Engine {
     std::uint64_t lo;  // queue-order timestamp, as unsigned order
     std::int32_t wid, entry;
   };
-  std::vector<OrderKey> order_keys_;
+  std::vector<OrderKey> order_keys_, order_scratch_;
   std::vector<std::int64_t> deltas_;
   // victims of the cycle: insertion order + membership
   std::vector<std::int32_t> victims_;
