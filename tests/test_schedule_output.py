@@ -877,3 +877,23 @@ def test_bulk_json_after_removals_and_re_adds() -> None:
     fresh.run(1)
     assert output.to_json(fresh) == _json_per_decision(fresh)
     assert json.loads(output.to_json(fresh))["workloads"][1]["name"] == again.name
+
+
+def test_admitted_shapes_group_admissions_as_the_reference_does() -> None:
+    # the native admitted_shapes groups in a hash map: the same shapes, in order
+    # of first appearance, and the same index per wid as the reference's dict
+    import numpy as np
+
+    from kueue_fast import Cluster
+    from kueue_fast.bench.inputs import drain_objects, long_drain_case
+
+    objects = drain_objects(long_drain_case(n_cq=20, n_cohorts=4, n_workloads=600))
+    got = {}
+    for engine in ("native", "reference"):
+        cluster = Cluster.from_objects(objects, engine)
+        cluster.run_until_stable()
+        shape, shapes = cluster.engine.admitted_shapes(np.arange(len(cluster.keys())))
+        got[engine] = (shape.tolist(), [(cq, [(n, c, list(f)) for n, c, f in ps]) for cq, ps in shapes])
+    shape, shapes = got["native"]
+    assert -1 in shape and 20 < len(shapes) < len(shape) - shape.count(-1)  # shared shapes, some pending
+    assert got["native"] == got["reference"]
