@@ -23,11 +23,14 @@ def json_workload_entries_py(
     owners: dict[str, str],
     other_texts: list[str],
     pending_state: str,
+    prefix: str = "",
+    suffix: str = "",
 ) -> str:
     """The "workloads" array of output._bulk_json as json.dumps(doc, indent=2)
-    writes it: one entry per key; ``kinds`` (0 other, 1 admitted, 2 pending)
-    say whether its text is the next of other_texts, its shape's admitted
-    tail, or written from the next reason and message."""
+    writes it, between prefix and suffix: one entry per key; ``kinds`` (0
+    other, 1 admitted, 2 pending) say whether its text is the next of
+    other_texts, its shape's admitted tail, or written from the next reason
+    and message."""
     enc = encode_basestring_ascii
     pending = iter(zip(reasons, messages, strict=True))
     others = iter(other_texts)
@@ -49,7 +52,7 @@ def json_workload_entries_py(
                 f'{text},\n      "state": {enc(pending_state)},\n      "reason": {enc(reason)},'
                 f'\n      "message": {enc(message)}\n    }}'
             )
-    return "[\n    " + ",\n    ".join(entries) + "\n  ]" if entries else "[]"
+    return prefix + ("[\n    " + ",\n    ".join(entries) + "\n  ]" if entries else "[]") + suffix
 
 
 def latest_time_ns_py(workloads: Iterable[Any]) -> int:
@@ -60,6 +63,11 @@ def latest_time_ns_py(workloads: Iterable[Any]) -> int:
         times = (wl.creation_ns, wl.admission_ns, wl.queue_order_ns, wl.pods_ready_ns)
         latest = max(latest, *(t or 0 for t in times))
     return latest
+
+
+def workload_owners_py(workloads: dict[str, Any]) -> dict[str, str]:
+    """The owner of every workload that has one, by key (output.to_json)."""
+    return {key: wl.owner for key, wl in workloads.items() if wl.owner is not None}
 
 
 def requested_resources_py(workloads: Iterable[Any]) -> set[str]:
@@ -74,4 +82,7 @@ json_workload_entries: Callable[..., str] = (
 latest_time_ns: Callable[[Iterable[Any]], int] = _k.latest_time_ns if _k is not None else latest_time_ns_py
 requested_resources: Callable[[Iterable[Any]], set[str]] = (
     _k.requested_resources if _k is not None else requested_resources_py
+)
+workload_owners: Callable[[dict[str, Any]], dict[str, str]] = (
+    _k.workload_owners if _k is not None else workload_owners_py
 )
