@@ -684,29 +684,36 @@ def workload_owners(dict workloads):
 
 # --- whole-state scans of the Cluster's construction, one pass each in C --------------------------
 
-def latest_time_ns(workloads):
-    """The latest of every workload's creation_ns, admission_ns,
-    queue_order_ns and pods_ready_ns (None counts as 0), and 0: the
-    offline clock's start (cluster._start_time). Python ints compared as
-    such: a time past 2262 does not fit 64 bits."""
-    cdef object latest = 0, t
-    for wl in workloads:
+def workload_scan(dict workloads):
+    """What the Cluster's construction needs of every workload, in one pass
+    (kernels.WorkloadScan): the latest creation_ns, admission_ns,
+    queue_order_ns and pods_ready_ns (None counts as 0; Python ints compared
+    as such, a time past 2262 does not fit 64 bits), the resource names the
+    pod sets request, the workloads with an admission, and the keys of those
+    with a PodsReady time or a requeueAt."""
+    cdef object latest = 0, t, ready
+    cdef set requested = set()
+    cdef list admitted = [], timed = []
+    cdef dict requests
+    for key, wl in workloads.items():
         t = wl.creation_ns
         if t > latest:
             latest = t
-        for t in (wl.admission_ns, wl.queue_order_ns, wl.pods_ready_ns):
-            if t is not None and t > latest:
-                latest = t
-    return latest
-
-
-def requested_resources(workloads):
-    """The names of every resource the workloads' pod sets request."""
-    cdef set out = set()
-    cdef dict requests
-    for wl in workloads:
+        t = wl.admission_ns
+        if t is not None and t > latest:
+            latest = t
+        t = wl.queue_order_ns
+        if t is not None and t > latest:
+            latest = t
+        ready = wl.pods_ready_ns
+        if ready is not None and ready > latest:
+            latest = ready
         for ps in wl.pod_sets:
             requests = ps.requests
             for r in requests:
-                out.add(r)
-    return out
+                requested.add(r)
+        if wl.admission is not None:
+            admitted.append(wl)
+        if ready is not None or wl.requeue_at_ns is not None:
+            timed.append(key)
+    return latest, requested, admitted, timed
