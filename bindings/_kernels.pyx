@@ -19,7 +19,7 @@ value = sign * digits * 10**exp10 * 2**exp2.  Everything else derives from it.
 """
 
 # What this module offers Python (kueue_fast/_compiled.py INTERFACES): bump both when it changes.
-INTERFACE = 2
+INTERFACE = 3
 
 from libc.stdint cimport int64_t
 
@@ -539,7 +539,8 @@ def json_list_items(str text, loads, each):
 
 # --- the contract's JSON, written from the engine's bulk decisions -------------------------------
 
-from cpython.unicode cimport PyUnicode_AsUTF8AndSize, PyUnicode_DecodeASCII
+from cpython.unicode cimport PyUnicode_AsUTF8AndSize
+from libc.string cimport memchr, memcpy
 from libcpp.string cimport string
 
 from json.encoder import encode_basestring_ascii as _json_string
@@ -549,6 +550,8 @@ cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object)
     # the characters of an ASCII str (its UTF-8)
     const char* _ascii_data "(const char*)PyUnicode_1BYTE_DATA" (object)
+    object PyUnicode_New(Py_ssize_t size, Py_UCS4 maxchar)
+    char* _ascii_buffer "(char*)PyUnicode_1BYTE_DATA" (object)
 
 
 cdef inline bint _plain_ascii(const char* p, Py_ssize_t n):
@@ -578,90 +581,139 @@ cdef inline void _append_json(string& out, str s, Py_ssize_t start, Py_ssize_t e
         out.append(p, n)
 
 
-cdef inline void _append_ascii(string& out, str s):
+cdef inline int _append_ascii(string& out, str s) except -1:
     """Text already JSON (ASCII, as json.dumps writes it) appended to out."""
-    cdef Py_ssize_t n
-    cdef const char* p = PyUnicode_AsUTF8AndSize(s, &n)
-    out.append(p, n)
+    if not PyUnicode_IS_ASCII(s):
+        raise ValueError("json_workload_entries: a text given as JSON is not ASCII")
+    out.append(_ascii_data(s), len(s))
+    return 0
+
+
+cdef inline Py_ssize_t _slash(str key):
+    """key.find("/")."""
+    cdef const char* p
+    if PyUnicode_IS_ASCII(key):
+        p = <const char*>memchr(_ascii_data(key), 47, len(key))
+        return p - _ascii_data(key) if p != NULL else -1
+    return key.find("/")
 
 
 def json_workload_entries(
     list keys, list kinds, list shapes, list admitted_tails, list reasons, list messages,
-    dict owners, list other_texts, str pending_state
+    dict owners, list other_texts, str pending_state, str prefix="", str suffix=""
 ):
     """The "workloads" array of output._bulk_json, indented as json.dumps(doc,
-    indent=2) writes it: one entry per key, in order. ``kinds`` (BULK_OTHER
-    0, BULK_ADMITTED 1, BULK_PENDING 2) say where an entry's text comes
-    from: other_texts (in order, already indented), the admitted shape's
-    tail (``shapes``), or the next of reasons/messages (``pending_state``
-    is the state those entries carry)."""
+    indent=2) writes it: one entry per key, in order, between ``prefix`` and
+    ``suffix`` (the document around it: no copy of the whole text to add them).
+    ``kinds`` (BULK_OTHER 0, BULK_ADMITTED 1, BULK_PENDING 2) say where an
+    entry's text comes from: other_texts (in order, already indented), the
+    admitted shape's tail (``shapes``), or the next of reasons/messages
+    (``pending_state`` is the state those entries carry)."""
     cdef string out
-    cdef Py_ssize_t i, n = len(keys), pending = 0, other = 0, slash
+    cdef Py_ssize_t i, n = len(keys), pending = 0, other = 0, slash, size
     cdef int kind
     cdef str key
-    cdef object owner
+    cdef object owner, text
+    _append_ascii(out, prefix)
     if n == 0:
-        return "[]"
-    out.reserve(n * 200)
-    out.append(b"[\n    ")
-    for i in range(n):
-        if i:
-            out.append(b",\n    ")
-        kind = kinds[i]
-        if kind == 0:
-            _append_ascii(out, other_texts[other])
-            other += 1
-            continue
-        key = keys[i]
-        slash = key.find("/")
-        out.append(b'{\n      "namespace": ')
-        _append_json(out, key, 0, slash)
-        out.append(b',\n      "name": ')
-        _append_json(out, key, slash + 1, len(key))
-        owner = owners.get(key) if owners else None
+        out.append(b"[]")
+    else:
+        # the size of the plain text (escapes add to it): one allocation, no regrowth
+        size = out.size() + len(suffix) + 8 + 96 * n
+        for i in range(n):
+            kind = kinds[i]
+            size += len(<str>keys[i])
+            if kind == 0:
+                size += len(<str>other_texts[other])
+                other += 1
+            elif kind == 1:
+                size += len(<str>admitted_tails[shapes[i]])
+            else:
+                size += len(<str>reasons[pending]) + len(<str>messages[pending])
+                pending += 1
+        out.reserve(size)
+        pending = other = 0
+        out.append(b"[\n    ")
+        for i in range(n):
+            if i:
+                out.append(b",\n    ")
+            kind = kinds[i]
+            if kind == 0:
+                _append_ascii(out, other_texts[other])
+                other += 1
+                continue
+            key = keys[i]
+            slash = _slash(key)
+            out.append(b'{\n      "namespace": ')
+            _append_json(out, key, 0, slash)
+            out.append(b',\n      "name": ')
+            _append_json(out, key, slash + 1, len(key))
+            owner = owners.get(key) if owners else None
+            if owner is not None:
+                out.append(b',\n      "owner": ')
+                _append_json(out, owner, 0, len(owner))
+            if kind == 1:
+                _append_ascii(out, admitted_tails[shapes[i]])
+            else:
+                out.append(b',\n      "state": ')
+                _append_json(out, pending_state, 0, len(pending_state))
+                out.append(b',\n      "reason": ')
+                _append_json(out, reasons[pending], 0, len(reasons[pending]))
+                out.append(b',\n      "message": ')
+                _append_json(out, messages[pending], 0, len(messages[pending]))
+                out.append(b"\n    }")
+                pending += 1
+        out.append(b"\n  ]")
+    _append_ascii(out, suffix)
+    # every byte is ASCII (the texts checked, the rest escaped by json): the str is made
+    # at its size and filled, without decoding
+    text = PyUnicode_New(out.size(), 127)
+    memcpy(_ascii_buffer(text), out.data(), out.size())
+    return text
+
+
+def workload_owners(dict workloads):
+    """The owner of every workload that has one, by key (output.to_json)."""
+    cdef dict out = {}
+    for key, wl in workloads.items():
+        owner = wl.owner
         if owner is not None:
-            out.append(b',\n      "owner": ')
-            _append_json(out, owner, 0, len(owner))
-        if kind == 1:
-            _append_ascii(out, admitted_tails[shapes[i]])
-        else:
-            out.append(b',\n      "state": ')
-            _append_json(out, pending_state, 0, len(pending_state))
-            out.append(b',\n      "reason": ')
-            _append_json(out, reasons[pending], 0, len(reasons[pending]))
-            out.append(b',\n      "message": ')
-            _append_json(out, messages[pending], 0, len(messages[pending]))
-            out.append(b"\n    }")
-            pending += 1
-    out.append(b"\n  ]")
-    return PyUnicode_DecodeASCII(out.data(), out.size(), NULL)
+            out[key] = owner
+    return out
 
 
 # --- whole-state scans of the Cluster's construction, one pass each in C --------------------------
 
-def latest_time_ns(workloads):
-    """The latest of every workload's creation_ns, admission_ns,
-    queue_order_ns and pods_ready_ns (None counts as 0), and 0: the
-    offline clock's start (cluster._start_time). Python ints compared as
-    such: a time past 2262 does not fit 64 bits."""
-    cdef object latest = 0, t
-    for wl in workloads:
+def workload_scan(dict workloads):
+    """What the Cluster's construction needs of every workload, in one pass
+    (kernels.WorkloadScan): the latest creation_ns, admission_ns,
+    queue_order_ns and pods_ready_ns (None counts as 0; Python ints compared
+    as such, a time past 2262 does not fit 64 bits), the resource names the
+    pod sets request, the workloads with an admission, and the keys of those
+    with a PodsReady time or a requeueAt."""
+    cdef object latest = 0, t, ready
+    cdef set requested = set()
+    cdef list admitted = [], timed = []
+    cdef dict requests
+    for key, wl in workloads.items():
         t = wl.creation_ns
         if t > latest:
             latest = t
-        for t in (wl.admission_ns, wl.queue_order_ns, wl.pods_ready_ns):
-            if t is not None and t > latest:
-                latest = t
-    return latest
-
-
-def requested_resources(workloads):
-    """The names of every resource the workloads' pod sets request."""
-    cdef set out = set()
-    cdef dict requests
-    for wl in workloads:
+        t = wl.admission_ns
+        if t is not None and t > latest:
+            latest = t
+        t = wl.queue_order_ns
+        if t is not None and t > latest:
+            latest = t
+        ready = wl.pods_ready_ns
+        if ready is not None and ready > latest:
+            latest = ready
         for ps in wl.pod_sets:
             requests = ps.requests
             for r in requests:
-                out.add(r)
-    return out
+                requested.add(r)
+        if wl.admission is not None:
+            admitted.append(wl)
+        if ready is not None or wl.requeue_at_ns is not None:
+            timed.append(key)
+    return latest, requested, admitted, timed

@@ -1,6 +1,6 @@
 """Type stubs for the Cython module ``kueue_fast._kernels`` (bindings/_kernels.pyx)."""
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -28,8 +28,10 @@ def json_workload_entries(
     owners: dict[str, str],
     other_texts: list[str],
     pending_state: str,
+    prefix: str = "",
+    suffix: str = "",
 ) -> str: ...
-def latest_time_ns(workloads: Iterable[Any]) -> int: ...
-def requested_resources(workloads: Iterable[Any]) -> set[str]: ...
+def workload_owners(workloads: dict[str, Any]) -> dict[str, str]: ...
+def workload_scan(workloads: dict[str, Any]) -> tuple[int, set[str], list[Any], list[str]]: ...
 
 INTERFACE: int

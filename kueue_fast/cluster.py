@@ -50,7 +50,7 @@ from .cluster_records import (
 from .compiler import AdmissionSpec, CyclesRun, WorkloadSpec, compile_topology
 from .engine_contract import ENGINES, Engine, WorkloadView, choose_engine, make_engine
 from .errors import EngineError, NotStableError
-from .kernels import latest_time_ns
+from .kernels import WorkloadScan, workload_scan
 from .model import AdmissionCheckState, ClusterState, Workload
 from .workload_compiler import WorkloadCompiler
 
@@ -106,7 +106,8 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
         # tried; grown to the wids in use by _first_attempts), evictions
         self._first_attempt_ns: npt.NDArray[np.int64] = np.full(0, -1, dtype=np.int64)
         self._evictions: dict[str, WorkloadHistory] = {}
-        self._clock_ns = start_time_ns if start_time_ns is not None else _start_time(state)
+        scan = workload_scan(state.workloads)  # one pass over every workload for what follows
+        self._clock_ns = start_time_ns if start_time_ns is not None else _start_time(scan.latest_ns)
         self.start_ns = self._clock_ns  # the clock before the first cycle
         # waitForPodsReady: PodsReady conditions by key, requeue counts, and
         # the workloads held out of their queues (by old wid)
@@ -122,7 +123,7 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
         self._reserved: set[str] = set()
         self._check_failures: set[str] = set()
         self._deactivated: set[str] = set()
-        self._build(state)
+        self._build(state, scan)
         # the topology already knows every resource and flavor of the state's workloads;
         # wids follow the sorted keys: the plain pending workloads are staged in the engine
         # as arrays once and each run of them added from there (_add_staged), the others
@@ -148,7 +149,7 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
                         self._add_compiled_input(key, state.workloads[key], batch.compile)
                     start = i + 1
                 self.engine.clear_staged()
-        self._read_pods_ready_inputs(state)
+        self._read_pods_ready_inputs(state, scan.timed)
 
     # --- construction ----------------------------------------------------------------------
 
@@ -164,9 +165,9 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
 
         return cls(build_state(objects), engine, **kw)
 
-    def _build(self, state: ClusterState) -> None:
+    def _build(self, state: ClusterState, scan: WorkloadScan | None = None) -> None:
         self._check_cqs = {name for name, cq in state.cluster_queues.items() if cq.admission_checks}
-        self.topology = compile_topology(state)
+        self.topology = compile_topology(state, scan=scan)
         self.compiler = WorkloadCompiler(state, self.topology)
         self.engine: Engine = make_engine(self.engine_name, self.topology, self.release_evictions)
 
@@ -666,7 +667,6 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
         return "Pending", f"waiting for its turn in ClusterQueue {cq.name}"
 
 
-def _start_time(state: ClusterState) -> int:
-    """Offline clock: cycles happen after every timestamp of the input."""
-    latest: int = latest_time_ns(state.workloads.values())
-    return (latest // NS_PER_S) * NS_PER_S
+def _start_time(latest_ns: int) -> int:
+    """Offline clock: cycles happen after every timestamp of the input (WorkloadScan.latest_ns)."""
+    return (latest_ns // NS_PER_S) * NS_PER_S

@@ -131,8 +131,7 @@ class BulkCountsMixin(ClusterBase):
         admitted = (codes == STATE_NAMES.index(ADMITTED)) & (admitted_cq >= 0)
         pending = codes == STATE_NAMES.index(PENDING)
         add(admitted_cq[admitted], ADMITTED)
-        spec = self.engine.spec
-        add(np.array([spec(w).cluster_queue for w in wids[pending].tolist()], dtype=np.int64), PENDING)
+        add(self.engine.queues(wids[pending]).astype(np.int64), PENDING)  # spec(w).cluster_queue, in bulk
         rest = wids[~(admitted | pending)]
         for wid in rest.tolist() + own:
             d = self._decision(wid)

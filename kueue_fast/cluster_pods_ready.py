@@ -34,16 +34,12 @@ class PodsReadyMixin(ClusterBase):
             return count, held.requeue_at_ns
         return count, self._requeue_at.get(key, (None, 0))[0]  # evicted, its pods not gone yet
 
-    def _read_pods_ready_inputs(self, state: ClusterState) -> None:
-        """Input Workloads: the PodsReady condition of an admitted one, and a
-        pending one still in the backoff its status.requeueState.requeueAt sets
-        (workload_controller.go Reconcile: not queued before requeueAt)."""
-        given = [
-            k
-            for k, wl in state.workloads.items()
-            if wl.pods_ready_ns is not None or wl.requeue_at_ns is not None
-        ]
-        for key in sorted(given):
+    def _read_pods_ready_inputs(self, state: ClusterState, timed: list[str]) -> None:
+        """Input Workloads (``timed``: the keys of those with a PodsReady time or
+        a requeueAt, WorkloadScan.timed): the PodsReady condition of an admitted
+        one, and a pending one still in the backoff its status.requeueState.requeueAt
+        sets (workload_controller.go Reconcile: not queued before requeueAt)."""
+        for key in sorted(timed):
             wl = state.workloads[key]
             if wl.admission is not None and wl.pods_ready_ns is not None:
                 admitted = wl.admission_ns if wl.admission_ns is not None else wl.creation_ns

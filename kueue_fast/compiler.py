@@ -19,7 +19,7 @@ from typing import Any, TypedDict
 
 from .errors import EngineError
 from .features import FeatureGates
-from .kernels import requested_resources
+from .kernels import WorkloadScan, workload_scan
 from .model import ClusterQueue, ClusterState, Cohort, ResourceGroup
 from .requests import quota_requests
 from .status import cluster_queue_readiness
@@ -337,10 +337,15 @@ def admission_fair_sharing_enabled(state: ClusterState) -> bool:
     return cfg.admission_fair_sharing is not None and cfg.feature_gates.get("AdmissionFairSharing", True)
 
 
-def compile_topology(state: ClusterState, extra_resources: set[str] | None = None) -> Topology:
-    """Dense ids for resources, flavors, ClusterQueues and cohorts, and their quotas."""
+def compile_topology(
+    state: ClusterState, extra_resources: set[str] | None = None, scan: WorkloadScan | None = None
+) -> Topology:
+    """Dense ids for resources, flavors, ClusterQueues and cohorts, and their
+    quotas; ``scan``: the state's workload_scan when the caller made it already."""
     afs_on = admission_fair_sharing_enabled(state)
-    resource_names, flavor_names = _resource_and_flavor_names(state, afs_on, extra_resources)
+    if scan is None:
+        scan = workload_scan(state.workloads)
+    resource_names, flavor_names = _resource_and_flavor_names(state, afs_on, extra_resources, scan)
     rid = {n: i for i, n in enumerate(resource_names)}
     fid = {n: i for i, n in enumerate(flavor_names)}
     fr_pairs = [(f, r) for f in range(len(flavor_names)) for r in range(len(resource_names))]
@@ -396,7 +401,7 @@ def compile_topology(state: ClusterState, extra_resources: set[str] | None = Non
 
 
 def _resource_and_flavor_names(
-    state: ClusterState, afs_on: bool, extra_resources: set[str] | None
+    state: ClusterState, afs_on: bool, extra_resources: set[str] | None, scan: WorkloadScan
 ) -> tuple[list[str], list[str]]:
     """Every resource and flavor the state names (quotas, requests, admissions,
     the fair sharing ledger), sorted: their dense ids are their positions."""
@@ -412,16 +417,13 @@ def _resource_and_flavor_names(
             resources.update(g.covered_resources)
             for f in g.flavors:
                 flavors.add(f.name)
-    workloads = state.workloads.values()
     # which names quota_requests gives depends on the names alone (amounts only change values):
     # the requests' names once, through it, give every workload's
-    requested = requested_resources(workloads)
-    resources.update(quota_requests(dict.fromkeys(requested, 0), state.configuration.resources))
-    for wl in workloads:
-        if wl.admission is not None:
-            for psa in wl.admission.pod_set_assignments:
-                resources.update(psa.resource_usage)
-                flavors.update(psa.flavors.values())
+    resources.update(quota_requests(dict.fromkeys(scan.requested, 0), state.configuration.resources))
+    for wl in scan.admitted:
+        for psa in wl.admission.pod_set_assignments:
+            resources.update(psa.resource_usage)
+            flavors.update(psa.flavors.values())
     return sorted(resources), sorted(flavors)
 
 

@@ -6,9 +6,9 @@ definitions are also what the tests hold the compiled ones to."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from json.encoder import encode_basestring_ascii
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import _compiled
 
@@ -23,11 +23,14 @@ def json_workload_entries_py(
     owners: dict[str, str],
     other_texts: list[str],
     pending_state: str,
+    prefix: str = "",
+    suffix: str = "",
 ) -> str:
     """The "workloads" array of output._bulk_json as json.dumps(doc, indent=2)
-    writes it: one entry per key; ``kinds`` (0 other, 1 admitted, 2 pending)
-    say whether its text is the next of other_texts, its shape's admitted
-    tail, or written from the next reason and message."""
+    writes it, between prefix and suffix: one entry per key; ``kinds`` (0
+    other, 1 admitted, 2 pending) say whether its text is the next of
+    other_texts, its shape's admitted tail, or written from the next reason
+    and message."""
     enc = encode_basestring_ascii
     pending = iter(zip(reasons, messages, strict=True))
     others = iter(other_texts)
@@ -49,29 +52,52 @@ def json_workload_entries_py(
                 f'{text},\n      "state": {enc(pending_state)},\n      "reason": {enc(reason)},'
                 f'\n      "message": {enc(message)}\n    }}'
             )
-    return "[\n    " + ",\n    ".join(entries) + "\n  ]" if entries else "[]"
+    return prefix + ("[\n    " + ",\n    ".join(entries) + "\n  ]" if entries else "[]") + suffix
 
 
-def latest_time_ns_py(workloads: Iterable[Any]) -> int:
-    """The latest of every workload's creation, admission, queue order and
-    PodsReady times (None counts as 0), and 0."""
+class WorkloadScan(NamedTuple):
+    """What the Cluster's construction needs of every workload (workload_scan)."""
+
+    latest_ns: int  # the latest creation, admission, queue order and PodsReady time, and 0
+    requested: set[str]  # the names of every resource the pod sets request
+    admitted: list[Any]  # the workloads with an admission
+    timed: list[str]  # the keys of those with a PodsReady time or a requeueAt
+
+
+def workload_scan_py(workloads: dict[str, Any]) -> WorkloadScan:
+    """WorkloadScan of the workloads by key (None times count as 0)."""
     latest = 0
-    for wl in workloads:
+    requested: set[str] = set()
+    admitted, timed = [], []
+    for key, wl in workloads.items():
         times = (wl.creation_ns, wl.admission_ns, wl.queue_order_ns, wl.pods_ready_ns)
         latest = max(latest, *(t or 0 for t in times))
-    return latest
+        requested.update(r for ps in wl.pod_sets for r in ps.requests)
+        if wl.admission is not None:
+            admitted.append(wl)
+        if wl.pods_ready_ns is not None or wl.requeue_at_ns is not None:
+            timed.append(key)
+    return WorkloadScan(latest, requested, admitted, timed)
 
 
-def requested_resources_py(workloads: Iterable[Any]) -> set[str]:
-    """The names of every resource the workloads' pod sets request."""
-    return {r for wl in workloads for ps in wl.pod_sets for r in ps.requests}
+def workload_owners_py(workloads: dict[str, Any]) -> dict[str, str]:
+    """The owner of every workload that has one, by key (output.to_json)."""
+    return {key: wl.owner for key, wl in workloads.items() if wl.owner is not None}
 
 
 _k = _compiled.module("_kernels")
 json_workload_entries: Callable[..., str] = (
     _k.json_workload_entries if _k is not None else json_workload_entries_py
 )
-latest_time_ns: Callable[[Iterable[Any]], int] = _k.latest_time_ns if _k is not None else latest_time_ns_py
-requested_resources: Callable[[Iterable[Any]], set[str]] = (
-    _k.requested_resources if _k is not None else requested_resources_py
+
+
+def workload_scan(workloads: dict[str, Any]) -> WorkloadScan:
+    """WorkloadScan of the workloads by key, in one pass in C when compiled."""
+    if _k is None:
+        return workload_scan_py(workloads)
+    return WorkloadScan(*_k.workload_scan(workloads))
+
+
+workload_owners: Callable[[dict[str, Any]], dict[str, str]] = (
+    _k.workload_owners if _k is not None else workload_owners_py
 )

@@ -229,22 +229,24 @@ def test_a_template_replaced_after_loading_is_not_trusted() -> None:
     assert hashes["team/w1"] == scheduling_hash(changed, [1], ignore)
 
 
-def test_whole_state_scans_in_c_give_the_python_values() -> None:
-    # _kernels.latest_time_ns / requested_resources, as cluster._start_time and compiler read them
+def test_whole_state_scan_in_c_gives_the_python_values() -> None:
+    # _kernels.workload_scan, as cluster._start_time, compiler and _read_pods_ready_inputs read it
     from types import SimpleNamespace as NS
 
-    from kueue_fast._kernels import latest_time_ns, requested_resources
-    from kueue_fast.kernels import latest_time_ns_py, requested_resources_py
+    from kueue_fast._kernels import workload_scan
+    from kueue_fast.kernels import WorkloadScan, workload_scan_py
 
-    def w(creation: int, *times: int | None, requests: tuple[dict[str, int], ...] = ()) -> NS:
+    def w(creation: int, *times: int | None, requests: tuple[dict[str, int], ...] = (), **kw: object) -> NS:
         admission, order, ready = (*times, None, None, None)[:3]
         pod_sets = [NS(requests=r) for r in requests]
+        fields = {"admission": None, "requeue_at_ns": None, **kw}
         return NS(
             creation_ns=creation,
             admission_ns=admission,
             queue_order_ns=order,
             pods_ready_ns=ready,
             pod_sets=pod_sets,
+            **fields,
         )
 
     cases = [
@@ -267,17 +269,18 @@ def test_whole_state_scans_in_c_give_the_python_values() -> None:
                 ),
             ]
         )
-        assert latest_time_ns(case) == latest_time_ns_py(case) == want
-    with_requests = [
-        w(0, requests=({"cpu": 1, "memory": 2}, {})),
-        w(0, requests=({"nvidia.com/gpu": 1},)),
-        w(0),
-    ]
-    assert (
-        requested_resources(with_requests)
-        == requested_resources_py(with_requests)
-        == {"cpu", "memory", "nvidia.com/gpu"}
-    )
+        by_key = {f"ns/w{i}": x for i, x in enumerate(case)}
+        assert workload_scan(by_key)[0] == workload_scan_py(by_key).latest_ns == want
+    admitted = w(0, admission="an admission")
+    workloads = {
+        "ns/a": w(0, requests=({"cpu": 1, "memory": 2}, {})),
+        "ns/b": w(0, None, None, 5, requests=({"nvidia.com/gpu": 1},)),
+        "ns/c": w(0, requeue_at_ns=7),
+        "ns/d": admitted,
+        "ns/e": w(0),
+    }
+    want_scan = WorkloadScan(5, {"cpu", "memory", "nvidia.com/gpu"}, [admitted], ["ns/b", "ns/c"])
+    assert WorkloadScan(*workload_scan(workloads)) == workload_scan_py(workloads) == want_scan
 
 
 def test_columns_of_a_run_are_the_rows_one_by_one() -> None:

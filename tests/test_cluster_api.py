@@ -210,10 +210,14 @@ def test_queue_state_counts_are_those_of_the_decisions(engine: str, monkeypatch:
     made: list[int] = []
     decision = Cluster._decision
     monkeypatch.setattr(Cluster, "_decision", lambda self, wid: made.append(wid) or decision(self, wid))
+    specs: list[int] = []
+    spec = cluster.engine.spec
+    monkeypatch.setattr(cluster.engine, "spec", lambda wid: specs.append(wid) or spec(wid))
     got = {(q if q is not None else NONE, s): n for (q, s), n in cluster.queue_state_counts().items()}
     assert got == dict(want) and len(want) > 20
-    # the engine's arrays (both engines have them) tell all but the one eviction under way
-    assert len(made) == 1
+    # the engine's arrays (both engines have them) tell all but the one eviction under way:
+    # neither a decision nor a spec per pending workload
+    assert len(made) == 1 and set(specs) <= set(made)
 
 
 @pytest.mark.parametrize("collector_on", [True, False])

@@ -94,7 +94,7 @@ def test_a_core_from_another_build_is_named_as_such(monkeypatch: pytest.MonkeyPa
 STALE_CYTHON = """
 import importlib.abc, sys
 
-NEWER = ("INTERFACE", "json_workload_entries", "latest_time_ns", "requested_resources")
+NEWER = ("INTERFACE", "json_workload_entries", "workload_scan", "workload_owners")
 
 for name in ("kueue_fast._bulk", "kueue_fast._yaml_block"):
     sys.modules[name] = None

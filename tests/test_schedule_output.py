@@ -744,10 +744,36 @@ def test_compiled_json_entries_escape_as_json_dumps_does(entries):
     got = json_workload_entries(*args, "Pending")
     want = json.dumps({"workloads": docs}, indent=2)
     assert f'{{\n  "workloads": {got}\n}}' == want
+    # the document around the array, written with it
+    assert json_workload_entries(*args, "Pending", '{\n  "workloads": ', "\n}") == want
     # the Python definition a build without the compiled kernels uses (kueue_fast.kernels)
     from kueue_fast.kernels import json_workload_entries_py
 
     assert json_workload_entries_py(*args, "Pending") == got
+    assert json_workload_entries_py(*args, "Pending", '{\n  "workloads": ', "\n}") == want
+
+
+def test_compiled_json_entries_refuse_texts_that_are_not_ascii() -> None:
+    # the compiled kernel fills an ASCII str without decoding: a tail that is not
+    # JSON as json.dumps writes it (ensure_ascii) is an error, not a broken str
+    from kueue_fast._kernels import json_workload_entries
+
+    with pytest.raises(ValueError, match="not ASCII"):
+        json_workload_entries(["ns/a"], [1], [0], [',\n      "x": "ü"\n    }'], [], [], {}, [], "Pending")
+    with pytest.raises(ValueError, match="not ASCII"):
+        json_workload_entries([], [], [], [], [], [], {}, [], "Pending", "ü")
+
+
+def test_workload_owners_compiled_and_python_agree() -> None:
+    from types import SimpleNamespace
+
+    from kueue_fast._kernels import workload_owners
+    from kueue_fast.kernels import workload_owners_py
+
+    workloads = {f"ns/w{i}": SimpleNamespace(owner=f"Job/w{i}" if i % 3 == 0 else None) for i in range(10)}
+    want = {f"ns/w{i}": f"Job/w{i}" for i in range(0, 10, 3)}
+    assert workload_owners(workloads) == workload_owners_py(workloads) == want
+    assert workload_owners({}) == {}
 
 
 # --- -o json in bulk (Cluster.bulk_decisions) against one Decision per workload -------------------
@@ -877,3 +903,23 @@ def test_bulk_json_after_removals_and_re_adds() -> None:
     fresh.run(1)
     assert output.to_json(fresh) == _json_per_decision(fresh)
     assert json.loads(output.to_json(fresh))["workloads"][1]["name"] == again.name
+
+
+def test_admitted_shapes_group_admissions_as_the_reference_does() -> None:
+    # the native admitted_shapes groups in a hash map: the same shapes, in order
+    # of first appearance, and the same index per wid as the reference's dict
+    import numpy as np
+
+    from kueue_fast import Cluster
+    from kueue_fast.bench.inputs import drain_objects, long_drain_case
+
+    objects = drain_objects(long_drain_case(n_cq=20, n_cohorts=4, n_workloads=600))
+    got = {}
+    for engine in ("native", "reference"):
+        cluster = Cluster.from_objects(objects, engine)
+        cluster.run_until_stable()
+        shape, shapes = cluster.engine.admitted_shapes(np.arange(len(cluster.keys())))
+        got[engine] = (shape.tolist(), [(cq, [(n, c, list(f)) for n, c, f in ps]) for cq, ps in shapes])
+    shape, shapes = got["native"]
+    assert -1 in shape and 20 < len(shapes) < len(shape) - shape.count(-1)  # shared shapes, some pending
+    assert got["native"] == got["reference"]
