@@ -25,7 +25,10 @@ path. What it saves:
     values, one copy in memory), and the PodSet remembers it
     (PodSet.template_spec): PendingFill then keys the pod set by that
     object's identity instead of serializing the template again.
-Everything unusual (a status, a priority class) calls the Python helpers of
+The common status (valid conditions, an admission, no admission checks or
+reclaimable pods: what Kueue writes on an admitted Workload) is read here too
+(_fast_status), the admission through loader.workload's memo; everything
+unusual (another status, a priority class) calls the Python helpers of
 loader.workload. tests/test_fast_loading.py checks both paths give equal
 states and errors.
 
@@ -34,7 +37,7 @@ those are imported at the first BulkCaches() (_import_loader), not at import.
 """
 
 # What this module offers Python (kueue_fast/_compiled.py INTERFACES): bump both when it changes.
-INTERFACE = 4
+INTERFACE = 5
 
 import dataclasses
 
@@ -172,12 +175,18 @@ cdef dict _SPEC_FIELDS
 cdef object _POD_SETS_MIN, _POD_SETS_MAX
 cdef object _V1BETA1, _V1BETA2
 cdef object _parse_time_ns, _pods_ready_status, _priority, _required_affinity, _workload_status
+cdef object _checked_admission, _CONDITION_STATUSES, _CONDITIONS_MAX, _EVICTION_REASONS_REORDERING
+cdef dict _admissions  # loader.workload's memo of admissions, shared
+cdef Py_ssize_t _ADMISSIONS_KEPT
+cdef object _Admission = m.Admission
+cdef object _PodSetAssignment = m.PodSetAssignment
 
 
 cdef int _import_loader() except -1:
     global _loader_ready, _TOP_SET, _POD_SET_FIELDS, _SPEC_FIELDS, _POD_SETS_MIN, _POD_SETS_MAX
     global _V1BETA1, _V1BETA2, _parse_time_ns, _pods_ready_status, _priority, _required_affinity
-    global _workload_status
+    global _workload_status, _checked_admission, _CONDITION_STATUSES, _CONDITIONS_MAX
+    global _EVICTION_REASONS_REORDERING, _admissions, _ADMISSIONS_KEPT
     if _loader_ready:
         return 0
     from kueue_fast.loader import common, workload
@@ -192,6 +201,12 @@ cdef int _import_loader() except -1:
     _priority = workload._priority
     _required_affinity = workload._required_affinity
     _workload_status = workload._workload_status
+    _checked_admission = workload._checked_admission
+    _CONDITION_STATUSES = common._CONDITION_STATUSES
+    _CONDITIONS_MAX = common._CONDITIONS.max_items
+    _EVICTION_REASONS_REORDERING = workload._EVICTION_REASONS_REORDERING
+    _admissions = workload._admissions
+    _ADMISSIONS_KEPT = workload._ADMISSIONS_KEPT
     _loader_ready = True
     return 0
 
@@ -558,6 +573,122 @@ cdef tuple _fast_header(dict obj, object api, BulkCaches c):
     return md, spec_obj, name, ns
 
 
+
+# --- status ---------------------------------------------------------------------------------
+
+
+cdef object _fast_cond_time(dict cond, BulkCaches c):
+    """parse_time_ns of a condition's lastTransitionTime, None when it raises."""
+    ltt = cond["lastTransitionTime"]
+    ns = _fast_time_ns(<str>ltt, c) if type(ltt) is str else None
+    if ns is None:
+        try:
+            ns = _parse_time_ns(ltt, "", "")
+        except InputError:
+            return None
+    return ns
+
+
+cdef dict _fast_conditions(dict status):
+    """common._conditions of valid conditions, by type; None otherwise."""
+    raws = status.get("conditions")
+    cdef dict out = {}
+    if raws is None:
+        return out
+    if type(raws) is not list or (_CONDITIONS_MAX is not None and len(<list>raws) > _CONDITIONS_MAX):
+        return None
+    for cobj in <list>raws:
+        if type(cobj) is not dict:
+            return None
+        for k in <dict>cobj:
+            if type(k) is not str:
+                return None
+        ctype = (<dict>cobj).get("type", "")
+        cstatus = (<dict>cobj).get("status", "")
+        if type(ctype) is not str or not ctype or ctype in out:
+            return None
+        if type(cstatus) is not str or cstatus not in _CONDITION_STATUSES:
+            return None
+        if (<dict>cobj).get("lastTransitionTime") in (None, ""):
+            return None
+        out[ctype] = cobj
+    return out
+
+
+cdef object _fast_admission(object raw, list pod_sets):
+    """loader.workload._admission (its memo shared) for a valid admission; None otherwise."""
+    raw_key = exact_key(raw)
+    if raw_key is None or b"null" in <bytes>raw_key:
+        return None
+    key = (raw_key, *[(ps.name, ps.count) for ps in pod_sets])
+    kept = _admissions.get(key)
+    if kept is None:
+        try:
+            kept = _checked_admission(raw, "", pod_sets)
+        except InputError:
+            return None
+        if len(_admissions) >= _ADMISSIONS_KEPT:
+            _admissions.clear()
+        _admissions[key] = kept
+    return _Admission(
+        kept.cluster_queue,
+        [
+            _PodSetAssignment(a.name, a.count, dict(a.flavors), dict(a.resource_usage))
+            for a in kept.pod_set_assignments
+        ],
+    )
+
+
+cdef tuple _fast_status(dict status, list pod_sets, object creation, BulkCaches c):
+    """loader.workload._workload_status of the common status (valid conditions,
+    a valid admission or none, no admissionChecks or reclaimablePods) and
+    whether _pods_ready_status has anything to read; None for anything else
+    (then _workload_status reads it, and names any error)."""
+    if status.get("admissionChecks") is not None or status.get("reclaimablePods") is not None:
+        return None
+    cdef dict conds = _fast_conditions(status)
+    if conds is None:
+        return None
+    reserved = conds.get("QuotaReserved")
+    cdef bint has_reservation = reserved is not None and (<dict>reserved).get("status") == "True"
+    admission = None
+    admission_ns = None
+    adm_raw = status.get("admission")
+    if adm_raw is not None:
+        admission = _fast_admission(adm_raw, pod_sets)
+        if admission is None:
+            return None
+        if has_reservation:
+            admission_ns = _fast_cond_time(<dict>reserved, c)
+            if admission_ns is None:
+                return None
+        else:
+            admission_ns = creation
+    elif has_reservation:
+        return None  # an error: admission required
+    finished = conds.get("Finished", {}).get("status") == "True"
+    queue_order_ns = None
+    ev = conds.get("Evicted")
+    if ev is not None and (<dict>ev).get("status") == "True" and (
+        (<dict>ev).get("reason") in _EVICTION_REASONS_REORDERING
+    ):
+        queue_order_ns = _fast_cond_time(<dict>ev, c)
+        if queue_order_ns is None:
+            return None
+    admitted = conds.get("Admitted", {}).get("status") == "True"
+    pods_ready = "PodsReady" in conds or status.get("requeueState") is not None
+    return admission, admission_ns, finished, queue_order_ns, [], admitted, pods_ready
+
+
+def fast_status(dict status, list pod_sets, object creation, BulkCaches caches):
+    """_fast_status, for tests: _workload_status's tuple and whether
+    _pods_ready_status reads anything, or None."""
+    return _fast_status(status, pod_sets, creation, caches)
+
+
+# --- the Workload ----------------------------------------------------------------------------
+
+
 def fast_workload(
     object obj,
     object api,
@@ -577,7 +708,6 @@ def fast_workload(
     cdef dict spec = header[1]
     cdef str name = header[2]
     cdef str ns = header[3]
-    cdef str ref  # the object in error messages: only on the rarer paths
 
     # 1. pod sets
     cdef list pod_sets = _fast_pod_sets(spec, caches)
@@ -622,24 +752,31 @@ def fast_workload(
 
     # 4. status
     status = o.get("status")
+    cdef tuple read = None
+    cdef bint pods_ready = False
     if status is None:  # not admitted, no checks
         admission, admission_ns, finished, queue_order_ns, checks, admitted = None, None, False, None, [], False
     else:
-        ref = f"Workload/{ns}/{name}"
-        try:
-            admission, admission_ns, finished, queue_order_ns, checks, admitted = _workload_status(
-                o, ref, pod_sets, creation
-            )
-        except InputError:
-            return None
+        if type(status) is dict:
+            read = _fast_status(<dict>status, pod_sets, creation, caches)
+        if read is not None:
+            admission, admission_ns, finished, queue_order_ns, checks, admitted, pods_ready = read
+        else:
+            pods_ready = True
+            try:
+                admission, admission_ns, finished, queue_order_ns, checks, admitted = _workload_status(
+                    o, f"Workload/{ns}/{name}", pod_sets, creation
+                )
+            except InputError:
+                return None
 
     wl = _Workload.make((
         ns, name, queue, pod_sets, creation, priority, pclass, uid, active, admission, admission_ns, finished,
         queue_order_ns, False, "", None, 0, None, checks, admitted, dict(o), None,
     ))
-    if status is not None:
+    if pods_ready:
         try:
-            _pods_ready_status(o, ref, wl)
+            _pods_ready_status(o, f"Workload/{ns}/{name}", wl)
         except InputError:
             return None
     return wl

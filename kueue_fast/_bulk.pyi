@@ -39,6 +39,12 @@ def fast_workload(
     caches: BulkCaches,
 ) -> m.Workload | None: ...
 
+def fast_status(
+    status: dict[str, Any], pod_sets: list[m.PodSet], creation: int, caches: BulkCaches
+) -> (
+    tuple[m.Admission | None, int | None, bool, int | None, list[m.AdmissionCheckState], bool, bool] | None
+): ...
+
 class PendingFill:
     compiler: WorkloadCompiler
     def __init__(self, compiler: WorkloadCompiler) -> None: ...

@@ -91,15 +91,24 @@ def _engine_fields(wl: JSON, pod_sets: dict[int, list[JSON]] | None = None) -> J
     """The Workload with only the spec fields the engine reads (a Workload
     written by Kueue with fields kueue-fast does not know still queues).
     ``pod_sets`` caches the filtered pod sets by the identity of the list the
-    informer shares among Workloads (Slimmer.share)."""
-    spec = {k: v for k, v in (wl.get("spec") or {}).items() if k in _WL_SPEC_FIELDS}
+    informer shares among Workloads (Slimmer.share). Nothing is copied when
+    nothing is left out: the loader and the engine only read the object
+    (status.py changes a Workload's status on copies)."""
+    spec = wl.get("spec") or {}
+    if not spec.keys() <= _WL_SPEC_FIELDS:
+        spec = {k: v for k, v in spec.items() if k in _WL_SPEC_FIELDS}
     raw_sets = spec.get("podSets") or []
     got = pod_sets.get(id(raw_sets)) if pod_sets is not None else None
     if got is None:
-        got = [{k: v for k, v in ps.items() if k in _PODSET_FIELDS} for ps in raw_sets]
+        got = (
+            raw_sets
+            if all(ps.keys() <= _PODSET_FIELDS for ps in raw_sets)
+            else [{k: v for k, v in ps.items() if k in _PODSET_FIELDS} for ps in raw_sets]
+        )
         if pod_sets is not None:
             pod_sets[id(raw_sets)] = got
-    spec["podSets"] = got
+    if spec.get("podSets") is not got:
+        spec = {**spec, "podSets": got}
     obj = {
         "apiVersion": wl.get("apiVersion") or KUEUE_API,
         "kind": "Workload",
@@ -108,8 +117,7 @@ def _engine_fields(wl: JSON, pod_sets: dict[int, list[JSON]] | None = None) -> J
     }
     st = wl.get("status")
     if st:
-        # the loader marks conditions while it reads them: give it copies (the caller's may be shared)
-        obj["status"] = {**st, "conditions": [dict(c) for c in st.get("conditions") or []]}
+        obj["status"] = st
     return obj
 
 

@@ -259,7 +259,9 @@ class _Assembly:
                 )
                 self.put(state.workloads, wl.key, wl, doc, "Workload")
                 if wl.admission is not None:
-                    self.noted.extend((i, w) for w in _unknown_flavors(wl, state, doc))
+                    unknown = _unknown_flavors(wl, state, doc)
+                    if unknown:
+                        self.noted.extend((i, w) for w in unknown)
             except InputError as e:
                 self.errors.append(_with_source(e, doc))
         return made
@@ -298,8 +300,11 @@ _NO_NAMESPACE_SELECTOR = _Hint(
 def _unknown_flavors(wl: m.Workload, state: m.ClusterState, doc: Document) -> list[InputWarning]:
     """An admitted Workload naming a ResourceFlavor the input does not define."""
     assert wl.admission is not None
+    known = state.resource_flavors.__contains__
     out = []
     for j, psa in enumerate(wl.admission.pod_set_assignments):
+        if all(map(known, psa.flavors.values())):  # the common case, without a loop in Python
+            continue
         for resource, flavor in psa.flavors.items():
             if flavor not in state.resource_flavors:
                 out.append(
