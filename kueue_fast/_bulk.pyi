@@ -38,7 +38,6 @@ def fast_workload(
     pod_priority_classes: Mapping[str, m.WorkloadPriorityClass],
     caches: BulkCaches,
 ) -> m.Workload | None: ...
-
 def fast_status(
     status: dict[str, Any], pod_sets: list[m.PodSet], creation: int, caches: BulkCaches
 ) -> (
