@@ -175,18 +175,13 @@ cdef dict _SPEC_FIELDS
 cdef object _POD_SETS_MIN, _POD_SETS_MAX
 cdef object _V1BETA1, _V1BETA2
 cdef object _parse_time_ns, _pods_ready_status, _priority, _required_affinity, _workload_status
-cdef object _checked_admission, _CONDITION_STATUSES, _CONDITIONS_MAX, _EVICTION_REASONS_REORDERING
-cdef dict _admissions  # loader.workload's memo of admissions, shared
-cdef Py_ssize_t _ADMISSIONS_KEPT
-cdef object _Admission = m.Admission
-cdef object _PodSetAssignment = m.PodSetAssignment
+cdef object _admission, _plain_conditions, _EVICTION_REASONS_REORDERING
 
 
 cdef int _import_loader() except -1:
     global _loader_ready, _TOP_SET, _POD_SET_FIELDS, _SPEC_FIELDS, _POD_SETS_MIN, _POD_SETS_MAX
     global _V1BETA1, _V1BETA2, _parse_time_ns, _pods_ready_status, _priority, _required_affinity
-    global _workload_status, _checked_admission, _CONDITION_STATUSES, _CONDITIONS_MAX
-    global _EVICTION_REASONS_REORDERING, _admissions, _ADMISSIONS_KEPT
+    global _workload_status, _admission, _plain_conditions, _EVICTION_REASONS_REORDERING
     if _loader_ready:
         return 0
     from kueue_fast.loader import common, workload
@@ -201,12 +196,9 @@ cdef int _import_loader() except -1:
     _priority = workload._priority
     _required_affinity = workload._required_affinity
     _workload_status = workload._workload_status
-    _checked_admission = workload._checked_admission
-    _CONDITION_STATUSES = common._CONDITION_STATUSES
-    _CONDITIONS_MAX = common._CONDITIONS.max_items
+    _admission = workload._admission
+    _plain_conditions = common.plain_conditions
     _EVICTION_REASONS_REORDERING = workload._EVICTION_REASONS_REORDERING
-    _admissions = workload._admissions
-    _ADMISSIONS_KEPT = workload._ADMISSIONS_KEPT
     _loader_ready = True
     return 0
 
@@ -589,54 +581,12 @@ cdef object _fast_cond_time(dict cond, BulkCaches c):
     return ns
 
 
-cdef dict _fast_conditions(dict status):
-    """common._conditions of valid conditions, by type; None otherwise."""
-    raws = status.get("conditions")
-    cdef dict out = {}
-    if raws is None:
-        return out
-    if type(raws) is not list or (_CONDITIONS_MAX is not None and len(<list>raws) > _CONDITIONS_MAX):
-        return None
-    for cobj in <list>raws:
-        if type(cobj) is not dict:
-            return None
-        for k in <dict>cobj:
-            if type(k) is not str:
-                return None
-        ctype = (<dict>cobj).get("type", "")
-        cstatus = (<dict>cobj).get("status", "")
-        if type(ctype) is not str or not ctype or ctype in out:
-            return None
-        if type(cstatus) is not str or cstatus not in _CONDITION_STATUSES:
-            return None
-        if (<dict>cobj).get("lastTransitionTime") in (None, ""):
-            return None
-        out[ctype] = cobj
-    return out
-
-
 cdef object _fast_admission(object raw, list pod_sets):
-    """loader.workload._admission (its memo shared) for a valid admission; None otherwise."""
-    raw_key = exact_key(raw)
-    if raw_key is None or b"null" in <bytes>raw_key:
+    """loader.workload._admission (its memo of equal admissions) for a valid admission; None otherwise."""
+    try:
+        return _admission(raw, "", pod_sets)
+    except InputError:
         return None
-    key = (raw_key, *[(ps.name, ps.count) for ps in pod_sets])
-    kept = _admissions.get(key)
-    if kept is None:
-        try:
-            kept = _checked_admission(raw, "", pod_sets)
-        except InputError:
-            return None
-        if len(_admissions) >= _ADMISSIONS_KEPT:
-            _admissions.clear()
-        _admissions[key] = kept
-    return _Admission(
-        kept.cluster_queue,
-        [
-            _PodSetAssignment(a.name, a.count, dict(a.flavors), dict(a.resource_usage))
-            for a in kept.pod_set_assignments
-        ],
-    )
 
 
 cdef tuple _fast_status(dict status, list pod_sets, object creation, BulkCaches c):
@@ -646,7 +596,7 @@ cdef tuple _fast_status(dict status, list pod_sets, object creation, BulkCaches 
     (then _workload_status reads it, and names any error)."""
     if status.get("admissionChecks") is not None or status.get("reclaimablePods") is not None:
         return None
-    cdef dict conds = _fast_conditions(status)
+    cdef dict conds = _plain_conditions(status)
     if conds is None:
         return None
     reserved = conds.get("QuotaReserved")

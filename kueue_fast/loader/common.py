@@ -159,29 +159,34 @@ _CONDITION_STATUSES = api_fields.CONDITION.fields["status"].enum
 
 def _conditions(status: Mapping[str, Any], ref: str) -> dict[str, dict[str, Any]]:
     """status.conditions by type (metav1validation.ValidateConditions: type set,
-    status True/False/Unknown, lastTransitionTime set; types unique). Valid
-    conditions of plain types are read without the paths of error messages;
-    anything else by _checked_conditions, which names the error."""
+    status True/False/Unknown, lastTransitionTime set; types unique)."""
+    plain = plain_conditions(status)
+    return plain if plain is not None else _checked_conditions(status, ref)
+
+
+def plain_conditions(status: Mapping[str, Any]) -> dict[str, dict[str, Any]] | None:
+    """_conditions of valid conditions of plain types, read without the paths of
+    error messages (also for the compiled status reader, _bulk.pyx); None for
+    anything else, which _checked_conditions reads and names the error of."""
     raws = status.get("conditions")
     if raws is None:
         return {}
-    if type(raws) is list and (_CONDITIONS.max_items is None or len(raws) <= _CONDITIONS.max_items):
-        out: dict[str, dict[str, Any]] = {}
-        for c in raws:
-            if type(c) is not dict or not all(type(k) is str for k in c):
-                break
-            ctype = c.get("type", "")
-            cstatus = c.get("status", "")
-            if type(ctype) is not str or not ctype or ctype in out:
-                break
-            if type(cstatus) is not str or cstatus not in _CONDITION_STATUSES:
-                break
-            if c.get("lastTransitionTime") in (None, ""):
-                break
-            out[ctype] = c
-        else:
-            return out
-    return _checked_conditions(status, ref)
+    if type(raws) is not list or (_CONDITIONS.max_items is not None and len(raws) > _CONDITIONS.max_items):
+        return None
+    out: dict[str, dict[str, Any]] = {}
+    for c in raws:
+        if type(c) is not dict or not all(type(k) is str for k in c):
+            return None
+        ctype = c.get("type", "")
+        cstatus = c.get("status", "")
+        if type(ctype) is not str or not ctype or ctype in out:
+            return None
+        if type(cstatus) is not str or cstatus not in _CONDITION_STATUSES:
+            return None
+        if c.get("lastTransitionTime") in (None, ""):
+            return None
+        out[ctype] = c
+    return out
 
 
 def _checked_conditions(status: Mapping[str, Any], ref: str) -> dict[str, dict[str, Any]]:
