@@ -161,6 +161,7 @@ class _Run(RunState):
                     # admitted to a ClusterQueue that does not exist: holds nothing, never finishes
                     self.state_of[i] = RUNNING
                     self.n_adm[i] = 1
+                    self.ever_admitted[i] = 1
                     self.adm_at[i * TIMES_KEPT] = start_ns
         self.arr_list = self.batch.queue_ts.tolist()
         self.cycles = self.instants = self.unsettled = 0

@@ -33,15 +33,20 @@ PERCENTILES = (50, 95, 99)
 
 @dataclass
 class QueueStats:
+    """One ClusterQueue's figures. Its workloads end in exactly one state:
+    workloads = pending + reserved + running + evicting + finished + rejected
+    + deactivated (STATE_COUNTS); ``admitted`` counts those admitted at
+    least once, whatever their state at the end."""
+
     name: str
     cohort: str
     workloads: int  # arrived in its queue
-    admitted: int  # admitted at least once
+    admitted: int  # admitted at least once: quota reserved and every admission check Ready
     pending: int  # still pending at the end
     running: int  # admitted and running at the end
     evicting: int  # evicted, their job still stopping at the end
     finished: int
-    preemptions: int  # evictions of its workloads
+    preemptions: int  # evictions of its workloads by preemption
     wait_p50_s: float
     wait_p95_s: float
     wait_p99_s: float
@@ -53,9 +58,18 @@ class QueueStats:
     utilization: float  # time-mean usage of its dominant resource / nominal (> 1 when borrowing)
     borrowing_s: float  # time during which it used more than its nominal quota somewhere
     lost_work_s: float  # run time thrown away by preemption
+    reserved: int = 0  # quota reserved at the end, waiting for admission checks
+    rejected: int = 0  # deactivated by a Rejected admission check: never ran
+    deactivated: int = 0  # deactivated by waitForPodsReady's backoffLimitCount
+    check_retries: int = 0  # evictions by an admission check in Retry
+    pods_ready_timeouts: int = 0  # evictions by waitForPodsReady's timeout (not preemptions)
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
+
+
+# The states a ClusterQueue's workloads end in (records.STATE_NAMES): they add up to its workloads.
+STATE_COUNTS = ("pending", "reserved", "running", "evicting", "finished", "rejected", "deactivated")
 
 
 @dataclass
@@ -219,6 +233,9 @@ def _queue_stats(
     q = wl.queue_cq
     arrived = wl.arrival_ns <= result.end_ns
     st = wl.state
+    n_cq = len(result.topology_cq_names)
+    timeouts = _per_cq(q, arrived, wl.pods_ready_timeouts, n_cq)
+    retries = _per_cq(q, arrived, wl.check_retries, n_cq)
     waits: dict[str, F64] = {}
     waits_c: dict[str, npt.NDArray[np.bool_]] = {}
     queues: list[QueueStats] = []
@@ -233,7 +250,7 @@ def _queue_stats(
                 name=name,
                 cohort=result.cq_cohort[c],
                 workloads=int(mine.sum()),
-                admitted=int((mine & (wl.admissions > 0)).sum()),
+                admitted=int((mine & wl.ever_admitted).sum()),
                 pending=int((mine & (st == PENDING)).sum()),
                 running=int((mine & (st == RUNNING)).sum()),
                 evicting=int((mine & (st == EVICTING)).sum()),
@@ -250,51 +267,48 @@ def _queue_stats(
                 utilization=float(util[c]),
                 borrowing_s=float(borrowing_s[c]),
                 lost_work_s=float(result.lost_ns_per_cq[c]),
+                reserved=int((mine & (st == RESERVED)).sum()),
+                rejected=int((mine & (st == REJECTED)).sum()),
+                deactivated=int((mine & (st == DEACTIVATED)).sum()),
+                check_retries=int(retries[c]),
+                pods_ready_timeouts=int(timeouts[c]),
             )
         )
     return queues, waits, waits_c
 
 
+def _per_cq(q: I64, arrived: npt.NDArray[np.bool_], counts: I64 | None, n_cq: int) -> I64:
+    """Per ClusterQueue, the sum of a per-workload count over its arrived workloads."""
+    out = np.zeros(n_cq, dtype=np.int64)
+    if counts is None or not counts.size:
+        return out
+    mine = arrived & (q >= 0)
+    np.add.at(out, q[mine], counts[mine])
+    return out
+
+
 def _totals(result: SimResult, queues: list[QueueStats]) -> dict[str, Any]:
-    """The run's totals (the summary's last line, metrics.json's ``totals``)."""
+    """The run's totals (the summary's last line, metrics.json's ``totals``):
+    the per-ClusterQueue counts summed, and the run's own figures."""
     wl = result.workloads
     q = wl.queue_cq
-    st = wl.state
     arrived = wl.arrival_ns <= result.end_ns
-    queued = (q >= 0) & arrived
-    timeouts = int(wl.pods_ready_timeouts.sum())
-    totals = {
+    summed = {k: int(sum(getattr(s, k) for s in queues)) for k in ("admitted", *STATE_COUNTS)}
+    return {
         "workloads": int(arrived.sum()),
-        "admissions": int(wl.admissions.sum()),
-        "admitted": int((queued & (wl.admissions > 0)).sum()),
-        "pending": int(sum(s.pending for s in queues)),
-        "running": int(sum(s.running for s in queues)),
-        "evicting": int(sum(s.evicting for s in queues)),
-        "finished": int(sum(s.finished for s in queues)),
-        "preemptions": int(wl.evictions.sum()) - timeouts,
+        "admissions": int(wl.admissions.sum()),  # quota reservations, repeats included
+        **summed,
+        "preemptions": int(sum(s.preemptions for s in queues)),
         # waitForPodsReady: evictions by the PodsReady timeout, workloads deactivated
-        "pods_ready_timeouts": timeouts,
-        "deactivated": int((wl.state == DEACTIVATED).sum()),
+        "pods_ready_timeouts": int(sum(s.pods_ready_timeouts for s in queues)),
+        # admission checks: evictions by a Retry, workloads rejected, time spent reserved
+        "check_retries": int(sum(s.check_retries for s in queues)),
+        "check_wait_s": float(wl.check_wait_ns.sum() / NS) if wl.check_wait_ns is not None else 0.0,
         "lost_work_s": float(wl.lost_ns.sum() / NS),
         "simulated_s": max(0, result.end_ns - result.start_ns) / NS,
         "unqueued": int(((q < 0) & arrived).sum()),
         "censored_waits": int(wl.censored.sum()),
     }
-    if (
-        wl.check_retries is not None
-        and wl.check_wait_ns is not None
-        and (
-            wl.check_retries.any()
-            or wl.check_wait_ns.any()
-            or (st == REJECTED).any()
-            or (st == RESERVED).any()
-        )
-    ):  # admission checks (simulate/checks.py)
-        totals["reserved"] = int((queued & (st == RESERVED)).sum())
-        totals["rejected"] = int((queued & (st == REJECTED)).sum())
-        totals["check_retries"] = int(wl.check_retries.sum())
-        totals["check_wait_s"] = float(wl.check_wait_ns.sum() / NS)
-    return totals
 
 
 # --- preemption churn --------------------------------------------------------------------------------

@@ -58,7 +58,7 @@ class WorkloadRecords:
     arrival_ns: I64
     state: npt.NDArray[np.int8]  # PENDING, RUNNING, EVICTING, FINISHED, RESERVED, REJECTED at the end
     admitted_cq: I64  # ClusterQueue of its last admission (-1: never admitted)
-    admissions: I64
+    admissions: I64  # quota reservations
     evictions: I64  # preemptions suffered
     admitted_at: I64  # (n, TIMES_KEPT): the first admission times, -1 beyond the count
     evicted_at: I64  # (n, TIMES_KEPT): the first eviction times
@@ -77,6 +77,9 @@ class WorkloadRecords:
     # admission checks: Retry evictions suffered, time spent reserved waiting for checks
     check_retries: I64 | None = None
     check_wait_ns: I64 | None = None
+    # admitted at least once: quota reserved and every admission check Ready
+    # (Kueue's Admitted condition); a workload a check rejected never was
+    ever_admitted: npt.NDArray[np.bool_] = field(default_factory=lambda: np.zeros(0, dtype=np.bool_))
 
 
 @dataclass

@@ -8,7 +8,8 @@ from __future__ import annotations
 import base64
 import html
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,25 +22,56 @@ from .records import STATE_NAMES, TIMES_KEPT, SimResult
 NS = 1_000_000_000
 
 
-TABLE_COLUMNS = (
-    "ClusterQueue",
-    "admitted",
-    "pending",
-    "preempted",
-    "wait p50",
-    "p95",
-    "p99",
-    "util",
-    "borrowing",
+@dataclass(frozen=True)
+class Column:
+    """A column of the summary table: its title, its cell per ClusterQueue,
+    its cell on the total line, and (``shown_when``) the totals that must not
+    all be 0 for it to be shown (admission checks, waitForPodsReady)."""
+
+    title: str
+    cell: Callable[[QueueStats, float], str]
+    total: Callable[[dict[str, Any]], str] = lambda t: ""
+    shown_when: tuple[str, ...] = ()
+
+
+def _count(key: str) -> Column:
+    return Column(key, lambda q, _: f"{getattr(q, key):,}", lambda t: f"{t[key]:,}")
+
+
+def _borrowing_cell(q: QueueStats, simulated_s: float) -> str:
+    share = q.borrowing_s / simulated_s if simulated_s > 0 else 0.0
+    return f"{fmt_duration(q.borrowing_s)} ({share * 100:.0f}%)"
+
+
+CHECK_TOTALS = ("rejected", "check_retries", "reserved")
+WAIT_TOTALS = ("pods_ready_timeouts", "deactivated")
+COLUMNS = (
+    Column("ClusterQueue", lambda q, _: q.name, lambda t: "total"),
+    _count("admitted"),
+    _count("pending"),
+    Column("preempted", lambda q, _: f"{q.preemptions:,}", lambda t: f"{t['preemptions']:,}"),
+    replace(_count("rejected"), shown_when=CHECK_TOTALS),
+    Column("retries", lambda q, _: f"{q.check_retries:,}", lambda t: f"{t['check_retries']:,}", CHECK_TOTALS),
+    Column(
+        "timeouts", lambda q, _: f"{q.pods_ready_timeouts:,}", lambda t: f"{t['pods_ready_timeouts']:,}", WAIT_TOTALS
+    ),
+    Column("deactivated", lambda q, _: f"{q.deactivated:,}", lambda t: f"{t['deactivated']:,}", WAIT_TOTALS),
+    Column("wait p50", lambda q, _: _wait(q.wait_p50_s, q.wait_p50_censored)),
+    Column("p95", lambda q, _: _wait(q.wait_p95_s, q.wait_p95_censored)),
+    Column("p99", lambda q, _: _wait(q.wait_p99_s, q.wait_p99_censored)),
+    Column("util", lambda q, _: f"{q.utilization * 100:.0f}%"),
+    Column("borrowing", _borrowing_cell),
 )
 
 TABLE_LEGEND = (
-    "admitted: workloads admitted at least once; pending: still waiting at the end; preempted: evictions "
-    "of its workloads; wait: per workload, time in its queue until admission (after an eviction, again "
-    "from its return to the queue), percentiles by nearest rank; '>': at least this long, the percentile "
-    "falls on a workload still waiting at the end (censored: counted as waiting until the end); util: "
-    "time-mean use of its dominant resource over its nominal quota (over 100% when borrowing); borrowing: "
-    "time spent above its nominal quota."
+    "admitted: workloads admitted at least once (quota reserved and every admission check Ready); pending: "
+    "still waiting at the end; preempted: evictions of its workloads by preemption; rejected: deactivated by a "
+    "Rejected admission check (they held quota, never ran); retries: evictions by an admission check in Retry; "
+    "timeouts: evictions by waitForPodsReady's timeout; deactivated: past its backoffLimitCount; wait: per "
+    "workload, time in its queue until admission (after an eviction, again from its return to the queue), "
+    "percentiles by nearest rank; '>': at least this long, the percentile falls on a workload still waiting at "
+    "the end (censored: counted as waiting until the end); util: time-mean use of its dominant resource over "
+    "its nominal quota (over 100% when borrowing); borrowing: time spent above its nominal quota."
 )
 
 
@@ -47,40 +79,29 @@ def _wait(s: float, censored: bool) -> str:
     return (">" if censored else "") + fmt_duration(s)
 
 
-def table_rows(queues: Sequence[QueueStats], simulated_s: float) -> list[list[str]]:
-    rows = []
-    for q in queues:
-        share = q.borrowing_s / simulated_s if simulated_s > 0 else 0.0
-        rows.append(
-            [
-                q.name,
-                f"{q.admitted:,}",
-                f"{q.pending:,}",
-                f"{q.preemptions:,}",
-                _wait(q.wait_p50_s, q.wait_p50_censored),
-                _wait(q.wait_p95_s, q.wait_p95_censored),
-                _wait(q.wait_p99_s, q.wait_p99_censored),
-                f"{q.utilization * 100:.0f}%",
-                f"{fmt_duration(q.borrowing_s)} ({share * 100:.0f}%)",
-            ]
-        )
-    return rows
+def table_columns(totals: dict[str, Any]) -> list[Column]:
+    """The columns of a run's table: the optional ones when their totals are not all 0."""
+    return [c for c in COLUMNS if not c.shown_when or any(totals.get(k) for k in c.shown_when)]
+
+
+def table_rows(queues: Sequence[QueueStats], totals: dict[str, Any]) -> list[list[str]]:
+    simulated_s = totals["simulated_s"]
+    return [[c.cell(q, simulated_s) for c in table_columns(totals)] for q in queues]
 
 
 def summary_table(metrics: Metrics) -> str:
-    rows = table_rows(metrics.queues, metrics.totals["simulated_s"])
     t = metrics.totals
-    rows.append(
-        ["total", f"{t['admitted']:,}", f"{t['pending']:,}", f"{t['preemptions']:,}", "", "", "", "", ""]
-    )
-    widths = [max(len(str(r[i])) for r in [list(TABLE_COLUMNS), *rows]) for i in range(len(TABLE_COLUMNS))]
+    columns = table_columns(t)
+    header = [c.title for c in columns]
+    rows = [*table_rows(metrics.queues, t), [c.total(t) for c in columns]]
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(columns))]
 
     def line(r: Sequence[str]) -> str:
         return "  ".join(
             c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))
         ).rstrip()
 
-    out = [line(TABLE_COLUMNS), "  ".join("-" * w for w in widths)]
+    out = [line(header), "  ".join("-" * w for w in widths)]
     out += [line(r) for r in rows[:-1]]
     out += ["  ".join("-" * w for w in widths), line(rows[-1])]
     # util above 100% looks like a bug unless the table says what it divides by
@@ -385,7 +406,7 @@ def html_page(
     notes: Sequence[str],
 ) -> str:
     t = metrics.totals
-    rows = table_rows(metrics.queues, t["simulated_s"])
+    rows = table_rows(metrics.queues, t)
     facts = [
         html.escape(run_label),
         f"engine {html.escape(result.engine)}",
@@ -405,7 +426,7 @@ def html_page(
         f"""<p class="facts">{" · ".join(facts)}</p>
 <ul>{note_html}</ul>
 <h2>Per ClusterQueue</h2>
-{html_table(TABLE_COLUMNS, rows)}
+{html_table([c.title for c in table_columns(t)], rows)}
 <p class="facts">{html.escape(TABLE_LEGEND)} The numbers are in metrics.json; every workload is in
 workloads.csv.</p>
 {churn_html}

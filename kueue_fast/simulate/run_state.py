@@ -148,6 +148,7 @@ class RunState:
         self.usage_row = zeros("q", 0, total)
         self.check_retries = zeros("q", 0, total)
         self.check_wait = zeros("q", 0, total)
+        self.ever_admitted = zeros("b", 0, total)  # its job started once: Kueue's Admitted
         # (when the deciding check answers, wid, epoch, READY/RETRY/REJECTED, the check)
         self.check_heap: list[tuple[int, int, int, int, str]] = []
         self.explained = zeros("i", -1, total)  # index into messages: why it waited (-1: nothing yet)
@@ -252,6 +253,7 @@ class RunState:
     def job_started(self, t: int, w: int) -> None:
         """The workload is admitted at t: its job runs its duration from then,
         or, under waitForPodsReady, from when its pods are ready."""
+        self.ever_admitted[w] = 1
         start = t if self.wait_cfg is None else self.pods_started(t, w)
         if self.dur[w] != NEVER and start != NEVER:
             heapq.heappush(self.finish_heap, (start + self.dur[w], w, self.epoch[w]))
@@ -487,6 +489,7 @@ class RunState:
             pods_ready_timeouts=copy(self.timeouts, i64),
             check_retries=copy(self.check_retries, i64),
             check_wait_ns=copy(self.check_wait, i64),
+            ever_admitted=copy(self.ever_admitted, np.int8).astype(bool),
         )
 
     def pending_series(self, records: WorkloadRecords, final_t: int) -> None:

@@ -37,7 +37,7 @@ from .plan import (
     where_lines,
     write_frozen_trace,
 )
-from .results import COMPARE_METRICS, RunSummary, fmt_delta, fmt_metric, metric_value
+from .results import COMPARE_METRICS, EVICTION_COUNTS, RunSummary, fmt_delta, fmt_metric, metric_value
 from .sources import base_variant, changed, print_warnings, read_variant, validate
 
 ALL = "all ClusterQueues"
@@ -71,6 +71,16 @@ class Comparison:
             for q in r.metrics.queues:
                 seen.setdefault(q.name)
         return list(seen)
+
+    def metrics(self, cq: str) -> list[tuple[str, str]]:
+        """The table's rows for ``cq`` (ALL: cluster-wide): the counts of
+        admission checks and waitForPodsReady only when some configuration has them."""
+        rows = OVERALL_METRICS if cq == ALL else COMPARE_METRICS
+        return [
+            (m, t)
+            for m, t in rows
+            if m not in EVICTION_COUNTS or any(r.metrics.totals.get(m) for r in self.results)
+        ]
 
     def value(self, k: int, cq: str, metric: str) -> tuple[float, bool] | None:
         """Configuration k's value of a metric (cluster-wide when cq is ALL); None if it has no such queue."""
@@ -128,7 +138,7 @@ def table_rows(c: Comparison) -> list[list[str]]:
     rows: list[list[str]] = []
     for cq in [ALL, *c.queue_names()]:
         rows.append([cq] + [""] * len(c.results))
-        for metric, title in OVERALL_METRICS if cq == ALL else COMPARE_METRICS:
+        for metric, title in c.metrics(cq):
             name = metric if cq == ALL else f"{metric}:{cq}"
             base = c.value(0, cq, metric)
             row = [
@@ -180,7 +190,7 @@ def biggest_changes(c: Comparison, limit: int = BIGGEST) -> list[dict[str, Any]]
     for k in range(1, len(c.results)):
         for cq in [ALL, *c.queue_names()]:
             count_floor = max(COUNT_FLOOR, COUNT_FLOOR_SHARE * workloads.get(cq, 0))
-            for metric, title in OVERALL_METRICS if cq == ALL else COMPARE_METRICS:
+            for metric, title in c.metrics(cq):
                 base, got = c.value(0, cq, metric), c.value(k, cq, metric)
                 if base is None or got is None:
                     continue
@@ -242,7 +252,7 @@ def to_json(c: Comparison, biggest: list[dict[str, Any]]) -> dict[str, Any]:
         deltas: dict[str, dict[str, float]] = {}
         if k:
             for cq in [ALL, *c.queue_names()]:
-                for metric, _ in OVERALL_METRICS if cq == ALL else COMPARE_METRICS:
+                for metric, _ in c.metrics(cq):
                     a, b = c.value(0, cq, metric), c.value(k, cq, metric)
                     if a is not None and b is not None:
                         deltas.setdefault(cq if cq != ALL else "", {})[metric] = b[0] - a[0]

@@ -13,6 +13,7 @@ from ..engine_contract import choose_engine
 from ..errors import InputError
 from ..model import ClusterState
 from ..simulate import scenario
+from ..simulate.checks import parse_check_option
 from ..simulate.command import check_options, make_trace, start_ns
 from ..simulate.trace import Trace, write_trace
 from .diff import local_queues
@@ -82,6 +83,9 @@ def prepare(
         manifest_duration_ns=(
             int(round(args.existing_runtime * NS)) if args.existing_runtime is not None else None
         ),
+        pod_startup_s=args.pod_startup,
+        admission_checks=dict(parse_check_option(x) for x in args.admission_checks),
+        seed=args.seed,
     )
     parts = [f"trace {Path(args.trace).name}"] if args.trace else [f"seed {args.seed}"]
     parts.append(f"{len(trace):,} workloads")

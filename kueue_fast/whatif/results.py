@@ -83,6 +83,7 @@ def cluster_figures(result: SimResult, metrics: Metrics, dominant: str) -> dict[
         "admitted": t["admitted"],
         "pending": t["pending"],
         "preemptions": t["preemptions"],
+        **{k: t[k] for k in EVICTION_COUNTS},
         "wait_p50_s": p50,
         "wait_p95_s": p95,
         "wait_p99_s": p99,
@@ -104,6 +105,10 @@ METRICS: dict[str, tuple[str, bool, str]] = {
     "admitted": ("workloads admitted at least once", False, "count"),
     "pending": ("workloads still pending at the end", True, "count"),
     "preemptions": ("evictions by preemption", True, "count"),
+    "rejected": ("workloads a Rejected admission check deactivated (never ran)", True, "count"),
+    "check_retries": ("evictions by an admission check in Retry", True, "count"),
+    "pods_ready_timeouts": ("evictions by waitForPodsReady's timeout", True, "count"),
+    "deactivated": ("workloads deactivated past waitForPodsReady's backoffLimitCount", True, "count"),
     "wait_p50": ("median wait", True, "duration"),
     "wait_p95": ("95th percentile wait", True, "duration"),
     "wait_p99": ("99th percentile wait", True, "duration"),
@@ -112,11 +117,18 @@ METRICS: dict[str, tuple[str, bool, str]] = {
     "borrowing": ("share of the time spent above nominal quota", False, "share"),
     "lost_work": ("run time thrown away by preemption", True, "duration"),
 }
+# admission checks' and waitForPodsReady's counts: rows of the compare table when
+# some configuration has them
+EVICTION_COUNTS = ("rejected", "check_retries", "pods_ready_timeouts", "deactivated")
 # columns of the compare table, in order, with their titles
 COMPARE_METRICS = (
     ("admitted", "admitted"),
     ("pending", "pending"),
     ("preemptions", "preempted"),
+    ("rejected", "rejected"),
+    ("check_retries", "retries"),
+    ("pods_ready_timeouts", "timeouts"),
+    ("deactivated", "deactivated"),
     ("wait_p50", "wait p50"),
     ("wait_p95", "wait p95"),
     ("wait_p99", "wait p99"),

@@ -24,12 +24,13 @@ import traceback
 import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import InputError, KueueFastError
 from ..model import ClusterState
-from ..simulate.defaults import DEFAULT_MAX_CYCLES, DEFAULT_TERMINATION_DELAY_S
+from ..simulate.checks import CheckModel
+from ..simulate.defaults import DEFAULT_MAX_CYCLES, DEFAULT_POD_STARTUP_S, DEFAULT_SEED, DEFAULT_TERMINATION_DELAY_S
 from ..simulate.progress import ProgressBar
 from ..simulate.trace import Trace
 from .results import RunSummary
@@ -53,6 +54,9 @@ class SimOptions:
     termination_delay_ns: int = int(DEFAULT_TERMINATION_DELAY_S * NS)
     dominant: str = ""  # the trace's dominant resource (cluster-wide utilization)
     manifest_duration_ns: int | None = None  # run time of the manifests' Workloads (None: for ever)
+    pod_startup_s: float = DEFAULT_POD_STARTUP_S  # waitForPodsReady: median start-up of a job's pods
+    admission_checks: dict[str, CheckModel] = field(default_factory=dict)  # --admission-check
+    seed: int = DEFAULT_SEED  # the admission checks' draws
 
 
 @dataclass(frozen=True)
@@ -112,6 +116,9 @@ def simulate_one(
         termination_delay_ns=options.termination_delay_ns,
         warn=warnings.append,
         manifest_duration_ns=options.manifest_duration_ns,
+        pod_startup_s=options.pod_startup_s,
+        admission_checks=options.admission_checks,
+        seed=options.seed,
     )
     metrics = compute(result)
     return RunSummary(

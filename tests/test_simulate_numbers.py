@@ -1,0 +1,150 @@
+"""The numbers simulate, compare and sweep print, checked by hand on a
+cluster of our own (tests/data/nested-pool-cluster.yaml):
+
+    cohort org          own quota 16 GPUs (a pool)
+      cohort research   own quota  4 GPUs
+        cq llm          nominal    8 GPUs
+        cohort vision   no quota
+          cq vision     nominal    0 GPUs (Kueue's pool pattern)
+      cq shared         nominal    8 GPUs, AdmissionCheck prov, fed by team-a, team-b, team-c
+      cq gated          nominal    4 GPUs, AdmissionCheck gate (not Active: inactive)
+
+The tree holds 16 + 4 + 8 + 0 + 8 + 4 = 40 GPUs of a100.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import yaml
+
+from kueue_fast.loader import build_state
+from kueue_fast.simulate.checks import CheckModel
+from kueue_fast.simulate.loop import simulate
+from kueue_fast.simulate.metrics import compute
+from kueue_fast.simulate.trace import parse_csv
+
+NS = 1_000_000_000
+START = 1_700_000_000 * NS
+CLUSTER = Path(__file__).parent / "data" / "nested-pool-cluster.yaml"
+HEADER = "arrival,namespace,queue,name,duration,nvidia.com/gpu\n"
+# the states a workload of a ClusterQueue ends in: exactly one each
+STATE_COUNTS = ("pending", "reserved", "running", "evicting", "finished", "rejected", "deactivated")
+
+
+def objects() -> list[dict[str, Any]]:
+    return [d for d in yaml.safe_load_all(CLUSTER.read_text()) if d]
+
+
+def run(csv: str, objs: list[dict[str, Any]] | None = None, engine: str = "reference", **kw: Any) -> Any:
+    kw.setdefault("bins", 10)
+    state = build_state(objs if objs is not None else objects())
+    result = simulate(state, parse_csv(HEADER + csv), engine=engine, start_ns=START, **kw)
+    return result, compute(result)
+
+
+def queue(m: Any, name: str) -> Any:
+    return next(q for q in m.queues if q.name == name)
+
+
+def random_trace(seed: int, n: int = 300) -> str:
+    """n one-to-four-GPU jobs from every namespace over about a day."""
+    rng = np.random.default_rng(seed)
+    namespaces = ["llm", "vision", "team-a", "team-b", "team-c", "gated"]
+    rows = []
+    t = 0.0
+    for k in range(n):
+        t += float(rng.exponential(300.0))
+        ns = namespaces[int(rng.integers(len(namespaces)))]
+        rows.append(f"{t:.0f},{ns},q,w{k},{rng.exponential(3600.0):.0f},{int(rng.integers(1, 5))}")
+    return "\n".join(rows) + "\n"
+
+
+# --- admission checks: a rejected workload was never admitted (issue 20, item 5) -----------------------
+
+
+def test_a_workload_its_admission_check_rejected_is_not_admitted() -> None:
+    """Three jobs of team-a, each rejected 5 minutes after its quota was
+    reserved: they held quota but never ran, so none was admitted."""
+    csv = "0,team-a,q,a1,600,2\n0,team-b,q,b1,600,2\n60,team-c,q,c1,600,2\n"
+    result, m = run(csv, drain=True, admission_checks={"prov": CheckModel(300 * NS, reject=1.0)})
+    assert (m.totals["admitted"], m.totals["rejected"], m.totals["admissions"]) == (0, 3, 3)
+    shared = queue(m, "shared")
+    assert (shared.workloads, shared.admitted, shared.rejected) == (3, 0, 3)
+    # a check that is always Ready admits them all
+    _, m = run(csv, drain=True, admission_checks={"prov": CheckModel(300 * NS)})
+    assert (queue(m, "shared").admitted, queue(m, "shared").finished, m.totals["rejected"]) == (3, 3, 0)
+
+
+def _wait_for_pods_ready(objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    wait = {"timeout": "60s", "requeuingStrategy": {"backoffBaseSeconds": 10, "backoffLimitCount": 1}}
+    return [*objs, {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration", "waitForPodsReady": wait}]
+
+
+RUNS = [
+    # (seed, check model, termination delay s, waitForPodsReady, --until s)
+    (1, CheckModel(300 * NS, reject=0.1, retry=0.2), 30, False, None),
+    (2, CheckModel(60 * NS, reject=0.3), 0, False, 40_000),
+    (3, CheckModel(0, retry=0.5), 30, True, None),
+    (4, CheckModel(600 * NS), 120, True, 20_000),
+]
+
+
+@pytest.mark.parametrize(("seed", "check", "delay", "wait", "until"), RUNS)
+def test_counts_add_up_per_cluster_queue(
+    seed: int, check: CheckModel, delay: int, wait: bool, until: int | None
+) -> None:
+    """Every workload of a ClusterQueue ends in exactly one state: pending +
+    reserved + running + evicting + finished + rejected + deactivated =
+    workloads, per ClusterQueue and in the totals (with unqueued ones);
+    admitted counts those whose job ever started (never a rejected one)."""
+    objs = _wait_for_pods_ready(objects()) if wait else objects()
+    result, m = run(
+        random_trace(seed),
+        objs,
+        admission_checks={"prov": check},
+        termination_delay_ns=delay * NS,
+        until_ns=START + until * NS if until else None,
+        pod_startup_s=40.0,
+    )
+    wl = result.workloads
+    for q in m.queues:
+        assert sum(getattr(q, k) for k in STATE_COUNTS) == q.workloads, q.name
+        c = result.topology_cq_names.index(q.name)
+        mine = (wl.queue_cq == c) & (wl.arrival_ns <= result.end_ns)
+        assert q.admitted == int((mine & wl.ever_admitted).sum()), q.name
+        # a finished job was admitted; a workload rejected at its only reservation never was
+        assert wl.ever_admitted[mine & (wl.state == 3)].all()
+        assert not wl.ever_admitted[mine & (wl.state == 5) & (wl.admissions == 1)].any()
+    t = m.totals
+    assert sum(t[k] for k in STATE_COUNTS) + t["unqueued"] == t["workloads"]
+    for k in ("admitted", *STATE_COUNTS, "check_retries", "pods_ready_timeouts", "preemptions"):
+        assert t[k] == sum(getattr(q, k) for q in m.queues), k
+    assert queue(m, "gated").admitted == 0
+
+
+def test_compare_runs_the_admission_checks_and_counts_rejections(tmp_path: Path, capsys: Any) -> None:
+    """compare takes --admission-check as simulate does: the rejected row,
+    and no workload of the always-rejected check counted as admitted."""
+    from kueue_fast.cli import main
+
+    trace = tmp_path / "trace.csv"
+    trace.write_text(HEADER + "0,team-a,q,a1,600,2\n0,team-b,q,b1,600,2\n60,team-c,q,c1,600,2\n")
+    argv = ["compare", str(CLUSTER), "--set", "cq/shared.spec.stopPolicy=Hold", "--trace", str(trace)]
+    argv += ["--admission-check", "prov=5m,reject=1", "--workers", "1", "--no-progress", "--no-report"]
+    argv += ["--drain", "-o", "json"]
+    assert main(argv) == 0
+    import json
+
+    doc = json.loads(capsys.readouterr().out)
+    base = doc["configurations"][0]
+    assert (base["totals"]["admitted"], base["totals"]["rejected"]) == (0, 3)
+    assert base["overall"]["rejected"] == 3
+    assert doc["configurations"][0]["deltas_from_base"] == {}
+    assert doc["configurations"][1]["deltas_from_base"]["shared"]["rejected"] == -3
+    assert main([*argv[:-2]]) == 0
+    table = capsys.readouterr().out
+    assert "\n  rejected " in table
