@@ -211,6 +211,9 @@ def test_report_folder_has_json_plots_and_a_self_contained_page(tmp_path: Path) 
         "pending",
         "borrowed",
         "lent",
+        "cohort_borrowed",
+        "cohort_lent",
+        "over_quota",
         "preemptions",
     }
     for q in doc["cluster_queues"]:

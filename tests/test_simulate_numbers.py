@@ -21,12 +21,14 @@ import numpy as np
 import pytest
 import yaml
 
+from kueue_fast.engine_contract import native_available
 from kueue_fast.loader import build_state
 from kueue_fast.simulate.checks import CheckModel
 from kueue_fast.simulate.loop import simulate
 from kueue_fast.simulate.metrics import compute
 from kueue_fast.simulate.trace import parse_csv
 
+ENGINES = ["reference"] + (["native"] if native_available() else [])
 NS = 1_000_000_000
 START = 1_700_000_000 * NS
 CLUSTER = Path(__file__).parent / "data" / "nested-pool-cluster.yaml"
@@ -81,7 +83,10 @@ def test_a_workload_its_admission_check_rejected_is_not_admitted() -> None:
 
 def _wait_for_pods_ready(objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     wait = {"timeout": "60s", "requeuingStrategy": {"backoffBaseSeconds": 10, "backoffLimitCount": 1}}
-    return [*objs, {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration", "waitForPodsReady": wait}]
+    return [
+        *objs,
+        {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration", "waitForPodsReady": wait},
+    ]
 
 
 RUNS = [
@@ -148,3 +153,69 @@ def test_compare_runs_the_admission_checks_and_counts_rejections(tmp_path: Path,
     assert main([*argv[:-2]]) == 0
     table = capsys.readouterr().out
     assert "\n  rejected " in table
+
+
+# --- capacity and lending along the quota tree (issue 20, items 2 and 3) ---------------------------------
+
+# From 0 to 1,000 s: llm runs 12 GPUs (8 nominal: borrows 4), vision 6 (nominal 0: borrows 6),
+# shared 10 (8 nominal: borrows 2); gated (inactive) lends its 4. By hand, nearest lender first:
+#   cohort vision: nothing to lend; its 6 go up (vision borrows 6 from research)
+#   cohort research: needs 4 (llm) + 6 (vision); its own 4 cover 4; 6 go up
+#   cohort org: needs 6 (research) + 2 (shared); its own 16 and gated's unused 4 (20 in all)
+#     cover 8 pro rata: org lends 8 x 16/20 = 6.4, gated 8 x 4/20 = 1.6
+# borrowed 4 + 6 + 2 = 12 = lent 4 + 6.4 + 1.6. Used 28 of the tree's 40 GPUs: 70%.
+STATIC = "0,llm,q,l1,10000,12\n0,vision,q,v1,10000,6\n0,team-a,q,a1,10000,10\n"
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_lending_is_attributed_along_the_tree_with_cohort_pools_as_lenders(engine: str) -> None:
+    _, m = run(STATIC, engine=engine, until_ns=START + 1000 * NS)
+    s = m.series
+
+    def mean(d: dict[str, Any], name: str) -> float:
+        return round(float(d["nvidia.com/gpu"].get(name, np.zeros(1)).mean()), 6)
+
+    assert {q: mean(s.borrowed, q) for q in ("llm", "vision", "shared", "gated")} == {
+        "llm": 4.0,
+        "vision": 6.0,
+        "shared": 2.0,
+        "gated": 0.0,
+    }
+    assert {q: mean(s.lent, q) for q in ("llm", "vision", "shared", "gated")} == {
+        "llm": 0.0,
+        "vision": 0.0,
+        "shared": 0.0,
+        "gated": 1.6,
+    }
+    assert {k: mean(s.cohort_lent, k) for k in ("org", "research", "vision")} == {
+        "org": 6.4,
+        "research": 4.0,
+        "vision": 0.0,
+    }
+    assert {k: mean(s.cohort_borrowed, k) for k in ("org", "research", "vision")} == {
+        "org": 0.0,
+        "research": 6.0,
+        "vision": 6.0,
+    }
+    assert "nvidia.com/gpu" not in s.over_quota
+
+
+def test_capacity_is_the_whole_trees_quota_and_a_pool_queue_has_a_utilization() -> None:
+    """The tree holds 40 GPUs (16 of them in org's pool, 4 in research's):
+    28 in use is 70%, not 140% of the ClusterQueues' 20. vision has no
+    nominal quota: its utilization is over its reach, the 40 the tree could
+    lend it (6/40 = 15%), marked '*' in the table."""
+    from kueue_fast.simulate.report import summary_table
+
+    result, m = run(STATIC, until_ns=START + 1000 * NS)
+    assert result.tree.capacity.sum() == 40
+    assert np.allclose(m.series.utilization["nvidia.com/gpu"]["a100"], 0.7)
+    util = {q.name: (round(q.utilization, 6), q.utilization_of) for q in m.queues}
+    assert util == {
+        "gated": (0.0, "nominal"),
+        "llm": (1.5, "nominal"),
+        "shared": (1.25, "nominal"),
+        "vision": (0.15, "reach"),
+    }
+    table = summary_table(m)
+    assert " 15%* " in table and "*: no nominal quota of its own" in table

@@ -354,6 +354,7 @@ class _Run(RunState):
             flavor_names=list(topo.flavor_names),
             fr_pairs=list(topo.fr_pairs),
             nominal=self.nominal,
+            tree=self.tree,
             cq_cohort=[state.cluster_queues[c].cohort or "" for c in self.cq_names],
             workloads=records,
             timeline=self.timeline,

@@ -55,7 +55,9 @@ class QueueStats:
     wait_p99_censored: bool
     wait_mean_s: float  # a lower bound when censored > 0
     censored: int  # workloads still waiting at the end
-    utilization: float  # time-mean usage of its dominant resource / nominal (> 1 when borrowing)
+    # time-mean usage of its dominant resource over its nominal quota (> 1 when borrowing), or,
+    # without any nominal quota, over its reach: the most its cohorts could lend it (capacity.py)
+    utilization: float
     borrowing_s: float  # time during which it used more than its nominal quota somewhere
     lost_work_s: float  # run time thrown away by preemption
     reserved: int = 0  # quota reserved at the end, waiting for admission checks
@@ -63,6 +65,7 @@ class QueueStats:
     deactivated: int = 0  # deactivated by waitForPodsReady's backoffLimitCount
     check_retries: int = 0  # evictions by an admission check in Retry
     pods_ready_timeouts: int = 0  # evictions by waitForPodsReady's timeout (not preemptions)
+    utilization_of: str = "nominal"  # what utilization divides by: "nominal" quota, or "reach"
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -82,9 +85,14 @@ class Series:
     # resource -> flavor -> fraction of the flavor's total nominal quota in use
     utilization: dict[str, dict[str, F64]] = field(default_factory=dict)
     pending: dict[str, F64] = field(default_factory=dict)  # ClusterQueue -> pending workloads
-    # resource -> ClusterQueue -> amount borrowed (>0) and lent (<0), in display units
+    # resource -> ClusterQueue -> amount borrowed and lent, in display units (capacity.py: who lends)
     borrowed: dict[str, dict[str, F64]] = field(default_factory=dict)
     lent: dict[str, dict[str, F64]] = field(default_factory=dict)
+    # resource -> cohort -> what its subtree takes from its parent, and what others use of its own quota
+    cohort_borrowed: dict[str, dict[str, F64]] = field(default_factory=dict)
+    cohort_lent: dict[str, dict[str, F64]] = field(default_factory=dict)
+    # resource -> use above the quota of the whole tree (victims still stopping), in display units
+    over_quota: dict[str, F64] = field(default_factory=dict)
     preemptions: dict[str, F64] = field(default_factory=dict)  # reason -> count per bin
 
 
@@ -150,7 +158,7 @@ def compute(result: SimResult) -> Metrics:
     edges_ns = tl.bins.edges(result.end_ns)
     nb = edges_ns.size - 1
     usage_bins = tl.usage.integral[:, :nb, :] / np.diff(edges_ns)[None, :, None]  # (n_cq, bins, n_fr)
-    capacity = result.nominal.sum(axis=0).astype(np.float64)
+    capacity = result.tree.capacity.astype(np.float64)
     series = Series(edges_s=edges_ns / NS, bin_s=tl.bins.width_ns / NS)
     _utilization_series(result, usage_bins, capacity, series)
     _borrowed_and_lent_series(result, usage_bins, capacity, series)
@@ -167,7 +175,8 @@ def compute(result: SimResult) -> Metrics:
 
 
 def _utilization_series(result: SimResult, usage_bins: F64, capacity: F64, series: Series) -> None:
-    """Cluster-wide utilization per flavor-resource (of the flavor's total nominal quota)."""
+    """Cluster-wide utilization per flavor-resource: of the flavor's capacity,
+    the nominal quota of the whole tree (ClusterQueues' and Cohorts')."""
     used = usage_bins.sum(axis=0)
     for fr, (f_i, r_i) in enumerate(result.fr_pairs):
         if capacity[fr] <= 0:
@@ -178,33 +187,32 @@ def _utilization_series(result: SimResult, usage_bins: F64, capacity: F64, serie
 
 
 def _borrowed_and_lent_series(result: SimResult, usage_bins: F64, capacity: F64, series: Series) -> None:
-    """Borrowed and lent per resource and ClusterQueue (on bin means): lending
-    is shared out among the cohort's ClusterQueues in proportion to their
-    unused nominal quota."""
+    """Borrowed and lent per resource, ClusterQueue and cohort (on bin means;
+    who lends what: capacity.QuotaTree.attribute), summed over the flavors."""
     res_of_fr = np.array([r for _, r in result.fr_pairs], dtype=np.int64)
-    nominal_f = result.nominal.astype(np.float64)
-    borrowed_fr = np.clip(usage_bins - nominal_f[:, None, :], 0, None)
-    unused_fr = np.clip(nominal_f[:, None, :] - usage_bins, 0, None)
-    lent_fr = np.zeros_like(borrowed_fr)
-    for co in sorted(set(result.cq_cohort) - {""}):
-        members = np.array([i for i, x in enumerate(result.cq_cohort) if x == co])
-        b = borrowed_fr[members].sum(axis=0)
-        u = unused_fr[members]
-        total_u = u.sum(axis=0)
-        share = np.divide(u, total_u[None], out=np.zeros_like(u), where=total_u[None] > 0)
-        lent_fr[members] = share * b[None]
+    att = result.tree.attribute(usage_bins)
+    n_cq = result.tree.n_cq
     for r_i, r in enumerate(result.resource_names):
         frs = np.flatnonzero((res_of_fr == r_i) & (capacity > 0))
         if frs.size == 0:
             continue
         div, _ = display_unit(r)
-        b_map, l_map = {}, {}
-        for c, name in enumerate(result.topology_cq_names):
-            b = borrowed_fr[c][:, frs].sum(axis=1) / div
-            lt = lent_fr[c][:, frs].sum(axis=1) / div
+        maps: list[dict[str, F64]] = [
+            {},
+            {},
+            {},
+            {},
+        ]  # ClusterQueues' borrowed, lent; cohorts' borrowed, lent
+        for node, name in enumerate(result.tree.names):
+            b = att.borrowed[node][:, frs].sum(axis=1) / div
+            lt = att.lent[node][:, frs].sum(axis=1) / div
             if b.any() or lt.any():
-                b_map[name], l_map[name] = b, lt
-        series.borrowed[r], series.lent[r] = b_map, l_map
+                k = 0 if node < n_cq else 2
+                maps[k][name], maps[k + 1][name] = b, lt
+        series.borrowed[r], series.lent[r], series.cohort_borrowed[r], series.cohort_lent[r] = maps
+        over = att.over[:, frs].sum(axis=1) / div
+        if over.any():
+            series.over_quota[r] = over
 
 
 def _pending_and_preemption_series(result: SimResult, edges_ns: F64, series: Series) -> None:
@@ -234,6 +242,7 @@ def _queue_stats(
     arrived = wl.arrival_ns <= result.end_ns
     st = wl.state
     n_cq = len(result.topology_cq_names)
+    _, by_reach = result.tree.utilization_basis()
     timeouts = _per_cq(q, arrived, wl.pods_ready_timeouts, n_cq)
     retries = _per_cq(q, arrived, wl.check_retries, n_cq)
     waits: dict[str, F64] = {}
@@ -272,6 +281,7 @@ def _queue_stats(
                 deactivated=int((mine & (st == DEACTIVATED)).sum()),
                 check_retries=int(retries[c]),
                 pods_ready_timeouts=int(timeouts[c]),
+                utilization_of="reach" if by_reach[c] else "nominal",
             )
         )
     return queues, waits, waits_c

@@ -243,28 +243,51 @@ def wait_times_plot(c: RunCanvas, heading: str) -> Any:
     return fig
 
 
+COHORT_COLORS = ("#4d4d4d", "#8c564b", "#17becf", "#bcbd22", "#7f7f7f", "#e377c2")
+OVER_QUOTA_COLOR = "#d62728"
+
+
 def borrowing_plot(c: RunCanvas, heading: str) -> Any:
-    """Per resource a panel: borrowing above zero, lending below; one legend for all panels."""
+    """Per resource a panel: borrowing above zero, lending below, for
+    ClusterQueues and cohorts (a cohort lends its own quota; its borrowing is
+    what its subtree takes from its parent); one legend for all panels."""
     s = c.metrics.series
-    res = [r for r in s.borrowed if s.borrowed[r]]
+    res = [r for r in s.borrowed if s.borrowed[r] or s.cohort_borrowed.get(r) or s.cohort_lent.get(r)]
     fig, axes = c.plt.subplots(
         max(1, len(res)), 1, figsize=(10, 2.6 * max(1, len(res)) + 0.6), sharex=True, squeeze=False
     )
-    shown: list[str] = []
+    shown: dict[str, tuple[str, float]] = {}  # legend label -> colour, line width
+    cohorts = sorted({k for r in res for k in (*s.cohort_borrowed.get(r, {}), *s.cohort_lent.get(r, {}))})
+    cohort_color = {k: COHORT_COLORS[i % len(COHORT_COLORS)] for i, k in enumerate(cohorts)}
     for ax, r in zip(axes[:, 0], res, strict=False):
         _, unit = display_unit(r)
-        weight = {k: float(v.sum() + s.lent[r][k].sum()) for k, v in s.borrowed[r].items()}
-        for k in _top(list(s.borrowed[r]), weight):
-            col = c.colors.get(k, OTHERS_COLOR)
-            ax.plot(c.x, s.borrowed[r][k], lw=1, color=col)
-            ax.plot(c.x, -s.lent[r][k], lw=1, color=col, ls="--")
-            if k not in shown:
-                shown.append(k)
+        lines = [
+            (k, s.borrowed[r][k], s.lent[r][k], c.colors.get(k, OTHERS_COLOR), 1.0, k) for k in s.borrowed[r]
+        ]
+        lines += [
+            (f"cohort {k}", s.cohort_borrowed[r][k], s.cohort_lent[r][k], cohort_color[k], 2.0, k)
+            for k in s.cohort_borrowed.get(r, {})
+        ]
+        weight = {label: float(b.sum() + lt.sum()) for label, b, lt, *_ in lines}
+        top = set(_top(list(weight), weight))
+        for label, b, lt, col, lw, _ in lines:
+            if label not in top:
+                continue
+            ax.plot(c.x, b, lw=lw, color=col)
+            ax.plot(c.x, -lt, lw=lw, color=col, ls="--")
+            shown[label] = (col, lw)
+        over = s.over_quota.get(r)
+        if over is not None:
+            ax.plot(c.x, over, lw=1.2, color=OVER_QUOTA_COLOR, ls=":")
+            shown["above the tree's quota (victims stopping)"] = (OVER_QUOTA_COLOR, 1.2)
         ax.axhline(0, color="k", lw=0.6)
         ax.set_ylabel(f"{r} ({unit})" if unit else r)
     if shown:
-        shown.sort(key=list(c.queue_names).index)
-        legend_beside(axes[0, 0], *_line_handles({k: c.colors[k] for k in shown}))
+        import matplotlib
+
+        order = sorted(shown, key=lambda k: (k.startswith("above"), k.startswith("cohort "), k))
+        handles = [matplotlib.lines.Line2D([], [], color=shown[k][0], lw=shown[k][1] * 1.5) for k in order]
+        legend_beside(axes[0, 0], handles, order)
     c.titled(axes[0, 0], heading + " (solid: borrowed, dashed: lent; mean amount)")
     axes[-1, 0].set_xlabel(c.xlabel)
     return fig
@@ -313,9 +336,12 @@ PLOTS: list[Plot[RunCanvas]] = [
     Plot(
         "borrowing.png",
         "Borrowing and lending over time",
-        "Quota each ClusterQueue uses beyond its nominal quota (above zero) and lends from its unused "
-        "nominal quota (below zero; shared among the cohort's lenders in proportion to what they "
-        "leave unused).",
+        "Quota each ClusterQueue uses beyond its nominal quota (above zero, solid) and lends of its own "
+        "nominal quota (below zero, dashed); a cohort (thick) lends its own quota and borrows what its "
+        "subtree takes from its parent. Borrowing is covered nearest first: in the borrower's cohort, by "
+        "its members' unused quota and the cohort's own, then up the tree; lenders that meet one cohort's "
+        "borrowing share it in proportion to what each has to lend. Borrowed = lent + what is above the "
+        "tree's quota.",
         borrowing_plot,
     ),
     Plot(

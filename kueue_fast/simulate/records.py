@@ -12,6 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..model import ClusterState
+from .capacity import QuotaTree
 from .series import Bins, CountSeries, EventCounts, StepSeries
 from .trace import Trace
 
@@ -125,6 +126,7 @@ class SimResult:
     flavor_names: list[str]
     fr_pairs: list[tuple[int, int]]
     nominal: I64  # (ClusterQueues, flavor-resources)
+    tree: QuotaTree  # every node's quota: capacity, reach, lending (capacity.py)
     cq_cohort: list[str]
     workloads: WorkloadRecords
     timeline: Timeline
@@ -151,28 +153,13 @@ class SimResult:
     notes: list[str] = field(default_factory=list)
 
 
-def nominal_matrix(
-    state: ClusterState,
-    cq_names: list[str],
-    topo_fr: dict[tuple[int, int], int],
-    rid: dict[str, int],
-    fid: dict[str, int],
-) -> I64:
-    out = np.zeros((len(cq_names), len(topo_fr)), dtype=np.int64)
-    for i, name in enumerate(cq_names):
-        for g in state.cluster_queues[name].resource_groups:
-            for fq in g.flavors:
-                for rq in fq.resources:
-                    out[i, topo_fr[(fid[fq.name], rid[rq.name])]] = rq.nominal
-    return out
-
-
-def usage_measure(nominal: I64, res_of_fr: I64, n_res: int) -> Callable[[int, I64], F64]:
+def usage_measure(nominal: I64, basis: I64, res_of_fr: I64, n_res: int) -> Callable[[int, I64], F64]:
     """Per usage level of ClusterQueue k: (its dominant resource's use over
-    nominal quota, 1 when above nominal quota on some flavor-resource)."""
+    ``basis``, its nominal quota or, without any, its reach (capacity.py);
+    1 when above nominal quota on some flavor-resource)."""
     onehot = np.zeros((nominal.shape[1], n_res))
     onehot[np.arange(nominal.shape[1]), res_of_fr] = 1.0
-    nom_res = nominal.astype(np.float64) @ onehot
+    nom_res = basis.astype(np.float64) @ onehot
 
     def measure(k: int, levels: I64) -> F64:
         out = np.zeros((levels.shape[0], 2))

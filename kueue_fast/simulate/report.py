@@ -53,13 +53,16 @@ COLUMNS = (
     replace(_count("rejected"), shown_when=CHECK_TOTALS),
     Column("retries", lambda q, _: f"{q.check_retries:,}", lambda t: f"{t['check_retries']:,}", CHECK_TOTALS),
     Column(
-        "timeouts", lambda q, _: f"{q.pods_ready_timeouts:,}", lambda t: f"{t['pods_ready_timeouts']:,}", WAIT_TOTALS
+        "timeouts",
+        lambda q, _: f"{q.pods_ready_timeouts:,}",
+        lambda t: f"{t['pods_ready_timeouts']:,}",
+        WAIT_TOTALS,
     ),
     Column("deactivated", lambda q, _: f"{q.deactivated:,}", lambda t: f"{t['deactivated']:,}", WAIT_TOTALS),
     Column("wait p50", lambda q, _: _wait(q.wait_p50_s, q.wait_p50_censored)),
     Column("p95", lambda q, _: _wait(q.wait_p95_s, q.wait_p95_censored)),
     Column("p99", lambda q, _: _wait(q.wait_p99_s, q.wait_p99_censored)),
-    Column("util", lambda q, _: f"{q.utilization * 100:.0f}%"),
+    Column("util", lambda q, _: f"{q.utilization * 100:.0f}%" + ("*" if q.utilization_of == "reach" else "")),
     Column("borrowing", _borrowing_cell),
 )
 
@@ -71,7 +74,14 @@ TABLE_LEGEND = (
     "workload, time in its queue until admission (after an eviction, again from its return to the queue), "
     "percentiles by nearest rank; '>': at least this long, the percentile falls on a workload still waiting at "
     "the end (censored: counted as waiting until the end); util: time-mean use of its dominant resource over "
-    "its nominal quota (over 100% when borrowing); borrowing: time spent above its nominal quota."
+    "its nominal quota (over 100% when borrowing), or, marked '*' for a ClusterQueue without nominal quota, "
+    "over the most its cohorts could lend it; borrowing: time spent above its nominal quota."
+)
+
+
+REACH_NOTE = (
+    "*: no nominal quota of its own: util is over the most its cohorts could lend it (nominal quota of the "
+    "tree within its borrowing limit)"
 )
 
 
@@ -109,6 +119,8 @@ def summary_table(metrics: Metrics) -> str:
         "util: mean use of the dominant resource over nominal quota (above 100% when borrowing); "
         "borrowing: time spent borrowing (share of the run)"
     )
+    if any(q.utilization_of == "reach" for q in metrics.queues):
+        out.append(REACH_NOTE)
     if t.get("censored_waits"):
         out.append(
             f"'>': a lower bound ({t['censored_waits']:,} workloads still waiting at the end count as "
@@ -173,6 +185,10 @@ def churn_lines(c: Churn) -> list[str]:
 # --- files -------------------------------------------------------------------------------------------
 
 
+def _by_resource(d: dict[str, dict[str, Any]]) -> dict[str, dict[str, list[float]]]:
+    return {r: {k: v.round(4).tolist() for k, v in m.items()} for r, m in d.items()}
+
+
 def metrics_json(result: SimResult, metrics: Metrics, extra: dict[str, Any]) -> dict[str, Any]:
     s = metrics.series
     return {
@@ -202,8 +218,11 @@ def metrics_json(result: SimResult, metrics: Metrics, extra: dict[str, Any]) -> 
                 r: {f: v.round(5).tolist() for f, v in d.items()} for r, d in s.utilization.items()
             },
             "pending": {k: v.round(3).tolist() for k, v in s.pending.items()},
-            "borrowed": {r: {k: v.round(4).tolist() for k, v in d.items()} for r, d in s.borrowed.items()},
-            "lent": {r: {k: v.round(4).tolist() for k, v in d.items()} for r, d in s.lent.items()},
+            "borrowed": _by_resource(s.borrowed),
+            "lent": _by_resource(s.lent),
+            "cohort_borrowed": _by_resource(s.cohort_borrowed),
+            "cohort_lent": _by_resource(s.cohort_lent),
+            "over_quota": {r: v.round(4).tolist() for r, v in s.over_quota.items()},
             "preemptions": {k: v.astype(int).tolist() for k, v in s.preemptions.items()},
         },
     }

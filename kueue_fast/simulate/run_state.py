@@ -18,6 +18,7 @@ from ..compiler import compile_topology
 from ..model import ClusterState
 from ..workload_compiler import WorkloadCompiler
 from .batch import WorkloadBatch, batch_from_trace, charged_trace, unqueued_warnings
+from .capacity import quota_tree
 from .checks import READY, RETRY, CheckModel, CheckPlan
 from .engine import EVICTION_REASONS, SimEngine, make_sim_engine
 from .records import (
@@ -40,7 +41,6 @@ from .records import (
     WorkloadRecords,
     copy,
     last_usage,
-    nominal_matrix,
     usage_measure,
     zeros,
 )
@@ -106,10 +106,8 @@ class RunState:
         self.total = self.m + self.n
         self.n_cq, self.n_fr = len(topo.cluster_queues), len(topo.fr_pairs)
         self.cq_names = [cq.name for cq in topo.cluster_queues]
-        rid = {r: k for k, r in enumerate(topo.resource_names)}
-        fid = {f: k for k, f in enumerate(topo.flavor_names)}
-        topo_fr = {p: k for k, p in enumerate(topo.fr_pairs)}
-        self.nominal = nominal_matrix(state, self.cq_names, topo_fr, rid, fid)
+        self.tree = quota_tree(state, topo)
+        self.nominal = self.tree.nominal[: self.n_cq]
         self.res_of_fr = np.array([r for _, r in topo.fr_pairs], dtype=np.int64)
         self.fr_flavor = [f for f, _ in topo.fr_pairs]
 
@@ -166,7 +164,8 @@ class RunState:
         self.end_ns = until_ns if until_ns is not None else (None if self.drain else self.last_arrival)
         span = (self.end_ns if self.end_ns is not None else self.last_arrival) - start_ns
         tbins = Bins(start_ns, nice_width_ns(max(span, NS), bins), bins)
-        measure = usage_measure(self.nominal, self.res_of_fr, len(self.topo.resource_names))
+        basis, _ = self.tree.utilization_basis()
+        measure = usage_measure(self.nominal, basis, self.res_of_fr, len(self.topo.resource_names))
         self.timeline = Timeline(
             tbins,
             StepSeries(tbins, self.n_cq, self.n_fr, measure, 2),

@@ -62,7 +62,8 @@ class RunSummary:
 
 def cluster_figures(result: SimResult, metrics: Metrics, dominant: str) -> dict[str, Any]:
     """Cluster-wide figures: waits over every workload, utilization per
-    resource (time-mean usage over the total nominal quota) and of the
+    resource (time-mean usage over the capacity, the nominal quota of the
+    whole tree: capacity.py) and of the
     trace's dominant resource, counts from the totals."""
     waits = [w for w in metrics.waits_s.values() if w.size]
     cens = [c for c in metrics.waits_censored.values() if c.size]
@@ -71,7 +72,7 @@ def cluster_figures(result: SimResult, metrics: Metrics, dominant: str) -> dict[
     (p50, c50), (p95, c95), (p99, c99) = censored_percentiles(all_w, all_c)
     span = max(1, result.end_ns - result.start_ns)
     integral = result.timeline.usage.integral.sum(axis=(0, 1))  # per flavor-resource, level x ns
-    capacity = result.nominal.sum(axis=0).astype(np.float64)
+    capacity = result.tree.capacity.astype(np.float64)
     util: dict[str, float] = {}
     for r_i, r in enumerate(result.resource_names):
         frs = [k for k, (_, res) in enumerate(result.fr_pairs) if res == r_i]

@@ -30,7 +30,12 @@ from typing import Any
 from ..errors import InputError, KueueFastError
 from ..model import ClusterState
 from ..simulate.checks import CheckModel
-from ..simulate.defaults import DEFAULT_MAX_CYCLES, DEFAULT_POD_STARTUP_S, DEFAULT_SEED, DEFAULT_TERMINATION_DELAY_S
+from ..simulate.defaults import (
+    DEFAULT_MAX_CYCLES,
+    DEFAULT_POD_STARTUP_S,
+    DEFAULT_SEED,
+    DEFAULT_TERMINATION_DELAY_S,
+)
 from ..simulate.progress import ProgressBar
 from ..simulate.trace import Trace
 from .results import RunSummary
