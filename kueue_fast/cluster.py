@@ -47,7 +47,7 @@ from .cluster_records import (
     PodsReadyState,
     WorkloadHistory,
 )
-from .compiler import AdmissionSpec, CyclesRun, WorkloadSpec, compile_topology
+from .compiler import AdmissionSpec, CyclesRun, WorkloadSpec, compile_topology, queue_waiting_reason
 from .engine_contract import ENGINES, Engine, WorkloadView, choose_engine, make_engine
 from .errors import EngineError, NotStableError
 from .kernels import WorkloadScan, workload_scan
@@ -661,10 +661,7 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
         return self._queue_waiting_reason(spec.cluster_queue)
 
     def _queue_waiting_reason(self, cq_id: int) -> tuple[str, str]:
-        cq = self.topology.cluster_queues[cq_id]
-        if not cq.active:
-            return "Suspended", cq.inactive_message
-        return "Pending", f"waiting for its turn in ClusterQueue {cq.name}"
+        return queue_waiting_reason(self.topology.cluster_queues[cq_id])
 
 
 def _start_time(latest_ns: int) -> int:

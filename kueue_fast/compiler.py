@@ -276,6 +276,13 @@ def _inactive_message(cq: ClusterQueue, state: ClusterState, cycle_cohorts: set[
     return ""
 
 
+def queue_waiting_reason(cq: ClusterQueueSpec) -> tuple[str, str]:
+    """(reason, message) of a workload pending in ``cq`` that the scheduler never tried."""
+    if not cq.active:
+        return "Suspended", cq.inactive_message
+    return "Pending", f"waiting for its turn in ClusterQueue {cq.name}"
+
+
 # One LocalQueue's admission fair sharing ledger entry as both engines show it
 # (afs_ledger_state) and take it back (restore_afs_ledger): amounts in nanos of
 # the base unit by resource name, LastUpdate, and the usage that orders it.

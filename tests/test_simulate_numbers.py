@@ -219,3 +219,44 @@ def test_capacity_is_the_whole_trees_quota_and_a_pool_queue_has_a_utilization() 
     }
     table = summary_table(m)
     assert " 15%* " in table and "*: no nominal quota of its own" in table
+
+
+# --- an inactive ClusterQueue is said (issue 20, item 4) --------------------------------------------------
+
+
+def test_an_inactive_cluster_queue_is_said_with_kueues_reason(tmp_path: Path, capsys: Any) -> None:
+    """gated's AdmissionCheck is not Active: the table, metrics.json and the
+    report say so with Kueue's reason and message; the note on checks without
+    --admission-check does not call gate Ready; every workload still pending
+    at the end has its explanation in workloads.csv."""
+    import csv
+    import io
+    import json
+
+    from kueue_fast.cli import main
+
+    trace = tmp_path / "trace.csv"
+    trace.write_text(HEADER + random_trace(5, 60))
+    rep = tmp_path / "rep"
+    assert main(["simulate", str(CLUSTER), "--trace", str(trace), "--report", str(rep), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    message = "Can't admit new workloads: references inactive AdmissionCheck(s): gate."
+    assert "gated (inactive)" in out
+    assert f"inactive: gated admits nothing (AdmissionCheckInactive: {message})" in out
+    assert "Ready as soon as quota is reserved: gate" not in out
+    assert "Ready as soon as quota is reserved: prov" in out
+    doc = json.loads((rep / "metrics.json").read_text())
+    gated = next(q for q in doc["cluster_queues"] if q["name"] == "gated")
+    assert (gated["active"], gated["inactive_reason"], gated["inactive_message"]) == (
+        False,
+        "AdmissionCheckInactive",
+        message,
+    )
+    assert gated["pending"] > 0 and all(q["active"] for q in doc["cluster_queues"] if q["name"] != "gated")
+    assert "inactive: gated admits nothing" in (rep / "report.html").read_text()
+    rows = list(csv.DictReader(io.StringIO((rep / "workloads.csv").read_text())))
+    pending = [r for r in rows if r["state"] in ("pending", "unqueued")]
+    assert pending and all(r["explanation"] for r in pending)
+    assert {r["explanation"] for r in pending if r["cluster_queue"] == "gated"} == {
+        "ClusterQueue gated is inactive"
+    }

@@ -82,7 +82,13 @@ class CheckPlan:
         self._cqs = [state.cluster_queues.get(cq.name) for cq in topo.cluster_queues]
         self._flavor_names = topo.flavor_names
         self.with_checks = [cq is not None and bool(cq.admission_checks) for cq in self._cqs]
-        named = {n for cq in self._cqs if cq is not None for n in cq.admission_checks}
+        # the checks of active ClusterQueues: an inactive one (its check not Active...) admits nothing
+        named = {
+            n
+            for cq, spec in zip(self._cqs, topo.cluster_queues, strict=True)
+            if cq is not None and spec.active
+            for n in cq.admission_checks
+        }
         self.unmodelled = sorted(named - set(models))
 
     def any(self) -> bool:

@@ -356,6 +356,7 @@ class _Run(RunState):
             nominal=self.nominal,
             tree=self.tree,
             cq_cohort=[state.cluster_queues[c].cohort or "" for c in self.cq_names],
+            inactive=self.inactive,
             workloads=records,
             timeline=self.timeline,
             churn=self.churn,

@@ -66,6 +66,9 @@ class QueueStats:
     check_retries: int = 0  # evictions by an admission check in Retry
     pods_ready_timeouts: int = 0  # evictions by waitForPodsReady's timeout (not preemptions)
     utilization_of: str = "nominal"  # what utilization divides by: "nominal" quota, or "reach"
+    active: bool = True  # False: Kueue admits nothing in it (inactive_reason, inactive_message say why)
+    inactive_reason: str = ""
+    inactive_message: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -282,6 +285,9 @@ def _queue_stats(
                 check_retries=int(retries[c]),
                 pods_ready_timeouts=int(timeouts[c]),
                 utilization_of="reach" if by_reach[c] else "nominal",
+                active=not result.inactive[c][0],
+                inactive_reason=result.inactive[c][0],
+                inactive_message=result.inactive[c][1],
             )
         )
     return queues, waits, waits_c

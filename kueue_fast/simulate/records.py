@@ -128,6 +128,9 @@ class SimResult:
     nominal: I64  # (ClusterQueues, flavor-resources)
     tree: QuotaTree  # every node's quota: capacity, reach, lending (capacity.py)
     cq_cohort: list[str]
+    # per ClusterQueue, why Kueue admits nothing in it: (reason, message) of its Active=False
+    # condition; ("", "") when it is active
+    inactive: list[tuple[str, str]]
     workloads: WorkloadRecords
     timeline: Timeline
     churn: Churn

@@ -46,7 +46,7 @@ def _borrowing_cell(q: QueueStats, simulated_s: float) -> str:
 CHECK_TOTALS = ("rejected", "check_retries", "reserved")
 WAIT_TOTALS = ("pods_ready_timeouts", "deactivated")
 COLUMNS = (
-    Column("ClusterQueue", lambda q, _: q.name, lambda t: "total"),
+    Column("ClusterQueue", lambda q, _: q.name + ("" if q.active else " (inactive)"), lambda t: "total"),
     _count("admitted"),
     _count("pending"),
     Column("preempted", lambda q, _: f"{q.preemptions:,}", lambda t: f"{t['preemptions']:,}"),
@@ -85,6 +85,16 @@ REACH_NOTE = (
 )
 
 
+def inactive_lines(queues: Sequence[QueueStats]) -> list[str]:
+    """Why each inactive ClusterQueue admits nothing: Kueue's reason and message."""
+    return [
+        f"inactive: {q.name} admits nothing ({q.inactive_reason}: {q.inactive_message}); "
+        f"{q.pending:,} of its workloads are still pending"
+        for q in queues
+        if not q.active
+    ]
+
+
 def _wait(s: float, censored: bool) -> str:
     return (">" if censored else "") + fmt_duration(s)
 
@@ -121,6 +131,7 @@ def summary_table(metrics: Metrics) -> str:
     )
     if any(q.utilization_of == "reach" for q in metrics.queues):
         out.append(REACH_NOTE)
+    out += inactive_lines(metrics.queues)
     if t.get("censored_waits"):
         out.append(
             f"'>': a lower bound ({t['censored_waits']:,} workloads still waiting at the end count as "
@@ -445,6 +456,7 @@ def html_page(
         f"""<p class="facts">{" · ".join(facts)}</p>
 <ul>{note_html}</ul>
 <h2>Per ClusterQueue</h2>
+{"".join(f'<p class="facts">{html.escape(x)}</p>' for x in inactive_lines(metrics.queues))}
 {html_table([c.title for c in table_columns(t)], rows)}
 <p class="facts">{html.escape(TABLE_LEGEND)} The numbers are in metrics.json; every workload is in
 workloads.csv.</p>

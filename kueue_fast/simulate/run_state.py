@@ -14,8 +14,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..compiler import compile_topology
+from ..compiler import ClusterQueueSpec, compile_topology, queue_waiting_reason
 from ..model import ClusterState
+from ..status import cluster_queue_readiness
 from ..workload_compiler import WorkloadCompiler
 from .batch import WorkloadBatch, batch_from_trace, charged_trace, unqueued_warnings
 from .capacity import quota_tree
@@ -46,6 +47,19 @@ from .records import (
 )
 from .series import Bins, CountSeries, EventCounts, StepSeries, nice_width_ns
 from .trace import Trace
+
+
+def inactive_reason(state: ClusterState, cq: ClusterQueueSpec) -> tuple[str, str]:
+    """Why Kueue admits nothing in a ClusterQueue: (reason, message) of its
+    Active=False condition (status.cluster_queue_readiness), or of a cohort
+    cycle (left out of scheduling); ("", "") when it is active."""
+    if cq.active:
+        return "", ""
+    obj = state.cluster_queues[cq.name]
+    ready = cluster_queue_readiness(obj, state)
+    if not ready.active:
+        return ready.reason, ready.message
+    return "CohortCycle", f"its cohort {obj.cohort} is in a cycle: Kueue leaves it out of scheduling"
 
 
 class RunState:
@@ -107,6 +121,7 @@ class RunState:
         self.n_cq, self.n_fr = len(topo.cluster_queues), len(topo.fr_pairs)
         self.cq_names = [cq.name for cq in topo.cluster_queues]
         self.tree = quota_tree(state, topo)
+        self.inactive = [inactive_reason(state, cq) for cq in topo.cluster_queues]
         self.nominal = self.tree.nominal[: self.n_cq]
         self.res_of_fr = np.array([r for _, r in topo.fr_pairs], dtype=np.int64)
         self.fr_flavor = [f for f, _ in topo.fr_pairs]
@@ -447,11 +462,31 @@ class RunState:
         """Keep the engine's current pending message of each workload."""
         for w, msg in zip(wids, self.sim.messages(wids), strict=True):
             if msg:
-                idx = self.message_id.get(msg)
-                if idx is None:
-                    idx = self.message_id[msg] = len(self.messages)
-                    self.messages.append(msg)
-                self.explained[w] = idx
+                self.explained[w] = self.message_index(msg)
+
+    def message_index(self, msg: str) -> int:
+        idx = self.message_id.get(msg)
+        if idx is None:
+            idx = self.message_id[msg] = len(self.messages)
+            self.messages.append(msg)
+        return idx
+
+    def explain_untried(self, wids: list[int]) -> None:
+        """Workloads pending with no message (never tried: an inactive
+        ClusterQueue, no ClusterQueue, behind others): Kueue's reason."""
+        topo, m = self.topo, self.m
+        for w in wids:
+            if self.explained[w] >= 0:
+                continue
+            c = self.qcq[w]
+            if c >= 0:
+                msg = queue_waiting_reason(topo.cluster_queues[c])[1]
+            elif w < m:
+                msg = self.specs[w].unqueued_reason
+            else:
+                msg = self.batch.unqueued_reasons[int(self.batch.block_msg[w - m])]
+            if msg:
+                self.explained[w] = self.message_index(msg)
 
     # --- the result -------------------------------------------------------------------------------
 
@@ -465,6 +500,7 @@ class RunState:
         wait_ns[censored] += final_t - np.frombuffer(self.enq, dtype=np.int64)[censored]
         if censored.any():
             self.explain(np.flatnonzero(censored).tolist())  # still pending: why, now
+        self.explain_untried(np.flatnonzero((st == PENDING) & arrived).tolist())
         i64 = np.int64
         return WorkloadRecords(
             queue_cq=self.queue_cq,
