@@ -208,6 +208,7 @@ def test_report_folder_has_json_plots_and_a_self_contained_page(tmp_path: Path) 
         "bin_s",
         "edges_s",
         "utilization",
+        "utilization_stopping",
         "pending",
         "borrowed",
         "lent",

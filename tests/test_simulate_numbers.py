@@ -260,3 +260,34 @@ def test_an_inactive_cluster_queue_is_said_with_kueues_reason(tmp_path: Path, ca
     assert {r["explanation"] for r in pending if r["cluster_queue"] == "gated"} == {
         "ClusterQueue gated is inactive"
     }
+
+
+# --- quota above quota while victims stop (issue 21, item 15) ---------------------------------------------
+
+
+@pytest.mark.parametrize("delay", [30, 0])
+def test_quota_goes_above_the_trees_quota_only_while_victims_stop(delay: int) -> None:
+    """examples/ml-platform (56 A100s): a cycle that preempts lets a later
+    workload of the cycle reserve the quota its victims still hold (Kueue's
+    scheduler.go fits() removes the targets): 57 of 56 held until their pods
+    are gone. The excess is reported per flavor and never exceeds what
+    stopping workloads hold; with no termination delay there is none."""
+    from kueue_fast.loader import load
+    from kueue_fast.simulate.scenario import trace_for_state
+
+    state = load([str(Path(__file__).parent.parent / "examples" / "ml-platform" / "cluster.yaml")])
+    trace = trace_for_state(state, 2000, seed=3, days=1.0)
+    result = simulate(state, trace, ENGINES[-1], START, termination_delay_ns=delay * NS)
+    m = compute(result)
+    s = m.series
+    if delay == 0:
+        assert m.totals["peak_over_quota"] == {} and not s.utilization_stopping and not s.over_quota
+        return
+    assert m.totals["peak_over_quota"] == {"nvidia.com/gpu": {"a100": 1.0}}
+    fr = result.fr_pairs.index(
+        (result.flavor_names.index("a100"), result.resource_names.index("nvidia.com/gpu"))
+    )
+    assert result.tree.capacity[fr] == 56
+    held = s.utilization_stopping["nvidia.com/gpu"]["a100"] * 56  # GPUs held by stopping workloads, per bin
+    over = s.over_quota.get("nvidia.com/gpu", np.zeros_like(held))
+    assert (held > 0).any() and (over <= held + 1e-6).all()

@@ -76,15 +76,14 @@ class QuotaTree:
     def cohorts(self) -> list[str]:
         return self.names[self.n_cq :]
 
+    def root_of(self, node: int) -> int:
+        while self.parent[node] >= 0:
+            node = self.parent[node]
+        return node
+
     def cluster_queue_roots(self) -> I64:
         """The root node of each ClusterQueue (itself without a cohort)."""
-        out = np.empty(self.n_cq, dtype=np.int64)
-        for c in range(self.n_cq):
-            node = c
-            while self.parent[node] >= 0:
-                node = self.parent[node]
-            out[c] = node
-        return out
+        return np.array([self.root_of(c) for c in range(self.n_cq)], dtype=np.int64)
 
     def utilization_basis(self) -> tuple[I64, list[bool]]:
         """Per ClusterQueue and flavor-resource what its utilization divides

@@ -236,6 +236,7 @@ class _Run(RunState):
             stopped += self.releases.popleft()[1]
         if not stopped:
             return
+        self.stopping_changed(t, stopped, -1)
         self.quota_released(t, stopped)
         hold_until = self.hold_until
         timed = [w for w in stopped if w in hold_until]
@@ -343,7 +344,8 @@ class _Run(RunState):
 
     def result(self, final_t: int) -> SimResult:
         self.report_progress(final_t)
-        self.timeline.usage.finish(final_t)
+        for series in (self.timeline.usage, self.timeline.stopping, self.timeline.trees):
+            series.finish(final_t)
         records = self.final_records(final_t)
         self.pending_series(records, final_t)
         state, topo = self.state, self.topo

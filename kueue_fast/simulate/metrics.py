@@ -23,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .engine import EVICTION_REASONS
+from .series import StepSeries
 from .records import DEACTIVATED, EVICTING, FINISHED, PENDING, REJECTED, RESERVED, RUNNING, SimResult
 
 F64 = npt.NDArray[np.float64]
@@ -85,8 +86,10 @@ class Series:
 
     edges_s: F64
     bin_s: float
-    # resource -> flavor -> fraction of the flavor's total nominal quota in use
+    # resource -> flavor -> fraction of the flavor's capacity in use (capacity.py)
     utilization: dict[str, dict[str, F64]] = field(default_factory=dict)
+    # resource -> flavor -> of that, the fraction evicted workloads hold while their pods stop
+    utilization_stopping: dict[str, dict[str, F64]] = field(default_factory=dict)
     pending: dict[str, F64] = field(default_factory=dict)  # ClusterQueue -> pending workloads
     # resource -> ClusterQueue -> amount borrowed and lent, in display units (capacity.py: who lends)
     borrowed: dict[str, dict[str, F64]] = field(default_factory=dict)
@@ -160,7 +163,7 @@ def compute(result: SimResult) -> Metrics:
     tl = result.timeline
     edges_ns = tl.bins.edges(result.end_ns)
     nb = edges_ns.size - 1
-    usage_bins = tl.usage.integral[:, :nb, :] / np.diff(edges_ns)[None, :, None]  # (n_cq, bins, n_fr)
+    usage_bins = _bin_means(result, tl.usage)  # (n_cq, bins, n_fr)
     capacity = result.tree.capacity.astype(np.float64)
     series = Series(edges_s=edges_ns / NS, bin_s=tl.bins.width_ns / NS)
     _utilization_series(result, usage_bins, capacity, series)
@@ -179,14 +182,52 @@ def compute(result: SimResult) -> Metrics:
 
 def _utilization_series(result: SimResult, usage_bins: F64, capacity: F64, series: Series) -> None:
     """Cluster-wide utilization per flavor-resource: of the flavor's capacity,
-    the nominal quota of the whole tree (ClusterQueues' and Cohorts')."""
+    the nominal quota of the whole tree (ClusterQueues' and Cohorts'); and the
+    part of it evicted workloads hold while their pods stop."""
     used = usage_bins.sum(axis=0)
+    stopping = _bin_means(result, result.timeline.stopping).sum(axis=0)
     for fr, (f_i, r_i) in enumerate(result.fr_pairs):
         if capacity[fr] <= 0:
             continue
         r = result.resource_names[r_i]
         f = result.flavor_names[f_i]
         series.utilization.setdefault(r, {})[f] = used[:, fr] / capacity[fr]
+        if stopping[:, fr].any():
+            series.utilization_stopping.setdefault(r, {})[f] = stopping[:, fr] / capacity[fr]
+
+
+def _bin_means(result: SimResult, steps: StepSeries) -> F64:
+    """(keys, bins, flavor-resources): a step series' mean level per bin."""
+    edges_ns = result.timeline.bins.edges(result.end_ns)
+    nb = edges_ns.size - 1
+    out: F64 = steps.integral[:, :nb, :] / np.diff(edges_ns)[None, :, None]
+    return out
+
+
+def over_quota_peaks(result: SimResult) -> list[dict[str, Any]]:
+    """Per quota tree and flavor-resource, the most it held above the tree's
+    nominal quota at the end of an instant (in display units), where it did:
+    Kueue's scheduler checks a later workload of a cycle with the preemption
+    targets of that cycle removed (scheduler.go fits()), so it reserves
+    quota that victims still hold until their pods are gone."""
+    tree = result.tree
+    roots = sorted(set(tree.cluster_queue_roots().tolist()))
+    out = []
+    for k, root in enumerate(roots):
+        for fr in np.flatnonzero(result.timeline.trees.peak_over[k] > 0).tolist():
+            f_i, r_i = result.fr_pairs[fr]
+            r = result.resource_names[r_i]
+            div, _ = display_unit(r)
+            out.append(
+                {
+                    "tree": tree.names[root],
+                    "cohort": root >= tree.n_cq,
+                    "flavor": result.flavor_names[f_i],
+                    "resource": r,
+                    "amount": float(result.timeline.trees.peak_over[k, fr] / div),
+                }
+            )
+    return out
 
 
 def _borrowed_and_lent_series(result: SimResult, usage_bins: F64, capacity: F64, series: Series) -> None:
@@ -310,6 +351,10 @@ def _totals(result: SimResult, queues: list[QueueStats]) -> dict[str, Any]:
     q = wl.queue_cq
     arrived = wl.arrival_ns <= result.end_ns
     summed = {k: int(sum(getattr(s, k) for s in queues)) for k in ("admitted", *STATE_COUNTS)}
+    peak: dict[str, dict[str, float]] = {}
+    for x in over_quota_peaks(result):
+        at = peak.setdefault(x["resource"], {})
+        at[x["flavor"]] = max(at.get(x["flavor"], 0.0), x["amount"])
     return {
         "workloads": int(arrived.sum()),
         "admissions": int(wl.admissions.sum()),  # quota reservations, repeats included
@@ -324,6 +369,8 @@ def _totals(result: SimResult, queues: list[QueueStats]) -> dict[str, Any]:
         "simulated_s": max(0, result.end_ns - result.start_ns) / NS,
         "unqueued": int(((q < 0) & arrived).sum()),
         "censored_waits": int(wl.censored.sum()),
+        # resource -> flavor -> the most one quota tree held above its quota (over_quota_peaks)
+        "peak_over_quota": peak,
     }
 
 

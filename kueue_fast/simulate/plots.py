@@ -199,13 +199,25 @@ def utilization_plot(c: RunCanvas, heading: str) -> Any:
     fig, axes = c.plt.subplots(
         len(res) or 1, 1, figsize=(10, 2.3 * max(1, len(res)) + 0.6), sharex=True, squeeze=False
     )
+    stopping = False
     for ax, r in zip(axes[:, 0], res, strict=False):
         for f, y in s.utilization[r].items():
             ax.plot(c.x, y * 100, lw=1, color=fcolor[f], label=f)
-        ax.set_ylabel(f"{r}\n% of nominal")
+            held = s.utilization_stopping.get(r, {}).get(f)
+            if held is not None:  # the top of the line that victims still stopping hold
+                ax.fill_between(c.x, (y - held) * 100, y * 100, color=fcolor[f], alpha=0.35, lw=0, step=None)
+                stopping = True
+        ax.axhline(100, color="k", lw=0.6, ls=":")
+        ax.set_ylabel(f"{r}\n% of capacity")
         ax.set_ylim(bottom=0)
     if flavors:
-        legend_beside(axes[0, 0], *_line_handles(fcolor))
+        handles, labels = _line_handles(fcolor)
+        if stopping:
+            import matplotlib
+
+            handles.append(matplotlib.patches.Patch(color="#555555", alpha=0.35))
+            labels.append("held by evicted\nworkloads stopping")
+        legend_beside(axes[0, 0], handles, labels)
     c.titled(axes[0, 0], heading)
     axes[-1, 0].set_xlabel(c.xlabel)
     return fig
@@ -316,7 +328,10 @@ PLOTS: list[Plot[RunCanvas]] = [
     Plot(
         "utilization.png",
         "Utilization per flavor over time",
-        "Share of each flavor's total nominal quota in use (mean per time bin), one panel per resource.",
+        "Share of each flavor's capacity in use (mean per time bin), one panel per resource: the capacity is "
+        "the nominal quota of the whole tree, ClusterQueues' and Cohorts'. The shaded band at the top of a "
+        "line is what evicted workloads hold while their pods stop; above 100% (dotted) is quota Kueue "
+        "reserved for a later workload of a cycle that preempted, before the victims were gone.",
         utilization_plot,
     ),
     Plot(

@@ -114,6 +114,10 @@ class Timeline:
 
     bins: Bins
     usage: StepSeries  # per ClusterQueue x flavor-resource; totals: dominant share, borrowing
+    # usage held by evicted workloads whose pods are still stopping, per ClusterQueue x flavor-resource
+    stopping: StepSeries
+    # usage per quota tree (root), with its peak above the tree's nominal quota (peak_over)
+    trees: StepSeries
     pending: CountSeries  # per ClusterQueue
     preemptions: EventCounts  # per eviction reason
 

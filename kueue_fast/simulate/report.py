@@ -228,6 +228,9 @@ def metrics_json(result: SimResult, metrics: Metrics, extra: dict[str, Any]) -> 
             "utilization": {
                 r: {f: v.round(5).tolist() for f, v in d.items()} for r, d in s.utilization.items()
             },
+            "utilization_stopping": {
+                r: {f: v.round(5).tolist() for f, v in d.items()} for r, d in s.utilization_stopping.items()
+            },
             "pending": {k: v.round(3).tolist() for k, v in s.pending.items()},
             "borrowed": _by_resource(s.borrowed),
             "lent": _by_resource(s.lent),

@@ -11,8 +11,10 @@ import time
 from array import array
 from collections import Counter, deque
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from ..compiler import ClusterQueueSpec, compile_topology, queue_waiting_reason
 from ..model import ClusterState
@@ -181,9 +183,16 @@ class RunState:
         tbins = Bins(start_ns, nice_width_ns(max(span, NS), bins), bins)
         basis, _ = self.tree.utilization_basis()
         measure = usage_measure(self.nominal, basis, self.res_of_fr, len(self.topo.resource_names))
+        # quota trees: each ClusterQueue's root; a tree's quota is its nodes' nominal quota
+        roots = self.tree.cluster_queue_roots()
+        root_ids, tree_of = np.unique(roots, return_inverse=True)
+        node_root = np.array([self.tree.root_of(node) for node in range(len(self.tree.names))])
+        tree_cap = np.stack([self.tree.nominal[node_root == r].sum(axis=0) for r in root_ids.tolist()])
         self.timeline = Timeline(
             tbins,
             StepSeries(tbins, self.n_cq, self.n_fr, measure, 2),
+            StepSeries(tbins, self.n_cq, self.n_fr),
+            StepSeries(tbins, len(root_ids), self.n_fr, cap=tree_cap, binned=False, key_map=tree_of),
             CountSeries(tbins, self.n_cq),
             EventCounts(tbins, len(EVICTION_REASONS)),
         )
@@ -260,7 +269,7 @@ class RunState:
                 continue
             started += 1
             self.job_started(t, w)
-        self.timeline.usage.add(t, cqs, usage)
+        self.usage_changed(t, cqs, usage, 1)
         self.running += started
         self.admissions += len(wids)
 
@@ -330,16 +339,30 @@ class RunState:
             w = wids[0]
             r = self.usage_row[w]
             usage = self.usage_arr[w][r : r + 1]  # type: ignore[index]
-            self.timeline.usage.add(t, self.one_key[self.adm_cq[w]], usage, -1)
+            self.usage_changed(t, self.one_key[self.adm_cq[w]], usage, -1)
             return
         cqs, usage = self.sim.admitted_usage(wids)
-        self.timeline.usage.add(t, cqs, usage, -1)
+        self.usage_changed(t, cqs, usage, -1)
 
     def quota_released_by_cycle(self, t: int, wids: list[int]) -> None:
         """Victims whose quota the engine released at the end of their cycle."""
         cqs = np.array([self.adm_cq[w] for w in wids], dtype=np.int64)
-        rows = [self.usage_arr[w][self.usage_row[w]] for w in wids]  # type: ignore[index]
-        self.timeline.usage.add(t, cqs, np.stack(rows), -1)
+        self.usage_changed(t, cqs, self.usage_rows(wids), -1)
+
+    def usage_rows(self, wids: list[int]) -> I64:
+        """The usage of each workload's last admission, a row each."""
+        return np.stack([self.usage_arr[w][self.usage_row[w]] for w in wids])  # type: ignore[index]
+
+    def usage_changed(self, t: int, cqs: npt.NDArray[np.integer[Any]], usage: I64, sign: int) -> None:
+        """Usage of ClusterQueues ``cqs`` changes by ``sign`` x a row of ``usage`` each, at t."""
+        tl = self.timeline
+        tl.usage.add(t, cqs, usage, sign)
+        tl.trees.add(t, cqs, usage, sign)  # mapped to their trees when folded
+
+    def stopping_changed(self, t: int, wids: list[int], sign: int) -> None:
+        """Evicted workloads whose pods start (+1) or finish (-1) stopping: their usage."""
+        cqs = np.array([self.adm_cq[w] for w in wids], dtype=np.int64)
+        self.timeline.stopping.add(t, cqs, self.usage_rows(wids), sign)
 
     def requeued(self, t: int, wids: list[int]) -> None:
         for w in wids:
@@ -392,6 +415,7 @@ class RunState:
         self._drop_stale_finishes(len(wids))
         if self.termination_delay_ns > 0:
             self.releases.append((t + self.termination_delay_ns, list(wids)))
+            self.stopping_changed(t, wids, 1)
         else:
             self.quota_released_by_cycle(t, wids)
             self.requeued(t, wids)
@@ -438,6 +462,7 @@ class RunState:
         if self.termination_delay_ns > 0:
             self.hold_until[w] = (until, queue_ts)
             self.releases.append((t + self.termination_delay_ns, [w]))
+            self.stopping_changed(t, [w], 1)
         else:  # the engine released its quota at once
             self.quota_released(t, [w])
             self.stopped_after_timeout(t, w, until, queue_ts)

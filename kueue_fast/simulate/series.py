@@ -99,15 +99,29 @@ class StepSeries:
         cols: int,
         measure: Callable[[int, I64], F64] | None = None,
         n_measures: int = 0,
+        cap: I64 | None = None,
+        binned: bool = True,
+        key_map: I64 | None = None,
     ) -> None:
+        """``cap`` (keys, cols): keep ``peak_over``, the most each level went
+        above it at the end of an instant (changes at one time are one
+        instant); ``binned``: keep the integrals per bin (else only the
+        measure's totals and the peaks); ``key_map``: the keys given to add
+        are mapped through it (several keys summed into one)."""
         self.bins = bins
         self.n_keys = n_keys
         self.cols = cols
         self.level = np.zeros((n_keys, cols), dtype=np.int64)
         self.last_t = np.full(n_keys, bins.t0, dtype=np.int64)
-        self.integral = bins.register((n_keys,), (cols,))
+        self.binned = binned
+        self.integral = bins.register((n_keys,), (cols,)) if binned else np.zeros((n_keys, 0, cols))
         self.measure = measure
         self.totals = np.zeros((n_keys, n_measures), dtype=np.float64)
+        self.cap = cap
+        self.key_map = key_map
+        self.peak_over = np.zeros((n_keys, cols), dtype=np.int64)
+        # the level after a key's last change was not checked against cap: its instant may go on
+        self._open = np.zeros(n_keys, dtype=np.bool_)
         # changes not folded yet, a block per add()
         self._bt: list[int] = []
         self._bn: list[int] = []
@@ -145,6 +159,8 @@ class StepSeries:
             t, keys, deltas = t[valid], keys[valid], deltas[valid]
         if t.size == 0:
             return
+        if self.key_map is not None:
+            keys = self.key_map[keys]
         self.bins.cover(int(t.max()))
         order = np.argsort(keys, kind="stable")  # time order kept within a key
         t, keys, deltas = t[order], keys[order], deltas[order]
@@ -155,15 +171,33 @@ class StepSeries:
             after = self.level[k] + np.cumsum(deltas[lo:hi], axis=0)
             starts = np.concatenate([[self.last_t[k]], ts[:-1]])
             levels = np.concatenate([self.level[k][None, :], after[:-1]])
-            self._integrate(k, starts, ts, levels)
+            if self.binned or self.measure is not None:
+                self._integrate(k, starts, ts, levels)
+            if self.cap is not None:
+                self._peaks(k, ts, after)
             self.level[k] = after[-1]
             self.last_t[k] = ts[-1]
+
+    def _peaks(self, k: int, ts: I64, after: I64) -> None:
+        """peak_over of key k from its changes at times ts (levels after them):
+        only the level after an instant's last change counts."""
+        assert self.cap is not None
+        if self._open[k] and ts[0] > self.last_t[k]:  # the instant of the previous fold had ended
+            np.maximum(self.peak_over[k], self.level[k] - self.cap[k], out=self.peak_over[k])
+        ends = np.flatnonzero(ts[1:] != ts[:-1])
+        if ends.size:
+            np.maximum(self.peak_over[k], (after[ends] - self.cap[k]).max(axis=0), out=self.peak_over[k])
+        self._open[k] = True
 
     def finish(self, end: int) -> None:
         """Fold what is held and integrate every level up to ``end``."""
         self.fold()
+        if self.cap is not None:
+            for k in np.flatnonzero(self._open).tolist():
+                np.maximum(self.peak_over[k], self.level[k] - self.cap[k], out=self.peak_over[k])
+            self._open[:] = False
         self.bins.cover(max(end - 1, self.bins.t0))
-        for k in range(self.n_keys):
+        for k in range(self.n_keys if self.binned or self.measure is not None else 0):
             if end > self.last_t[k]:
                 self._integrate(
                     k,
@@ -179,7 +213,7 @@ class StepSeries:
         if self.measure is not None:
             self.totals[k] += self.measure(k, levels).T @ dt
         lv = levels.astype(np.float64)
-        if not lv.any():
+        if not self.binned or not lv.any():
             return
         b = self.bins
         # ∫ from starts[0] to x of the step function, at the bin edges it spans
