@@ -70,3 +70,32 @@ def test_the_clusters_workloads_finish_after_the_given_run_time(tmp_path):
     # without the option they hold their quota for the whole run (as before)
     out = run(files=[path], n=1, days=0.1, report_dir=None, engine="reference", drain=True)
     assert (out.result.workloads.finished_ns[:2] == -1).all()
+
+
+def test_the_headline_says_which_workloads_of_the_manifests_hold_quota_and_until_when(tmp_path, capsys):
+    """issue 20, item 6: one Workload holds quota at the snapshot's time (the
+    queued one is admitted in the run, like a trace workload)."""
+    import json
+
+    from kueue_fast.cli import main
+
+    docs = objects() + [
+        workload("running", "2026-01-01T00:00:00Z", "2026-01-01T00:30:00Z"),
+        workload("queued", "2026-01-01T01:00:00Z", None),
+    ]
+    path = write(tmp_path / "snapshot.yaml", docs)
+    argv = ["simulate", path, "-n", "5", "--days", "0.1", "--no-progress", "--report", str(tmp_path / "r")]
+    assert main(argv) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[2] == (
+        "1 Workload of the manifests holds quota from the start to the end of the run "
+        "(--existing-runtime SECONDS gives them a run time)"
+    )
+    assert main([*argv, "--existing-runtime", "3600"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[2] == (
+        "1 Workload of the manifests holds quota from the start until 30.0m into the run "
+        "(--existing-runtime, less what each had run)"
+    )
+    doc = json.loads((tmp_path / "r" / "metrics.json").read_text())
+    assert (doc["run"]["manifest_holding_quota"], doc["run"]["manifest_held_until_s"]) == (1, 1800.0)

@@ -114,7 +114,7 @@ class QuotaTree:
         borrowed = np.zeros((n, *shape))
         lent = np.zeros((n, *shape))
         over = np.zeros(shape)
-        # per node: its subtree's borrowing not covered yet, and the lenders below it with what they still lend
+        # per node: its subtree's borrowing not covered yet, and the lenders below with what they still lend
         demand: dict[int, F64] = {}
         supply: dict[int, list[tuple[int, F64]]] = {}
         for c in range(self.n_cq):

@@ -33,7 +33,7 @@ from .loop import NS, SimResult, simulate
 from .metrics import Metrics, compute
 from .plots import NO_CHARTS, charts_available
 from .progress import ProgressBar
-from .report import churn_lines, summary_table, write_report
+from .report import churn_lines, manifest_line, summary_table, write_report
 from .trace import Trace, read_trace, write_trace
 
 # Above this many workloads the reference engine takes minutes: say so.
@@ -400,8 +400,10 @@ def run_simulate(args: argparse.Namespace) -> int:
         t = m.totals
         sys.stdout.write(
             f"{out.title}\n{out.run_label}; {t['simulated_s'] / 86400:.1f} simulated days, "
-            f"{r.engine} engine, {r.cycles:,} cycles, simulated in {r.wall_s:.1f} s\n\n"
+            f"{r.engine} engine, {r.cycles:,} cycles, simulated in {r.wall_s:.1f} s\n"
         )
+        held = manifest_line(r)
+        sys.stdout.write(f"{held}\n\n" if held else "\n")
         sys.stdout.write(summary_table(m))
         churn = churn_lines(m.churn)
         if churn:

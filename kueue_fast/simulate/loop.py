@@ -149,6 +149,7 @@ class _Run(RunState):
     def start(self) -> None:
         """The manifest's workloads are there at the start; admitted ones hold quota."""
         specs, start_ns = self.specs, self.start_ns
+        self.manifest_held_until: list[int] = []
         if self.m:
             self.sim.add_specs(specs)
             held = [
@@ -156,6 +157,9 @@ class _Run(RunState):
             ]
             if held:
                 self.admitted(start_ns, held)
+            self.manifest_held_until = [
+                start_ns + self.dur[i] if self.dur[i] != NEVER else NEVER for i in held
+            ]
             for i, s in enumerate(specs):
                 if s.admission is not None and s.admission.cluster_queue < 0:
                     # admitted to a ClusterQueue that does not exist: holds nothing, never finishes
@@ -382,4 +386,5 @@ class _Run(RunState):
             max_cycles=self.max_cycles,
             drain_limited=self.drain_limited,
             notes=self.notes,
+            manifest_held_until_ns=self.manifest_held_until,
         )

@@ -23,8 +23,8 @@ import numpy as np
 import numpy.typing as npt
 
 from .engine import EVICTION_REASONS
-from .series import StepSeries
 from .records import DEACTIVATED, EVICTING, FINISHED, PENDING, REJECTED, RESERVED, RUNNING, SimResult
+from .series import StepSeries
 
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
@@ -162,7 +162,6 @@ def censored_percentiles(
 def compute(result: SimResult) -> Metrics:
     tl = result.timeline
     edges_ns = tl.bins.edges(result.end_ns)
-    nb = edges_ns.size - 1
     usage_bins = _bin_means(result, tl.usage)  # (n_cq, bins, n_fr)
     capacity = result.tree.capacity.astype(np.float64)
     series = Series(edges_s=edges_ns / NS, bin_s=tl.bins.width_ns / NS)

@@ -158,6 +158,8 @@ class SimResult:
     max_cycles: int
     drain_limited: bool = False
     notes: list[str] = field(default_factory=list)
+    # the manifests' workloads that hold quota at the start: when each releases it (NEVER: never)
+    manifest_held_until_ns: list[int] = field(default_factory=list)
 
 
 def usage_measure(nominal: I64, basis: I64, res_of_fr: I64, n_res: int) -> Callable[[int, I64], F64]:

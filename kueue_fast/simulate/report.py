@@ -17,7 +17,7 @@ import numpy as np
 
 from .metrics import Churn, Metrics, QueueStats, fmt_bin, fmt_duration
 from .plots import NO_CHARTS, PLOTS, Plot, charts_available, render_plots
-from .records import STATE_NAMES, TIMES_KEPT, SimResult
+from .records import NEVER, STATE_NAMES, TIMES_KEPT, SimResult
 
 NS = 1_000_000_000
 
@@ -67,15 +67,16 @@ COLUMNS = (
 )
 
 TABLE_LEGEND = (
-    "admitted: workloads admitted at least once (quota reserved and every admission check Ready); pending: "
-    "still waiting at the end; preempted: evictions of its workloads by preemption; rejected: deactivated by a "
-    "Rejected admission check (they held quota, never ran); retries: evictions by an admission check in Retry; "
-    "timeouts: evictions by waitForPodsReady's timeout; deactivated: past its backoffLimitCount; wait: per "
-    "workload, time in its queue until admission (after an eviction, again from its return to the queue), "
-    "percentiles by nearest rank; '>': at least this long, the percentile falls on a workload still waiting at "
-    "the end (censored: counted as waiting until the end); util: time-mean use of its dominant resource over "
-    "its nominal quota (over 100% when borrowing), or, marked '*' for a ClusterQueue without nominal quota, "
-    "over the most its cohorts could lend it; borrowing: time spent above its nominal quota."
+    "admitted: workloads admitted at least once (quota reserved and every admission check Ready); "
+    "pending: still waiting at the end; preempted: evictions of its workloads by preemption; rejected: "
+    "deactivated by a Rejected admission check (they held quota, never ran); retries: evictions by an "
+    "admission check in Retry; timeouts: evictions by waitForPodsReady's timeout; deactivated: past its "
+    "backoffLimitCount; wait: per workload, time in its queue until admission (after an eviction, again "
+    "from its return to the queue), percentiles by nearest rank; '>': at least this long, the percentile "
+    "falls on a workload still waiting at the end (censored: counted as waiting until the end); util: "
+    "time-mean use of its dominant resource over its nominal quota (over 100% when borrowing), or, marked "
+    "'*' for a ClusterQueue without nominal quota, over the most its cohorts could lend it; borrowing: "
+    "time spent above its nominal quota."
 )
 
 
@@ -138,6 +139,25 @@ def summary_table(metrics: Metrics) -> str:
             "waiting until the end)"
         )
     return "\n".join(out) + "\n"
+
+
+def manifest_line(result: SimResult) -> str:
+    """How many of the manifests' workloads hold quota from the start and
+    until when ("" when none do)."""
+    held = result.manifest_held_until_ns
+    if not held:
+        return ""
+    n = len(held)
+    what = f"{n:,} Workload{'s' if n != 1 else ''} of the manifests hold{'s' if n == 1 else ''} quota"
+    ends = [t for t in held if t != NEVER]
+    if not ends:
+        return (
+            f"{what} from the start to the end of the run (--existing-runtime SECONDS gives them a run time)"
+        )
+    first, last = (fmt_duration((t - result.start_ns) / NS) for t in (min(ends), max(ends)))
+    until = f"until {first}" if first == last else f"until {first} to {last}"
+    never = f"; {len(held) - len(ends):,} never finish" if len(ends) < len(held) else ""
+    return f"{what} from the start {until} into the run (--existing-runtime, less what each had run){never}"
 
 
 def churn_lines(c: Churn) -> list[str]:
@@ -207,6 +227,11 @@ def metrics_json(result: SimResult, metrics: Metrics, extra: dict[str, Any]) -> 
         "run": {
             "workloads": result.n_workloads,
             "manifest_workloads": result.n_manifest,
+            # those holding quota from the start, and when the last releases it (None: never)
+            "manifest_holding_quota": len(result.manifest_held_until_ns),
+            "manifest_held_until_s": (max(result.manifest_held_until_ns) - result.start_ns) / NS
+            if result.manifest_held_until_ns and NEVER not in result.manifest_held_until_ns
+            else None,
             "start": result.start_ns // NS,
             "end": result.end_ns // NS,
             "termination_delay_s": result.termination_delay_ns / NS,
@@ -450,6 +475,9 @@ def html_page(
         f"{result.cycles:,} scheduling cycles",
         f"simulated in {result.wall_s:.1f} s",
     ]
+    held = manifest_line(result)
+    if held:
+        facts.append(html.escape(held))
     note_html = "".join(f"<li>{html.escape(n)}</li>" for n in notes)
     churn = churn_lines(metrics.churn)
     churn_html = "<h2>Preemption churn</h2><pre>" + html.escape("\n".join(churn)) + "</pre>" if churn else ""
