@@ -291,3 +291,61 @@ def test_quota_goes_above_the_trees_quota_only_while_victims_stop(delay: int) ->
     held = s.utilization_stopping["nvidia.com/gpu"]["a100"] * 56  # GPUs held by stopping workloads, per bin
     over = s.over_quota.get("nvidia.com/gpu", np.zeros_like(held))
     assert (held > 0).any() and (over <= held + 1e-6).all()
+
+
+# --- compare and sweep: one meaning of --set/--patch, every difference listed (issue 20, item 7) -------------
+
+
+def test_compares_diff_lists_status_a_patch_changed(tmp_path: Path, capsys: Any) -> None:
+    """A patch that makes gate Active changes no spec: the diff still says
+    what changed (its condition), and gated admits in the patched run."""
+    import json
+
+    from kueue_fast.cli import main
+
+    patch = tmp_path / "gate.yaml"
+    patch.write_text(
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: AdmissionCheck\nmetadata: {name: gate}\n"
+        "status:\n  conditions: [{type: Active, status: 'True', reason: Active, message: up, "
+        "lastTransitionTime: '2025-01-01T00:00:00Z'}]\n"
+    )
+    trace = tmp_path / "trace.csv"
+    trace.write_text(HEADER + random_trace(7, 60))
+    argv = ["compare", str(CLUSTER), "--patch", str(patch), "--trace", str(trace), "--workers", "1"]
+    assert main([*argv, "--no-progress", "--no-report"]) == 0
+    out = capsys.readouterr().out
+    assert "AdmissionCheck/gate status.conditions[0].status: False -> True" in out
+    assert "AdmissionCheck/gate status.conditions[0].reason: NotReady -> Active" in out
+    assert main([*argv, "--no-progress", "--no-report", "-o", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    before, after = ({q["name"]: q for q in c["cluster_queues"]} for c in doc["configurations"])
+    assert (before["gated"]["active"], before["gated"]["admitted"]) == (False, 0)
+    assert after["gated"]["active"] and after["gated"]["admitted"] > 0
+
+
+def test_sweep_changes_the_configurations_under_test_and_runs_the_base_as_given(tmp_path: Path) -> None:
+    """--set means what it means to compare: the configurations under test
+    are changed, the base (the reference) runs as given."""
+    import json
+
+    from kueue_fast.cli import main
+
+    spec = tmp_path / "sweep.yaml"
+    spec.write_text(
+        "parameters:\n- name: pool\n  set: cohort/org.spec.resourceGroups[0].flavors[a100].resources"
+        "[nvidia.com/gpu].nominalQuota\n  values: [8, 16]\n"
+    )
+    trace = tmp_path / "trace.csv"
+    trace.write_text(HEADER + random_trace(8, 60))
+    argv = ["sweep", str(CLUSTER), str(spec), "--set", "cq/llm.spec.stopPolicy=Hold", "--trace", str(trace)]
+    assert main([*argv, "--workers", "1", "--no-progress", "--report", str(tmp_path / "r")]) == 0
+    doc = json.loads((tmp_path / "r" / "sweep.json").read_text())
+    base, *grid = doc["configurations"]
+    assert base["config"] == "base" and base["changes"] == []
+    llm = {
+        c["config"]: next(q for q in c["cluster_queues"] if q["name"] == "llm") for c in doc["configurations"]
+    }
+    assert llm["base"]["active"] and llm["base"]["admitted"] > 0
+    for c in grid:
+        assert "ClusterQueue/llm spec.stopPolicy=Hold" in c["changes"]
+        assert not llm[c["config"]]["active"] and llm[c["config"]]["admitted"] == 0

@@ -1,6 +1,7 @@
-"""What differs between two configurations of the cluster: the specs of their
-ResourceFlavors, ClusterQueues and Cohorts, where their LocalQueues point,
-priority class values, Namespace labels and Kueue's Configuration.
+"""What differs between two configurations of the cluster: every object and
+every field, status included (an AdmissionCheck made Active by a patch), but
+what the API server writes for itself (``metadata`` but labels and
+annotations).
 
 Fields are compared leaf by leaf. A list whose elements all have distinct
 names (flavors, resources) is matched by name, so a path reads
@@ -18,20 +19,29 @@ from typing import Any
 from ..errors import QuantityError
 from ..loader import Document
 from ..quantity import quantity_nanos
-from .overrides import NAMESPACED, object_ref, show_value
+from .overrides import object_ref, show_value
 
-# kind -> the parts of the object compared
-DIFF_KINDS: dict[str, tuple[str, ...]] = {
-    "ResourceFlavor": ("spec",),
-    "ClusterQueue": ("spec",),
-    "Cohort": ("spec",),
-    "LocalQueue": ("spec",),
-    "WorkloadPriorityClass": ("value",),
-    "PriorityClass": ("value", "globalDefault"),
-    "Namespace": ("metadata.labels",),
-    "Configuration": ("*",),
-    "AdmissionCheck": ("spec",),
-}
+# kinds listed first, in this order (the rest follow by name)
+DIFF_KINDS = (
+    "Configuration",
+    "ResourceFlavor",
+    "Cohort",
+    "ClusterQueue",
+    "AdmissionCheck",
+    "LocalQueue",
+    "WorkloadPriorityClass",
+    "PriorityClass",
+    "Namespace",
+)
+# what the API server writes for itself: not a difference of configuration
+SERVER_METADATA = (
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "managedFields",
+    "selfLink",
+)
 QUANTITY_FIELDS = ("nominalQuota", "borrowingLimit", "lendingLimit")
 MISSING = object()
 
@@ -52,20 +62,13 @@ class Change:
 
 
 def _compared(obj: dict[str, Any]) -> dict[str, Any]:
-    parts = DIFF_KINDS[str(obj.get("kind"))]
-    if parts == ("*",):
-        return {k: v for k, v in obj.items() if k not in ("apiVersion", "kind", "metadata")}
-    out: dict[str, Any] = {}
-    for p in parts:
-        keys = p.split(".")
-        node: Any = obj
-        for k in keys:
-            node = node.get(k, MISSING) if isinstance(node, dict) else MISSING
-        if node is not MISSING:
-            at = out
-            for k in keys[:-1]:
-                at = at.setdefault(k, {})
-            at[keys[-1]] = node
+    """The object but apiVersion, kind and the metadata the API server writes."""
+    out = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind", "metadata")}
+    md = obj.get("metadata")
+    if isinstance(md, dict):
+        kept = {k: v for k, v in md.items() if k not in (*SERVER_METADATA, "name", "namespace")}
+        if kept:
+            out["metadata"] = kept
     return out
 
 
@@ -112,21 +115,25 @@ def _key(obj: dict[str, Any]) -> tuple[str, str, str]:
     md = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
     assert isinstance(md, dict)
     kind = str(obj.get("kind"))
-    ns = str(md.get("namespace") or "") if kind in NAMESPACED else ""
+    ns = str(md.get("namespace") or "") if kind not in CLUSTER_SCOPED else ""
     return (kind, ns, "" if kind == "Configuration" else str(md.get("name", "")))
 
 
 def _objects(docs: Iterable[Document]) -> dict[tuple[str, str, str], dict[str, Any]]:
-    return {_key(d.obj): d.obj for d in docs if d.obj.get("kind") in DIFF_KINDS}
+    return {_key(d.obj): d.obj for d in docs if isinstance(d.obj.get("kind"), str)}
+
+
+def _kind_order(kind: str) -> tuple[int, str]:
+    return (DIFF_KINDS.index(kind), "") if kind in DIFF_KINDS else (len(DIFF_KINDS), kind)
 
 
 def spec_diff(base: Sequence[Document], other: Sequence[Document]) -> list[Change]:
     """What ``other`` changes in ``base``: objects added or removed, and each
-    field that differs, in kind order then name."""
+    field that differs (spec, status, labels, annotations...), in kind order
+    then name."""
     a, b = _objects(base), _objects(other)
-    order = list(DIFF_KINDS)
     out: list[Change] = []
-    for key in sorted(set(a) | set(b), key=lambda k: (order.index(k[0]), k[1], k[2])):
+    for key in sorted(set(a) | set(b), key=lambda k: (_kind_order(k[0]), k[1], k[2])):
         if key not in b:
             out.append(Change(object_ref(a[key]), "", "", None))
             continue
@@ -147,6 +154,23 @@ def spec_diff(base: Sequence[Document], other: Sequence[Document]) -> list[Chang
                 )
             )
     return out
+
+
+# kinds without a namespace (a stray metadata.namespace on them is not part of their name)
+CLUSTER_SCOPED = (
+    "Configuration",
+    "ResourceFlavor",
+    "Cohort",
+    "ClusterQueue",
+    "AdmissionCheck",
+    "WorkloadPriorityClass",
+    "PriorityClass",
+    "Namespace",
+    "Topology",
+    "ProvisioningRequestConfig",
+    "MultiKueueConfig",
+    "MultiKueueCluster",
+)
 
 
 def local_queues(docs: Iterable[Document]) -> set[str]:

@@ -266,19 +266,22 @@ def base_value(p: Parameter, base: Variant, targets: dict[str, Any]) -> Any:
     return "-"
 
 
-def expand(spec: SweepSpec, base: Variant) -> list[Configuration]:
-    """Every configuration of the sweep, built (not validated yet); a target
-    that does not resolve is an error naming the configuration."""
+def expand(spec: SweepSpec, base: Variant, changed_base: Variant | None = None) -> list[Configuration]:
+    """Every configuration of the sweep, built (not validated yet): the base
+    as given (the reference), then the grid on ``changed_base`` (the base
+    with --set/--patch; default: the base); a target that does not resolve
+    is an error naming the configuration."""
     out: list[Configuration] = []
     option = f"{spec.source} parameters"
-    targets = {t: parse_target(t, base.documents, option) for p in spec.parameters for t in p.targets}
+    start = changed_base if changed_base is not None else base
+    targets = {t: parse_target(t, start.documents, option) for p in spec.parameters for t in p.targets}
     if spec.include_base:
         now = {p.name: base_value(p, base, targets) for p in spec.parameters}
         out.append(Configuration("base", now, base))
     errors: list[InputError] = []
     for k, combo in enumerate(spec.combinations(), start=1):
         values = {p.name: p.values[i] for p, i in zip(spec.parameters, combo, strict=True)}
-        v = base.derive(f"#{k}")
+        v = start.derive(f"#{k}")
         what = f"sweep configuration #{k} ({describe(values)})"
         try:
             for p, i in zip(spec.parameters, combo, strict=True):
@@ -590,9 +593,10 @@ def run_sweep(args: argparse.Namespace) -> int:
     found = base_variant(args, base_files)
     builtin = found is None
     base = found if found is not None else _builtin_variant()
-    base = changed(base, args)
     base.label = "base"
-    configs = expand(spec, base)
+    # --set/--patch: as in compare, the configurations under test are changed; the base runs as given
+    under_test = changed(base, args)
+    configs = expand(spec, base, under_test)
     states = validate_all(configs)
     print_warnings(states[0])
     finish_spec(spec, list(states[0].cluster_queues))
@@ -615,6 +619,11 @@ def run_sweep(args: argparse.Namespace) -> int:
         goal = f"{'maximize' if spec.maximize else 'minimize'} {spec.objective}"
         out = [
             f"Sweep of {len(configs)} configurations on one trace ({plan.label}); objective: {goal}",
+            *(
+                [f"Every configuration but the base has: {'; '.join(under_test.changes)}"]
+                if under_test.changes
+                else []
+            ),
             "",
             render_table(sr).rstrip("\n"),
             "",
