@@ -293,7 +293,7 @@ def test_quota_goes_above_the_trees_quota_only_while_victims_stop(delay: int) ->
     assert (held > 0).any() and (over <= held + 1e-6).all()
 
 
-# --- compare and sweep: one meaning of --set/--patch, every difference listed (issue 20, item 7) -------------
+# --- compare and sweep: one meaning of --set/--patch, every difference listed (issue 20, item 7) ----------
 
 
 def test_compares_diff_lists_status_a_patch_changed(tmp_path: Path, capsys: Any) -> None:
