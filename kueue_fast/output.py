@@ -328,10 +328,67 @@ def to_yaml(cluster: Cluster) -> str:
 # --- tables ------------------------------------------------------------------------------------
 
 
-def _render(rows: list[Sequence[str]]) -> list[str]:
-    """Columns padded to their widest cell; the last one is left as it is."""
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
-    return ["  ".join([*(c.ljust(w) for c, w in zip(r, widths, strict=False)), r[-1]]).rstrip() for r in rows]
+# A table's width: the columns named to wrap share what the others leave of it.
+TABLE_WIDTH = 120
+MIN_WRAPPED = 30
+
+
+def _render(rows: list[Sequence[str]], wrap: Sequence[int] = ()) -> list[str]:
+    """Columns padded to their widest cell (the last one is left as it is);
+    the columns of ``wrap`` share what the others leave of TABLE_WIDTH (at
+    least MIN_WRAPPED each) and wrap their text onto more lines, under their
+    column."""
+    import textwrap
+
+    n = len(rows[0])
+    wrapped = sorted({i % n for i in wrap})
+    widths = [max(len(r[i]) for r in rows) for i in range(n)]
+    free = TABLE_WIDTH - sum(w for i, w in enumerate(widths) if i not in wrapped) - 2 * (n - 1)
+    # water-filling: the narrowest take what they need, the others an equal share of what is left
+    budget = max(free, MIN_WRAPPED * len(wrapped))
+    for k, i in enumerate(sorted(wrapped, key=lambda i: widths[i])):
+        widths[i] = min(widths[i], max(MIN_WRAPPED, budget // (len(wrapped) - k)))
+        budget -= widths[i]
+    lines = []
+    for r in rows:
+        cells = [
+            textwrap.wrap(c, widths[i], break_on_hyphens=False) or [""] if i in wrapped else [c]
+            for i, c in enumerate(r)
+        ]
+        for k in range(max(len(c) for c in cells)):
+            parts = [(c[k] if k < len(c) else "") for c in cells]
+            last = n - 1
+            lines.append(
+                "  ".join(
+                    [*(p.ljust(w) for p, w in zip(parts[:last], widths, strict=False)), parts[last]]
+                ).rstrip()
+            )
+    return lines
+
+
+def _render_decisions(rows: list[Sequence[str]]) -> list[str]:
+    """The decisions table within TABLE_WIDTH: WHY and MESSAGE wrapped in
+    their columns, or, when the other columns leave them too little room,
+    on lines of their own under each row."""
+    fixed = sum(max(len(r[i]) for r in rows) + 2 for i in range(4))
+    if TABLE_WIDTH - fixed - 2 >= 2 * MIN_WRAPPED:
+        return _render(rows, wrap=(4, 5))
+    import textwrap
+
+    head = _render([r[:4] for r in rows])
+    out = [head[0] + "  (WHY, MESSAGE below)"]
+    for line, r in zip(head[1:], rows[1:], strict=True):
+        out.append(line)
+        for label, text in (("why", r[4]), ("message", r[5])):
+            if text and text != NONE:
+                out += textwrap.wrap(
+                    text,
+                    TABLE_WIDTH,
+                    initial_indent=f"    {label}: ",
+                    subsequent_indent=" " * (6 + len(label)),
+                    break_on_hyphens=False,
+                )
+    return out
 
 
 def _queued_in(view: ClusterView, d: Decision) -> str:
@@ -375,7 +432,7 @@ def to_table(cluster: Cluster) -> str:
         e = view.explain(d)
         reason = d.reason if d.preempted_by is None else f"{d.reason} by {d.preempted_by}"
         rows.append((d.key, d.state, _queued_in(view, d), reason, e.summary if e else NONE, d.message))
-    lines = _render(rows)
+    lines = _render_decisions(rows)
     lines += ["", *_usage_lines(view), "", _counts_line(cluster, decisions)]
     return "\n".join(lines) + "\n"
 

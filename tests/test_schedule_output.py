@@ -571,7 +571,12 @@ def test_table_has_kueues_reason_and_kueue_fasts_why(tmp_path, capsys, engine):
     out, _ = schedule(tmp_path, capsys, PREEMPTION, "-o", "table", "--until-stable", engine=engine)
     header = out.splitlines()[0].split()
     assert header[:6] == ["WORKLOAD", "STATE", "CLUSTERQUEUE", "REASON", "WHY", "MESSAGE"]
-    small = next(line for line in out.splitlines() if line.startswith("f/small"))
+    lines = out.split("\n\n")[0].splitlines()
+    assert max(len(line) for line in lines) <= 120  # WHY and MESSAGE wrap in their columns
+    at = next(i for i, line in enumerate(lines) if line.startswith("f/small"))
+    end = next((i for i in range(at + 1, len(lines)) if not lines[i].startswith(" ")), len(lines))
+    why, message = lines[0].index("WHY"), lines[0].index("MESSAGE")
+    small = " ".join(line[why:message].strip() for line in lines[at:end])  # the WHY column's lines
     assert "StrictFIFO: waits behind head f/giant" in small
     assert "QUOTA" in out and "cohort co" in out  # the usage view follows
     assert out.rstrip().endswith("1 admitted, 3 pending, 0 evicted")

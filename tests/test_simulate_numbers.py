@@ -349,3 +349,80 @@ def test_sweep_changes_the_configurations_under_test_and_runs_the_base_as_given(
     for c in grid:
         assert "ClusterQueue/llm spec.stopPolicy=Hold" in c["changes"]
         assert not llm[c["config"]]["active"] and llm[c["config"]]["admitted"] == 0
+
+
+# --- said once, readable axes, 120 columns (issue 20, item 9) ----------------------------------------------
+
+
+def test_each_warning_is_said_once(tmp_path: Path, capsys: Any) -> None:
+    from kueue_fast.cli import main
+
+    trace = tmp_path / "trace.csv"
+    trace.write_text(HEADER + "0,nowhere,q,x1,60,1\n0,llm,q,l1,60,1\n")
+    assert main(["simulate", str(CLUSTER), "--trace", str(trace), "--no-report", "--no-progress"]) == 0
+    out, err = capsys.readouterr()
+    said = (out + err).count("trace workloads of LocalQueue nowhere/q never run")
+    assert said == 1
+
+
+def test_wait_axis_is_ticked_in_minutes_hours_and_days() -> None:
+    pytest.importorskip("matplotlib")
+    from kueue_fast.simulate.plots import RunCanvas, wait_times_plot
+
+    result, m = run(random_trace(3, 120), until_ns=START + 86400 * NS)
+    fig = wait_times_plot(RunCanvas(m, result.topology_cq_names, "a run"), "waits")
+    labels = [t.get_text() for t in fig.axes[0].get_xticklabels()]
+    assert labels and set(labels) <= {"1s", "10s", "1m", "10m", "1h", "6h", "1d", "7d", "30d", "1y"}
+    gated = f"gated (inactive) ({queue(m, 'gated').censored} censored)"
+    assert gated in [t.get_text() for t in fig.axes[0].get_yticklabels()]
+
+
+def test_compares_utilization_panels_skip_flavors_no_configuration_uses() -> None:
+    pytest.importorskip("matplotlib")
+    from kueue_fast.simulate.plots import OverlayCanvas, overlay_utilization_plot
+
+    objs = objects()
+    objs.insert(
+        0, {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "h100"}}
+    )
+    pool = next(o for o in objs if o["kind"] == "Cohort" and o["metadata"]["name"] == "org")
+    pool["spec"]["resourceGroups"][0]["flavors"].append(
+        {"name": "h100", "resources": [{"name": "nvidia.com/gpu", "nominalQuota": 8}]}
+    )
+    _, m = run(STATIC, objs, until_ns=START + 1000 * NS)
+    assert set(m.series.utilization["nvidia.com/gpu"]) == {"a100", "h100"}  # h100: capacity, no use
+    fig = overlay_utilization_plot(OverlayCanvas([("a", m), ("b", m)], "one trace"), "utilization")
+    titles = [ax.get_title() for ax in fig.axes if ax.get_visible() and ax.get_title()]
+    assert titles == ["nvidia.com/gpu in a100"]
+
+
+def test_schedules_table_fits_120_columns(tmp_path: Path, capsys: Any) -> None:
+    """Long names and Kueue's long messages: WHY and MESSAGE wrap in their
+    columns, or go on lines of their own under each row."""
+    from kueue_fast.cli import main
+
+    def workload(name: str, ns: str, gpus: int) -> dict[str, Any]:
+        container = {"name": "c", "resources": {"requests": {"nvidia.com/gpu": str(gpus)}}}
+        return {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "Workload",
+            "metadata": {"name": name, "namespace": ns, "creationTimestamp": "2025-01-01T00:00:00Z"},
+            "spec": {
+                "queueName": "q",
+                "podSets": [{"name": "main", "count": 1, "template": {"spec": {"containers": [container]}}}],
+            },
+        }
+
+    for name in ("train-llama-70b-finetune-with-a-long-name", "ft"):
+        objs = [
+            *objects(),
+            workload(name, "llm", 4),
+            workload("big", "vision", 64),
+            workload("b", "gated", 1),
+        ]
+        path = tmp_path / "cluster.yaml"
+        path.write_text(yaml.safe_dump_all(objs))
+        assert main(["schedule", str(path), "-o", "table"]) == 0
+        table = capsys.readouterr().out.split("\n\n")[0]
+        assert max(len(line) for line in table.splitlines()) <= 120, table
+        assert "maximum capacity" in table and "ClusterQueue gated is inactive" in table

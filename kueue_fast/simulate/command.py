@@ -50,6 +50,7 @@ class SimulationOutput:
     warnings: list[str] = field(default_factory=list)
     title: str = ""
     run_label: str = ""
+    said_notes: list[str] = field(default_factory=list)  # the first notes, said as the run started
 
 
 @dataclass
@@ -187,6 +188,7 @@ def run(
     if note:
         notes.append(note)
         print(f"note: {note}", file=err)
+    said = list(notes)
     inputs = _inputs(files, trace_path, n, seed, days, load, state, title, builtin)
     for w in inputs.warnings:
         warn(w)
@@ -232,7 +234,7 @@ def run(
             Path(report_dir), inputs, result, metrics, label, seed, messages, progress, timings
         )
     timings["total_s"] = time.perf_counter() - t0
-    return SimulationOutput(result, metrics, files_out, notes, timings, warnings, inputs.title, label)
+    return SimulationOutput(result, metrics, files_out, notes, timings, warnings, inputs.title, label, said)
 
 
 def _run_notes(result: SimResult, warnings: list[str], max_cycles: int) -> list[str]:
@@ -408,9 +410,8 @@ def run_simulate(args: argparse.Namespace) -> int:
         churn = churn_lines(m.churn)
         if churn:
             sys.stdout.write("\n" + "\n".join(churn) + "\n")
-        for w in out.warnings:
-            sys.stdout.write(f"\nwarning: {w}\n")
-        for note in out.notes:
+        # warnings, and the engine's note, were said on standard error as they came: not again
+        for note in out.notes[len(out.said_notes) :]:
             sys.stdout.write(f"\nnote: {note}\n")
     if out.report_files:
         html = next(p for p in out.report_files if p.suffix == ".html")

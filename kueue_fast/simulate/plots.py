@@ -112,7 +112,31 @@ def _line_handles(colors: dict[str, str]) -> tuple[list[Any], list[str]]:
 
 
 WAIT_FLOOR_S = 1.0  # a log axis cannot show 0: immediate admissions sit on the floor
-WAIT_XLABEL = "time in the queue until admission (seconds, log scale; 1 s floor; censored: waited so far)"
+WAIT_XLABEL = "time in the queue until admission (log scale; 1 s floor; censored: waited so far)"
+# the wait axis's ticks: (seconds, label)
+WAIT_TICKS = (
+    (1, "1s"),
+    (10, "10s"),
+    (60, "1m"),
+    (600, "10m"),
+    (3600, "1h"),
+    (6 * 3600, "6h"),
+    (86400, "1d"),
+    (7 * 86400, "7d"),
+    (30 * 86400, "30d"),
+    (365 * 86400, "1y"),
+)
+
+
+def duration_axis(ax: Any) -> None:
+    """A log axis of durations ticked in s, m, h and d (x axis)."""
+    import matplotlib
+
+    lo, hi = ax.get_xlim()
+    ticks = [(t, label) for t, label in WAIT_TICKS if lo <= t <= hi] or [(1, "1s")]
+    ax.xaxis.set_major_locator(matplotlib.ticker.FixedLocator([t for t, _ in ticks]))
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FixedFormatter([label for _, label in ticks]))
+    ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
 
 
 def _wait_boxes(
@@ -128,6 +152,8 @@ def _wait_boxes(
     for i, n in enumerate(names, start=1):
         cen = [int(m.waits_censored.get(n, np.zeros(0, dtype=bool)).sum()) for _, m in runs]
         note = f" ({', '.join(f'{c:,}' for c in cen)} censored)" if any(cen) else ""
+        if any(not q.active for _, m in runs for q in m.queues if q.name == n):
+            note = " (inactive)" + note
         ticks.append(n + note)
         positions.append(i)
         for j, (label, m) in enumerate(runs):
@@ -153,6 +179,9 @@ def _wait_boxes(
             ax.plot(np.percentile(d, 99), pos, "k.", ms=5)
     ax.set_yticks(positions, ticks)
     ax.set_xscale("log")
+    lo, hi = ax.get_xlim()
+    ax.set_xlim(max(lo, WAIT_FLOOR_S * 0.8), hi)
+    duration_axis(ax)
     ax.set_xlabel(WAIT_XLABEL)
     ax.invert_yaxis()
 
@@ -423,7 +452,10 @@ def overlay_wait_times_plot(c: OverlayCanvas, heading: str) -> Any:
 def overlay_utilization_plot(c: OverlayCanvas, heading: str) -> Any:
     """A panel per resource and flavor, those that differ most between the runs."""
     runs = c.runs
-    keys = sorted({(r, f) for _, m in runs for r, d in m.series.utilization.items() for f in d})
+    # the flavors some configuration uses (a flavor no run touches says nothing)
+    keys = sorted(
+        {(r, f) for _, m in runs for r, d in m.series.utilization.items() for f, y in d.items() if y.any()}
+    )
 
     def spread(key: tuple[str, str]) -> float:
         means = [float(m.series.utilization.get(key[0], {}).get(key[1], np.zeros(1)).mean()) for _, m in runs]
