@@ -239,7 +239,7 @@ def test_an_inactive_cluster_queue_is_said_with_kueues_reason(tmp_path: Path, ca
     trace.write_text(HEADER + random_trace(5, 60))
     rep = tmp_path / "rep"
     assert main(["simulate", str(CLUSTER), "--trace", str(trace), "--report", str(rep), "--no-progress"]) == 0
-    out = capsys.readouterr().out
+    out = " ".join(capsys.readouterr().out.split())  # the lines under the table wrap at 120 columns
     message = "Can't admit new workloads: references inactive AdmissionCheck(s): gate."
     assert "gated (inactive)" in out
     assert f"inactive: gated admits nothing (AdmissionCheckInactive: {message})" in out

@@ -8,8 +8,9 @@ from __future__ import annotations
 import base64
 import html
 import json
+import textwrap
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -50,15 +51,19 @@ COLUMNS = (
     _count("admitted"),
     _count("pending"),
     Column("preempted", lambda q, _: f"{q.preemptions:,}", lambda t: f"{t['preemptions']:,}"),
-    replace(_count("rejected"), shown_when=CHECK_TOTALS),
-    Column("retries", lambda q, _: f"{q.check_retries:,}", lambda t: f"{t['check_retries']:,}", CHECK_TOTALS),
+    # admission checks, waitForPodsReady: two counts in one column each, within 120 columns
     Column(
-        "timeouts",
-        lambda q, _: f"{q.pods_ready_timeouts:,}",
-        lambda t: f"{t['pods_ready_timeouts']:,}",
+        "rejected/retry",
+        lambda q, _: f"{q.rejected:,}/{q.check_retries:,}",
+        lambda t: f"{t['rejected']:,}/{t['check_retries']:,}",
+        CHECK_TOTALS,
+    ),
+    Column(
+        "timeouts/deact",
+        lambda q, _: f"{q.pods_ready_timeouts:,}/{q.deactivated:,}",
+        lambda t: f"{t['pods_ready_timeouts']:,}/{t['deactivated']:,}",
         WAIT_TOTALS,
     ),
-    Column("deactivated", lambda q, _: f"{q.deactivated:,}", lambda t: f"{t['deactivated']:,}", WAIT_TOTALS),
     Column("wait p50", lambda q, _: _wait(q.wait_p50_s, q.wait_p50_censored)),
     Column("p95", lambda q, _: _wait(q.wait_p95_s, q.wait_p95_censored)),
     Column("p99", lambda q, _: _wait(q.wait_p99_s, q.wait_p99_censored)),
@@ -68,15 +73,15 @@ COLUMNS = (
 
 TABLE_LEGEND = (
     "admitted: workloads admitted at least once (quota reserved and every admission check Ready); "
-    "pending: still waiting at the end; preempted: evictions of its workloads by preemption; rejected: "
-    "deactivated by a Rejected admission check (they held quota, never ran); retries: evictions by an "
-    "admission check in Retry; timeouts: evictions by waitForPodsReady's timeout; deactivated: past its "
-    "backoffLimitCount; wait: per workload, time in its queue until admission (after an eviction, again "
-    "from its return to the queue), percentiles by nearest rank; '>': at least this long, the percentile "
-    "falls on a workload still waiting at the end (censored: counted as waiting until the end); util: "
-    "time-mean use of its dominant resource over its nominal quota (over 100% when borrowing), or, marked "
-    "'*' for a ClusterQueue without nominal quota, over the most its cohorts could lend it; borrowing: "
-    "time spent above its nominal quota."
+    "pending: still waiting at the end; preempted: evictions of its workloads by preemption; "
+    "rejected: deactivated by a Rejected admission check (they held quota, never ran); retries: "
+    "evictions by an admission check in Retry; timeouts: evictions by waitForPodsReady's timeout; "
+    "deact: deactivated past its backoffLimitCount; wait: per workload, time in its queue until "
+    "admission (after an eviction, again from its return to the queue), percentiles by nearest rank; "
+    "'>': at least this long, the percentile falls on a workload still waiting at the end (censored: "
+    "counted as waiting until the end); util: time-mean use of its dominant resource over its nominal "
+    "quota (over 100% when borrowing), or, marked '*' for a ClusterQueue without nominal quota, over "
+    "the most its cohorts could lend it; borrowing: time spent above its nominal quota."
 )
 
 
@@ -126,18 +131,20 @@ def summary_table(metrics: Metrics) -> str:
     out += [line(r) for r in rows[:-1]]
     out += ["  ".join("-" * w for w in widths), line(rows[-1])]
     # util above 100% looks like a bug unless the table says what it divides by
-    out.append(
+    notes = [
         "util: mean use of the dominant resource over nominal quota (above 100% when borrowing); "
         "borrowing: time spent borrowing (share of the run)"
-    )
+    ]
     if any(q.utilization_of == "reach" for q in metrics.queues):
-        out.append(REACH_NOTE)
-    out += inactive_lines(metrics.queues)
+        notes.append(REACH_NOTE)
+    notes += inactive_lines(metrics.queues)
     if t.get("censored_waits"):
-        out.append(
+        notes.append(
             f"'>': a lower bound ({t['censored_waits']:,} workloads still waiting at the end count as "
             "waiting until the end)"
         )
+    for note in notes:  # within the table's 120 columns
+        out += textwrap.wrap(note, 120, subsequent_indent="  ", break_on_hyphens=False)
     return "\n".join(out) + "\n"
 
 
