@@ -230,8 +230,10 @@ def over_quota_peaks(result: SimResult) -> list[dict[str, Any]]:
 
 
 def _borrowed_and_lent_series(result: SimResult, usage_bins: F64, capacity: F64, series: Series) -> None:
-    """Borrowed and lent per resource, ClusterQueue and cohort (on bin means;
-    who lends what: capacity.QuotaTree.attribute), summed over the flavors."""
+    """Borrowed and lent per resource, ClusterQueue and cohort, summed over
+    the flavors: capacity.QuotaTree.attribute on each bin's mean usage (not
+    the mean of the attribution at every instant: within a bin that goes
+    above and below nominal quota, the borrowing is a lower bound)."""
     res_of_fr = np.array([r for _, r in result.fr_pairs], dtype=np.int64)
     att = result.tree.attribute(usage_bins)
     n_cq = result.tree.n_cq

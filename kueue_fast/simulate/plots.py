@@ -314,8 +314,9 @@ def borrowing_plot(c: RunCanvas, heading: str) -> Any:
         for label, b, lt, col, lw, _ in lines:
             if label not in top:
                 continue
-            ax.plot(c.x, b, lw=lw, color=col)
-            ax.plot(c.x, -lt, lw=lw, color=col, ls="--")
+            z = 2 if lw > 1 else 3  # a ClusterQueue's thin line stays visible on its cohort's thick one
+            ax.plot(c.x, b, lw=lw, color=col, zorder=z)
+            ax.plot(c.x, -lt, lw=lw, color=col, ls="--", zorder=z)
             shown[label] = (col, lw)
         over = s.over_quota.get(r)
         if over is not None:
@@ -424,6 +425,11 @@ def _panels(n: int) -> tuple[Any, Any]:
     return fig, axes
 
 
+def suptitle(fig: Any, text: str) -> None:
+    """The figure's title above its panels' titles (the PNG's tight box takes it in)."""
+    fig.suptitle(text, fontsize=9, y=1.0 + 0.1 / fig.get_figheight(), va="bottom")
+
+
 @dataclass
 class OverlayCanvas:
     """What the overlaid charts share: a colour per run in every chart;
@@ -472,10 +478,10 @@ def overlay_utilization_plot(c: OverlayCanvas, heading: str) -> Any:
                 x, xlabel, _ = _x(m)
                 ax.plot(x, y * 100, lw=1, color=c.colors[label])
         ax.set_title(f"{r} in {f}", fontsize=8)
-        ax.set_ylabel("% of nominal")
+        ax.set_ylabel("% of capacity")
         ax.set_ylim(bottom=0)
     legend_beside(axes[0, -1], *_line_handles(c.colors))
-    fig.suptitle(f"{heading}\n{c.subtitle}; {c.per_bin}", fontsize=9)
+    suptitle(fig, f"{heading}\n{c.subtitle}; {c.per_bin}")
     for ax in axes[-1]:
         ax.set_xlabel(xlabel)
     return fig
@@ -501,7 +507,7 @@ def overlay_pending_plot(c: OverlayCanvas, heading: str) -> Any:
     if not queues:
         axes[0, 0].text(0.5, 0.5, "nothing pending", transform=axes[0, 0].transAxes, ha="center")
     legend_beside(axes[0, -1], *_line_handles(c.colors))
-    fig.suptitle(f"{heading}\n{c.subtitle}; {c.per_bin}", fontsize=9)
+    suptitle(fig, f"{heading}\n{c.subtitle}; {c.per_bin}")
     for ax in axes[-1]:
         ax.set_xlabel(xlabel)
     return fig

@@ -82,6 +82,11 @@ class Comparison:
             if m not in EVICTION_COUNTS or any(r.metrics.totals.get(m) for r in self.results)
         ]
 
+    def inactive_note(self, cq: str) -> str:
+        """' (inactive in X, Y)' for a ClusterQueue some configuration leaves inactive."""
+        where = [r.label for r in self.results for q in r.metrics.queues if q.name == cq and not q.active]
+        return f" (inactive in {', '.join(where)})" if where else ""
+
     def value(self, k: int, cq: str, metric: str) -> tuple[float, bool] | None:
         """Configuration k's value of a metric (cluster-wide when cq is ALL); None if it has no such queue."""
         r = self.results[k]
@@ -137,7 +142,7 @@ def table_rows(c: Comparison) -> list[list[str]]:
     metric with every configuration's value and its change against the base."""
     rows: list[list[str]] = []
     for cq in [ALL, *c.queue_names()]:
-        rows.append([cq] + [""] * len(c.results))
+        rows.append([cq + c.inactive_note(cq)] + [""] * len(c.results))
         for metric, title in c.metrics(cq):
             name = metric if cq == ALL else f"{metric}:{cq}"
             base = c.value(0, cq, metric)
