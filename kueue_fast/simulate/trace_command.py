@@ -38,15 +38,18 @@ def run_generate(args: argparse.Namespace) -> int:
     if not math.isfinite(args.load) or args.load <= 0:
         raise InputError("", "--load", f"must be positive, got {args.load}")
     warnings: list[str] = []
+    notes: list[str] = []
     if args.files:
         from ..loader import load
 
         state = load(args.files, recursive=args.recursive)
-        trace = scenario.trace_for_state(state, args.n, args.seed, args.days, args.load, warnings)
+        trace = scenario.trace_for_state(state, args.n, args.seed, args.days, args.load, warnings, notes)
     else:
         trace = scenario.default_trace(args.n, args.seed, args.days)
     for w in warnings:
         print(f"warning: {w}", file=sys.stderr)
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
     with Path(args.output_file).open("w", newline="") as f:
         (write_jsonl if fmt == "jsonl" else write_csv)(trace, f)
     print(
