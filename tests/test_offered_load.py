@@ -27,7 +27,7 @@ from kueue_fast.cli import main
 from kueue_fast.loader import build_state
 from kueue_fast.quantity import parse_quantity
 from kueue_fast.simulate.scenario import trace_for_state
-from kueue_fast.simulate.trace import Trace
+from kueue_fast.simulate.trace import Trace, read_trace
 
 WEEK_S = 7 * 86400.0
 TOLERANCE = 0.005
@@ -185,11 +185,13 @@ def csv_loads_by_hand(text: str, path: Path, capacity: dict[str, dict[str, int]]
     }
     work: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     with path.open() as f:
-        for row in csv.DictReader(f):
-            target = queue_of[(row["namespace"], row["queue"])]
-            for r in capacity[target]:
-                if row.get(r):
-                    work[target][r] += int(row["count"]) * parse_quantity(row[r], r) * float(row["duration"])
+        lines = list(f)
+    assert lines[0] == "# window: 604800\n", "the trace says the 7 days it covers"
+    for row in csv.DictReader(lines[1:]):
+        target = queue_of[(row["namespace"], row["queue"])]
+        for r in capacity[target]:
+            if row.get(r):
+                work[target][r] += int(row["count"]) * parse_quantity(row[r], r) * float(row["duration"])
     return {q: max(work[q][r] / (cap * WEEK_S) for r, cap in capacity[q].items()) for q in capacity}
 
 
@@ -254,4 +256,24 @@ def test_headline_of_a_trace_file_measures_over_its_arrivals(
     assert (
         "offered load 0.09 x the nominal quota the trace can use, per ClusterQueue, on cpu, "
         "over the 1.0h to the last arrival" in capsys.readouterr().out
+    )
+
+
+def test_a_written_trace_keeps_its_window_and_its_offered_load(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--write-scenario's trace.csv says the 7 days it covers (``# window:``):
+    replayed, the headline gives the load of the run that generated it."""
+    (tmp_path / "cluster.yaml").write_text(NESTED_POOL)
+    args = ["simulate", str(tmp_path / "cluster.yaml"), "-n", "1500", "--load", "0.8"]
+    assert main([*args, "--write-scenario", str(tmp_path / "s")]) == 0
+    trace = read_trace(tmp_path / "s" / "trace.csv")
+    assert trace.window_s == WEEK_S
+    got = loads_by_hand(NESTED_POOL, trace, NESTED_CAPACITY, WEEK_S)
+    assert all(x == pytest.approx(0.8, rel=TOLERANCE) for x in got.values()), got
+    capsys.readouterr()
+    replay = ["simulate", str(tmp_path / "s" / "cluster.yaml"), "--trace", str(tmp_path / "s" / "trace.csv")]
+    assert main([*replay, "--no-report", "--no-progress"]) == 0
+    assert "offered load 0.80 x the quota the trace can use (nominal + share of cohort quota)" in (
+        capsys.readouterr().out
     )

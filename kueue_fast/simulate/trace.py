@@ -16,12 +16,14 @@ Formats (documented in the README):
   not requested). Consecutive rows with the same namespace and name are the
   pod sets of one workload; without a ``name`` column every row is one.
   Optional placement columns ``node_selector``, ``tolerations``,
-  ``affinity`` (placement.py has their form).
+  ``affinity`` (placement.py has their form). Leading ``#`` lines are
+  comments; ``# window: SECONDS`` is the time the trace covers from 0.
 * JSON Lines, one workload per line: ``{"arrival": 0, "namespace": "ml",
   "queue": "default", "name": "job-1", "priority": 1000, "duration": 3600,
   "podSets": [{"name": "main", "count": 4, "minCount": 2,
   "requests": {"cpu": "2", "memory": "8Gi"}}]}``; a pod set may carry the
-  pod template's ``nodeSelector``, ``tolerations`` and ``affinity``.
+  pod template's ``nodeSelector``, ``tolerations`` and ``affinity``. A first
+  line ``{"window": SECONDS}`` is the time the trace covers from 0.
 """
 
 from __future__ import annotations
@@ -210,7 +212,7 @@ def read_trace(path: str | Path, priority_classes: Mapping[str, int] | None = No
     return parse_csv(text, source=str(p), priority_classes=priority_classes)
 
 
-class _Builder:
+class TraceBuilder:
     """Accumulates rows as Python lists; converts to arrays once."""
 
     def __init__(self, source: str, priority_classes: Mapping[str, int] | None) -> None:
@@ -380,7 +382,24 @@ class _Builder:
         return out
 
 
+def _window_comments(text: str, source: str) -> tuple[float | None, int, str]:
+    """A CSV trace's leading ``#`` lines: (the ``# window: SECONDS`` value,
+    how many lines, the rest of the text)."""
+    window: float | None = None
+    pos = lines = 0
+    while text.startswith("#", pos):
+        end = text.find("\n", pos)
+        end = len(text) if end < 0 else end
+        key, colon, value = text[pos + 1 : end].partition(":")
+        lines += 1
+        if colon and key.strip() == "window":
+            window = TraceBuilder(source, None).number(value.strip(), f"line {lines}.window")
+        pos = end + 1
+    return window, lines, text[pos:]
+
+
 def parse_csv(text: str, source: str = "<trace>", priority_classes: Mapping[str, int] | None = None) -> Trace:
+    window, comments, text = _window_comments(text, source)
     reader = csv.reader(io.StringIO(text))
     try:
         header = [h.strip() for h in next(reader)]
@@ -393,7 +412,7 @@ def parse_csv(text: str, source: str = "<trace>", priority_classes: Mapping[str,
     resources = [(h, i) for i, h in enumerate(header) if h and h not in KNOWN_COLUMNS]
     if not resources:
         raise InputError("trace", "", "CSV header names no resource column (cpu, memory, ...)", source=source)
-    b = _Builder(source, priority_classes)
+    b = TraceBuilder(source, priority_classes)
     i_name = col.get("name")
     b.any_name = i_name is not None
     i_prio, i_ps = col.get("priority"), col.get("pod_set")
@@ -402,7 +421,7 @@ def parse_csv(text: str, source: str = "<trace>", priority_classes: Mapping[str,
     placed = any(i is not None for i in i_placement)
     last_key: tuple[str, str] | None = None
     width = len(header)
-    for line, row in enumerate(reader, start=2):
+    for line, row in enumerate(reader, start=2 + comments):
         if not row or all(not c.strip() for c in row):
             continue
         if len(row) < width:
@@ -430,10 +449,12 @@ def parse_csv(text: str, source: str = "<trace>", priority_classes: Mapping[str,
             where,
             _csv_placement(row, i_placement, b, where) if placed else NO_PLACEMENT,
         )
-    return b.build()
+    trace = b.build()
+    trace.window_s = window
+    return trace
 
 
-def _csv_placement(row: list[str], columns: list[int | None], b: _Builder, where: str) -> Placement:
+def _csv_placement(row: list[str], columns: list[int | None], b: TraceBuilder, where: str) -> Placement:
     cells = [row[i].strip() if i is not None else "" for i in columns]
     if not any(cells):
         return NO_PLACEMENT
@@ -446,8 +467,9 @@ def _csv_placement(row: list[str], columns: list[int | None], b: _Builder, where
 def parse_jsonl(
     text: str, source: str = "<trace>", priority_classes: Mapping[str, int] | None = None
 ) -> Trace:
-    b = _Builder(source, priority_classes)
+    b = TraceBuilder(source, priority_classes)
     b.any_name = True
+    window: float | None = None
     for line_no, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -458,6 +480,9 @@ def parse_jsonl(
             raise b.error(where, f"invalid JSON: {e.msg}") from None
         if not isinstance(obj, dict):
             raise b.error(where, "expected one JSON object per line")
+        if not b.arrival and window is None and set(obj) == {"window"}:
+            window = b.number(obj["window"], f"{where}.window")  # the header line
+            continue
         for required in ("arrival", "namespace", "queue", "duration", "podSets"):
             if required not in obj:
                 raise b.error(where, f"missing {required!r}")
@@ -491,10 +516,12 @@ def parse_jsonl(
             )
     if not b.arrival:
         raise b.error("", "the trace has no workloads")
-    return b.build()
+    trace = b.build()
+    trace.window_s = window
+    return trace
 
 
-def _json_placement(ps: Mapping[str, Any], b: _Builder, where: str) -> Placement:
+def _json_placement(ps: Mapping[str, Any], b: TraceBuilder, where: str) -> Placement:
     if not any(k in ps for k in ("nodeSelector", "tolerations", "affinity")):
         return NO_PLACEMENT
     try:
@@ -523,6 +550,8 @@ def _seconds(x: float) -> str:
 def write_csv(trace: Trace, out: IO[str]) -> None:
     w = csv.writer(out, lineterminator="\n")
     placed = trace.placed  # the placement columns only when some pod set has one
+    if trace.window_s is not None:
+        out.write(f"# window: {_seconds(trace.window_s)}\n")
     w.writerow(
         [*WORKLOAD_COLUMNS, *POD_SET_COLUMNS, *(PLACEMENT_COLUMNS if placed else ()), *trace.resources]
     )
@@ -562,7 +591,7 @@ def write_jsonl(trace: Trace, out: IO[str]) -> None:
     arrival, duration = trace.arrival_s.tolist(), trace.duration_s.tolist()
     ns, q, prio = trace.namespace.tolist(), trace.queue.tolist(), trace.priority.tolist()
     ps_name, count, min_count = trace.ps_name.tolist(), trace.count.tolist(), trace.min_count.tolist()
-    lines = []
+    lines = [] if trace.window_s is None else [json.dumps({"window": round(trace.window_s, 3)})]
     for i in range(len(trace)):
         pod_sets = []
         for k in range(offsets[i], offsets[i + 1]):

@@ -1,4 +1,4 @@
-"""The ``trace`` command: generate a synthetic trace, convert one."""
+"""The ``trace`` command: generate a synthetic trace, record one from a cluster, convert one."""
 
 from __future__ import annotations
 
@@ -61,4 +61,40 @@ def run_generate(args: argparse.Namespace) -> int:
 
 def run_convert(args: argparse.Namespace) -> int:
     write_trace(read_trace(args.input), args.output)
+    return 0
+
+
+def run_record(args: argparse.Namespace) -> int:
+    from .record import duration_s, record, time_ns
+
+    fmt = _generate_format(args.output, args.output_file)
+    if bool(args.files) == bool(args.kubeconfig):
+        raise InputError("", "FILE", "give the files to read or --kubeconfig, one of them")
+    if args.context and not args.kubeconfig:
+        raise InputError("", "--context", "names a context of a kubeconfig: give --kubeconfig PATH too")
+    until = time_ns(args.until, "--until") if args.until else None
+    before = duration_s(args.since) if args.since else None
+    since = time_ns(args.since, "--since") if args.since and before is None else None
+    if args.kubeconfig:
+        from ..loader.common import parse_time_ns
+        from ..whatif.sources import read_cluster
+
+        snap = read_cluster(args.kubeconfig, args.context, "kueue-system", keep_finished=True)
+        docs = snap.documents
+        if until is None:  # the cluster's time when read
+            until = parse_time_ns(snap.taken_at, "", "")
+    else:
+        from ..loader import read_documents
+        from .args import manifest_paths
+
+        docs = [d.obj for d in read_documents(manifest_paths(args.files, args.recursive))]
+    rec = record(docs, since, until, before)
+    with Path(args.output_file).open("w", newline="") as f:
+        (write_jsonl if fmt == "jsonl" else write_csv)(rec.trace, f)
+    print(rec.summary(), file=sys.stderr)
+    print(
+        f"wrote {args.output_file}: {len(rec.trace):,} workloads, {rec.trace.n_pod_sets:,} pod sets ({fmt}); "
+        f"replay it with: kueue-fast simulate CLUSTER.yaml --trace {args.output_file}",
+        file=sys.stderr,
+    )
     return 0

@@ -33,9 +33,12 @@ def read_variant(paths: Sequence[str], label: str | None = None, recursive: bool
     return Variant(label or file_label(paths), docs, files=list(paths))
 
 
-def read_cluster(kubeconfig: str | None, context: str | None, kueue_namespace: str) -> Any:
-    """The live cluster's snapshot (controller/snapshot.py); what could not be
-    read is said on standard error."""
+def read_cluster(
+    kubeconfig: str | None, context: str | None, kueue_namespace: str, keep_finished: bool = False
+) -> Any:
+    """The live cluster's snapshot (controller/snapshot.py; ``keep_finished``:
+    with finished Workloads and Jobs); what could not be read is said on
+    standard error."""
     try:
         import kubernetes  # noqa: F401
     except ImportError:
@@ -44,7 +47,7 @@ def read_cluster(kubeconfig: str | None, context: str | None, kueue_namespace: s
         ) from None
     from ..controller.snapshot import take_snapshot
 
-    snap = take_snapshot(kubeconfig, context, kueue_namespace)
+    snap = take_snapshot(kubeconfig, context, kueue_namespace, keep_finished)
     print(snap.summary(), file=sys.stderr)
     for note in snap.notes:
         print(f"note: {note}", file=sys.stderr)
