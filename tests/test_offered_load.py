@@ -144,11 +144,38 @@ TAINTED = docs(
 )
 TAINTED_CAPACITY = {"batch": {"cpu": 32_000}}
 
+
+def tolerating_job(name: str, namespace: str, cpu: str, pods: int) -> str:
+    return f"""apiVersion: batch/v1
+kind: Job
+metadata:
+  name: {name}
+  namespace: {namespace}
+  labels: {{kueue.x-k8s.io/queue-name: default}}
+spec:
+  parallelism: {pods}
+  suspend: true
+  template:
+    spec:
+      restartPolicy: Never
+      tolerations: [{{key: spot, operator: Exists, effect: NoSchedule}}]
+      containers: [{{name: c, image: x, resources: {{requests: {{cpu: "{cpu}"}}}}}}]
+"""
+
+
+# The same cluster with Jobs of both namespaces that tolerate the spot taint:
+# the generated trace takes their shapes, and spot is the trace's too.
+TAINTED_TOLERATED = docs(
+    TAINTED, tolerating_job("etl", "batch", "2", 4), tolerating_job("train", "batch-2", "500m", 8)
+)
+TAINTED_TOLERATED_CAPACITY = {"batch": {"cpu": 96_000}}
+
 SHAPES = {
     "one ClusterQueue fed by three namespaces": (ONE_CQ_THREE_NAMESPACES, ONE_CQ_CAPACITY),
     "two ClusterQueues in a cohort, one fed by three LocalQueues": (COHORT_OF_QUEUES, COHORT_CAPACITY),
     "nested Cohorts owning the quota, ClusterQueues at nominalQuota 0": (NESTED_POOL, NESTED_CAPACITY),
     "a tainted flavor no generated workload tolerates": (TAINTED, TAINTED_CAPACITY),
+    "a tainted flavor the manifests' Jobs tolerate": (TAINTED_TOLERATED, TAINTED_TOLERATED_CAPACITY),
 }
 
 
