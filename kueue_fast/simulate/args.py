@@ -315,6 +315,13 @@ def add_trace_arguments(p: argparse.ArgumentParser) -> None:
     r.add_argument(
         "--output-file", default=None, metavar="PATH", help="where to write the trace (required; no default)"
     )
+    r.add_argument(
+        "--write-configuration",
+        default=None,
+        metavar="PATH",
+        help="also write the configuration read (every object but Workloads and jobs) as YAML, to replay "
+        "the trace against (default: none)",
+    )
     r.set_defaults(func=_run_trace_record)
 
 

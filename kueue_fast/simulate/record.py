@@ -109,6 +109,18 @@ def _condition_time(status: Mapping[str, Any], ref: str, *types: str) -> int | N
     return None
 
 
+def configuration(documents: Iterable[JSON]) -> list[JSON]:
+    """The objects a replay runs against: all but Workloads and the jobs of
+    Kueue's integrations (their work is the trace's)."""
+    return [
+        d
+        for d in documents
+        if isinstance(d, dict)
+        and d.get("kind") != "Workload"
+        and not integration_for(d.get("apiVersion"), d.get("kind"))
+    ]
+
+
 def _without_status(d: JSON) -> JSON:
     """A job of a Kueue integration (Job, JobSet...) without its status."""
     if isinstance(d, dict) and "status" in d and integration_for(d.get("apiVersion"), d.get("kind")):

@@ -65,7 +65,7 @@ def run_convert(args: argparse.Namespace) -> int:
 
 
 def run_record(args: argparse.Namespace) -> int:
-    from .record import duration_s, record, time_ns
+    from .record import configuration, duration_s, record, time_ns
 
     fmt = _generate_format(args.output, args.output_file)
     if bool(args.files) == bool(args.kubeconfig):
@@ -92,9 +92,19 @@ def run_record(args: argparse.Namespace) -> int:
     with Path(args.output_file).open("w", newline="") as f:
         (write_jsonl if fmt == "jsonl" else write_csv)(rec.trace, f)
     print(rec.summary(), file=sys.stderr)
+    config = args.write_configuration or "CLUSTER.yaml"
+    if args.write_configuration:
+        import yaml
+
+        objs = configuration(docs)
+        Path(config).write_text(yaml.safe_dump_all(objs, sort_keys=False))
+        print(
+            f"wrote {config}: the configuration, {len(objs):,} objects (no Workloads, no jobs)",
+            file=sys.stderr,
+        )
     print(
         f"wrote {args.output_file}: {len(rec.trace):,} workloads, {rec.trace.n_pod_sets:,} pod sets ({fmt}); "
-        f"replay it with: kueue-fast simulate CLUSTER.yaml --trace {args.output_file}",
+        f"replay it with: kueue-fast simulate {config} --trace {args.output_file}",
         file=sys.stderr,
     )
     return 0

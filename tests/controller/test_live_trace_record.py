@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from kf_harness import JOBS, WORKLOADS, Harness, cluster_queue, flavor, job, local_queue
 
 from kueue_fast.cli import main
@@ -112,9 +113,9 @@ def test_trace_record_reads_the_cluster_read_only_and_replays(
     h.create(workload(ns, "waiting", "1"))
 
     until = c0 + dt.timedelta(hours=2)
-    out = tmp_path / "week.csv"
+    out, config = tmp_path / "week.csv", tmp_path / "config.yaml"
     args = ["trace", "record", "--kubeconfig", h.kubeconfig, "--since", fmt(c0), "--until", fmt(until)]
-    assert main([*args, "--output-file", str(out)]) == 0
+    assert main([*args, "--output-file", str(out), "--write-configuration", str(config)]) == 0
     err = capsys.readouterr().err
     assert "recorded 3 workloads of 1 LocalQueue(s)" in err
     assert "2 finished, 1 still running" in err and "left out: 1 still pending at the end" in err
@@ -137,12 +138,16 @@ def test_trace_record_reads_the_cluster_read_only_and_replays(
     verbs = {v for (agent, v, _, _), n in h.fake.request_counts.items() if agent == USER_AGENT and n}
     assert verbs <= {"get", "list"}, verbs
 
-    # replay: the cluster as it is, and with twice the quota
+    kinds = sorted(d["kind"] for d in yaml.safe_load_all(config.read_text()))
+    assert kinds == ["ClusterQueue", "LocalQueue", "Namespace", "Namespace", "ResourceFlavor"]
+
+    # replay on the configuration recorded, as it is and with twice the quota
     small = ["--no-progress", "--no-report", "--drain"]
-    assert main(["simulate", "--kubeconfig", h.kubeconfig, "--trace", str(out), *small, "-o", "json"]) == 0
+    assert main(["simulate", str(config), "--trace", str(out), *small, "-o", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["totals"]["workloads"] == 3 + 2  # the trace's and the cluster's unfinished two
+    assert doc["totals"]["workloads"] == 3 and doc["totals"]["finished"] == 3
+    assert doc["offered_load"]["cluster_queues"]["cq"]["capacity"] == 8000
     setting = "cq/cq.spec.resourceGroups[0].flavors[rf].resources[cpu].nominalQuota=16"
-    args = ["compare", "--kubeconfig", h.kubeconfig, "--set", setting, "--trace", str(out), *small]
+    args = ["compare", str(config), "--set", setting, "--trace", str(out), *small]
     assert main([*args, "--workers", "1"]) == 0
-    assert "What differs from live:" in capsys.readouterr().out
+    assert "nominalQuota: 8 -> 16" in capsys.readouterr().out
