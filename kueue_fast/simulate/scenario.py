@@ -599,6 +599,7 @@ def profiles_for_state(state: ClusterState, check: GeneratedTraceCheck | None = 
     prios = sorted(p.value for p in state.priority_classes.values()) or [0]
     prio_weights = np.linspace(2.0, 1.0, len(prios))
     capacities = queue_capacities(state)
+    by_placement = {NO_PLACEMENT: capacities}  # queue_capacities per placement of the shapes
     shapes = manifest_shapes(state)
     feeding: dict[str, list[str]] = {}
     for key in sorted(state.local_queues):
@@ -617,7 +618,8 @@ def profiles_for_state(state: ClusterState, check: GeneratedTraceCheck | None = 
         for key in keys:
             lq = state.local_queues[key]
             if key in shapes:
-                templates, why = tuple(shapes[key]), _shapes_never_admitted(state, cq_name, shapes[key])
+                templates = tuple(shapes[key])
+                why = _shapes_never_admitted(state, cq_name, shapes[key], by_placement)
             else:
                 templates, why = _synthetic_templates(cap, prios, prio_weights)
             if why and check is not None:
@@ -654,14 +656,20 @@ def _synthetic_templates(
     return tuple(templates), why
 
 
-def _shapes_never_admitted(state: ClusterState, cq: str, templates: list[Template]) -> str:
-    """Why some shape of the manifests can never be admitted in ``cq`` ("" if all can)."""
-    by_placement: dict[Placement, QueueCapacity] = {}
+def _shapes_never_admitted(
+    state: ClusterState,
+    cq: str,
+    templates: list[Template],
+    by_placement: dict[Placement, dict[str, QueueCapacity]],
+) -> str:
+    """Why some shape of the manifests can never be admitted in ``cq`` ("" if
+    all can); ``by_placement`` memoizes queue_capacities per placement."""
     for t in templates:
         for ps in t.pod_sets:
-            cap = by_placement.get(ps.placement)
-            if cap is None:
-                cap = by_placement[ps.placement] = queue_capacities(state, ps.placement)[cq]
+            caps = by_placement.get(ps.placement)
+            if caps is None:
+                caps = by_placement[ps.placement] = queue_capacities(state, ps.placement)
+            cap = caps[cq]
             if ps.count and not cap.fits(ps.count, ps.requests):
                 return f"ClusterQueue {cq} can never hold {ps.count} pod(s) of {dict(ps.requests)}" + (
                     f" ({cap.unusable()})" if cap.unusable() else ""
