@@ -158,6 +158,19 @@ def test_placement_text_round_trips(cells: tuple[str, str, str]) -> None:
     assert placement_from_text(*placement_to_text(p), "line 2") == p
 
 
+def test_an_affinity_term_without_expressions_is_no_constraint() -> None:
+    """Kueue matches flavors on matchExpressions only: a term of matchFields
+    alone matches every flavor, and so does the whole (ORed) affinity."""
+    from kueue_fast import model as m
+
+    fields_only = m.NodeSelectorTerm((), (m.NodeSelectorRequirement("metadata.name", "In", ("n1",)),))
+    zone = m.NodeSelectorTerm((m.NodeSelectorRequirement("zone", "In", ("a",)),))
+    ps = m.PodSet("main", 1, required_affinity=(zone, fields_only))
+    assert Placement.of(ps) == Placement()
+    ps = m.PodSet("main", 1, required_affinity=(zone,))
+    assert placement_to_text(Placement.of(ps)) == ("", "", "zone in (a)")
+
+
 @pytest.mark.parametrize(
     ("text", "needle"),
     [

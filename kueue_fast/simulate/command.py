@@ -444,6 +444,8 @@ def _write_scenario(
     inputs = _inputs(files, args.trace, args.n, args.seed, args.days, args.load, state, "", given)
     for w in inputs.warnings:
         print(f"warning: {w}", file=sys.stderr)
+    for note in inputs.notes:
+        print(f"note: {note}", file=sys.stderr)
     docs = inputs.state.documents if files or state is not None else scenario.default_objects()
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "cluster.yaml").write_text(yaml.safe_dump_all(docs, sort_keys=False))

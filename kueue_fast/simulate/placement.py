@@ -60,11 +60,15 @@ class Placement:
 
     @classmethod
     def of(cls, ps: m.PodSet) -> Placement:
-        """The placement of a pod set of the manifests (matchFields dropped:
-        flavor matching reads only matchExpressions, node_affinity._flavor_terms)."""
+        """The placement of a pod set of the manifests, as flavor matching
+        reads it (node_affinity._flavor_terms): matchFields dropped, and no
+        affinity at all when there are no terms or a term has no
+        matchExpressions (terms are ORed: that one matches every flavor)."""
         affinity = ps.required_affinity
         if affinity is not None:
             affinity = tuple(m.NodeSelectorTerm(t.match_expressions) for t in affinity)
+            if not affinity or not all(t.match_expressions for t in affinity):
+                affinity = None
         return cls(tuple(sorted(ps.node_selector.items())), tuple(ps.tolerations), affinity)
 
 
