@@ -67,7 +67,10 @@ def prepare(
     and the options every simulation runs with."""
     engine, note = choose_engine(args.engine)
     warnings: list[str] = []
-    trace = make_trace(states[0], builtin, args.trace, args.n, args.seed, args.days, args.load, warnings)
+    notes = [note] if note else []
+    trace = make_trace(
+        states[0], builtin, args.trace, args.n, args.seed, args.days, args.load, warnings, notes
+    )
     start = start_ns(states[0])
     offered = offered_load(states[0], trace)
     options = SimOptions(
@@ -87,7 +90,7 @@ def prepare(
     if offered.per_queue:
         parts.append(f"{offered.text()} (in {variants[0].label})")
     label = ", ".join(parts)
-    return Plan(variants, states, trace, options, label, warnings, [note] if note else [])
+    return Plan(variants, states, trace, options, label, warnings, notes)
 
 
 def execute(plan: Plan, args: argparse.Namespace) -> list[RunSummary]:
