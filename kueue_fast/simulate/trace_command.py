@@ -77,7 +77,7 @@ def run_record(args: argparse.Namespace) -> int:
     since = time_ns(args.since, "--since") if args.since and before is None else None
     if args.kubeconfig:
         from ..loader.common import parse_time_ns
-        from ..whatif.sources import read_cluster
+        from ..whatif.live import read_cluster
 
         snap = read_cluster(args.kubeconfig, args.context, "kueue-system", keep_finished=True)
         docs = snap.documents
@@ -85,9 +85,8 @@ def run_record(args: argparse.Namespace) -> int:
             until = parse_time_ns(snap.taken_at, "", "")
     else:
         from ..loader import read_documents
-        from .args import manifest_paths
 
-        docs = [d.obj for d in read_documents(manifest_paths(args.files, args.recursive))]
+        docs = [d.obj for d in read_documents(args.files, recursive=args.recursive)]
     rec = record(docs, since, until, before)
     with Path(args.output_file).open("w", newline="") as f:
         (write_jsonl if fmt == "jsonl" else write_csv)(rec.trace, f)
