@@ -245,7 +245,7 @@ def test_option_errors_are_one_line_with_a_hint(
 
 @pytest.mark.parametrize(
     ("flags", "suffix", "first"),
-    [([], ".jsonl", '{"window": 604800}\n{'), (["-o", "csv"], ".txt", "# window: 604800\narrival,")],
+    [([], ".jsonl", '{"window":604800}\n{'), (["-o", "csv"], ".txt", "# window: 604800\narrival,")],
 )
 def test_trace_generate_writes_the_format_asked_or_the_suffix_says(
     tmp_path: Path, flags: list[str], suffix: str, first: str

@@ -591,7 +591,7 @@ def write_jsonl(trace: Trace, out: IO[str]) -> None:
     arrival, duration = trace.arrival_s.tolist(), trace.duration_s.tolist()
     ns, q, prio = trace.namespace.tolist(), trace.queue.tolist(), trace.priority.tolist()
     ps_name, count, min_count = trace.ps_name.tolist(), trace.count.tolist(), trace.min_count.tolist()
-    lines = [] if trace.window_s is None else [json.dumps({"window": round(trace.window_s, 3)})]
+    lines = [] if trace.window_s is None else ['{"window":' + _seconds(trace.window_s) + "}"]
     for i in range(len(trace)):
         pod_sets = []
         for k in range(offsets[i], offsets[i + 1]):
