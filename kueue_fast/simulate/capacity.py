@@ -11,8 +11,9 @@ no node between them and the Cohort has a ``borrowingLimit`` of 0 on it
 its parent within its borrowing limit). Summed over the ClusterQueues, capacity
 is the tree's whole nominal quota that some ClusterQueue can reach, so a load
 offered to every ClusterQueue in proportion to its capacity is that load of the
-whole tree. Whether a ClusterQueue is active does not matter: capacity is what
-the configuration gives it.
+whole tree; a Cohort's quota that no ClusterQueue can reach is nobody's.
+Whether a ClusterQueue is active does not matter: capacity is what the
+configuration gives it.
 
 ``usable(cluster_queue, flavor)`` narrows capacity to the flavors a trace can
 use (its pod sets' placement against the flavors' taints and labels); a
@@ -28,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -36,6 +37,9 @@ from ..model import ClusterState
 from ..node_affinity import flavor_rejection
 from .metrics import fmt_duration
 from .trace import Trace
+
+if TYPE_CHECKING:
+    from .._reference.quota import QuotaTree
 
 FlavorResource = tuple[str, str]
 
@@ -92,7 +96,7 @@ def capacity(state: ClusterState, usable: Callable[[str, str], bool] | None = No
     return Capacity(out, from_cohorts)
 
 
-def _reaching(tree: Any, node: int, fr: int) -> list[int]:
+def _reaching(tree: QuotaTree, node: int, fr: int) -> list[int]:
     """The ClusterQueues below ``node`` (every one, active or not) with no
     borrowingLimit of 0 on fr between them and ``node``."""
     out: list[int] = []
