@@ -79,15 +79,16 @@ TABLE_LEGEND = (
     "deact: deactivated past its backoffLimitCount; wait: per workload, time in its queue until "
     "admission (after an eviction, again from its return to the queue), percentiles by nearest rank; "
     "'>': at least this long, the percentile falls on a workload still waiting at the end (censored: "
-    "counted as waiting until the end); util: time-mean use of its dominant resource over its nominal "
-    "quota (over 100% when borrowing), or, marked '*' for a ClusterQueue without nominal quota, over "
+    "counted as waiting until the end); util: time-mean use of its dominant resource over its capacity "
+    "(nominal quota, plus an equal share of cohort-owned quota: what the offered load is measured "
+    "against; over 100% when borrowing beyond it), or, marked '*' for a ClusterQueue without any, over "
     "the most its cohorts could lend it; borrowing: time spent above its nominal quota."
 )
 
 
 REACH_NOTE = (
-    "*: no nominal quota of its own: util is over the most its cohorts could lend it (nominal quota of the "
-    "tree within its borrowing limit)"
+    "*: no quota of its own nor cohort-owned quota above it: util is over the most its cohorts could lend "
+    "it (nominal quota of the tree within its borrowing limit)"
 )
 
 
@@ -132,8 +133,9 @@ def summary_table(metrics: Metrics) -> str:
     out += ["  ".join("-" * w for w in widths), line(rows[-1])]
     # util above 100% looks like a bug unless the table says what it divides by
     notes = [
-        "util: mean use of the dominant resource over nominal quota (above 100% when borrowing); "
-        "borrowing: time spent borrowing (share of the run)"
+        "util: mean use of the dominant resource over capacity (nominal quota plus an equal share of any "
+        "cohort-owned quota above it; above 100% when borrowing beyond it); borrowing: time spent above "
+        "nominal quota (share of the run)"
     ]
     if any(q.utilization_of == "reach" for q in metrics.queues):
         notes.append(REACH_NOTE)

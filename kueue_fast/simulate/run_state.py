@@ -21,9 +21,10 @@ from ..model import ClusterState
 from ..status import cluster_queue_readiness
 from ..workload_compiler import WorkloadCompiler
 from .batch import WorkloadBatch, batch_from_trace, charged_trace, unqueued_warnings
-from .capacity import quota_tree
+from .capacity import capacity
 from .checks import READY, RETRY, CheckModel, CheckPlan
 from .engine import EVICTION_REASONS, SimEngine, make_sim_engine
+from .lending import lending_tree
 from .records import (
     BACKOFF_OVER,
     DEACTIVATED,
@@ -122,7 +123,7 @@ class RunState:
         self.total = self.m + self.n
         self.n_cq, self.n_fr = len(topo.cluster_queues), len(topo.fr_pairs)
         self.cq_names = [cq.name for cq in topo.cluster_queues]
-        self.tree = quota_tree(state, topo)
+        self.tree = lending_tree(state, capacity(state).per_queue, topo)
         self.inactive = [inactive_reason(state, cq) for cq in topo.cluster_queues]
         self.nominal = self.tree.nominal[: self.n_cq]
         self.res_of_fr = np.array([r for _, r in topo.fr_pairs], dtype=np.int64)
