@@ -477,3 +477,29 @@ def test_schedules_table_fits_120_columns(tmp_path: Path, capsys: Any) -> None:
         table = capsys.readouterr().out.split("\n\n")[0]
         assert max(len(line) for line in table.splitlines()) <= 120, table
         assert "maximum capacity" in table and "ClusterQueue gated is inactive" in table
+
+
+def test_each_note_is_said_once(tmp_path: Path, capsys: Any) -> None:
+    """The note on where a generated trace's shapes came from was said as the
+    run started and again after the table."""
+    from kueue_fast.cli import main
+
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "train", "namespace": "llm", "labels": {"kueue.x-k8s.io/queue-name": "q"}},
+        "spec": {
+            "suspend": True,
+            "template": {
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [{"name": "c", "resources": {"requests": {"nvidia.com/gpu": "1"}}}],
+                }
+            },
+        },
+    }
+    path = tmp_path / "cluster.yaml"
+    path.write_text(yaml.safe_dump_all([*objects(), job]))
+    assert main(["simulate", str(path), "-n", "50", "--no-report", "--no-progress"]) == 0
+    out, err = capsys.readouterr()
+    assert (out + err).count("note: the generated trace takes the shapes") == 1

@@ -195,13 +195,13 @@ def run(
     if note:
         notes.append(note)
         print(f"note: {note}", file=err)
-    said = list(notes)
     inputs = _inputs(files, trace_path, n, seed, days, load, state, title, builtin)
     for w in inputs.warnings:
         warn(w)
     for note in inputs.notes:
         notes.append(note)
         print(f"note: {note}", file=err)
+    said = list(notes)
     if engine_name == "reference" and len(inputs.trace) > REFERENCE_COMFORT:
         print(
             f"warning: the reference engine is the readable specification, not the fast one: "

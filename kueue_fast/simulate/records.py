@@ -162,6 +162,8 @@ class SimResult:
     notes: list[str] = field(default_factory=list)
     # the manifests' workloads that hold quota at the start: when each releases it (NEVER: never)
     manifest_held_until_ns: list[int] = field(default_factory=list)
+    # the manifests' pending workloads with no run time: once admitted they hold quota to the end
+    manifest_pending_never_finish: int = 0
 
 
 def usage_measure(nominal: I64, basis: I64, res_of_fr: I64, n_res: int) -> Callable[[int, I64], F64]:

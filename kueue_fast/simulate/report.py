@@ -152,21 +152,34 @@ def summary_table(metrics: Metrics) -> str:
 
 def manifest_line(result: SimResult) -> str:
     """How many of the manifests' workloads hold quota from the start and
-    until when ("" when none do)."""
+    until when, and how many pending ones never finish once admitted ("" when
+    none)."""
+    parts = []
     held = result.manifest_held_until_ns
-    if not held:
-        return ""
-    n = len(held)
-    what = f"{n:,} Workload{'s' if n != 1 else ''} of the manifests hold{'s' if n == 1 else ''} quota"
-    ends = [t for t in held if t != NEVER]
-    if not ends:
-        return (
-            f"{what} from the start to the end of the run (--existing-runtime SECONDS gives them a run time)"
+    if held:
+        n = len(held)
+        what = f"{n:,} Workload{'s' if n != 1 else ''} of the manifests hold{'s' if n == 1 else ''} quota"
+        ends = [t for t in held if t != NEVER]
+        if not ends:
+            parts.append(f"{what} from the start to the end of the run")
+        else:
+            first, last = (fmt_duration((t - result.start_ns) / NS) for t in (min(ends), max(ends)))
+            until = f"until {first}" if first == last else f"until {first} to {last}"
+            never = f"; {len(held) - len(ends):,} never finish" if len(ends) < len(held) else ""
+            had_run = "(--existing-runtime, less what each had run)"
+            parts.append(f"{what} from the start {until} into the run {had_run}{never}")
+    pending = result.manifest_pending_never_finish
+    if pending:
+        one = pending == 1
+        parts.append(
+            f"{pending:,} pending Workload{'' if one else 's'} of the manifests "
+            f"never finish{'es' if one else ''} once admitted: {'it holds' if one else 'they hold'} quota "
+            "from admission to the end of the run"
         )
-    first, last = (fmt_duration((t - result.start_ns) / NS) for t in (min(ends), max(ends)))
-    until = f"until {first}" if first == last else f"until {first} to {last}"
-    never = f"; {len(held) - len(ends):,} never finish" if len(ends) < len(held) else ""
-    return f"{what} from the start {until} into the run (--existing-runtime, less what each had run){never}"
+    if not parts:
+        return ""
+    forever = NEVER in held or pending > 0
+    return "; ".join(parts) + (" (--existing-runtime SECONDS gives them a run time)" if forever else "")
 
 
 def churn_lines(c: Churn) -> list[str]:
@@ -238,6 +251,7 @@ def metrics_json(result: SimResult, metrics: Metrics, extra: dict[str, Any]) -> 
             "manifest_workloads": result.n_manifest,
             # those holding quota from the start, and when the last releases it (None: never)
             "manifest_holding_quota": len(result.manifest_held_until_ns),
+            "manifest_pending_never_finish": result.manifest_pending_never_finish,
             "manifest_held_until_s": (max(result.manifest_held_until_ns) - result.start_ns) / NS
             if result.manifest_held_until_ns and NEVER not in result.manifest_held_until_ns
             else None,
