@@ -125,18 +125,10 @@ def cluster_objects() -> list[dict[str, Any]]:
                 ]
             },
         },
-        {
-            "apiVersion": V1B1,
-            "kind": "Cohort",
-            "metadata": {"name": "research"},
-            "spec": {"parentName": "org"},
-        },
-        {
-            "apiVersion": V1B1,
-            "kind": "Cohort",
-            "metadata": {"name": "platform"},
-            "spec": {"parentName": "org"},
-        },
+        *(
+            {"apiVersion": V1B1, "kind": "Cohort", "metadata": {"name": n}, "spec": {"parentName": "org"}}
+            for n in ("research", "platform")
+        ),
         _cq(
             "llm",
             "research",
