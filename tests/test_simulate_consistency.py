@@ -24,6 +24,14 @@ What "the state of an instant" must hold to be exact:
   the instants compared are drawn among those where the simulator has none
   either (seen on the reference engine, which shows all three; most
   instants qualify without a termination delay, about half with one).
+* The simulator runs the cycles of an instant at its time; ``schedule``
+  runs them one second apart. Kueue preempts the most recently admitted
+  candidates first, so where a workload admitted in one cycle is a
+  candidate in a later cycle of the same instant the two clocks can choose
+  differently (rarely: none in the CI runs). The engine behind
+  ``schedule`` (``Cluster``) run at the simulator's clock must agree at
+  every instant; ``schedule`` itself too, or else with that engine run at
+  its own clock.
 * With a termination delay, workloads whose pods are still stopping hold
   quota: the manifests carry them as Kueue does (``status.admission`` kept,
   ``Evicted=True``), and the controller's engine (``Cluster`` with
@@ -494,28 +502,31 @@ def admitted_by_schedule(
     }
 
 
-def admitted_by_controller(
-    manifests: list[dict[str, Any]], evicting: list[str], engine: str
+def admitted_by_cluster(
+    manifests: list[dict[str, Any]], evicting: list[str], engine: str, now_ns: int | None, release: bool
 ) -> dict[str, Any]:
-    """What the controller's engine decides on those manifests: victims keep
-    their quota until their pods are gone (release_evictions=False), the
-    Workloads with Evicted=True and an admission are such victims (as
-    ``kueue-fast controller`` reads them from a cluster)."""
-    cluster = Cluster.from_objects(manifests, engine, release_evictions=False)
+    """What the engine behind ``schedule`` (``Cluster``) decides on those
+    manifests, its cycles until one changes nothing at ``now_ns`` (None: one
+    second apart, as ``schedule`` runs them). ``release`` False: victims keep
+    their quota until their pods are gone, as ``kueue-fast controller`` runs
+    the engine, and the ``evicting`` Workloads (Evicted=True, an admission)
+    are such victims."""
+    cluster = Cluster.from_objects(manifests, engine, release_evictions=release)
     stopping = set(evicting)
     for key in evicting:
         cluster.evict(key, "Preempted", "pods still stopping")
-    # until a cycle changes nothing; a preemptor waiting for its victims
-    # names them again every cycle, which is no change (Cluster.run_until_stable
-    # counts it as one: with release_evictions=False it never returns then)
-    for _ in range(1000):
-        cycle = cluster.run_cycle()
+    # a preemptor waiting for its victims names them again every cycle: no
+    # change (Cluster.run_until_stable counts it as one, and with victims
+    # that keep their quota never returns then)
+    for _ in range(10_000):
+        cycle = cluster.run_cycle(now_ns)
         fresh = [k for k in cycle.preempted if k not in stopping]
-        stopping.update(fresh)
+        if not release:
+            stopping.update(fresh)
         if not (cycle.admitted or fresh or cycle.evicted or cycle.newly_parked):
             break
     else:
-        raise AssertionError("the controller's cycles did not settle")
+        raise AssertionError("the cycles did not settle")
     return {
         d.key: (d.cluster_queue, sorted((ps.name, ps.count, dict(ps.flavors)) for ps in d.pod_sets))
         for d in cluster.decisions()
@@ -537,6 +548,14 @@ def diff(sim: dict[str, Any], other: dict[str, Any]) -> str:
 def test_at_random_instants_the_admitted_set_is_what_schedule_decides(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """Without a termination delay. The simulator runs an instant's cycles
+    at its time, ``schedule`` one second apart: a workload admitted in a
+    later cycle counts as admitted later, and Kueue takes the most recently
+    admitted candidates first when it preempts. So the engine behind
+    ``schedule``, run on the manifests at the simulator's clock, must give
+    the simulator's answer at every instant, and ``schedule`` itself the
+    same unless that clock decides (then the engine at schedule's clock
+    gives schedule's answer)."""
     trace = trace_csv(seed=3, hours=24 * SCALE)
     wanted, _ = instants_of(0, trace, k=8 * SCALE, seed=1)
     assert len(wanted) >= 12 * SCALE  # draws that land on one instant count once
@@ -545,17 +564,25 @@ def test_at_random_instants_the_admitted_set_is_what_schedule_decides(
         result, notes = observe(engine, 0, trace, wanted)
         assert [inst.index for inst in notes.taken] == wanted
         assert result.preemptions_per_cq.sum() > 0
+        clock_decided = 0
         for inst in notes.taken:
+            at_instant = admitted_by_cluster(inst.manifests, [], engine, inst.t_ns, release=True)
+            assert at_instant == inst.admitted, f"{engine}, {inst}:\n{diff(inst.admitted, at_instant)}"
             got = admitted_by_schedule(tmp_path, inst.manifests, engine, capsys)
-            assert got == inst.admitted, f"{engine}, {inst}:\n{diff(inst.admitted, got)}"
+            if got != inst.admitted:
+                a_second_apart = admitted_by_cluster(inst.manifests, [], engine, None, release=True)
+                assert a_second_apart == got, f"{engine}, {inst}:\n{diff(a_second_apart, got)}"
+                clock_decided += 1
+        assert clock_decided <= len(wanted) // 10
         admitted[engine] = [inst.admitted for inst in notes.taken]
     assert len({str(a) for a in admitted.values()}) == 1  # and the engines agree
 
 
 def test_with_pods_stopping_the_admitted_set_is_what_the_controller_decides() -> None:
     """A 30 s termination delay: at instants where preempted workloads still
-    hold their quota, the controller's engine, given the cluster as
-    manifests, admits what the simulator admits."""
+    hold their quota, the engine run as the controller runs it (victims
+    keep their quota), given the cluster as manifests and the simulator's
+    clock, admits what the simulator admits."""
     trace = trace_csv(seed=4, hours=24 * SCALE)
     wanted, _ = instants_of(30, trace, k=8 * SCALE, seed=2)
     assert len(wanted) >= 12 * SCALE
@@ -564,5 +591,5 @@ def test_with_pods_stopping_the_admitted_set_is_what_the_controller_decides() ->
         assert [inst.index for inst in notes.taken] == wanted
         assert sum(bool(inst.evicting) for inst in notes.taken) >= 6 * SCALE  # pods stopping at many
         for inst in notes.taken:
-            got = admitted_by_controller(inst.manifests, inst.evicting, engine)
+            got = admitted_by_cluster(inst.manifests, inst.evicting, engine, inst.t_ns, release=False)
             assert got == inst.admitted, f"{engine}, {inst}:\n{diff(inst.admitted, got)}"
