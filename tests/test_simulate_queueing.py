@@ -415,3 +415,21 @@ def test_on_a_coarse_clock_simultaneous_events_wait_as_the_replay(engine: str, s
     got = simulated_waits(run_api(wls, engine, strategy))
     want = discipline_waits(wls, SERVERS, strict=strategy == "StrictFIFO")
     assert not first_difference(got, want, wls.names)
+
+
+@pytest.mark.parametrize("engine", PARAMS)
+def test_times_stay_exact_months_into_a_trace(engine: str) -> None:
+    """Trace times are decimal seconds (the formats keep milliseconds), the
+    simulator's clock nanoseconds. 97 days in, a double holds a time of the
+    trace only to about a nanosecond: converted straight to nanoseconds,
+    8400000.291 s became 8400000290999999 ns, and waits came out a
+    nanosecond off (the long runs of the replay tests found it)."""
+    trace = "arrival,namespace,queue,name,duration,cpu\n"
+    trace += "8400000.291,ns,q,w-1,600.001,2\n8400000.292,ns,q,w-2,0.5,2\n9000000.123,ns,q,w-3,1.001,2\n"
+    result = simulate(build_state(one_queue()), parse_csv(trace), engine=engine, start_ns=START, drain=True)
+    wl = result.workloads
+    ms = [((t - START) // MS, (t - START) % MS) for t in wl.arrival_ns.tolist()]
+    assert ms == [(8400000291, 0), (8400000292, 0), (9000000123, 0)]
+    assert ((wl.finished_ns - START) // MS).tolist() == [8400600292, 8400600792, 9000001124]
+    assert ((wl.finished_ns - START) % MS).tolist() == [0, 0, 0]
+    assert wl.wait_ns.tolist() == [0, 600_000 * MS, 0]
