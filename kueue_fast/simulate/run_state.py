@@ -20,7 +20,7 @@ from ..compiler import ClusterQueueSpec, compile_topology, queue_waiting_reason
 from ..model import ClusterState
 from ..status import cluster_queue_readiness
 from ..workload_compiler import WorkloadCompiler
-from .batch import WorkloadBatch, batch_from_trace, charged_trace, unqueued_warnings
+from .batch import WorkloadBatch, batch_from_trace, charged_trace, trace_ns, unqueued_warnings
 from .capacity import capacity
 from .checks import READY, RETRY, CheckModel, CheckPlan
 from .engine import EVICTION_REASONS, SimEngine, make_sim_engine
@@ -139,7 +139,7 @@ class RunState:
         self.arrival = arrival = np.empty(total, dtype=np.int64)
         arrival[:m] = start_ns
         arrival[m:] = self.batch.queue_ts
-        self.dur = dur = [NEVER] * m + np.round(self.trace.duration_s * 1e9).astype(np.int64).tolist()
+        self.dur = dur = [NEVER] * m + trace_ns(self.trace.duration_s).tolist()
         if manifest_duration_ns is not None:
             for k, wl in enumerate(self.manifest):
                 since = start_ns if wl.admission is None or wl.admission_ns is None else wl.admission_ns
