@@ -29,7 +29,7 @@ BENCH_CASES = {
     "simulate": "simulate: the built-in simulation, 100k workloads, report included",
     "load": "load: 100k Workloads, YAML and JSON, to a Cluster",
     "e2e": "e2e: kueue-fast schedule end to end, 100k Workloads, 2 inputs, YAML and JSON",
-    "kueue-perf": "kueue-perf: Kueue's scheduler performance test shapes (baseline, large-scale) through simulate",
+    "kueue-perf": "kueue-perf: Kueue's performance test shapes (baseline, large-scale) through simulate",
 }
 BENCH_DEFAULT_CASES = ("drain", "preemption", "simulate")
 
