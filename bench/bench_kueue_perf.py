@@ -46,6 +46,7 @@ import calendar
 import heapq
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -336,6 +337,7 @@ def run_once(args: argparse.Namespace, shape: K.PerfShape, qps: float, burst: in
         pool.shutdown(wait=False, cancel_futures=True)
         runner.close()
         api.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
     cpu_self = sum(os.times()[:2]) - cpu_self0
 
     with rec.lock:
