@@ -29,6 +29,7 @@ BENCH_CASES = {
     "simulate": "simulate: the built-in simulation, 100k workloads, report included",
     "load": "load: 100k Workloads, YAML and JSON, to a Cluster",
     "e2e": "e2e: kueue-fast schedule end to end, 100k Workloads, 2 inputs, YAML and JSON",
+    "kueue-perf": "kueue-perf: Kueue's performance test shapes (baseline, large-scale) through simulate",
 }
 BENCH_DEFAULT_CASES = ("drain", "preemption", "simulate")
 
@@ -359,7 +360,7 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
         + ", ".join(BENCH_DEFAULT_CASES)
         + "): "
         + "; ".join(f"{name} ({title.split(': ', 1)[-1]})" for name, title in BENCH_CASES.items())
-        + "; load and e2e run only when named",
+        + "; load, e2e and kueue-perf run only when named",
     )
     p.add_argument(
         "--engine",
