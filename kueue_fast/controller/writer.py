@@ -40,6 +40,11 @@ PRIO_CREATE = 1  # Workload creation, finish, finalizers
 PRIO_PENDING = 2  # pending reasons on Workloads
 PRIO_STATUS = 3  # ClusterQueue / LocalQueue status
 
+# Pending reasons and queue statuses take tokens no other write waits for
+# (KubeClient.request spare_wait): while decisions use the whole budget, one of
+# them still goes after waiting this long, so they are late, never starved.
+SPARE_WAIT = 1.0
+
 
 @dataclass
 class Conflict:
