@@ -18,6 +18,7 @@ from . import state
 from .engine import EngineHandle
 from .events import ADMISSION, WARNING
 from .parts import ControllerParts
+from .queues import QueueCounts
 from .track import JSON, Phase, Track
 
 log = logging.getLogger("kueue_fast.controller")
@@ -75,7 +76,8 @@ class Scheduling(ControllerParts):
             )
         self.dirty.update(dict.fromkeys(self.tracks))
         self.sched_dirty = True
-        self.queues_dirty = True
+        self.counts = QueueCounts()
+        self._touch_all()
         self.metrics.engine_rebuilds_total.inc()
         log.info(
             "engine %s built from %d workloads (%d admitted) in %.2fs (%.2fs CPU)",
@@ -100,6 +102,7 @@ class Scheduling(ControllerParts):
             self.config_dirty = False
             self.sched_dirty = True
             self.dirty.update(dict.fromkeys(self.tracks))
+            self._touch_all()
             log.info(
                 "configuration applied: %d ClusterQueues, %d LocalQueues, %d flavors",
                 len(self.cache.cqs),
@@ -218,6 +221,7 @@ class Scheduling(ControllerParts):
         t.adm_cq, t.adm_usage = None, ()
         t.failures += 1
         self.sched_dirty = True
+        self.touched.add(t.key)
         if t.failures >= self.opts.max_failures:
             wl = self.cache.workloads.get(t.key)
             log.error(
@@ -261,12 +265,15 @@ class Scheduling(ControllerParts):
                     self.metrics.admission_attempt_duration_seconds.labels("inadmissible").observe(dt)
             if self.events is not None:
                 self._pending_events(res.attempted)
+            for key in res.attempted:
+                self._pending_tried(key)
             for key in res.admitted:
                 self._on_admitted(key)
             for key in res.preempted:
                 self._on_evicted(key, True)
             for key in res.evicted:
                 self._on_evicted(key, False)
+            self.touched.update(res.admitted, res.preempted, res.evicted)
             if not res.changed:
                 self.sched_dirty = False
                 return
@@ -318,7 +325,6 @@ class Scheduling(ControllerParts):
             self.metrics.admitted_workloads_total.labels(cq).inc()
             self.metrics.admission_wait_time_seconds.labels(cq).observe(wait)
         self.hot[key] = None
-        self.queues_dirty = True
 
     def _admission_denied(self, key: str, d: Decision) -> str:
         """Security: a workload goes only to the ClusterQueue its own
