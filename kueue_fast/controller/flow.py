@@ -504,6 +504,8 @@ class WorkloadFlow(ControllerParts):
         if t is None:
             return
         self.touched.add(op.key)
+        if op.name == Write.PENDING and not isinstance(result, dict):
+            t.pending_written = None  # not written: the next look writes it again
         if isinstance(result, Conflict):
             t.conflicts += 1
             if t.conflicts > 20:

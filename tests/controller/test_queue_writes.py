@@ -197,6 +197,26 @@ def test_no_pending_reason_for_a_workload_admitted_before_it_is_due(fake_cluster
     assert pending == []
 
 
+def test_a_pending_reason_whose_write_failed_is_written_again(fake_cluster: Harness) -> None:
+    """A 409 (the Workload changed since) or a failure leaves the reason to
+    write: it is written on the next look, not only when it changes."""
+    h = fake_cluster
+    assert h.fake is not None
+    ns, _ = _queues(h, 1)
+    for name in ("first", "second"):
+        h.create(_workload(ns, name, "lq-0", "1"))
+        h.fake.inject(status=409, verb="patch", resource="workloads", subresource="status", name=name)
+    h.controller()
+    wait_for(lambda: _admitted(h, ns, "first") or _admitted(h, ns, "second"), what="one admitted")
+    second = "second" if _admitted(h, ns, "first") else "first"
+
+    def reason() -> str | None:
+        qr = cond(h.get(WORKLOADS, second, ns), "QuotaReserved")
+        return qr.get("reason") if qr is not None else None
+
+    assert wait_for(reason, what="the pending reason") == "WaitingForQuota"
+
+
 # --- the counts ----------------------------------------------------------------------------------------
 
 
