@@ -43,7 +43,7 @@ from . import state
 from .kube import CLUSTER_QUEUES, LOCAL_QUEUES, RESOURCE_FLAVORS, Resource
 from .parts import ControllerParts
 from .track import JSON, Phase, Write
-from .writer import PRIO_CREATE, PRIO_PENDING, PRIO_STATUS, SPARE_WAIT
+from .writer import PRIO_CREATE, PRIO_INFORM, SPARE_WAIT
 
 _deleting = state.deleting
 
@@ -182,7 +182,7 @@ class QueueStatus(ControllerParts):
         if wl is None or S.pending_matches(wl, d.reason, d.message):
             return False
         st = S.pending_status(wl, d.reason, d.message, self.clock.time_ns())
-        self._apply_status(t, wl, Write.PENDING, st, PRIO_PENDING, spare_wait=SPARE_WAIT)
+        self._apply_status(t, wl, Write.PENDING, st, PRIO_INFORM, spare_wait=SPARE_WAIT)
         self.lanes["pending"] = (key, Write.PENDING.value)
         return True
 
@@ -375,7 +375,7 @@ class QueueStatus(ControllerParts):
         self._submit(
             key,
             Write.QUEUE_STATUS,
-            PRIO_STATUS,
+            PRIO_INFORM,
             lambda c: c.patch(res, name, patch, namespace=ns, sub="status", spare_wait=SPARE_WAIT),
             (res, name, ns),
             (self._kind_of(res), okey),

@@ -264,7 +264,7 @@ class Scheduling(ControllerParts):
                     self.metrics.admission_attempts_total.labels("inadmissible").inc(failed)
                     self.metrics.admission_attempt_duration_seconds.labels("inadmissible").observe(dt)
             if self.events is not None:
-                self._pending_events(res.attempted)
+                self._pending_events(res.attempted, res.admitted)
             for key in res.attempted:
                 self._pending_tried(key)
             for key in res.admitted:
@@ -281,17 +281,18 @@ class Scheduling(ControllerParts):
                 self.sched_dirty = True
                 return
 
-    def _pending_events(self, attempted: list[str]) -> None:
+    def _pending_events(self, attempted: list[str], admitted: list[str]) -> None:
         """pkg/scheduler/scheduler.go requeueAndUpdate: a Warning with the
         pending reason and message for every head a cycle tried and left
         pending (series keep them to one Event per object version)."""
         eng = self.engine
         assert eng is not None
-        for key in attempted:
+        done = set(admitted)
+        left = [key for key in attempted if key not in done]
+        for key, (reason, message) in zip(left, eng.pending_reasons(left), strict=True):
             wl = self.cache.workloads.get(key)
-            d = eng.decision(key)
-            if wl is not None and d.reason and d.message:
-                self._event(wl, WARNING, d.reason, d.message, ADMISSION)
+            if wl is not None and reason and message:
+                self._event(wl, WARNING, reason, message, ADMISSION)
 
     def _on_admitted(self, key: str) -> None:
         eng = self.engine
