@@ -224,17 +224,20 @@ class TokenBucket:
             raise ClientClosed()
 
     def try_spare(self) -> float:
-        """Take a token only if one is spare (saved, not owed to a
-        reservation): 0.0 when taken, else how long until one would be if
-        nobody else takes it."""
+        """Take a token only if one is spare: saved beyond half the burst,
+        which stays for the ordinary takers (a token taken from the saved
+        ones would be missed by their next burst; beyond half, it is one the
+        bucket would likely lose at its cap). 0.0 when taken, else how long
+        until one would be if nobody else takes any."""
+        keep = self.burst // 2
         with self.lock:
             now = self.clock()
             self.tokens = min(float(self.burst), self.tokens + (now - self.last) * self.qps)
             self.last = now
-            if self.tokens >= 1.0:
+            if self.tokens >= 1.0 + keep:
                 self.tokens -= 1.0
                 return 0.0
-            return (1.0 - self.tokens) / self.qps
+            return (1.0 + keep - self.tokens) / self.qps
 
     def take_spare(self, stop: threading.Event, patience: float) -> None:
         """A token that no ordinary taker is waiting for; after ``patience``

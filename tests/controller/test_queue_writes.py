@@ -52,15 +52,15 @@ def _kind_of_write(info: WriteInfo) -> str:
 
 def test_spare_tokens_are_the_ones_nobody_waits_for() -> None:
     now = [0.0]
-    b = TokenBucket(10, 2, clock=lambda: now[0])
-    assert b.try_spare() == 0.0  # one of the two saved
-    assert b.reserve() == 0.0  # the other
-    assert b.try_spare() == pytest.approx(0.1)  # none left: one in 0.1 s
-    assert b.reserve() == pytest.approx(0.1)  # an ordinary write takes that one on credit
-    assert b.try_spare() == pytest.approx(0.2)  # so the spare one is the next after it
-    now[0] = 0.2
+    b = TokenBucket(10, 4, clock=lambda: now[0])
+    assert b.try_spare() == 0.0 and b.try_spare() == 0.0  # saved beyond half the burst (2)
+    assert b.try_spare() == pytest.approx(0.1)  # the other half stays for ordinary writes
+    assert b.reserve() == 0.0 and b.reserve() == 0.0  # which take it
+    assert b.reserve() == pytest.approx(0.1)  # and the next one on credit
+    assert b.try_spare() == pytest.approx(0.4)  # the spare one: once the debt is paid and half saved
+    now[0] = 0.4
     assert b.try_spare() == 0.0
-    assert b.reserve() == pytest.approx(0.1)
+    assert b.reserve() == 0.0
 
 
 def test_a_write_out_of_patience_takes_its_ordinary_turn() -> None:
