@@ -35,8 +35,10 @@ seconds as Kueue's recorder reads them; and, in milliseconds, from the create
 to the admission write as the API server saw them), the ClusterQueue usage as
 Kueue's checker computes it (CPU usage of the ClusterQueues' status writes
 integrated over time, over nominal quota x the time monitored), evictions,
-and the controller's requests and writes per admitted Workload, by resource:
-at W writes per admission a budget of QPS allows QPS / W admissions a second.
+the controller's requests and writes per admitted Workload, by resource and
+by kind of Workload status write (at W writes per admission a budget of QPS
+allows QPS / W admissions a second), and the CPU of the controller and of
+its busiest thread, the scheduling loop.
 """
 
 from __future__ import annotations
