@@ -988,3 +988,40 @@ def test_equal_admissions_and_times_read_once_still_checked_per_workload() -> No
     bad_time["status"]["conditions"][0]["lastTransitionTime"] = "2024-13-01T00:00:05Z"
     with pytest.raises(InputError, match=r"Workload/ns/d.*QuotaReserved.*lastTransitionTime"):
         loader.parse_workload(bad_time)
+
+
+@pytest.mark.parametrize(
+    ("text", "field", "want"),
+    [
+        # found by the fuzzer (tests/fuzz): Python's type names in a user's error
+        (
+            '{"apiVersion": "v1", "kind": "List", "items": [null]}',
+            "List items[0]",
+            "Invalid value: null: must be of type object",
+        ),
+        (
+            '{"apiVersion": "v1", "kind": "List", "items": [[1]]}',
+            "List items[0]",
+            "Invalid value: array: must be of type object",
+        ),
+        (
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: cq}\nspec:\n"
+            "  resourceGroups:\n  - coveredResources: [cpu]\n    flavors:\n    - name: f\n"
+            "      resources:\n      - {name: cpu, nominalQuota: [1]}\n",
+            "ClusterQueue/cq spec.resourceGroups[0].flavors[0].resources[0].nominalQuota",
+            "Invalid value: array: expected a quantity (string or number), got array",
+        ),
+    ],
+)
+def test_type_errors_name_json_types(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, field: str, want: str
+) -> None:
+    from kueue_fast.cli import main
+
+    path = tmp_path / "in.json"
+    path.write_text(text)
+    assert main(["schedule", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{field}: {want}" in err, err
+    for python_word in ("NoneType", "list", "dict"):
+        assert python_word not in err.split(": ", 1)[1].replace("List ", ""), err
