@@ -403,8 +403,25 @@ def check_cert_dir(cert_dir: str) -> None:
 
 
 def _load_self_signed(ctx: ssl.SSLContext) -> None:
-    """A P-256 key and a certificate for localhost, valid a year, loaded from
-    memory (a memfd: the Deployment's root filesystem is read-only)."""
+    """self_signed_pem() loaded from memory (a memfd: the Deployment's root
+    filesystem is read-only)."""
+    pem = self_signed_pem()
+    if hasattr(os, "memfd_create"):
+        fd = os.memfd_create("kueue-fast-metrics-tls")
+        try:
+            os.write(fd, pem)
+            ctx.load_cert_chain(f"/proc/self/fd/{fd}")
+        finally:
+            os.close(fd)
+        return
+    with tempfile.NamedTemporaryFile(suffix=".pem") as f:  # pragma: no cover - not Linux
+        f.write(pem)
+        f.flush()
+        ctx.load_cert_chain(f.name)
+
+
+def self_signed_pem() -> bytes:
+    """A certificate for localhost, valid a year, and its P-256 key, as PEM."""
     import datetime
     import ipaddress
 
@@ -428,18 +445,6 @@ def _load_self_signed(ctx: ssl.SSLContext) -> None:
         .add_extension(x509.SubjectAlternativeName(sans), critical=False)
         .sign(key, hashes.SHA256())
     )
-    pem = cert.public_bytes(serialization.Encoding.PEM) + key.private_bytes(
+    return cert.public_bytes(serialization.Encoding.PEM) + key.private_bytes(
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
     )
-    if hasattr(os, "memfd_create"):
-        fd = os.memfd_create("kueue-fast-metrics-tls")
-        try:
-            os.write(fd, pem)
-            ctx.load_cert_chain(f"/proc/self/fd/{fd}")
-        finally:
-            os.close(fd)
-        return
-    with tempfile.NamedTemporaryFile(suffix=".pem") as f:  # pragma: no cover - not Linux
-        f.write(pem)
-        f.flush()
-        ctx.load_cert_chain(f.name)

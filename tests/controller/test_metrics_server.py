@@ -158,6 +158,31 @@ def test_secure_health_probes_stay_open(secure: HealthServer) -> None:
     assert _get(secure, "/readyz") == (200, b"ok")
 
 
+def test_a_certificate_directory_is_served(api: FakeAPIServer, tmp_path: Path) -> None:
+    """--metrics-cert-dir: tls.crt and tls.key, as controller-runtime's CertDir."""
+    from kueue_fast.controller.kube import KubeClient
+    from kueue_fast.controller.serving import Reviewer, Secure, self_signed_pem
+
+    pem = self_signed_pem()
+    (tmp_path / "tls.crt").write_bytes(pem)
+    (tmp_path / "tls.key").write_bytes(pem)
+    client = KubeClient.from_config(api.write_kubeconfig(str(tmp_path / "kc")))
+    srv = _server(secure=Secure(Reviewer(client), str(tmp_path)))
+    try:
+        host, _, port = srv.address.rpartition(":")
+        with socket.create_connection((host, int(port)), timeout=10) as raw:
+            ctx = ssl.create_default_context()
+            ctx.check_hostname = False
+            ctx.verify_mode = ssl.CERT_NONE
+            with ctx.wrap_socket(raw) as tls:
+                served = tls.getpeercert(binary_form=True)
+        assert served is not None and ssl.DER_cert_to_PEM_cert(served).encode() in pem.replace(b"\r", b"")
+        assert _get(srv, "/metrics", {"Authorization": "Bearer reader-token"})[0] == 200
+    finally:
+        srv.stop()
+        client.close()
+
+
 def test_reviews_are_cached(secure: HealthServer, api: FakeAPIServer) -> None:
     for _ in range(5):
         assert _get(secure, "/metrics", {"Authorization": "Bearer reader-token"})[0] == 200
