@@ -442,11 +442,17 @@ def _aliases(rng: random.Random, docs: list[JSON]) -> None:
 
 
 def _alias_bomb(depth: int) -> str:
-    lines = ["x-bomb:", '  a0: &a0 ["lol"]']
-    for i in range(1, depth):
-        prev = ", ".join([f"*a{i - 1}"] * 10)
-        lines.append(f"  a{i}: &a{i} [{prev}]")
-    return "\n".join(lines)
+    """A Job whose container args hold ``depth`` levels of ten aliases each
+    (10**depth strings once expanded; issue 21 item 1)."""
+    levels = ['&a0 ["lol"]'] + [f"&a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, depth)]
+    return (
+        "apiVersion: batch/v1\nkind: Job\n"
+        "metadata: {name: bomb, namespace: default, labels: {kueue.x-k8s.io/queue-name: lq}}\n"
+        "spec:\n  suspend: true\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n"
+        '      - {name: c, image: busybox, resources: {requests: {cpu: "1"}}, args: ['
+        + ", ".join(levels)
+        + "]}\n"
+    )
 
 
 TEXT_MUTATORS = (
