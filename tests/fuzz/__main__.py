@@ -206,6 +206,10 @@ class Campaign:
                 break
             problem, info = self.case(seed, i)
             done += 1
+            if done % 250 == 0:
+                print(
+                    f"... {done} cases, {dict(self.outcomes)}, {time.monotonic() - start:.0f} s", flush=True
+                )
             if problem is None:
                 self.outcomes["passed"] += 1
                 continue

@@ -65,6 +65,10 @@ EXTREME_QUANTITIES: list[Any] = [
     "",
     9223372036854775807,
     9223372036854775808,
+    2147483647,
+    2147483648,
+    -2147483648,
+    -2147483649,
     -1,
     0,
     0.5,
@@ -351,6 +355,36 @@ def m_many_objects(rng: random.Random, docs: list[JSON]) -> None:
             docs.append(c)
 
 
+TIMES = [
+    "0001-01-01T00:00:00Z",
+    "1970-01-01T00:00:00Z",
+    "1969-12-31T23:59:59Z",
+    "2262-04-11T23:47:16Z",
+    "2262-04-12T00:00:00Z",
+    "9999-12-31T23:59:59Z",
+    "2026-01-01T00:00:00.123456789Z",
+    "2026-01-01T00:00:00+14:00",
+    "2026-01-01T00:00:00",
+    "2026-01-01",
+    "2026-02-30T00:00:00Z",
+    "not a time",
+    "",
+    0,
+    -1,
+]
+
+
+def m_extreme_time(rng: random.Random, docs: list[JSON]) -> None:
+    """A timestamp (creation, transition, eviction) at the edges of the calendar and of int64 nanoseconds."""
+    hit = _pick_node(
+        rng,
+        docs,
+        lambda p, v: isinstance(p[-1], str) and (p[-1].endswith(("Timestamp", "Time")) or p[-1] == "time"),
+    )
+    if hit:
+        put(docs[hit[0]], hit[1], rng.choice(TIMES))
+
+
 def m_huge_string(rng: random.Random, docs: list[JSON]) -> None:
     hit = _pick_node(rng, docs, lambda p, v: isinstance(v, str))
     if hit:
@@ -376,6 +410,7 @@ STRUCTURE_MUTATORS: dict[str, Callable[[random.Random, list[JSON]], None]] = {
     "grow-list": m_grow_list,
     "many-objects": m_many_objects,
     "huge-string": m_huge_string,
+    "extreme-time": m_extreme_time,
 }
 # how often each is drawn (the cheap, precise ones most)
 WEIGHTS = {
@@ -397,6 +432,7 @@ WEIGHTS = {
     "grow-list": 1,
     "many-objects": 1,
     "huge-string": 1,
+    "extreme-time": 3,
 }
 
 
