@@ -12,10 +12,18 @@ then fields, dropped while it still fails the same way) and saved under
 from __future__ import annotations
 
 import os
+import sys
+from pathlib import Path
 
 # one thread per library: the children are forked from this process
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
+
+# `python -m tests.fuzz` puts the repository first on sys.path, where the
+# source tree would shadow the installed package and its compiled modules
+# (CI installs a wheel): fuzz what is installed, as pytest tests it.
+ROOT = Path(__file__).resolve().parents[2]
+sys.path[:] = [p for p in sys.path if Path(p or os.curdir).resolve() != ROOT]
 
 import argparse  # noqa: E402
 import collections  # noqa: E402
@@ -25,16 +33,13 @@ import glob  # noqa: E402
 import io  # noqa: E402
 import pickle  # noqa: E402
 import random  # noqa: E402
-import sys  # noqa: E402
 import time  # noqa: E402
-from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
 import yaml  # noqa: E402
 
 from . import api, known, mutate, run  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
 ENGINES = ("native", "reference")
 # structure mutators that make inputs too big for a quick API script
 _API_SKIP = {"many-objects", "grow-list", "huge-string", "deep-nest", "nest"}
@@ -257,6 +262,10 @@ class Campaign:
 def warm_up(corpus: list[tuple[str, list[Any]]], work: Path) -> None:
     """Import and run everything once here, so that each forked child starts warm."""
     from kueue_fast.cli import main
+    from kueue_fast.engine_contract import native_available
+
+    if not native_available():
+        raise SystemExit("error: the native engine cannot be imported: install the package (pip install .)")
 
     path = work / "warm-up.yaml"
     path.write_text(mutate.dump(corpus[0][1], "block"))
