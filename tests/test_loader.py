@@ -1025,3 +1025,72 @@ def test_type_errors_name_json_types(
     assert f"{field}: {want}" in err, err
     for python_word in ("NoneType", "list", "dict"):
         assert python_word not in err.split(": ", 1)[1].replace("List ", ""), err
+
+
+# Found by the fuzzer (tests/fuzz): times past 2262 (int64 nanoseconds) made
+# `schedule` exit 1 ("integer out of the int64 range") or crash in the engine's
+# clock; Go's zero time (year 1) as well. Refused with the field named.
+_RETRY_WORKLOAD = """\
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Workload
+metadata:
+  name: retry
+  creationTimestamp: '{created}'
+spec:
+  podSets:
+  - name: main
+    count: 2
+    template:
+      spec:
+        containers:
+        - name: c
+          resources:
+            requests:
+              cpu: '1'
+status:
+  admission:
+    clusterQueue: cq
+  conditions:
+  - type: QuotaReserved
+    status: 'True'
+    reason: QuotaReserved
+    message: Quota reserved in ClusterQueue cq
+    lastTransitionTime: '{transition}'
+"""
+
+
+@pytest.mark.parametrize("engine", ["native", "reference"])
+@pytest.mark.parametrize(
+    ("created", "transition", "field"),
+    [
+        ("2262-04-12T00:00:00Z", "2026-01-01T00:00:00Z", "metadata.creationTimestamp"),
+        ("2262-04-11T23:47:16Z", "2026-01-01T00:00:00Z", "metadata.creationTimestamp"),
+        ("9999-12-31T23:59:59Z", "2026-01-01T00:00:00Z", "metadata.creationTimestamp"),
+        ("0001-01-01T00:00:00Z", "2026-01-01T00:00:00Z", "metadata.creationTimestamp"),
+        (
+            "2026-01-01T00:00:00Z",
+            "9999-12-31T23:59:59Z",
+            "status.conditions[QuotaReserved].lastTransitionTime",
+        ),
+        (
+            "2026-01-01T00:00:00Z",
+            "0001-01-01T00:00:00Z",
+            "status.conditions[QuotaReserved].lastTransitionTime",
+        ),
+    ],
+)
+def test_times_beyond_what_int64_nanoseconds_hold_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], engine: str, created: str, transition: str, field: str
+) -> None:
+    from kueue_fast.cli import main
+
+    path = tmp_path / "in.yaml"
+    path.write_text(_RETRY_WORKLOAD.format(created=created, transition=transition))
+    assert main(["schedule", str(path), "--engine", engine, "--cycles", "2"]) == 2
+    err = capsys.readouterr().err
+    assert f"Workload/default/retry {field}: Invalid value:" in err and "1900" in err and "2200" in err, err
+
+
+def test_times_within_the_range_are_read() -> None:
+    assert loader.common.parse_time_ns("1900-01-01T00:00:00Z", "o", "f") == -2208988800 * 10**9
+    assert loader.common.parse_time_ns("2199-12-31T23:59:59.999999999Z", "o", "f") == 7258118399999999999
