@@ -14,6 +14,7 @@ to issue 21 item 13 (known.py) while it is open.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import random
 from typing import Any
 
@@ -42,19 +43,37 @@ def _error(e: BaseException) -> tuple[str, str]:
 
 
 def script(rng: random.Random, n: int) -> list[tuple[str, tuple[Any, ...], bool]]:
-    """``n`` calls as (method, arguments, bad); keys are drawn at run time
-    from the cluster (``("key", i)`` means its i-th key, ``("wid", i)``
-    that key's id)."""
+    """``n`` calls as (method, arguments, bad); the arguments are made at run
+    time from the cluster: ``("key", i)`` its i-th key, ``("wid", i)`` that
+    key's id, ``("workload", i)`` a renamed copy of the i-th input Workload,
+    ``("state",)`` the input's configuration read again."""
     calls: list[tuple[str, tuple[Any, ...], bool]] = []
     for _ in range(n):
         op = rng.choice(
-            ("run_cycle", "run", "remove", "evict", "release", "check", "decision", "keys", "key_of", "bad")
+            (
+                "run_cycle",
+                "run",
+                "add",
+                "remove",
+                "evict",
+                "release",
+                "check",
+                "decision",
+                "keys",
+                "key_of",
+                "reconfigure",
+                "bad",
+            )
         )
         k = ("key", rng.randrange(1000))
         if op == "run_cycle":
             calls.append(("run_cycle", (), False))
         elif op == "run":
             calls.append(("run", (rng.randrange(1, 4),), False))
+        elif op == "add":
+            calls.append(("add_workload", (("workload", rng.randrange(1000)),), False))
+        elif op == "reconfigure":
+            calls.append(("reconfigure", (("state",),), False))
         elif op == "remove":
             calls.append(("remove_workload", (k,), False))
         elif op == "evict":
@@ -93,12 +112,15 @@ def script(rng: random.Random, n: int) -> list[tuple[str, tuple[Any, ...], bool]
 def run_script(docs: list[JSON], engine: str, calls: list[tuple[str, tuple[Any, ...], bool]]) -> list[Any]:
     """The record of ``calls`` on a Cluster of ``docs`` (see the module docstring)."""
     from kueue_fast import Cluster
+    from kueue_fast.loader import build_state
 
     record: list[Any] = []
     try:
         cluster = Cluster.from_objects(copy.deepcopy(docs), engine=engine)
     except Exception as e:
         return [("build", False, *_error(e))]
+    workloads = list(build_state(copy.deepcopy(docs)).workloads.values())
+    added = 0
     for method, args, bad in calls:
         keys = cluster.keys()
         resolved = []
@@ -109,6 +131,12 @@ def run_script(docs: list[JSON], engine: str, calls: list[tuple[str, tuple[Any, 
                 a = cluster.wid_of(keys[a[1] % len(keys)]) if keys else 0
             elif isinstance(a, tuple) and a == ("check",):
                 a = "check"
+            elif isinstance(a, tuple) and a == ("state",):  # the same configuration, read again
+                a = build_state(copy.deepcopy(docs))
+            elif isinstance(a, tuple) and a and a[0] == "workload":  # a copy of an input Workload, new name
+                added += 1
+                w = workloads[a[1] % len(workloads)] if workloads else None
+                a = dataclasses.replace(w, name=f"{w.name}-copy{added}", uid="") if w else None
             resolved.append(a)
         try:
             out = getattr(cluster, method)(*resolved)
