@@ -1094,3 +1094,38 @@ def test_times_beyond_what_int64_nanoseconds_hold_are_refused(
 def test_times_within_the_range_are_read() -> None:
     assert loader.common.parse_time_ns("1900-01-01T00:00:00Z", "o", "f") == -2208988800 * 10**9
     assert loader.common.parse_time_ns("2199-12-31T23:59:59.999999999Z", "o", "f") == 7258118399999999999
+
+
+@pytest.mark.parametrize("engine", ["native", "reference"])
+def test_an_admitted_conditions_time_is_checked_when_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], engine: str
+) -> None:
+    """Found by the fuzzer (tests/fuzz): with waitForPodsReady, the Admitted
+    condition's lastTransitionTime was read only during the cycles, so a bad
+    one was an error without its file, after the warnings."""
+    from kueue_fast.cli import main
+
+    path = tmp_path / "in.yaml"
+    path.write_text(
+        "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\nwaitForPodsReady: {enable: true}\n---\n"
+        f"apiVersion: {B2}\nkind: ResourceFlavor\nmetadata: {{name: default}}\n---\n"
+        f"apiVersion: {B2}\nkind: ClusterQueue\nmetadata: {{name: cq}}\nspec:\n  namespaceSelector: {{}}\n"
+        "  resourceGroups:\n  - coveredResources: [cpu]\n"
+        "    flavors: [{name: default, resources: [{name: cpu, nominalQuota: '4'}]}]\n---\n"
+        f"apiVersion: {B2}\nkind: LocalQueue\nmetadata: {{name: lq, namespace: default}}\n"
+        "spec: {clusterQueue: cq}\n---\n"
+        f"apiVersion: {B2}\nkind: Workload\nmetadata: {{name: w, namespace: default}}\nspec:\n"
+        "  queueName: lq\n  podSets:\n  - name: main\n    count: 1\n    template:\n      spec:\n"
+        "        containers: [{name: c, resources: {requests: {cpu: '2'}}}]\nstatus:\n  admission:\n"
+        "    clusterQueue: cq\n    podSetAssignments:\n    - {name: main, count: 1, flavors: {cpu: default}, "
+        "resourceUsage: {cpu: '2'}}\n  conditions:\n"
+        "  - {type: QuotaReserved, status: 'True', reason: QuotaReserved, message: '', "
+        "lastTransitionTime: '2026-01-01T00:00:05Z'}\n"
+        "  - {type: Admitted, status: 'True', reason: Admitted, message: '', lastTransitionTime: '2026-01-01T00:00:00'}\n"
+    )
+    assert main(["schedule", str(path), "--engine", engine]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(
+        f"error: {path} (document 5): Workload/default/w status.conditions[Admitted].lastTransitionTime"
+    )
+    assert err.count("\n") == 1, err
