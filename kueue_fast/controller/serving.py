@@ -160,7 +160,9 @@ class BoundedHTTPServer:
                 if key.fileobj is self.sock:
                     self._accept()
                 elif key.fileobj is not self._wake_r:
-                    self._read(self.conns[key.fileobj])  # type: ignore[index]
+                    conn = self.conns.get(key.fileobj)  # type: ignore[call-overload]
+                    if conn is not None:  # not closed earlier in this round (to make room)
+                        self._read(conn)
             deadline = time.monotonic() - self.limits.request_timeout
             while self.conns:
                 oldest = next(iter(self.conns.values()))
