@@ -39,6 +39,7 @@ import sys
 from collections.abc import Iterator
 
 from . import model as m
+from ._reference.amount import saturating_mul
 from ._reference.quota import QuotaTree
 from .compiler import BLOCK_NONE, NO_LIMIT, Topology, WorkloadSpec, compile_topology
 from .errors import InputError, InputWarning
@@ -250,7 +251,7 @@ class _Linter:
             count = ps.min_count if ps.min_count is not None else ps.count
             if count <= 0:
                 continue
-            need = {r: per_pod * count for r, per_pod in ps.requests if per_pod > 0}
+            need = {r: saturating_mul(per_pod, count) for r, per_pod in ps.requests if per_pod > 0}
             if topo.pods_rid >= 0 and topo.pods_rid in covered:
                 need[topo.pods_rid] = count
             for r in sorted(need):

@@ -442,3 +442,20 @@ def test_admission_checks_missing_or_inactive() -> None:
             "controller running?): the ClusterQueue is inactive and admits nothing",
         ),
     ]
+
+
+def test_a_need_beyond_int64_is_named_saturated(tmp_path: Path) -> None:
+    # issue 21 item 10: 2 pods x 4Ei of memory crashed lint (format_quantity outside the int64 range)
+    big = wl("w", "1", 2)
+    big["spec"]["podSets"][0]["template"]["spec"]["containers"][0]["resources"]["requests"]["memory"] = "4Ei"
+    objs = [flavor("default"), cq("cq", {"default": {"cpu": "8", "memory": "16Gi"}}), lq("lq", "cq"), big]
+    assert findings(objs) == [
+        (
+            "Workload/team-a/w",
+            "spec.podSets[0]",
+            "pod set main needs 9223372036854775807 memory (2 pods), more than its ClusterQueue can ever "
+            "get (at most 16Gi in flavor default): it can never be admitted to ClusterQueue cq",
+        )
+    ]
+    p = lint_cli(tmp_path, objs)
+    assert (p.returncode, p.stderr) == (0, ""), p.stderr
