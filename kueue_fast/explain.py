@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._reference.amount import saturating_mul
 from ._reference.quota import QuotaTree
-from .compiler import BLOCK_NONE, WorkloadSpec, cohort_graph
+from .compiler import BLOCK_NONE, WorkloadSpec, cohort_graph, cycle_path
 from .quantity import format_amount, format_quantity
 from .status import Readiness, cluster_queue_readiness, rfc3339
 
@@ -398,15 +398,7 @@ class ClusterView:
         )
 
     def _cycle_path(self, cohort: str) -> list[str]:
-        parent = cohort_graph(self.cluster.state)[1]
-        path: list[str] = []
-        node: str | None = cohort
-        while node is not None and node not in path:
-            path.append(node)
-            node = parent.get(node)
-        if node is not None:
-            path = path[path.index(node) :] + [node]
-        return path
+        return cycle_path(cohort_graph(self.cluster.state)[1], cohort)
 
     def _cohort_of(self, cq: int) -> str:
         root = self.tree.root_of(cq)
