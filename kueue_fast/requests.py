@@ -19,7 +19,12 @@
 
 Workload webhook errors raised here (pkg/webhooks/workload_webhook.go
 validateContainer, WorkloadValidateResourcesAreNonNegative): ``pods`` in a
-container's requests or limits, and negative requests or limits.
+container's requests or limits, and negative requests or limits. The API
+server's rules for the resources that cannot be overcommitted (k8s
+pkg/apis/core/validation validateResourceRequirements,
+ValidateResourceQuantityValue) apply to Jobs, JobSets and Workloads alike: an
+extended resource (``nvidia.com/gpu``) is a whole number, and a request of it,
+or of ``hugepages-*``, equals its limit when both are set.
 A container requesting more than its limit is not an error: Kueue keeps the
 workload pending with "resources validation failed: ..." (pkg/workload
 ValidateResources, the scheduler's nominate); pod_requests returns where,
@@ -28,6 +33,7 @@ and resources_validation_message composes Kueue's message for a workload.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
 from fractions import Fraction
@@ -50,9 +56,30 @@ def _is_pod_level(name: str) -> bool:
     return name in POD_LEVEL_RESOURCES or name.startswith("hugepages-")
 
 
+def _is_native(name: str) -> bool:
+    # k8s pkg/apis/core/helper IsNativeResource: no domain, or kubernetes.io's
+    return "/" not in name or "kubernetes.io/" in name
+
+
+@functools.cache
+def is_extended_resource(name: str) -> bool:
+    """k8s helper IsExtendedResourceName: a resource of another domain
+    (``nvidia.com/gpu``): counted in whole units, never overcommitted."""
+    if _is_native(name) or name.startswith("requests."):
+        return False
+    return v.qualified_name_errors("requests." + name) is None
+
+
+def _overcommit_allowed(name: str) -> bool:
+    # k8s helper IsOvercommitAllowed: native, and not hugepages
+    return _is_native(name) and not name.startswith("hugepages-")
+
+
 def _resource_list(raw: object, obj: str, path: str, *, container: bool) -> dict[str, int]:
     """A corev1.ResourceList as exact nanos; rejects ``pods`` and negatives in
-    containers (workload webhook)."""
+    containers (workload webhook), and fractions of extended resources (the
+    API server's ValidateResourceQuantityValue: its MilliValue, rounded up,
+    must be whole)."""
     d = v.as_map(raw, obj, path)
     out: dict[str, int] = {}
     for name, q in d.items():
@@ -62,8 +89,22 @@ def _resource_list(raw: object, obj: str, path: str, *, container: bool) -> dict
         n = v.nanos(q, obj, p)
         if n < 0:
             v.invalid(obj, p, str(q), "must be greater than or equal to 0")
+        if -(-n // 1_000_000) % 1000 and is_extended_resource(name):
+            v.invalid(obj, p, str(q), "must be an integer")
         out[name] = n
     return out
+
+
+def _check_not_overcommitted(
+    req: dict[str, int], lim: dict[str, int], raw_req: dict[str, Any], raw_lim: dict[str, Any], obj: str, rp: str
+) -> None:
+    """validateResourceRequirements: a request of a resource that cannot be
+    overcommitted must equal its limit (named at ``resources.requests``, as
+    the API server names it)."""
+    for name, n in req.items():
+        if name in lim and n != lim[name] and not _overcommit_allowed(name):
+            detail = f"must be equal to {name} limit of {raw_lim[name]}"
+            v.invalid(obj, v.child(rp, "requests"), str(raw_req[name]), detail)
 
 
 def _container(c: dict[str, Any], obj: str, path: str) -> tuple[dict[str, int], list[str]]:
@@ -82,6 +123,7 @@ def _container(c: dict[str, Any], obj: str, path: str) -> tuple[dict[str, int], 
     lim = _resource_list(raw_lim, obj, v.child(rp, "limits"), container=True)
     over: list[str] = []
     if req:
+        _check_not_overcommitted(req, lim, raw_req, raw_lim, obj, rp)
         over = sorted(k for k, n in req.items() if k in lim and n > lim[k])
         merged = dict(lim)
         merged.update(req)
