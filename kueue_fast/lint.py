@@ -219,7 +219,9 @@ class _Linter:
                 else "Kueue would leave a ClusterQueue in them out of scheduling"
             )
             self.warn(
-                f"Cohort/{name}", "spec.parentName", f"cohorts {' -> '.join(path)} form a cycle: {consequence}"
+                f"Cohort/{name}",
+                "spec.parentName",
+                f"cohorts {' -> '.join(path)} form a cycle: {consequence}",
             )
 
     # --- 9. admissionScope without admission fair sharing ---------------------------------------

@@ -40,6 +40,7 @@ from fractions import Fraction
 from typing import Any
 
 from . import validation as v
+from .errors import InputError
 from .model import ResourceRules
 from .quantity import value_from_nanos
 
@@ -84,27 +85,31 @@ def _resource_list(raw: object, obj: str, path: str, *, container: bool) -> dict
     out: dict[str, int] = {}
     for name, q in d.items():
         p = v.key(path, name)
-        if container and name == "pods":
-            v.invalid(obj, p, "pods", "the key is reserved for internal kueue use")
-        n = v.nanos(q, obj, p)
-        if n < 0:
-            v.invalid(obj, p, str(q), "must be greater than or equal to 0")
-        if -(-n // 1_000_000) % 1000 and is_extended_resource(name):
-            v.invalid(obj, p, str(q), "must be an integer")
+        try:  # each resource on its own (validation.report)
+            if container and name == "pods":
+                v.invalid(obj, p, "pods", "the key is reserved for internal kueue use")
+            n = v.nanos(q, obj, p)
+            if n < 0:
+                v.invalid(obj, p, str(q), "must be greater than or equal to 0")
+            if -(-n // 1_000_000) % 1000 and is_extended_resource(name):
+                v.invalid(obj, p, str(q), "must be an integer")
+        except InputError as e:
+            v.report(e)
+            continue
         out[name] = n
     return out
 
 
 def _check_not_overcommitted(
-    req: dict[str, int], lim: dict[str, int], raw_req: dict[str, Any], raw_lim: dict[str, Any], obj: str, rp: str
+    req: dict[str, int], lim: dict[str, int], res: dict[str, Any], obj: str, rp: str
 ) -> None:
     """validateResourceRequirements: a request of a resource that cannot be
     overcommitted must equal its limit (named at ``resources.requests``, as
-    the API server names it)."""
+    the API server names it; the quantities as written in ``res``)."""
     for name, n in req.items():
         if name in lim and n != lim[name] and not _overcommit_allowed(name):
-            detail = f"must be equal to {name} limit of {raw_lim[name]}"
-            v.invalid(obj, v.child(rp, "requests"), str(raw_req[name]), detail)
+            detail = f"must be equal to {name} limit of {res['limits'][name]}"
+            v.invalid(obj, v.child(rp, "requests"), str(res["requests"][name]), detail)
 
 
 def _container(c: dict[str, Any], obj: str, path: str) -> tuple[dict[str, int], list[str]]:
@@ -117,13 +122,18 @@ def _container(c: dict[str, Any], obj: str, path: str) -> tuple[dict[str, int], 
     res = v.as_map(res, obj, rp)
     raw_req = res.get("requests")
     raw_lim = res.get("limits")
-    req = _resource_list(raw_req, obj, v.child(rp, "requests"), container=True) if raw_req is not None else {}
+    req: dict[str, int] = {}
+    try:  # requests and limits on their own (validation.report)
+        if raw_req is not None:
+            req = _resource_list(raw_req, obj, v.child(rp, "requests"), container=True)
+    except InputError as e:
+        v.report(e)
     if raw_lim is None:
         return req, []
     lim = _resource_list(raw_lim, obj, v.child(rp, "limits"), container=True)
     over: list[str] = []
     if req:
-        _check_not_overcommitted(req, lim, raw_req, raw_lim, obj, rp)
+        _check_not_overcommitted(req, lim, res, obj, rp)
         over = sorted(k for k, n in req.items() if k in lim and n > lim[k])
         merged = dict(lim)
         merged.update(req)
@@ -158,7 +168,11 @@ def pod_requests(template_spec: dict[str, Any], path: str, obj_ref: str) -> tupl
     total: dict[str, int] = {}
     for i, raw in enumerate(v.as_list(spec["containers"], obj_ref, cp)):
         p = v.index(cp, i)
-        req, over = _container(v.as_map(raw, obj_ref, p), obj_ref, p)
+        try:  # each container on its own (validation.report)
+            req, over = _container(v.as_map(raw, obj_ref, p), obj_ref, p)
+        except InputError as e:
+            v.report(e)
+            continue
         if over:
             over_limits.append((f"containers[{i}]", tuple(over)))
         _add(total, req)
@@ -171,13 +185,17 @@ def pod_requests(template_spec: dict[str, Any], path: str, obj_ref: str) -> tupl
         init_max: dict[str, int] = {}
         for i, raw in enumerate(v.as_list(inits, obj_ref, ip)):
             p = v.index(ip, i)
-            c = v.as_map(raw, obj_ref, p)
-            req, over = _container(c, obj_ref, p)
+            try:
+                c = v.as_map(raw, obj_ref, p)
+                req, over = _container(c, obj_ref, p)
+                policy = c.get("restartPolicy")
+                if policy is not None:
+                    v.as_str(policy, obj_ref, v.child(p, "restartPolicy"))
+            except InputError as e:
+                v.report(e)
+                continue
             if over:
                 init_over.append((f"initContainers[{i}]", tuple(over)))
-            policy = c.get("restartPolicy")
-            if policy is not None:
-                v.as_str(policy, obj_ref, v.child(p, "restartPolicy"))
             if policy == "Always":  # sidecar: runs for the whole life of the pod
                 _add(total, req)
                 _add(sidecars, req)

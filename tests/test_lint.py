@@ -359,14 +359,20 @@ def test_cohort_cycle() -> None:
 def test_admission_scope_without_admission_fair_sharing_in_the_configuration() -> None:
     # issue 21 item 9: Kueue's afs.Enabled needs the Configuration's admissionFairSharing (and the
     # AdmissionFairSharing gate); without them the queue orders by priority and creation time
-    scoped = cq("cq", {"default": {"cpu": "8"}}, admissionScope={"admissionMode": "UsageBasedAdmissionFairSharing"})
+    scoped = cq(
+        "cq", {"default": {"cpu": "8"}}, admissionScope={"admissionMode": "UsageBasedAdmissionFairSharing"}
+    )
     config = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration"}
     why = (
         "admissionScope asks for admission fair sharing, but {}: Kueue orders this ClusterQueue's "
         "workloads by priority and creation time, as without it"
     )
     assert findings([flavor("default"), scoped, lq("lq", "cq")]) == [
-        ("ClusterQueue/cq", "spec.admissionScope", why.format("the Configuration has no admissionFairSharing"))
+        (
+            "ClusterQueue/cq",
+            "spec.admissionScope",
+            why.format("the Configuration has no admissionFairSharing"),
+        )
     ]
     gate_off = {**config, "admissionFairSharing": {}, "featureGates": {"AdmissionFairSharing": False}}
     assert findings([flavor("default"), scoped, lq("lq", "cq"), gate_off]) == [
@@ -374,7 +380,9 @@ def test_admission_scope_without_admission_fair_sharing_in_the_configuration() -
     ]
     on = {**config, "admissionFairSharing": {}}
     assert findings([flavor("default"), scoped, lq("lq", "cq"), on]) == []
-    not_scoped = cq("cq", {"default": {"cpu": "8"}}, admissionScope={"admissionMode": "NoAdmissionFairSharing"})
+    not_scoped = cq(
+        "cq", {"default": {"cpu": "8"}}, admissionScope={"admissionMode": "NoAdmissionFairSharing"}
+    )
     assert findings([flavor("default"), not_scoped, lq("lq", "cq")]) == []
 
 

@@ -969,7 +969,9 @@ spec:
 
 # 2 pods x 4Ei of memory: 2^63 bytes, one beyond int64; two admitted workloads of 9e15 cpu
 # each under an unlimited (1e30) quota: 1.8e19 milli-cpu reserved
-TWO_TIMES_4EI = _QUEUE_WITH.format(resource="memory", quota="16Gi") + _workload_asking("w", 2, "memory", "4Ei")
+TWO_TIMES_4EI = _QUEUE_WITH.format(resource="memory", quota="16Gi") + _workload_asking(
+    "w", 2, "memory", "4Ei"
+)
 UNLIMITED_USAGE = (
     _QUEUE_WITH.format(resource="cpu", quota="1e30")
     + _workload_asking("a", 1, "cpu", "9e15")

@@ -11,6 +11,7 @@ from typing import Any
 
 from .. import model as m
 from .. import validation as v
+from ..errors import InputError
 from ..features import KNOWN_GATES
 from .common import (
     CONFIG_VERSIONS,
@@ -28,72 +29,98 @@ def parse_configuration(obj: Mapping[str, Any]) -> m.Configuration:
     if isinstance(md, dict) and isinstance(md.get("name"), str):
         ref = m.object_ref("Configuration", md["name"])
     cfg = m.Configuration()
+    # each section on its own (validation.report: every error at once)
+    for section in (_fair_sharing, _admission_fair_sharing, _feature_gates, _resources, _managed_jobs, _wait):
+        try:
+            section(obj, ref, api, cfg)
+        except InputError as e:
+            v.report(e)
+    return cfg
+
+
+def _fair_sharing(obj: Mapping[str, Any], ref: str, api: str, cfg: m.Configuration) -> None:
     fs = v.opt_map(obj, "fairSharing", ref, "")
-    if fs is not None:
-        if api == CONFIG_VERSIONS[0]:
-            v.check_fields(fs, ("enable", "preemptionStrategies"), ref, "fairSharing")
-            enabled = v.as_bool(fs["enable"], ref, "fairSharing.enable") if "enable" in fs else False
-        else:  # v1beta2: the presence of fairSharing enables it
-            gone = {"enable": f"{api} has no fairSharing.enable: fairSharing being there enables it"}
-            v.check_fields(fs, ("preemptionStrategies",), ref, "fairSharing", gone)
-            enabled = True
-        strategies = v.preemption_strategies(
-            fs.get("preemptionStrategies") or [], ref, "fairSharing.preemptionStrategies"
-        )
-        if enabled:
-            cfg.fair_sharing = m.FairSharingConfig(strategies)
+    if fs is None:
+        return
+    if api == CONFIG_VERSIONS[0]:
+        v.check_fields(fs, ("enable", "preemptionStrategies"), ref, "fairSharing")
+        enabled = v.as_bool(fs["enable"], ref, "fairSharing.enable") if "enable" in fs else False
+    else:  # v1beta2: the presence of fairSharing enables it
+        gone = {"enable": f"{api} has no fairSharing.enable: fairSharing being there enables it"}
+        v.check_fields(fs, ("preemptionStrategies",), ref, "fairSharing", gone)
+        enabled = True
+    strategies = v.preemption_strategies(
+        fs.get("preemptionStrategies") or [], ref, "fairSharing.preemptionStrategies"
+    )
+    if enabled:
+        cfg.fair_sharing = m.FairSharingConfig(strategies)
+
+
+def _admission_fair_sharing(obj: Mapping[str, Any], ref: str, api: str, cfg: m.Configuration) -> None:
     afs = v.opt_map(obj, "admissionFairSharing", ref, "")
-    if afs is not None:
-        p = "admissionFairSharing"
-        v.check_fields(afs, ("usageHalfLifeTime", "usageSamplingInterval", "resourceWeights"), ref, p)
-        a = m.AdmissionFairSharingConfig()
-        if afs.get("usageHalfLifeTime") is not None:
-            a.usage_half_life_s = v.duration_seconds(
-                afs["usageHalfLifeTime"], ref, v.child(p, "usageHalfLifeTime")
+    if afs is None:
+        return
+    p = "admissionFairSharing"
+    v.check_fields(afs, ("usageHalfLifeTime", "usageSamplingInterval", "resourceWeights"), ref, p)
+    a = m.AdmissionFairSharingConfig()
+    if afs.get("usageHalfLifeTime") is not None:
+        a.usage_half_life_s = v.duration_seconds(
+            afs["usageHalfLifeTime"], ref, v.child(p, "usageHalfLifeTime")
+        )
+        if a.usage_half_life_s < 0:
+            v.invalid(
+                ref,
+                v.child(p, "usageHalfLifeTime"),
+                afs["usageHalfLifeTime"],
+                "must be greater or equal to 0",
             )
-            if a.usage_half_life_s < 0:
-                v.invalid(
-                    ref,
-                    v.child(p, "usageHalfLifeTime"),
-                    afs["usageHalfLifeTime"],
-                    "must be greater or equal to 0",
-                )
-        if afs.get("usageSamplingInterval") is not None:
-            sp = v.child(p, "usageSamplingInterval")
-            a.usage_sampling_interval_s = v.duration_seconds(afs["usageSamplingInterval"], ref, sp)
-            if a.usage_sampling_interval_s <= 0:
-                v.invalid(ref, sp, afs["usageSamplingInterval"], "must be greater than 0")
-        rw = v.opt_map(afs, "resourceWeights", ref, p)
-        for rname, w in (rw or {}).items():
-            wp = v.key(v.child(p, "resourceWeights"), rname)
-            if isinstance(w, bool) or not isinstance(w, (int, float)):
-                v.invalid(ref, wp, w, "must be a number")
-            if w < 0:
-                v.invalid(ref, wp, w, "must be greater than or equal to 0")
-            a.resource_weights[rname] = float(w)
-        cfg.admission_fair_sharing = a
+    if afs.get("usageSamplingInterval") is not None:
+        sp = v.child(p, "usageSamplingInterval")
+        a.usage_sampling_interval_s = v.duration_seconds(afs["usageSamplingInterval"], ref, sp)
+        if a.usage_sampling_interval_s <= 0:
+            v.invalid(ref, sp, afs["usageSamplingInterval"], "must be greater than 0")
+    rw = v.opt_map(afs, "resourceWeights", ref, p)
+    for rname, w in (rw or {}).items():
+        wp = v.key(v.child(p, "resourceWeights"), rname)
+        if isinstance(w, bool) or not isinstance(w, (int, float)):
+            v.invalid(ref, wp, w, "must be a number")
+        if w < 0:
+            v.invalid(ref, wp, w, "must be greater than or equal to 0")
+        a.resource_weights[rname] = float(w)
+    cfg.admission_fair_sharing = a
+
+
+def _feature_gates(obj: Mapping[str, Any], ref: str, api: str, cfg: m.Configuration) -> None:
     fg = v.opt_map(obj, "featureGates", ref, "")
     for gate, on in (fg or {}).items():
         gp = v.key("featureGates", gate)
-        if gate not in KNOWN_GATES:
-            # Kueue refuses to start with an unrecognized feature gate.
-            v.invalid(ref, gp, gate, "unrecognized feature gate")
-        cfg.feature_gates[gate] = v.as_bool(on, ref, gp)
+        try:  # each gate on its own
+            if gate not in KNOWN_GATES:
+                # Kueue refuses to start with an unrecognized feature gate.
+                v.invalid(ref, gp, gate, "unrecognized feature gate")
+            cfg.feature_gates[gate] = v.as_bool(on, ref, gp)
+        except InputError as e:
+            v.report(e)
+
+
+def _resources(obj: Mapping[str, Any], ref: str, api: str, cfg: m.Configuration) -> None:
     res = v.opt_map(obj, "resources", ref, "")
-    if res is not None:
-        v.check_fields(
-            res, ("excludeResourcePrefixes", "transformations", "deviceClassMappings"), ref, "resources"
-        )
-        if res.get("deviceClassMappings"):
-            v.not_supported_feature(ref, "resources.deviceClassMappings", "Dynamic Resource Allocation quota")
-        cfg.resources = _resource_rules(res, ref)
-    _managed_jobs(obj, ref, cfg)
+    if res is None:
+        return
+    v.check_fields(
+        res, ("excludeResourcePrefixes", "transformations", "deviceClassMappings"), ref, "resources"
+    )
+    if res.get("deviceClassMappings"):
+        v.not_supported_feature(ref, "resources.deviceClassMappings", "Dynamic Resource Allocation quota")
+    cfg.resources = _resource_rules(res, ref)
+
+
+def _wait(obj: Mapping[str, Any], ref: str, api: str, cfg: m.Configuration) -> None:
     wfpr = v.opt_map(obj, "waitForPodsReady", ref, "")
     if wfpr is not None:
         wait = _wait_for_pods_ready(wfpr, ref, v1beta1=api == CONFIG_VERSIONS[0])
         if not cfg.feature_gates.get("DisableWaitForPodsReady", False):
             cfg.wait_for_pods_ready = wait
-    return cfg
 
 
 _WAIT_FIELDS = ("enable", "timeout", "blockAdmission", "requeuingStrategy", "recoveryTimeout")
@@ -193,7 +220,7 @@ def _resource_rules(res: Mapping[str, Any], ref: str) -> m.ResourceRules:
     return m.ResourceRules(prefixes, transformations)
 
 
-def _managed_jobs(obj: Mapping[str, Any], ref: str, cfg: m.Configuration) -> None:
+def _managed_jobs(obj: Mapping[str, Any], ref: str, api: str, cfg: m.Configuration) -> None:
     """Which jobs Kueue manages: integrations.frameworks (default batch/job),
     manageJobsWithoutQueueName, managedJobsNamespaceSelector (default: not
     kube-system, not Kueue's namespace) (apis/config/v1beta2/defaults.go)."""
