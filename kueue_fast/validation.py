@@ -83,6 +83,21 @@ def collect_errors(read: Callable[[], object], first: InputError) -> list[InputE
     return out
 
 
+def read_as(read: Callable[[], T], rename: Callable[[InputError], InputError]) -> T | None:
+    """``read()`` with each of its errors renamed (a Workload's as its job's
+    fields, a Configuration's as its ConfigMap's); under collect_errors,
+    every one of them, and None when the read raised."""
+    if _collected is None:
+        try:
+            return read()
+        except InputError as e:
+            raise rename(e) from None
+    result, found = read_collecting(read)
+    for error in found:
+        report(rename(error))
+    return result
+
+
 def read_collecting(read: Callable[[], T]) -> tuple[T | None, list[InputError]]:
     """``read()`` going on past each error: (what it returned, None when it
     raised; every error found, in order).

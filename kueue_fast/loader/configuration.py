@@ -7,16 +7,23 @@ apis/config/*/defaults.go and validated as pkg/config/validation.go.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 from .. import model as m
 from .. import validation as v
-from ..errors import InputError
+from ..errors import InputError, ParseError
 from ..features import KNOWN_GATES
 from .common import (
     CONFIG_VERSIONS,
     _check_type,
 )
+from .documents import _parse_text
+
+# The key of Kueue's ConfigMap that its manager mounts as its configuration
+# file (config/components/manager: kueue-system/kueue-manager-config; the Helm
+# chart: <release>-kueue-manager-config in the release's namespace).
+CONFIG_MAP_KEY = "controller_manager_config.yaml"
 
 
 def parse_configuration(obj: Mapping[str, Any]) -> m.Configuration:
@@ -242,3 +249,56 @@ def _managed_jobs(obj: Mapping[str, Any], ref: str, api: str, cfg: m.Configurati
         frameworks = tuple(v.as_str(x, ref, v.index(fp, i)) for i, x in enumerate(names))
         if frameworks:
             cfg.frameworks = frameworks
+
+
+# --- Kueue's ConfigMap ------------------------------------------------------------------------
+
+
+def _config_map_ref(cm: Mapping[str, Any]) -> str:
+    md = cm.get("metadata")
+    md = md if isinstance(md, dict) else {}
+    name, ns = md.get("name"), md.get("namespace") or "default"
+    return m.object_ref("ConfigMap", str(name), str(ns)) if isinstance(name, str) and name else "ConfigMap"
+
+
+def config_map_document(cm: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The configuration a ConfigMap holds for Kueue's manager, as it reads its
+    file (data[controller_manager_config.yaml], one YAML or JSON object, read
+    as the loader reads a file); None without that key or with an empty text.
+    Not YAML, or several objects: a ParseError naming the ConfigMap and key.
+    (kueue-fast schedule --kubeconfig reads the cluster's with it too.)"""
+    data = cm.get("data")
+    if not isinstance(data, dict) or data.get(CONFIG_MAP_KEY) in (None, ""):
+        return None
+    ref, field = _config_map_ref(cm), f"data[{CONFIG_MAP_KEY}]"
+    text = data[CONFIG_MAP_KEY]
+    if not isinstance(text, str):
+        raise ParseError(ref, field, "Invalid value: must be of type string")
+    try:
+        docs = _parse_text(text, ref)
+    except ParseError as e:
+        raise ParseError(ref, field, e.message) from None
+    if len(docs) != 1:
+        raise ParseError(ref, field, f"expected one Configuration, found {len(docs)} objects")
+    return docs[0].obj
+
+
+def is_kueue_configuration(obj: Mapping[str, Any]) -> bool:
+    """A config.kueue.x-k8s.io Configuration (and not another operator's
+    controller_manager_config.yaml)."""
+    return obj.get("kind") == "Configuration" and obj.get("apiVersion") in CONFIG_VERSIONS
+
+
+def parse_config_map(cm: Mapping[str, Any]) -> m.Configuration:
+    """Kueue's Configuration from its ConfigMap (config_map_document), each
+    error named as the ConfigMap's field
+    (``data[controller_manager_config.yaml].fairSharing...``)."""
+    ref, field = _config_map_ref(cm), f"data[{CONFIG_MAP_KEY}]"
+    obj = config_map_document(cm)
+    if obj is None:
+        raise ParseError(ref, field, "Required value: Kueue's Configuration")
+    cfg = v.read_as(
+        partial(parse_configuration, obj),
+        lambda e: type(e)(ref, f"{field}.{e.field}" if e.field else field, e.message),
+    )
+    return cfg if cfg is not None else m.Configuration()  # None under collect_errors only

@@ -102,21 +102,17 @@ class _JobReader:
         md = obj["metadata"]
         out = []
         for wl_obj in conv.workloads:
-            again = partial(parse_workload, wl_obj, self.wpcs, pod_priority_classes=self.pcs)
-            if not v.collecting():
-                try:
-                    wl = fast_workload(wl_obj, wl_obj["apiVersion"], position, self.wpcs, self.pcs, caches)
-                    if wl is None:
-                        wl = again(default_creation_ns=position)
-                except InputError as e:  # name the job's field, not the Workload's
-                    raise type(e)(ref, module.owner_field(e.field), e.message) from None
-            else:  # every error of the Workload, each naming the job's field
-                read, found = v.read_collecting(partial(again, default_creation_ns=position))
-                for x in found:
-                    v.report(type(x)(ref, module.owner_field(x.field), x.message))
-                if read is None:
+            wl = None
+            if not v.collecting():  # the bulk path's tries would be noted as errors
+                wl = fast_workload(wl_obj, wl_obj["apiVersion"], position, self.wpcs, self.pcs, caches)
+            if wl is None:
+                read = partial(parse_workload, wl_obj, self.wpcs, pod_priority_classes=self.pcs)
+                wl = v.read_as(  # the errors name the job's fields, not the Workload's
+                    partial(read, default_creation_ns=position),
+                    lambda e: type(e)(ref, module.owner_field(e.field), e.message),
+                )
+                if wl is None:  # under collect_errors: its errors are noted
                     continue
-                wl = read
             if md.get("creationTimestamp") is not None:
                 wl.creation_ns = parse_time_ns(md["creationTimestamp"], ref, "metadata.creationTimestamp")
             wl.owner = f"{obj['kind']}/{md['name']}"

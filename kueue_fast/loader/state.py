@@ -17,7 +17,7 @@ from .. import model as m
 from .. import validation as v
 from .._gc import no_cyclic_gc
 from ..errors import InputError, InputWarning, MissingReferenceError, ParseError, ValidationError, raise_all
-from .configuration import parse_configuration
+from .configuration import parse_config_map, parse_configuration
 from .documents import Document, _kind_of, _read_all, _split_list
 from .jobs import _JobReader
 from .kinds import (
@@ -51,6 +51,7 @@ _CONVERTERS: dict[str, Callable[[dict[str, Any]], Any]] = {
     "PriorityClass": parse_priority_class,
     "Namespace": parse_namespace,
     "Configuration": parse_configuration,
+    "ConfigMap": parse_config_map,  # Kueue's (roles._holds_kueue_configuration)
 }
 
 
@@ -134,7 +135,8 @@ def _roles(documents: list[Document], errors: list[InputError]) -> list[_Role | 
                 errors.append(e)
                 roles.append(None)
                 continue
-            if not role.skipped:  # a skipped object's message is its own
+            # a skipped object's message is its own; a ConfigMap is read or not by its data
+            if not role.skipped and role.kind != "ConfigMap":
                 known[(role.api, role.kind)] = role
         roles.append(role)
     return roles
@@ -207,7 +209,7 @@ class _Assembly:
 
     def read_object(self, i: int, doc: Document, kind: str) -> None:
         state, put = self.state, self.put
-        if kind == "Configuration" and self.seen_config is not None:
+        if kind in ("Configuration", "ConfigMap") and self.seen_config is not None:
             raise ValidationError(
                 "Configuration",
                 "",
@@ -234,7 +236,7 @@ class _Assembly:
             put(self.pod_classes, obj.name, obj, doc, kind)
         elif kind == "Namespace":
             put(state.namespaces, obj.name, obj, doc, kind)
-        elif kind == "Configuration":
+        elif kind in ("Configuration", "ConfigMap"):
             self.seen_config = doc
             state.configuration = obj
 
