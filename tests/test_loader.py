@@ -510,7 +510,9 @@ def test_kueues_config_map_is_read_as_its_configuration() -> None:
         assert state.configuration.wait_for_pods_ready is not None
         assert state.configuration.wait_for_pods_ready.timeout_s == 600.0
         assert state.warnings == []
-    other = helm_config_map("apiVersion: controller-runtime.sigs.k8s.io/v1alpha1\nkind: ControllerManagerConfig\n")
+    other = helm_config_map(
+        "apiVersion: controller-runtime.sigs.k8s.io/v1alpha1\nkind: ControllerManagerConfig\n"
+    )
     state = loader.build_state([other, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}])
     assert state.configuration == m.Configuration()  # another operator's: skipped, as any ConfigMap
     assert [w.message.split(";")[0] for w in state.warnings] == ["Kueue does not read ConfigMap (v1)"] * 2
@@ -524,7 +526,11 @@ def test_kueues_config_map_is_read_as_its_configuration() -> None:
             "data[controller_manager_config.yaml].fairSharing.preemptionStrategies",
             'Unsupported value: "Sometimes"',
         ),
-        ("apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: [\n", "data[controller_manager_config.yaml]", "invalid YAML"),
+        (
+            "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: [\n",
+            "data[controller_manager_config.yaml]",
+            "invalid YAML",
+        ),
         (
             "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n---\napiVersion: v1\nkind: Other\n",
             "data[controller_manager_config.yaml]",

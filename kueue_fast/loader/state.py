@@ -58,7 +58,7 @@ _CONVERTERS: dict[str, Callable[[dict[str, Any]], Any]] = {
 def build_state(docs: Iterable[Document | dict[str, Any]], *, keep_sources: bool = False) -> m.ClusterState:
     """Convert and validate every object; cross-object rules (duplicates, at
     most one Configuration, priority class references) are checked here.
-    Every invalid object is reported (``errors.raise_all``); objects Kueue
+    Every error of every invalid object is reported (``errors.raise_all``); objects Kueue
     does not read are skipped with a warning (``ClusterState.warnings``).
     ``keep_sources`` fills ``ClusterState.sources``. The objects are kept, not
     copied, and equal Workload pod templates become one object (kueue_fast._bulk):

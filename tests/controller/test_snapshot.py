@@ -268,9 +268,8 @@ def test_the_live_config_map_is_read_as_files_are(fake_cluster: Harness, capsys)
     assert main(["snapshot", "--kubeconfig", h.kubeconfig]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1
-    assert err[0].startswith(
-        "error: ConfigMap/kueue-system/kueue-manager-config data[controller_manager_config.yaml]: invalid YAML:"
-    )
+    where = "ConfigMap/kueue-system/kueue-manager-config data[controller_manager_config.yaml]"
+    assert err[0].startswith(f"error: {where}: invalid YAML:")
 
 
 def test_finished_workloads_and_jobs_are_left_out_with_a_note(
