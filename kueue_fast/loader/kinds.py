@@ -266,17 +266,7 @@ def parse_cluster_queue(obj: Mapping[str, Any]) -> m.ClusterQueue:
             )
     except InputError as e:
         v.report(e)
-    try:
-        cq.stop_policy = v.opt_enum(
-            spec, "stopPolicy", spec_fields.fields["stopPolicy"].enum, ref, "spec", "None"
-        )
-    except InputError as e:
-        v.report(e)
-    try:
-        if spec.get("fairSharing") is not None:
-            cq.fair_weight = v.fair_sharing_weight(spec["fairSharing"], ref, "spec.fairSharing")
-    except InputError as e:
-        v.report(e)
+    _stop_policy_and_weight(spec, spec_fields, ref, cq)
     try:
         _admission_checks(spec, ref, cq, check_flavors=groups_read)
     except InputError as e:
@@ -367,19 +357,27 @@ def parse_local_queue(obj: Mapping[str, Any]) -> m.LocalQueue:
         lq.cluster_queue = v.object_name(spec["clusterQueue"], ref, "spec.clusterQueue")
     except InputError as e:
         v.report(e)
+    _stop_policy_and_weight(spec, spec_fields, ref, lq)
+    lq.afs_consumed_nanos = _afs_consumed(_status(obj, ref), ref)
+    return lq
+
+
+def _stop_policy_and_weight(
+    spec: Mapping[str, Any], spec_fields: api_fields.Field, ref: str, queue: m.ClusterQueue | m.LocalQueue
+) -> None:
+    """spec.stopPolicy and spec.fairSharing of a ClusterQueue or LocalQueue,
+    each on its own (validation.report)."""
     try:
-        lq.stop_policy = v.opt_enum(
+        queue.stop_policy = v.opt_enum(
             spec, "stopPolicy", spec_fields.fields["stopPolicy"].enum, ref, "spec", "None"
         )
     except InputError as e:
         v.report(e)
     try:
         if spec.get("fairSharing") is not None:
-            lq.fair_weight = v.fair_sharing_weight(spec["fairSharing"], ref, "spec.fairSharing")
+            queue.fair_weight = v.fair_sharing_weight(spec["fairSharing"], ref, "spec.fairSharing")
     except InputError as e:
         v.report(e)
-    lq.afs_consumed_nanos = _afs_consumed(_status(obj, ref), ref)
-    return lq
 
 
 def _afs_consumed(status: Mapping[str, Any], ref: str) -> dict[str, int]:
