@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NoReturn, TypeVar
 
@@ -42,30 +43,39 @@ from .quantity import parse_quantity, quantity_nanos
 
 T = TypeVar("T")
 
-# The errors of the object collect_errors reads, None outside it (then report raises).
-_collected: list[InputError] | None = None
+
+class _Collection(threading.local):
+    """The errors of the object collect_errors reads in this thread, None
+    outside it (then report raises); per thread, as loaders may run in several."""
+
+    errors: list[InputError] | None = None
+
+
+_collection = _Collection()
 
 
 def report(e: InputError) -> None:
     """Raise ``e``; under :func:`collect_errors`, note it instead, and the read
     goes on with the next part of the object."""
-    if _collected is None:
+    errors = _collection.errors
+    if errors is None:
         raise e
-    _collected.append(e)
+    errors.append(e)
 
 
 def collecting() -> bool:
     """Under :func:`collect_errors`: the exact path only (a fast path that
     tries the validation functions and falls back on the first error would
     have its tries noted as errors)."""
-    return _collected is not None
+    return _collection.errors is not None
 
 
 def errors_noted() -> int:
     """How many errors :func:`report` noted so far (0 outside collect_errors):
     a part whose count grew was not read whole, and what depends on it is
     better left unchecked than checked against a stand-in."""
-    return 0 if _collected is None else len(_collected)
+    errors = _collection.errors
+    return 0 if errors is None else len(errors)
 
 
 def collect_errors(read: Callable[[], object], first: InputError) -> list[InputError]:
@@ -87,7 +97,7 @@ def read_as(read: Callable[[], T], rename: Callable[[InputError], InputError]) -
     """``read()`` with each of its errors renamed (a Workload's as its job's
     fields, a Configuration's as its ConfigMap's); under collect_errors,
     every one of them, and None when the read raised."""
-    if _collected is None:
+    if _collection.errors is None:
         try:
             return read()
         except InputError as e:
@@ -106,9 +116,8 @@ def read_collecting(read: Callable[[], T]) -> tuple[T | None, list[InputError]]:
     read, which may then trip on it where it expected it: past the first
     error, an exception that is not an InputError ends the read, and the
     errors found so far are the answer (the object is invalid either way)."""
-    global _collected
-    outer, found = _collected, list[InputError]()
-    _collected = found
+    outer, found = _collection.errors, list[InputError]()
+    _collection.errors = found
     result: T | None = None
     try:
         result = read()
@@ -118,7 +127,7 @@ def read_collecting(read: Callable[[], T]) -> tuple[T | None, list[InputError]]:
         if not found:
             raise
     finally:
-        _collected = outer
+        _collection.errors = outer
     return result, found
 
 

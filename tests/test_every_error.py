@@ -223,3 +223,27 @@ def test_the_command_prints_one_line_per_error_and_exits_2(tmp_path: Path) -> No
         errors = [line for line in lines if line.startswith("error: ")]
         assert len(errors) == 4
         assert all(line.startswith(f"error: {path} (document 1): ClusterQueue/cq spec.") for line in errors)
+
+
+def test_collecting_in_one_thread_leaves_the_others_stopping_at_the_first_error() -> None:
+    import threading
+
+    from kueue_fast import validation as v
+
+    raised: list[str] = []
+
+    def other_thread() -> None:
+        try:
+            loader.parse_cluster_queue(copy.deepcopy(THREE_TYPOS))
+        except InputError as e:
+            raised.append(e.field)
+
+    def read() -> None:  # runs under collect_errors in this thread
+        t = threading.Thread(target=other_thread)
+        t.start()
+        t.join()
+        loader.parse_cluster_queue(copy.deepcopy(THREE_TYPOS))
+
+    found = v.collect_errors(read, InputError("", "", "unused"))
+    assert raised == ["spec.queueingStrategi"]  # the other thread stopped at its first error
+    assert len(found) == 4
