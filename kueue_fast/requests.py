@@ -91,7 +91,7 @@ def _resource_list(raw: object, obj: str, path: str, *, container: bool) -> dict
             n = v.nanos(q, obj, p)
             if n < 0:
                 v.invalid(obj, p, str(q), "must be greater than or equal to 0")
-            if -(-n // 1_000_000) % 1000 and is_extended_resource(name):
+            if "/" in name and n % 1_000_000_000 and -(-n // 1_000_000) % 1000 and is_extended_resource(name):
                 v.invalid(obj, p, str(q), "must be an integer")
         except InputError as e:
             v.report(e)
@@ -100,14 +100,13 @@ def _resource_list(raw: object, obj: str, path: str, *, container: bool) -> dict
     return out
 
 
-def _check_not_overcommitted(
-    req: dict[str, int], lim: dict[str, int], res: dict[str, Any], obj: str, rp: str
-) -> None:
+def _check_not_overcommitted(differ: list[str], res: dict[str, Any], obj: str, rp: str) -> None:
     """validateResourceRequirements: a request of a resource that cannot be
-    overcommitted must equal its limit (named at ``resources.requests``, as
-    the API server names it; the quantities as written in ``res``)."""
-    for name, n in req.items():
-        if name in lim and n != lim[name] and not _overcommit_allowed(name):
+    overcommitted must equal its limit (``differ``: the resources whose
+    request and limit differ; named at ``resources.requests``, as the API
+    server names it; the quantities as written in ``res``)."""
+    for name in differ:
+        if not _overcommit_allowed(name):
             detail = f"must be equal to {name} limit of {res['limits'][name]}"
             v.invalid(obj, v.child(rp, "requests"), str(res["requests"][name]), detail)
 
@@ -122,23 +121,28 @@ def _container(c: dict[str, Any], obj: str, path: str) -> tuple[dict[str, int], 
     res = v.as_map(res, obj, rp)
     raw_req = res.get("requests")
     raw_lim = res.get("limits")
-    req: dict[str, int] = {}
     try:  # requests and limits on their own (validation.report)
-        if raw_req is not None:
-            req = _resource_list(raw_req, obj, v.child(rp, "requests"), container=True)
+        req = (
+            _resource_list(raw_req, obj, v.child(rp, "requests"), container=True)
+            if raw_req is not None
+            else {}
+        )
     except InputError as e:
         v.report(e)
+        req = {}
     if raw_lim is None:
         return req, []
     lim = _resource_list(raw_lim, obj, v.child(rp, "limits"), container=True)
+    if not req:
+        return lim, []
     over: list[str] = []
-    if req:
-        _check_not_overcommitted(req, lim, res, obj, rp)
-        over = sorted(k for k, n in req.items() if k in lim and n > lim[k])
-        merged = dict(lim)
-        merged.update(req)
-        return merged, over
-    return lim, over
+    differ = [k for k, n in req.items() if k in lim and n != lim[k]]
+    if differ:
+        _check_not_overcommitted(differ, res, obj, rp)
+        over = sorted(k for k in differ if req[k] > lim[k])
+    merged = dict(lim)
+    merged.update(req)
+    return merged, over
 
 
 def _add(acc: dict[str, int], other: dict[str, int]) -> None:

@@ -143,12 +143,11 @@ def _pod_set(raw: object, ref: str, path: str) -> tuple[m.PodSet, OverLimits]:
         v.required(ref, v.child(tp, "spec"))
     sp = v.child(tp, "spec")
     spec = v.as_map(template["spec"], ref, sp)
-    requests: dict[str, int] = {}
-    over_limits: OverLimits = []
     try:
         requests, over_limits = pod_requests(spec, sp, ref)
     except InputError as e:
         v.report(e)
+        requests, over_limits = {}, []
     ps = m.PodSet(name=name, count=1 if count is None else count, requests=requests, min_count=min_count)
     try:
         if spec.get("nodeSelector") is not None:
@@ -385,7 +384,7 @@ def _workload_status(
 
     # reclaimablePods (workload_webhook.go validateReclaimablePods)
     try:
-        if pod_sets is not None:
+        if pod_sets is not None and status.get("reclaimablePods") is not None:
             _reclaimable_pods(status, ref, pod_sets)
     except InputError as e:
         v.report(e)
@@ -482,12 +481,12 @@ def parse_workload(
     v.check_fields(spec, SPEC_FIELDS[api], ref, "spec", _WL_RENAMED[api])
 
     # 1. pod sets (each part of the object on its own: validation.report)
-    pod_sets: list[m.PodSet] = []
     noted = v.errors_noted()
     try:
         pod_sets = _pod_sets(spec, ref)
     except InputError as e:
         v.report(e)
+        pod_sets = []
     whole = v.errors_noted() == noted  # the status names pod sets: not checked against broken ones
 
     # 2. queue, priority, active
@@ -524,12 +523,11 @@ def parse_workload(
             creation = parse_time_ns(md["creationTimestamp"], ref, "metadata.creationTimestamp")
     except InputError as e:
         v.report(e)
-    uid = f"{ns}/{name}"
     try:
-        if md.get("uid"):
-            uid = v.as_str(md["uid"], ref, "metadata.uid")
+        uid = v.as_str(md["uid"], ref, "metadata.uid") if md.get("uid") else f"{ns}/{name}"
     except InputError as e:
         v.report(e)
+        uid = f"{ns}/{name}"
 
     # 4. status
     admission, admission_ns, finished, queue_order_ns, checks, admitted = _workload_status(
