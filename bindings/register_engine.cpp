@@ -180,7 +180,8 @@ void register_engine(py::module_& m) {
           py::arg("arrays"), "Keep workload arrays (add_workloads' argument) for add_staged; replaces any staged before.")
       .def(
           "add_staged",
-          [](PyEngine& self, std::int64_t lo, std::int64_t hi) {
+          [](PyEngine& self, py::handle lo_obj, py::handle hi_obj) {
+            const std::int64_t lo = to_i64(lo_obj, "lo"), hi = to_i64(hi_obj, "hi");
             std::lock_guard<std::mutex> lock(self.mutex);
             const StagedWorkloads& st = self.staged;
             if (lo < 0 || hi < lo || hi > static_cast<std::int64_t>(st.n)) {
@@ -207,7 +208,8 @@ void register_engine(py::module_& m) {
           py::arg("wids"), "remove_workload for many (one requeue per cohort tree).")
       .def(
           "run_until_stable",
-          [](PyEngine& self, std::int64_t now_ns, std::int64_t max_cycles) {
+          [](PyEngine& self, py::handle now_obj, py::handle max_obj) {
+            const std::int64_t now_ns = to_i64(now_obj, "now_ns"), max_cycles = to_i64(max_obj, "max_cycles");
             kueue_fast::StableRun r;
             {
               // Without the GIL, as run_cycle (see there).
@@ -226,8 +228,11 @@ void register_engine(py::module_& m) {
           "(cycles, stable, heads, admitted, admitted cycle offset, preempted, preempted cycle offset).")
       .def(
           "run_cycles",
-          [](PyEngine& self, std::int64_t start_ns, std::int64_t step_ns, std::int64_t max_cycles, bool until_stable,
+          [](PyEngine& self, py::handle start_obj, py::handle step_obj, py::handle max_obj, py::handle until_obj,
              py::object attempted_mask_obj) {
+            const std::int64_t start_ns = to_i64(start_obj, "start_ns"), step_ns = to_i64(step_obj, "step_ns");
+            const std::int64_t max_cycles = to_i64(max_obj, "max_cycles");
+            const bool until_stable = to_bool(until_obj, "until_stable");
             std::uint8_t* mask = nullptr;
             std::size_t n_mask = 0;
             py::array_t<std::uint8_t> mask_array;
@@ -265,7 +270,8 @@ void register_engine(py::module_& m) {
           "set are reported attempted, and their flag is cleared.")
       .def(
           "run_until_settled",
-          [](PyEngine& self, std::int64_t now_ns, std::int64_t max_cycles, py::object unexplained_obj) {
+          [](PyEngine& self, py::handle now_obj, py::handle max_obj, py::object unexplained_obj) {
+            const std::int64_t now_ns = to_i64(now_obj, "now_ns"), max_cycles = to_i64(max_obj, "max_cycles");
             // run_until_stable for an engine whose victims keep their quota
             // (release_evictions false): a preemptor waiting for its victims
             // re-issues their (ongoing) eviction every cycle, which changes
@@ -475,20 +481,23 @@ void register_engine(py::module_& m) {
              self.engine.release_eviction(static_cast<int>(w));
            })
       .def("hold",
-           [](PyEngine& self, py::handle wid, std::int64_t until_ns, std::int64_t queue_ts) {
+           [](PyEngine& self, py::handle wid, py::handle until_obj, py::handle queue_ts_obj) {
              std::int64_t w = to_i64(wid, "workload id");
+             const std::int64_t until_ns = to_i64(until_obj, "until_ns"), queue_ts = to_i64(queue_ts_obj, "queue_ts");
              std::lock_guard<std::mutex> lock(self.mutex);
              self.engine.check_wid(w);
              self.engine.hold(static_cast<int>(w), until_ns, queue_ts);
            })
       .def("end_holds",
-           [](PyEngine& self, std::int64_t now_ns) {
+           [](PyEngine& self, py::handle now_obj) {
+             const std::int64_t now_ns = to_i64(now_obj, "now_ns");
              std::lock_guard<std::mutex> lock(self.mutex);
              self.engine.end_holds(now_ns);
            })
       .def("set_pods_ready",
-           [](PyEngine& self, py::handle wid, bool ready) {
+           [](PyEngine& self, py::handle wid, py::handle ready_obj) {
              std::int64_t w = to_i64(wid, "workload id");
+             const bool ready = to_bool(ready_obj, "ready");
              std::lock_guard<std::mutex> lock(self.mutex);
              self.engine.check_wid(w);
              self.engine.set_pods_ready(static_cast<int>(w), ready);
@@ -502,17 +511,20 @@ void register_engine(py::module_& m) {
              self.engine.evict(static_cast<int>(w), r, msg);
            })
       .def("evict_after_cycle",
-           [](PyEngine& self, py::handle wid, py::handle reason, py::handle message, std::int64_t queue_ts_ns,
-              bool requeue) {
+           [](PyEngine& self, py::handle wid, py::handle reason, py::handle message, py::handle queue_ts_obj,
+              py::handle requeue_obj) {
              std::int64_t w = to_i64(wid, "workload id");
              std::string r = to_str(reason, "reason"), msg = to_str(message, "message");
+             const std::int64_t queue_ts_ns = to_i64(queue_ts_obj, "queue_ts_ns");
+             const bool requeue = to_bool(requeue_obj, "requeue");
              std::lock_guard<std::mutex> lock(self.mutex);
              self.engine.check_wid(w);
              self.engine.evict_after_cycle(static_cast<int>(w), r, msg, queue_ts_ns, requeue);
            })
       .def(
           "run_cycle",
-          [](PyEngine& self, std::int64_t now_ns) {
+          [](PyEngine& self, py::handle now_obj) {
+            const std::int64_t now_ns = to_i64(now_obj, "now_ns");
             CycleReport r;
             {
               // Safe without the GIL: the engine touches no Python object, the

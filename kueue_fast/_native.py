@@ -46,6 +46,7 @@ from .compiler import (
     afs_ledger_entries,
     afs_ledger_state,
 )
+from .engine_arguments import expect_type, workload_spec
 from .engine_contract import (
     STATE_ADMITTED,
     STATE_EVICTED,
@@ -184,15 +185,23 @@ class NativeEngine:
     # --- workloads in and out ----------------------------------------------------------------
 
     def add_workload(self, spec: WorkloadSpec) -> int:
+        expect_type(spec, WorkloadSpec, "add_workload")  # the core checks the rest
         self._sync_classes()
-        adm = spec.admission
-        admission = None
-        if adm is not None:
-            admission = (
-                adm.cluster_queue,
-                adm.time_ns,
-                [(count, [(r, f, v) for r, f, v in use]) for count, use in adm.pod_sets],
-            )
+        try:
+            pod_sets = [
+                (ps.name, ps.count, ps.min_count, ps.flavor_class, ps.requests) for ps in spec.pod_sets
+            ]
+            adm = spec.admission
+            admission = None
+            if adm is not None:
+                admission = (
+                    adm.cluster_queue,
+                    adm.time_ns,
+                    [(count, [(r, f, v) for r, f, v in use]) for count, use in adm.pod_sets],
+                )
+        except (TypeError, ValueError, AttributeError):  # not even shaped as the core reads it
+            workload_spec(spec, self.topo)  # the reference's words for what is wrong
+            raise
         wid = int(
             self._core.add_workload(
                 spec.namespace,
@@ -204,7 +213,7 @@ class NativeEngine:
                 spec.scheduling_hash,
                 spec.block,
                 spec.block_message,
-                [(ps.name, ps.count, ps.min_count, ps.flavor_class, ps.requests) for ps in spec.pod_sets],
+                pod_sets,
                 admission,
                 spec.job_uid,
                 spec.local_queue,
@@ -219,8 +228,8 @@ class NativeEngine:
     def add_workloads(self, arrays: WorkloadArrays) -> range:
         """Bulk ingestion of pending workloads; returns the range of their wids."""
         self._sync_classes()
+        first = int(self._core.add_workloads(arrays))  # checks the arrays
         n = len(arrays.names)
-        first = int(self._core.add_workloads(arrays))
         self._specs.extend([None] * n)
         return range(first, first + n)
 
@@ -383,6 +392,7 @@ class NativeEngine:
     def restore_afs_ledger(self, state: LedgerState) -> None:
         """Take over a ledger from afs_ledger_state (history and LastUpdate; the
         reference's restore_afs_ledger)."""
+        expect_type(state, dict, "restore_afs_ledger")
         self._core.restore_afs_ledger(afs_ledger_entries(self.topo, state))
 
     # --- decisions -----------------------------------------------------------------------------------
@@ -417,7 +427,7 @@ class NativeEngine:
         return out
 
     def spec(self, wid: int) -> WorkloadSpec:
-        s = self._specs[wid] if 0 <= wid < len(self._specs) else None
+        s = self._specs[wid] if type(wid) is int and 0 <= wid < len(self._specs) else None
         if s is not None:
             return s
         ns, name, uid, cq, prio, ts, h, pod_sets, block, block_message, lq = self._core.workload_spec(wid)

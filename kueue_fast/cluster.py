@@ -14,6 +14,7 @@ keeping every workload and its admission.
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
@@ -23,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import admission_checks as ac
+from . import engine_arguments as A
 from ._gc import no_cyclic_gc
 from .cluster_checks import AdmissionChecksMixin
 from .cluster_counts import BulkCountsMixin
@@ -94,6 +96,9 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
         """release_evictions: quota of an evicted workload is released at the end
         of the cycle (offline, the scheduling contract); the controller passes
         False and calls release_eviction() once the workload's job stopped."""
+        A.expect_type(state, ClusterState, "Cluster")
+        if start_time_ns is not None:
+            A.i64(start_time_ns, "start_time_ns")
         self.engine_name, note = choose_engine(engine)
         if note:
             warnings.warn(note, RuntimeWarning, stacklevel=2)
@@ -154,15 +159,29 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
     # --- construction ----------------------------------------------------------------------
 
     @classmethod
-    def from_files(cls, paths: Sequence[str], engine: str | None = None, **kw: Any) -> Cluster:
+    def from_files(
+        cls,
+        paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+        engine: str | None = None,
+        **kw: Any,
+    ) -> Cluster:
+        """The Cluster of manifest files (a path, or several; a directory reads
+        its manifests, as ``kubectl apply -f``)."""
         from .loader import load
 
-        return cls(load(list(paths)), engine, **kw)
+        if isinstance(paths, (str, os.PathLike)):
+            paths = [paths]
+        elif not isinstance(paths, Sequence):
+            raise EngineError(f"from_files: expected file paths, got {type(paths).__name__}")
+        return cls(load([os.fspath(p) for p in paths]), engine, **kw)
 
     @classmethod
     def from_objects(cls, objects: Iterable[dict[str, Any]], engine: str | None = None, **kw: Any) -> Cluster:
+        """The Cluster of manifest objects (dicts, as ``yaml.safe_load_all`` gives them)."""
         from .loader import build_state
 
+        if isinstance(objects, (dict, str, bytes)) or not isinstance(objects, Iterable):
+            raise EngineError(f"from_objects: expected objects, got {type(objects).__name__}")
         return cls(build_state(objects), engine, **kw)
 
     def _build(self, state: ClusterState, scan: WorkloadScan | None = None) -> None:
@@ -175,6 +194,7 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
 
     def add_workload(self, wl: Workload) -> None:
         """Add a pending workload (queued by its LocalQueue) or an admitted one."""
+        A.expect_type(wl, Workload, "add_workload")
         if wl.key in self._wid:
             raise EngineError(f"Workload/{wl.key} is already in the cluster")
         self.state.workloads[wl.key] = wl
@@ -270,6 +290,7 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
         """New configuration (quotas, queues, flavors): rebuild the topology and
         re-add every workload, keeping admissions as they are (an eviction still
         holding its quota stays so, until release_eviction())."""
+        A.expect_type(state, ClusterState, "reconfigure")
         held = {self._keys[w]: h for w, h in self._held.items()}  # out of their queues: stay so
         old = [self.decision(k) for k in self._wid if k not in held]
         first_attempts = self._first_attempts()
@@ -342,6 +363,7 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
         """One scheduling cycle. Offline, the clock advances one second per cycle."""
         if now_ns is None:
             now_ns = self._clock_ns + NS_PER_S
+        now_ns = A.i64(now_ns, "now_ns")
         self._clock_ns = now_ns
         evicted = self._drain_stopped_queues()
         self._requeue_after_backoff(now_ns)
@@ -376,6 +398,9 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
     def run(self, cycles: int, on_cycle: Callable[[CycleResult], None] | None = None) -> list[CycleResult]:
         """Run `cycles` cycles; their results. on_cycle sees every cycle's
         result as it ends."""
+        cycles = _count(cycles, "run", "cycles")
+        if cycles == 0:
+            return []
         if on_cycle is None and self._bulk_ok():
             return self._cycle_results(self._run_bulk(cycles, until_stable=False))
         out = []
@@ -390,6 +415,7 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
     ) -> int:
         """Run cycles until one changes nothing; return how many ran.
         on_cycle sees every cycle's result as it ends."""
+        max_cycles = _count(max_cycles, "run_until_stable", "max_cycles")
         if on_cycle is None and self._bulk_ok():
             run = self._run_bulk(max_cycles, until_stable=True)
             if run.stable:
@@ -572,7 +598,8 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
         return self._id(key)
 
     def key_of(self, wid: int) -> str:
-        return self._keys[wid]
+        """The workload of an engine id (wid_of's inverse)."""
+        return self._keys[A.known(A.wid(wid), len(self._keys))]
 
     def local_queue_fair_sharing(self, key: str) -> LocalQueueFairSharing | None:
         """Admission fair sharing state of LocalQueue ``namespace/name``; None
@@ -662,6 +689,14 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
 
     def _queue_waiting_reason(self, cq_id: int) -> tuple[str, str]:
         return queue_waiting_reason(self.topology.cluster_queues[cq_id])
+
+
+def _count(n: object, call: str, what: str) -> int:
+    """A number of cycles: an integer, 0 or more."""
+    value = A.i64(n, f"{call}: {what}")
+    if value < 0:
+        raise EngineError(f"{call}: {what} must be 0 or more, got {value}")
+    return value
 
 
 def _start_time(latest_ns: int) -> int:

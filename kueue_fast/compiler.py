@@ -243,6 +243,20 @@ def cohort_graph(state: ClusterState) -> tuple[list[str], dict[str, str | None],
     return sorted(names), parent, in_cycle
 
 
+def cycle_path(parent: dict[str, str | None], cohort: str) -> list[str]:
+    """The cohorts from ``cohort`` up its parents until one repeats, ending with
+    the repeated one (``["a", "b", "a"]``); the cycle starts at the last one's
+    first place."""
+    path: list[str] = []
+    node: str | None = cohort
+    while node is not None and node not in path:
+        path.append(node)
+        node = parent.get(node)
+    if node is not None:
+        path = path[path.index(node) :] + [node]
+    return path
+
+
 def _group_specs(
     groups: list[ResourceGroup], rid: dict[str, int], fid: dict[str, int]
 ) -> list[ResourceGroupSpec]:

@@ -19,9 +19,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from ._reference.amount import saturating_mul
 from ._reference.quota import QuotaTree
-from .compiler import BLOCK_NONE, WorkloadSpec, cohort_graph
-from .quantity import format_amount
+from .compiler import BLOCK_NONE, WorkloadSpec, cohort_graph, cycle_path
+from .quantity import format_amount, format_quantity
 from .status import Readiness, cluster_queue_readiness, rfc3339
 
 if TYPE_CHECKING:
@@ -181,8 +182,8 @@ class ClusterView:
         out: list[JSON] = []
         for ps in spec.pod_sets:
             least = ps.min_count if partial and ps.min_count is not None else ps.count
-            needs = {r: v * ps.count for r, v in ps.requests if v}
-            needs_least = {r: v * least for r, v in ps.requests if v}
+            needs = {r: saturating_mul(v, ps.count) for r, v in ps.requests if v}
+            needs_least = {r: saturating_mul(v, least) for r, v in ps.requests if v}
             if covers_pods:
                 needs[pods_rid], needs_least[pods_rid] = ps.count, least
             ps_json: JSON = {"name": ps.name, "count": ps.count}
@@ -217,7 +218,7 @@ class ClusterView:
                         used = tree.usage[cq].get(fr, 0)
                         local_free = max(0, nominal - used)
                         resources[rname] = {
-                            "needs": format_amount(rname, needs[r]),
+                            "needs": format_quantity(rname, needs[r]),
                             "free": format_amount(rname, free),
                             "nominal": format_amount(rname, nominal),
                             "used": format_amount(rname, used),
@@ -397,15 +398,7 @@ class ClusterView:
         )
 
     def _cycle_path(self, cohort: str) -> list[str]:
-        parent = cohort_graph(self.cluster.state)[1]
-        path: list[str] = []
-        node: str | None = cohort
-        while node is not None and node not in path:
-            path.append(node)
-            node = parent.get(node)
-        if node is not None:
-            path = path[path.index(node) :] + [node]
-        return path
+        return cycle_path(cohort_graph(self.cluster.state)[1], cohort)
 
     def _cohort_of(self, cq: int) -> str:
         root = self.tree.root_of(cq)
@@ -428,7 +421,7 @@ class ClusterView:
             return f"does not fit in ClusterQueue {cq_name} now: no eligible flavor"
         flavor, resource, needs, free, ever = fit.obstacle
         amounts = (
-            f"needs {format_amount(resource, needs)} {resource} in flavor {flavor}, "
+            f"needs {format_quantity(resource, needs)} {resource} in flavor {flavor}, "
             f"{format_amount(resource, free)} free now"
         )
         if not fit.can_ever_fit:

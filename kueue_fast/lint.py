@@ -27,7 +27,14 @@ resource_node.go arithmetic) and the compiled workloads:
    Cohort quota for a flavor and resource no ClusterQueue below it has;
 7. admission checks missing or inactive: a ClusterQueue naming an
    AdmissionCheck that does not exist or whose Active condition is not True
-   is inactive (clusterqueue.go updateWithAdmissionChecks).
+   is inactive (clusterqueue.go updateWithAdmissionChecks);
+8. cohorts in a cycle: the ClusterQueues of its cohorts stay Active but are
+   left out of scheduling (snapshot.go skipInactiveCQReason), as ``schedule``
+   explains;
+9. admissionScope without admission fair sharing: a ClusterQueue asking for
+   UsageBasedAdmissionFairSharing while the Configuration does not enable it
+   (afs.Enabled: its admissionFairSharing section and the feature gate) is
+   ordered as without it.
 
 Exit 0 (warnings or not), 2 on invalid input, and with ``--strict`` 2 on warnings too.
 """
@@ -39,8 +46,18 @@ import sys
 from collections.abc import Iterator
 
 from . import model as m
+from ._reference.amount import saturating_mul
 from ._reference.quota import QuotaTree
-from .compiler import BLOCK_NONE, NO_LIMIT, Topology, WorkloadSpec, compile_topology
+from .compiler import (
+    BLOCK_NONE,
+    NO_LIMIT,
+    Topology,
+    WorkloadSpec,
+    admission_fair_sharing_enabled,
+    cohort_graph,
+    compile_topology,
+    cycle_path,
+)
 from .errors import InputError, InputWarning
 from .integrations import INTEGRATIONS
 from .loader import load
@@ -108,6 +125,8 @@ class _Linter:
         self.strict_fifo_blocked(never_fit)
         self.unreachable_quota()
         self.unusable_admission_checks()
+        self.cohort_cycles()
+        self.admission_scope_ignored()
         return self.out
 
     # --- helpers ------------------------------------------------------------------------------
@@ -181,6 +200,50 @@ class _Linter:
                 message = f'AdmissionCheck "{name}" {why}: the ClusterQueue is inactive and admits nothing'
                 self.warn(f"ClusterQueue/{cq.name}", "spec", message)
 
+    # --- 8. cohorts in a cycle -----------------------------------------------------------------
+
+    def cohort_cycles(self) -> None:
+        _, parent, in_cycle = cohort_graph(self.state)
+        reported: set[str] = set()
+        for name in sorted(in_cycle):
+            if name in reported:
+                continue
+            path = cycle_path(parent, name)
+            members = set(path)
+            reported |= members
+            cqs = sorted(cq.name for cq in self.state.cluster_queues.values() if cq.cohort in members)
+            consequence = (
+                f"Kueue leaves the ClusterQueues of these cohorts ({', '.join(cqs)}) out of scheduling, "
+                "they admit nothing"
+                if cqs
+                else "Kueue would leave a ClusterQueue in them out of scheduling"
+            )
+            self.warn(
+                f"Cohort/{name}",
+                "spec.parentName",
+                f"cohorts {' -> '.join(path)} form a cycle: {consequence}",
+            )
+
+    # --- 9. admissionScope without admission fair sharing ---------------------------------------
+
+    def admission_scope_ignored(self) -> None:
+        if admission_fair_sharing_enabled(self.state):
+            return
+        cfg = self.state.configuration
+        why = (
+            "the Configuration has no admissionFairSharing"
+            if cfg.admission_fair_sharing is None
+            else "the AdmissionFairSharing feature gate is off"
+        )
+        for cq in self.state.cluster_queues.values():
+            if cq.usage_based_admission_fair_sharing:
+                self.warn(
+                    f"ClusterQueue/{cq.name}",
+                    "spec.admissionScope",
+                    f"admissionScope asks for admission fair sharing, but {why}: Kueue orders this "
+                    "ClusterQueue's workloads by priority and creation time, as without it",
+                )
+
     # --- 2. queues no namespace can reach -----------------------------------------------------
 
     def unreachable_queues(self) -> None:
@@ -250,7 +313,7 @@ class _Linter:
             count = ps.min_count if ps.min_count is not None else ps.count
             if count <= 0:
                 continue
-            need = {r: per_pod * count for r, per_pod in ps.requests if per_pod > 0}
+            need = {r: saturating_mul(per_pod, count) for r, per_pod in ps.requests if per_pod > 0}
             if topo.pods_rid >= 0 and topo.pods_rid in covered:
                 need[topo.pods_rid] = count
             for r in sorted(need):

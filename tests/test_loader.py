@@ -479,6 +479,78 @@ def test_configuration_versions() -> None:
     assert default.fair_sharing == m.FairSharingConfig()
 
 
+def helm_config_map(text: str, name: str = "kueue-manager-config") -> dict[str, Any]:
+    """Kueue's ConfigMap as its Helm chart and kustomize install it."""
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": "kueue-system"},
+        "data": {"controller_manager_config.yaml": text},
+    }
+
+
+KUEUE_MANAGER_CONFIG = """\
+apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+health:
+  healthProbeBindAddress: :8081
+fairSharing:
+  preemptionStrategies: [LessThanOrEqualToFinalShare, LessThanInitialShare]
+waitForPodsReady:
+  timeout: 10m
+"""
+
+
+def test_kueues_config_map_is_read_as_its_configuration() -> None:
+    # issue 21 item 7: it was skipped ("Kueue does not read ConfigMap"), fair sharing and
+    # waitForPodsReady silently dropped out, while --kubeconfig read the cluster's
+    for name in ("kueue-manager-config", "my-release-kueue-manager-config"):
+        state = loader.build_state([helm_config_map(KUEUE_MANAGER_CONFIG, name)])
+        assert state.configuration.fair_sharing == m.FairSharingConfig()
+        assert state.configuration.wait_for_pods_ready is not None
+        assert state.configuration.wait_for_pods_ready.timeout_s == 600.0
+        assert state.warnings == []
+    other = helm_config_map(
+        "apiVersion: controller-runtime.sigs.k8s.io/v1alpha1\nkind: ControllerManagerConfig\n"
+    )
+    state = loader.build_state([other, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}])
+    assert state.configuration == m.Configuration()  # another operator's: skipped, as any ConfigMap
+    assert [w.message.split(";")[0] for w in state.warnings] == ["Kueue does not read ConfigMap (v1)"] * 2
+
+
+@pytest.mark.parametrize(
+    ("text", "field", "words"),
+    [
+        (
+            "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nfairSharing: {preemptionStrategies: [Sometimes]}\n",
+            "data[controller_manager_config.yaml].fairSharing.preemptionStrategies",
+            'Unsupported value: "Sometimes"',
+        ),
+        (
+            "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: [\n",
+            "data[controller_manager_config.yaml]",
+            "invalid YAML",
+        ),
+        (
+            "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n---\napiVersion: v1\nkind: Other\n",
+            "data[controller_manager_config.yaml]",
+            "expected one Configuration, found 2 objects",
+        ),
+    ],
+)
+def test_errors_in_kueues_config_map_name_the_config_map_and_key(text: str, field: str, words: str) -> None:
+    with pytest.raises(InputError) as e:
+        loader.build_state([helm_config_map(text)])
+    assert (e.value.obj, e.value.field) == ("ConfigMap/kueue-system/kueue-manager-config", field)
+    assert words in e.value.message
+
+
+def test_kueues_config_map_and_a_configuration_are_two_configurations() -> None:
+    config = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration"}
+    with pytest.raises(ValidationError, match="at most one Configuration may be given"):
+        loader.build_state([helm_config_map(KUEUE_MANAGER_CONFIG), config])
+
+
 # --- Workload ---------------------------------------------------------------------------------
 
 

@@ -33,6 +33,7 @@ import heapq
 
 import numpy as np
 
+from .. import engine_arguments as A
 from ..compiler import (
     BLOCK_NAMESPACE_MISMATCH,
     CyclesRun,
@@ -132,6 +133,7 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
         return (-s.priority, s.queue_ts, s.namespace, s.name)
 
     def add_workload(self, spec: WorkloadSpec) -> int:
+        A.workload_spec(spec, self.topo)  # each call's arguments as the native engine checks them
         wid = len(self.workloads)
         rec = WorkloadRecord(spec)
         self.workloads.append(rec)
@@ -191,7 +193,7 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
     def remove_workload(self, wid: int) -> None:
         """A workload finished or was deleted: free its quota, drop it from its
         queue; its LocalQueue's parked workloads may fit now (_requeue_tree)."""
-        rec = self.workloads[wid]
+        rec = self.workloads[A.known(A.wid(wid), len(self.workloads))]
         self._queue_ts_before_preemption.pop(wid, None)
         self._deactivated.discard(wid)
         if rec.status == ADMITTED:
@@ -204,6 +206,8 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
     def set_pods_ready(self, wid: int, ready: bool) -> None:
         """The PodsReady condition of the workload's current admission (the
         simulator's pod start-up, the controller's job status)."""
+        wid, ready = A.wid(wid), A.flag(ready, "ready")
+        A.known(wid, len(self.workloads))
         if ready:
             self._pods_ready.add(wid)
         else:
@@ -213,7 +217,8 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
         """A pending workload leaves its queue until ``until_ns`` (its requeueAt:
         workload_controller.go queues it again once the backoff passed), then
         queues by ``queue_ts`` (the eviction or the creation time)."""
-        rec = self.workloads[wid]
+        wid, until_ns, queue_ts = A.wid(wid), A.i64(until_ns, "until_ns"), A.i64(queue_ts, "queue_ts")
+        rec = self.workloads[A.known(wid, len(self.workloads))]
         if rec.status != PENDING:
             return
         if rec.spec.cluster_queue >= 0:
@@ -225,6 +230,7 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
 
     def end_holds(self, now_ns: int) -> None:
         """Held workloads whose time came queue again (also at every cycle's start)."""
+        now_ns = A.i64(now_ns, "now_ns")
         while self._holds and self._holds[0][0] <= now_ns:
             _, wid = heapq.heappop(self._holds)
             rec = self.workloads[wid]
@@ -243,7 +249,7 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
 
     def release_eviction(self, wid: int) -> None:
         """Controller mode: an evicted workload stopped; its quota is free and it is pending again."""
-        rec = self.workloads[wid]
+        rec = self.workloads[A.known(A.wid(wid), len(self.workloads))]
         if rec.status != ADMITTED or not rec.evicting:
             return
         self._release(wid)
@@ -254,7 +260,8 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
 
     def evict(self, wid: int, reason: str, message: str) -> None:
         """Evict an admitted workload for a reason other than preemption (HoldAndDrain)."""
-        rec = self.workloads[wid]
+        wid, reason, message = A.wid(wid), A.text(reason, "reason"), A.text(message, "message")
+        rec = self.workloads[A.known(wid, len(self.workloads))]
         if rec.status != ADMITTED or rec.evicting:
             return
         self._set_evicting(wid)
@@ -271,7 +278,9 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
         queue_ts_ns >= 0: the workload queues by it until admitted again
         (workload.go GetQueueOrderTimestamp, Evicted by AdmissionCheck);
         requeue False: it is deactivated and never queues again."""
-        rec = self.workloads[wid]
+        wid, reason, message = A.wid(wid), A.text(reason, "reason"), A.text(message, "message")
+        queue_ts_ns, requeue = A.i64(queue_ts_ns, "queue_ts_ns"), A.flag(requeue, "requeue")
+        rec = self.workloads[A.known(wid, len(self.workloads))]
         if rec.status != ADMITTED or rec.evicting:
             return
         if not requeue:
@@ -325,6 +334,9 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
 
     def workload_view(self, wid: int) -> WorkloadView:
         """The decision fields of one workload, in ids (the Cluster names them)."""
+        return self._view(A.known(A.wid(wid), len(self.workloads)))
+
+    def _view(self, wid: int) -> WorkloadView:
         rec = self.workloads[wid]
         if rec.status == FINISHED:
             state = "finished"
@@ -350,12 +362,12 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
         )
 
     def spec(self, wid: int) -> WorkloadSpec:
-        return self.workloads[wid].spec
+        return self.workloads[A.known(A.wid(wid), len(self.workloads))].spec
 
     def queue_state(self, cq: int) -> tuple[list[int], list[int], int]:
         """The pending side of ClusterQueue ``cq``: (wids in its heap, wids
         parked as inadmissible, the sticky head or -1), wids sorted."""
-        q = self.cq_queues[cq]
+        q = self.cq_queues[A.cluster_queue(cq, self.topo)]
         return sorted(q.active), sorted(q.inadmissible), q.sticky
 
     @property
@@ -581,6 +593,9 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
         that admits, preempts and newly parks nothing. With attempted_mask
         (uint8 per wid), only heads whose flag is set are reported attempted,
         and their flag is cleared (the native engine's bulk call)."""
+        start_ns, step_ns = A.i64(start_ns, "start_ns"), A.i64(step_ns, "step_ns")
+        max_cycles, until_stable = A.i64(max_cycles, "max_cycles"), A.flag(until_stable, "until_stable")
+        attempted_mask = A.uint8_mask(attempted_mask, "attempted_mask")
         run = CyclesRun(0, False, [], [], [], [], [], [], [], [], [], [], [])
         while run.cycles < max_cycles:
             offset = run.cycles
@@ -608,6 +623,7 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
         return run
 
     def run_cycle(self, now_ns: int) -> CycleReport:
+        now_ns = A.i64(now_ns, "now_ns")
         if self._holds:
             self.end_holds(now_ns)
         self.cycle += 1

@@ -29,6 +29,7 @@ from typing import Any
 import yaml
 
 from ..errors import InputError
+from ..loader.configuration import CONFIG_MAP_KEY, config_map_document
 from .kube import (
     CLUSTER_QUEUES,
     COHORTS,
@@ -53,7 +54,7 @@ CONFIG_MAPS = Resource("", "v1", "configmaps", "ConfigMap", True)
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 KUEUE_NAMESPACE = "kueue-system"
 CONFIG_MAP = "kueue-manager-config"
-CONFIG_KEY = "controller_manager_config.yaml"
+CONFIG_KEY = CONFIG_MAP_KEY
 PAGE = 500
 USER_AGENT = "kueue-fast-snapshot/0.1.0"
 
@@ -208,16 +209,10 @@ def _configuration(client: KubeClient, namespace: str, name: str, notes: list[st
         why = {404: "not found", 403: "forbidden to these credentials"}.get(e.status, e.message or e.reason)
         notes.append(f"Kueue's Configuration not read ({where}: {why}): Kueue's defaults apply")
         return None
-    text = (cm.get("data") or {}).get(CONFIG_KEY)
-    if not text:
+    # read as the loader reads Kueue's ConfigMap in files (errors name the ConfigMap and key)
+    doc = config_map_document({"metadata": {"name": name, "namespace": namespace}, **cm})
+    if doc is None:
         notes.append(f"Kueue's Configuration not read ({where} has no {CONFIG_KEY}): Kueue's defaults apply")
-        return None
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        raise InputError(f"ConfigMap/{namespace}/{name}", f"data[{CONFIG_KEY}]", f"not YAML: {e}") from None
-    if not isinstance(doc, dict):
-        raise InputError(f"ConfigMap/{namespace}/{name}", f"data[{CONFIG_KEY}]", "not a Configuration object")
     return doc
 
 

@@ -18,7 +18,7 @@ from typing import Any
 from .. import api_fields
 from .. import model as m
 from .. import validation as v
-from ..errors import ValidationError
+from ..errors import InputError, ValidationError
 
 KUEUE_GROUP = "kueue.x-k8s.io"
 V1BETA1 = api_fields.V1BETA1
@@ -152,10 +152,16 @@ def _metadata(
             else v.object_name(ns, m.object_ref(kind, name), "metadata.namespace", label=True)
         )
     ref = m.object_ref(kind, name, namespace or None)
-    if md.get("labels") is not None:
-        v.labels(md["labels"], ref, "metadata.labels")
-    if md.get("annotations") is not None:
-        v.string_map(md["annotations"], ref, "metadata.annotations")
+    try:  # labels and annotations on their own (validation.report)
+        if md.get("labels") is not None:
+            v.labels(md["labels"], ref, "metadata.labels")
+    except InputError as e:
+        v.report(e)
+    try:
+        if md.get("annotations") is not None:
+            v.string_map(md["annotations"], ref, "metadata.annotations")
+    except InputError as e:
+        v.report(e)
     return name, namespace, md
 
 
@@ -209,14 +215,18 @@ def _checked_conditions(status: Mapping[str, Any], ref: str) -> dict[str, dict[s
     out: dict[str, dict[str, Any]] = {}
     for i, raw in enumerate(v.opt_list(status, "conditions", ref, "status", max_items=_CONDITIONS.max_items)):
         p = v.index("status.conditions", i)
-        c = v.as_map(raw, ref, p)
-        ctype = v.as_str(c.get("type", ""), ref, v.child(p, "type"))
-        if not ctype:
-            v.required(ref, v.child(p, "type"))
-        v.enum(c.get("status", ""), _CONDITION_STATUSES, ref, v.child(p, "status"))
-        if c.get("lastTransitionTime") in (None, ""):
-            v.required(ref, v.child(p, "lastTransitionTime"), "must be set")
-        if ctype in out:
-            v.duplicate(ref, v.child(p, "type"), ctype)
+        try:  # each condition on its own (validation.report)
+            c = v.as_map(raw, ref, p)
+            ctype = v.as_str(c.get("type", ""), ref, v.child(p, "type"))
+            if not ctype:
+                v.required(ref, v.child(p, "type"))
+            v.enum(c.get("status", ""), _CONDITION_STATUSES, ref, v.child(p, "status"))
+            if c.get("lastTransitionTime") in (None, ""):
+                v.required(ref, v.child(p, "lastTransitionTime"), "must be set")
+            if ctype in out:
+                v.duplicate(ref, v.child(p, "type"), ctype)
+        except InputError as e:
+            v.report(e)
+            continue
         out[ctype] = c
     return out

@@ -250,6 +250,28 @@ def test_kueues_configuration_comes_from_its_config_map(
     assert state.configuration.fair_sharing is not None
 
 
+def test_the_live_config_map_is_read_as_files_are(fake_cluster: Harness, capsys) -> None:
+    # one reader for Kueue's ConfigMap (loader.configuration.config_map_document): the same
+    # error for a broken one in the cluster as in a file
+    h = fake_cluster
+    setup(h)
+    h.kube.create(
+        CONFIG_MAPS,
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "kueue-manager-config", "namespace": "kueue-system"},
+            "data": {"controller_manager_config.yaml": "kind: [\n"},
+        },
+        "kueue-system",
+    )
+    assert main(["snapshot", "--kubeconfig", h.kubeconfig]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    where = "ConfigMap/kueue-system/kueue-manager-config data[controller_manager_config.yaml]"
+    assert err[0].startswith(f"error: {where}: invalid YAML:")
+
+
 def test_finished_workloads_and_jobs_are_left_out_with_a_note(
     fake_cluster: Harness, tmp_path: Path, capsys
 ) -> None:

@@ -29,8 +29,6 @@ KNOWN: dict[str, Known] = {
         "issue 21 item 3", mutators=("deep-nest",), signature=r"RecursionError|maximum recursion depth"
     ),
     "duplicate-keys": Known("issue 21 item 4", mutators=("duplicate-key", "no-separator")),
-    "int64-format": Known("issue 21 item 10", signature=r"outside the int64 range"),
-    "api-arguments": Known("issue 21 item 13", signature=r"^api-arguments\b"),
 }
 
 
