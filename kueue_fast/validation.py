@@ -190,6 +190,16 @@ def _field_hint(name: str, allowed: Iterable[str], renamed: Mapping[str, str] | 
     return f'; did you mean "{close[0]}"?' if close else ""
 
 
+def did_you_mean(name: str, names: Iterable[str]) -> str:
+    """' (did you mean "x"?)' for the existing name closest to a reference to
+    one that does not exist (a typo, most likely), or "" when none is close."""
+    candidates = sorted(names)
+    same_case = [c for c in candidates if c.lower() == name.lower()]
+    swapped = [c for c in candidates if sorted(c) == sorted(name)]  # letters swapped: "lwo" for "low"
+    close = same_case or swapped or difflib.get_close_matches(name, candidates, n=1, cutoff=0.75)
+    return f' (did you mean "{close[0]}"?)' if close else ""
+
+
 def version_rename(api: str, name: str, other_version: str, other_name: str) -> str:
     """The hint for a field that the object's API version spells differently."""
     return f'{api} calls it "{name}" ("{other_name}" is the {other_version} name)'

@@ -309,3 +309,22 @@ def test_heads_left_untried_say_that_more_cycles_admit_more(tmp_path, capsys, en
     assert rc == 0 and err == ""  # nothing left untried: no note
     rc, out, err = run(tmp_path, text, "--until-stable", capsys=capsys, engine=engine)
     assert rc == 0 and err == ""
+
+
+def test_the_explanation_of_a_misspelt_queue_says_which_one_was_meant(tmp_path, capsys, engine):
+    lost = "---\n" + textwrap.dedent(
+        """
+        apiVersion: kueue.x-k8s.io/v1beta1
+        kind: LocalQueue
+        metadata: {name: lost, namespace: ns}
+        spec: {clusterQueue: cqq}
+        """
+    )
+    text = manifests(workload("a", "1", queue="lqq"), workload("b", "1", queue="lost")) + lost
+    rc, out, _ = run(tmp_path, text, "--explain", capsys=capsys, engine=engine)
+    assert rc == 0
+    got = {k: w["explanation"]["summary"] for k, w in states(out).items()}
+    assert got == {
+        "ns/a": "LocalQueue lqq doesn't exist (did you mean \"lq\"?): it is in no ClusterQueue's queue",
+        "ns/b": "ClusterQueue cqq doesn't exist (did you mean \"cq\"?): it is in no ClusterQueue's queue",
+    }
