@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from . import admission_checks as ac
 from .cluster_base import ClusterBase
-from .model import AdmissionCheckState, Workload
+from .model import AdmissionCheckState, CheckState, Workload
 
 
 class AdmissionChecksMixin(ClusterBase):
@@ -15,7 +15,7 @@ class AdmissionChecksMixin(ClusterBase):
         self,
         key: str,
         check: str,
-        state: str,
+        state: CheckState,
         message: str = "",
         requeue_after_s: int | None = None,
         transition_ns: int | None = None,

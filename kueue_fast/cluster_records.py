@@ -5,12 +5,18 @@ apart from the Cluster so that its parts (cluster_*.py) share them."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Final, Literal
 
 from .model import AdmissionCheckState
 
-ADMITTED, PENDING, EVICTED, FINISHED = "admitted", "pending", "evicted", "finished"
+# Where a workload stands (Decision.state)
+WorkloadState = Literal["admitted", "reserved", "pending", "evicted", "finished"]
+ADMITTED: Final = "admitted"
 # quota reserved, waiting for admission checks (admission_checks.py)
-RESERVED = "reserved"
+RESERVED: Final = "reserved"
+PENDING: Final = "pending"
+EVICTED: Final = "evicted"
+FINISHED: Final = "finished"
 
 NS_PER_S = 1_000_000_000
 
@@ -29,7 +35,7 @@ class Decision:
 
     namespace: str
     name: str
-    state: str  # admitted | reserved | pending | evicted | finished
+    state: WorkloadState
     cluster_queue: str | None = None
     pod_sets: list[PodSetDecision] = field(default_factory=list)
     reason: str = ""

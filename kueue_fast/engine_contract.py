@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
 from . import _compiled
 from .errors import EngineUnavailableError
@@ -35,7 +35,9 @@ ENGINES = ("native", "reference")
 
 # decisions() state codes (csrc/include/kueue_fast/types.hpp ViewState)
 STATE_PENDING, STATE_ADMITTED, STATE_EVICTED, STATE_FINISHED = 0, 1, 2, 3
-STATE_NAMES = ("pending", "admitted", "evicted", "finished")
+# A workload's state as an engine keeps it (the Cluster adds "reserved": Decision.state)
+EngineState = Literal["pending", "admitted", "evicted", "finished"]
+STATE_NAMES: tuple[EngineState, ...] = ("pending", "admitted", "evicted", "finished")
 
 # eviction_reasons() codes: why a workload was last evicted (4: anything else, or never)
 EVICTION_REASONS = (
@@ -106,7 +108,7 @@ class WorkloadView:
     """The decision fields of one workload, in ids (the Cluster names them)."""
 
     spec: WorkloadSpec
-    state: str  # one of STATE_NAMES
+    state: EngineState
     admitted_cq: int  # -1: not admitted to a ClusterQueue of the topology
     admission_time: int  # ns
     pod_sets: list[tuple[int, dict[int, int]]]  # per admitted pod set: (count, resource id -> flavor id)

@@ -13,7 +13,7 @@ nanoseconds since the Unix epoch (UTC).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final, Literal
 
 from .errors import InputWarning
 
@@ -216,8 +216,13 @@ class AdmissionCheck:
 MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"
 PROVISIONING_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
 
-CHECK_PENDING, CHECK_READY, CHECK_RETRY, CHECK_REJECTED = "Pending", "Ready", "Retry", "Rejected"
-CHECK_STATES = (CHECK_PENDING, CHECK_READY, CHECK_RETRY, CHECK_REJECTED)
+# An admission check's state on a workload (status.admissionChecks[].state)
+CheckState = Literal["Pending", "Ready", "Retry", "Rejected"]
+CHECK_PENDING: Final = "Pending"
+CHECK_READY: Final = "Ready"
+CHECK_RETRY: Final = "Retry"
+CHECK_REJECTED: Final = "Rejected"
+CHECK_STATES: tuple[CheckState, ...] = (CHECK_PENDING, CHECK_READY, CHECK_RETRY, CHECK_REJECTED)
 
 
 @dataclass
@@ -225,7 +230,7 @@ class AdmissionCheckState:
     """One entry of a Workload's status.admissionChecks."""
 
     name: str
-    state: str = CHECK_PENDING
+    state: CheckState = CHECK_PENDING
     message: str = ""
     retry_count: int = 0
     # requeueAfterSeconds of a Retry: the backoff before the workload queues

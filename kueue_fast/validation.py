@@ -22,7 +22,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 from . import api_fields
 from . import model as m
@@ -205,12 +205,16 @@ def version_rename(api: str, name: str, other_version: str, other_name: str) -> 
     return f'{api} calls it "{name}" ("{other_name}" is the {other_version} name)'
 
 
-def enum(v: object, allowed: Iterable[str], obj: str, path: str) -> str:
+_Name = TypeVar("_Name", bound=str)
+
+
+def enum(v: object, allowed: Iterable[_Name], obj: str, path: str) -> _Name:
+    """``v`` when it is one of ``allowed`` (typed as they are: a Literal's names give that Literal)."""
     s = as_str(v, obj, path)
     allowed_t = tuple(allowed)
     if s not in allowed_t:
         unsupported(obj, path, s, allowed_t)
-    return s
+    return s  # narrowed by the membership test
 
 
 def opt_enum(
