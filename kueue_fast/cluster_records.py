@@ -23,6 +23,9 @@ NS_PER_S = 1_000_000_000
 
 @dataclass
 class PodSetDecision:
+    """A pod set of an admitted workload: how many pods were admitted and the
+    flavor each resource got (Kueue's ``status.admission.podSetAssignments``)."""
+
     name: str
     count: int
     flavors: dict[str, str] = field(default_factory=dict)  # resource -> flavor
@@ -50,6 +53,7 @@ class Decision:
 
     @property
     def key(self) -> str:
+        """``namespace/name``, the key the Cluster's methods take."""
         return f"{self.namespace}/{self.name}"
 
     @property
@@ -105,6 +109,7 @@ class WorkloadHistory:
     past_execution_s: int = 0
 
     def record_eviction(self, ev: EvictionRecord) -> None:
+        """Count an eviction and keep it as the last one."""
         self.last_eviction = ev
         self.evictions[ev.reason] = self.evictions.get(ev.reason, 0) + 1
         if ev.admitted_ns is not None:
@@ -151,6 +156,10 @@ class LocalQueueFairSharing:
 
 @dataclass
 class CycleResult:
+    """What one scheduling cycle did, by workload key: admitted, preemptions
+    issued (the victims), evictions for other reasons, the heads it tried and
+    left pending, and those it parked as inadmissible."""
+
     cycle: int
     admitted: list[str]
     preempted: list[str]

@@ -137,6 +137,7 @@ class Document:
 
     @property
     def where(self) -> str:
+        """``FILE (document N)``, or ``FILE (document N, item M)`` inside a List: for messages."""
         s = f"{self.source} (document {self.index + 1}"
         if self.item is not None:
             s += f", item {self.item}"
