@@ -97,7 +97,7 @@ def test_completion_knows_every_subcommand_and_the_schedule_formats():
     }
     assert cmds[("schedule",)].valued["--output"] == ["json", "yaml", "table", "usage", "summary"]
     assert cmds[("schedule",)].positional_files
-    assert cmds[("trace",)].subcommands == ["generate", "convert"]
+    assert cmds[("trace",)].subcommands == ["generate", "convert", "record"]
 
 
 BASH_CASES = [

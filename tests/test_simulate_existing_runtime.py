@@ -73,8 +73,9 @@ def test_the_clusters_workloads_finish_after_the_given_run_time(tmp_path):
 
 
 def test_the_headline_says_which_workloads_of_the_manifests_hold_quota_and_until_when(tmp_path, capsys):
-    """issue 20, item 6: one Workload holds quota at the snapshot's time (the
-    queued one is admitted in the run, like a trace workload)."""
+    """issue 20, item 6: one Workload holds quota at the snapshot's time; the
+    queued one is admitted in the run and, without --existing-runtime, never
+    finishes either: both are said."""
     import json
 
     from kueue_fast.cli import main
@@ -88,9 +89,12 @@ def test_the_headline_says_which_workloads_of_the_manifests_hold_quota_and_until
     assert main(argv) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[2] == (
-        "1 Workload of the manifests holds quota from the start to the end of the run "
+        "1 Workload of the manifests holds quota from the start to the end of the run; 1 pending Workload of "
+        "the manifests never finishes once admitted: it holds quota from admission to the end of the run "
         "(--existing-runtime SECONDS gives them a run time)"
     )
+    doc = json.loads((tmp_path / "r" / "metrics.json").read_text())
+    assert (doc["run"]["manifest_holding_quota"], doc["run"]["manifest_pending_never_finish"]) == (1, 1)
     assert main([*argv, "--existing-runtime", "3600"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[2] == (
@@ -99,3 +103,4 @@ def test_the_headline_says_which_workloads_of_the_manifests_hold_quota_and_until
     )
     doc = json.loads((tmp_path / "r" / "metrics.json").read_text())
     assert (doc["run"]["manifest_holding_quota"], doc["run"]["manifest_held_until_s"]) == (1, 1800.0)
+    assert doc["run"]["manifest_pending_never_finish"] == 0

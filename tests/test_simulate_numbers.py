@@ -202,9 +202,11 @@ def test_lending_is_attributed_along_the_tree_with_cohort_pools_as_lenders(engin
 
 def test_capacity_is_the_whole_trees_quota_and_a_pool_queue_has_a_utilization() -> None:
     """The tree holds 40 GPUs (16 of them in org's pool, 4 in research's):
-    28 in use is 70%, not 140% of the ClusterQueues' 20. vision has no
-    nominal quota: its utilization is over its reach, the 40 the tree could
-    lend it (6/40 = 15%), marked '*' in the table."""
+    28 in use is 70%, not 140% of the ClusterQueues' 20. Each ClusterQueue's
+    utilization is over its capacity (capacity.py), the one its offered load
+    is measured against: org's 16 shared by the 4 ClusterQueues below it,
+    research's 4 by llm and vision. llm 12 of 8+4+2, vision 6 of 0+4+2 (the
+    pool pattern: not 0%), shared 10 of 8+4, gated 0 of 4+4."""
     from kueue_fast.simulate.report import summary_table
 
     result, m = run(STATIC, until_ns=START + 1000 * NS)
@@ -212,13 +214,62 @@ def test_capacity_is_the_whole_trees_quota_and_a_pool_queue_has_a_utilization() 
     assert np.allclose(m.series.utilization["nvidia.com/gpu"]["a100"], 0.7)
     util = {q.name: (round(q.utilization, 6), q.utilization_of) for q in m.queues}
     assert util == {
-        "gated": (0.0, "nominal"),
-        "llm": (1.5, "nominal"),
-        "shared": (1.25, "nominal"),
-        "vision": (0.15, "reach"),
+        "gated": (0.0, "capacity"),
+        "llm": (round(12 / 14, 6), "capacity"),
+        "shared": (round(10 / 12, 6), "capacity"),
+        "vision": (1.0, "capacity"),
     }
     table = summary_table(m)
-    assert " 15%* " in table and "*: no nominal quota of its own" in table
+    assert " 100% " in table and "*:" not in table
+
+
+def test_a_queue_without_any_capacity_is_measured_against_its_reach() -> None:
+    """A ClusterQueue at nominalQuota 0 with no cohort-owned quota above it
+    only borrows its siblings' unused quota: its utilization is over its
+    reach (Kueue's potentialAvailable), marked '*'."""
+    from kueue_fast.simulate.report import summary_table
+
+    objs = [
+        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "a100"}},
+        *[
+            {
+                "apiVersion": "kueue.x-k8s.io/v1beta2",
+                "kind": "ClusterQueue",
+                "metadata": {"name": name},
+                "spec": {
+                    "cohortName": "c",
+                    "namespaceSelector": {},
+                    "resourceGroups": [
+                        {
+                            "coveredResources": ["nvidia.com/gpu"],
+                            "flavors": [
+                                {"name": "a100", "resources": [{"name": "nvidia.com/gpu", "nominalQuota": q}]}
+                            ],
+                        }
+                    ],
+                },
+            }
+            for name, q in (("owner", 8), ("pool-user", 0))
+        ],
+        *[
+            {
+                "apiVersion": "kueue.x-k8s.io/v1beta2",
+                "kind": "LocalQueue",
+                "metadata": {"name": "q", "namespace": ns},
+                "spec": {"clusterQueue": ns},
+            }
+            for ns in ("owner", "pool-user")
+        ],
+    ]
+    state = build_state(objs)
+    trace = parse_csv(
+        "arrival,namespace,queue,name,priority,duration,nvidia.com/gpu\n0,pool-user,q,a,0,5000,2\n"
+    )
+    result = simulate(state, trace, engine="reference", start_ns=START, until_ns=START + 1000 * NS)
+    m = compute(result)
+    util = {q.name: (round(q.utilization, 6), q.utilization_of) for q in m.queues}
+    assert util == {"owner": (0.0, "capacity"), "pool-user": (0.25, "reach")}
+    assert " 25%* " in summary_table(m)
 
 
 # --- an inactive ClusterQueue is said (issue 20, item 4) --------------------------------------------------
@@ -426,3 +477,29 @@ def test_schedules_table_fits_120_columns(tmp_path: Path, capsys: Any) -> None:
         table = capsys.readouterr().out.split("\n\n")[0]
         assert max(len(line) for line in table.splitlines()) <= 120, table
         assert "maximum capacity" in table and "ClusterQueue gated is inactive" in table
+
+
+def test_each_note_is_said_once(tmp_path: Path, capsys: Any) -> None:
+    """The note on where a generated trace's shapes came from was said as the
+    run started and again after the table."""
+    from kueue_fast.cli import main
+
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "train", "namespace": "llm", "labels": {"kueue.x-k8s.io/queue-name": "q"}},
+        "spec": {
+            "suspend": True,
+            "template": {
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [{"name": "c", "resources": {"requests": {"nvidia.com/gpu": "1"}}}],
+                }
+            },
+        },
+    }
+    path = tmp_path / "cluster.yaml"
+    path.write_text(yaml.safe_dump_all([*objects(), job]))
+    assert main(["simulate", str(path), "-n", "50", "--no-report", "--no-progress"]) == 0
+    out, err = capsys.readouterr()
+    assert (out + err).count("note: the generated trace takes the shapes") == 1

@@ -78,7 +78,7 @@ def test_workloads_never_admitted_count_as_waiting_until_the_end() -> None:
     table = summary_table(m)
     assert ">15.8m" in table and ">16.5m" in table
     assert "still waiting at the end" in table
-    assert "util: mean use of the dominant resource over nominal quota (above 100% when borrowing)" in table
+    assert "util: mean use of the dominant resource over capacity (nominal quota plus" in table
 
 
 def test_a_percentile_on_an_exact_wait_is_not_censored() -> None:
@@ -244,7 +244,8 @@ def test_option_errors_are_one_line_with_a_hint(
 
 
 @pytest.mark.parametrize(
-    ("flags", "suffix", "first"), [([], ".jsonl", "{"), (["-o", "csv"], ".txt", "arrival,")]
+    ("flags", "suffix", "first"),
+    [([], ".jsonl", '{"window":604800}\n{'), (["-o", "csv"], ".txt", "# window: 604800\narrival,")],
 )
 def test_trace_generate_writes_the_format_asked_or_the_suffix_says(
     tmp_path: Path, flags: list[str], suffix: str, first: str

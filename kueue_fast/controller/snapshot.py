@@ -143,9 +143,11 @@ def read_snapshot(
     config_map: str = CONFIG_MAP,
     server: str = "",
     now: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.timezone.utc),
+    keep_finished: bool = False,
 ) -> Snapshot:
     """Read the cluster (see the module docstring); errors on the kinds Kueue
-    cannot do without raise :class:`InputError` naming the kind."""
+    cannot do without raise :class:`InputError` naming the kind.
+    ``keep_finished``: finished Workloads and Jobs too (``trace record``)."""
     taken = now().replace(microsecond=0).isoformat().replace("+00:00", "Z")
     snap = Snapshot([], server, taken)
     version = _kueue_version(client)
@@ -192,7 +194,7 @@ def read_snapshot(
     # 3. Workloads and the Jobs that name a LocalQueue, without the finished ones
     for res, selector in ((kueue(WORKLOADS), None), (JOBS, QUEUE_LABEL)):
         objs = take(res, label_selector=selector)
-        live = [o for o in objs if not _finished(o, res.kind)]
+        live = objs if keep_finished else [o for o in objs if not _finished(o, res.kind)]
         if len(live) < len(objs):
             snap.notes.append(f"{len(objs) - len(live):,} finished {res.kind}s left out (they hold no quota)")
         keep(res.kind, live)
@@ -230,7 +232,10 @@ def to_text(snap: Snapshot, fmt: str) -> str:
 
 
 def take_snapshot(
-    kubeconfig: str | None, context: str | None, kueue_namespace: str = KUEUE_NAMESPACE
+    kubeconfig: str | None,
+    context: str | None,
+    kueue_namespace: str = KUEUE_NAMESPACE,
+    keep_finished: bool = False,
 ) -> Snapshot:
     """Connect as the controller does (``--kubeconfig``, ``$KUBECONFIG``, in
     cluster, ``~/.kube/config``) and read the snapshot."""
@@ -239,7 +244,10 @@ def take_snapshot(
     )
     try:
         return read_snapshot(
-            client, kueue_namespace=kueue_namespace, server=str(client.api.configuration.host)
+            client,
+            kueue_namespace=kueue_namespace,
+            server=str(client.api.configuration.host),
+            keep_finished=keep_finished,
         )
     finally:
         client.close()

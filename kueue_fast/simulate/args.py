@@ -29,6 +29,7 @@ BENCH_CASES = {
     "simulate": "simulate: the built-in simulation, 100k workloads, report included",
     "load": "load: 100k Workloads, YAML and JSON, to a Cluster",
     "e2e": "e2e: kueue-fast schedule end to end, 100k Workloads, 2 inputs, YAML and JSON",
+    "kueue-perf": "kueue-perf: Kueue's performance test shapes (baseline, large-scale) through simulate",
 }
 BENCH_DEFAULT_CASES = ("drain", "preemption", "simulate")
 
@@ -123,7 +124,8 @@ def add_workload_arguments(p: argparse.ArgumentParser) -> None:
         "--load",
         type=float,
         default=None,
-        help=f"offered load over nominal quota of a trace generated for manifests (default {DEFAULT_LOAD:g}; "
+        help=f"offered load of a trace generated for manifests, per ClusterQueue, over the quota its "
+        f"workloads can use (default {DEFAULT_LOAD:g}; "
         "the built-in scenario has its own per-team loads)",
     )
 
@@ -246,7 +248,8 @@ def add_trace_arguments(p: argparse.ArgumentParser) -> None:
         "--load",
         type=float,
         default=DEFAULT_LOAD,
-        help=f"offered load over nominal quota, for manifests (default {DEFAULT_LOAD:g})",
+        help=f"offered load per ClusterQueue over the quota its workloads can use, for manifests "
+        f"(default {DEFAULT_LOAD:g})",
     )
     g.add_argument(
         "-o",
@@ -267,6 +270,68 @@ def add_trace_arguments(p: argparse.ArgumentParser) -> None:
     c.add_argument("input", metavar="INPUT", help="trace to read (.csv, or .jsonl/.ndjson/.json)")
     c.add_argument("output", metavar="OUTPUT", help="trace to write (format from its suffix: .csv or .jsonl)")
     c.set_defaults(func=_run_trace_convert)
+    r = sub.add_parser(
+        "record",
+        help="write the trace of what a cluster ran (its Workloads), to replay it",
+        description="What a cluster ran, as a trace: each Workload created in the window, with its "
+        "creation time (arrival), pod sets, requests, placement, priority and LocalQueue, and its run "
+        "time (from its Job's startTime and completionTime, else its Admitted and Finished conditions; a "
+        "Workload still running has its run time so far, a lower bound). Pending Workloads are left out "
+        "and counted. Read from the cluster (--kubeconfig, read-only) or from files "
+        "(kubectl get workloads,jobs,workloadpriorityclasses -A -o yaml).",
+    )
+    r.add_argument(
+        "files", nargs="*", metavar="FILE", help="Workloads and Jobs as YAML or JSON (none: --kubeconfig)"
+    )
+    add_recursive_argument(r)
+    r.add_argument(
+        "--kubeconfig",
+        metavar="PATH",
+        default=None,
+        help="read the Workloads and Jobs of this cluster, finished ones too, read-only "
+        "(default: none; needs kueue-fast[controller])",
+    )
+    r.add_argument(
+        "--context", default=None, help="kubeconfig context (default: the kubeconfig's current context)"
+    )
+    r.add_argument(
+        "--since",
+        default=None,
+        metavar="WHEN",
+        help="record Workloads created from then: an RFC 3339 time or a duration before --until "
+        "(7d, 36h; default: the first creation)",
+    )
+    r.add_argument(
+        "--until",
+        default=None,
+        metavar="WHEN",
+        help="the end of the recording: an RFC 3339 time (default: the cluster's time when read, else "
+        "the latest time in the files)",
+    )
+    r.add_argument(
+        "-o",
+        "--output",
+        default=None,
+        metavar="FORMAT",
+        help="csv or jsonl (default: from the suffix of --output-file)",
+    )
+    r.add_argument(
+        "--output-file", default=None, metavar="PATH", help="where to write the trace (required; no default)"
+    )
+    r.add_argument(
+        "--write-configuration",
+        default=None,
+        metavar="PATH",
+        help="also write the configuration read (every object but Workloads and jobs) as YAML, to replay "
+        "the trace against (default: none)",
+    )
+    r.set_defaults(func=_run_trace_record)
+
+
+def _run_trace_record(args: argparse.Namespace) -> int:
+    from .trace_command import run_record
+
+    return run_record(args)
 
 
 def _run_trace_generate(args: argparse.Namespace) -> int:
@@ -295,7 +360,7 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
         + ", ".join(BENCH_DEFAULT_CASES)
         + "): "
         + "; ".join(f"{name} ({title.split(': ', 1)[-1]})" for name, title in BENCH_CASES.items())
-        + "; load and e2e run only when named",
+        + "; load, e2e and kueue-perf run only when named",
     )
     p.add_argument(
         "--engine",

@@ -121,14 +121,24 @@ def _mix(x: U64) -> U64:
 
 
 def scheduling_hashes(
-    priority: I64, ps_offsets: I64, ps_name: I32, count: I32, min_count: I32, requests: I64
+    priority: I64,
+    ps_offsets: I64,
+    ps_name: I32,
+    count: I32,
+    min_count: I32,
+    requests: I64,
+    placement: I32 | None = None,
 ) -> I64:
     """Kueue's scheduling equivalence as a 63-bit hash: equal priority and
-    equal pod sets (name, count, minCount, per-pod requests) hash equal."""
+    equal pod sets (name, count, minCount, per-pod requests, placement: the
+    pod template Kueue hashes holds its node selector, tolerations and
+    affinity) hash equal."""
     p = count.shape[0]
     h = _mix(count.astype(np.uint64) + np.uint64(0x9E3779B97F4A7C15))
     h = _mix(h ^ min_count.astype(np.int64).view(np.uint64))
     h = _mix(h ^ ps_name.astype(np.uint64))
+    if placement is not None:
+        h = _mix(h ^ (placement.astype(np.uint64) * np.uint64(0xD6E8FEB86659FD93)))
     for j in range(requests.shape[1]):
         h = _mix(h ^ _mix(requests[:, j].view(np.uint64) + np.uint64(j + 1)))
     # position of the pod set in its workload, so that order matters
@@ -139,11 +149,20 @@ def scheduling_hashes(
     return out
 
 
+def trace_ns(seconds: npt.NDArray[np.float64]) -> I64:
+    """Trace times (seconds, as doubles) in ns, exact to the microsecond: a
+    double holds a time months into a trace only to about a nanosecond
+    (8400000.291 s is 8400000290999999.9 ns), so rounding straight to ns
+    can be one off; microseconds are exact for 285 years."""
+    out: I64 = np.round(seconds * 1e6).astype(np.int64) * 1000
+    return out
+
+
 def batch_from_trace(trace: Trace, compiler: WorkloadCompiler, start_ns: int) -> WorkloadBatch:
     """The trace's workloads against a compiled topology: LocalQueues resolved
     to ClusterQueues (once per distinct namespace/queue pair), requests
-    mapped to resource ids, one flavor class for every pod set (traces carry
-    no node selectors or tolerations)."""
+    mapped to resource ids, each pod set's flavor class from its placement
+    (one per distinct placement of the trace)."""
     # 1. queues: resolve each distinct (namespace, queue) pair through the compiler
     pairs, inverse = np.unique(
         trace.namespace.astype(np.int64) * (len(trace.queues) + 1) + trace.queue, return_inverse=True
@@ -177,21 +196,28 @@ def batch_from_trace(trace: Trace, compiler: WorkloadCompiler, start_ns: int) ->
     rows, cols = np.nonzero(req)
     req_offsets = np.zeros(trace.n_pod_sets + 1, dtype=np.int64)
     np.cumsum(np.bincount(rows, minlength=trace.n_pod_sets), out=req_offsets[1:])
-    flavor_class = compiler.flavor_class(probe_ps)
-    ts = start_ns + np.round(trace.arrival_s * 1e9).astype(np.int64)
+    # 3. placement: the flavor class of each distinct placement
+    classes = np.array([compiler.flavor_class(p.pod_set()) for p in trace.placements], dtype=np.int32)
+    ts = start_ns + trace_ns(trace.arrival_s)
     return WorkloadBatch(
         cluster_queue=pair_cq[inv],
         priority=trace.priority.astype(np.int64),
         queue_ts=ts,
         scheduling_hash=scheduling_hashes(
-            trace.priority, trace.ps_offsets, trace.ps_name, trace.count, trace.min_count, trace.requests
+            trace.priority,
+            trace.ps_offsets,
+            trace.ps_name,
+            trace.count,
+            trace.min_count,
+            trace.requests,
+            trace.ps_placement,
         ),
         block=pair_block[inv],
         block_msg=pair_msg[inv],
         ps_offsets=trace.ps_offsets.astype(np.int64),
         ps_count=trace.count.astype(np.int32),
         ps_min_count=trace.min_count.astype(np.int32),
-        ps_flavor_class=np.full(trace.n_pod_sets, flavor_class, dtype=np.int32),
+        ps_flavor_class=classes[trace.placement_ids()],
         ps_name=trace.ps_name.astype(np.int32),
         req_offsets=req_offsets,
         req_resource=rid[order][cols].astype(np.int32),

@@ -1,173 +1,247 @@
-"""The quota tree behind a simulation's numbers: capacity, what each
-ClusterQueue can reach, and who lends what a ClusterQueue borrows.
+"""Capacity: the quota each ClusterQueue's load and use are measured against,
+and the load a trace offers.
 
-**Capacity** of a flavor-resource is the nominal quota of the whole tree:
-every ClusterQueue's and every Cohort's own (a Cohort's
-``spec.resourceGroups``, Kueue's cohort-owned quota). It is what
-"% of total nominal" divides by. An inactive ClusterQueue's quota counts:
-Kueue keeps it in its cohort's totals.
+A ClusterQueue's capacity on a flavor and resource is its own nominal quota
+plus an equal share of the quota each Cohort above it owns on that flavor and
+resource (a Cohort's own ``nominalQuota``: Kueue's pool pattern, cohort.md),
+shared among the ClusterQueues below that Cohort that can reach it: they list
+the flavor and resource in a resource group (even at ``nominalQuota: 0``) and
+no node between them and the Cohort has a ``borrowingLimit`` of 0 on it
+(Kueue's quota tree, pkg/cache/scheduler resource_node.go: a child borrows from
+its parent within its borrowing limit). Summed over the ClusterQueues, capacity
+is the tree's whole nominal quota that some ClusterQueue can reach, so a load
+offered to every ClusterQueue in proportion to its capacity is that load of the
+whole tree; a Cohort's quota that no ClusterQueue can reach is nobody's.
+Whether a ClusterQueue is active does not matter: capacity is what the
+configuration gives it.
 
-**Reach** of a ClusterQueue on a flavor-resource is the most it could hold
-with nothing else running: its nominal quota plus what its cohorts could
-lend it within its borrowing limit (Kueue's ``potentialAvailable``). A
-ClusterQueue with no nominal quota at all (the pool pattern: quota on the
-root Cohort, ClusterQueues at ``nominalQuota: 0``) has its utilization
-measured against its reach.
+``usable(cluster_queue, flavor)`` narrows capacity to the flavors a trace can
+use (its pod sets' placement against the flavors' taints and labels); a
+Cohort's quota is then shared among the ClusterQueues whose workloads can use
+it.
 
-**Lending** (``attribute``): per flavor-resource, a ClusterQueue borrows
-what it uses beyond its nominal quota. Borrowing is covered nearest first:
-in the borrower's own cohort, by what the cohort's members leave unused of
-their nominal quota (within their lending limits) and by the cohort's own
-quota; what that cannot cover goes up to the parent cohort, whose own quota
-and whose other members' unused quota cover it, and so on to the root.
-Where several lenders meet one cohort's borrowing, each lends in proportion
-to what it has to lend there (pro rata). "Lent by X" is what X's own
-nominal quota covers of others' usage; a cohort's "borrowed" is what its
-subtree takes from its parent. What the root cannot cover is usage above
-the tree's quota (``over``: Kueue reserves it only while preempted
-workloads are still stopping). So, per flavor-resource and instant:
-sum of ClusterQueues' borrowed = sum of everyone's lent + over.
+The offered load of a ClusterQueue is, over the resources its workloads
+request, the largest of: sum over its workloads of pods x per-pod request (as
+charged to quota) x duration, divided by its capacity x the trace's span.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import numpy.typing as npt
 
-from ..compiler import NO_LIMIT, Topology, compile_topology
 from ..model import ClusterState
+from ..node_affinity import flavor_rejection
+from .metrics import fmt_duration
+from .trace import Trace
 
-F64 = npt.NDArray[np.float64]
-I64 = npt.NDArray[np.int64]
+if TYPE_CHECKING:
+    from .._reference.quota import QuotaTree
 
-__all__ = ["Attribution", "QuotaTree", "quota_tree"]
+FlavorResource = tuple[str, str]
 
-
-@dataclass
-class Attribution:
-    """``attribute``'s result, each (nodes, ..., flavor-resources) but ``over``."""
-
-    borrowed: F64  # ClusterQueue: use above its nominal quota; cohort: what its subtree takes from its parent
-    lent: F64  # of the node's own nominal quota, what others use
-    over: F64  # (..., flavor-resources): use above the quota of the whole tree
+# Two loads that print the same at two decimals are one number in the headline.
+SAME_LOAD = 0.005
 
 
 @dataclass
-class QuotaTree:
-    """The nodes of a topology's quota tree (ClusterQueues first, in
-    topology order, then cohorts) with their quotas per flavor-resource."""
+class Capacity:
+    """Per ClusterQueue, its capacity per (flavor, resource) in canonical
+    units; ``from_cohorts``: some of it is cohort-owned quota."""
 
-    names: list[str]
-    n_cq: int
-    parent: list[int]  # -1: a root
-    nominal: I64  # (nodes, flavor-resources): the node's own nominal quota
-    lending_limit: I64  # (nodes, flavor-resources); NO_LIMIT when none
-    reach: I64  # (ClusterQueues, flavor-resources): potentialAvailable
+    per_queue: dict[str, dict[FlavorResource, float]]
+    from_cohorts: bool = False
 
-    @property
-    def capacity(self) -> I64:
-        """Per flavor-resource, the nominal quota of the whole tree."""
-        out: I64 = self.nominal.sum(axis=0)
+    def of(self, cluster_queue: str) -> dict[str, float]:
+        """Per resource, summed over flavors."""
+        out: dict[str, float] = {}
+        for (_, r), v in self.per_queue.get(cluster_queue, {}).items():
+            out[r] = out.get(r, 0.0) + v
         return out
 
-    @property
-    def cohorts(self) -> list[str]:
-        return self.names[self.n_cq :]
 
-    def root_of(self, node: int) -> int:
-        while self.parent[node] >= 0:
-            node = self.parent[node]
-        return node
+def capacity(state: ClusterState, usable: Callable[[str, str], bool] | None = None) -> Capacity:
+    """Every ClusterQueue's capacity (module docstring); ``usable(cq, flavor)``
+    leaves out the flavors a ClusterQueue's workloads cannot use."""
+    from .._reference.quota import QuotaTree
+    from ..compiler import compile_topology
 
-    def cluster_queue_roots(self) -> I64:
-        """The root node of each ClusterQueue (itself without a cohort)."""
-        return np.array([self.root_of(c) for c in range(self.n_cq)], dtype=np.int64)
+    topo = compile_topology(state)
+    tree = QuotaTree(topo)
+    names = topo.node_names
+    pairs = [(topo.flavor_names[f], topo.resource_names[r]) for f, r in topo.fr_pairs]
+    out: dict[str, dict[FlavorResource, float]] = {names[c]: {} for c in range(topo.n_cq)}
 
-    def utilization_basis(self) -> tuple[I64, list[bool]]:
-        """Per ClusterQueue and flavor-resource what its utilization divides
-        by: its nominal quota, or, for a ClusterQueue without any nominal
-        quota, its reach; and per ClusterQueue whether it is its reach."""
-        own = self.nominal[: self.n_cq]
-        by_reach = [not bool((own[c] > 0).any()) for c in range(self.n_cq)]
-        basis = np.where(np.array(by_reach)[:, None], self.reach, own)
-        return basis, by_reach
+    def can_use(cq: int, fr: int) -> bool:
+        return fr in topo.quotas[cq] and (usable is None or usable(names[cq], pairs[fr][0]))
 
-    def _post_order(self) -> list[int]:
-        """The cohorts, every one after the cohorts below it."""
-        depth = []
-        for k in range(self.n_cq, len(self.names)):
-            d, node = 0, k
-            while self.parent[node] >= 0:
-                d, node = d + 1, self.parent[node]
-            depth.append((-d, k))
-        return [k for _, k in sorted(depth)]
-
-    def attribute(self, usage: F64) -> Attribution:
-        """Borrowed and lent per node for ``usage`` (ClusterQueues, ...,
-        flavor-resources): the rule of the module docstring, element-wise."""
-        shape = usage.shape[1:]
-        nominal = self.nominal.astype(np.float64)
-        limit = np.where(self.lending_limit == NO_LIMIT, np.inf, self.lending_limit.astype(np.float64))
-        n = len(self.names)
-        borrowed = np.zeros((n, *shape))
-        lent = np.zeros((n, *shape))
-        over = np.zeros(shape)
-        # per node: its subtree's borrowing not covered yet, and the lenders below with what they still lend
-        demand: dict[int, F64] = {}
-        supply: dict[int, list[tuple[int, F64]]] = {}
-        for c in range(self.n_cq):
-            # a node's (flavor-resources,) row broadcasts over the trailing axis of ``shape``
-            u = usage[c]
-            demand[c] = np.clip(u - nominal[c], 0, None)
-            supply[c] = [(c, np.minimum(np.clip(nominal[c] - u, 0, None), limit[c]))]
-        children: list[list[int]] = [[] for _ in range(n)]
-        for node, p in enumerate(self.parent):
-            if p >= 0:
-                children[p].append(node)
-        for k in self._post_order():
-            need = sum((demand[ch] for ch in children[k]), np.zeros(shape))
-            lenders = [(k, np.broadcast_to(nominal[k], shape).astype(np.float64))]
-            for ch in children[k]:
-                lenders += supply[ch]
-            have = sum((a for _, a in lenders), np.zeros(shape))
-            covered = np.minimum(need, have)
-            frac = np.divide(covered, have, out=np.zeros(shape), where=have > 0)
-            left = have - covered
-            scale = np.divide(np.minimum(left, limit[k]), left, out=np.zeros(shape), where=left > 0)
-            supply[k] = []
-            for x, a in lenders:
-                lent[x] += a * frac
-                supply[k].append((x, a * (1 - frac) * scale))
-            demand[k] = need - covered
-        for node in range(n):
-            borrowed[node] = demand.get(node, 0.0)
-            if self.parent[node] < 0:
-                over += demand.get(node, 0.0)
-        # bin means of usage sum with rounding errors: what is below a billionth of the capacity is 0
-        tol = 1e-9 * np.maximum(1.0, self.capacity.astype(np.float64))
-        for a in (borrowed, lent, over):
-            a[np.abs(a) < tol] = 0.0
-        return Attribution(borrowed, lent, over)
+    # 1. each ClusterQueue's own nominal quota
+    for cq in range(topo.n_cq):
+        for fr, (nominal, _, _) in topo.quotas[cq].items():
+            if nominal > 0 and can_use(cq, fr):
+                mine = out[names[cq]]
+                mine[pairs[fr]] = mine.get(pairs[fr], 0.0) + nominal
+    # 2. each Cohort's own quota, shared equally by the ClusterQueues below that reach it
+    from_cohorts = False
+    for cohort in range(topo.n_cq, topo.n_nodes):
+        for fr, (nominal, _, _) in topo.quotas[cohort].items():
+            takers = [cq for cq in _reaching(tree, cohort, fr) if can_use(cq, fr)] if nominal > 0 else []
+            for cq in takers:
+                mine = out[names[cq]]
+                mine[pairs[fr]] = mine.get(pairs[fr], 0.0) + nominal / len(takers)
+            from_cohorts = from_cohorts or bool(takers)
+    return Capacity(out, from_cohorts)
 
 
-def quota_tree(state: ClusterState, topo: Topology | None = None) -> QuotaTree:
-    """The quota tree of ``state`` (``topo``: its compiled topology, when
-    the caller has it; its flavor-resources index the arrays)."""
-    from .._reference.quota import QuotaTree as ReferenceTree
+def _reaching(tree: QuotaTree, node: int, fr: int) -> list[int]:
+    """The ClusterQueues below ``node`` (every one, active or not) with no
+    borrowingLimit of 0 on fr between them and ``node``."""
+    out: list[int] = []
+    for child in tree.children[node]:
+        if tree.borrowing_limit(child, fr) == 0:
+            continue
+        out.extend([child] if tree.is_cq[child] else _reaching(tree, child, fr))
+    return out
 
-    if topo is None:
-        topo = compile_topology(state)
-    n, n_fr = topo.n_nodes, len(topo.fr_pairs)
-    nominal = np.zeros((n, n_fr), dtype=np.int64)
-    lending = np.full((n, n_fr), NO_LIMIT, dtype=np.int64)
-    for node, table in enumerate(topo.quotas):
-        for fr, (nom, _, ll) in table.items():
-            nominal[node, fr] = nom
-            lending[node, fr] = ll
-    ref = ReferenceTree(topo)
-    reach = np.array(
-        [[ref.potential_available(c, fr) for fr in range(n_fr)] for c in range(topo.n_cq)], dtype=np.int64
-    ).reshape(topo.n_cq, n_fr)
-    return QuotaTree(list(topo.node_names), topo.n_cq, list(topo.node_parent), nominal, lending, reach)
+
+# --- the load a trace offers ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class QueueLoad:
+    resource: str  # the resource its load is highest on
+    load: float
+    work: float  # on that resource: canonical units x seconds
+    capacity: float  # on that resource: canonical units
+
+
+@dataclass
+class OfferedLoad:
+    """The load a trace offers each ClusterQueue (those its rows reach),
+    over ``span_s`` seconds; ``resource``: the one with the most work over
+    the capacity of the whole cluster (what compare's utilization reads)."""
+
+    per_queue: dict[str, QueueLoad]
+    span_s: float
+    from_cohorts: bool
+    resource: str = ""
+    rows_unqueued: int = 0  # rows whose LocalQueue leads to no ClusterQueue
+    # the span is the trace's own window (generated, recorded), not up to its last arrival
+    windowed: bool = True
+
+    def text(self) -> str:
+        """For a headline: ``offered load 0.70 x the nominal quota the trace
+        can use, per ClusterQueue, on cpu`` (a range when they differ)."""
+        if not self.per_queue:
+            return ""
+        loads = sorted(q.load for q in self.per_queue.values())
+        figure = f"{loads[0]:.2f}" if loads[-1] - loads[0] < SAME_LOAD else f"{loads[0]:.2f}-{loads[-1]:.2f}"
+        quota = (
+            "quota the trace can use (nominal + share of cohort quota)"
+            if self.from_cohorts
+            else ("nominal quota the trace can use")
+        )
+        resources = sorted({q.resource for q in self.per_queue.values()})
+        over = "" if self.windowed else f", over the {fmt_duration(self.span_s)} to the last arrival"
+        return f"offered load {figure} x the {quota}, per ClusterQueue, on {', '.join(resources)}{over}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "span_s": round(self.span_s, 3),
+            "cohort_quota_shared": self.from_cohorts,
+            "cluster_queues": {
+                name: {
+                    "resource": q.resource,
+                    "load": round(q.load, 6),
+                    "work": q.work,
+                    "capacity": q.capacity,
+                }
+                for name, q in sorted(self.per_queue.items())
+            },
+        }
+
+
+def queue_of_rows(state: ClusterState, trace: Trace) -> tuple[list[str], np.ndarray]:
+    """(ClusterQueue names, per row an index into them or -1): each row's
+    LocalQueue's ClusterQueue, when both exist."""
+    names = sorted(state.cluster_queues)
+    index = {n: i for i, n in enumerate(names)}
+    width = len(trace.queues) + 1
+    pair = trace.namespace.astype(np.int64) * width + trace.queue
+    codes, inverse = np.unique(pair, return_inverse=True)
+    target = np.full(len(codes), -1, dtype=np.int64)
+    for k, code in enumerate(codes.tolist()):
+        lq = state.local_queues.get(f"{trace.namespaces[code // width]}/{trace.queues[code % width]}")
+        if lq is not None:
+            target[k] = index.get(lq.cluster_queue, -1)
+    return names, target[inverse.ravel()]
+
+
+def usable_flavors(state: ClusterState, trace: Trace) -> Callable[[str, str], bool]:
+    """usable(cq, flavor): some pod set of the rows that reach cq can use the
+    flavor (it exists, its taints are tolerated, its labels match)."""
+    names, row_cq = queue_of_rows(state, trace)
+    pl = trace.placement_ids()
+    ps_cq = np.repeat(row_cq, np.diff(trace.ps_offsets))
+    seen = np.unique(ps_cq * len(trace.placements) + pl) if len(pl) else np.zeros(0, dtype=np.int64)
+    placements_of: dict[str, set[int]] = {}
+    for code in seen.tolist():
+        if code >= 0:
+            placements_of.setdefault(names[code // len(trace.placements)], set()).add(
+                code % len(trace.placements)
+            )
+    memo: dict[tuple[int, str], bool] = {}
+
+    def ok(placement: int, flavor: str) -> bool:
+        key = (placement, flavor)
+        if key not in memo:
+            rf = state.resource_flavors.get(flavor)
+            memo[key] = rf is not None and flavor_rejection(rf, trace.placements[placement].pod_set()) is None
+        return memo[key]
+
+    def usable(cq: str, flavor: str) -> bool:
+        return any(ok(p, flavor) for p in placements_of.get(cq, ()))
+
+    return usable
+
+
+def offered_load(state: ClusterState, trace: Trace, span_s: float | None = None) -> OfferedLoad:
+    """The load ``trace`` offers each ClusterQueue over ``span_s`` (default:
+    the trace's span), on the quota its rows can use (module docstring)."""
+    from .batch import charged_trace
+
+    span = trace.span_s if span_s is None else span_s
+    names, row_cq = queue_of_rows(state, trace)
+    cap = capacity(state, usable_flavors(state, trace))
+    windowed = span_s is not None or (trace.window_s or 0.0) >= trace.span_s
+    out = OfferedLoad({}, span, cap.from_cohorts, rows_unqueued=int((row_cq < 0).sum()), windowed=windowed)
+    if not len(trace) or span <= 0:
+        return out
+    charged = charged_trace(trace, state.configuration.resources)
+    reached = row_cq >= 0
+    total_work: dict[str, float] = {}
+    total_cap: dict[str, float] = {}
+    for j, r in enumerate(charged.resources):
+        per_ps = charged.requests[:, j].astype(np.float64) * charged.count
+        work = np.add.reduceat(per_ps, charged.ps_offsets[:-1]) * charged.duration_s
+        per_cq = np.bincount(row_cq[reached], weights=work[reached], minlength=len(names))
+        for k, w in enumerate(per_cq.tolist()):
+            if w <= 0:
+                continue
+            c = cap.of(names[k]).get(r, 0.0)
+            total_work[r] = total_work.get(r, 0.0) + w
+            if c <= 0:
+                continue
+            x = w / (c * span)
+            best = out.per_queue.get(names[k])
+            if best is None or x > best.load:
+                out.per_queue[names[k]] = QueueLoad(r, x, w, c)
+    for name in out.per_queue:
+        for r, c in cap.of(name).items():
+            total_cap[r] = total_cap.get(r, 0.0) + c
+    ratios = {r: w / total_cap[r] for r, w in total_work.items() if total_cap.get(r, 0.0) > 0}
+    out.resource = max(sorted(ratios), key=lambda r: ratios[r]) if ratios else ""
+    return out

@@ -16,6 +16,7 @@ from ..errors import InputError
 from ..model import ClusterState
 from . import scenario
 from .args import manifest_paths
+from .capacity import OfferedLoad, offered_load
 from .checks import CheckModel, parse_check_option
 from .defaults import (
     DEFAULT_DAYS,
@@ -51,6 +52,7 @@ class SimulationOutput:
     title: str = ""
     run_label: str = ""
     said_notes: list[str] = field(default_factory=list)  # the first notes, said as the run started
+    offered: OfferedLoad | None = None
 
 
 @dataclass
@@ -61,6 +63,8 @@ class Inputs:
     start_ns: int
     generated: bool  # the trace was generated here (a seed applies)
     warnings: list[str]
+    notes: list[str] = field(default_factory=list)
+    offered: OfferedLoad | None = None  # the load the trace offers each ClusterQueue
 
 
 def make_trace(
@@ -72,10 +76,12 @@ def make_trace(
     days: float,
     load: float | None,
     warnings: list[str],
+    notes: list[str] | None = None,
 ) -> Trace:
     """The trace of a run: read from ``trace_path`` (its first n rows by
     arrival), else the built-in scenario's, else one generated for the
-    LocalQueues of ``state`` (what can never be admitted goes to ``warnings``)."""
+    LocalQueues of ``state`` (what can never be admitted goes to ``warnings``,
+    where its shapes came from to ``notes``)."""
     prios = {name: pc.value for name, pc in state.priority_classes.items()}
     if trace_path:
         trace = read_trace(trace_path, priority_classes=prios)
@@ -89,6 +95,7 @@ def make_trace(
         days,
         load if load is not None else DEFAULT_LOAD,
         warnings=warnings,
+        notes=notes,
     )
 
 
@@ -116,6 +123,7 @@ def _inputs(
     the trace; ``builtin``: the state is the built-in cluster (changed), so
     its own trace applies."""
     warnings: list[str] = []
+    notes: list[str] = []
     if builtin is None:
         builtin = state is None and not files
     if state is not None:
@@ -128,20 +136,19 @@ def _inputs(
     else:
         state = scenario.default_state()
         title = "Simulation of the built-in scenario (8 teams, 2 cohorts, one week)"
-    trace = make_trace(state, builtin, trace_path, n, seed, days, load, warnings)
+    trace = make_trace(state, builtin, trace_path, n, seed, days, load, warnings, notes)
     if trace_path:
         title += f" with trace {Path(trace_path).name}"
-    return Inputs(state, trace, title, start_ns(state), not trace_path, warnings)
+    offered = offered_load(state, trace)
+    return Inputs(state, trace, title, start_ns(state), not trace_path, warnings, notes, offered)
 
 
-def run_label(inputs: Inputs, result: SimResult, seed: int) -> str:
+def run_label(inputs: Inputs, seed: int) -> str:
     """Seed, workloads and offered load of a run, for titles."""
     parts = [f"seed {seed}"] if inputs.generated else []
     parts.append(f"{len(inputs.trace):,} workloads")
-    span_s = (result.end_ns - result.start_ns) / NS
-    resource, load = scenario.offered_load(inputs.state, inputs.trace, span_s)
-    if resource:
-        parts.append(f"offered load {load:.2f} x nominal {resource}")
+    if inputs.offered is not None and inputs.offered.per_queue:
+        parts.append(inputs.offered.text())
     return ", ".join(parts)
 
 
@@ -188,10 +195,13 @@ def run(
     if note:
         notes.append(note)
         print(f"note: {note}", file=err)
-    said = list(notes)
     inputs = _inputs(files, trace_path, n, seed, days, load, state, title, builtin)
     for w in inputs.warnings:
         warn(w)
+    for note in inputs.notes:
+        notes.append(note)
+        print(f"note: {note}", file=err)
+    said = list(notes)
     if engine_name == "reference" and len(inputs.trace) > REFERENCE_COMFORT:
         print(
             f"warning: the reference engine is the readable specification, not the fast one: "
@@ -226,7 +236,7 @@ def run(
     t1 = time.perf_counter()
     metrics = compute(result)
     timings["metrics_s"] = time.perf_counter() - t1
-    label = run_label(inputs, result, seed)
+    label = run_label(inputs, seed)
     files_out: list[Path] = []
     if report_dir is not None:
         messages = [*warnings, *notes]
@@ -234,7 +244,9 @@ def run(
             Path(report_dir), inputs, result, metrics, label, seed, messages, progress, timings
         )
     timings["total_s"] = time.perf_counter() - t0
-    return SimulationOutput(result, metrics, files_out, notes, timings, warnings, inputs.title, label, said)
+    return SimulationOutput(
+        result, metrics, files_out, notes, timings, warnings, inputs.title, label, said, inputs.offered
+    )
 
 
 def _run_notes(result: SimResult, warnings: list[str], max_cycles: int) -> list[str]:
@@ -273,6 +285,7 @@ def _write_run_report(
         "seed": seed if inputs.generated else None,
         "trace_workloads": len(inputs.trace),
         "label": label,
+        "offered_load": inputs.offered.to_json() if inputs.offered is not None else None,
     }
     files = write_report(report_dir, result, metrics, inputs.title, label, messages, extra)
     timings["report_s"] = time.perf_counter() - t0
@@ -389,6 +402,7 @@ def run_simulate(args: argparse.Namespace) -> int:
         doc = {
             "engine": r.engine,
             "label": out.run_label,
+            "offered_load": out.offered.to_json() if out.offered is not None else None,
             "totals": m.totals,
             "cluster_queues": [q.to_json() for q in m.queues],
             "churn": m.churn.to_json(),
@@ -433,6 +447,8 @@ def _write_scenario(
     inputs = _inputs(files, args.trace, args.n, args.seed, args.days, args.load, state, "", given)
     for w in inputs.warnings:
         print(f"warning: {w}", file=sys.stderr)
+    for note in inputs.notes:
+        print(f"note: {note}", file=sys.stderr)
     docs = inputs.state.documents if files or state is not None else scenario.default_objects()
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "cluster.yaml").write_text(yaml.safe_dump_all(docs, sort_keys=False))

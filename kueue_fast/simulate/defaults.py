@@ -16,8 +16,9 @@ DEFAULT_REPORT_DIR = "simulation-report"
 COMPARE_REPORT_DIR = "compare-report"
 SWEEP_REPORT_DIR = "sweep-report"
 
-# A generated trace: workloads, span, offered load over nominal quota (for
-# manifests; the built-in scenario has its own per-team loads), seed.
+# A generated trace: workloads, span, offered load per ClusterQueue over the
+# quota its workloads can use (capacity.py; for manifests: the built-in
+# scenario has its own per-team loads), seed.
 DEFAULT_WORKLOADS = 100_000
 DEFAULT_DAYS = 7.0
 DEFAULT_LOAD = 0.7

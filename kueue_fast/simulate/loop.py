@@ -150,6 +150,7 @@ class _Run(RunState):
         """The manifest's workloads are there at the start; admitted ones hold quota."""
         specs, start_ns = self.specs, self.start_ns
         self.manifest_held_until: list[int] = []
+        self.manifest_pending_never_finish = 0
         if self.m:
             self.sim.add_specs(specs)
             held = [
@@ -160,6 +161,10 @@ class _Run(RunState):
             self.manifest_held_until = [
                 start_ns + self.dur[i] if self.dur[i] != NEVER else NEVER for i in held
             ]
+            # pending ones run for ever once admitted, unless --existing-runtime gives them a run time
+            self.manifest_pending_never_finish = sum(
+                1 for i, s in enumerate(specs) if s.admission is None and self.dur[i] == NEVER
+            )
             for i, s in enumerate(specs):
                 if s.admission is not None and s.admission.cluster_queue < 0:
                     # admitted to a ClusterQueue that does not exist: holds nothing, never finishes
@@ -387,4 +392,5 @@ class _Run(RunState):
             drain_limited=self.drain_limited,
             notes=self.notes,
             manifest_held_until_ns=self.manifest_held_until,
+            manifest_pending_never_finish=self.manifest_pending_never_finish,
         )

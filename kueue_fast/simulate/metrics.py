@@ -56,8 +56,9 @@ class QueueStats:
     wait_p99_censored: bool
     wait_mean_s: float  # a lower bound when censored > 0
     censored: int  # workloads still waiting at the end
-    # time-mean usage of its dominant resource over its nominal quota (> 1 when borrowing), or,
-    # without any nominal quota, over its reach: the most its cohorts could lend it (capacity.py)
+    # time-mean usage of its dominant resource over its capacity (capacity.py: nominal quota plus an
+    # equal share of cohort-owned quota; > 1 when it borrows beyond that), or, without any capacity,
+    # over its reach: the most its cohorts could lend it (lending.py)
     utilization: float
     borrowing_s: float  # time during which it used more than its nominal quota somewhere
     lost_work_s: float  # run time thrown away by preemption
@@ -66,7 +67,7 @@ class QueueStats:
     deactivated: int = 0  # deactivated by waitForPodsReady's backoffLimitCount
     check_retries: int = 0  # evictions by an admission check in Retry
     pods_ready_timeouts: int = 0  # evictions by waitForPodsReady's timeout (not preemptions)
-    utilization_of: str = "nominal"  # what utilization divides by: "nominal" quota, or "reach"
+    utilization_of: str = "capacity"  # what utilization divides by: "capacity", or "reach"
     active: bool = True  # False: Kueue admits nothing in it (inactive_reason, inactive_message say why)
     inactive_reason: str = ""
     inactive_message: str = ""
@@ -231,7 +232,7 @@ def over_quota_peaks(result: SimResult) -> list[dict[str, Any]]:
 
 def _borrowed_and_lent_series(result: SimResult, usage_bins: F64, capacity: F64, series: Series) -> None:
     """Borrowed and lent per resource, ClusterQueue and cohort, summed over
-    the flavors: capacity.QuotaTree.attribute on each bin's mean usage (not
+    the flavors: lending.LendingTree.attribute on each bin's mean usage (not
     the mean of the attribution at every instant: within a bin that goes
     above and below nominal quota, the borrowing is a lower bound)."""
     res_of_fr = np.array([r for _, r in result.fr_pairs], dtype=np.int64)
@@ -326,7 +327,7 @@ def _queue_stats(
                 deactivated=int((mine & (st == DEACTIVATED)).sum()),
                 check_retries=int(retries[c]),
                 pods_ready_timeouts=int(timeouts[c]),
-                utilization_of="reach" if by_reach[c] else "nominal",
+                utilization_of="reach" if by_reach[c] else "capacity",
                 active=not result.inactive[c][0],
                 inactive_reason=result.inactive[c][0],
                 inactive_message=result.inactive[c][1],

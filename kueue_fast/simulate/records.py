@@ -6,15 +6,17 @@ from __future__ import annotations
 from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
 from ..model import ClusterState
-from .capacity import QuotaTree
 from .series import Bins, CountSeries, EventCounts, StepSeries
 from .trace import Trace
+
+if TYPE_CHECKING:
+    from .lending import LendingTree
 
 I64 = npt.NDArray[np.int64]
 F64 = npt.NDArray[np.float64]
@@ -130,7 +132,7 @@ class SimResult:
     flavor_names: list[str]
     fr_pairs: list[tuple[int, int]]
     nominal: I64  # (ClusterQueues, flavor-resources)
-    tree: QuotaTree  # every node's quota: capacity, reach, lending (capacity.py)
+    tree: LendingTree  # every node's quota: capacity, reach, lending (lending.py)
     cq_cohort: list[str]
     # per ClusterQueue, why Kueue admits nothing in it: (reason, message) of its Active=False
     # condition; ("", "") when it is active
@@ -160,6 +162,8 @@ class SimResult:
     notes: list[str] = field(default_factory=list)
     # the manifests' workloads that hold quota at the start: when each releases it (NEVER: never)
     manifest_held_until_ns: list[int] = field(default_factory=list)
+    # the manifests' pending workloads with no run time: once admitted they hold quota to the end
+    manifest_pending_never_finish: int = 0
 
 
 def usage_measure(nominal: I64, basis: I64, res_of_fr: I64, n_res: int) -> Callable[[int, I64], F64]:

@@ -79,15 +79,16 @@ TABLE_LEGEND = (
     "deact: deactivated past its backoffLimitCount; wait: per workload, time in its queue until "
     "admission (after an eviction, again from its return to the queue), percentiles by nearest rank; "
     "'>': at least this long, the percentile falls on a workload still waiting at the end (censored: "
-    "counted as waiting until the end); util: time-mean use of its dominant resource over its nominal "
-    "quota (over 100% when borrowing), or, marked '*' for a ClusterQueue without nominal quota, over "
+    "counted as waiting until the end); util: time-mean use of its dominant resource over its capacity "
+    "(nominal quota, plus an equal share of cohort-owned quota: what the offered load is measured "
+    "against; over 100% when borrowing beyond it), or, marked '*' for a ClusterQueue without any, over "
     "the most its cohorts could lend it; borrowing: time spent above its nominal quota."
 )
 
 
 REACH_NOTE = (
-    "*: no nominal quota of its own: util is over the most its cohorts could lend it (nominal quota of the "
-    "tree within its borrowing limit)"
+    "*: no quota of its own nor cohort-owned quota above it: util is over the most its cohorts could lend "
+    "it (nominal quota of the tree within its borrowing limit)"
 )
 
 
@@ -132,8 +133,9 @@ def summary_table(metrics: Metrics) -> str:
     out += ["  ".join("-" * w for w in widths), line(rows[-1])]
     # util above 100% looks like a bug unless the table says what it divides by
     notes = [
-        "util: mean use of the dominant resource over nominal quota (above 100% when borrowing); "
-        "borrowing: time spent borrowing (share of the run)"
+        "util: mean use of the dominant resource over capacity (nominal quota plus an equal share of any "
+        "cohort-owned quota above it; above 100% when borrowing beyond it); borrowing: time spent above "
+        "nominal quota (share of the run)"
     ]
     if any(q.utilization_of == "reach" for q in metrics.queues):
         notes.append(REACH_NOTE)
@@ -150,21 +152,34 @@ def summary_table(metrics: Metrics) -> str:
 
 def manifest_line(result: SimResult) -> str:
     """How many of the manifests' workloads hold quota from the start and
-    until when ("" when none do)."""
+    until when, and how many pending ones never finish once admitted ("" when
+    none)."""
+    parts = []
     held = result.manifest_held_until_ns
-    if not held:
-        return ""
-    n = len(held)
-    what = f"{n:,} Workload{'s' if n != 1 else ''} of the manifests hold{'s' if n == 1 else ''} quota"
-    ends = [t for t in held if t != NEVER]
-    if not ends:
-        return (
-            f"{what} from the start to the end of the run (--existing-runtime SECONDS gives them a run time)"
+    if held:
+        n = len(held)
+        what = f"{n:,} Workload{'s' if n != 1 else ''} of the manifests hold{'s' if n == 1 else ''} quota"
+        ends = [t for t in held if t != NEVER]
+        if not ends:
+            parts.append(f"{what} from the start to the end of the run")
+        else:
+            first, last = (fmt_duration((t - result.start_ns) / NS) for t in (min(ends), max(ends)))
+            until = f"until {first}" if first == last else f"until {first} to {last}"
+            never = f"; {len(held) - len(ends):,} never finish" if len(ends) < len(held) else ""
+            had_run = "(--existing-runtime, less what each had run)"
+            parts.append(f"{what} from the start {until} into the run {had_run}{never}")
+    pending = result.manifest_pending_never_finish
+    if pending:
+        one = pending == 1
+        parts.append(
+            f"{pending:,} pending Workload{'' if one else 's'} of the manifests "
+            f"never finish{'es' if one else ''} once admitted: {'it holds' if one else 'they hold'} quota "
+            "from admission to the end of the run"
         )
-    first, last = (fmt_duration((t - result.start_ns) / NS) for t in (min(ends), max(ends)))
-    until = f"until {first}" if first == last else f"until {first} to {last}"
-    never = f"; {len(held) - len(ends):,} never finish" if len(ends) < len(held) else ""
-    return f"{what} from the start {until} into the run (--existing-runtime, less what each had run){never}"
+    if not parts:
+        return ""
+    forever = NEVER in held or pending > 0
+    return "; ".join(parts) + (" (--existing-runtime SECONDS gives them a run time)" if forever else "")
 
 
 def churn_lines(c: Churn) -> list[str]:
@@ -236,6 +251,7 @@ def metrics_json(result: SimResult, metrics: Metrics, extra: dict[str, Any]) -> 
             "manifest_workloads": result.n_manifest,
             # those holding quota from the start, and when the last releases it (None: never)
             "manifest_holding_quota": len(result.manifest_held_until_ns),
+            "manifest_pending_never_finish": result.manifest_pending_never_finish,
             "manifest_held_until_s": (max(result.manifest_held_until_ns) - result.start_ns) / NS
             if result.manifest_held_until_ns and NEVER not in result.manifest_held_until_ns
             else None,

@@ -20,10 +20,11 @@ from ..compiler import ClusterQueueSpec, compile_topology, queue_waiting_reason
 from ..model import ClusterState
 from ..status import cluster_queue_readiness
 from ..workload_compiler import WorkloadCompiler
-from .batch import WorkloadBatch, batch_from_trace, charged_trace, unqueued_warnings
-from .capacity import quota_tree
+from .batch import WorkloadBatch, batch_from_trace, charged_trace, trace_ns, unqueued_warnings
+from .capacity import capacity
 from .checks import READY, RETRY, CheckModel, CheckPlan
 from .engine import EVICTION_REASONS, SimEngine, make_sim_engine
+from .lending import lending_tree
 from .records import (
     BACKOFF_OVER,
     DEACTIVATED,
@@ -122,7 +123,7 @@ class RunState:
         self.total = self.m + self.n
         self.n_cq, self.n_fr = len(topo.cluster_queues), len(topo.fr_pairs)
         self.cq_names = [cq.name for cq in topo.cluster_queues]
-        self.tree = quota_tree(state, topo)
+        self.tree = lending_tree(state, capacity(state).per_queue, topo)
         self.inactive = [inactive_reason(state, cq) for cq in topo.cluster_queues]
         self.nominal = self.tree.nominal[: self.n_cq]
         self.res_of_fr = np.array([r for _, r in topo.fr_pairs], dtype=np.int64)
@@ -138,7 +139,7 @@ class RunState:
         self.arrival = arrival = np.empty(total, dtype=np.int64)
         arrival[:m] = start_ns
         arrival[m:] = self.batch.queue_ts
-        self.dur = dur = [NEVER] * m + np.round(self.trace.duration_s * 1e9).astype(np.int64).tolist()
+        self.dur = dur = [NEVER] * m + trace_ns(self.trace.duration_s).tolist()
         if manifest_duration_ns is not None:
             for k, wl in enumerate(self.manifest):
                 since = start_ns if wl.admission is None or wl.admission_ns is None else wl.admission_ns

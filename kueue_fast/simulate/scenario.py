@@ -24,7 +24,7 @@ teams run hot and borrow, others lend.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -32,8 +32,11 @@ import numpy as np
 
 from ..loader import build_state
 from ..model import ClusterState
+from ..node_affinity import flavor_rejection
+from .capacity import capacity, offered_load, queue_of_rows
 from .defaults import DEFAULT_DAYS, DEFAULT_LOAD, DEFAULT_SEED, DEFAULT_START_NS, DEFAULT_WORKLOADS
-from .trace import QueueProfile, Template, Trace, generate, work_seconds
+from .placement import NO_PLACEMENT, Placement
+from .trace import PodSetShape, QueueProfile, Template, Trace, generate, work_seconds
 
 __all__ = [
     "DEFAULT_DAYS",
@@ -85,7 +88,7 @@ def _cpu(cores: float, mem_gi: float, gpu: int = 0, gpu_model: str = "") -> dict
 def _t(
     pods: int, req: dict[str, int], prio: int, weight: float, minutes: float, min_count: int = -1
 ) -> Template:
-    return Template((("main", pods, req),), prio, weight, minutes * 60.0, min_count)
+    return Template((PodSetShape("main", pods, req, min_count),), prio, weight, minutes * 60.0)
 
 
 TEAMS: tuple[Team, ...] = (
@@ -334,7 +337,7 @@ def default_state() -> ClusterState:
 
 def _dominant(t: Team) -> tuple[str, float]:
     """The team's scarce resource and its nominal quota in trace units."""
-    if any(t.gpu) and any("nvidia.com/gpu" in ps[2] for tm in t.templates for ps in tm.pod_sets):
+    if any(t.gpu) and any("nvidia.com/gpu" in ps.requests for tm in t.templates for ps in tm.pod_sets):
         return "nvidia.com/gpu", float(sum(t.gpu))
     return "cpu", float(sum(t.cpu) * 1000)
 
@@ -397,21 +400,22 @@ def _nice(amount: float, resource: str) -> int:
 
 @dataclass
 class QueueCapacity:
-    """What a pod set without node selectors or tolerations (a trace's) can
-    use in one ClusterQueue: per resource group, its usable flavors with the
-    most each could ever hold (Kueue's potentialAvailable: nominal quota plus
-    what the cohort can lend, within the borrowing limit), and the flavors
-    it cannot use, with Kueue's reason."""
+    """What a pod set of one placement (a generated one: none) can use in one
+    ClusterQueue: per resource group, its usable flavors with the most each
+    could ever hold (Kueue's potentialAvailable: nominal quota plus what the
+    cohort can lend, within the borrowing limit), and the flavors it cannot
+    use, with Kueue's reason; per resource, its capacity (capacity.py) on the
+    usable flavors and on every flavor."""
 
     cluster_queue: str
     groups: list[tuple[list[str], list[tuple[str, dict[str, int]]], list[tuple[str, str]]]]
-    nominal: dict[str, float]  # resource -> nominal quota summed over the usable flavors
-    all_nominal: dict[str, float]  # resource -> nominal quota summed over every flavor
+    capacity: dict[str, float]  # resource -> capacity on the usable flavors
+    all_capacity: dict[str, float]  # resource -> capacity on every flavor
 
-    def fits(self, pods: int, per_pod: dict[str, int]) -> bool:
+    def fits(self, pods: int, per_pod: Mapping[str, int]) -> bool:
         """Could ``pods`` pods of ``per_pod`` ever be admitted here?"""
-        for r in per_pod:
-            if not any(r in covered for covered, _, _ in self.groups):
+        for r, v in per_pod.items():
+            if v > 0 and not any(r in covered for covered, _, _ in self.groups):
                 return False
         for covered, usable, _ in self.groups:
             wanted = {r: pods * v for r, v in per_pod.items() if r in covered and v > 0}
@@ -426,7 +430,7 @@ class QueueCapacity:
 
     def unusable(self) -> str:
         """Why some resource of this ClusterQueue has no usable flavor ("" if none)."""
-        missing = sorted(set(self.all_nominal) - set(self.nominal))
+        missing = sorted(set(self.all_capacity) - set(self.capacity))
         if not missing:
             return ""
         reasons = [
@@ -439,34 +443,38 @@ class QueueCapacity:
         )
 
 
-def queue_capacities(state: ClusterState) -> dict[str, QueueCapacity]:
-    """QueueCapacity of every ClusterQueue."""
+def queue_capacities(state: ClusterState, placement: Placement = NO_PLACEMENT) -> dict[str, QueueCapacity]:
+    """QueueCapacity of every ClusterQueue for pod sets of ``placement``."""
     from .._reference.quota import QuotaTree
     from ..compiler import compile_topology
-    from ..model import PodSet
-    from ..node_affinity import flavor_rejection
 
     topo = compile_topology(state)
     tree = QuotaTree(topo)
     rid = {r: k for k, r in enumerate(topo.resource_names)}
     fid = {f: k for k, f in enumerate(topo.flavor_names)}
-    probe = PodSet("main", 1)
+    probe = placement.pod_set()
     rules = state.configuration.resources
     charged_only = {out for t in rules.transformations.values() for out, _ in t.outputs}
+
+    def rejection(flavor: str) -> str | None:
+        rf = state.resource_flavors.get(flavor)
+        return f"ResourceFlavor {flavor} doesn't exist" if rf is None else flavor_rejection(rf, probe)
+
+    usable_cap = capacity(state, lambda _, flavor: rejection(flavor) is None)
+    every_cap = capacity(state)
+
+    def quota(d: dict[str, float]) -> dict[str, float]:
+        # pods and transformation outputs (cpu_credits...) are charged, never requested
+        return {r: v for r, v in d.items() if v > 0 and r != "pods" and r not in charged_only}
+
     out: dict[str, QueueCapacity] = {}
     for node, name in enumerate(topo.node_names[: topo.n_cq]):
-        cq = state.cluster_queues[name]
         groups = []
-        nominal: dict[str, float] = {}
-        every: dict[str, float] = {}
-        for g in cq.resource_groups:
+        for g in state.cluster_queues[name].resource_groups:
             usable: list[tuple[str, dict[str, int]]] = []
             unusable: list[tuple[str, str]] = []
             for fq in g.flavors:
-                for rq in fq.resources:
-                    every[rq.name] = every.get(rq.name, 0.0) + rq.nominal
-                rf = state.resource_flavors.get(fq.name)
-                why = f"ResourceFlavor {fq.name} doesn't exist" if rf is None else flavor_rejection(rf, probe)
+                why = rejection(fq.name)
                 if why is not None:
                     unusable.append((fq.name, why))
                     continue
@@ -475,21 +483,14 @@ def queue_capacities(state: ClusterState) -> dict[str, QueueCapacity]:
                     for rq in fq.resources
                 }
                 usable.append((fq.name, caps))
-                for rq in fq.resources:
-                    nominal[rq.name] = nominal.get(rq.name, 0.0) + rq.nominal
             groups.append((list(g.covered_resources), usable, unusable))
-
-        def quota(d: dict[str, float]) -> dict[str, float]:
-            # pods and transformation outputs (cpu_credits...) are charged, never requested
-            return {r: v for r, v in d.items() if v > 0 and r != "pods" and r not in charged_only}
-
-        out[name] = QueueCapacity(name, groups, quota(nominal), quota(every))
+        out[name] = QueueCapacity(name, groups, quota(usable_cap.of(name)), quota(every_cap.of(name)))
     return out
 
 
 def _size(cap: QueueCapacity, nominal: dict[str, float], pods: int) -> tuple[int, dict[str, int], bool]:
     """(pods, per-pod requests, can ever be admitted) for the size of
-    ``pods`` pods: p/64 of the nominal quota, whole units of integer
+    ``pods`` pods: p/64 of the capacity, whole units of integer
     resources (fewer pods rather than a unit rounded up per pod), never
     more than the ClusterQueue can ever hold when it can hold one pod."""
     target = {r: v * pods / 64.0 for r, v in nominal.items()}
@@ -511,15 +512,18 @@ def _size(cap: QueueCapacity, nominal: dict[str, float], pods: int) -> tuple[int
 @dataclass
 class GeneratedTraceCheck:
     """What trace_for_state found about the manifests: per LocalQueue whose
-    workloads can never be admitted, why; flavors trace workloads cannot use."""
+    workloads can never be admitted, why; flavors trace workloads cannot use;
+    where the shapes came from (notes)."""
 
     never_admitted: dict[tuple[str, str], str] = field(default_factory=dict)  # (namespace, queue) -> why
     unusable_flavors: dict[str, list[str]] = field(default_factory=dict)  # ClusterQueue -> reasons
+    notes: list[str] = field(default_factory=list)
 
     def warnings(self, trace: Trace) -> list[str]:
         out = [
             f"ClusterQueue {cq} has quota that no generated workload can use: {'; '.join(reasons)} "
-            "(trace workloads carry no tolerations or node selectors)"
+            "(generated workloads tolerate no taint and select no node; Jobs, JobSets or Workloads of the "
+            "manifests that do give the trace their shapes, or give a trace with placement: see Traces)"
             for cq, reasons in sorted(self.unusable_flavors.items())
         ]
         for (ns, q), why in sorted(self.never_admitted.items()):
@@ -537,55 +541,168 @@ class GeneratedTraceCheck:
         return out
 
 
-def profiles_for_state(
-    state: ClusterState, load: float = DEFAULT_LOAD, check: GeneratedTraceCheck | None = None
-) -> tuple[list[QueueProfile], dict[str, tuple[str, float, float]]]:
-    """Queue profiles for any set of manifests: every LocalQueue whose
-    ClusterQueue has quota submits jobs of five sizes (1/64 to 1/4 of the
-    usable nominal quota, small ones most often, see _size) at the
-    priorities of the WorkloadPriorityClasses given (low ones most often).
-    Also returns the calibration target per namespace (dominant resource,
-    nominal, load). ``check`` collects what can never be admitted."""
+# Run time of a shape taken from the manifests, before calibration scales it:
+# one value for all (the manifests say nothing about run times).
+SHAPE_MEDIAN_S = 30 * 60.0
+
+
+# A shape of the manifests: its priority and, per pod set, (name, count,
+# per-pod requests, minCount, placement), hashable.
+_PodSetKey = tuple[str, int, tuple[tuple[str, int], ...], int, Placement]
+
+
+def manifest_shapes(state: ClusterState) -> dict[str, list[Template]]:
+    """Per LocalQueue (``namespace/name``), the shapes of the manifests'
+    Workloads (those of Jobs and JobSets included) submitted to it: pod sets
+    (count, minCount, per-pod requests, placement) and priority, each shape
+    weighted by how many objects have it, in the order first seen."""
+    counts: dict[str, dict[tuple[int, tuple[_PodSetKey, ...]], int]] = {}
+    for wl in state.workloads.values():
+        key = f"{wl.namespace}/{wl.queue_name}"
+        if not wl.queue_name or key not in state.local_queues or not wl.pod_sets:
+            continue
+        pod_sets = tuple(
+            (
+                ps.name,
+                ps.count,
+                tuple(sorted(ps.requests.items())),
+                -1 if ps.min_count is None else ps.min_count,
+                Placement.of(ps),
+            )
+            for ps in wl.pod_sets
+        )
+        mine = counts.setdefault(key, {})
+        mine[(wl.priority, pod_sets)] = mine.get((wl.priority, pod_sets), 0) + 1
+    return {
+        key: [
+            Template(
+                tuple(PodSetShape(nm, c, dict(req), mc, pl) for nm, c, req, mc, pl in shape),
+                prio,
+                n,
+                SHAPE_MEDIAN_S,
+            )
+            for (prio, shape), n in found.items()
+        ]
+        for key, found in counts.items()
+    }
+
+
+def profiles_for_state(state: ClusterState, check: GeneratedTraceCheck | None = None) -> list[QueueProfile]:
+    """Queue profiles for any set of manifests: every ClusterQueue with
+    capacity gets an equal share of the arrivals, shared equally by the
+    LocalQueues that feed it. A LocalQueue that the manifests' Jobs,
+    JobSets or Workloads name submits their shapes (manifest_shapes); the
+    others submit jobs of five sizes (1/64 to 1/4 of the ClusterQueue's
+    capacity on the flavors they can use, small ones most often, see _size)
+    at the priorities of the WorkloadPriorityClasses given (low ones most
+    often). ``check`` collects what can never be admitted, and notes."""
     prios = sorted(p.value for p in state.priority_classes.values()) or [0]
     prio_weights = np.linspace(2.0, 1.0, len(prios))
     capacities = queue_capacities(state)
-    profs: list[QueueProfile] = []
-    loads: dict[str, tuple[str, float, float]] = {}
-    per_ns: dict[str, float] = {}
-    for name, every in capacities.items():
-        reasons = [why for _, _, unusable in every.groups for _, why in unusable]
-        if reasons and not every.unusable() and check is not None:
-            # some quota is out of reach; the rest is usable (else: never_admitted)
-            check.unusable_flavors[name] = reasons
+    by_placement = {NO_PLACEMENT: capacities}  # queue_capacities per placement of the shapes
+    shapes = manifest_shapes(state)
+    feeding: dict[str, list[str]] = {}
     for key in sorted(state.local_queues):
-        lq = state.local_queues[key]
-        found = capacities.get(lq.cluster_queue)
-        if found is None or not found.all_nominal:
-            continue
-        cap = found
-        # jobs ask for every resource the ClusterQueue has quota for; a
-        # resource no flavor of it can give them makes them wait for ever
-        why = cap.unusable()
-        nominal = {r: cap.nominal.get(r, v) for r, v in cap.all_nominal.items()}
-        templates = []
-        for pods, weight, minutes in SIZES:
-            count, per_pod, ok = _size(cap, nominal, pods)
-            if not ok and not why:
-                why = f"ClusterQueue {cap.cluster_queue} can never hold {count} pod(s) of {per_pod}"
-            for p, pw in zip(prios, prio_weights, strict=True):
-                templates.append(Template((("main", count, per_pod),), p, weight * float(pw), minutes * 60.0))
-        if why and check is not None:
-            check.never_admitted[(lq.namespace, lq.name)] = why
-        profs.append(QueueProfile(lq.namespace, lq.name, 1.0, "office", tuple(templates)))
-        # several LocalQueues of one namespace share its calibration target
-        dominant = (
-            "nvidia.com/gpu"
-            if "nvidia.com/gpu" in nominal
-            else ("cpu" if "cpu" in nominal else sorted(nominal)[0])
+        cq = state.local_queues[key].cluster_queue
+        found = capacities.get(cq)
+        if found is not None and (found.all_capacity or key in shapes):
+            feeding.setdefault(cq, []).append(key)
+    profs: list[QueueProfile] = []
+    for cq_name, keys in feeding.items():
+        cap = capacities[cq_name]
+        synthetic = [k for k in keys if k not in shapes]
+        placements = {ps.placement for k in keys if k in shapes for t in shapes[k] for ps in t.pod_sets}
+        reasons = [
+            why
+            for _, _, unusable in cap.groups
+            for flavor, why in unusable
+            if not any(_usable(state, flavor, p) for p in placements)
+        ]
+        if synthetic and reasons and not cap.unusable() and check is not None:
+            # some quota is out of reach of generated workloads; the rest is usable
+            check.unusable_flavors[cq_name] = reasons
+        for key in keys:
+            lq = state.local_queues[key]
+            if key in shapes:
+                templates = tuple(shapes[key])
+                why = _shapes_never_admitted(state, cq_name, shapes[key], by_placement)
+            else:
+                templates, why = _synthetic_templates(cap, prios, prio_weights)
+            if why and check is not None:
+                check.never_admitted[(lq.namespace, lq.name)] = why
+            profs.append(QueueProfile(lq.namespace, lq.name, 1.0 / len(keys), "office", templates))
+    if shapes and check is not None:
+        used = {k: t for k, t in shapes.items() if any(k in keys for keys in feeding.values())}
+        objects = sum(int(t.weight) for ts in used.values() for t in ts)
+        others = sum(len(keys) for keys in feeding.values()) - len(used)
+        check.notes.append(
+            f"the generated trace takes the shapes (pod sets, requests, placement, priority) of "
+            f"{objects:,} Jobs, JobSets and Workloads of the manifests for {len(used):,} LocalQueue(s)"
+            + (f"; {others:,} other LocalQueue(s) submit generated sizes" if others else "")
         )
-        per_ns[lq.namespace] = per_ns.get(lq.namespace, 0.0) + nominal[dominant]
-        loads[lq.namespace] = (dominant, per_ns[lq.namespace], load)
-    return profs, loads
+    return profs
+
+
+def _usable(state: ClusterState, flavor: str, placement: Placement) -> bool:
+    """Pod sets of ``placement`` can use ``flavor`` (its taints, its labels)."""
+    rf = state.resource_flavors.get(flavor)
+    return rf is not None and flavor_rejection(rf, placement.pod_set()) is None
+
+
+def _synthetic_templates(
+    cap: QueueCapacity, prios: list[int], prio_weights: np.ndarray
+) -> tuple[tuple[Template, ...], str]:
+    """The five sizes at every priority; why they can never be admitted ("" if they can)."""
+    # jobs ask for every resource the ClusterQueue has quota for; a resource
+    # no flavor of it can give them makes them wait for ever
+    why = cap.unusable()
+    target = {r: cap.capacity.get(r, v) for r, v in cap.all_capacity.items()}
+    templates = []
+    for pods, weight, minutes in SIZES:
+        count, per_pod, ok = _size(cap, target, pods)
+        if not ok and not why:
+            why = f"ClusterQueue {cap.cluster_queue} can never hold {count} pod(s) of {per_pod}"
+        for p, pw in zip(prios, prio_weights, strict=True):
+            shape = (PodSetShape("main", count, per_pod),)
+            templates.append(Template(shape, p, weight * float(pw), minutes * 60.0))
+    return tuple(templates), why
+
+
+def _shapes_never_admitted(
+    state: ClusterState,
+    cq: str,
+    templates: list[Template],
+    by_placement: dict[Placement, dict[str, QueueCapacity]],
+) -> str:
+    """Why some shape of the manifests can never be admitted in ``cq`` ("" if
+    all can); ``by_placement`` memoizes queue_capacities per placement."""
+    for t in templates:
+        for ps in t.pod_sets:
+            caps = by_placement.get(ps.placement)
+            if caps is None:
+                caps = by_placement[ps.placement] = queue_capacities(state, ps.placement)
+            cap = caps[cq]
+            if ps.count and not cap.fits(ps.count, ps.requests):
+                return f"ClusterQueue {cq} can never hold {ps.count} pod(s) of {dict(ps.requests)}" + (
+                    f" ({cap.unusable()})" if cap.unusable() else ""
+                )
+    return ""
+
+
+def calibrate_per_queue(state: ClusterState, trace: Trace, load: float) -> Trace:
+    """Scale the run times of each ClusterQueue's workloads so that the trace
+    offers ``load`` x its capacity over the trace's span (capacity.offered_load:
+    the same definition the headline prints). Scaling keeps the shape of
+    the duration distribution."""
+    offered = offered_load(state, trace)
+    names, row_cq = queue_of_rows(state, trace)
+    factor = np.ones(len(names) + 1, dtype=np.float64)  # the last: rows of no ClusterQueue
+    for k, name in enumerate(names):
+        q = offered.per_queue.get(name)
+        if q is not None and q.load > 0:
+            factor[k] = load / q.load
+    duration = trace.duration_s * factor[row_cq]
+    return replace(trace, duration_s=np.round(np.clip(duration, 1.0, None), 3).astype(np.float64))
 
 
 def trace_for_state(
@@ -595,36 +712,20 @@ def trace_for_state(
     days: float = DEFAULT_DAYS,
     load: float = DEFAULT_LOAD,
     warnings: list[str] | None = None,
+    notes: list[str] | None = None,
 ) -> Trace:
-    """A synthetic trace for the manifests' LocalQueues; what can never be
-    admitted is appended to ``warnings``."""
+    """A synthetic trace for the manifests' LocalQueues, offering ``load`` x
+    each ClusterQueue's capacity; what can never be admitted is appended to
+    ``warnings``, where the shapes came from to ``notes``."""
     check = GeneratedTraceCheck()
-    profs, loads = profiles_for_state(state, load, check)
+    profs = profiles_for_state(state, check)
     if not profs:
         from ..errors import InputError
 
         raise InputError("", "", "no LocalQueue points at a ClusterQueue with quota: nothing to generate for")
-    trace = calibrate(generate(profs, n, seed=seed, days=days), loads, days)
+    trace = calibrate_per_queue(state, generate(profs, n, seed=seed, days=days), load)
     if warnings is not None:
         warnings.extend(check.warnings(trace))
+    if notes is not None:
+        notes.extend(check.notes)
     return trace
-
-
-def offered_load(state: ClusterState, trace: Trace, span_s: float) -> tuple[str, float]:
-    """(resource, load): the trace's work on the resource it asks most of,
-    relative to the manifests' nominal quota of it over ``span_s``."""
-    nominal: dict[str, float] = {}
-    for cq in state.cluster_queues.values():
-        for g in cq.resource_groups:
-            for fq in g.flavors:
-                for rq in fq.resources:
-                    nominal[rq.name] = nominal.get(rq.name, 0.0) + rq.nominal
-    best = ("", 0.0)
-    if span_s <= 0:
-        return best
-    for r in trace.resources:
-        if nominal.get(r, 0.0) > 0:
-            x = float(work_seconds(trace, r).sum()) / (nominal[r] * span_s)
-            if x > best[1]:
-                best = (r, x)
-    return best

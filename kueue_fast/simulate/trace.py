@@ -15,10 +15,15 @@ Formats (documented in the README):
   per-pod request as a Kubernetes quantity (``500m``, ``4Gi``; empty or 0:
   not requested). Consecutive rows with the same namespace and name are the
   pod sets of one workload; without a ``name`` column every row is one.
+  Optional placement columns ``node_selector``, ``tolerations``,
+  ``affinity`` (placement.py has their form). Leading ``#`` lines are
+  comments; ``# window: SECONDS`` is the time the trace covers from 0.
 * JSON Lines, one workload per line: ``{"arrival": 0, "namespace": "ml",
   "queue": "default", "name": "job-1", "priority": 1000, "duration": 3600,
   "podSets": [{"name": "main", "count": 4, "minCount": 2,
-  "requests": {"cpu": "2", "memory": "8Gi"}}]}``.
+  "requests": {"cpu": "2", "memory": "8Gi"}}]}``; a pod set may carry the
+  pod template's ``nodeSelector``, ``tolerations`` and ``affinity``. A first
+  line ``{"window": SECONDS}`` is the time the trace covers from 0.
 """
 
 from __future__ import annotations
@@ -37,6 +42,15 @@ import numpy.typing as npt
 
 from ..errors import InputError, QuantityError
 from ..quantity import format_quantity, parse_quantity
+from .placement import (
+    NO_PLACEMENT,
+    PLACEMENT_COLUMNS,
+    Placement,
+    placement_from_json,
+    placement_from_text,
+    placement_to_json,
+    placement_to_text,
+)
 
 I32 = npt.NDArray[np.int32]
 I64 = npt.NDArray[np.int64]
@@ -44,7 +58,7 @@ F64 = npt.NDArray[np.float64]
 
 WORKLOAD_COLUMNS = ("arrival", "namespace", "queue", "name", "priority", "duration")
 POD_SET_COLUMNS = ("pod_set", "count", "min_count")
-KNOWN_COLUMNS = WORKLOAD_COLUMNS + POD_SET_COLUMNS
+KNOWN_COLUMNS = WORKLOAD_COLUMNS + POD_SET_COLUMNS + PLACEMENT_COLUMNS
 JSONL_SUFFIXES = (".jsonl", ".ndjson", ".json")
 
 
@@ -56,9 +70,12 @@ class Trace:
     ``queue`` (indices into ``namespaces`` / ``queues``), ``priority``,
     ``ps_offsets`` (n+1: the pod sets of workload i are rows
     ``ps_offsets[i]:ps_offsets[i+1]``). Per pod set (length P): ``ps_name``
-    (index into ``pod_set_names``), ``count``, ``min_count`` (-1: none) and
+    (index into ``pod_set_names``), ``count``, ``min_count`` (-1: none),
     ``requests`` (P x len(resources), per-pod amounts in canonical units,
-    0 meaning not requested)."""
+    0 meaning not requested) and ``ps_placement`` (index into
+    ``placements``, whose first is the empty placement; None: every pod set
+    has the empty one). ``window_s``: the time the trace covers from 0 (a
+    generated trace's days, a recording's span); None: up to its last arrival."""
 
     arrival_s: F64
     duration_s: F64
@@ -76,6 +93,9 @@ class Trace:
     pod_set_names: list[str] = field(default_factory=lambda: ["main"])
     # Workload names; None: generated from the row number (see name_of).
     names: list[str] | None = None
+    ps_placement: I32 | None = None
+    placements: list[Placement] = field(default_factory=lambda: [NO_PLACEMENT])
+    window_s: float | None = None
 
     def __len__(self) -> int:
         return int(self.arrival_s.shape[0])
@@ -86,6 +106,23 @@ class Trace:
 
     def name_of(self, i: int) -> str:
         return self.names[i] if self.names is not None else default_name(i)
+
+    def placement_ids(self) -> I32:
+        """Per pod set, its index into ``placements``."""
+        if self.ps_placement is None:
+            return np.zeros(self.n_pod_sets, dtype=np.int32)
+        return self.ps_placement
+
+    @property
+    def placed(self) -> bool:
+        """Some pod set has a placement (node selector, tolerations, affinity)."""
+        return self.ps_placement is not None and bool(np.any(self.ps_placement))
+
+    @property
+    def span_s(self) -> float:
+        """The time the trace covers: ``window_s``, else 0 to its last arrival."""
+        last = float(self.arrival_s.max()) if len(self) else 0.0
+        return max(self.window_s or 0.0, last)
 
     def all_names(self) -> list[str]:
         if self.names is not None:
@@ -105,6 +142,10 @@ class Trace:
                 raise InputError("trace", col, "must be finite and not negative")
         if np.any(self.count < 0) or np.any(self.requests < 0):
             raise InputError("trace", "requests", "counts and requests must not be negative")
+        if self.ps_placement is not None and (
+            self.ps_placement.shape != (p,) or np.any(self.ps_placement >= len(self.placements))
+        ):
+            raise InputError("trace", "placement", "placement ids do not match the placements")
         bad = (self.min_count >= 0) & (self.min_count > self.count)
         if np.any(bad):
             raise InputError("trace", "min_count", "min_count must not exceed count")
@@ -140,6 +181,9 @@ class Trace:
             queues=list(self.queues),
             pod_set_names=list(self.pod_set_names),
             names=[self.name_of(int(i)) for i in rows] if self.names is not None else None,
+            ps_placement=None if self.ps_placement is None else self.ps_placement[ps_rows],
+            placements=list(self.placements),
+            window_s=self.window_s,
         )
 
     def head(self, n: int) -> Trace:
@@ -168,7 +212,7 @@ def read_trace(path: str | Path, priority_classes: Mapping[str, int] | None = No
     return parse_csv(text, source=str(p), priority_classes=priority_classes)
 
 
-class _Builder:
+class TraceBuilder:
     """Accumulates rows as Python lists; converts to arrays once."""
 
     def __init__(self, source: str, priority_classes: Mapping[str, int] | None) -> None:
@@ -190,6 +234,8 @@ class _Builder:
         self.q_ids: dict[str, int] = {}
         self.ps_ids: dict[str, int] = {"main": 0}
         self.any_name = False
+        self.placement: list[int] = []
+        self.pl_ids: dict[Placement, int] = {NO_PLACEMENT: 0}
 
     def error(self, where: str, message: str) -> InputError:
         return InputError("trace", where, message, source=self.source)
@@ -253,10 +299,17 @@ class _Builder:
         self.ps_sizes.append(0)
 
     def add_pod_set(
-        self, name: str, count: object, min_count: object, requests: Mapping[str, object], where: str
+        self,
+        name: str,
+        count: object,
+        min_count: object,
+        requests: Mapping[str, object],
+        where: str,
+        placement: Placement = NO_PLACEMENT,
     ) -> None:
         n_ps = len(self.count)
         self.ps_sizes[-1] += 1
+        self.placement.append(self.pl_ids.setdefault(placement, len(self.pl_ids)))
         self.ps_name.append(self.ps_ids.setdefault(name or "main", len(self.ps_ids)))
         c = 1 if count is None or count == "" else self.integer(count, f"{where}.count")
         self.count.append(c)
@@ -297,6 +350,8 @@ class _Builder:
             queues=list(self.q_ids),
             pod_set_names=list(self.ps_ids),
             names=self.names if self.any_name else None,
+            ps_placement=np.asarray(self.placement, dtype=np.int32) if len(self.pl_ids) > 1 else None,
+            placements=list(self.pl_ids),
         )
         if self.any_name:
             seen: set[tuple[int, str]] = set()
@@ -327,7 +382,24 @@ class _Builder:
         return out
 
 
+def _window_comments(text: str, source: str) -> tuple[float | None, int, str]:
+    """A CSV trace's leading ``#`` lines: (the ``# window: SECONDS`` value,
+    how many lines, the rest of the text)."""
+    window: float | None = None
+    pos = lines = 0
+    while text.startswith("#", pos):
+        end = text.find("\n", pos)
+        end = len(text) if end < 0 else end
+        key, colon, value = text[pos + 1 : end].partition(":")
+        lines += 1
+        if colon and key.strip() == "window":
+            window = TraceBuilder(source, None).number(value.strip(), f"line {lines}.window")
+        pos = end + 1
+    return window, lines, text[pos:]
+
+
 def parse_csv(text: str, source: str = "<trace>", priority_classes: Mapping[str, int] | None = None) -> Trace:
+    window, comments, text = _window_comments(text, source)
     reader = csv.reader(io.StringIO(text))
     try:
         header = [h.strip() for h in next(reader)]
@@ -340,14 +412,16 @@ def parse_csv(text: str, source: str = "<trace>", priority_classes: Mapping[str,
     resources = [(h, i) for i, h in enumerate(header) if h and h not in KNOWN_COLUMNS]
     if not resources:
         raise InputError("trace", "", "CSV header names no resource column (cpu, memory, ...)", source=source)
-    b = _Builder(source, priority_classes)
+    b = TraceBuilder(source, priority_classes)
     i_name = col.get("name")
     b.any_name = i_name is not None
     i_prio, i_ps = col.get("priority"), col.get("pod_set")
     i_count, i_min = col.get("count"), col.get("min_count")
+    i_placement = [col.get(c) for c in PLACEMENT_COLUMNS]
+    placed = any(i is not None for i in i_placement)
     last_key: tuple[str, str] | None = None
     width = len(header)
-    for line, row in enumerate(reader, start=2):
+    for line, row in enumerate(reader, start=2 + comments):
         if not row or all(not c.strip() for c in row):
             continue
         if len(row) < width:
@@ -373,15 +447,29 @@ def parse_csv(text: str, source: str = "<trace>", priority_classes: Mapping[str,
             row[i_min].strip() if i_min is not None else "",
             {r: row[i].strip() for r, i in resources if row[i].strip() not in ("", "0")},
             where,
+            _csv_placement(row, i_placement, b, where) if placed else NO_PLACEMENT,
         )
-    return b.build()
+    trace = b.build()
+    trace.window_s = window
+    return trace
+
+
+def _csv_placement(row: list[str], columns: list[int | None], b: TraceBuilder, where: str) -> Placement:
+    cells = [row[i].strip() if i is not None else "" for i in columns]
+    if not any(cells):
+        return NO_PLACEMENT
+    try:
+        return placement_from_text(cells[0], cells[1], cells[2], where)
+    except InputError as e:
+        raise b.error(e.field, e.message) from None
 
 
 def parse_jsonl(
     text: str, source: str = "<trace>", priority_classes: Mapping[str, int] | None = None
 ) -> Trace:
-    b = _Builder(source, priority_classes)
+    b = TraceBuilder(source, priority_classes)
     b.any_name = True
+    window: float | None = None
     for line_no, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -392,6 +480,9 @@ def parse_jsonl(
             raise b.error(where, f"invalid JSON: {e.msg}") from None
         if not isinstance(obj, dict):
             raise b.error(where, "expected one JSON object per line")
+        if not b.arrival and window is None and set(obj) == {"window"}:
+            window = b.number(obj["window"], f"{where}.window")  # the header line
+            continue
         for required in ("arrival", "namespace", "queue", "duration", "podSets"):
             if required not in obj:
                 raise b.error(where, f"missing {required!r}")
@@ -421,10 +512,22 @@ def parse_jsonl(
                 ps.get("minCount"),
                 {str(k): v for k, v in reqs.items() if v not in (None, "", 0, "0")},
                 pw,
+                _json_placement(ps, b, pw),
             )
     if not b.arrival:
         raise b.error("", "the trace has no workloads")
-    return b.build()
+    trace = b.build()
+    trace.window_s = window
+    return trace
+
+
+def _json_placement(ps: Mapping[str, Any], b: TraceBuilder, where: str) -> Placement:
+    if not any(k in ps for k in ("nodeSelector", "tolerations", "affinity")):
+        return NO_PLACEMENT
+    try:
+        return placement_from_json(ps, where)
+    except InputError as e:
+        raise b.error(e.field, e.message) from None
 
 
 # --- writing --------------------------------------------------------------------------------------
@@ -446,8 +549,15 @@ def _seconds(x: float) -> str:
 
 def write_csv(trace: Trace, out: IO[str]) -> None:
     w = csv.writer(out, lineterminator="\n")
-    w.writerow([*WORKLOAD_COLUMNS, *POD_SET_COLUMNS, *trace.resources])
+    placed = trace.placed  # the placement columns only when some pod set has one
+    if trace.window_s is not None:
+        out.write(f"# window: {_seconds(trace.window_s)}\n")
+    w.writerow(
+        [*WORKLOAD_COLUMNS, *POD_SET_COLUMNS, *(PLACEMENT_COLUMNS if placed else ()), *trace.resources]
+    )
     req = _formatted(trace)
+    cells = [list(placement_to_text(p)) for p in trace.placements]
+    placement = trace.placement_ids().tolist()
     offsets = trace.ps_offsets.tolist()
     arrival, duration = trace.arrival_s.tolist(), trace.duration_s.tolist()
     ns, q, prio = trace.namespace.tolist(), trace.queue.tolist(), trace.priority.tolist()
@@ -467,6 +577,7 @@ def write_csv(trace: Trace, out: IO[str]) -> None:
             rows.append(
                 head
                 + [trace.pod_set_names[ps_name[k]], str(count[k]), "" if mc < 0 else str(mc)]
+                + (cells[placement[k]] if placed else [])
                 + [c[k] for c in req]
             )
     w.writerows(rows)
@@ -474,11 +585,13 @@ def write_csv(trace: Trace, out: IO[str]) -> None:
 
 def write_jsonl(trace: Trace, out: IO[str]) -> None:
     req = _formatted(trace)
+    fields = [placement_to_json(p) for p in trace.placements]
+    placement = trace.placement_ids().tolist()
     offsets = trace.ps_offsets.tolist()
     arrival, duration = trace.arrival_s.tolist(), trace.duration_s.tolist()
     ns, q, prio = trace.namespace.tolist(), trace.queue.tolist(), trace.priority.tolist()
     ps_name, count, min_count = trace.ps_name.tolist(), trace.count.tolist(), trace.min_count.tolist()
-    lines = []
+    lines = [] if trace.window_s is None else ['{"window":' + _seconds(trace.window_s) + "}"]
     for i in range(len(trace)):
         pod_sets = []
         for k in range(offsets[i], offsets[i + 1]):
@@ -486,6 +599,7 @@ def write_jsonl(trace: Trace, out: IO[str]) -> None:
             if min_count[k] >= 0:
                 ps["minCount"] = min_count[k]
             ps["requests"] = {r: c[k] for r, c in zip(trace.resources, req, strict=True) if c[k]}
+            ps.update(fields[placement[k]])
             pod_sets.append(ps)
         obj = {
             "arrival": round(arrival[i], 3),
@@ -513,16 +627,26 @@ def write_trace(trace: Trace, path: str | Path) -> None:
 
 
 @dataclass(frozen=True)
+class PodSetShape:
+    """One pod set of a template: per-pod requests in canonical units."""
+
+    name: str
+    count: int
+    requests: Mapping[str, int]
+    min_count: int = -1  # partial admission (-1: none)
+    placement: Placement = NO_PLACEMENT
+
+
+@dataclass(frozen=True)
 class Template:
     """A kind of job a team submits again and again (same shape and priority):
     users submit from a few templates, so workloads of one team fall in few
     scheduling-equivalence classes, as in real clusters."""
 
-    pod_sets: tuple[tuple[str, int, Mapping[str, int]], ...]  # (name, count, per-pod requests)
+    pod_sets: tuple[PodSetShape, ...]
     priority: int
     weight: float  # popularity among the queue's submissions
     median_duration_s: float
-    min_count: int = -1  # partial admission for the first pod set (-1: none)
 
 
 @dataclass(frozen=True)
@@ -591,6 +715,9 @@ def generate(
         namespaces=namespaces,
         queues=queues,
         pod_set_names=pod_sets.names,
+        ps_placement=pod_sets.placement[rows] if len(pod_sets.placements) > 1 else None,
+        placements=pod_sets.placements,
+        window_s=days * 86400.0,
     )
     trace.validate()
     return trace
@@ -644,8 +771,9 @@ def _draw_workloads(
 
 @dataclass
 class _PodSets:
-    """The templates' pod sets (name, count, minCount, requests per row) and,
-    per workload, which of those rows it has (``rows``, split by ``offsets``)."""
+    """The templates' pod sets (name, count, minCount, requests, placement per
+    row) and, per workload, which of those rows it has (``rows``, split by
+    ``offsets``)."""
 
     resources: list[str]
     names: list[str]
@@ -653,23 +781,27 @@ class _PodSets:
     count: I32
     min_count: I32
     requests: I64
+    placement: I32
+    placements: list[Placement]
     offsets: I64
     rows: I64
 
 
 def _expand_pod_sets(tmpl_list: list[tuple[int, Template]], tmpl_of: I64) -> _PodSets:
     """Pod sets per template, then per workload (template ``tmpl_of[i]``)."""
-    resources = sorted({r for _, t in tmpl_list for _, _, req in t.pod_sets for r in req})
+    resources = sorted({r for _, t in tmpl_list for ps in t.pod_sets for r in ps.requests})
     ps_names: dict[str, int] = {"main": 0}
+    pl_ids: dict[Placement, int] = {NO_PLACEMENT: 0}
     t_ps_sizes = np.array([len(t.pod_sets) for _, t in tmpl_list], dtype=np.int64)
     t_ps_start = np.concatenate([[0], np.cumsum(t_ps_sizes)])
-    t_ps_name, t_count, t_min, t_req = [], [], [], []
+    t_ps_name, t_count, t_min, t_req, t_pl = [], [], [], [], []
     for _, t in tmpl_list:
-        for j, (ps_name, count, req) in enumerate(t.pod_sets):
-            t_ps_name.append(ps_names.setdefault(ps_name, len(ps_names)))
-            t_count.append(count)
-            t_min.append(t.min_count if j == 0 else -1)
-            t_req.append([req.get(r, 0) for r in resources])
+        for ps in t.pod_sets:
+            t_ps_name.append(ps_names.setdefault(ps.name, len(ps_names)))
+            t_count.append(ps.count)
+            t_min.append(ps.min_count)
+            t_req.append([ps.requests.get(r, 0) for r in resources])
+            t_pl.append(pl_ids.setdefault(ps.placement, len(pl_ids)))
     sizes = t_ps_sizes[tmpl_of]
     offsets = np.zeros(tmpl_of.size + 1, dtype=np.int64)
     np.cumsum(sizes, out=offsets[1:])
@@ -681,6 +813,8 @@ def _expand_pod_sets(tmpl_list: list[tuple[int, Template]], tmpl_of: I64) -> _Po
         count=np.asarray(t_count, dtype=np.int32),
         min_count=np.asarray(t_min, dtype=np.int32),
         requests=np.asarray(t_req, dtype=np.int64).reshape(-1, len(resources)),
+        placement=np.asarray(t_pl, dtype=np.int32),
+        placements=list(pl_ids),
         offsets=offsets,
         rows=ps_rows,
     )

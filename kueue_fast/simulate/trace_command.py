@@ -1,4 +1,4 @@
-"""The ``trace`` command: generate a synthetic trace, convert one."""
+"""The ``trace`` command: generate a synthetic trace, record one from a cluster, convert one."""
 
 from __future__ import annotations
 
@@ -38,15 +38,18 @@ def run_generate(args: argparse.Namespace) -> int:
     if not math.isfinite(args.load) or args.load <= 0:
         raise InputError("", "--load", f"must be positive, got {args.load}")
     warnings: list[str] = []
+    notes: list[str] = []
     if args.files:
         from ..loader import load
 
         state = load(args.files, recursive=args.recursive)
-        trace = scenario.trace_for_state(state, args.n, args.seed, args.days, args.load, warnings)
+        trace = scenario.trace_for_state(state, args.n, args.seed, args.days, args.load, warnings, notes)
     else:
         trace = scenario.default_trace(args.n, args.seed, args.days)
     for w in warnings:
         print(f"warning: {w}", file=sys.stderr)
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
     with Path(args.output_file).open("w", newline="") as f:
         (write_jsonl if fmt == "jsonl" else write_csv)(trace, f)
     print(
@@ -58,4 +61,49 @@ def run_generate(args: argparse.Namespace) -> int:
 
 def run_convert(args: argparse.Namespace) -> int:
     write_trace(read_trace(args.input), args.output)
+    return 0
+
+
+def run_record(args: argparse.Namespace) -> int:
+    from .record import configuration, duration_s, record, time_ns
+
+    fmt = _generate_format(args.output, args.output_file)
+    if bool(args.files) == bool(args.kubeconfig):
+        raise InputError("", "FILE", "give the files to read or --kubeconfig, one of them")
+    if args.context and not args.kubeconfig:
+        raise InputError("", "--context", "names a context of a kubeconfig: give --kubeconfig PATH too")
+    until = time_ns(args.until, "--until") if args.until else None
+    before = duration_s(args.since) if args.since else None
+    since = time_ns(args.since, "--since") if args.since and before is None else None
+    if args.kubeconfig:
+        from ..loader.common import parse_time_ns
+        from ..whatif.live import read_cluster
+
+        snap = read_cluster(args.kubeconfig, args.context, "kueue-system", keep_finished=True)
+        docs = snap.documents
+        if until is None:  # the cluster's time when read
+            until = parse_time_ns(snap.taken_at, "", "")
+    else:
+        from ..loader import read_documents
+
+        docs = [d.obj for d in read_documents(args.files, recursive=args.recursive)]
+    rec = record(docs, since, until, before)
+    with Path(args.output_file).open("w", newline="") as f:
+        (write_jsonl if fmt == "jsonl" else write_csv)(rec.trace, f)
+    print(rec.summary(), file=sys.stderr)
+    config = args.write_configuration or "CLUSTER.yaml"
+    if args.write_configuration:
+        import yaml
+
+        objs = configuration(docs)
+        Path(config).write_text(yaml.safe_dump_all(objs, sort_keys=False))
+        print(
+            f"wrote {config}: the configuration, {len(objs):,} objects (no Workloads, no jobs)",
+            file=sys.stderr,
+        )
+    print(
+        f"wrote {args.output_file}: {len(rec.trace):,} workloads, {rec.trace.n_pod_sets:,} pod sets ({fmt}); "
+        f"replay it with: kueue-fast simulate {config} --trace {args.output_file}",
+        file=sys.stderr,
+    )
     return 0

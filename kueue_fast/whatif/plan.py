@@ -12,7 +12,7 @@ from pathlib import Path
 from ..engine_contract import choose_engine
 from ..errors import InputError
 from ..model import ClusterState
-from ..simulate import scenario
+from ..simulate.capacity import offered_load
 from ..simulate.checks import parse_check_option
 from ..simulate.command import check_options, make_trace, start_ns
 from ..simulate.trace import Trace, write_trace
@@ -68,10 +68,12 @@ def prepare(
     and the options every simulation runs with."""
     engine, note = choose_engine(args.engine)
     warnings: list[str] = []
-    trace = make_trace(states[0], builtin, args.trace, args.n, args.seed, args.days, args.load, warnings)
+    notes = [note] if note else []
+    trace = make_trace(
+        states[0], builtin, args.trace, args.n, args.seed, args.days, args.load, warnings, notes
+    )
     start = start_ns(states[0])
-    span = float(trace.arrival_s.max()) if len(trace) else 0.0
-    dominant, load = scenario.offered_load(states[0], trace, span)
+    offered = offered_load(states[0], trace)
     options = SimOptions(
         engine=engine,
         start_ns=start,
@@ -79,7 +81,7 @@ def prepare(
         drain=args.drain,
         max_cycles=args.max_cycles,
         termination_delay_ns=int(round(args.termination_delay * NS)),
-        dominant=dominant,
+        dominant=offered.resource,
         manifest_duration_ns=(
             int(round(args.existing_runtime * NS)) if args.existing_runtime is not None else None
         ),
@@ -89,10 +91,10 @@ def prepare(
     )
     parts = [f"trace {Path(args.trace).name}"] if args.trace else [f"seed {args.seed}"]
     parts.append(f"{len(trace):,} workloads")
-    if dominant:
-        parts.append(f"offered load {load:.2f} x nominal {dominant} of {variants[0].label}")
+    if offered.per_queue:
+        parts.append(f"{offered.text()} (in {variants[0].label})")
     label = ", ".join(parts)
-    return Plan(variants, states, trace, options, label, warnings, [note] if note else [])
+    return Plan(variants, states, trace, options, label, warnings, notes)
 
 
 def execute(plan: Plan, args: argparse.Namespace) -> list[RunSummary]:

@@ -114,7 +114,7 @@ METRICS: dict[str, tuple[str, bool, str]] = {
     "wait_p95": ("95th percentile wait", True, "duration"),
     "wait_p99": ("99th percentile wait", True, "duration"),
     "wait_mean": ("mean wait", True, "duration"),
-    "utilization": ("time-mean use over nominal quota (dominant resource)", False, "share"),
+    "utilization": ("time-mean use over capacity (dominant resource)", False, "share"),
     "borrowing": ("share of the time spent above nominal quota", False, "share"),
     "lost_work": ("run time thrown away by preemption", True, "duration"),
 }

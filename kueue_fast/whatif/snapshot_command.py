@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from .sources import read_cluster
+from .live import read_cluster
 
 
 def run_snapshot(args: argparse.Namespace) -> int:

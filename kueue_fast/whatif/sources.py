@@ -9,15 +9,14 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from ..errors import InputError, raise_all
 from ..loader import Document, build_state, read_documents
 from ..model import ClusterState
 from .args import changes_given as changes_given  # its home: args.py has no heavy imports
+from .live import CONTROLLER_EXTRA as CONTROLLER_EXTRA
+from .live import read_cluster
 from .overrides import Variant, apply_changes
-
-CONTROLLER_EXTRA = "pip install 'kueue-fast[controller]'"
 
 
 def file_label(paths: Sequence[str]) -> str:
@@ -31,24 +30,6 @@ def file_label(paths: Sequence[str]) -> str:
 def read_variant(paths: Sequence[str], label: str | None = None, recursive: bool = False) -> Variant:
     docs = read_documents(list(paths), stdin=sys.stdin, recursive=recursive)
     return Variant(label or file_label(paths), docs, files=list(paths))
-
-
-def read_cluster(kubeconfig: str | None, context: str | None, kueue_namespace: str) -> Any:
-    """The live cluster's snapshot (controller/snapshot.py); what could not be
-    read is said on standard error."""
-    try:
-        import kubernetes  # noqa: F401
-    except ImportError:
-        raise InputError(
-            "", "--kubeconfig", f"reading a cluster needs the controller extra: {CONTROLLER_EXTRA}"
-        ) from None
-    from ..controller.snapshot import take_snapshot
-
-    snap = take_snapshot(kubeconfig, context, kueue_namespace)
-    print(snap.summary(), file=sys.stderr)
-    for note in snap.notes:
-        print(f"note: {note}", file=sys.stderr)
-    return snap
 
 
 def cluster_variant(kubeconfig: str | None, context: str | None, kueue_namespace: str) -> Variant:
