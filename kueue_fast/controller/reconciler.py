@@ -21,7 +21,7 @@ The engine *assumes* an admission the moment a cycle decides it; the API
 writes follow. A write that fails for good undoes the assumption (the
 admission is evicted and released in the engine, the workload requeued).
 
-Safety (issue "nothing lost, nothing double counted"):
+Safety (nothing lost, nothing double counted):
 
 * the engine is built only when every informer has listed its kind and this
   instance leads, from the Workloads' admissions as the API server has them;

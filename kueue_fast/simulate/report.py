@@ -214,7 +214,7 @@ def churn_lines(c: Churn) -> list[str]:
         out.append(
             "  An evicted workload goes back to its queue as soon as its job has stopped, with no backoff "
             "(as in Kueue), is admitted again when quota frees and can be evicted again; policies that let "
-            "two queues take quota from each other keep going round (README: preemption churn)."
+            "two queues take quota from each other keep going round (docs/simulator.md, Preemption churn)."
         )
     if c.unsettled:
         out.append(

@@ -1,4 +1,4 @@
-"""Starting from the live cluster (issue 10, item 4): ``kueue-fast snapshot``
+"""Starting from the live cluster: ``kueue-fast snapshot``
 and ``--kubeconfig`` on schedule, simulate and compare read Kueue's objects,
 Workloads and queued Jobs, read-only, and answer with changes applied. On the
 in-process API server and, with KUEUE_FAST_TEST_KUBECONFIG, a real cluster."""
