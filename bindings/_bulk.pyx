@@ -626,6 +626,8 @@ cdef tuple _fast_status(dict status, list pod_sets, object creation, BulkCaches 
         if queue_order_ns is None:
             return None
     admitted = conds.get("Admitted", {}).get("status") == "True"
+    if admitted and admission is not None and _fast_cond_time(<dict>conds["Admitted"], c) is None:
+        return None  # its time, read during the cycles, is checked by _workload_status
     pods_ready = "PodsReady" in conds or status.get("requeueState") is not None
     return admission, admission_ns, finished, queue_order_ns, [], admitted, pods_ready
 

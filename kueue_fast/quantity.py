@@ -58,7 +58,10 @@ def quantity_string(value: object) -> str:
             raise QuantityError("integer quantity has too many digits") from None
     if isinstance(value, float):
         return repr(value)
-    raise QuantityError(f"expected a quantity (string or number), got {type(value).__name__}")
+    got = (
+        "object" if isinstance(value, dict) else "array" if isinstance(value, list) else type(value).__name__
+    )
+    raise QuantityError(f"expected a quantity (string or number), got {got}")
 
 
 @lru_cache(maxsize=1 << 16)

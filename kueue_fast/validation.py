@@ -53,7 +53,7 @@ def _show(value: object) -> str:
         return "null"
     if isinstance(value, (int, float)):
         return str(value)
-    return type(value).__name__
+    return type_name(value)
 
 
 def fail(obj: str, path: str, message: str) -> NoReturn:
@@ -86,7 +86,8 @@ def not_supported_feature(obj: str, path: str, what: str) -> NoReturn:
 _TYPE_NAMES = {dict: "object", list: "array", str: "string", bool: "boolean", int: "integer"}
 
 
-def _type_name(v: object) -> str:
+def type_name(v: object) -> str:
+    """A value's JSON type, as the API server names it (null, object, array...)."""
     if v is None:
         return "null"
     if isinstance(v, bool):
@@ -97,7 +98,7 @@ def _type_name(v: object) -> str:
 
 
 def _wrong_type(obj: str, path: str, v: object, want: str) -> NoReturn:
-    fail(obj, path, f"Invalid value: {_type_name(v)}: must be of type {want}")
+    fail(obj, path, f"Invalid value: {type_name(v)}: must be of type {want}")
 
 
 def as_map(v: object, obj: str, path: str) -> dict[str, Any]:

@@ -988,3 +988,144 @@ def test_equal_admissions_and_times_read_once_still_checked_per_workload() -> No
     bad_time["status"]["conditions"][0]["lastTransitionTime"] = "2024-13-01T00:00:05Z"
     with pytest.raises(InputError, match=r"Workload/ns/d.*QuotaReserved.*lastTransitionTime"):
         loader.parse_workload(bad_time)
+
+
+@pytest.mark.parametrize(
+    ("text", "field", "want"),
+    [
+        # found by the fuzzer (tests/fuzz): Python's type names in a user's error
+        (
+            '{"apiVersion": "v1", "kind": "List", "items": [null]}',
+            "List items[0]",
+            "Invalid value: null: must be of type object",
+        ),
+        (
+            '{"apiVersion": "v1", "kind": "List", "items": [[1]]}',
+            "List items[0]",
+            "Invalid value: array: must be of type object",
+        ),
+        (
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: cq}\nspec:\n"
+            "  resourceGroups:\n  - coveredResources: [cpu]\n    flavors:\n    - name: f\n"
+            "      resources:\n      - {name: cpu, nominalQuota: [1]}\n",
+            "ClusterQueue/cq spec.resourceGroups[0].flavors[0].resources[0].nominalQuota",
+            "Invalid value: array: expected a quantity (string or number), got array",
+        ),
+    ],
+)
+def test_type_errors_name_json_types(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, field: str, want: str
+) -> None:
+    from kueue_fast.cli import main
+
+    path = tmp_path / "in.json"
+    path.write_text(text)
+    assert main(["schedule", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{field}: {want}" in err, err
+    for python_word in ("NoneType", "list", "dict"):
+        assert python_word not in err.split(": ", 1)[1].replace("List ", ""), err
+
+
+# Found by the fuzzer (tests/fuzz): times past 2262 (int64 nanoseconds) made
+# `schedule` exit 1 ("integer out of the int64 range") or crash in the engine's
+# clock; Go's zero time (year 1) as well. Refused with the field named.
+_RETRY_WORKLOAD = """\
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Workload
+metadata:
+  name: retry
+  creationTimestamp: '{created}'
+spec:
+  podSets:
+  - name: main
+    count: 2
+    template:
+      spec:
+        containers:
+        - name: c
+          resources:
+            requests:
+              cpu: '1'
+status:
+  admission:
+    clusterQueue: cq
+  conditions:
+  - type: QuotaReserved
+    status: 'True'
+    reason: QuotaReserved
+    message: Quota reserved in ClusterQueue cq
+    lastTransitionTime: '{transition}'
+"""
+
+
+@pytest.mark.parametrize("engine", ["native", "reference"])
+@pytest.mark.parametrize(
+    ("created", "transition", "field"),
+    [
+        ("2262-04-12T00:00:00Z", "2026-01-01T00:00:00Z", "metadata.creationTimestamp"),
+        ("2262-04-11T23:47:16Z", "2026-01-01T00:00:00Z", "metadata.creationTimestamp"),
+        ("9999-12-31T23:59:59Z", "2026-01-01T00:00:00Z", "metadata.creationTimestamp"),
+        ("0001-01-01T00:00:00Z", "2026-01-01T00:00:00Z", "metadata.creationTimestamp"),
+        (
+            "2026-01-01T00:00:00Z",
+            "9999-12-31T23:59:59Z",
+            "status.conditions[QuotaReserved].lastTransitionTime",
+        ),
+        (
+            "2026-01-01T00:00:00Z",
+            "0001-01-01T00:00:00Z",
+            "status.conditions[QuotaReserved].lastTransitionTime",
+        ),
+    ],
+)
+def test_times_beyond_what_int64_nanoseconds_hold_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], engine: str, created: str, transition: str, field: str
+) -> None:
+    from kueue_fast.cli import main
+
+    path = tmp_path / "in.yaml"
+    path.write_text(_RETRY_WORKLOAD.format(created=created, transition=transition))
+    assert main(["schedule", str(path), "--engine", engine, "--cycles", "2"]) == 2
+    err = capsys.readouterr().err
+    assert f"Workload/default/retry {field}: Invalid value:" in err and "1900" in err and "2200" in err, err
+
+
+def test_times_within_the_range_are_read() -> None:
+    assert loader.common.parse_time_ns("1900-01-01T00:00:00Z", "o", "f") == -2208988800 * 10**9
+    assert loader.common.parse_time_ns("2199-12-31T23:59:59.999999999Z", "o", "f") == 7258118399999999999
+
+
+@pytest.mark.parametrize("engine", ["native", "reference"])
+def test_an_admitted_conditions_time_is_checked_when_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], engine: str
+) -> None:
+    """Found by the fuzzer (tests/fuzz): with waitForPodsReady, the Admitted
+    condition's lastTransitionTime was read only during the cycles, so a bad
+    one was an error without its file, after the warnings."""
+    from kueue_fast.cli import main
+
+    path = tmp_path / "in.yaml"
+    path.write_text(
+        "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\nwaitForPodsReady: {enable: true}\n---\n"
+        f"apiVersion: {B2}\nkind: ResourceFlavor\nmetadata: {{name: default}}\n---\n"
+        f"apiVersion: {B2}\nkind: ClusterQueue\nmetadata: {{name: cq}}\nspec:\n  namespaceSelector: {{}}\n"
+        "  resourceGroups:\n  - coveredResources: [cpu]\n"
+        "    flavors: [{name: default, resources: [{name: cpu, nominalQuota: '4'}]}]\n---\n"
+        f"apiVersion: {B2}\nkind: LocalQueue\nmetadata: {{name: lq, namespace: default}}\n"
+        "spec: {clusterQueue: cq}\n---\n"
+        f"apiVersion: {B2}\nkind: Workload\nmetadata: {{name: w, namespace: default}}\nspec:\n"
+        "  queueName: lq\n  podSets:\n  - name: main\n    count: 1\n    template:\n      spec:\n"
+        "        containers: [{name: c, resources: {requests: {cpu: '2'}}}]\nstatus:\n  admission:\n"
+        "    clusterQueue: cq\n    podSetAssignments:\n    - {name: main, count: 1, flavors: {cpu: default}, "
+        "resourceUsage: {cpu: '2'}}\n  conditions:\n"
+        "  - {type: QuotaReserved, status: 'True', reason: QuotaReserved, message: '', "
+        "lastTransitionTime: '2026-01-01T00:00:05Z'}\n"
+        "  - {type: Admitted, status: 'True', reason: Admitted, message: '', lastTransitionTime: '2026-01-01T00:00:00'}\n"
+    )
+    assert main(["schedule", str(path), "--engine", engine]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(
+        f"error: {path} (document 5): Workload/default/w status.conditions[Admitted].lastTransitionTime"
+    )
+    assert err.count("\n") == 1, err

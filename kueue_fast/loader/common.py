@@ -72,7 +72,23 @@ def parse_time_ns(value: object, obj: str, path: str) -> int:
     return _parse_time_ns(value, obj, path)
 
 
+# Times are int64 nanoseconds since the epoch (1677 to 2262); the engines add
+# backoffs and cycle steps to them, so what is read stays decades inside.
+MIN_TIME_NS = -2208988800 * 10**9  # 1900-01-01T00:00:00Z
+MAX_TIME_NS = 7258118400 * 10**9  # 2200-01-01T00:00:00Z (excluded)
+
+
 def _parse_time_ns(value: object, obj: str, path: str) -> int:
+    ns = _time_ns(value, obj, path)
+    if not MIN_TIME_NS <= ns < MAX_TIME_NS:
+        shown = value if isinstance(value, str) else str(value)
+        v.invalid(
+            obj, path, shown, "kueue-fast reads times from 1900-01-01 to 2200-01-01 (int64 nanoseconds)"
+        )
+    return ns
+
+
+def _time_ns(value: object, obj: str, path: str) -> int:
     if isinstance(value, datetime):
         dt = value if value.tzinfo else value.replace(tzinfo=timezone.utc)
         delta = dt - datetime(1970, 1, 1, tzinfo=timezone.utc)

@@ -187,8 +187,10 @@ def _split_list(source: str, index: int, d: dict[str, Any]) -> list[Document]:
     out = []
     for i, it in enumerate(items):
         if not isinstance(it, dict):
+            from ..validation import type_name
+
             raise ParseError(
-                kind, f"items[{i}]", f"expected an object, got {type(it).__name__}", source=where
+                kind, f"items[{i}]", f"Invalid value: {type_name(it)}: must be of type object", source=where
             )
         if elem_kind is not None:
             it.setdefault("kind", elem_kind)

@@ -353,6 +353,8 @@ def _workload_status(
 
     checks = _check_states(status, ref, pod_sets)
     admitted = conds.get("Admitted", {}).get("status") == "True"
+    if admitted and admission is not None:  # waitForPodsReady reads it during the cycles: checked here
+        _cond_time(conds["Admitted"], ref, "status.conditions[Admitted].lastTransitionTime")
     return admission, admission_ns, finished, queue_order_ns, checks, admitted
 
 
