@@ -1,6 +1,6 @@
 """The reconciler: Kueue's scheduler against a real cluster. This module is
 the coordinator: :class:`Controller` sets up its parts and routes what the
-informers deliver; the parts are its mixins (README "### Controller"):
+informers deliver; the parts are its mixins (docs/architecture/index.md, the controller file by file):
 :mod:`.loop` (the loop and leadership), :mod:`.scheduling` (the engine's
 workloads and cycles), :mod:`.flow` (the per-workload flow) and
 :mod:`.queues` (queue status and finalizers), on the informer cache

@@ -325,7 +325,7 @@ def _csv_field(text: str) -> str:
 
 
 def write_workloads_csv(path: Path, result: SimResult, chunk: int = 20_000) -> None:
-    """One row per workload (see WORKLOAD_COLUMNS and the README): times in
+    """One row per workload (see WORKLOAD_COLUMNS and docs/commands/simulate.md): times in
     seconds since the start; ``admitted_at_s``/``evicted_at_s`` list the
     first TIMES_KEPT times separated by spaces (``admissions``/``evictions``
     count them all, ``last_*`` give the last). Written ``chunk`` rows at a
