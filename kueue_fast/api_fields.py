@@ -461,7 +461,7 @@ def _admission_check(api: str) -> Field:
 
 # --- Workload ------------------------------------------------------------------------------------
 
-CHECK_STATE_NAMES = ("Pending", "Ready", "Retry", "Rejected")
+CHECK_STATE_NAMES = m.CHECK_STATES
 _ADMISSION_CHECK_STATE = obj(
     "The state of one admission check for the workload.",
     required=("name", "state"),

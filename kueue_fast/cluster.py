@@ -165,8 +165,12 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
         engine: str | None = None,
         **kw: Any,
     ) -> Cluster:
-        """The Cluster of manifest files (a path, or several; a directory reads
-        its manifests, as ``kubectl apply -f``)."""
+        """A Cluster of the objects in these YAML or JSON files (a path, or
+        several; a directory reads its manifests, as ``kubectl apply -f``),
+        validated as ``kueue-fast schedule`` validates them: bad input raises
+        :class:`~kueue_fast.errors.InputError`. ``engine``: ``"native"`` or
+        ``"reference"`` (default: native, or ``$KUEUE_FAST_ENGINE``); ``kw`` go
+        to :class:`Cluster`."""
         from .loader import load
 
         if isinstance(paths, (str, os.PathLike)):
@@ -177,7 +181,9 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
 
     @classmethod
     def from_objects(cls, objects: Iterable[dict[str, Any]], engine: str | None = None, **kw: Any) -> Cluster:
-        """The Cluster of manifest objects (dicts, as ``yaml.safe_load_all`` gives them)."""
+        """A Cluster of these Kubernetes objects (dicts as ``yaml.safe_load``
+        gives them), validated as :meth:`from_files` does. The dicts are kept
+        (``Workload.raw``): treat them as read-only afterwards, or give copies."""
         from .loader import build_state
 
         if isinstance(objects, (dict, str, bytes)) or not isinstance(objects, Iterable):
@@ -357,6 +363,8 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
     # --- scheduling ------------------------------------------------------------------------------
 
     def now_ns(self) -> int:
+        """The cluster's clock (ns since the epoch): the time of the last cycle,
+        or before the first one the latest time the input holds."""
         return self._clock_ns
 
     def run_cycle(self, now_ns: int | None = None) -> CycleResult:
@@ -598,7 +606,7 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
         return self._id(key)
 
     def key_of(self, wid: int) -> str:
-        """The workload of an engine id (wid_of's inverse)."""
+        """The ``namespace/name`` of the workload with engine id ``wid`` (wid_of's inverse)."""
         return self._keys[A.known(A.wid(wid), len(self._keys))]
 
     def local_queue_fair_sharing(self, key: str) -> LocalQueueFairSharing | None:
@@ -615,9 +623,11 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
         )
 
     def decision(self, key: str) -> Decision:
+        """Where workload ``namespace/name`` stands after the cycles run so far."""
         return self._decision(self._id(key))
 
     def decisions(self) -> list[Decision]:
+        """Every workload's :class:`Decision`, sorted by namespace and name."""
         return [self._decision(self._wid[k]) for k in sorted(self._wid)]
 
     def _decision(self, wid: int) -> Decision:

@@ -10,7 +10,7 @@ from . import engine_arguments as A
 from .api_fields import CHECK_STATE_NAMES
 from .cluster_base import ClusterBase
 from .errors import EngineError
-from .model import AdmissionCheckState, Workload
+from .model import AdmissionCheckState, CheckState, Workload
 
 
 class AdmissionChecksMixin(ClusterBase):
@@ -18,7 +18,7 @@ class AdmissionChecksMixin(ClusterBase):
         self,
         key: str,
         check: str,
-        state: str,
+        state: CheckState,
         message: str = "",
         requeue_after_s: int | None = None,
         transition_ns: int | None = None,

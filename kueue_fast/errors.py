@@ -65,6 +65,7 @@ class InputErrors(InputError):
 
     @property
     def errors(self) -> list[InputError]:
+        """Every error, in input order."""
         return list(self._errors)
 
 

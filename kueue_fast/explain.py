@@ -24,6 +24,7 @@ from ._reference.quota import QuotaTree
 from .compiler import BLOCK_NONE, WorkloadSpec, cohort_graph, cycle_path
 from .quantity import format_amount, format_quantity
 from .status import Readiness, cluster_queue_readiness, rfc3339
+from .validation import did_you_mean
 
 if TYPE_CHECKING:
     from .cluster import Cluster, Decision
@@ -270,7 +271,8 @@ class ClusterView:
             why = f"out of its queue until its requeueAt, {rfc3339(requeue_at)} (requeueing backoff)"
             return Explanation("Backoff", why, detail)
         if spec.cluster_queue < 0 or d.reason == "Deactivated":  # deactivated: by an admission check too
-            return Explanation("NotQueued", f"{d.message}: it is in no ClusterQueue's queue", detail)
+            why = f"{d.message}{self._misspelt_queue(d)}: it is in no ClusterQueue's queue"
+            return Explanation("NotQueued", why, detail)
         cq = spec.cluster_queue
         detail["clusterQueue"] = self.topo.cluster_queues[cq].name
         if not self.topo.cluster_queues[cq].active:
@@ -280,6 +282,21 @@ class ClusterView:
                 "Misconfigured", f"{d.message}: the scheduler never admits it as it is", detail
             )
         return self._queued(d, wid, spec, cq, detail)
+
+    def _misspelt_queue(self, d: Decision) -> str:
+        """The queue a workload in no ClusterQueue's queue most likely meant,
+        when its LocalQueue, or that LocalQueue's ClusterQueue, does not exist."""
+        state = self.cluster.state
+        wl = state.workloads.get(d.key)
+        if wl is None or not wl.queue_name:
+            return ""
+        lq = state.local_queues.get(f"{wl.namespace}/{wl.queue_name}")
+        if lq is None:
+            here = [q.name for q in state.local_queues.values() if q.namespace == wl.namespace]
+            return did_you_mean(wl.queue_name, here)
+        if lq.cluster_queue not in state.cluster_queues:
+            return did_you_mean(lq.cluster_queue, state.cluster_queues)
+        return ""
 
     def _eviction_detail(self, d: Decision) -> JSON:
         """The detail every explanation starts from: the workload's last eviction, if any."""

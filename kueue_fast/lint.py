@@ -64,6 +64,7 @@ from .loader import load
 from .node_affinity import untolerated_taint
 from .quantity import format_amount, format_quantity
 from .simulate.args import add_recursive_argument
+from .validation import did_you_mean
 from .workload_compiler import WorkloadCompiler
 
 __all__ = ["add_arguments", "lint", "run_lint"]
@@ -183,7 +184,10 @@ class _Linter:
                 for j, fq in enumerate(g.flavors):
                     if fq.name not in self.state.resource_flavors:
                         path = f"spec.resourceGroups[{i}].flavors[{j}].name"
-                        self.warn(ref, path, f'ResourceFlavor "{fq.name}" does not exist: {consequence}')
+                        hint = did_you_mean(fq.name, self.state.resource_flavors)
+                        self.warn(
+                            ref, path, f'ResourceFlavor "{fq.name}" does not exist{hint}: {consequence}'
+                        )
 
     # --- 7. admission checks missing or inactive ----------------------------------------------
 
@@ -192,7 +196,7 @@ class _Linter:
             for name in cq.admission_checks:
                 ac = self.state.admission_checks.get(name)
                 if ac is None:
-                    why = "does not exist"
+                    why = f"does not exist{did_you_mean(name, self.state.admission_checks)}"
                 elif not ac.active:
                     why = "is not Active (no Active=True condition: is its controller running?)"
                 else:
@@ -253,9 +257,9 @@ class _Linter:
             ref = f"LocalQueue/{lq.namespace}/{lq.name}"
             cq = st.cluster_queues.get(lq.cluster_queue)
             if cq is None:
-                why = (
-                    f'ClusterQueue "{lq.cluster_queue}" does not exist: workloads submitted here stay pending'
-                )
+                hint = did_you_mean(lq.cluster_queue, st.cluster_queues)
+                why = f'ClusterQueue "{lq.cluster_queue}" does not exist{hint}: '
+                why += "workloads submitted here stay pending"
                 self.warn(ref, "spec.clusterQueue", why)
                 continue
             reached.add(cq.name)
@@ -273,8 +277,9 @@ class _Linter:
             waiting = wl.admission is None and not wl.finished and wl.queue_name != ""
             if waiting and f"{wl.namespace}/{wl.queue_name}" not in st.local_queues:
                 obj, field = self.workload_ref(wl, "spec.queueName")
+                here = [q.name for q in st.local_queues.values() if q.namespace == wl.namespace]
                 why = f'LocalQueue "{wl.queue_name}" does not exist in namespace {wl.namespace}'
-                why += ": it stays pending"
+                why += f"{did_you_mean(wl.queue_name, here)}: it stays pending"
                 self.warn(obj, field, why)
         for cq in st.cluster_queues.values():
             if cq.name not in reached and cq.cohort is None:  # in a cohort it may only lend

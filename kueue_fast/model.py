@@ -13,7 +13,7 @@ nanoseconds since the Unix epoch (UTC).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final, Literal
 
 from .errors import InputWarning
 
@@ -56,6 +56,8 @@ def object_ref(kind: str, name: str, namespace: str | None = None) -> str:
 
 @dataclass(frozen=True)
 class LabelSelectorRequirement:
+    """One ``matchExpressions`` entry of a label selector."""
+
     key: str
     operator: str  # one of SELECTOR_OPERATORS
     values: tuple[str, ...] = ()
@@ -69,6 +71,7 @@ class LabelSelector:
     match_expressions: tuple[LabelSelectorRequirement, ...] = ()
 
     def matches(self, labels: dict[str, str]) -> bool:
+        """Whether an object with these labels is selected."""
         for k, v in self.match_labels:
             if labels.get(k) != v:
                 return False
@@ -91,6 +94,8 @@ class LabelSelector:
 
 @dataclass(frozen=True)
 class NodeSelectorRequirement:
+    """One requirement of a node selector term (node affinity)."""
+
     key: str
     operator: str  # one of NODE_SELECTOR_OPERATORS
     values: tuple[str, ...] = ()
@@ -109,6 +114,8 @@ class NodeSelectorTerm:
 
 @dataclass(frozen=True)
 class Taint:
+    """A node taint (a ResourceFlavor's ``nodeTaints``)."""
+
     key: str
     value: str
     effect: str  # one of TAINT_EFFECTS
@@ -116,6 +123,8 @@ class Taint:
 
 @dataclass(frozen=True)
 class Toleration:
+    """A pod's toleration (or a ResourceFlavor's ``tolerations``)."""
+
     key: str = ""
     operator: str = "Equal"  # one of TOLERATION_OPERATORS
     value: str = ""
@@ -137,6 +146,8 @@ class Toleration:
 
 @dataclass
 class ResourceFlavor:
+    """A ResourceFlavor: the node labels, taints and tolerations its pods get."""
+
     name: str
     node_labels: dict[str, str] = field(default_factory=dict)
     node_taints: list[Taint] = field(default_factory=list)
@@ -145,6 +156,8 @@ class ResourceFlavor:
 
 @dataclass
 class ResourceQuota:
+    """The quota of one resource in one flavor: ``nominalQuota``, ``borrowingLimit``, ``lendingLimit``."""
+
     name: str
     nominal: int
     borrowing_limit: int | None = None  # None: unlimited
@@ -153,18 +166,24 @@ class ResourceQuota:
 
 @dataclass
 class FlavorQuotas:
+    """One flavor of a resource group, with its quota per resource."""
+
     name: str
     resources: list[ResourceQuota]
 
 
 @dataclass
 class ResourceGroup:
+    """A resource group: the resources it covers and its flavors, in order of preference."""
+
     covered_resources: list[str]
     flavors: list[FlavorQuotas]
 
 
 @dataclass
 class Preemption:
+    """A ClusterQueue's ``spec.preemption``."""
+
     within_cluster_queue: str = "Never"
     reclaim_within_cohort: str = "Never"
     borrow_within_cohort_policy: str = "Never"
@@ -173,6 +192,8 @@ class Preemption:
 
 @dataclass
 class FlavorFungibility:
+    """A ClusterQueue's ``spec.flavorFungibility``: when to try the next flavor."""
+
     when_can_borrow: str = "MayStopSearch"
     when_can_preempt: str = "TryNextFlavor"
     preference: str | None = None  # None behaves as BorrowingOverPreemption
@@ -180,6 +201,8 @@ class FlavorFungibility:
 
 @dataclass
 class ClusterQueue:
+    """A ClusterQueue: quota, cohort, namespace selector, queueing, preemption and admission checks."""
+
     name: str
     resource_groups: list[ResourceGroup] = field(default_factory=list)
     cohort: str | None = None
@@ -216,8 +239,13 @@ class AdmissionCheck:
 MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"
 PROVISIONING_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
 
-CHECK_PENDING, CHECK_READY, CHECK_RETRY, CHECK_REJECTED = "Pending", "Ready", "Retry", "Rejected"
-CHECK_STATES = (CHECK_PENDING, CHECK_READY, CHECK_RETRY, CHECK_REJECTED)
+# An admission check's state on a workload (status.admissionChecks[].state)
+CheckState = Literal["Pending", "Ready", "Retry", "Rejected"]
+CHECK_PENDING: Final = "Pending"
+CHECK_READY: Final = "Ready"
+CHECK_RETRY: Final = "Retry"
+CHECK_REJECTED: Final = "Rejected"
+CHECK_STATES: tuple[CheckState, ...] = (CHECK_PENDING, CHECK_READY, CHECK_RETRY, CHECK_REJECTED)
 
 
 @dataclass
@@ -225,7 +253,7 @@ class AdmissionCheckState:
     """One entry of a Workload's status.admissionChecks."""
 
     name: str
-    state: str = CHECK_PENDING
+    state: CheckState = CHECK_PENDING
     message: str = ""
     retry_count: int = 0
     # requeueAfterSeconds of a Retry: the backoff before the workload queues
@@ -236,6 +264,8 @@ class AdmissionCheckState:
 
 @dataclass
 class Cohort:
+    """A Cohort object: its parent and its own quota (hierarchical cohorts)."""
+
     name: str
     parent: str | None = None
     resource_groups: list[ResourceGroup] = field(default_factory=list)
@@ -244,6 +274,8 @@ class Cohort:
 
 @dataclass
 class LocalQueue:
+    """A LocalQueue: the namespaced queue users submit to, pointing at a ClusterQueue."""
+
     namespace: str
     name: str
     cluster_queue: str
@@ -258,6 +290,8 @@ class LocalQueue:
 
 @dataclass
 class WorkloadPriorityClass:
+    """A WorkloadPriorityClass (or a ``scheduling.k8s.io`` PriorityClass: same fields)."""
+
     name: str
     value: int
     description: str = ""
@@ -268,6 +302,8 @@ class WorkloadPriorityClass:
 
 @dataclass
 class Namespace:
+    """A Namespace's labels (what ``namespaceSelector`` matches)."""
+
     name: str
     labels: dict[str, str] = field(default_factory=dict)
 
@@ -277,6 +313,8 @@ class Namespace:
 
 @dataclass(slots=True)  # 100k of them: smaller, and cheaper to build and read
 class PodSet:
+    """One pod set of a Workload: how many pods, and what each requests."""
+
     name: str
     count: int
     # Per-pod requests as Kueue computes them from the template (limits
@@ -301,6 +339,8 @@ class PodSet:
 
 @dataclass
 class PodSetAssignment:
+    """One pod set of an admission: the pods admitted and the flavor of each resource."""
+
     name: str
     count: int
     flavors: dict[str, str]  # resource -> flavor
@@ -309,12 +349,16 @@ class PodSetAssignment:
 
 @dataclass
 class Admission:
+    """A Workload's ``status.admission``: the ClusterQueue holding its quota, per pod set."""
+
     cluster_queue: str
     pod_set_assignments: list[PodSetAssignment]
 
 
 @dataclass(slots=True)  # 100k of them: smaller, and cheaper to build and read
 class Workload:
+    """A Workload (or the one a Job becomes): what it asks for, where it queues, and its status."""
+
     namespace: str
     name: str
     queue_name: str
@@ -353,10 +397,12 @@ class Workload:
 
     @property
     def key(self) -> str:
+        """``namespace/name``."""
         return f"{self.namespace}/{self.name}"
 
     @property
     def queue_timestamp_ns(self) -> int:
+        """The time its place in the queue is ordered by: an eviction's, else its creation."""
         return self.queue_order_ns if self.queue_order_ns is not None else self.creation_ns
 
 
@@ -365,6 +411,8 @@ class Workload:
 
 @dataclass
 class FairSharingConfig:
+    """The Configuration's ``fairSharing`` (on when present)."""
+
     preemption_strategies: list[str] = field(
         default_factory=lambda: ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]
     )
@@ -372,6 +420,8 @@ class FairSharingConfig:
 
 @dataclass
 class AdmissionFairSharingConfig:
+    """The Configuration's ``admissionFairSharing`` (durations in seconds)."""
+
     usage_half_life_s: float = 0.0  # usageHalfLifeTime
     usage_sampling_interval_s: float = 300.0  # usageSamplingInterval
     resource_weights: dict[str, float] = field(default_factory=dict)
@@ -417,6 +467,8 @@ class WaitForPodsReadyConfig:
 
 @dataclass
 class Configuration:
+    """Kueue's manager Configuration: the parts that change scheduling decisions."""
+
     fair_sharing: FairSharingConfig | None = None  # None: fair sharing off
     admission_fair_sharing: AdmissionFairSharingConfig | None = None
     feature_gates: dict[str, bool] = field(default_factory=dict)

@@ -296,17 +296,31 @@ def _field_hint(name: str, allowed: Iterable[str], renamed: Mapping[str, str] | 
     return f'; did you mean "{close[0]}"?' if close else ""
 
 
+def did_you_mean(name: str, names: Iterable[str]) -> str:
+    """' (did you mean "x"?)' for the existing name closest to a reference to
+    one that does not exist (a typo, most likely), or "" when none is close."""
+    candidates = sorted(names)
+    same_case = [c for c in candidates if c.lower() == name.lower()]
+    swapped = [c for c in candidates if sorted(c) == sorted(name)]  # letters swapped: "lwo" for "low"
+    close = same_case or swapped or difflib.get_close_matches(name, candidates, n=1, cutoff=0.75)
+    return f' (did you mean "{close[0]}"?)' if close else ""
+
+
 def version_rename(api: str, name: str, other_version: str, other_name: str) -> str:
     """The hint for a field that the object's API version spells differently."""
     return f'{api} calls it "{name}" ("{other_name}" is the {other_version} name)'
 
 
-def enum(v: object, allowed: Iterable[str], obj: str, path: str) -> str:
+_Name = TypeVar("_Name", bound=str)
+
+
+def enum(v: object, allowed: Iterable[_Name], obj: str, path: str) -> _Name:
+    """``v`` when it is one of ``allowed`` (typed as they are: a Literal's names give that Literal)."""
     s = as_str(v, obj, path)
     allowed_t = tuple(allowed)
     if s not in allowed_t:
         unsupported(obj, path, s, allowed_t)
-    return s
+    return s  # narrowed by the membership test
 
 
 def opt_enum(

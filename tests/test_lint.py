@@ -160,7 +160,7 @@ def test_workloads_naming_a_local_queue_that_does_not_exist() -> None:
         (
             "Job/team-a/typo",
             "metadata.labels[kueue.x-k8s.io/queue-name]",
-            'LocalQueue "lqq" does not exist in namespace team-a: it stays pending',
+            'LocalQueue "lqq" does not exist in namespace team-a (did you mean "lq"?): it stays pending',
         ),
         (
             "Workload/team-a/w",
@@ -519,3 +519,55 @@ def test_a_need_beyond_int64_is_named_saturated(tmp_path: Path) -> None:
     ]
     p = lint_cli(tmp_path, objs)
     assert (p.returncode, p.stderr) == (0, ""), p.stderr
+
+
+def test_misspelt_references_say_which_name_was_meant() -> None:
+    # a name close to one that exists is most likely a typo of it (as misspelt field names get)
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "typo", "namespace": "team-a", "labels": {"kueue.x-k8s.io/queue-name": "lqq"}},
+        "spec": {
+            "template": {
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}],
+                }
+            }
+        },
+    }
+    objs = [
+        flavor("on-demand"),
+        cq(
+            "cq",
+            {"on-demnad": {"cpu": "8"}},
+            admissionChecksStrategy={"admissionChecks": [{"name": "provisoning"}]},
+        ),
+        {
+            "apiVersion": B2,
+            "kind": "AdmissionCheck",
+            "metadata": {"name": "provisioning"},
+            "spec": {"controllerName": "x"},
+        },
+        lq("lq", "cq"),
+        lq("other", "cqq"),
+        job,
+        wl("far", "1", queue="something-else"),  # nothing close: no guess
+    ]
+    got = {(obj, field): message for obj, field, message in findings(objs)}
+    assert got[("ClusterQueue/cq", "spec.resourceGroups[0].flavors[0].name")] == (
+        'ResourceFlavor "on-demnad" does not exist (did you mean "on-demand"?): the ClusterQueue is inactive and admits nothing'
+    )
+    assert got[("LocalQueue/team-a/other", "spec.clusterQueue")] == (
+        'ClusterQueue "cqq" does not exist (did you mean "cq"?): workloads submitted here stay pending'
+    )
+    assert got[("Job/team-a/typo", "metadata.labels[kueue.x-k8s.io/queue-name]")] == (
+        'LocalQueue "lqq" does not exist in namespace team-a (did you mean "lq"?): it stays pending'
+    )
+    assert got[("ClusterQueue/cq", "spec")] == (
+        'AdmissionCheck "provisoning" does not exist (did you mean "provisioning"?): '
+        "the ClusterQueue is inactive and admits nothing"
+    )
+    assert got[("Workload/team-a/far", "spec.queueName")] == (
+        'LocalQueue "something-else" does not exist in namespace team-a: it stays pending'
+    )

@@ -40,7 +40,7 @@ from ..compiler import (
     Topology,
     WorkloadSpec,
 )
-from ..engine_contract import CycleReport, WorkloadView
+from ..engine_contract import CycleReport, EngineState, WorkloadView
 from . import amount
 from . import flavor_assigner as fa
 from .admission_fair_sharing import UsageLedger
@@ -338,6 +338,7 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
 
     def _view(self, wid: int) -> WorkloadView:
         rec = self.workloads[wid]
+        state: EngineState
         if rec.status == FINISHED:
             state = "finished"
         elif rec.evicting or (rec.status == PENDING and rec.evicted_cycle == self.cycle and self.cycle > 0):

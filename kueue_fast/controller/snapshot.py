@@ -43,6 +43,7 @@ from .kube import (
     ApiError,
     KubeClient,
     Resource,
+    unreachable,
 )
 from .state import object_key, v1beta1_fields
 
@@ -117,7 +118,7 @@ def _kueue_version(client: KubeClient) -> str:
             return version
         except ApiError as e:
             if e.status != 404:
-                raise _api_error(e, "clusterqueues.kueue.x-k8s.io") from None
+                raise _api_error(e, "clusterqueues.kueue.x-k8s.io", client) from None
     raise InputError(
         "",
         "",
@@ -125,14 +126,14 @@ def _kueue_version(client: KubeClient) -> str:
     )
 
 
-def _api_error(e: ApiError, what: str) -> InputError:
+def _api_error(e: ApiError, what: str, client: KubeClient) -> InputError:
+    if e.status == 0:
+        return InputError("", "", unreachable(str(client.api.configuration.host), e))
     hint = ""
     if e.status == 403:
         hint = f" (the credentials may not list {what}: grant get/list on it)"
     elif e.status == 401:
         hint = " (the credentials were refused)"
-    elif e.status == 0:
-        hint = " (the API server did not answer)"
     return InputError("", "", f"cannot list {what}: {' '.join(e.message.split()) or e.reason}{hint}")
 
 
@@ -164,7 +165,7 @@ def read_snapshot(
                 why = "not served by this cluster" if e.status == 404 else "forbidden to these credentials"
                 snap.notes.append(f"{what} not read: {why}")
                 return []
-            raise _api_error(e, what) from None
+            raise _api_error(e, what, client) from None
         out = [_clean(it, res) for it in items]
         relabelled = [o for o in out if v1beta1_fields(o)]
         for o in relabelled:  # stored in v1beta1, served unconverted: read them as what they are

@@ -232,7 +232,8 @@ def priority(
     if wpc_name:
         wpc = env.workload_priority_classes.get(wpc_name)
         if wpc is None:
-            raise MissingReferenceError(ref, path, f'WorkloadPriorityClass "{wpc_name}" not found')
+            hint = v.did_you_mean(wpc_name, env.workload_priority_classes)
+            raise MissingReferenceError(ref, path, f'WorkloadPriorityClass "{wpc_name}" not found{hint}')
         return _class_ref(KUEUE_GROUP, "WorkloadPriorityClass", wpc.name), wpc.value
     for spec_path, spec in pod_specs:
         pc_name = spec.get("priorityClassName")
@@ -240,7 +241,8 @@ def priority(
             pc = env.priority_classes.get(pc_name) or SYSTEM_PRIORITY_CLASSES.get(pc_name)
             if pc is None:
                 path = v.child(spec_path, "priorityClassName")
-                raise MissingReferenceError(ref, path, f'PriorityClass "{pc_name}" not found')
+                hint = v.did_you_mean(pc_name, [*env.priority_classes, *SYSTEM_PRIORITY_CLASSES])
+                raise MissingReferenceError(ref, path, f'PriorityClass "{pc_name}" not found{hint}')
             return _class_ref("scheduling.k8s.io", "PriorityClass", pc.name), pc.value
     defaults = [pc for pc in env.priority_classes.values() if pc.global_default]
     if defaults:

@@ -14,87 +14,8 @@ always did. So a missing package, an unusual text or any failure only costs
 speed, never a different result or message. JSON is read by orjson when it
 can (:func:`_json_loads`), else by json.
 
-Which parser: measured side by side in one run (tests of exact equality on
-every YAML file under tests/scenarios and tests/bad_inputs, plus a 41 MB
-stream of 100k Workloads from ``kueue_fast.bench.drain_objects``; best of 2
-on the 2-core development machine, other jobs running):
-
-=================  =======  ======================  =========================  ====================
-parser             100k     same documents          wheels cp3.10-3.13         license
-                   YAML     as PyYAML               Linux x86_64/aarch64, mac
-=================  =======  ======================  =========================  ====================
-PyYAML CSafeLoader 16.5 s   (reference)             yes                        MIT
-yaml-rs 0.1.6       3.5 s   yes (+)                 yes                        Unlicense
-fastyaml-rs 0.7.0   3.6 s   fails on it (*)         yes (abi3)                 MIT OR Apache-2.0
-pyyaml-rs 0.1.0     5.0 s   yes                     no (no macOS x86_64,       MIT
-                                                    aarch64 only for 3.11)
-ryaml 0.5.1         5.4 s   yes                     yes                        MIT
-rapidyaml 0.15.2    5.7 s   yes                     yes                        MIT
- (+ orjson)                                                                    (orjson: Apache/MIT)
-=================  =======  ======================  =========================  ====================
-
-(+) yaml-rs returns a list both for a stream of documents and for one
-document that is a list (``tests/bad_inputs/list-document.yaml``); we append
-a sentinel document so that the result is always the stream.
-(*) "YAML resource limit exceeded": at most 100,000 documents by default and
-a hard 100 MB cap on the input.
-rapidyaml also writes its own parse errors to the process's standard error,
-which would break the one-line error contract of ``kueue-fast schedule``.
-
-Measured again for issue 13 (same 100k long-drain input, 36 MB of YAML and a
-35 MB compact JSON List; best of 2, one process, cyclic GC off, 2-core
-machine with other jobs running):
-
-=========================================  ========  =====================================
-parser                                     100k      notes
-=========================================  ========  =====================================
-YAML: yaml-rs 0.1.6 (today)                1.36 s
-YAML: rapidyaml 0.15.2 tree, emit_json,    2.00 s    and its stderr output (above)
-      orjson.loads
-YAML: msgspec.yaml 0.22 (PyYAML's C        15.0 s    (10k x10) it is PyYAML underneath,
-      loader)                                        and one document per call only
-JSON: json (stdlib)                        0.61 s
-JSON: orjson 3.13 loads (today)            0.44 s
-JSON: msgspec 0.22 json.decode, to dicts   0.36 s
-JSON: msgspec 0.22 json.decode, typed      0.30 s    Workload/ResourceFlavor/... Structs,
-      Structs (tagged by kind)                       tagged union on ``kind``
-=========================================  ========  =====================================
-
-Kept: yaml-rs and orjson. msgspec saves 0.08 s (dicts) to 0.14 s (typed) of a
-3.9 s run whose parse stage is 1.7 s: the rest of that stage is validation and
-model building, which typed Structs would not remove (every later stage reads
-the objects as dicts: Workload.raw, ClusterState.documents, the YAML output)
-and whose messages are the loader's, not msgspec's; nor is msgspec's reading
-of the edge cases _json_loads relies on (integers beyond 64 bits, NaN) the
-same as orjson's. Not worth a new dependency and a second validation path.
-
-Then our own block-YAML reader (issue 13; side by side in one process, the
-same 100k long-drain input, 42 MB of YAML and a 40 MB JSON List, best of 3,
-cyclic GC off as the loader runs it, 2-core machine with other jobs running;
-peak RSS of the parse alone, each in its own process, the text included):
-
-=========================================  ========  ==========
-parser                                     100k      peak RSS
-=========================================  ========  ==========
-YAML: _yaml_block (first choice)           0.35 s    288 MB
-YAML: yaml-rs 0.1.6 (second choice)        1.62 s    718 MB
-JSON: orjson 3.13 loads (for comparison)   0.33 s    448 MB
-=========================================  ========  ==========
-
-Its keys are interned (one str per distinct key: a few dozen objects where
-there were millions) and short values shared, hence the smaller peak. End to
-end (``bench/side_by_side.py``, ``kueue-fast schedule --until-stable -o
-json``, best of 6): long-100000 YAML 6.07 s -> 3.90 s wall, parse stage
-3.44 s -> 1.72 s, peak RSS 962 MB -> 567 MB (JSON on the same input: 3.86 s,
-621 MB). tests/test_yaml_block.py holds it to PyYAML's values, types included.
-
-Equal Workload specs and pod templates are shared while the documents are
-read (``_bulk.SharedTemplates``, passed as ``each`` to the block YAML reader
-and to :func:`_json_loads`, which reads a JSON List item by item for it), so
-that the copies die young instead of all living until build_state: on the
-100k long-drain input the documents' RSS goes from 318 MB (JSON) and 264 MB
-(YAML) to about 120 MB, and the whole run's peak from about 525/490 MB to
-about 405 MB.
+Why these parsers, with the measurements behind the choice:
+docs/architecture/decisions.md (Reading manifests).
 
 yaml-rs implements YAML 1.2 where PyYAML implements YAML 1.1, so a few plain
 scalars mean different things (``yes``/``on``/``off`` booleans, ``010`` octal,
@@ -137,6 +58,7 @@ class Document:
 
     @property
     def where(self) -> str:
+        """``FILE (document N)``, or ``FILE (document N, item M)`` inside a List: for messages."""
         s = f"{self.source} (document {self.index + 1}"
         if self.item is not None:
             s += f", item {self.item}"

@@ -293,7 +293,9 @@ def _priority(
     pc = (classes or {}).get(cls)
     if pc is None:
         what = "PriorityClass" if pod_class else "WorkloadPriorityClass"
-        raise MissingReferenceError(ref, path, f'{what} "{cls}" not found')
+        raise MissingReferenceError(
+            ref, path, f'{what} "{cls}" not found{v.did_you_mean(cls, classes or {})}'
+        )
     return pc.value, cls
 
 

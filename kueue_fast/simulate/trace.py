@@ -4,7 +4,7 @@ A trace is columnar (numpy arrays, one row per workload and one per pod set)
 so that 100k workloads are read, generated and handed to an engine without
 per-workload Python objects.
 
-Formats (documented in the README):
+Formats (documented in docs/commands/trace.md):
 
 * CSV, one row per pod set. Columns ``arrival`` (seconds since the start of
   the trace), ``namespace``, ``queue`` (the LocalQueue), ``duration``

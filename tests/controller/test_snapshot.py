@@ -1,4 +1,4 @@
-"""Starting from the live cluster (issue 10, item 4): ``kueue-fast snapshot``
+"""Starting from the live cluster: ``kueue-fast snapshot``
 and ``--kubeconfig`` on schedule, simulate and compare read Kueue's objects,
 Workloads and queued Jobs, read-only, and answer with changes applied. On the
 in-process API server and, with KUEUE_FAST_TEST_KUBECONFIG, a real cluster."""
@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import copy
 import json
+import socket
 import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from fake_apiserver import FakeAPIServer
 from kf_harness import (
@@ -367,3 +369,37 @@ def test_the_summary_spells_the_plural_of_every_kind() -> None:
         "read 2 WorkloadPriorityClasses, 3 PriorityClasses, 2 ClusterQueues, 1 Workload"
         " from https://k at 2026-01-01T00:00:00Z"
     )
+
+
+def _refusing_kubeconfig(tmp_path: Path) -> tuple[str, str]:
+    """A kubeconfig naming a local port nothing listens on, and its server."""
+    with socket.socket() as s:  # a port that was free a moment ago: connections to it are refused
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = f"https://127.0.0.1:{port}"
+    kc = tmp_path / "kubeconfig"
+    kc.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [{"name": "c", "cluster": {"server": server}}],
+                "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
+                "current-context": "c",
+                "users": [{"name": "u", "user": {"token": "t"}}],
+            }
+        )
+    )
+    return str(kc), server
+
+
+@pytest.mark.parametrize("command", [["status"], ["snapshot"], ["schedule"]])
+def test_an_api_server_that_does_not_answer_is_one_line_naming_it_and_the_cause(
+    command: list[str], tmp_path: Path, capsys
+) -> None:
+    kc, server = _refusing_kubeconfig(tmp_path)
+    assert main([*command, "--kubeconfig", kc]) in (1, 2)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert err[0].startswith(f"error: cannot reach the API server {server}: Connection refused"), err[0]
+    assert "NewConnectionError" not in err[0] and "HTTPSConnection(" not in err[0], err[0]
