@@ -19,7 +19,7 @@ value = sign * digits * 10**exp10 * 2**exp2.  Everything else derives from it.
 """
 
 # What this module offers Python (kueue_fast/_compiled.py INTERFACES): bump both when it changes.
-INTERFACE = 3
+INTERFACE = 4
 
 from libc.stdint cimport int64_t
 
@@ -535,6 +535,122 @@ def json_list_items(str text, loads, each):
             each(item)
         (<list>items).append(item)
     return top
+
+
+# --- the loader's limits (kueue_fast/loader/limits.py): nesting and duplicate keys --------------
+
+from libc.stdint cimport uint64_t
+from libcpp.algorithm cimport sort
+
+
+cdef inline uint64_t _key_hash(const _unit* s, Py_ssize_t start, Py_ssize_t end) noexcept nogil:
+    """FNV-1a over a key's code units, its length mixed in."""
+    cdef uint64_t h = 1469598103934665603ULL ^ <uint64_t>(end - start)
+    cdef Py_ssize_t i
+    for i in range(start, end):
+        h = (h ^ <uint64_t>s[i]) * 1099511628211ULL
+    return h
+
+
+cdef bint _repeats(vector[uint64_t]& keys, size_t first) noexcept nogil:
+    """Whether two of keys[first:] (one object's key hashes) are equal."""
+    cdef size_t n = keys.size() - first, i, j
+    cdef vector[uint64_t] sorted_keys
+    if n < 2:
+        return False
+    if n <= 16:
+        for i in range(first, keys.size()):
+            for j in range(i + 1, keys.size()):
+                if keys[i] == keys[j]:
+                    return True
+        return False
+    sorted_keys.assign(keys.begin() + first, keys.end())
+    sort(sorted_keys.begin(), sorted_keys.end())
+    for i in range(1, n):
+        if sorted_keys[i] == sorted_keys[i - 1]:
+            return True
+    return False
+
+
+cdef bint _json_suspect(const _unit* s, Py_ssize_t n, Py_ssize_t max_depth) noexcept nogil:
+    cdef vector[uint64_t] keys  # the keys of the open objects, outermost first
+    cdef vector[size_t] opened  # per open collection: where its keys start in keys, or ARRAY
+    cdef size_t ARRAY = <size_t>-1, first
+    cdef Py_ssize_t i = 0, e, j
+    cdef bint escaped
+    cdef uint32_t c
+    while i < n:
+        c = s[i]
+        if c == 34:  # "
+            escaped = False
+            e = _string_end(s, i, n, &escaped)
+            if e < 0:
+                return True  # not valid JSON: the exact check decides
+            j = _json_ws(s, e, n)
+            if j < n and s[j] == 58 and opened.size() > 0 and opened.back() != ARRAY:  # a key
+                if escaped:
+                    return True  # "\u0061" is "a": the exact check compares decoded keys
+                keys.push_back(_key_hash(s, i + 1, e - 1))
+            i = e
+            continue
+        if c == 123 or c == 91:  # { [
+            if <Py_ssize_t>opened.size() >= max_depth:
+                return True
+            opened.push_back(keys.size() if c == 123 else ARRAY)
+        elif c == 125 or c == 93:  # } ]
+            if opened.size() == 0:
+                return True
+            first = opened.back()
+            opened.pop_back()
+            if first != ARRAY:
+                if _repeats(keys, first):
+                    return True
+                keys.resize(first)
+        i += 1
+    return False
+
+
+def json_suspect(str text, Py_ssize_t max_depth):
+    """Whether a JSON text may nest collections more than max_depth deep or
+    repeat a key in an object: False means it does neither (a hash collision
+    or an escaped key only makes a false alarm). The fast filter before the
+    exact check, ``kueue_fast.loader.limits.json_problem``."""
+    cdef Py_ssize_t n = len(text)
+    cdef int kind = PyUnicode_KIND(text)
+    cdef void* data = PyUnicode_DATA(text)
+    cdef bint suspect
+    with nogil:
+        if kind == PyUnicode_1BYTE_KIND:
+            suspect = _json_suspect(<const uint8_t*>data, n, max_depth)
+        elif kind == PyUnicode_2BYTE_KIND:
+            suspect = _json_suspect(<const uint16_t*>data, n, max_depth)
+        else:
+            suspect = _json_suspect(<const uint32_t*>data, n, max_depth)
+    return suspect
+
+
+cdef bint _nesting_exceeds(object value, Py_ssize_t room) except -1:
+    cdef object v
+    if type(value) is dict or isinstance(value, dict):
+        if room == 0:
+            return True
+        for v in (<dict>value).values():
+            if (type(v) is dict or type(v) is list or isinstance(v, (dict, list))) and _nesting_exceeds(v, room - 1):
+                return True
+    elif type(value) is list or isinstance(value, list):
+        if room == 0:
+            return True
+        for v in <list>value:
+            if (type(v) is dict or type(v) is list or isinstance(v, (dict, list))) and _nesting_exceeds(v, room - 1):
+                return True
+    return False
+
+
+def nesting_exceeds(value, Py_ssize_t max_depth):
+    """Whether a value read from a text (dicts, lists and scalars, no cycles)
+    holds collections more than max_depth deep (the recursion goes no deeper
+    than that). kueue_fast.loader.limits.nesting_exceeds_py is its definition."""
+    return _nesting_exceeds(value, max_depth)
 
 
 # --- the contract's JSON, written from the engine's bulk decisions -------------------------------

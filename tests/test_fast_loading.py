@@ -33,6 +33,7 @@ from kueue_fast.fastjson import orjson
 # had before issue 11 (kueue_fast/fastload.py): Hypothesis derives the
 # examples of a derandomized test from its source, so this keeps them the same.
 from kueue_fast.loader import documents as fastload
+from kueue_fast.loader import limits
 from kueue_fast.workload_compiler import WorkloadCompiler, scheduling_hash
 
 TESTS = Path(__file__).parent
@@ -83,7 +84,7 @@ def test_every_test_yaml_file_reads_as_pyyaml_reads_it(path: Path) -> None:
         pytest.skip("not UTF-8: the loader rejects it before parsing")
     try:
         want = pyyaml_docs(text)
-    except (yaml.YAMLError, ValueError, TypeError):
+    except (yaml.YAMLError, ValueError, TypeError, limits.TextProblem):
         assert declined(text)  # PyYAML gives the error
         return
     for read in FAST_READERS:
@@ -118,7 +119,7 @@ def test_scalars_read_as_pyyaml_reads_them_or_go_to_pyyaml(scalar: str) -> None:
     ):
         try:
             pyyaml_docs(text)
-        except (yaml.YAMLError, ValueError, TypeError):
+        except (yaml.YAMLError, ValueError, TypeError, limits.TextProblem):
             assert declined(text), text
             continue
         same_as_pyyaml(text)
@@ -133,7 +134,7 @@ def test_random_scalars_read_as_pyyaml_reads_them_or_go_to_pyyaml(scalar: str) -
     for text in (f"k: {scalar}\n", f"- {scalar}\n", f"{scalar}\n"):
         try:
             pyyaml_docs(text)
-        except (yaml.YAMLError, ValueError, TypeError):
+        except (yaml.YAMLError, ValueError, TypeError, limits.TextProblem):
             assert declined(text), text
             continue
         same_as_pyyaml(text)

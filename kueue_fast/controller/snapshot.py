@@ -28,7 +28,8 @@ from typing import Any
 
 import yaml
 
-from ..errors import InputError
+from ..errors import InputError, ParseError
+from ..loader.documents import yaml_value
 from .kube import (
     CLUSTER_QUEUES,
     COHORTS,
@@ -211,8 +212,8 @@ def _configuration(client: KubeClient, namespace: str, name: str, notes: list[st
         notes.append(f"Kueue's Configuration not read ({where} has no {CONFIG_KEY}): Kueue's defaults apply")
         return None
     try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as e:
+        doc = yaml_value(text)  # as a manifest is read (aliases, nesting, keys twice)
+    except ParseError as e:
         raise InputError(f"ConfigMap/{namespace}/{name}", f"data[{CONFIG_KEY}]", f"not YAML: {e}") from None
     if not isinstance(doc, dict):
         raise InputError(f"ConfigMap/{namespace}/{name}", f"data[{CONFIG_KEY}]", "not a Configuration object")

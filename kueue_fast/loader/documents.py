@@ -14,6 +14,16 @@ always did. So a missing package, an unusual text or any failure only costs
 speed, never a different result or message. JSON is read by orjson when it
 can (:func:`_json_loads`), else by json.
 
+Every path keeps the limits of :mod:`.limits` (nesting, aliases, keys given
+twice), and PyYAML's grammar is the one grammar: the block reader
+declines a key given twice and nesting beyond the limit; yaml-rs gets only
+texts libyaml's parser accepts (:func:`_libyaml_parses`), without aliases
+(yaml_1_1_risk), and declines beyond the nesting limit; PyYAML's path
+(:func:`_pyyaml_documents`) counts aliases and nesting on the composed nodes
+before anything is built and refuses keys given twice while building; JSON
+texts are checked after parsing (:func:`_json_limits`).
+tests/test_yaml_readers_agree.py holds the readers to each other.
+
 Which parser: measured side by side in one run (tests of exact equality on
 every YAML file under tests/scenarios and tests/bad_inputs, plus a 41 MB
 stream of 100k Workloads from ``kueue_fast.bench.drain_objects``; best of 2
@@ -113,7 +123,7 @@ import functools
 import json
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any
 
@@ -121,6 +131,7 @@ from .. import _compiled
 from .._gc import no_cyclic_gc
 from ..errors import InputError, InputWarning, ParseError, raise_all
 from ..fastjson import optional_module, orjson
+from . import limits
 
 if TYPE_CHECKING:
     import yaml
@@ -148,13 +159,69 @@ def _yaml_loader() -> type:
     """PyYAML's loader as the loader reads YAML. PyYAML and yaml-rs are imported
     only when a text needs them (about 30 ms of a command's start)."""
     import yaml
+    from yaml.constructor import ConstructorError
+    from yaml.nodes import MappingNode
 
     base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    merge_tag = "tag:yaml.org,2002:merge"
 
-    # Timestamps stay strings: YAML's datetime drops nanoseconds, and the API
-    # server sees strings anyway.
     class Loader(base):  # type: ignore[misc,unused-ignore]
-        pass
+        """Timestamps stay strings (YAML's datetime drops nanoseconds, and the
+        API server sees strings anyway); a key given twice in one mapping is
+        refused (limits.duplicate_key), a key from a merge (``<<: *base``) may
+        be given again; a tagged scalar that PyYAML's constructor cannot read
+        is an error at its place, not a KeyError."""
+
+        _root: Any = None
+        _own_keys: dict[int, int]  # id(mapping node) -> how many of its pairs are not merges
+
+        def construct_document(self, node: Any) -> Any:
+            self._root, self._own_keys = node, {}
+            try:
+                return super().construct_document(node)
+            finally:
+                self._root, self._own_keys = None, {}
+
+        def construct_object(self, node: Any, deep: bool = False) -> Any:
+            try:
+                return super().construct_object(node, deep=deep)
+            except (KeyError, IndexError, AttributeError):  # a tagged scalar PyYAML cannot read: !!bool x
+                raise ConstructorError(
+                    None, None, f"cannot read {node.value!r} as {node.tag}", node.start_mark
+                ) from None
+
+        def flatten_mapping(self, node: Any) -> None:
+            # the first flattening puts the merged pairs before the mapping's own
+            if id(node) not in self._own_keys:
+                self._own_keys[id(node)] = sum(1 for k, _ in node.value if k.tag != merge_tag)
+            super().flatten_mapping(node)
+
+        def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
+            if not isinstance(node, MappingNode):
+                return dict(super().construct_mapping(node, deep=deep))  # PyYAML's error
+            self.flatten_mapping(node)
+            first_own = len(node.value) - self._own_keys[id(node)]
+            mapping: dict[Any, Any] = {}
+            lines: dict[Any, int] = {}  # the mapping's own keys -> line
+            for i, (key_node, value_node) in enumerate(node.value):
+                key = self.construct_object(key_node, deep=deep)
+                if not isinstance(key, Hashable):  # as BaseConstructor.construct_mapping
+                    raise ConstructorError(
+                        "while constructing a mapping",
+                        node.start_mark,
+                        "found unhashable key",
+                        key_node.start_mark,
+                    )
+                if i >= first_own:
+                    mark = key_node.start_mark
+                    first = lines.get(key)
+                    if first is not None:
+                        raise limits.duplicate_key(
+                            key, mark.line + 1, mark.column + 1, first, node is self._root
+                        )
+                    lines[key] = mark.line + 1
+                mapping[key] = self.construct_object(value_node, deep=deep)
+            return mapping
 
     resolvers_by_char: dict[str, list[tuple[str, Any]]] = base.yaml_implicit_resolvers
     Loader.yaml_implicit_resolvers = {
@@ -212,6 +279,8 @@ def parse_yaml_rs(text: str) -> list[Any] | None:
     if yaml_rs is None or _kernels is None or not text.endswith("\n") or _kernels.yaml_1_1_risk(text) >= 0:
         # without a final newline the sentinel would add one to a block scalar
         return None
+    if not _libyaml_parses(text):
+        return None
     try:
         # The sentinel document makes the result the list of documents even
         # when the stream holds a single document that is a list.
@@ -221,7 +290,27 @@ def parse_yaml_rs(text: str) -> list[Any] | None:
     if not isinstance(docs, list) or not docs or docs[-1] != 0 or type(docs[-1]) is not int:
         return None
     docs.pop()
+    if any(_nesting_exceeds(d) for d in docs):
+        return None
     return docs
+
+
+def _libyaml_parses(text: str) -> bool:
+    """Whether libyaml's parser (PyYAML's, without building anything: events in
+    C) accepts the text: yaml-rs reads some texts libyaml refuses (``{a: |x}``),
+    and PyYAML's grammar is the loader's. Also keeps texts nested more than
+    libyaml's 1,000 levels from yaml-rs, which can overflow its stack on them."""
+    import yaml
+
+    try:
+        from yaml._yaml import CParser
+    except ImportError:  # PyYAML without libyaml: its Python parser is no faster than reading
+        return False
+    try:
+        CParser(text).raw_parse()
+    except yaml.YAMLError:
+        return False
+    return True
 
 
 def _json_loads(text: str, each: Callable[[Any], None] | None = None) -> Any:
@@ -247,6 +336,14 @@ def _json_loads(text: str, each: Callable[[Any], None] | None = None) -> Any:
 
 
 _JSONError: tuple[type[Exception], ...] = (json.JSONDecodeError,)
+
+
+def _json_limits(text: str) -> limits.TextProblem | None:
+    """Nesting too deep or a key given twice in a JSON text (limits.json_problem,
+    after the compiled filter when it is built)."""
+    if _kernels is not None and not _kernels.json_suspect(text, limits.MAX_NESTING_DEPTH):
+        return None
+    return limits.json_problem(text)
 
 
 def _split_list(source: str, index: int, d: dict[str, Any]) -> list[Document]:
@@ -285,6 +382,13 @@ def _parse_text(text: str, source: str) -> list[Document]:
             data = _json_loads(text, share)
         except _JSONError as e:
             raise ParseError("", "", f"invalid JSON: {e}", source=source) from None
+        except RecursionError:  # nested too deep for json: found below
+            data = None
+        problem = _json_limits(text)
+        if problem is None and data is None:
+            problem = limits.too_deep()
+        if problem is not None:
+            raise ParseError("", "", f"invalid JSON: {problem}", source=source)
         raw_docs = data if isinstance(data, list) else [data]
     else:
         fast = parse_yaml(text, share)  # None: PyYAML reads it, with its messages
@@ -304,14 +408,49 @@ def _parse_text(text: str, source: str) -> list[Document]:
 
 
 def _pyyaml_documents(text: str, source: str) -> list[Any]:
+    """The exact YAML path: PyYAML's documents or its error, held to the
+    loader's limits (limits.py: nesting, aliases, duplicate keys)."""
     import yaml
 
+    loader = _yaml_loader()(text)
+    docs: list[Any] = []
+    shared = "*" in text  # without an alias no node is shared: each document is a tree
+    totals = limits.AliasTotals()
     try:
-        return list(yaml.load_all(text, Loader=_yaml_loader()))
+        while loader.check_node():
+            node = loader.get_node()
+            if shared:  # before anything is built: the counts need no expansion
+                limits.check_yaml_nodes(node, totals)
+            doc = loader.construct_document(node)
+            if not shared and _nesting_exceeds(doc):
+                limits.check_yaml_nodes(node)  # raises, naming the place
+            docs.append(doc)
+    except limits.TextProblem as e:
+        where = f"{source} (document {len(docs) + 1})"
+        raise ParseError("", "", f"invalid YAML: {e}", source=where) from None
     except yaml.YAMLError as e:
         raise ParseError("", "", f"invalid YAML: {_yaml_problem(e)}", source=source) from None
     except (ValueError, TypeError, RecursionError) as e:  # e.g. a key that is not hashable
         raise ParseError("", "", f"invalid YAML: {e}", source=source) from None
+    finally:
+        loader.dispose()
+    return docs
+
+
+def yaml_value(text: str, source: str = "") -> Any:
+    """The value of a YAML text of at most one document (None for none), read
+    as manifests are read: PyYAML under the loader's limits (for YAML that
+    is not a file: a ``--set`` value, a ConfigMap's key). ParseError."""
+    docs = _pyyaml_documents(text, source)
+    if len(docs) > 1:
+        raise ParseError("", "", f"expected one YAML document, found {len(docs)}", source=source)
+    return docs[0] if docs else None
+
+
+def _nesting_exceeds(value: Any) -> bool:
+    if _kernels is not None:
+        return bool(_kernels.nesting_exceeds(value, limits.MAX_NESTING_DEPTH))
+    return limits.nesting_exceeds_py(value)
 
 
 def _kind_of(x: object) -> str:
