@@ -1,6 +1,7 @@
 """What one input may hold (kueue_fast/loader/limits.py), on every reader and
 through the real command: YAML alias expansion bounded by yaml.v3's rule,
-nesting at most 100 deep, no key given twice.
+nesting at most 100 deep, no key given twice, no endless or special file read
+to the end, directories listed without walking what -R would not read.
 
 Bad input gets one line on standard error and exit status 2 from
 ``schedule -o json|yaml|summary`` and ``lint`` on both engines, never a
@@ -8,11 +9,13 @@ traceback, a hang or the machine's memory."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import resource
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -319,6 +322,104 @@ def test_the_alias_counts_decide_as_yaml_v3_expanding_everything(text: str) -> N
     assert got == want, text
 
 
+# --- 2. special and endless files ------------------------------------------------------------
+
+
+def test_dev_zero_is_refused_after_its_first_chunk() -> None:
+    p = run(["schedule", "/dev/zero"])
+    assert_one_line_error(p, "/dev/zero: file is binary, not YAML or JSON")
+
+
+class EndlessText(io.TextIOBase):
+    """Standard input that never ends (``yes 'a: b' | kueue-fast schedule -``)."""
+
+    def read(self, size: int | None = -1) -> str:
+        assert size is not None and size >= 0, "asked to read an endless stream to its end"
+        return ("a: b\n" * (size // 5 + 1))[:size]
+
+
+class EndlessBytes(io.RawIOBase):
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        b[:] = b"a: b\n" * (len(b) // 5) + b"a: b\n"[: len(b) % 5]
+        return len(b)
+
+
+class WithBuffer(io.TextIOBase):
+    def __init__(self, raw: io.RawIOBase) -> None:
+        self.buffer = io.BufferedReader(raw)
+
+    def read(self, size: int | None = -1) -> str:
+        raise AssertionError("read as text")
+
+
+@pytest.mark.parametrize("stdin", [EndlessText, lambda: WithBuffer(EndlessBytes())], ids=["text", "bytes"])
+def test_endless_standard_input_is_cut_at_the_limit(monkeypatch: pytest.MonkeyPatch, stdin: Any) -> None:
+    monkeypatch.setenv(limits.MAX_INPUT_ENV, "3Mi")
+    with pytest.raises(ParseError) as e:
+        loader.read_documents(["-"], stdin=stdin())
+    assert (
+        str(e.value) == "<stdin>: input larger than 3Mi bytes (the limit; KUEUE_FAST_MAX_INPUT_BYTES sets it)"
+    )
+
+
+def test_a_file_larger_than_the_limit_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(limits.MAX_INPUT_ENV, "100")
+    path = tmp_path / "big.yaml"
+    path.write_text(QUEUES)
+    with pytest.raises(ParseError) as e:
+        loader.read_documents([str(path)])
+    assert e.value.message == "file larger than 100 bytes (the limit; KUEUE_FAST_MAX_INPUT_BYTES sets it)"
+
+
+@pytest.mark.parametrize("setting", ["", "  ", "0", "1e9", "12MB", "-5", "5Mi "])
+def test_the_limit_setting(monkeypatch: pytest.MonkeyPatch, setting: str) -> None:
+    monkeypatch.setenv(limits.MAX_INPUT_ENV, setting)
+    if setting.strip() in ("", "5Mi"):
+        assert limits.max_input_bytes()[0] == (512 << 20 if not setting.strip() else 5 << 20)
+    else:
+        with pytest.raises(ValueError, match="KUEUE_FAST_MAX_INPUT_BYTES"):
+            limits.max_input_bytes()
+
+
+def test_a_bad_limit_setting_is_one_error(tmp_path: Path) -> None:
+    path = tmp_path / "in.yaml"
+    path.write_text(QUEUES)
+    p = run(["schedule", str(path), str(path)], env={limits.MAX_INPUT_ENV: "lots"})
+    assert_one_line_error(p, "error: KUEUE_FAST_MAX_INPUT_BYTES='lots': expected a positive number of bytes")
+
+
+def test_a_fifo_in_a_directory_is_skipped(tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text(QUEUES)
+    os.mkfifo(tmp_path / "b.yaml")  # nothing writes it: reading would block for ever
+    p = run(["schedule", str(tmp_path), "-o", "summary"])
+    assert p.returncode == 0, p.stderr
+    assert p.stderr == f"warning: {tmp_path / 'b.yaml'}: not a regular file; skipped\n"
+
+
+def test_a_fifo_named_on_the_command_line_is_read(tmp_path: Path) -> None:
+    fifo = tmp_path / "in.yaml"  # as `kueue-fast schedule <(cat a.yaml)` gives one
+    os.mkfifo(fifo)
+
+    def write() -> None:
+        with open(fifo, "w") as f:
+            f.write(QUEUES)
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    docs = loader.read_documents([str(fifo)])
+    writer.join()
+    assert [d.obj["kind"] for d in docs] == ["ResourceFlavor", "ClusterQueue", "LocalQueue"]
+
+
+def test_line_breaks_read_as_text_files_read_them(tmp_path: Path) -> None:
+    path = tmp_path / "crlf.yaml"
+    path.write_bytes(b"kind: A\r\nx: 'a\r\n  b'\r\n---\rkind: B\r\n")
+    assert [d.obj for d in loader.read_documents([str(path)])] == [{"kind": "A", "x": "a b"}, {"kind": "B"}]
+
+
 # --- 3. nesting ------------------------------------------------------------------------------
 
 
@@ -475,3 +576,63 @@ def test_what_pyyaml_refuses_no_reader_accepts(tmp_path: Path, text: str) -> Non
     assert documents.parse_yaml(text) is None
     with pytest.raises(ParseError, match="invalid YAML: found character that cannot start any token"):
         read_text("kind: Namespace\n" + text, tmp_path)
+
+
+# --- 11. directories -----------------------------------------------------------------------------
+
+
+def test_without_R_no_subdirectory_is_looked_into(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "a.yaml").write_text(QUEUES)
+    (tmp_path / "sub" / "deeper").mkdir(parents=True)
+    (tmp_path / ".git").mkdir()
+    listed: list[str] = []
+    scandir = os.scandir
+
+    def recording(path: Any) -> Any:
+        listed.append(str(path))
+        return scandir(path)
+
+    monkeypatch.setattr(os, "scandir", recording)
+    state = loader.load([str(tmp_path)])
+    assert listed == [str(tmp_path)]
+    assert [(w.source, w.message) for w in state.warnings] == [
+        (str(tmp_path / "sub"), "subdirectory not read (-R reads subdirectories)")
+    ]
+
+
+@pytest.mark.parametrize("recursive", [False, True])
+def test_an_unreadable_subdirectory_is_a_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, recursive: bool
+) -> None:
+    (tmp_path / "a.yaml").write_text(QUEUES)
+    (tmp_path / "locked").mkdir()
+    (tmp_path / "open").mkdir()
+    (tmp_path / "open" / "b.yaml").write_text("apiVersion: v1\nkind: Namespace\nmetadata: {name: b}\n")
+    scandir = os.scandir
+
+    def refusing(path: Any) -> Any:  # chmod 000 stops everyone but root
+        if str(path) == str(tmp_path / "locked"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return scandir(path)
+
+    monkeypatch.setattr(os, "scandir", refusing)
+    state = loader.load([str(tmp_path)], recursive=recursive)
+    warned = [(w.source, w.message) for w in state.warnings]
+    if recursive:
+        assert warned[0] == (str(tmp_path / "locked"), "directory not read: Permission denied")
+        assert list(state.namespaces) == ["b"]
+    else:
+        assert warned[:2] == [
+            (str(tmp_path / "locked"), "subdirectory not read (-R reads subdirectories)"),
+            (str(tmp_path / "open"), "subdirectory not read (-R reads subdirectories)"),
+        ]
+
+
+def test_an_unreadable_directory_named_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def refusing(path: Any) -> Any:
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(os, "scandir", refusing)
+    with pytest.raises(ParseError) as e:
+        loader.load([str(tmp_path)])
+    assert str(e.value) == f"{tmp_path}: cannot read directory: Permission denied"

@@ -14,14 +14,15 @@ always did. So a missing package, an unusual text or any failure only costs
 speed, never a different result or message. JSON is read by orjson when it
 can (:func:`_json_loads`), else by json.
 
-Every path keeps the limits of :mod:`.limits` (nesting, aliases, keys given
-twice), and PyYAML's grammar is the one grammar: the block reader
+Every path keeps the limits of :mod:`.limits` (size, nesting, aliases, keys
+given twice), and PyYAML's grammar is the one grammar: the block reader
 declines a key given twice and nesting beyond the limit; yaml-rs gets only
 texts libyaml's parser accepts (:func:`_libyaml_parses`), without aliases
 (yaml_1_1_risk), and declines beyond the nesting limit; PyYAML's path
 (:func:`_pyyaml_documents`) counts aliases and nesting on the composed nodes
 before anything is built and refuses keys given twice while building; JSON
-texts are checked after parsing (:func:`_json_limits`).
+texts are checked after parsing (:func:`_json_limits`). Files are read by
+:func:`_read_text` (streams a chunk at a time, within the size limit).
 tests/test_yaml_readers_agree.py holds the readers to each other.
 
 Which parser: measured side by side in one run (tests of exact equality on
@@ -122,6 +123,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import stat
 import sys
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
@@ -495,32 +497,64 @@ def read_documents(
 _MANIFEST_EXTENSIONS = (".json", ".yaml", ".yml")
 
 
-def manifest_files(path: str, recursive: bool = False) -> list[str]:
+def manifest_files(
+    path: str, recursive: bool = False, warnings: list[InputWarning] | None = None
+) -> list[str]:
     """The files ``kubectl apply -f PATH`` reads (cli-runtime
     ExpandPathsToFileVisitors): PATH itself unless it is a directory; for a
     directory its .json, .yaml and .yml files in lexical order (filepath.Walk:
     symbolic links to directories are not followed), subdirectories only when
-    ``recursive`` (``-R``)."""
+    ``recursive`` (``-R``).
+
+    Appended to ``warnings``: a file of the directory that is not a regular
+    file (a FIFO would block, a device never end), which is skipped; with
+    ``recursive``, a subdirectory that cannot be listed; without it, each
+    subdirectory (but hidden ones) of a directory with manifests, named
+    without looking inside (``kueue-fast schedule /`` does not walk the
+    filesystem). A directory named that cannot be listed is a ParseError."""
     if path == "-" or not os.path.isdir(path):
         return [path]
+    notes = warnings if warnings is not None else []
     out: list[str] = []
+    unread: list[str] = []
 
     def walk(directory: str) -> None:
-        for entry in sorted(os.scandir(directory), key=lambda e: e.name):
+        try:
+            with os.scandir(directory) as listing:
+                entries = sorted(listing, key=lambda e: e.name)
+        except OSError as e:
+            if directory == path:
+                raise ParseError("", "", f"cannot read directory: {e.strerror or e}", source=path) from None
+            notes.append(InputWarning("", "", f"directory not read: {e.strerror or e}", directory))
+            return
+        for entry in entries:
             if entry.is_dir(follow_symlinks=False):
                 if recursive:
                     walk(entry.path)
+                elif not entry.name.startswith("."):
+                    unread.append(entry.path)
             elif entry.name.endswith(_MANIFEST_EXTENSIONS):
-                out.append(entry.path)
+                if _special_file(entry):
+                    notes.append(InputWarning("", "", "not a regular file; skipped", entry.path))
+                else:
+                    out.append(entry.path)
 
     walk(path)
+    if out:
+        notes.extend(
+            InputWarning("", "", "subdirectory not read (-R reads subdirectories)", d) for d in unread
+        )
     return out
 
 
-def _subdirectories_with_manifests(path: str) -> list[str]:
-    """The subdirectories of ``path`` that ``-R`` would read manifests from."""
-    subs = sorted(e.path for e in os.scandir(path) if e.is_dir(follow_symlinks=False))
-    return [sub for sub in subs if manifest_files(sub, recursive=True)]
+def _special_file(entry: os.DirEntry[str]) -> bool:
+    """A FIFO, socket or device (what a symbolic link names). A file that
+    cannot be looked at is not: reading it reports why."""
+    try:
+        mode = entry.stat().st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
 def _read_all(
@@ -531,17 +565,23 @@ def _read_all(
     warnings: list[InputWarning],
 ) -> list[Document]:
     docs: list[Document] = []
+    try:
+        limit = limits.max_input_bytes()
+    except ValueError as e:
+        errors.append(ParseError("", "", str(e)))
+        return docs
     for path in paths:
-        files = manifest_files(path, recursive)
+        try:
+            files = manifest_files(path, recursive, warnings)
+        except InputError as e:
+            errors.append(e)
+            continue
         if not files:
             what = "files" if recursive else "files (-R reads its subdirectories)"
             warnings.append(InputWarning("", "", f"directory has no .json, .yaml or .yml {what}", path))
-        elif not recursive and path != "-" and os.path.isdir(path):
-            unread = "subdirectory with manifests not read (-R reads subdirectories)"
-            warnings.extend(InputWarning("", "", unread, sub) for sub in _subdirectories_with_manifests(path))
         for file in files:
             try:
-                found = _read_file(file, stdin)
+                found = _read_file(file, stdin, limit)
             except InputError as e:
                 errors.append(e)
                 continue
@@ -555,22 +595,89 @@ def _source_name(path: str) -> str:
     return "<stdin>" if path == "-" else path
 
 
-def _read_file(path: str, stdin: IO[str] | None) -> list[Document]:
+def read_text(path: str, stdin: IO[str] | None = None) -> str:
+    """The text of one input file (or standard input for ``-``) as the loader
+    reads manifests: UTF-8, at most limits.max_input_bytes(), a stream read a
+    chunk at a time (:func:`_read_text`). For other inputs (traces). ParseError."""
+    try:
+        limit = limits.max_input_bytes()
+    except ValueError as e:
+        raise ParseError("", "", str(e)) from None
+    return _read_text(path, stdin, _source_name(path), *limit)
+
+
+def _read_file(path: str, stdin: IO[str] | None, limit: tuple[int, str]) -> list[Document]:
     source = _source_name(path)
-    if path == "-":
-        try:
-            text = (stdin if stdin is not None else sys.stdin).read()
-        except UnicodeDecodeError:
-            raise ParseError("", "", "input is not UTF-8 text", source=source) from None
-    else:
-        try:
-            with open(path, encoding="utf-8") as f:
-                text = f.read()
-        except UnicodeDecodeError:
-            raise ParseError("", "", "file is not UTF-8 text", source=source) from None
-        except OSError as e:
-            raise ParseError("", "", f"cannot read: {e.strerror or e}", source=source) from None
-    if "\x00" in text:
-        raise ParseError("", "", "file is binary, not YAML or JSON", source=source)
+    text = _read_text(path, stdin, source, *limit)
     with no_cyclic_gc():
         return _parse_text(text, source)
+
+
+_CHUNK = 1 << 20  # what a stream is read by
+
+
+def _read_text(path: str, stdin: IO[str] | None, source: str, limit: int, limit_text: str) -> str:
+    """The text of a file or of standard input (``-``), UTF-8, line breaks as
+    Python's text files give them (``\r\n`` and ``\r`` read as ``\n``), at
+    most ``limit`` bytes (limits.max_input_bytes). A regular file larger than
+    that is refused before it is read; a stream (standard input, a FIFO, a
+    device) is read a chunk at a time, and refused as soon as it passes the
+    limit or holds a NUL or text that is not UTF-8 (``/dev/zero``: the first
+    chunk)."""
+    what = "input" if path == "-" else "file"
+    try:
+        if path == "-":
+            stream: Any = stdin if stdin is not None else sys.stdin
+            binary = getattr(stream, "buffer", None)
+            if binary is None:  # a text stream given to the API (io.StringIO): characters counted
+                return _read_stream(stream, limit, limit_text, source, what, decoder=None)
+            data = _read_stream(binary, limit, limit_text, source, what, decoder=_utf8_decoder())
+        else:
+            with open(path, "rb", buffering=0) as f:
+                st = os.fstat(f.fileno())
+                if not stat.S_ISREG(st.st_mode):
+                    data = _read_stream(f, limit, limit_text, source, what, decoder=_utf8_decoder())
+                elif st.st_size > limit:
+                    raise ParseError("", "", f"{what} {limits.too_large(limit_text)}", source=source)
+                else:
+                    raw = f.read()
+                    if len(raw) > limit:  # it grew
+                        raise ParseError("", "", f"{what} {limits.too_large(limit_text)}", source=source)
+                    data = raw.decode("utf-8")
+                    if "\x00" in data:
+                        raise ParseError("", "", _BINARY, source=source)
+    except UnicodeDecodeError:
+        raise ParseError("", "", f"{what} is not UTF-8 text", source=source) from None
+    except OSError as e:
+        raise ParseError("", "", f"cannot read: {e.strerror or e}", source=source) from None
+    return data.replace("\r\n", "\n").replace("\r", "\n") if "\r" in data else data
+
+
+_BINARY = "file is binary, not YAML or JSON"
+
+
+def _utf8_decoder() -> Any:
+    import codecs
+
+    return codecs.getincrementaldecoder("utf-8")()
+
+
+def _read_stream(stream: Any, limit: int, limit_text: str, source: str, what: str, decoder: Any) -> str:
+    """A stream's text, read a chunk at a time (bytes through ``decoder``, or
+    text when it is None)."""
+    parts: list[str] = []
+    size = 0
+    while True:
+        chunk = stream.read(_CHUNK)
+        if not chunk:
+            break
+        size += len(chunk)
+        if size > limit:
+            raise ParseError("", "", f"{what} {limits.too_large(limit_text)}", source=source)
+        text = decoder.decode(chunk) if decoder is not None else chunk
+        if "\x00" in text:
+            raise ParseError("", "", _BINARY, source=source)
+        parts.append(text)
+    if decoder is not None:
+        parts.append(decoder.decode(b"", final=True))
+    return "".join(parts)

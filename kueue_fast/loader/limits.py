@@ -1,5 +1,9 @@
 """What one input may hold, checked on every reader (loader/documents.py):
 
+* **size**: at most :func:`max_input_bytes` per file or stream
+  (``$KUEUE_FAST_MAX_INPUT_BYTES``, default 512Mi), so that an endless stream
+  (``/dev/zero``, ``yes | kueue-fast schedule -``) is refused instead of read
+  until memory runs out;
 * **nesting**: at most :data:`MAX_NESTING_DEPTH` collections inside one another
   (libyaml refuses 1,000; everything after the loader, the YAML output and
   deepcopy included, handles 100 levels with room to spare, and no Kubernetes
@@ -17,10 +21,35 @@ Messages are :class:`TextProblem` s (the reader adds "invalid YAML" or
 from __future__ import annotations
 
 import json
+import os
 import re
 from typing import Any
 
 MAX_NESTING_DEPTH = 100
+
+# --- size --------------------------------------------------------------------------------
+
+MAX_INPUT_ENV = "KUEUE_FAST_MAX_INPUT_BYTES"
+DEFAULT_MAX_INPUT = "512Mi"
+_BINARY_SUFFIXES = {"": 1, "Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "Ti": 1 << 40}
+
+
+def max_input_bytes() -> tuple[int, str]:
+    """The most one file or stream may hold: ``$KUEUE_FAST_MAX_INPUT_BYTES``
+    (bytes, or with a suffix Ki, Mi, Gi, Ti), else 512Mi; and the setting as
+    text, for the error that names it. ValueError for a setting that is not one."""
+    text = os.environ.get(MAX_INPUT_ENV, "").strip() or DEFAULT_MAX_INPUT
+    m = re.fullmatch(r"([0-9]+)(Ki|Mi|Gi|Ti)?", text)
+    if m is None or int(m.group(1)) == 0:
+        raise ValueError(
+            f"{MAX_INPUT_ENV}={text!r}: expected a positive number of bytes, optionally with Ki, Mi, Gi or Ti"
+        )
+    return int(m.group(1)) * _BINARY_SUFFIXES[m.group(2) or ""], text
+
+
+def too_large(limit_text: str) -> str:
+    return f"larger than {limit_text} bytes (the limit; {MAX_INPUT_ENV} sets it)"
+
 
 # --- messages ----------------------------------------------------------------------------
 
