@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import copy
 import json
-import math
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from values import typed
 
 from kueue_fast import _kernels, _yaml_block, loader
 from kueue_fast import model as m
@@ -45,17 +45,6 @@ needs_yaml_rs = pytest.mark.skipif(not fastload.available(), reason="yaml-rs is 
 
 def pyyaml_docs(text: str) -> list[Any]:
     return list(yaml.load_all(text, Loader=fastload._LOADER))
-
-
-def typed(x: Any) -> Any:
-    """A value with its types spelled out (1, 1.0 and True differ; NaN == NaN)."""
-    if isinstance(x, dict):
-        return ("dict", [(typed(k), typed(v)) for k, v in x.items()])
-    if isinstance(x, list):
-        return ("list", [typed(v) for v in x])
-    if isinstance(x, float) and math.isnan(x):
-        return ("float", "nan")
-    return (type(x).__name__, x)
 
 
 FAST_READERS = (fastload.parse_yaml, fastload.parse_yaml_rs)

@@ -21,23 +21,13 @@ import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from values import typed
 
 from kueue_fast._yaml_block import load_all
 from kueue_fast.loader import documents, limits
 
 TESTS = Path(__file__).parent
 ALL_YAML = sorted(p for p in TESTS.rglob("*") if p.suffix in (".yaml", ".yml"))
-
-
-def typed(x: Any) -> Any:
-    """A value with its types spelled out (1, 1.0 and True differ; NaN == NaN)."""
-    if isinstance(x, dict):
-        return ("dict", [(typed(k), typed(v)) for k, v in x.items()])
-    if isinstance(x, list):
-        return ("list", [typed(v) for v in x])
-    if isinstance(x, float) and math.isnan(x):
-        return ("float", "nan")
-    return (type(x).__name__, x)
 
 
 def pyyaml(text: str) -> Any:

@@ -16,7 +16,6 @@ around the 100-level limit) put in at random places.
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from values import typed
 
 from kueue_fast import _yaml_block
 from kueue_fast.errors import ParseError
@@ -40,17 +40,6 @@ READERS = {
     "block, then yaml-rs": documents.parse_yaml,
 }
 needs_yaml_rs = pytest.mark.skipif(not documents.available(), reason="yaml-rs is not installed")
-
-
-def typed(x: Any) -> Any:
-    """A value with its types spelled out (1, 1.0 and True differ; NaN == NaN)."""
-    if isinstance(x, dict):
-        return ("dict", [(typed(k), typed(v)) for k, v in x.items()])
-    if isinstance(x, list):
-        return ("list", [typed(v) for v in x])
-    if isinstance(x, float) and math.isnan(x):
-        return ("float", "nan")
-    return (type(x).__name__, x)
 
 
 def exact(text: str) -> Any:
