@@ -125,7 +125,7 @@ import json
 import os
 import stat
 import sys
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any
 
@@ -161,69 +161,54 @@ def _yaml_loader() -> type:
     """PyYAML's loader as the loader reads YAML. PyYAML and yaml-rs are imported
     only when a text needs them (about 30 ms of a command's start)."""
     import yaml
-    from yaml.constructor import ConstructorError
-    from yaml.nodes import MappingNode
+    from yaml.constructor import BaseConstructor
 
     base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    merge_tag = "tag:yaml.org,2002:merge"
 
     class Loader(base):  # type: ignore[misc,unused-ignore]
         """Timestamps stay strings (YAML's datetime drops nanoseconds, and the
-        API server sees strings anyway); a key given twice in one mapping is
-        refused (limits.duplicate_key), a key from a merge (``<<: *base``) may
-        be given again; a tagged scalar that PyYAML's constructor cannot read
-        is an error at its place, not a KeyError."""
+        API server sees strings anyway). A key given twice in one mapping is
+        refused (limits.duplicate_key); a key brought by a merge (``<<:
+        *base``) may be given again. Both cost a length comparison per
+        mapping when nothing collides (PyYAML's own loop builds it)."""
 
         _root: Any = None
-        _own_keys: dict[int, int]  # id(mapping node) -> how many of its pairs are not merges
+        _own_pairs: dict[int, int]  # id(mapping node with merges) -> how many of its pairs are its own
 
         def construct_document(self, node: Any) -> Any:
-            self._root, self._own_keys = node, {}
+            self._root, self._own_pairs = node, {}
             try:
                 return super().construct_document(node)
             finally:
-                self._root, self._own_keys = None, {}
-
-        def construct_object(self, node: Any, deep: bool = False) -> Any:
-            try:
-                return super().construct_object(node, deep=deep)
-            except (KeyError, IndexError, AttributeError):  # a tagged scalar PyYAML cannot read: !!bool x
-                raise ConstructorError(
-                    None, None, f"cannot read {node.value!r} as {node.tag}", node.start_mark
-                ) from None
+                self._root, self._own_pairs = None, {}
 
         def flatten_mapping(self, node: Any) -> None:
-            # the first flattening puts the merged pairs before the mapping's own
-            if id(node) not in self._own_keys:
-                self._own_keys[id(node)] = sum(1 for k, _ in node.value if k.tag != merge_tag)
+            pairs = node.value
+            n = len(pairs)
             super().flatten_mapping(node)
+            if node.value is not pairs or len(pairs) != n:
+                # merged: PyYAML deleted the merge keys from this list, and put
+                # the merged pairs before what is left of it, the mapping's own
+                self._own_pairs.setdefault(id(node), len(pairs))
 
         def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
-            if not isinstance(node, MappingNode):
-                return dict(super().construct_mapping(node, deep=deep))  # PyYAML's error
-            self.flatten_mapping(node)
-            first_own = len(node.value) - self._own_keys[id(node)]
-            mapping: dict[Any, Any] = {}
-            lines: dict[Any, int] = {}  # the mapping's own keys -> line
-            for i, (key_node, value_node) in enumerate(node.value):
-                key = self.construct_object(key_node, deep=deep)
-                if not isinstance(key, Hashable):  # as BaseConstructor.construct_mapping
-                    raise ConstructorError(
-                        "while constructing a mapping",
-                        node.start_mark,
-                        "found unhashable key",
-                        key_node.start_mark,
-                    )
-                if i >= first_own:
-                    mark = key_node.start_mark
-                    first = lines.get(key)
-                    if first is not None:
-                        raise limits.duplicate_key(
-                            key, mark.line + 1, mark.column + 1, first, node is self._root
-                        )
-                    lines[key] = mark.line + 1
-                mapping[key] = self.construct_object(value_node, deep=deep)
+            if isinstance(node, yaml.MappingNode):
+                self.flatten_mapping(node)
+            mapping: dict[Any, Any] = BaseConstructor.construct_mapping(self, node, deep=deep)
+            if len(mapping) != len(node.value):  # keys collide: given twice, or merged and given again
+                self._refuse_keys_given_twice(node)
             return mapping
+
+        def _refuse_keys_given_twice(self, node: Any) -> None:
+            own = node.value[len(node.value) - self._own_pairs.get(id(node), len(node.value)) :]
+            lines: dict[Any, int] = {}
+            for key_node, _ in own:
+                key = self.construct_object(key_node)  # built already: PyYAML's memo
+                mark = key_node.start_mark
+                first = lines.get(key)
+                if first is not None:
+                    raise limits.duplicate_key(key, mark.line + 1, mark.column + 1, first, node is self._root)
+                lines[key] = mark.line + 1
 
     resolvers_by_char: dict[str, list[tuple[str, Any]]] = base.yaml_implicit_resolvers
     Loader.yaml_implicit_resolvers = {
@@ -434,9 +419,40 @@ def _pyyaml_documents(text: str, source: str) -> list[Any]:
         raise ParseError("", "", f"invalid YAML: {_yaml_problem(e)}", source=source) from None
     except (ValueError, TypeError, RecursionError) as e:  # e.g. a key that is not hashable
         raise ParseError("", "", f"invalid YAML: {e}", source=source) from None
+    except (KeyError, IndexError, AttributeError):  # a tagged scalar PyYAML cannot read: !!bool x
+        raise ParseError("", "", f"invalid YAML: {_unreadable_scalar(node)}", source=source) from None
     finally:
         loader.dispose()
     return docs
+
+
+def _unreadable_scalar(root: Any) -> str:
+    """Where in a composed document the first scalar is that PyYAML's
+    constructor for its tag fails on with an error that is not PyYAML's own
+    (``!!bool x``: KeyError; ``!!int ''``: IndexError; ``!!timestamp x``)."""
+    from yaml.nodes import MappingNode, ScalarNode
+
+    loader = _yaml_loader()("")
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, ScalarNode):
+            try:
+                loader.construct_object(node)
+            except (KeyError, IndexError, AttributeError):
+                line, column = node.start_mark.line + 1, node.start_mark.column + 1
+                return f"cannot read {node.value!r} as {node.tag} at line {line}, column {column}"
+            except Exception:  # noqa: BLE001, S112 - PyYAML's own error: not the one looked for
+                continue
+        elif isinstance(node, MappingNode):
+            stack.extend(reversed([n for pair in node.value for n in pair]))
+        else:
+            stack.extend(reversed(node.value))
+    return "a value that cannot be read as its tag says"
 
 
 def yaml_value(text: str, source: str = "") -> Any:
