@@ -175,12 +175,29 @@ def test_yaml_errors_are_pyyaml_errors(tmp_path: Path) -> None:
         '{"a": 123456789012345678901234567890}',
         '{"a": "\\ud800"}',
         '{"a": 1e400}',
-        '{"a": 1, "a": 2}',
         '[{"a": [1, 2.5, true, null, "x"]}]',
     ],
 )
 def test_json_values_are_json_values(text: str) -> None:
     assert typed(fastload._json_loads(text)) == typed(json.loads(text))
+
+
+def test_a_json_list_with_a_long_number_is_read_whole_by_json() -> None:
+    # orjson reads an integer beyond 64 bits as a float: the items walk declines, json reads it
+    text = '{"items": [{"a": 123456789012345678901}]}'
+    assert by_item(text) is None
+    assert typed(fastload._json_loads(text)) == typed(json.loads(text))
+    digits_in_a_string = '{"items": [{"uid": "123456789012345678901"}]}'  # a string: orjson is exact
+    assert typed(by_item(digits_in_a_string)) == typed(json.loads(digits_in_a_string))
+
+
+@pytest.mark.parametrize(
+    "text", ['{"a": 1, "a": 2}', '{"items": [1], "items": [2]}', '{"it\\u0065ms": [1], "items": [2]}']
+)
+def test_a_json_key_given_twice_is_refused(text: str) -> None:
+    assert by_item(text) is None
+    with pytest.raises(limits.TextProblem, match="duplicate key"):
+        fastload._json_loads(text, fastload._sharing())
 
 
 @pytest.mark.parametrize("text", ['{"a": 1', '{"a": 1,}', "[1 2]", '{"a": tru}'])
@@ -206,7 +223,7 @@ def as_json_list(text: str) -> str:
 
 
 def by_item(text: str) -> Any:
-    return _kernels.json_list_items(text, orjson.loads, None)
+    return _kernels.json_list_items(text, orjson.loads, None, 100)
 
 
 @pytest.mark.parametrize("path", JSON_FILES + YAML_FILES, ids=lambda p: p.name)
@@ -237,8 +254,7 @@ def test_json_lists_read_item_by_item_are_the_whole_texts_value(path: Path) -> N
         '{"items": [[]], "z": {}}',
         '{"items": ["\u00e9", "\U0001f600", {"\u00e9": 1}]}',
         '{"a": "items", "items": [null, true, false, 1.5, -0.0]}',
-        '{"it\\u0065ms": [1], "items": [2]}',  # an escaped key: the whole text decides
-        '{"items": [1], "items": [2]}',
+        '{"it\\u0065m": [1], "items": [2]}',  # an escaped key: the whole text decides
         '{"items": 3}',
         '[{"items": [1]}]',
     ],
@@ -307,7 +323,11 @@ def test_random_json_lists_read_item_by_item(
     before: dict[str, Any], items: list[Any], after: dict[str, Any], indent: Any, cut: int
 ) -> None:
     text = json.dumps({**before, "items": items, **after}, indent=indent, ensure_ascii=False)
-    assert typed(by_item(text)) == typed(json.loads(text))
+    got = by_item(text)
+    if got is None:  # a key written with an escape ("\\u001f") might repeat another: the whole text decides
+        assert "\\" in text and _kernels.json_suspect(text, 100)
+    else:
+        assert typed(got) == typed(json.loads(text))
     broken = text[: cut % (len(text) + 1)]  # a truncated text is invalid (or a shorter valid one)
     try:
         want = json.loads(broken)

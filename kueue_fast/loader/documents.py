@@ -301,36 +301,48 @@ def _libyaml_parses(text: str) -> bool:
 
 
 def _json_loads(text: str, each: Callable[[Any], None] | None = None) -> Any:
-    """JSON text -> value. orjson (measured on a 132 MB ``kubectl get -o json``
-    List of 100k Workloads: 0.3 s where json takes 1.2 s) reads it when it
-    can; anything it refuses (NaN, lone surrogates, invalid text) goes to
+    """JSON text -> value, within the loader's limits (limits.TextProblem:
+    nesting, a key twice). orjson (measured on a 132 MB ``kubectl get -o
+    json`` List of 100k Workloads: 0.3 s where json takes 1.2 s) reads it when
+    it can; anything it refuses (NaN, lone surrogates, invalid text) goes to
     json, which gives today's value or today's message. So does a text with a
     run of 19 digits: orjson would read an integer beyond 64 bits as a float.
 
     An object with an "items" array (a List) is read item by item
     (_kernels.json_list_items), each item passed to ``each`` before the next
     is read: the same value, but the copies ``each`` drops die young (the
-    100k long-drain List: 451 MB peak RSS after reading -> 159 MB)."""
-    if orjson is not None and _kernels is not None and _kernels.digit_run(text, 19) < 0:
-        by_item = _kernels.json_list_items(text, orjson.loads, each)
+    100k long-drain List: 451 MB peak RSS after reading -> 159 MB); the same
+    walk of the text looks for what the limits refuse and for long numbers.
+    Any other text is looked at after it is read (:func:`_json_limits`)."""
+    if orjson is not None and _kernels is not None:
+        by_item = _kernels.json_list_items(text, orjson.loads, each, limits.MAX_NESTING_DEPTH)
         if by_item is not None:
             return by_item
+    if orjson is not None and _kernels is not None and _kernels.digit_run(text, 19) < 0:
         try:
-            return orjson.loads(text)
+            value = orjson.loads(text)
         except Exception:  # noqa: BLE001 - json decides, with its own messages
             pass
-    return json.loads(text)
+        else:
+            _json_limits(text)
+            return value
+    try:
+        value = json.loads(text)
+    except RecursionError:  # nested far too deep: json_problem finds where
+        _json_limits(text)
+        raise limits.too_deep() from None
+    _json_limits(text)
+    return value
 
 
-_JSONError: tuple[type[Exception], ...] = (json.JSONDecodeError,)
-
-
-def _json_limits(text: str) -> limits.TextProblem | None:
-    """Nesting too deep or a key given twice in a JSON text (limits.json_problem,
-    after the compiled filter when it is built)."""
+def _json_limits(text: str) -> None:
+    """Raise limits.TextProblem for nesting too deep or a key given twice in a
+    JSON text (limits.json_problem, after the compiled filter when it is built)."""
     if _kernels is not None and not _kernels.json_suspect(text, limits.MAX_NESTING_DEPTH):
-        return None
-    return limits.json_problem(text)
+        return
+    problem = limits.json_problem(text)
+    if problem is not None:
+        raise problem
 
 
 def _split_list(source: str, index: int, d: dict[str, Any]) -> list[Document]:
@@ -367,15 +379,8 @@ def _parse_text(text: str, source: str) -> list[Document]:
     if stripped[:1] in ("{", "["):
         try:
             data = _json_loads(text, share)
-        except _JSONError as e:
+        except (json.JSONDecodeError, limits.TextProblem) as e:
             raise ParseError("", "", f"invalid JSON: {e}", source=source) from None
-        except RecursionError:  # nested too deep for json: found below
-            data = None
-        problem = _json_limits(text)
-        if problem is None and data is None:
-            problem = limits.too_deep()
-        if problem is not None:
-            raise ParseError("", "", f"invalid JSON: {problem}", source=source)
         raw_docs = data if isinstance(data, list) else [data]
     else:
         fast = parse_yaml(text, share)  # None: PyYAML reads it, with its messages
@@ -634,7 +639,7 @@ _CHUNK = 1 << 20  # what a stream is read by
 
 def _read_text(path: str, stdin: IO[str] | None, source: str, limit: int, limit_text: str) -> str:
     """The text of a file or of standard input (``-``), UTF-8, line breaks as
-    Python's text files give them (``\r\n`` and ``\r`` read as ``\n``), at
+    Python's text files give them (``\\r\\n`` and ``\\r`` read as ``\\n``), at
     most ``limit`` bytes (limits.max_input_bytes). A regular file larger than
     that is refused before it is read; a stream (standard input, a FIFO, a
     device) is read a chunk at a time, and refused as soon as it passes the
