@@ -472,7 +472,10 @@ def _usage_lines(view: ClusterView) -> list[str]:
     header = ("QUOTA", "FLAVOR", "RESOURCE", "NOMINAL", "SUBTREE", "BORROW LIMIT", "LEND LIMIT")
     quota_rows: list[Sequence[str]] = [(*header, "RESERVED", "BORROWED", "LENDABLE", "FREE")]
 
-    def walk(node: int, depth: int) -> None:
+    def order(n: int) -> tuple[bool, str]:
+        return (n < topo.n_cq, topo.node_names[n])
+
+    def row(node: int, depth: int) -> None:
         is_cq = node < topo.n_cq
         label = "  " * depth + ("" if is_cq else "cohort ") + topo.node_names[node]
         has_parent = tree.parent[node] >= 0
@@ -502,11 +505,13 @@ def _usage_lines(view: ClusterView) -> list[str]:
                     _amount(rname, free),
                 )
             )
-        for c in sorted(tree.children[node], key=lambda n: (n < topo.n_cq, topo.node_names[n])):
-            walk(c, depth + 1)
 
-    for root in sorted(tree.roots(), key=lambda n: (n < topo.n_cq, topo.node_names[n])):
-        walk(root, 0)
+    # depth first without recursion: a Cohort chain may be deeper than Python's stack
+    stack = [(root, 0) for root in sorted(tree.roots(), key=order, reverse=True)]
+    while stack:
+        node, depth = stack.pop()
+        row(node, depth)
+        stack.extend((c, depth + 1) for c in sorted(tree.children[node], key=order, reverse=True))
     if len(quota_rows) > 1:
         lines += ["", *_render(quota_rows)]
     return lines

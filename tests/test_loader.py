@@ -904,7 +904,7 @@ def test_a_directory_is_read_like_kubectl_apply_f(tmp_path: Path) -> None:
     assert list(flat.namespaces) == ["a", "b", "c", "z"]
     # kubectl says nothing about the subdirectory; a user who forgot -R should hear of it
     assert [(w.source, w.message) for w in flat.warnings] == [
-        (str(tmp_path / "sub"), "subdirectory with manifests not read (-R reads subdirectories)")
+        (str(tmp_path / "sub"), "subdirectory not read (-R reads subdirectories)")
     ]
     deep = loader.load([str(tmp_path)], recursive=True)
     assert list(deep.namespaces) == ["a", "b", "c", "d", "e", "z"]  # filepath.Walk's lexical order

@@ -229,18 +229,22 @@ class NominationMixin:
                 return sa.queue_ts < sb.queue_ts
             return (sa.namespace, sa.name) < (sb.namespace, sb.name)
 
-        def tournament(cohort: int) -> Entry | None:
-            candidates = [
-                w for w in (tournament(c) for c in self.tree.child_cohorts(cohort)) if w is not None
-            ]
-            candidates += [remaining[c] for c in self.tree.child_cqs(cohort) if c in remaining]
-            if not candidates:
-                return None
-            best = candidates[0]
-            for cur in candidates[1:]:
-                if less(cur, best, cohort):
-                    best = cur
-            return best
+        def tournament(top: int) -> Entry | None:
+            """Each cohort's winner among its child cohorts' winners and its
+            ClusterQueues' heads, child cohorts first (Kueue recurses)."""
+            winners: dict[int, Entry | None] = {}
+            for cohort in reversed([n for n in self.tree.preorder(top) if not self.tree.is_cq[n]]):
+                candidates = [w for c in self.tree.child_cohorts(cohort) if (w := winners[c]) is not None]
+                candidates += [remaining[c] for c in self.tree.child_cqs(cohort) if c in remaining]
+                if not candidates:
+                    winners[cohort] = None
+                    continue
+                best = candidates[0]
+                for cur in candidates[1:]:
+                    if less(cur, best, cohort):
+                        best = cur
+                winners[cohort] = best
+            return winners[top]
 
         winner = tournament(root)
         assert winner is not None

@@ -244,16 +244,25 @@ class Preemptor:
         advantage: bool,
         out: list[tuple[int, int, int]],
     ) -> None:
+        """Kueue collectCandidatesInSubtree: each child cohort's subtree (but
+        ``skip`` and those within nominal) before the cohort's own
+        ClusterQueues; Kueue recurses, the loop takes the cohorts in that order
+        (reversed: a cohort before its children, the last child first)."""
         frs = ctx.frs_need_preemption
-        for child in self.tree.child_cohorts(cohort):
-            if child == skip or self.tree.within_nominal(child, frs):
-                continue
-            self._collect_in_subtree(ctx, child, subtree_root, skip, advantage, out)
-        for child in self.tree.child_cqs(cohort):
-            if child == ctx.cq:
-                continue
-            if not self.tree.within_nominal(child, frs):
-                self._candidates_from_cq(ctx, child, subtree_root, advantage, out)
+        cohorts = []
+        stack = [cohort]
+        while stack:
+            node = stack.pop()
+            cohorts.append(node)
+            stack.extend(
+                c for c in self.tree.child_cohorts(node) if c != skip and not self.tree.within_nominal(c, frs)
+            )
+        for node in reversed(cohorts):
+            for child in self.tree.child_cqs(node):
+                if child == ctx.cq:
+                    continue
+                if not self.tree.within_nominal(child, frs):
+                    self._candidates_from_cq(ctx, child, subtree_root, advantage, out)
 
     def _hierarchical_candidates(
         self, ctx: PreemptionCtx
@@ -507,6 +516,16 @@ class TargetOrdering:
                 yield target
 
     def _next_target(self, cohort: int) -> int:
+        """From cohort down to the child with the highest share (Kueue
+        recurses into the chosen cohort; here the loop goes on with it)."""
+        while True:
+            target = self._best_child(cohort)
+            if target < 0 or self.tree.is_cq[target]:
+                return target
+            cohort = target
+
+    def _best_child(self, cohort: int) -> int:
+        """The ClusterQueue or child cohort to descend to, or -1 (cohort pruned)."""
         best_cq, best_cq_drs = -1, NEGATIVE_DRS
         for cq in self.tree.child_cqs(cohort):
             if cq in self.pruned_cqs:
@@ -545,7 +564,7 @@ class TargetOrdering:
             self.pruned_cohorts.add(cohort)
             return -1
         if best_cohort >= 0 and compare_drs(best_cohort_drs, best_cq_drs) >= 0:
-            return self._next_target(best_cohort)
+            return best_cohort
         return best_cq
 
     # --- shares at the almost-lowest-common-ancestor (fairsharing/least_common_ancestor.go)

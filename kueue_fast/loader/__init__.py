@@ -14,6 +14,8 @@ is accepted but probably not meant is a warning (``ClusterState.warnings``).
 
 Where things are (each module imports only those above it):
 
+* ``limits``: what one input may hold (size, nesting, YAML aliases, keys
+  given twice), checked by every reader of ``documents``;
 * ``documents``: files, directories and standard input -> :class:`Document`
   (YAML and JSON parsing, with the fast parsers and why they were chosen);
 * ``common``: the kinds and apiVersions read, the checks every converter

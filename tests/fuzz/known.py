@@ -23,13 +23,7 @@ class Known:
         return bool(self.signature) and re.search(self.signature, outcome, re.S) is not None
 
 
-KNOWN: dict[str, Known] = {
-    "alias-bomb": Known("issue 21 item 1", mutators=("alias-bomb",), signature=r"^memory\b"),
-    "deep-nesting": Known(
-        "issue 21 item 3", mutators=("deep-nest",), signature=r"RecursionError|maximum recursion depth"
-    ),
-    "duplicate-keys": Known("issue 21 item 4", mutators=("duplicate-key", "no-separator")),
-}
+KNOWN: dict[str, Known] = {}
 
 
 def skipped_mutators(known: dict[str, Known] = KNOWN) -> set[str]:

@@ -124,7 +124,8 @@ LINT_SUMMARY = re.compile(r"\d+ error\(s\), \d+ warning\(s\)")
 def judge(run: Run, path: str, memory: int = MEMORY_LIMIT, lint: bool = False) -> str | None:
     """What is wrong with one run, as ``"<class>: <detail>"``; None when it
     is an allowed outcome: exit 0, or exit 2 with only ``error:`` and
-    ``warning:`` lines, each naming the file, no Python words, no stdout.
+    ``warning:`` lines (and ``note:``, schedule's word that more cycles would
+    admit more), each naming the file, no Python words, no stdout.
     ``lint`` prints its findings and a count on stdout instead."""
     err = run.stderr.decode("utf-8", "replace")
     if run.signal in (signal.SIGALRM, signal.SIGXCPU):
@@ -142,8 +143,8 @@ def judge(run: Run, path: str, memory: int = MEMORY_LIMIT, lint: bool = False) -
             return f"bad-error: lint's last line is not its count: {out[-1:]!r}"
         lines += out[:-1]
     for line in lines:
-        if not line.startswith(("error: ", "warning: ")):
-            return f"bad-error: a line that is neither error nor warning: {line[:300]!r}"
+        if not line.startswith(("error: ", "warning: ", "note: ")):
+            return f"bad-error: a line that is neither error, warning nor note: {line[:300]!r}"
         if LEAKED.search(line):
             return f"bad-error: Python's words in a message: {line[:300]!r}"
     if run.rc == 2:
