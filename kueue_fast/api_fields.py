@@ -1,6 +1,6 @@
-"""Kueue's API as kueue-fast reads it: the fields of the six kinds it reads
+"""Kueue's API as kueue-fast reads it: the fields of the kinds it reads
 (ResourceFlavor, ClusterQueue, Cohort, LocalQueue, WorkloadPriorityClass,
-Workload), declared once per API version.
+Workload, AdmissionCheck, Topology), declared once per API version.
 
 Two readers, so that they cannot drift apart:
 
@@ -257,7 +257,7 @@ _RF_SPEC = obj(
         TAINT, "Taints of the flavor's nodes: only workloads that tolerate them fit.", max_items=8
     ),
     tolerations=arr(TOLERATION, "Tolerations added to the pods admitted to the flavor.", max_items=8),
-    topologyName=string("A Topology (Topology Aware Scheduling; not supported by kueue-fast)."),
+    topologyName=string("The Topology of the flavor's nodes (Topology Aware Scheduling)."),
 )
 _RF = obj(
     "ResourceFlavor: a kind of node (its labels, taints, tolerations) that ClusterQueues hold quota of.",
@@ -486,7 +486,32 @@ POD_SET = obj(
     ),
     count=int32("How many pods.", minimum=0),
     minCount=int32("Partial admission: the fewest pods the workload may run with.", minimum=1),
-    topologyRequest=open_object("Topology Aware Scheduling (not supported by kueue-fast)."),
+    topologyRequest=Field(
+        OBJECT,
+        "Topology Aware Scheduling: the topology domain the pods must or should share.",
+        fields=dict(
+            required=string("A topology level whose one domain must hold all the pods."),
+            preferred=string(
+                "A topology level whose one domain should hold the pods, else the closest above."
+            ),
+            unconstrained=Field(BOOLEAN, "true: the pods may go anywhere in the topology."),
+            podIndexLabel=string("The label holding a pod's index (written by job integrations)."),
+            subGroupIndexLabel=string("The label holding a pod's sub-group index."),
+            subGroupCount=int32("How many sub-groups.", minimum=0),
+            podSetGroupName=string("Pod sets placed together (not supported by kueue-fast)."),
+            podSetSliceRequiredTopology=string("A topology level whose one domain must hold each slice."),
+            podSetSliceSize=int32("The pods of a slice.", minimum=1),
+            podsetSliceRequiredTopologyConstraints=arr(
+                obj(
+                    "One slice layer: its level and size (one layer only in kueue-fast).",
+                    topology=string("The level."),
+                    size=int32("The pods of a slice.", minimum=1),
+                ),
+                "Slice layers, outermost first (v1beta2).",
+                max_items=3,
+            ),
+        ),
+    ),
 )
 PRIORITY_CLASS_GROUPS = ("kueue.x-k8s.io", "scheduling.k8s.io")
 PRIORITY_CLASS_KINDS = ("WorkloadPriorityClass", "PriorityClass")
@@ -499,6 +524,14 @@ _POD_SET_ASSIGNMENT = obj(
     flavors=string_map("The flavor of each resource."),
     resourceUsage=Field(MAP, "The quota used, per resource (all pods).", values=quantity()),
     count=int32("How many pods were admitted."),
+    topologyAssignment=obj(
+        "Topology Aware Scheduling: where the pods go (v1beta1 domains, v1beta2 slices).",
+        open=True,
+        levels=arr(string(), "The topology levels the values are given at."),
+        domains=arr(open_object("A domain's values and pod count (v1beta1)."), "The domains (v1beta1)."),
+        slices=arr(open_object("Domains sharing an encoding (v1beta2)."), "The domains (v1beta2)."),
+    ),
+    delayedTopologyRequest=string("Pending or Ready: a topology assignment made later."),
 )
 
 
@@ -564,6 +597,26 @@ def _workload(api: str) -> Field:
     )
 
 
+# --- Topology ------------------------------------------------------------------------------------
+
+_TOPOLOGY = obj(
+    "Topology: the node labels of a hierarchy of domains (blocks, racks, hosts), highest first.",
+    required=("spec",),
+    apiVersion=_API_VERSION,
+    kind=_KIND,
+    metadata=_METADATA,
+    spec=obj(
+        "The levels.",
+        levels=arr(
+            obj("One level.", nodeLabel=string("The node label whose value names a node's domain.")),
+            "The levels, highest first; kubernetes.io/hostname only as the lowest.",
+            min_items=1,
+            max_items=16,
+        ),
+    ),
+    status=open_object("Unused."),
+)
+
 # --- by kind and version -----------------------------------------------------------------------
 
 KINDS: dict[str, dict[str, Field]] = {
@@ -574,6 +627,7 @@ KINDS: dict[str, dict[str, Field]] = {
     "WorkloadPriorityClass": {V1BETA1: _WPC, V1BETA2: _WPC},
     "Workload": {V1BETA1: _workload(V1BETA1), V1BETA2: _workload(V1BETA2)},
     "AdmissionCheck": {V1BETA1: _admission_check(V1BETA1), V1BETA2: _admission_check(V1BETA2)},
+    "Topology": {V1BETA1: _TOPOLOGY, V1BETA2: _TOPOLOGY},
 }
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .model import AdmissionCheckState
+from .model import AdmissionCheckState, TopologyAssignment
 
 ADMITTED, PENDING, EVICTED, FINISHED = "admitted", "pending", "evicted", "finished"
 # quota reserved, waiting for admission checks (admission_checks.py)
@@ -21,6 +21,8 @@ class PodSetDecision:
     count: int
     flavors: dict[str, str] = field(default_factory=dict)  # resource -> flavor
     resource_usage: dict[str, int] = field(default_factory=dict)  # resource -> total
+    # Topology Aware Scheduling: where its pods go (None: no placement)
+    topology_assignment: TopologyAssignment | None = None
 
 
 @dataclass

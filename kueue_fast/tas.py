@@ -237,19 +237,19 @@ def _flavor_spec(
     for node in nodes:  # by name (Kueue's node map has no order)
         if not node_matches_flavor(node, rf, levels):
             continue
-        values = tuple(node.labels[lvl] for lvl in levels)
+        node_values = tuple(node.labels[lvl] for lvl in levels)
         # a hostname leaf is known by the hostname alone (two nodes with one hostname share it)
-        key = (values[-1],) if hostname_lowest else values
+        key = (node_values[-1],) if hostname_lowest else node_values
         cap = leaves.get(key)
         if cap is None:
             cap = leaves[key] = [0] * n_res
             leaf_node[key] = node
-        for r, v in node.allocatable.items():
-            cap[rid[r]] += v
+        for name, amount in node.allocatable.items():
+            cap[rid[name]] += amount
         used = pod_usage.get(node.name)
         if used is not None:
-            for r in range(n_res):
-                cap[r] -= used[r]
+            for i in range(n_res):
+                cap[i] -= used[i]
     # the domains of each level, sorted by level values
     n_levels = len(levels)
     full_values = {k: tuple(leaf_node[k].labels[lvl] for lvl in levels) for k in leaves}
@@ -260,9 +260,9 @@ def _flavor_spec(
     index: dict[tuple[str, ...], int] = {}
     values: list[tuple[str, ...]] = []
     for lvl in range(n_levels):
-        for v in per_level[lvl]:
-            index[v] = len(values)
-            values.append(v)
+        for domain in per_level[lvl]:
+            index[domain] = len(values)
+            values.append(domain)
         level_start.append(len(values))
     # Sorting leaves by their full values is sorting them by hostname alone
     # only within one parent (kueue compareDomainLevelValues): the full values
@@ -270,9 +270,9 @@ def _flavor_spec(
     parent = [-1] * len(values)
     child_lo = [0] * len(values)
     child_hi = [0] * len(values)
-    for d, v in enumerate(values):
-        if len(v) > 1:
-            p = index[v[:-1]]
+    for d, domain in enumerate(values):
+        if len(domain) > 1:
+            p = index[domain[:-1]]
             parent[d] = p
             if child_hi[p] == 0:
                 child_lo[p] = d

@@ -36,8 +36,10 @@ from typing import Any
 
 import pytest
 
+from kueue_fast import Cluster
 from kueue_fast import model as m
 from kueue_fast._reference.tas import TasPodSetAsk, TasState
+from kueue_fast.engine_contract import ENGINES, native_available
 from kueue_fast.quantity import parse_quantity
 from kueue_fast.tas import class_flavors, compile_tas, pod_set_request
 
@@ -1489,3 +1491,63 @@ def test_reference_placement(case: FindCase) -> None:
         pytest.skip("the placement is not reached: " + case.flavor_rejection)
     got = place_on_reference(case)
     assert got == wanted(case)
+
+
+# --- through the engines ------------------------------------------------------------------------
+
+
+def scheduling_state(case: FindCase) -> m.ClusterState:
+    """The case as a cluster: the TAS flavor as the only flavor of a
+    ClusterQueue with quota for all its pods ask for (so that a TAS-only
+    ClusterQueue makes a pod set without a request ask for TAS implicitly,
+    as Kueue's test sets Implied), one Workload with the case's pod sets."""
+    state = m.ClusterState()
+    state.topologies["default"] = m.Topology("default", list(case.levels))
+    state.resource_flavors["tas"] = m.ResourceFlavor("tas", dict(case.node_labels), topology_name="default")
+    state.nodes = {n.name: n for n in case.nodes}
+    state.node_pods = running_pods(case)
+    resources = sorted({r for p in case.pod_sets for r in p.requests})
+    quotas = [m.ResourceQuota(r, 10**15) for r in resources]
+    group = m.ResourceGroup(resources, [m.FlavorQuotas("tas", quotas)])
+    state.cluster_queues["cq"] = m.ClusterQueue("cq", [group], namespace_selector=m.LabelSelector())
+    state.local_queues["default/q"] = m.LocalQueue("default", "q", "cq")
+    wl = m.Workload("default", "wl", "q", [model_pod_set(p) for p in case.pod_sets], 0)
+    state.workloads[wl.key] = wl
+    return state
+
+
+def scheduled(case: FindCase, engine: str) -> dict[str, object]:
+    """One cycle on ``engine``: the admitted pod sets' placements, or the
+    failing pod set's reason as its pending message says it."""
+    cluster = Cluster(scheduling_state(case), engine=engine)
+    cluster.run_cycle()
+    d = cluster.decision("default/wl")
+    if d.state == "admitted":
+        out: dict[str, object] = {}
+        for psd in d.pod_sets:
+            ta = psd.topology_assignment
+            assert ta is not None, f"pod set {psd.name} admitted without a placement"
+            out[psd.name] = (list(ta.levels), list(ta.domains))
+        return out
+    prefix = "couldn't assign flavors to pod set "
+    assert d.message.startswith(prefix), d.message
+    name, _, reason = d.message[len(prefix) :].partition(": ")
+    return {name: reason}
+
+
+def wanted_from_a_cycle(case: FindCase) -> dict[str, object]:
+    """What one cycle shows of Kueue's expectation: every placement, or only
+    the first failure (the workload is not admitted)."""
+    want = wanted(case)
+    if case.flavor_rejection:
+        return {case.pod_sets[0].name: case.flavor_rejection}
+    failed = [p.name for p in case.pod_sets if p.reason is not None]
+    return {failed[0]: want[failed[0]]} if failed else want
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("case", FIND_CASES, ids=[c.name for c in FIND_CASES])
+def test_placement_through_a_scheduling_cycle(case: FindCase, engine: str) -> None:
+    if engine == "native" and not native_available():
+        pytest.skip("the native engine is not built")
+    assert scheduled(case, engine) == wanted_from_a_cycle(case)

@@ -42,8 +42,6 @@ def parse_resource_flavor(obj: Mapping[str, Any]) -> m.ResourceFlavor:
     spec = _spec(obj, ref)
     spec_fields = fields.fields["spec"]
     v.check_fields(spec, spec_fields.names, ref, "spec")
-    if spec.get("topologyName") is not None:
-        v.not_supported_feature(ref, "spec.topologyName", "Topology Aware Scheduling")
     nl = spec.get("nodeLabels")
     limit = spec_fields.fields["nodeLabels"].max_properties
     node_labels = v.labels(nl, ref, "spec.nodeLabels", max_properties=limit) if nl is not None else {}
@@ -51,7 +49,10 @@ def parse_resource_flavor(obj: Mapping[str, Any]) -> m.ResourceFlavor:
     node_taints = v.taints(nt, ref, "spec.nodeTaints") if nt is not None else []
     tl = spec.get("tolerations")
     tols = v.tolerations(tl, ref, "spec.tolerations", strict=True) if tl is not None else []
-    return m.ResourceFlavor(name, dict(node_labels), node_taints, tols)
+    topology = (
+        v.object_name(spec["topologyName"], ref, "spec.topologyName") if spec.get("topologyName") else None
+    )
+    return m.ResourceFlavor(name, dict(node_labels), node_taints, tols, topology)
 
 
 # --- ClusterQueue ---------------------------------------------------------------------------

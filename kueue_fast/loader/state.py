@@ -29,6 +29,7 @@ from .kinds import (
     parse_workload_priority_class,
 )
 from .roles import _kind_and_version, _label_of, _Role
+from .tas import parse_node, parse_pod, parse_topology, tas_problems
 from .workload import BulkCaches, fast_workload, parse_workload
 
 
@@ -213,6 +214,16 @@ class _Assembly:
         elif kind == "Namespace":
             ns = parse_namespace(doc.obj)
             put(state.namespaces, ns.name, ns, doc, "Namespace")
+        elif kind == "Topology":
+            topo = parse_topology(doc.obj)
+            put(state.topologies, topo.name, topo, doc, "Topology")
+        elif kind == "Node":
+            node = parse_node(doc.obj)
+            put(state.nodes, node.name, node, doc, "Node")
+        elif kind == "Pod":
+            pod = parse_pod(doc.obj)
+            if pod is not None:
+                state.node_pods.append(pod)
         elif kind == "Configuration":
             if self.seen_config is not None:
                 raise ValidationError(
@@ -269,6 +280,7 @@ class _Assembly:
     def finish(self, documents: list[Document], made: dict[int, list[dict[str, Any]]]) -> m.ClusterState:
         """The warnings in input order, and the documents as Kueue would hold them."""
         state = self.state
+        self.errors.extend(tas_problems(state))
         self.noted.sort(key=lambda n: n[0])
         state.warnings.extend(w for _, w in self.noted)
         if made:

@@ -32,6 +32,7 @@ from .common import (
     _status,
     parse_time_ns,
 )
+from .tas import topology_assignment, topology_request
 
 # The spec fields of a Workload by apiVersion, and of a pod set: what kueue-fast
 # reads. The controller reads Workloads as the API server serves them (v1beta2)
@@ -106,8 +107,6 @@ def _required_affinity(spec: Mapping[str, Any], ref: str, path: str) -> tuple[m.
 def _pod_set(raw: object, ref: str, path: str) -> tuple[m.PodSet, OverLimits]:
     d = v.as_map(raw, ref, path)
     v.check_fields(d, POD_SET_FIELDS, ref, path)
-    if d.get("topologyRequest") is not None:
-        v.not_supported_feature(ref, v.child(path, "topologyRequest"), "Topology Aware Scheduling")
     # PodSetReference: DNS label, CRD default "main"
     name = (
         "main"
@@ -136,6 +135,8 @@ def _pod_set(raw: object, ref: str, path: str) -> tuple[m.PodSet, OverLimits]:
     ps.required_affinity = _required_affinity(spec, ref, sp)
     if spec.get("tolerations") is not None:
         ps.tolerations = v.tolerations(spec["tolerations"], ref, v.child(sp, "tolerations"), strict=False)
+    if d.get("topologyRequest") is not None:
+        ps.topology_request = topology_request(d["topologyRequest"], ref, v.child(path, "topologyRequest"))
     return ps, over_limits
 
 
@@ -168,7 +169,9 @@ def _admission(raw: object, ref: str, pod_sets: list[m.PodSet]) -> m.Admission:
     return m.Admission(
         kept.cluster_queue,
         [
-            m.PodSetAssignment(a.name, a.count, dict(a.flavors), dict(a.resource_usage))
+            m.PodSetAssignment(
+                a.name, a.count, dict(a.flavors), dict(a.resource_usage), a.topology_assignment
+            )
             for a in kept.pod_set_assignments
         ],
     )
@@ -209,7 +212,10 @@ def _checked_admission(raw: object, ref: str, pod_sets: list[m.PodSet]) -> m.Adm
             if explicit and val % explicit != 0:
                 v.invalid(ref, v.key(up, rname), str(q), f"is not a multiple of {count}")
             usage[rname] = val
-        assignments.append(m.PodSetAssignment(name, count, dict(flavors), usage))
+        topology = None
+        if pa.get("topologyAssignment") is not None:
+            topology = topology_assignment(pa["topologyAssignment"], ref, v.child(pp, "topologyAssignment"))
+        assignments.append(m.PodSetAssignment(name, count, dict(flavors), usage, topology))
     return m.Admission(cq, assignments)
 
 
@@ -314,6 +320,8 @@ def _workload_status(
     the pod sets' ``reclaimable``). Returns (admission, admission_ns, finished,
     queue_order_ns, check states, Admitted=True)."""
     status = _status(obj, ref)
+    if status.get("unhealthyNodes"):
+        v.not_supported_feature(ref, "status.unhealthyNodes", "Topology Aware Scheduling node replacement")
     conds = _conditions(status, ref)
     reserved = conds.get("QuotaReserved")
     has_reservation = reserved is not None and reserved.get("status") == "True"
