@@ -762,7 +762,7 @@ def test_kinds_kueue_does_not_read_are_skipped_with_a_warning() -> None:
                 "kind": "RayJob",
                 "metadata": {"name": "rj", "labels": {"kueue.x-k8s.io/queue-name": "lq"}},
             },
-            {"apiVersion": B2, "kind": "Topology", "metadata": {"name": "t"}},
+            {"apiVersion": B2, "kind": "MultiKueueCluster", "metadata": {"name": "t"}},
             {"apiVersion": "v1", "kind": "Namespac", "metadata": {"name": "x"}},
         ]
     )
@@ -771,7 +771,7 @@ def test_kinds_kueue_does_not_read_are_skipped_with_a_warning() -> None:
         "ConfigMap/n/c",
         "CustomResourceDefinition/clusterqueues.kueue.x-k8s.io",
         "RayJob/rj",
-        "Topology/t",
+        "MultiKueueCluster/t",
         "Namespac/x",
     ]
     assert got["ConfigMap/n/c"] == "Kueue does not read ConfigMap (v1); skipped"
@@ -779,7 +779,7 @@ def test_kinds_kueue_does_not_read_are_skipped_with_a_warning() -> None:
         "kueue-fast makes Workloads only from batch/v1 Jobs and jobset.x-k8s.io/v1alpha2 JobSets"
         in got["RayJob/rj"]
     )
-    assert "a ResourceFlavor that names a topology is refused" in got["Topology/t"]
+    assert "it matters only through an AdmissionCheck" in got["MultiKueueCluster/t"]
     assert got["Namespac/x"].endswith('(did you mean "Namespace"?)')
     assert len(state.documents) == 5  # --output yaml still prints them
 

@@ -22,7 +22,7 @@ from .. import validation as v
 from ..errors import InputError, ValidationError
 from ..integrations import framework as fw
 from ..requests import pod_requests
-from .common import _check_type, _metadata, _spec, _status
+from .common import _FIELDS, _check_type, _metadata, _spec, _status
 
 # what makes a pod a TAS pod (pkg/util/tas IsTAS): it does not count as non-TAS usage
 _TAS_POD_ANNOTATIONS = (
@@ -42,8 +42,6 @@ _FEATURE = "Topology Aware Scheduling"
 def parse_topology(obj: Mapping[str, Any]) -> m.Topology:
     """Topology (kueue.x-k8s.io v1beta1/v1beta2): spec.levels, 1 to 16 node
     labels, unique, kubernetes.io/hostname only as the lowest (the CRD's rules)."""
-    from .common import _FIELDS
-
     _check_type(obj, ("Topology",))
     name, _, _ = _metadata(obj, "Topology", namespaced=False)
     ref = m.object_ref("Topology", name)
@@ -125,26 +123,12 @@ def parse_pod(obj: Mapping[str, Any]) -> m.NodePod | None:
 # --- a pod set's topologyRequest ------------------------------------------------------------------
 
 
-def topology_request(raw: object, ref: str, path: str) -> m.TopologyRequest | None:
+def topology_request(raw: object, ref: str, path: str, api: str) -> m.TopologyRequest | None:
     """spec.podSets[].topologyRequest: what decides placement, the Workload
     webhook's slice rules (TASValidateWorkloadSliceSize), and a refusal of
     what kueue-fast does not model (pod-set groups, multi-layer slices)."""
     d = v.as_map(raw, ref, path)
-    known = frozenset(
-        {
-            "required",
-            "preferred",
-            "unconstrained",
-            "podIndexLabel",
-            "subGroupIndexLabel",
-            "subGroupCount",
-            "podSetGroupName",
-            "podSetSliceRequiredTopology",
-            "podSetSliceSize",
-            "podsetSliceRequiredTopologyConstraints",
-        }
-    )
-    v.check_fields(d, known, ref, path)
+    v.check_fields(d, _FIELDS["Workload"][api].at("spec.podSets[].topologyRequest").names, ref, path)
     if d.get("podSetGroupName") is not None:
         v.not_supported_feature(
             ref, v.child(path, "podSetGroupName"), "Topology Aware Scheduling pod-set groups"
@@ -207,6 +191,7 @@ def topology_assignment(raw: object, ref: str, path: str) -> m.TopologyAssignmen
     for i, draw in enumerate(v.opt_list(d, "domains", ref, path)):
         ip = v.index(dp, i)
         dom = v.as_map(draw, ref, ip)
+        v.check_fields(dom, frozenset({"values", "count"}), ref, ip)
         vp = v.child(ip, "values")
         values = tuple(
             v.as_str(x, ref, v.index(vp, j)) for j, x in enumerate(v.opt_list(dom, "values", ref, ip))

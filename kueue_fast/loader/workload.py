@@ -104,7 +104,7 @@ def _required_affinity(spec: Mapping[str, Any], ref: str, path: str) -> tuple[m.
     return _node_selector_terms(req["nodeSelectorTerms"], ref, v.child(rp, "nodeSelectorTerms"))
 
 
-def _pod_set(raw: object, ref: str, path: str) -> tuple[m.PodSet, OverLimits]:
+def _pod_set(raw: object, ref: str, path: str, api: str = V1BETA2) -> tuple[m.PodSet, OverLimits]:
     d = v.as_map(raw, ref, path)
     v.check_fields(d, POD_SET_FIELDS, ref, path)
     # PodSetReference: DNS label, CRD default "main"
@@ -136,7 +136,9 @@ def _pod_set(raw: object, ref: str, path: str) -> tuple[m.PodSet, OverLimits]:
     if spec.get("tolerations") is not None:
         ps.tolerations = v.tolerations(spec["tolerations"], ref, v.child(sp, "tolerations"), strict=False)
     if d.get("topologyRequest") is not None:
-        ps.topology_request = topology_request(d["topologyRequest"], ref, v.child(path, "topologyRequest"))
+        ps.topology_request = topology_request(
+            d["topologyRequest"], ref, v.child(path, "topologyRequest"), api
+        )
     return ps, over_limits
 
 
@@ -362,7 +364,7 @@ def _workload_status(
     return admission, admission_ns, finished, queue_order_ns, checks, admitted
 
 
-def _pod_sets(spec: Mapping[str, Any], ref: str) -> list[m.PodSet]:
+def _pod_sets(spec: Mapping[str, Any], ref: str, api: str = V1BETA2) -> list[m.PodSet]:
     """spec.podSets: each pod set, names unique, at most one with minCount; a
     pod set whose requests exceed their limits leaves the Workload pending,
     not rejected (resources_validation_error)."""
@@ -380,7 +382,7 @@ def _pod_sets(spec: Mapping[str, Any], ref: str) -> list[m.PodSet]:
     names: set[str] = set()
     with_min = 0
     for i, raw in enumerate(raw_sets):
-        ps, over = _pod_set(raw, ref, f"spec.podSets[{i}]")
+        ps, over = _pod_set(raw, ref, f"spec.podSets[{i}]", api)
         if ps.name in names:  # listType=map, listMapKey=name
             v.duplicate(ref, f"spec.podSets[{i}].name", ps.name)
         names.add(ps.name)
@@ -419,7 +421,7 @@ def parse_workload(
     v.check_fields(spec, SPEC_FIELDS[api], ref, "spec", _WL_RENAMED[api])
 
     # 1. pod sets
-    pod_sets = _pod_sets(spec, ref)
+    pod_sets = _pod_sets(spec, ref, api)
 
     # 2. queue, priority, active
     queue = v.opt_str(spec, "queueName", ref, "spec")
