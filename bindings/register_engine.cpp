@@ -639,7 +639,7 @@ void register_engine(py::module_& m) {
                  for (const kueue_fast::TasUse& u : tas->uses(wid)) {
                    if (u.row - first != i) continue;
                    flavor = u.flavor;
-                   leaves.append(py::make_tuple(u.leaf, u.count));
+                   if (u.leaf >= 0) leaves.append(py::make_tuple(u.leaf, u.count));  // (-1: no pods placed)
                  }
                  topology.append(flavor < 0 ? py::object(py::none()) : py::object(py::make_tuple(flavor, leaves)));
                }

@@ -209,10 +209,14 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
         self._keys.append(key)
 
     def _ensure_known(self, wl: Workload) -> None:
-        """A workload naming a resource or flavor the topology lacks forces a rebuild."""
+        """A workload naming a resource or flavor the topology lacks forces a
+        rebuild (so does a pod resource the compiled TAS topology lacks)."""
         names = set(self.topology.resource_names)
         flavors = set(self.topology.flavor_names)
         missing = any(r not in names for per_pod in self.compiler.charged_requests(wl) for r in per_pod)
+        tas = self.topology.tas
+        if tas is not None:
+            missing |= not tas.knows_resources(r for ps in wl.pod_sets for r in ps.requests)
         if wl.admission is not None:
             for psa in wl.admission.pod_set_assignments:
                 missing |= any(r not in names for r in psa.resource_usage)

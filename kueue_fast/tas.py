@@ -123,6 +123,9 @@ class TasSpec:
             out[self._rid[r]] = max(0, v)
         return out
 
+    def knows_resources(self, names: Iterable[str]) -> bool:
+        return all(r in self._rid for r in names)
+
     def __post_init__(self) -> None:
         self._rid = {r: i for i, r in enumerate(self.resources)}
         self._level_id = {n: i for i, n in enumerate(self.level_names)}

@@ -531,6 +531,9 @@ void update_for_tas_result(const TasState& tas, AssignmentArena& ar, int assignm
       const auto [leaf, pods] = ar.tas_leaves[ps.tas_first + k];
       ar.tas_uses.push_back({ps.tas_flavor, leaf, fl.hostname_lowest ? fl.leaf_host[leaf] : -1, pods, row});
     }
+    // a placement of no pods (fewer pods than a slice): still the pod set's
+    // (empty) topology assignment; charges nothing
+    if (ps.tas_n == 0) ar.tas_uses.push_back({ps.tas_flavor, -1, -1, 0, row});
   }
   a.tas_use_n = static_cast<std::uint32_t>(ar.tas_uses.size()) - a.tas_use_first;
 }

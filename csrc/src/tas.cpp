@@ -141,6 +141,7 @@ bool TasState::fits(const TasUse* uses, std::size_t n) const noexcept {
   std::vector<Amount>& rem = const_cast<std::vector<Amount>&>(rem_);  // scratch
   for (std::size_t i = 0; i < n; ++i) {
     const TasUse& u = uses[i];
+    if (u.count == 0) continue;  // an empty placement's marker (flavor_assigner.cpp)
     if (u.leaf < 0) return false;
     const TasFlavorSpec& fl = spec_.flavors[u.flavor];
     const Amount* free = row(fl.free, u.leaf);
@@ -191,6 +192,7 @@ bool TasState::find_for_workload(const std::vector<TasAsk>& asks, bool simulate_
   }
   int flavor = -1;
   bool flavor_failed = false;
+  TasFailure first;  // the first failure, flavor order then pod set order (the reference's)
   for (std::size_t k = 0; k < asks.size(); ++k) {
     const TasAsk& ask = asks[k];
     placed_off_[k] = placed_.size();
@@ -210,6 +212,7 @@ bool TasState::find_for_workload(const std::vector<TasAsk>& asks, bool simulate_
     if (!find_for_pod_set(ask, simulate_empty)) {
       placed_.resize(before);
       flavor_failed = true;
+      if (first.index < 0) first = failure_;
       continue;
     }
     ask_ok_[k] = 1;
@@ -237,6 +240,7 @@ bool TasState::find_for_workload(const std::vector<TasAsk>& asks, bool simulate_
     }
   }
   placed_off_[asks.size()] = placed_.size();
+  failure_ = std::move(first);
   return failure_.index < 0;
 }
 

@@ -199,6 +199,8 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
             self.cq_generation[cq] += 1
         rec.usage = {}
         rec.tas_uses = []
+        if rec.topology is not None:  # the placements go with the quota (pod sets stay listed)
+            rec.topology = [None] * len(rec.topology)
         rec.admitted_cq = -1
         rec.evicting = False
 

@@ -168,6 +168,19 @@ class TasState:
 
     # --- placement --------------------------------------------------------------------------
 
+    def capacity(
+        self, f: int, requests: list[int], klass: int, slice_size: int, slice_idx: int, simulate_empty: bool
+    ) -> tuple[list[int], list[int], dict[int, int]]:
+        """Per domain of flavor ``f``: the pods (and slices) of these per-pod
+        requests that fit now (or on empty nodes), and the leaves where not one
+        fits by limiting resource id: phase 1 of the placement, for
+        explanations."""
+        with_pod = list(requests)
+        with_pod[self.pods_r] = 1
+        cls = self.spec.classes[klass][f]
+        n_levels = len(self.spec.flavors[f].levels)
+        return self._fill_in_counts(f, with_pod, cls, simulate_empty, {}, {}, slice_size, slice_idx, n_levels)
+
     def find_for_workload(
         self, asks: list[tuple[int, list[TasPodSetAsk]]], simulate_empty: bool
     ) -> tuple[dict[int, tuple[int, list[tuple[int, int]]]], TasFailure | None]:
@@ -212,8 +225,8 @@ class TasState:
         req = ask.request
         n_levels = len(flavor.levels)
         # levelKeyWithImpliedFallback / sliceLevelKeyWithDefault, resolved to indices
-        level_idx = self._level_index(flavor, req.level)
-        slice_idx = self._level_index(flavor, req.slice_level)
+        level_idx = self.level_index(flavor, req.level)
+        slice_idx = self.level_index(flavor, req.slice_level)
         if level_idx < 0 or slice_idx < 0:
             # HasLevel is checked when the flavor is chosen (flavor classes): not reachable
             return [], "topology level not specified"
@@ -268,7 +281,7 @@ class TasState:
         return [(d - first_leaf, pods[d]) for d in sorted(domains) if pods[d] != 0], None
 
     @staticmethod
-    def _level_index(flavor: TasFlavorSpec, level: int) -> int:
+    def level_index(flavor: TasFlavorSpec, level: int) -> int:
         if level == LEVEL_HIGHEST:
             return 0
         if level == LEVEL_LOWEST:
