@@ -130,7 +130,15 @@ class TasSpec:
         self._rid = {r: i for i, r in enumerate(self.resources)}
         self._level_id = {n: i for i, n in enumerate(self.level_names)}
         self._host_id = {h: i for i, h in enumerate(self.hostnames)}
-        self._leaf_index = [{f.values[f.first_leaf + k]: k for k in range(f.n_leaves)} for f in self.flavors]
+        # leaves by domain id: a hostname-lowest flavor's is the hostname alone
+        # (the level its topologyAssignments keep), any other's all its values
+        self._leaf_index = [
+            {
+                (f.values[f.first_leaf + k][-1:] if f.hostname_lowest else f.values[f.first_leaf + k]): k
+                for k in range(f.n_leaves)
+            }
+            for f in self.flavors
+        ]
 
     def level_id(self, name: str) -> int:
         """A level name's id, or LEVEL_NONE when no flavor has it."""

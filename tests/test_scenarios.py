@@ -103,7 +103,10 @@ def _differences(header: dict, objects: list[dict], out: dict) -> list[str]:
                 diffs.append(f"{key}/{ps_name}: flavors want {want_flavors}, got {g['flavors']}")
             if "count" in flavors and g["count"] != flavors["count"]:
                 diffs.append(f"{key}/{ps_name}: count want {flavors['count']}, got {g['count']}")
-            if "topologyAssignment" in flavors and g.get("topologyAssignment") != flavors["topologyAssignment"]:
+            if (
+                "topologyAssignment" in flavors
+                and g.get("topologyAssignment") != flavors["topologyAssignment"]
+            ):
                 diffs.append(
                     f"{key}/{ps_name}: topologyAssignment want {flavors['topologyAssignment']}, "
                     f"got {g.get('topologyAssignment')}"
