@@ -19,8 +19,9 @@ candidates to preempt).
 
 Not ported: "slice size is required when slice topology is requested"
 (Kueue's Workload webhook rejects such a pod set, TASValidateWorkloadSliceSize:
-tests/test_tas_inputs.py), the cases of features outside the slice kueue-fast covers and
-refuses (balanced placement, pod-set groups/leaders, multi-layer slice
+tests/bad_inputs/workload-slice-size-missing.yaml and, for Jobs,
+tests/test_tas_inputs.py), the cases of features outside the slice kueue-fast
+covers and refuses (balanced placement, pod-set groups/leaders, multi-layer slice
 constraints, node replacement, elastic workloads, preferred node affinity),
 and the two cases seeding Kueue's caches directly (``priorFlavorUsage``,
 ``priorOwnUsage``): admitted workloads' usage is covered by

@@ -140,3 +140,19 @@ def test_explain_says_where_the_pods_would_fit(engine: str) -> None:
         {"values": ["b1", "r1"], "fitsNow": 1, "fitsOnEmptyNodes": 2},
     ]
     assert entry["nodesWithoutRoom"] == {"cpu": 1}
+
+
+def test_simulate_refuses_topology_aware_flavors(tmp_path: Any, capsys: Any) -> None:
+    """The simulator's trace workloads carry no topology requests and its
+    arrays no placements: a cluster with a TAS flavor is refused, naming it,
+    not simulated as if its nodes did not matter."""
+    import yaml
+
+    from kueue_fast.cli import main
+
+    path = tmp_path / "cluster.yaml"
+    path.write_text(yaml.safe_dump_all(racks()))
+    assert main(["simulate", str(path), "-n", "10", "--days", "1", "--no-progress", "--no-report"]) == 2
+    err = capsys.readouterr().err
+    assert "ResourceFlavor/tas spec.topologyName" in err
+    assert "Topology Aware Scheduling" in err

@@ -411,13 +411,7 @@ int FlavorAssigner::assign(int wid, int cq, bool use_last, const std::int32_t* n
       psa.mode = m;
     }
     if (psa.mode == NO_FIT) psa.no_fit_reason = resolve_attempts();
-    if (v_.tas != nullptr) {  // the flavors tried, to mark a TAS flavor TopologyPlacementFailed later
-      psa.attempt_first = static_cast<std::uint32_t>(ar.attempt_min.size());
-      ar.attempt_min.insert(ar.attempt_min.end(), attempt_min_.begin(), attempt_min_.begin() + n_groups_);
-      ar.attempt_seen.insert(ar.attempt_seen.end(), attempt_seen_.begin(), attempt_seen_.begin() + n_groups_);
-      psa.status_reason = status_reason_;
-      psa.attempted_any = attempted_any_;
-    }
+    if (v_.tas != nullptr) [[unlikely]] tas_pod_set_record();
     worst = std::min(worst, psa.mode);
     // Assignment.append
     for (std::uint32_t k = 0; k < psa.fl_n; ++k) {
@@ -446,12 +440,32 @@ int FlavorAssigner::assign(int wid, int cq, bool use_last, const std::int32_t* n
   a.usage_n = static_cast<std::uint32_t>(assumed_keys_.size());
   ar.assignments.push_back(a);
   const int index = static_cast<int>(ar.assignments.size() - 1);
-  if (v_.tas != nullptr && a.mode != NO_FIT) {
-    bool any = false;
-    for (std::uint32_t i = 0; i < n_ps && !any; ++i) any = v_.tas->asks(static_cast<int>(w.pod_sets_of[wid].first + i));
-    if (any) assign_topology(index);
-  }
+  if (v_.tas != nullptr) [[unlikely]] tas_assignment(index);
   return index;
+}
+
+// The TAS record of the pod set just assigned: the flavors it tried, to mark
+// a TAS flavor TopologyPlacementFailed later (out of the hot loop: TAS only).
+[[gnu::noinline]] void FlavorAssigner::tas_pod_set_record() {
+  AssignmentArena& ar = v_.arena;
+  PodSetTas& pt = ar.tas_pod_sets.emplace_back();
+  pt.attempt_first = static_cast<std::uint32_t>(ar.attempt_min.size());
+  ar.attempt_min.insert(ar.attempt_min.end(), attempt_min_.begin(), attempt_min_.begin() + n_groups_);
+  ar.attempt_seen.insert(ar.attempt_seen.end(), attempt_seen_.begin(), attempt_seen_.begin() + n_groups_);
+  pt.status_reason = status_reason_;
+  pt.attempted_any = attempted_any_;
+}
+
+// The assignment's TAS record, and its placement when a pod set asks for TAS.
+[[gnu::noinline]] void FlavorAssigner::tas_assignment(int index) {
+  AssignmentArena& ar = v_.arena;
+  ar.tas_assignments.emplace_back();
+  const AssignmentRec& a = ar.assignments[index];
+  if (a.mode == NO_FIT) return;
+  const std::uint32_t first = v_.w.pod_sets_of[a.wid].first, n_ps = v_.w.pod_sets_of[a.wid].n;
+  bool any = false;
+  for (std::uint32_t i = 0; i < n_ps && !any; ++i) any = v_.tas->asks(static_cast<int>(first + i));
+  if (any) assign_topology(index);
 }
 
 // --- Topology Aware Scheduling ------------------------------------------------------------------
@@ -459,9 +473,9 @@ int FlavorAssigner::assign(int wid, int cq, bool use_last, const std::int32_t* n
 namespace {
 
 // PodSetAssignment.mode() (a Status error: NoFit).
-Mode pod_set_mode(const PodSetRec& ps, const AssignmentArena& ar) noexcept {
-  if (ps.error) return NO_FIT;
-  if (ps.rs_n == 0 && ps.rs2_words == 0) return FIT;
+Mode pod_set_mode(const PodSetRec& ps, const PodSetTas& pt, const AssignmentArena& ar) noexcept {
+  if (pt.error) return NO_FIT;
+  if (ps.rs_n == 0 && pt.rs2_words == 0) return FIT;
   if (ps.fl_n == 0) return NO_FIT;
   Mode m = FIT;
   for (std::uint32_t k = 0; k < ps.fl_n; ++k) m = std::min(m, ar.flavors[ps.fl_first + k].mode);
@@ -469,9 +483,10 @@ Mode pod_set_mode(const PodSetRec& ps, const AssignmentArena& ar) noexcept {
 }
 
 // kueue PodSetAssignment.updateMode: every flavor of the pod set.
-void set_pod_set_mode(PodSetRec& ps, AssignmentArena& ar, Mode mode) noexcept {
+void set_pod_set_mode(std::uint32_t i, AssignmentArena& ar, Mode mode) noexcept {
+  PodSetRec& ps = ar.pod_sets[i];
   for (std::uint32_t k = 0; k < ps.fl_n; ++k) ar.flavors[ps.fl_first + k].mode = mode;
-  ps.mode = pod_set_mode(ps, ar);
+  ps.mode = pod_set_mode(ps, ar.tas_pod_sets[i], ar);
 }
 
 }  // namespace
@@ -484,8 +499,9 @@ void tas_asks(const TasState& tas, const WorkloadStore& w, const AssignmentArena
   std::vector<std::int32_t> found;
   for (std::uint32_t i = 0; i < a.ps_n; ++i) {
     const PodSetRec& ps = arena.pod_sets[a.ps_first + i];
+    const PodSetTas& pt = arena.tas_pod_sets[a.ps_first + i];
     const auto row = static_cast<std::int32_t>(w.pod_sets_of[a.wid].first + i);
-    if (!tas.asks(row) || ps.error || ps.count == 0 || ps.tas_flavor >= 0) continue;
+    if (!tas.asks(row) || pt.error || ps.count == 0 || pt.tas_flavor >= 0) continue;
     found.clear();
     for (std::uint32_t k = 0; k < ps.fl_n; ++k) {
       const std::int32_t f = tas.spec().flavor_of[arena.flavors[ps.fl_first + k].flavor];
@@ -504,9 +520,9 @@ void tas_asks(const TasState& tas, const WorkloadStore& w, const AssignmentArena
 }
 
 void update_for_tas_result(const TasState& tas, AssignmentArena& ar, int assignment, const std::vector<TasAsk>& asks) {
-  AssignmentRec& a = ar.assignments[assignment];
+  const AssignmentRec& a = ar.assignments[assignment];
   for (std::size_t k = 0; k < asks.size(); ++k) {
-    PodSetRec& ps = ar.pod_sets[a.ps_first + asks[k].index];
+    PodSetTas& ps = ar.tas_pod_sets[a.ps_first + asks[k].index];
     if (!tas.ask_placed(k)) {
       if (tas.failure().index == asks[k].index) ps.tas_flavor = -1;
       continue;
@@ -517,9 +533,10 @@ void update_for_tas_result(const TasState& tas, AssignmentArena& ar, int assignm
     ps.tas_n = static_cast<std::uint32_t>(ar.tas_leaves.size()) - ps.tas_first;
   }
   // ComputeTASNetUsage (nothing admitted before)
-  a.tas_use_first = static_cast<std::uint32_t>(ar.tas_uses.size());
+  TasSpan& span = ar.tas_assignments[static_cast<std::size_t>(assignment)];
+  span.first = static_cast<std::uint32_t>(ar.tas_uses.size());
   for (std::uint32_t i = 0; i < a.ps_n; ++i) {
-    const PodSetRec& ps = ar.pod_sets[a.ps_first + i];
+    const PodSetTas& ps = ar.tas_pod_sets[a.ps_first + i];
     if (ps.tas_flavor < 0) continue;
     const TasFlavorSpec& fl = tas.spec().flavors[ps.tas_flavor];
     // the pod set's row: its index in the workload from the asks' rows
@@ -535,7 +552,7 @@ void update_for_tas_result(const TasState& tas, AssignmentArena& ar, int assignm
     // (empty) topology assignment; charges nothing
     if (ps.tas_n == 0) ar.tas_uses.push_back({ps.tas_flavor, -1, -1, 0, row});
   }
-  a.tas_use_n = static_cast<std::uint32_t>(ar.tas_uses.size()) - a.tas_use_first;
+  span.n = static_cast<std::uint32_t>(ar.tas_uses.size()) - span.first;
 }
 
 void FlavorAssigner::recompute_mode(AssignmentRec& a) noexcept {
@@ -554,23 +571,24 @@ void FlavorAssigner::assign_topology(int index) {
   tas_asks(tas, v_.w, ar, index, asks_, &tas_errors_);
   const std::uint32_t ps_first = ar.assignments[index].ps_first;
   for (auto& [i, flavors] : tas_errors_) {  // psError
-    PodSetRec& ps = ar.pod_sets[ps_first + static_cast<std::uint32_t>(i)];
-    ps.rs2_first = static_cast<std::uint32_t>(ar.reasons.size());
+    PodSetTas& pt = ar.tas_pod_sets[ps_first + static_cast<std::uint32_t>(i)];
+    pt.rs2_first = static_cast<std::uint32_t>(ar.reasons.size());
     ar.reasons.push_back(reason_header(RK_TAS_ERROR, 0, flavors.size()));
     for (std::int32_t f : flavors) ar.reasons.push_back(static_cast<std::uint64_t>(f));
-    ps.rs2_words = static_cast<std::uint32_t>(ar.reasons.size()) - ps.rs2_first;
-    ps.error = true;
-    ps.mode = NO_FIT;
+    pt.rs2_words = static_cast<std::uint32_t>(ar.reasons.size()) - pt.rs2_first;
+    pt.error = true;
+    ar.pod_sets[ps_first + static_cast<std::uint32_t>(i)].mode = NO_FIT;
   }
   recompute_mode(ar.assignments[index]);
   if (ar.assignments[index].mode == FIT) {
     if (!tas.find_for_workload(asks_, false)) {
       const TasFailure& fail = tas.failure();
-      PodSetRec& ps = ar.pod_sets[ps_first + static_cast<std::uint32_t>(fail.index)];
-      ps.rs2_first = static_cast<std::uint32_t>(ar.reasons.size());
+      const std::uint32_t at = ps_first + static_cast<std::uint32_t>(fail.index);
+      PodSetTas& pt = ar.tas_pod_sets[at];
+      pt.rs2_first = static_cast<std::uint32_t>(ar.reasons.size());
       ar.reasons.insert(ar.reasons.end(), fail.words.begin(), fail.words.end());
-      ps.rs2_words = static_cast<std::uint32_t>(fail.words.size());
-      set_pod_set_mode(ps, ar, PREEMPT);
+      pt.rs2_words = static_cast<std::uint32_t>(fail.words.size());
+      set_pod_set_mode(at, ar, PREEMPT);
     } else {
       update_for_tas_result(tas, ar, index, asks_);
     }
@@ -579,7 +597,8 @@ void FlavorAssigner::assign_topology(int index) {
   if (ar.assignments[index].mode == PREEMPT) {
     if (!tas.find_for_workload(asks_, true)) {
       const TasFailure& fail = tas.failure();
-      PodSetRec& ps = ar.pod_sets[ps_first + static_cast<std::uint32_t>(fail.index)];
+      const std::uint32_t psi = ps_first + static_cast<std::uint32_t>(fail.index);
+      PodSetTas& ps = ar.tas_pod_sets[psi];
       // markFlavorAttempt(flavor, NoFit, TopologyPlacementFailed), in the TAS flavor's group
       const std::int32_t flavor = tas.spec().flavors[fail.flavor].flavor;
       for (int g = 0; g < n_groups_; ++g) {
@@ -593,7 +612,7 @@ void FlavorAssigner::assign_topology(int index) {
         ps.attempted_any = true;
         break;
       }
-      set_pod_set_mode(ps, ar, NO_FIT);
+      set_pod_set_mode(psi, ar, NO_FIT);
       // resolveNoFitReason for the pod set again
       PendingReason out = ps.attempted_any ? ps.status_reason : NO_MATCHING_FLAVOR;
       if (ps.attempted_any) {
@@ -602,9 +621,9 @@ void FlavorAssigner::assign_topology(int index) {
           if (ar.attempt_seen[at]) out = most_severe(out, ar.attempt_min[at]);
         }
       }
-      ps.no_fit_reason = out;
+      ar.pod_sets[psi].no_fit_reason = out;
     } else {
-      for (const TasAsk& ask : asks_) set_pod_set_mode(ar.pod_sets[ps_first + static_cast<std::uint32_t>(ask.index)], ar, PREEMPT);
+      for (const TasAsk& ask : asks_) set_pod_set_mode(ps_first + static_cast<std::uint32_t>(ask.index), ar, PREEMPT);
     }
     recompute_mode(ar.assignments[index]);
   }

@@ -430,7 +430,7 @@ void Engine::cq_admitted_erase(int wid) {
 // `commit`: the workload holds (or gives back) its quota for good, in Kueue's
 // cache as well as in the cycle's snapshot; else a simulation (snapshot only).
 void Engine::charge(int wid, int sign, bool commit) noexcept {
-  if (tas_) {
+  if (tas_) [[unlikely]] {
     const std::vector<TasUse>& uses = tas_->uses(wid);
     if (!uses.empty()) {
       if (commit) {
@@ -801,14 +801,6 @@ std::uint32_t Engine::find_targets(const PreemptionCtx& ctx, std::uint32_t& t_fi
   return static_cast<std::uint32_t>(t.size());
 }
 
-// Kueue getAssignments: the initial assignments, then the TAS update.
-void Engine::get_assignments(int wid, int cq, bool use_last, const std::int32_t* nomination,
-                             std::size_t nomination_ps, int& assignment, std::uint32_t& t_first,
-                             std::uint32_t& t_n) {
-  initial_assignments(wid, cq, use_last, nomination, nomination_ps, assignment, t_first, t_n);
-  if (tas_) update_assignment_for_tas(wid, cq, assignment, t_first, t_n);
-}
-
 // kueue updateAssignmentForTAS: a TAS workload that needs preemption gets the
 // placement it would have once its targets are gone, or, with none, on the
 // empty topology (what it reserves while it waits).
@@ -831,10 +823,11 @@ void Engine::update_assignment_for_tas(int wid, int cq, int assignment, std::uin
   update_for_tas_result(*tas_, arena_, assignment, tas_scratch_);
 }
 
-// Kueue getInitialAssignments: full assignment, its targets, else partial admission.
-void Engine::initial_assignments(int wid, int cq, bool use_last, const std::int32_t* nomination,
-                                 std::size_t nomination_ps, int& assignment, std::uint32_t& t_first,
-                                 std::uint32_t& t_n) {
+// Kueue getAssignments: getInitialAssignments (full assignment, its targets,
+// else partial admission), then updateAssignmentForTAS (a Preempt assignment only).
+void Engine::get_assignments(int wid, int cq, bool use_last, const std::int32_t* nomination,
+                             std::size_t nomination_ps, int& assignment, std::uint32_t& t_first,
+                             std::uint32_t& t_n) {
   int full = assigner_.assign(wid, cq, use_last, nomination, nomination_ps, nullptr);
   assignment = full;
   t_first = 0;
@@ -848,6 +841,7 @@ void Engine::initial_assignments(int wid, int cq, bool use_last, const std::int3
     if (n > 0) {
       t_first = first;
       t_n = n;
+      if (tas_) update_assignment_for_tas(wid, cq, assignment, t_first, t_n);
       return;
     }
   }
@@ -870,6 +864,7 @@ void Engine::initial_assignments(int wid, int cq, bool use_last, const std::int3
       t_n = n2;
     }
   }
+  if (tas_) update_assignment_for_tas(wid, cq, assignment, t_first, t_n);
 }
 
 // Kueue PodSetReducer.Search: the smallest reduction k in [0, D] whose counts
@@ -1137,7 +1132,9 @@ int Engine::fits(int cq, int assignment, const Entry& e) {
   // amounts), which the reference's replay would keep, or a placement is
   // checked too (the TAS flavors are shared by every tree).
   const int root = tree_.root_of(cq);
-  const bool placed = tas_ && arena_[assignment].tas_use_n > 0;
+  TasSpan placements;
+  if (tas_) [[unlikely]] placements = arena_.tas_uses_of(assignment);
+  const bool placed = placements.n > 0;
   const bool every_victim = tree_.may_saturate() || placed;
   removed_.clear();
   for (std::int32_t v : victims_) {
@@ -1160,7 +1157,7 @@ int Engine::fits(int cq, int assignment, const Entry& e) {
       break;
     }
   }
-  if (check == 0 && placed && !tas_->fits(arena_.tas_uses.data() + a.tas_use_first, a.tas_use_n)) check = 2;
+  if (check == 0 && placed && !tas_->fits(arena_.tas_uses.data() + placements.first, placements.n)) check = 2;
   for (std::int32_t w : removed_) preemptor_.restore(w);
   return check;
 }
@@ -1168,8 +1165,8 @@ int Engine::fits(int cq, int assignment, const Entry& e) {
 // Usage that only lives in this cycle's snapshot (the assignment's placements too).
 void Engine::reserve(int cq, const FrAmount* first, const FrAmount* last, int assignment) {
   tree_.add_usage(cq, first, last);
-  if (tas_ && arena_[assignment].tas_use_n > 0) {
-    tas_->snapshot(arena_.tas_uses.data() + arena_[assignment].tas_use_first, arena_[assignment].tas_use_n, +1);
+  if (const TasSpan placed = arena_.tas_uses_of(assignment); placed.n > 0) {
+    tas_->snapshot(arena_.tas_uses.data() + placed.first, placed.n, +1);
   }
 }
 
@@ -1235,7 +1232,8 @@ void Engine::admit_entry(Entry& e, std::int64_t now_ns) {
   }
   if (tas_) {  // its placements' usage, charged with its quota
     std::vector<TasUse>& uses = tas_->uses_of(e.wid);
-    uses.assign(arena_.tas_uses.begin() + a.tas_use_first, arena_.tas_uses.begin() + a.tas_use_first + a.tas_use_n);
+    const TasSpan placed = arena_.tas_uses_of(e.assignment);
+    uses.assign(arena_.tas_uses.begin() + placed.first, arena_.tas_uses.begin() + placed.first + placed.n);
     tas_->set_placed_by_engine(e.wid, true);
   }
   // Kueue's cycle snapshot gets only the admission's usage (scheduler.go
@@ -1337,7 +1335,7 @@ void Engine::process(Entry& e, std::int64_t now_ns) {
     }
     record(e, a2, tf, tn);
     if (arena_[a2].mode == FIT) e.deferred = true;
-  } else if (tas_ && arena_[e.assignment].tas_use_n > 0) {
+  } else if (tas_ && arena_.tas_uses_of(e.assignment).n > 0) [[unlikely]] {
     // A placement that no longer fits (an earlier entry of the cycle took its
     // room) is computed again on the snapshot as it is now
     // (TASRecomputeAssignmentWithinSchedulingCycle, beta, on).
@@ -1445,24 +1443,32 @@ void Engine::persist_attempt(const Entry& e) {
   w_.msg_arg[wid] = e.msg_arg;
   if (e.msg_kind != MSG_ASSIGNMENT && e.msg_kind != MSG_ASSIGNMENT_PENDING) return;
   const AssignmentRec& a = arena_[e.assignment];
+  // a pod set's TAS reason (PodSetTas.rs2_*) is one more reason
+  const auto rs2 = [&](std::uint32_t i) -> std::pair<std::uint32_t, std::uint32_t> {
+    const PodSetTas* pt = arena_.tas_of(a.ps_first + i);
+    return pt != nullptr ? std::pair<std::uint32_t, std::uint32_t>{pt->rs2_first, pt->rs2_words}
+                         : std::pair<std::uint32_t, std::uint32_t>{0, 0};
+  };
   std::uint32_t words = 1;
   for (std::uint32_t i = 0; i < a.ps_n; ++i) {
     const PodSetRec& ps = arena_.pod_sets[a.ps_first + i];
-    if (ps.rs_n > 0 || ps.rs2_words > 0) words += 1 + ps.rs_words + ps.rs2_words;
+    const std::uint32_t extra = rs2(i).second;
+    if (ps.rs_n > 0 || extra > 0) words += 1 + ps.rs_words + extra;
   }
   std::uint64_t* p = w_.message_block(wid, words);
   std::uint64_t* count = p++;
   *count = 0;
   for (std::uint32_t i = 0; i < a.ps_n; ++i) {
     const PodSetRec& ps = arena_.pod_sets[a.ps_first + i];
-    if (ps.rs_n == 0 && ps.rs2_words == 0) continue;
+    const auto [extra_first, extra] = rs2(i);
+    if (ps.rs_n == 0 && extra == 0) continue;
     ++*count;
-    const std::uint32_t n = ps.rs_n + (ps.rs2_words > 0 ? 1u : 0u);  // a TAS reason is one reason
+    const std::uint32_t n = ps.rs_n + (extra > 0 ? 1u : 0u);
     *p++ = static_cast<std::uint64_t>(i) | (static_cast<std::uint64_t>(n) << 32);
     std::copy_n(arena_.reasons.data() + ps.rs_first, ps.rs_words, p);
     p += ps.rs_words;
-    std::copy_n(arena_.reasons.data() + ps.rs2_first, ps.rs2_words, p);
-    p += ps.rs2_words;
+    std::copy_n(arena_.reasons.data() + extra_first, extra, p);
+    p += extra;
   }
 }
 

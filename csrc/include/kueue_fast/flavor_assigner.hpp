@@ -82,11 +82,16 @@ struct PodSetRec {  // PodSetAssignment
   std::uint32_t tried_first = 0;           // n_groups entries: last flavor index tried
   Mode mode = FIT;
   PendingReason no_fit_reason = REASON_NONE;  // when NoFit: Kueue's resolveNoFitReason for the pod set
-  // Topology Aware Scheduling: a reason added once every pod set is assigned
-  // (a placement's failure, or Kueue's Status error), in its own span; the
-  // placement (TAS flavor, -1: none; its (leaf, pods) in the arena); the
-  // flavors tried per group (attempt_first: n_groups entries), to mark the TAS
-  // flavor TopologyPlacementFailed; the pod set's own status reason
+};
+
+// Topology Aware Scheduling of a pod set (AssignmentArena.tas_pod_sets, beside
+// pod_sets only when the topology has TAS flavors: the records without TAS
+// stay small): a reason added once every pod set is assigned (a placement's
+// failure, or Kueue's Status error), in its own span; the placement (TAS
+// flavor, -1: none; its (leaf, pods) in the arena); the flavors tried per
+// group (attempt_first: n_groups entries), to mark the TAS flavor
+// TopologyPlacementFailed; the pod set's own status reason.
+struct PodSetTas {
   std::uint32_t rs2_first = 0, rs2_words = 0;
   bool error = false;
   std::int32_t tas_flavor = -1;
@@ -96,12 +101,18 @@ struct PodSetRec {  // PodSetAssignment
   bool attempted_any = false;
 };
 
+// An assignment's placements' TAS usage (ComputeTASNetUsage): a span of
+// AssignmentArena.tas_uses (AssignmentArena.tas_assignments, beside assignments
+// only with TAS flavors).
+struct TasSpan {
+  std::uint32_t first = 0, n = 0;
+};
+
 struct AssignmentRec {
   std::int32_t wid = -1, cq = -1;
   std::uint32_t ps_first = 0, ps_n = 0;
   std::int64_t borrowing = 0;
   std::uint32_t usage_first = 0, usage_n = 0;  // fr -> amount, insertion order
-  std::uint32_t tas_use_first = 0, tas_use_n = 0;  // its placements' TAS usage (ComputeTASNetUsage)
   Mode mode = NO_FIT;
 };
 
@@ -113,7 +124,11 @@ struct AssignmentArena {
   std::vector<FrAmount> usage;
   std::vector<std::uint64_t> reasons;
   std::vector<std::int16_t> tried;
-  // Topology Aware Scheduling: placements (leaf, pods), their usage, the flavors tried per group
+  // Topology Aware Scheduling (empty without TAS flavors): per pod set and per
+  // assignment (parallel to pod_sets and assignments), placements (leaf,
+  // pods), their usage, the flavors tried per group
+  std::vector<PodSetTas> tas_pod_sets;
+  std::vector<TasSpan> tas_assignments;
   std::vector<std::pair<std::int32_t, std::int32_t>> tas_leaves;
   std::vector<TasUse> tas_uses;
   std::vector<PendingReason> attempt_min;
@@ -127,12 +142,22 @@ struct AssignmentArena {
     usage.clear();
     reasons.clear();
     tried.clear();
+    tas_pod_sets.clear();
+    tas_assignments.clear();
     tas_leaves.clear();
     tas_uses.clear();
     attempt_min.clear();
     attempt_seen.clear();
   }
   const AssignmentRec& operator[](int a) const noexcept { return assignments[a]; }
+  // A pod set's TAS record (null without TAS flavors); an assignment's TAS usage ({} without).
+  const PodSetTas* tas_of(std::uint32_t ps) const noexcept {
+    return ps < tas_pod_sets.size() ? &tas_pod_sets[ps] : nullptr;
+  }
+  TasSpan tas_uses_of(int a) const noexcept {
+    return static_cast<std::size_t>(a) < tas_assignments.size() ? tas_assignments[static_cast<std::size_t>(a)]
+                                                                : TasSpan{};
+  }
 };
 
 // (preemption mode, borrowing level): the granular mode of a flavor.
@@ -177,6 +202,8 @@ class FlavorAssigner {
   bool find_flavor(int ps_index, const PodSetRec& psa, int resource, int group, std::int16_t& tried);
   int next_flavor(int ps_index, int group) const noexcept;
   // Topology Aware Scheduling (kueue assignFlavors, its TAS part): after quota
+  void tas_pod_set_record();
+  void tas_assignment(int index);
   void assign_topology(int assignment);
   void recompute_mode(AssignmentRec& a) noexcept;
   std::vector<TasAsk> asks_;

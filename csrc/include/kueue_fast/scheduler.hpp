@@ -380,8 +380,6 @@ class Engine {
   bool scan_state_usable(int wid, int cq) const noexcept;
   void get_assignments(int wid, int cq, bool use_last, const std::int32_t* nomination,
                        std::size_t nomination_ps, int& assignment, std::uint32_t& t_first, std::uint32_t& t_n);
-  void initial_assignments(int wid, int cq, bool use_last, const std::int32_t* nomination,
-                           std::size_t nomination_ps, int& assignment, std::uint32_t& t_first, std::uint32_t& t_n);
   bool partial_search(int wid, int cq, bool use_last, const std::int32_t* nomination, std::size_t nomination_ps,
                       int& assignment, std::uint32_t& t_first, std::uint32_t& t_n);
   void build_ctx(int wid, int cq, int assignment, PreemptionCtx& ctx);
