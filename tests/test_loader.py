@@ -690,7 +690,9 @@ def test_scenarios_load(path: Path) -> None:
             loader.build_state(objects)
     else:
         state = loader.build_state(objects)
-        assert len(state.workloads) == sum(1 for d in objects if d.obj.get("kind") == "Workload")
+        # a Workload each, and one for each queued Job and JobSet
+        made = ("Workload", "Job", "JobSet")
+        assert len(state.workloads) == sum(1 for d in objects if d.obj.get("kind") in made)
 
 
 # --- every invalid object at once, warnings ---------------------------------------------------------
