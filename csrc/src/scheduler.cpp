@@ -1443,16 +1443,12 @@ void Engine::persist_attempt(const Entry& e) {
   w_.msg_arg[wid] = e.msg_arg;
   if (e.msg_kind != MSG_ASSIGNMENT && e.msg_kind != MSG_ASSIGNMENT_PENDING) return;
   const AssignmentRec& a = arena_[e.assignment];
-  // a pod set's TAS reason (PodSetTas.rs2_*) is one more reason
-  const auto rs2 = [&](std::uint32_t i) -> std::pair<std::uint32_t, std::uint32_t> {
-    const PodSetTas* pt = arena_.tas_of(a.ps_first + i);
-    return pt != nullptr ? std::pair<std::uint32_t, std::uint32_t>{pt->rs2_first, pt->rs2_words}
-                         : std::pair<std::uint32_t, std::uint32_t>{0, 0};
-  };
+  // a pod set's TAS reason (PodSetTas.rs2_*, with TAS flavors only) is one more reason
+  const PodSetTas* tas = arena_.tas_pod_sets.empty() ? nullptr : arena_.tas_pod_sets.data() + a.ps_first;
   std::uint32_t words = 1;
   for (std::uint32_t i = 0; i < a.ps_n; ++i) {
     const PodSetRec& ps = arena_.pod_sets[a.ps_first + i];
-    const std::uint32_t extra = rs2(i).second;
+    const std::uint32_t extra = tas != nullptr ? tas[i].rs2_words : 0;
     if (ps.rs_n > 0 || extra > 0) words += 1 + ps.rs_words + extra;
   }
   std::uint64_t* p = w_.message_block(wid, words);
@@ -1460,7 +1456,8 @@ void Engine::persist_attempt(const Entry& e) {
   *count = 0;
   for (std::uint32_t i = 0; i < a.ps_n; ++i) {
     const PodSetRec& ps = arena_.pod_sets[a.ps_first + i];
-    const auto [extra_first, extra] = rs2(i);
+    const std::uint32_t extra = tas != nullptr ? tas[i].rs2_words : 0;
+    const std::uint32_t extra_first = tas != nullptr ? tas[i].rs2_first : 0;
     if (ps.rs_n == 0 && extra == 0) continue;
     ++*count;
     const std::uint32_t n = ps.rs_n + (extra > 0 ? 1u : 0u);

@@ -150,10 +150,7 @@ struct AssignmentArena {
     attempt_seen.clear();
   }
   const AssignmentRec& operator[](int a) const noexcept { return assignments[a]; }
-  // A pod set's TAS record (null without TAS flavors); an assignment's TAS usage ({} without).
-  const PodSetTas* tas_of(std::uint32_t ps) const noexcept {
-    return ps < tas_pod_sets.size() ? &tas_pod_sets[ps] : nullptr;
-  }
+  // An assignment's TAS usage ({} without TAS flavors).
   TasSpan tas_uses_of(int a) const noexcept {
     return static_cast<std::size_t>(a) < tas_assignments.size() ? tas_assignments[static_cast<std::size_t>(a)]
                                                                 : TasSpan{};
