@@ -138,6 +138,28 @@ void register_engine(py::module_& m) {
              std::lock_guard<std::mutex> lock(self.mutex);
              return self.engine.add_flavor_class(r);
            })
+      .def("add_tas_class",
+           [](PyEngine& self, const py::handle& per_flavor) {
+             std::vector<kueue_fast::TasClassFlavor> row;
+             for (auto x : to_seq(per_flavor, "tas class")) {
+               py::sequence c = to_seq(x, "tas class flavor");
+               if (c.size() != 3) bad("tas class flavor: expected (eligible or None, total_nodes, static_reasons)");
+               kueue_fast::TasClassFlavor cf;
+               if (!c[0].is_none()) {
+                 for (auto b : to_seq(c[0], "eligible")) cf.eligible.push_back(to_i64(b, "eligible") != 0 ? 1 : 0);
+               }
+               cf.total_nodes = static_cast<std::int32_t>(to_i64(c[1], "total_nodes"));
+               for (auto r : to_seq(c[2], "static_reasons")) cf.static_reasons.push_back(to_str(r, "static reason"));
+               row.push_back(std::move(cf));
+             }
+             std::lock_guard<std::mutex> lock(self.mutex);
+             self.engine.add_tas_class(std::move(row));
+           })
+      .def_property_readonly("n_tas_classes",
+                             [](PyEngine& self) {
+                               std::lock_guard<std::mutex> lock(self.mutex);
+                               return self.engine.tas() != nullptr ? self.engine.tas()->n_classes() : 0;
+                             })
       .def_property_readonly("n_classes",
                              [](PyEngine& self) {
                                std::lock_guard<std::mutex> lock(self.mutex);
@@ -618,6 +640,25 @@ void register_engine(py::module_& m) {
              d["eviction_message"] = e.eviction_message(wid);
              d["preempted_by"] = w.preempted_by[wid];
              d["holds_quota"] = w.status[wid] == kueue_fast::STATUS_ADMITTED;
+             // Topology Aware Scheduling: the engine's placements per admitted pod set (None: the input's)
+             const kueue_fast::TasState* tas = e.tas();
+             if (tas != nullptr && tas->placed_by_engine(wid)) {
+               py::list topology;
+               const auto first = static_cast<std::int32_t>(w.pod_sets_of[wid].first);
+               for (py::ssize_t i = 0; i < py::len(pod_sets); ++i) {
+                 py::list leaves;
+                 std::int32_t flavor = -1;
+                 for (const kueue_fast::TasUse& u : tas->uses(wid)) {
+                   if (u.row - first != i) continue;
+                   flavor = u.flavor;
+                   if (u.leaf >= 0) leaves.append(py::make_tuple(u.leaf, u.count));  // (-1: no pods placed)
+                 }
+                 topology.append(flavor < 0 ? py::object(py::none()) : py::object(py::make_tuple(flavor, leaves)));
+               }
+               d["topology"] = topology;
+             } else {
+               d["topology"] = py::none();
+             }
              return d;
            })
       .def("workload_spec",

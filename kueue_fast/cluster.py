@@ -53,7 +53,7 @@ from .compiler import AdmissionSpec, CyclesRun, WorkloadSpec, compile_topology, 
 from .engine_contract import ENGINES, Engine, WorkloadView, choose_engine, make_engine
 from .errors import EngineError, NotStableError
 from .kernels import WorkloadScan, workload_scan
-from .model import AdmissionCheckState, ClusterState, Workload
+from .model import AdmissionCheckState, ClusterState, TopologyAssignment, Workload
 from .workload_compiler import WorkloadCompiler
 
 # the names other modules import from here (the records live in cluster_records.py)
@@ -128,6 +128,9 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
         self._reserved: set[str] = set()
         self._check_failures: set[str] = set()
         self._deactivated: set[str] = set()
+        # Topology Aware Scheduling: the placements of the admissions added
+        # after a rebuild (reconfigure), by key; else the input's are shown
+        self._given_topology: dict[str, dict[str, TopologyAssignment | None]] = {}
         self._build(state, scan)
         # the topology already knows every resource and flavor of the state's workloads;
         # wids follow the sorted keys: the plain pending workloads are staged in the engine
@@ -232,10 +235,14 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
         self._keys.append(key)
 
     def _ensure_known(self, wl: Workload) -> None:
-        """A workload naming a resource or flavor the topology lacks forces a rebuild."""
+        """A workload naming a resource or flavor the topology lacks forces a
+        rebuild (so does a pod resource the compiled TAS topology lacks)."""
         names = set(self.topology.resource_names)
         flavors = set(self.topology.flavor_names)
         missing = any(r not in names for per_pod in self.compiler.charged_requests(wl) for r in per_pod)
+        tas = self.topology.tas
+        if tas is not None:
+            missing |= not tas.knows_resources(r for ps in wl.pod_sets for r in ps.requests)
         if wl.admission is not None:
             for psa in wl.admission.pod_set_assignments:
                 missing |= any(r not in names for r in psa.resource_usage)
@@ -303,6 +310,7 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
         first_ns = {k: int(first_attempts[w]) for k, w in self._wid.items() if first_attempts[w] >= 0}
         afs_history = self.engine.afs_ledger_state()
         self.state = state
+        self._given_topology = {}
         self._build(state)
         if afs_history:
             self.engine.restore_afs_ledger(afs_history)
@@ -342,6 +350,33 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
             if key in self._wid:
                 self._quota_reserved(key, admitted=False)
 
+    def _set_topology_assignments(
+        self, d: Decision, placed: list[tuple[int, list[tuple[int, int]]] | None] | None
+    ) -> None:
+        """The decision's topologyAssignments: the engine's placements, named
+        (the hostname alone when it is the lowest level, Kueue's buildAssignment),
+        or, for the input's admission, the input's."""
+        tas = self.topology.tas
+        assert tas is not None
+        if placed is None:
+            given = self._given_topology.get(d.key)
+            if given is None:
+                wl = self.state.workloads.get(d.key)
+                adm = wl.admission if wl is not None else None
+                given = {p.name: p.topology_assignment for p in adm.pod_set_assignments} if adm else {}
+            for psd in d.pod_sets:
+                psd.topology_assignment = given.get(psd.name)
+            return
+        for psd, placement in zip(d.pod_sets, placed, strict=False):
+            if placement is None:
+                continue
+            f, leaves = placement
+            flavor = tas.flavors[f]
+            names = [tas.level_names[lvl] for lvl in flavor.levels]
+            first = len(names) - 1 if flavor.hostname_lowest else 0
+            domains = tuple((flavor.leaf_values(leaf)[first:], pods) for leaf, pods in leaves)
+            psd.topology_assignment = TopologyAssignment(tuple(names[first:]), domains)
+
     def _admission_of(self, d: Decision, spec: WorkloadSpec) -> AdmissionSpec | None:
         cq_ids = {cq.name: i for i, cq in enumerate(self.topology.cluster_queues)}
         rid = {n: i for i, n in enumerate(self.topology.resource_names)}
@@ -358,7 +393,17 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
                 for r, v in psd.resource_usage.items()
             ]
             pod_sets.append((psd.count, use))
-        return AdmissionSpec(cq_ids.get(d.cluster_queue or "", -1), pod_sets, d.admission_time_ns or 0)
+        adm = AdmissionSpec(cq_ids.get(d.cluster_queue or "", -1), pod_sets, d.admission_time_ns or 0)
+        if self.topology.tas is not None:  # the placements it holds, as the input's would be
+            given = {p.name: p.topology_assignment for p in d.pod_sets}
+            self._given_topology[d.key] = given
+            adm.tas = [
+                self.compiler.tas_uses(psd.flavors, given.get(ps.name))
+                if (psd := by_name.get(ps.name))
+                else []
+                for ps in spec.pod_sets
+            ]
+        return adm
 
     # --- scheduling ------------------------------------------------------------------------------
 
@@ -661,6 +706,8 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
                         {topo.resource_names[r]: v for r, v in sorted(usage.items())},
                     )
                 )
+            if topo.tas is not None:
+                self._set_topology_assignments(d, rec.topology)
             if d.state == ADMITTED:
                 key = self._keys[wid]
                 d.admission_checks = list(self._checks.get(key, ()))

@@ -69,6 +69,8 @@ class BulkCountsMixin(ClusterBase):
         kind = np.full(len(wids), BULK_OTHER, dtype=np.int8)
         shape = np.full(len(wids), -1, dtype=np.int32)
         admitted = plain & (codes == STATE_NAMES.index(ADMITTED)) & (admitted_cq >= 0)
+        if self.topology.tas is not None:  # placements are no part of the shapes: one decision each
+            admitted[:] = False
         admitted_shape, raw_shapes = self.engine.admitted_shapes(wids[admitted])
         shape[admitted] = admitted_shape
         kind[admitted & (shape >= 0)] = BULK_ADMITTED

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
-from .model import AdmissionCheckState
+from .model import AdmissionCheckState, TopologyAssignment
 
 # Where a workload stands (Decision.state)
 WorkloadState = Literal["admitted", "reserved", "pending", "evicted", "finished"]
@@ -30,6 +30,8 @@ class PodSetDecision:
     count: int
     flavors: dict[str, str] = field(default_factory=dict)  # resource -> flavor
     resource_usage: dict[str, int] = field(default_factory=dict)  # resource -> total
+    # Topology Aware Scheduling: where its pods go (None: no placement)
+    topology_assignment: TopologyAssignment | None = None
 
 
 @dataclass

@@ -119,6 +119,10 @@ class WorkloadView:
     eviction_message: str
     preempted_by: int  # wid whose preemption last evicted it, -1: none
     holds_quota: bool
+    # Topology Aware Scheduling: per admitted pod set, the placement the
+    # engine made (TAS flavor index, [(leaf, pods)]) or None; None for all:
+    # the admission is the input's (or there is no TAS)
+    topology: list[tuple[int, list[tuple[int, int]]] | None] | None = None
 
 
 @dataclass

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._reference.amount import saturating_mul
 from ._reference.quota import QuotaTree
+from ._reference.tas import TasState
 from .compiler import BLOCK_NONE, WorkloadSpec, cohort_graph, cycle_path
 from .quantity import format_amount, format_quantity
 from .status import Readiness, cluster_queue_readiness, rfc3339
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 JSON = dict[str, Any]
 
 STRICT_FIFO = 0  # compiler.STRATEGY_CODES
+MAX_DOMAINS = 10  # the topology domains an explanation lists per pod set and flavor
 
 
 @dataclass
@@ -247,6 +249,91 @@ class ClusterView:
             out.append(ps_json)
         return FitView(fits_now, can_ever, out, obstacle, uncovered)
 
+    # --- topology (TAS) -------------------------------------------------------------------------
+
+    @cached_property
+    def tas_state(self) -> TasState | None:
+        """The TAS flavors' nodes as the decisions leave them: every placement
+        held (both engines' decisions), on the reference placement's tables."""
+        tas = self.topo.tas
+        if tas is None:
+            return None
+        state = TasState(tas)
+        cluster = self.cluster
+        for d in self.decisions:
+            if not d.pod_sets or d.state not in ("admitted", "reserved", "evicted"):
+                continue
+            spec = cluster.engine.spec(cluster.wid_of(d.key))
+            requests = {ps.name: ps.tas_requests for ps in spec.pod_sets}
+            for psd in d.pod_sets:
+                per_pod = requests.get(psd.name)
+                if psd.topology_assignment is None or per_pod is None:
+                    continue
+                uses = cluster.compiler.tas_uses(psd.flavors, psd.topology_assignment)
+                state.charge([(u, per_pod) for u in uses], +1)
+        state.take_snapshot()
+        return state
+
+    def topology_fit(self, spec: WorkloadSpec, cq: int) -> list[JSON]:
+        """Per pod set asking for TAS and per TAS flavor of the ClusterQueue it
+        may use: the domains at the level it asks for, each with the pods that
+        fit there now and on empty nodes (the best MAX_DOMAINS), and the nodes
+        where not one pod fits, by limiting resource."""
+        tas, state = self.topo.tas, self.tas_state
+        if tas is None or state is None:
+            return []
+        groups = self.topo.cluster_queues[cq].groups
+        flavors = [fid for g in groups for fid in g.flavors if fid in tas.flavor_of]
+        out: list[JSON] = []
+        for ps in spec.pod_sets:
+            if ps.tas is None or ps.tas_requests is None or ps.count == 0:
+                continue
+            for fid in flavors:
+                if self._flavor_rejection(ps.flavor_class, fid):
+                    continue
+                f = tas.flavor_of[fid]
+                flavor = tas.flavors[f]
+                level = TasState.level_index(flavor, ps.tas.level)
+                slice_idx = TasState.level_index(flavor, ps.tas.slice_level)
+                if level < 0 or slice_idx < 0 or level > slice_idx:
+                    continue  # the flavor message says why (no such level)
+                size = ps.tas.slice_size
+                now, _, excluded = state.capacity(f, ps.tas_requests, ps.flavor_class, size, slice_idx, False)
+                empty, _, _ = state.capacity(f, ps.tas_requests, ps.flavor_class, size, slice_idx, True)
+                names = [tas.level_names[x] for x in flavor.levels]
+                ids = range(flavor.level_start[level], flavor.level_start[level + 1])
+                best = sorted(ids, key=lambda d: (-now[d], -empty[d], d))
+                entry: JSON = {
+                    "podSet": ps.name,
+                    "count": ps.count,
+                    "flavor": flavor.name,
+                    "level": names[level],
+                    "required": ps.tas.required,
+                    "domains": [
+                        {"values": list(flavor.values[d]), "fitsNow": now[d], "fitsOnEmptyNodes": empty[d]}
+                        for d in best[:MAX_DOMAINS]
+                    ],
+                    "domainsAtLevel": len(ids),
+                }
+                if size > 1:
+                    entry["sliceSize"] = size
+                    entry["sliceLevel"] = names[slice_idx]
+                if excluded:
+                    entry["nodesWithoutRoom"] = {tas.resources[r]: n for r, n in sorted(excluded.items())}
+                out.append(entry)
+        return out
+
+    @staticmethod
+    def _topology_sentence(entries: list[JSON]) -> str:
+        """The first pod set's best domain in words."""
+        e = entries[0]
+        top = e["domains"][0] if e["domains"] else None
+        where = f"{e['level']} {'/'.join(top['values'])}" if top else f"no {e['level']} domain"
+        fits = f"fits {top['fitsNow']} of its {e['count']} pods now" if top else "has no room"
+        empty = f" ({top['fitsOnEmptyNodes']} if its nodes ran no Kueue workload)" if top else ""
+        kind = "required" if e["required"] else "preferred"
+        return f"topology ({kind} {e['level']}, flavor {e['flavor']}): the best {where} {fits}{empty}"
+
     def _flavor_rejection(self, flavor_class: int, fid: int) -> str | None:
         classes = self.topo.flavor_classes
         if 0 <= flavor_class < len(classes) and fid < len(classes[flavor_class]):
@@ -318,10 +405,15 @@ class ClusterView:
         q = self.queue(cq)
         fit = self.fit(spec, cq)
         detail["fit"] = self._fit_json(fit)
+        topology = self.topology_fit(spec, cq)
+        if topology:
+            detail["topology"] = topology
         strict = self.topo.cluster_queues[cq].strategy == STRICT_FIFO
         if wid in q.parked:
             why = d.reason if d.reason != "Pending" else "with an equivalent workload that did not fit"
             fit_now = self._fit_sentence(fit, cq_name)
+            if topology and fit.fits_now:  # quota fits: the nodes do not
+                fit_now = f"{fit_now} but not on its nodes: {self._topology_sentence(topology)}"
             summary = (
                 f"{fit_now}; parked as inadmissible ({why}) until quota is freed in {self._cohort_of(cq)}"
             )
@@ -343,6 +435,8 @@ class ClusterView:
                     f"; as the head of a StrictFIFO queue it holds back {len(q.order) - 1} workload(s)"
                 )
             if tried:
+                if topology and fit.fits_now:  # quota fits: the nodes do not
+                    sentence = f"{sentence} but not on its nodes: {self._topology_sentence(topology)}"
                 return Explanation("NoFit", sentence, detail)
             if position is None:  # not in the queue's heap (e.g. an eviction still holding quota)
                 return Explanation("Pending", f"waits in ClusterQueue {cq_name}: {sentence}", detail)

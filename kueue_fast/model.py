@@ -152,6 +152,82 @@ class ResourceFlavor:
     node_labels: dict[str, str] = field(default_factory=dict)
     node_taints: list[Taint] = field(default_factory=list)
     tolerations: list[Toleration] = field(default_factory=list)
+    # spec.topologyName: a Topology Aware Scheduling flavor (None: not one)
+    topology_name: str | None = None
+
+
+# --- Topology Aware Scheduling: Topology, Node, non-TAS Pod ---------------------
+
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+
+
+@dataclass
+class Topology:
+    """A Topology: its levels' node labels, highest first (hostname only as the lowest)."""
+
+    name: str
+    levels: list[str]
+
+
+@dataclass
+class Node:
+    """What TAS reads of a Node (kueue tas_nodes_cache.go copyAndStripNode):
+    labels, taints, allocatable, and whether it is schedulable and Ready
+    (Kueue's nodes cache keeps only those, SchedulerLibraryIntegration off)."""
+
+    name: str
+    labels: dict[str, str] = field(default_factory=dict)
+    taints: list[Taint] = field(default_factory=list)
+    allocatable: dict[str, int] = field(default_factory=dict)
+    unschedulable: bool = False
+    ready: bool = False
+
+
+@dataclass
+class NodePod:
+    """A running Pod not managed by TAS, on a node (kueue
+    pod_usage_controller.go belongsToNonTASCache): its requests use the
+    node's capacity (tas_non_tas_pod_cache.go, plus one pod)."""
+
+    namespace: str
+    name: str
+    node_name: str
+    requests: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TopologyRequest:
+    """A pod set's topologyRequest (apis/kueue/v1beta2 PodSetTopologyRequest),
+    the fields that decide placement. ``slice_topology``/``slice_size`` are the
+    single slice layer (podSetSliceRequiredTopology/podSetSliceSize, or a
+    one-entry podsetSliceRequiredTopologyConstraints)."""
+
+    required: str | None = None
+    preferred: str | None = None
+    unconstrained: bool | None = None
+    slice_topology: str | None = None
+    slice_size: int | None = None
+
+    @property
+    def explicit(self) -> bool:
+        """kueue workload.IsExplicitlyRequestingTAS."""
+        return (
+            self.unconstrained is not None
+            or self.required is not None
+            or self.preferred is not None
+            or self.slice_topology is not None
+            or self.slice_size is not None
+        )
+
+
+@dataclass(frozen=True)
+class TopologyAssignment:
+    """A pod set's topologyAssignment in Kueue's internal form
+    (pkg/util/tas TopologyAssignment): levels and, per domain, its values at
+    those levels and its pod count."""
+
+    levels: tuple[str, ...]
+    domains: tuple[tuple[tuple[str, ...], int], ...]
 
 
 @dataclass
@@ -330,6 +406,9 @@ class PodSet:
     # Set when a container requests more than its limit: Kueue leaves the
     # workload pending ("resources validation failed") instead of rejecting it.
     resources_validation_error: str | None = None
+    # spec.podSets[].topologyRequest (Topology Aware Scheduling), None when
+    # absent or when it asks for nothing (workload.IsExplicitlyRequestingTAS false).
+    topology_request: TopologyRequest | None = None
     # The template spec the loader's bulk path read it from (kueue_fast._bulk),
     # the one object all equal templates share: the compiler keys the pod set
     # by its identity while the Workload's raw still holds that very object.
@@ -345,6 +424,7 @@ class PodSetAssignment:
     count: int
     flavors: dict[str, str]  # resource -> flavor
     resource_usage: dict[str, int]  # resource -> total for the pod set
+    topology_assignment: TopologyAssignment | None = None
 
 
 @dataclass
@@ -516,6 +596,11 @@ class ClusterState:
     pod_priority_classes: dict[str, WorkloadPriorityClass] = field(default_factory=dict)
     namespaces: dict[str, Namespace] = field(default_factory=dict)
     workloads: dict[str, Workload] = field(default_factory=dict)
+    # Topology Aware Scheduling: Topologies by name, Nodes by name, and the
+    # running Pods not managed by TAS (their requests use node capacity).
+    topologies: dict[str, Topology] = field(default_factory=dict)
+    nodes: dict[str, Node] = field(default_factory=dict)
+    node_pods: list[NodePod] = field(default_factory=list)
     configuration: Configuration = field(default_factory=Configuration)
     # The documents as read, in order, for `--output yaml` (each Workload made
     # from a job follows its job).

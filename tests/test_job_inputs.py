@@ -552,9 +552,9 @@ def test_errors_in_the_pod_template_name_the_jobs_field() -> None:
         (lambda j: j.update(extra=1), "extra"),
         (
             lambda j: j["spec"]["template"].update(
-                metadata={"annotations": {"kueue.x-k8s.io/podset-required-topology": "rack"}}
+                metadata={"annotations": {"kueue.x-k8s.io/podset-group-name": "g"}}
             ),
-            "spec.template.metadata.annotations[kueue.x-k8s.io/podset-required-topology]",
+            "spec.template.metadata.annotations[kueue.x-k8s.io/podset-group-name]",
         ),
     ],
 )

@@ -762,7 +762,9 @@ def test_scenarios_load(path: Path) -> None:
             loader.build_state(objects)
     else:
         state = loader.build_state(objects)
-        assert len(state.workloads) == sum(1 for d in objects if d.obj.get("kind") == "Workload")
+        # a Workload each, and one for each queued Job and JobSet
+        made = ("Workload", "Job", "JobSet")
+        assert len(state.workloads) == sum(1 for d in objects if d.obj.get("kind") in made)
 
 
 # --- every invalid object at once, warnings ---------------------------------------------------------
@@ -834,7 +836,7 @@ def test_kinds_kueue_does_not_read_are_skipped_with_a_warning() -> None:
                 "kind": "RayJob",
                 "metadata": {"name": "rj", "labels": {"kueue.x-k8s.io/queue-name": "lq"}},
             },
-            {"apiVersion": B2, "kind": "Topology", "metadata": {"name": "t"}},
+            {"apiVersion": B2, "kind": "MultiKueueCluster", "metadata": {"name": "t"}},
             {"apiVersion": "v1", "kind": "Namespac", "metadata": {"name": "x"}},
         ]
     )
@@ -843,7 +845,7 @@ def test_kinds_kueue_does_not_read_are_skipped_with_a_warning() -> None:
         "ConfigMap/n/c",
         "CustomResourceDefinition/clusterqueues.kueue.x-k8s.io",
         "RayJob/rj",
-        "Topology/t",
+        "MultiKueueCluster/t",
         "Namespac/x",
     ]
     assert got["ConfigMap/n/c"] == "Kueue does not read ConfigMap (v1); skipped"
@@ -851,7 +853,7 @@ def test_kinds_kueue_does_not_read_are_skipped_with_a_warning() -> None:
         "kueue-fast makes Workloads only from batch/v1 Jobs and jobset.x-k8s.io/v1alpha2 JobSets"
         in got["RayJob/rj"]
     )
-    assert "a ResourceFlavor that names a topology is refused" in got["Topology/t"]
+    assert "it matters only through an AdmissionCheck" in got["MultiKueueCluster/t"]
     assert got["Namespac/x"].endswith('(did you mean "Namespace"?)')
     assert len(state.documents) == 5  # --output yaml still prints them
 

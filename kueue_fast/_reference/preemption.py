@@ -12,7 +12,7 @@ before returning, on every path: the tree is identical before and after.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
 
 from .fair_sharing import DRS, NEGATIVE_DRS, compare_drs
@@ -20,6 +20,7 @@ from .fair_sharing import DRS, NEGATIVE_DRS, compare_drs
 if TYPE_CHECKING:
     from .records import WorkloadRecord
     from .scheduler import ReferenceEngine
+    from .tas import TasPodSetAsk
 
 # Policy codes (compiler.POLICY_CODES).
 NEVER, LOWER_PRIORITY, LOWER_OR_NEWER_EQUAL, ANY = 0, 1, 2, 3
@@ -85,6 +86,8 @@ class PreemptionCtx:
     cq: int
     frs_need_preemption: set[int]
     usage: dict[int, int]  # the incoming workload's usage per fr
+    # Topology Aware Scheduling: its pod sets to place, per TAS flavor (kueue preemptionCtx.tasRequests)
+    tas: list[tuple[int, list[TasPodSetAsk]]] = field(default_factory=list)
 
 
 class Preemptor:
@@ -162,17 +165,25 @@ class Preemptor:
     def remove(self, wid: int) -> None:
         w = self._wl(wid)
         self.tree.add_usage_map(w.admitted_cq, w.usage, -1)
+        if w.tas_uses:
+            self.e.tas_snapshot(w.tas_uses, -1)
 
     def restore(self, wid: int) -> None:
         w = self._wl(wid)
         self.tree.add_usage_map(w.admitted_cq, w.usage, +1)
+        if w.tas_uses:
+            self.e.tas_snapshot(w.tas_uses, +1)
 
     def workload_fits(self, ctx: PreemptionCtx, allow_borrowing: bool) -> bool:
+        """Kueue workloadFits: quota, then the topology placement."""
         for fr, v in ctx.usage.items():
             if not allow_borrowing and self.tree.borrowing_with(ctx.cq, fr, v):
                 return False
             if v > self.tree.available(ctx.cq, fr):
                 return False
+        if ctx.tas:
+            assert self.e.tas is not None
+            return self.e.tas.find_for_workload(ctx.tas, False)[1] is None
         return True
 
     def fill_back(self, ctx: PreemptionCtx, targets: list[Target], allow_borrowing: bool) -> list[Target]:

@@ -71,6 +71,7 @@ from .records import (
     Entry,
     WorkloadRecord,
 )
+from .tas import TasState, TasUse
 
 
 class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
@@ -81,6 +82,8 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
     def __init__(self, topology: Topology, release_evictions: bool = True) -> None:
         self.topo = topology
         self.tree = QuotaTree(topology)
+        # Topology Aware Scheduling: the TAS flavors' cache and snapshot (None without TAS flavors)
+        self.tas = TasState(topology.tas) if topology.tas is not None else None
         self.release_evictions = release_evictions
         self.workloads: list[WorkloadRecord] = []
         self.cq_admitted: list[set[int]] = [set() for _ in range(topology.n_cq)]
@@ -143,6 +146,12 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
                 (count, {r: f for r, f, _ in use if f >= 0}) for count, use in adm.pod_sets
             ]
             rec.admitted_resource_usage = [{r: v for r, _, v in use} for _, use in adm.pod_sets]
+            if adm.tas:
+                rec.tas_uses = [
+                    (use, spec.pod_sets[i].tas_requests or [])
+                    for i, uses in enumerate(adm.tas)
+                    for use in uses
+                ]
         if spec.admission is not None and spec.admission.cluster_queue >= 0:
             adm = spec.admission
             usage: dict[int, int] = {}
@@ -175,6 +184,8 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
         # SetQuotaReservation): the creation time orders the workload again.
         rec.spec.queue_ts = self._queue_ts_before_preemption.pop(wid, rec.spec.queue_ts)
         self.tree.charge(cq, usage)
+        if rec.tas_uses and self.tas is not None:
+            self.tas.charge(rec.tas_uses, +1)
         if listed:
             self.cq_admitted[cq].add(wid)
 
@@ -184,9 +195,14 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
         cq = rec.admitted_cq
         if cq >= 0 and wid in self.cq_admitted[cq]:
             self.tree.charge(cq, rec.usage, -1)
+            if rec.tas_uses and self.tas is not None:
+                self.tas.charge(rec.tas_uses, -1)
             self.cq_admitted[cq].discard(wid)
             self.cq_generation[cq] += 1
         rec.usage = {}
+        rec.tas_uses = []
+        if rec.topology is not None:  # the placements go with the quota (pod sets stay listed)
+            rec.topology = [None] * len(rec.topology)
         rec.admitted_cq = -1
         rec.evicting = False
 
@@ -320,6 +336,11 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
         for c in cqs:
             self.cq_queues[c].queue_inadmissible(self._namespace_ok)
 
+    def tas_snapshot(self, uses: list[tuple[TasUse, list[int]]], sign: int) -> None:
+        """TAS usage that changes only the cycle's snapshot (a simulated removal)."""
+        if self.tas is not None:
+            self.tas.add_snapshot(uses, sign)
+
     def _namespace_ok(self, wid: int) -> bool:
         return self.workloads[wid].spec.block != BLOCK_NAMESPACE_MISMATCH
 
@@ -360,6 +381,7 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
             eviction_message=rec.eviction_message,
             preempted_by=rec.preempted_by,
             holds_quota=rec.status == ADMITTED,
+            topology=rec.topology,
         )
 
     def spec(self, wid: int) -> WorkloadSpec:
@@ -395,20 +417,26 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
             self._removed_in_snapshot.discard(w)
             self.cq_admitted[self.workloads[w].admitted_cq].add(w)
 
-    def _fits(
-        self, cq: int, usage: dict[int, int], victims: dict[int, Target], targets: list[Target]
-    ) -> bool:
+    def _fits(self, cq: int, a: fa.Assignment, victims: dict[int, Target], targets: list[Target]) -> str:
+        """Kueue fits (FitsCheck): "ok", "quota" (quota does not fit) or "tas"
+        (quota fits, a placement does not: its leaf has no room left)."""
         removed = list(dict.fromkeys([*victims, *(t.wid for t in targets)]))
         for w in removed:
             self.preemptor.remove(w)
-        ok = all(self.tree.available(cq, fr) >= v for fr, v in usage.items())
+        check = "ok"
+        if not all(self.tree.available(cq, fr) >= v for fr, v in a.usage.items()):
+            check = "quota"
+        elif a.tas_usage and self.tas is not None and not self.tas.fits(a.tas_usage):
+            check = "tas"
         for w in removed:
             self.preemptor.restore(w)
-        return ok
+        return check
 
-    def _reserve(self, cq: int, usage: dict[int, int]) -> None:
+    def _reserve(self, cq: int, usage: dict[int, int], tas_usage: list[tuple[TasUse, list[int]]]) -> None:
         """Usage that only lives in this cycle's snapshot."""
         self.tree.add_usage_map(cq, usage)
+        if tas_usage:
+            self.tas_snapshot(tas_usage, +1)
 
     def _resources_to_reserve(self, e: Entry) -> dict[int, int]:
         """Kueue quotaResourcesToReserve for a preemptor without candidates."""
@@ -460,6 +488,19 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
             if a.mode() == fa.FIT:
                 e.deferred = True
             usage = a.usage
+        elif e.assignment.tas_usage:
+            # A placement that no longer fits (an earlier entry of the cycle took
+            # its room) is computed again on the snapshot as it is now
+            # (TASRecomputeAssignmentWithinSchedulingCycle, beta, on).
+            check = self._fits(cq, e.assignment, victims, e.targets)
+            if check == "tas":
+                nomination = [{r: f.flavor for r, f in ps.flavors.items()} for ps in e.assignment.pod_sets]
+                self.workloads[e.wid].last_state = None
+                a, targets = self.get_assignments(e.wid, cq, None, nomination)
+                self._record(e, a, targets)
+                usage = a.usage
+            else:
+                fits = check == "ok"
         mode = e.assignment.mode()
         if e.deferred:
             mode = fa.DEFERRED_FIT
@@ -473,26 +514,26 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
             # when the workload is its preemptor (PrioritizePreemptorWorkloads).
             cannot_always_reclaim = self.topo.cluster_queues[cq].reclaim_within_cohort != 3
             if cannot_always_reclaim or (self.topo.gates.prioritize_preemptor_workloads and e.is_preemptor):
-                self._reserve(cq, self._resources_to_reserve(e))
+                self._reserve(cq, self._resources_to_reserve(e), e.assignment.tas_usage)
             return
         if mode == fa.DEFERRED_FIT:
             e.message, e.reason = MSG_DEFERRED, WAITING_FOR_PREEMPTED
             e.requeue_reason = REQUEUE_PENDING_PREEMPTION
             self.workloads[e.wid].last_state = None
-            self._reserve(cq, usage)
+            self._reserve(cq, usage, e.assignment.tas_usage)
             return
         if any(t.wid in victims for t in e.targets):
             self._skip(e, MSG_OVERLAP)
             return
         if fits is None:
-            fits = self._fits(cq, usage, victims, e.targets)
+            fits = self._fits(cq, e.assignment, victims, e.targets) == "ok"
         if not fits:
             self._skip(e, MSG_NO_LONGER_FITS)
             return
         for t in e.targets:
             victims[t.wid] = t
         if mode == fa.PREEMPT:
-            self._reserve(cq, usage)
+            self._reserve(cq, usage, e.assignment.tas_usage)
             issued = self._issue_preemptions(e, now_ns)
             report.preempted.extend(t.wid for t in e.targets)
             self.workloads[e.wid].last_state = None
@@ -568,6 +609,8 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
         rec.admitted_resource_usage = [
             {r: ps.requests[r] for r in ps.flavors} for ps in e.assignment.pod_sets
         ]
+        rec.tas_uses = list(e.assignment.tas_usage)
+        rec.topology = [ps.topology for ps in e.assignment.pod_sets] if self.tas is not None else None
         # Kueue's cycle snapshot gets only the admission's usage (scheduler.go
         # processEntry: cq.AddUsage), not the workload: it is no preemption
         # candidate for the rest of the cycle (preemption.go findCandidates).
@@ -632,6 +675,8 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
         self._snapshot_generation = list(self.cq_generation)
         if self.afs is not None:
             self._sample_local_queues(now_ns)
+        if self.tas is not None:
+            self.tas.take_snapshot()
         # 1. heads
         heads: list[int] = []
         for cq, q in enumerate(self.cq_queues):
@@ -685,6 +730,8 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
         # the snapshot is gone (capacity reserved for this cycle only is free
         # again); the cycle's admissions join the admitted lists
         self.tree.discard_snapshot()
+        if self.tas is not None:
+            self.tas.discard_snapshot()
         for wid in report.admitted:
             self.cq_admitted[self.workloads[wid].admitted_cq].add(wid)
         self._settle_entry_penalties(report.admitted, now_ns)

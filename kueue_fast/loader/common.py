@@ -38,6 +38,9 @@ KIND_VERSIONS: dict[str, tuple[str, ...]] = {
     "Namespace": ("v1",),
     "PriorityClass": ("scheduling.k8s.io/v1",),
     "Configuration": CONFIG_VERSIONS,
+    "Topology": (V1BETA1, V1BETA2),
+    "Node": ("v1",),
+    "Pod": ("v1",),
 }
 
 _TOP = api_fields.TOP

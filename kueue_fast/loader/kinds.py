@@ -45,8 +45,8 @@ def parse_resource_flavor(obj: Mapping[str, Any]) -> m.ResourceFlavor:
     v.check_fields(spec, spec_fields.names, ref, "spec")
     rf = m.ResourceFlavor(name)
     try:  # each field of the spec on its own (validation.report)
-        if spec.get("topologyName") is not None:
-            v.not_supported_feature(ref, "spec.topologyName", "Topology Aware Scheduling")
+        if spec.get("topologyName"):
+            rf.topology_name = v.object_name(spec["topologyName"], ref, "spec.topologyName")
     except InputError as e:
         v.report(e)
     try:

@@ -29,7 +29,6 @@ _KUEUE_KINDS_NOT_READ = {
     "MultiKueueConfig": "it matters only through an AdmissionCheck",
     "MultiKueueCluster": "it matters only through an AdmissionCheck",
     "ProvisioningRequestConfig": "it matters only through an AdmissionCheck",
-    "Topology": "a ResourceFlavor that names a topology is refused",
 }
 
 

@@ -31,6 +31,7 @@ from .kinds import (
     parse_workload_priority_class,
 )
 from .roles import _kind_and_version, _label_of, _Role
+from .tas import parse_node, parse_pod, parse_topology, tas_problems
 from .workload import BulkCaches, fast_workload, parse_workload
 
 
@@ -50,6 +51,9 @@ _CONVERTERS: dict[str, Callable[[dict[str, Any]], Any]] = {
     "WorkloadPriorityClass": parse_workload_priority_class,
     "PriorityClass": parse_priority_class,
     "Namespace": parse_namespace,
+    "Topology": parse_topology,
+    "Node": parse_node,
+    "Pod": parse_pod,  # None: a pod that uses no node capacity Kueue counts (loader/tas.py)
     "Configuration": parse_configuration,
     "ConfigMap": parse_config_map,  # Kueue's (roles._holds_kueue_configuration)
 }
@@ -236,6 +240,13 @@ class _Assembly:
             put(self.pod_classes, obj.name, obj, doc, kind)
         elif kind == "Namespace":
             put(state.namespaces, obj.name, obj, doc, kind)
+        elif kind == "Topology":
+            put(state.topologies, obj.name, obj, doc, kind)
+        elif kind == "Node":
+            put(state.nodes, obj.name, obj, doc, kind)
+        elif kind == "Pod":
+            if obj is not None:
+                state.node_pods.append(obj)
         elif kind in ("Configuration", "ConfigMap"):
             self.seen_config = doc
             state.configuration = obj
@@ -289,6 +300,7 @@ class _Assembly:
     def finish(self, documents: list[Document], made: dict[int, list[dict[str, Any]]]) -> m.ClusterState:
         """The warnings in input order, and the documents as Kueue would hold them."""
         state = self.state
+        self.errors.extend(tas_problems(state))
         self.noted.sort(key=lambda n: n[0])
         state.warnings.extend(w for _, w in self.noted)
         if made:

@@ -32,6 +32,7 @@ from .common import (
     _status,
     parse_time_ns,
 )
+from .tas import topology_assignment, topology_request
 
 # The spec fields of a Workload by apiVersion, and of a pod set: what kueue-fast
 # reads. The controller reads Workloads as the API server serves them (v1beta2)
@@ -103,14 +104,9 @@ def _required_affinity(spec: Mapping[str, Any], ref: str, path: str) -> tuple[m.
     return _node_selector_terms(req["nodeSelectorTerms"], ref, v.child(rp, "nodeSelectorTerms"))
 
 
-def _pod_set(raw: object, ref: str, path: str) -> tuple[m.PodSet, OverLimits]:
+def _pod_set(raw: object, ref: str, path: str, api: str = V1BETA2) -> tuple[m.PodSet, OverLimits]:
     d = v.as_map(raw, ref, path)
     v.check_fields(d, POD_SET_FIELDS, ref, path)
-    try:
-        if d.get("topologyRequest") is not None:
-            v.not_supported_feature(ref, v.child(path, "topologyRequest"), "Topology Aware Scheduling")
-    except InputError as e:
-        v.report(e)
     # PodSetReference: DNS label, CRD default "main"; each field on its own (validation.report)
     name = "main"
     try:
@@ -163,6 +159,13 @@ def _pod_set(raw: object, ref: str, path: str) -> tuple[m.PodSet, OverLimits]:
             ps.tolerations = v.tolerations(spec["tolerations"], ref, v.child(sp, "tolerations"), strict=False)
     except InputError as e:
         v.report(e)
+    try:
+        if d.get("topologyRequest") is not None:
+            ps.topology_request = topology_request(
+                d["topologyRequest"], ref, v.child(path, "topologyRequest"), api
+            )
+    except InputError as e:
+        v.report(e)
     return ps, over_limits
 
 
@@ -195,7 +198,9 @@ def _admission(raw: object, ref: str, pod_sets: list[m.PodSet]) -> m.Admission:
     return m.Admission(
         kept.cluster_queue,
         [
-            m.PodSetAssignment(a.name, a.count, dict(a.flavors), dict(a.resource_usage))
+            m.PodSetAssignment(
+                a.name, a.count, dict(a.flavors), dict(a.resource_usage), a.topology_assignment
+            )
             for a in kept.pod_set_assignments
         ],
     )
@@ -236,7 +241,10 @@ def _checked_admission(raw: object, ref: str, pod_sets: list[m.PodSet]) -> m.Adm
             if explicit and val % explicit != 0:
                 v.invalid(ref, v.key(up, rname), str(q), f"is not a multiple of {count}")
             usage[rname] = val
-        assignments.append(m.PodSetAssignment(name, count, dict(flavors), usage))
+        topology = None
+        if pa.get("topologyAssignment") is not None:
+            topology = topology_assignment(pa["topologyAssignment"], ref, v.child(pp, "topologyAssignment"))
+        assignments.append(m.PodSetAssignment(name, count, dict(flavors), usage, topology))
     return m.Admission(cq, assignments)
 
 
@@ -353,6 +361,12 @@ def _workload_status(
     queue_order_ns, check states, Admitted=True). ``pod_sets`` is None under
     collect_errors when a pod set was invalid: what names pod sets is left unchecked."""
     status = _status(obj, ref)
+    try:
+        if status.get("unhealthyNodes"):
+            feature = "Topology Aware Scheduling node replacement"
+            v.not_supported_feature(ref, "status.unhealthyNodes", feature)
+    except InputError as e:
+        v.report(e)
     conds: dict[str, dict[str, Any]] = {}
     try:  # each part on its own (validation.report)
         conds = _conditions(status, ref)
@@ -427,7 +441,7 @@ def _reclaimable_pods(status: Mapping[str, Any], ref: str, pod_sets: list[m.PodS
             v.report(e)
 
 
-def _pod_sets(spec: Mapping[str, Any], ref: str) -> list[m.PodSet]:
+def _pod_sets(spec: Mapping[str, Any], ref: str, api: str = V1BETA2) -> list[m.PodSet]:
     """spec.podSets: each pod set, names unique, at most one with minCount; a
     pod set whose requests exceed their limits leaves the Workload pending,
     not rejected (resources_validation_error)."""
@@ -446,7 +460,7 @@ def _pod_sets(spec: Mapping[str, Any], ref: str) -> list[m.PodSet]:
     with_min = 0
     for i, raw in enumerate(raw_sets):
         try:  # each pod set on its own (validation.report)
-            ps, over = _pod_set(raw, ref, f"spec.podSets[{i}]")
+            ps, over = _pod_set(raw, ref, f"spec.podSets[{i}]", api)
             if ps.name in names:  # listType=map, listMapKey=name
                 v.duplicate(ref, f"spec.podSets[{i}].name", ps.name)
         except InputError as e:
@@ -490,7 +504,7 @@ def parse_workload(
     # 1. pod sets (each part of the object on its own: validation.report)
     noted = v.errors_noted()
     try:
-        pod_sets = _pod_sets(spec, ref)
+        pod_sets = _pod_sets(spec, ref, api)
     except InputError as e:
         v.report(e)
         pod_sets = []
