@@ -9,6 +9,7 @@ Conventions shared by these commands: ``-o/--output`` is always an output
 from __future__ import annotations
 
 import argparse
+import sys
 
 from .defaults import (
     DEFAULT_DAYS,
@@ -55,9 +56,14 @@ def manifest_paths(files: list[str], recursive: bool) -> list[str]:
     when ``recursive`` (without it, the loader reads a directory's own files)."""
     if not recursive:
         return files
+    from ..errors import InputWarning
     from ..loader import manifest_files
 
-    return [f for path in files for f in manifest_files(path, recursive=True)]
+    skipped: list[InputWarning] = []  # special files, unreadable subdirectories
+    paths = [f for path in files for f in manifest_files(path, recursive=True, warnings=skipped)]
+    for w in skipped:
+        print(f"warning: {w}", file=sys.stderr)
+    return paths
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
