@@ -678,7 +678,8 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
     def pending_reasons(self, keys: Sequence[str]) -> list[tuple[str, str]]:
         """(reason, message) of pending workloads, as ``decision(key)`` gives
         them, read from the engine in one call (a cycle's heads left pending)."""
-        wids = np.fromiter((self._wid[k] for k in keys), dtype=np.int64, count=len(keys))
+        keys = [A.text(k, "pending_reasons: keys") for k in A.seq(keys, "pending_reasons: keys")]
+        wids = np.fromiter((self._id(k) for k in keys), dtype=np.int64, count=len(keys))
         reasons, messages = self.engine.reasons(wids), self.engine.messages(wids)
         out = []
         for key, wid, reason, message in zip(keys, wids.tolist(), reasons, messages, strict=True):

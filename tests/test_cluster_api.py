@@ -256,3 +256,10 @@ def test_pending_reasons_are_those_of_the_decisions(engine: str) -> None:
     assert set(tried) & set(pending) and set(pending) - set(tried)  # tried ones and never-tried ones
     want = [(cluster.decision(k).reason, cluster.decision(k).message) for k in pending]
     assert cluster.pending_reasons(pending) == want
+    # any other workload: its decision's, whatever the engine kept from its tries
+    everyone = cluster.keys()
+    assert {cluster.decision(k).state for k in everyone} >= {"admitted", "pending"}
+    assert cluster.pending_reasons(everyone) == [
+        (cluster.decision(k).reason, cluster.decision(k).message) for k in everyone
+    ]
+    assert cluster.pending_reasons([]) == []
