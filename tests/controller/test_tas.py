@@ -1,0 +1,272 @@
+"""Topology Aware Scheduling in the controller: Topologies, Nodes and the
+running non-TAS Pods read from the cluster and given to the engine; the
+placement written into ``status.admission`` as ``kueue-fast schedule -o
+yaml`` prints it; the job started with Kueue's topology scheduling gate
+(jobframework getPodSetsInfoFromStatus, podset.FromAssignment); its pods
+ungated with the node selectors of their domains as Kueue's TopologyUngater
+does (pkg/controller/tas/topology_ungater.go: by rank when the pods carry
+their pod set's podIndexLabel, else greedily). Runs on the in-process API
+server only: a real cluster's nodes are not the test's to make up."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import io
+from pathlib import Path
+from typing import Any
+
+import yaml
+from kf_harness import (
+    CLUSTER_QUEUES,
+    JOBS,
+    Harness,
+    cluster_queue,
+    job,
+    local_queue,
+    wait_for,
+)
+from test_e2e import cond, running
+
+from kueue_fast.cli import main
+from kueue_fast.controller.kube import PODS
+
+JSON = dict[str, Any]
+RACK = "example.com/rack"
+HOST = "kubernetes.io/hostname"
+GATE = {"name": "kueue.x-k8s.io/topology"}
+WORKLOAD_ANNOTATION = "kueue.x-k8s.io/workload"
+REQUIRED = "kueue.x-k8s.io/podset-required-topology"
+INDEX = "batch.kubernetes.io/job-completion-index"
+
+
+def topology(name: str) -> JSON:
+    return {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "Topology",
+        "metadata": {"name": name},
+        "spec": {"levels": [{"nodeLabel": RACK}, {"nodeLabel": HOST}]},
+    }
+
+
+def tas_flavor(name: str, topo: str) -> JSON:
+    return {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "ResourceFlavor",
+        "metadata": {"name": name},
+        "spec": {"nodeLabels": {"pool": "tas"}, "topologyName": topo},
+    }
+
+
+def node(name: str, rack: str, cpu: str = "2") -> JSON:
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"pool": "tas", RACK: rack, HOST: name}},
+        "spec": {},
+        "status": {
+            "allocatable": {"cpu": cpu, "memory": "8Gi", "pods": "110"},
+            "conditions": [{"type": "Ready", "status": "True"}],
+        },
+    }
+
+
+def running_pod(ns: str, name: str, node_name: str, cpu: str) -> JSON:
+    """A pod Kueue does not manage, running on a node: it takes node capacity."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {
+            "nodeName": node_name,
+            "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": cpu}}}],
+        },
+        "status": {"phase": "Running"},
+    }
+
+
+def tas_job(ns: str, name: str, pods: int, level: str = RACK) -> JSON:
+    j = job(ns, name, "lq", cpu="1", parallelism=pods)
+    j["spec"]["template"]["metadata"] = {"annotations": {REQUIRED: level}}
+    return j
+
+
+def job_pod(j: JSON, name: str, index: int | None = None) -> JSON:
+    """A pod as the Job controller makes it from the started Job's template."""
+    t = copy.deepcopy(j["spec"]["template"])
+    md = t.setdefault("metadata", {})
+    md.update({"name": name, "namespace": j["metadata"]["namespace"]})
+    if index is not None:
+        md.setdefault("labels", {})[INDEX] = str(index)
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": t["spec"]}
+
+
+def setup(h: Harness) -> tuple[str, list[JSON]]:
+    """Two racks of two 2-cpu nodes; a non-TAS pod holds 1 cpu of r1-a."""
+    ns = h.namespace("team-a")
+    objs = [
+        topology("topo"),
+        tas_flavor("tas", "topo"),
+        cluster_queue("cq", {"tas": {"cpu": "16"}}),
+        local_queue(ns, "lq", "cq"),
+        node("r1-a", "r1"),
+        node("r1-b", "r1"),
+        node("r2-a", "r2"),
+        node("r2-b", "r2"),
+        running_pod(ns, "not-kueue", "r1-a", "1"),
+    ]
+    for o in objs:
+        h.create(o)
+    return ns, objs
+
+
+def admitted_workload(h: Harness, ns: str, name: str) -> JSON:
+    return wait_for(  # type: ignore[no-any-return]
+        lambda: (w := h.workload_of(ns, name)) and (cond(w, "Admitted") or {}).get("status") == "True" and w,
+        what=f"{name} admitted",
+    )
+
+
+def offline_assignment(tmp: Path, objs: list[JSON], j: JSON) -> JSON:
+    """What `kueue-fast schedule -o yaml` writes for the job on the same objects."""
+    f = tmp / "cluster.yaml"
+    f.write_text(yaml.safe_dump_all([*objs, j]))
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert main(["schedule", str(f), "-o", "yaml"]) == 0
+    wls = [d for d in yaml.safe_load_all(buf.getvalue()) if d and d.get("kind") == "Workload"]
+    (wl,) = [w for w in wls if w["metadata"]["name"].startswith(f"job-{j['metadata']['name']}-")]
+    return wl["status"]["admission"]["podSetAssignments"][0]["topologyAssignment"]  # type: ignore[no-any-return]
+
+
+def selectors(h: Harness, ns: str, names: list[str]) -> dict[str, JSON]:
+    return {n: h.kube.get(PODS, n, ns)["spec"] for n in names}
+
+
+def test_a_tas_job_is_placed_started_gated_and_its_pods_ungated(
+    fake_cluster: Harness, tmp_path: Path
+) -> None:
+    h = fake_cluster
+    ns, objs = setup(h)
+    h.controller()
+    train = tas_job(ns, "train", 3)
+    h.create(train)
+
+    # the best fitting rack: r1 fits 3 (1 + 2, the non-TAS pod holds 1 cpu of r1-a), r2 fits 4
+    wl = admitted_workload(h, ns, "train")
+    psa = wl["status"]["admission"]["podSetAssignments"][0]
+    want = {
+        "levels": [HOST],
+        "slices": [
+            {
+                "domainCount": 2,
+                "valuesPerLevel": [{"individual": {"prefix": "r1-", "roots": ["a", "b"]}}],
+                "podCounts": {"individual": [1, 2]},
+            }
+        ],
+    }
+    assert psa["topologyAssignment"] == want
+    assert psa["topologyAssignment"] == offline_assignment(tmp_path, objs, train)
+
+    # started as Kueue starts it: the topology gate and the Workload's name on the pod template
+    j = wait_for(lambda: running(h, ns, "train"), what="train started")
+    t = j["spec"]["template"]
+    assert t["spec"]["schedulingGates"] == [GATE]
+    assert t["spec"]["nodeSelector"] == {"pool": "tas"}
+    assert t["metadata"]["annotations"] == {REQUIRED: RACK, WORKLOAD_ANNOTATION: wl["metadata"]["name"]}
+    assert t["metadata"]["labels"]["kueue.x-k8s.io/podset"] == "main"
+
+    # the Job controller's pods (NonIndexed: no index label) are ungated greedily, domain by domain
+    names = ["train-x", "train-y", "train-z"]
+    for n in names:
+        h.create(job_pod(j, n))
+    specs = wait_for(
+        lambda: (
+            (s := selectors(h, ns, names)) and all(not p.get("schedulingGates") for p in s.values()) and s
+        ),
+        what="the pods ungated",
+    )
+    hosts = sorted(p["nodeSelector"][HOST] for p in specs.values())
+    assert hosts == ["r1-a", "r1-b", "r1-b"]
+    assert all(p["nodeSelector"]["pool"] == "tas" and len(p["nodeSelector"]) == 2 for p in specs.values())
+
+    # the next rack-sized job takes r2; one more fits no rack until a node joins r3
+    h.create(tas_job(ns, "second", 4))
+    wl2 = admitted_workload(h, ns, "second")
+    ta2 = wl2["status"]["admission"]["podSetAssignments"][0]["topologyAssignment"]
+    assert ta2["slices"][0]["valuesPerLevel"] == [{"individual": {"prefix": "r2-", "roots": ["a", "b"]}}]
+    h.create(tas_job(ns, "third", 2))
+    pending = wait_for(
+        lambda: (w := h.workload_of(ns, "third")) and (c := cond(w, "QuotaReserved")) and c,
+        what="third pending",
+    )
+    assert pending["status"] == "False"
+    assert pending["message"] == (
+        "couldn't assign flavors to pod set main: topology \"topo\" doesn't allow to fit any of 2 pod(s). "
+        'Total nodes: 4; excluded: resource "cpu": 4'
+    )
+    h.create(node("r3-a", "r3"))
+    wl3 = admitted_workload(h, ns, "third")
+    ta3 = wl3["status"]["admission"]["podSetAssignments"][0]["topologyAssignment"]
+    assert ta3 == {
+        "levels": [HOST],
+        "slices": [
+            {"domainCount": 1, "valuesPerLevel": [{"universal": "r3-a"}], "podCounts": {"universal": 2}}
+        ],
+    }
+
+
+def test_indexed_pods_are_ungated_by_rank(fake_cluster: Harness) -> None:
+    """With the pod set's podIndexLabel on the pods (an Indexed Job), pod i
+    goes to the i-th pod of the assignment (readRanksIfAvailable), whatever
+    the pods' names."""
+    h = fake_cluster
+    ns, _ = setup(h)
+    h.controller()
+    train = tas_job(ns, "train", 3)
+    train["spec"]["completionMode"] = "Indexed"
+    h.create(train)
+    admitted_workload(h, ns, "train")
+    j = wait_for(lambda: running(h, ns, "train"), what="train started")
+    # names in the opposite order of the indexes: a greedy pass would put p-a on r1-a
+    for name, index in (("p-c", 0), ("p-b", 1), ("p-a", 2)):
+        h.create(job_pod(j, name, index))
+    specs = wait_for(
+        lambda: (
+            (s := selectors(h, ns, ["p-a", "p-b", "p-c"]))
+            and all(not p.get("schedulingGates") for p in s.values())
+            and s
+        ),
+        what="the pods ungated",
+    )
+    assert {n: p["nodeSelector"][HOST] for n, p in specs.items()} == {
+        "p-c": "r1-a",
+        "p-b": "r1-b",
+        "p-a": "r1-b",
+    }
+
+
+def test_a_stopped_tas_job_gets_its_template_back(fake_cluster: Harness) -> None:
+    """Evicted (here: its ClusterQueue drained), the Job's template is
+    restored from the Workload: the gate and the annotation go away with the
+    rest of the admission."""
+    h = fake_cluster
+    ns, _ = setup(h)
+    h.controller()
+    h.create(tas_job(ns, "train", 3))
+    wl = admitted_workload(h, ns, "train")
+    wait_for(lambda: running(h, ns, "train"), what="train started")
+    assert wl["status"]["admission"]["podSetAssignments"][0]["topologyAssignment"]
+    h.patch(CLUSTER_QUEUES, "cq", {"spec": {"stopPolicy": "HoldAndDrain"}})
+    j = wait_for(
+        lambda: (
+            (x := h.get(JOBS, "train", ns))
+            and x["spec"]["suspend"]
+            and not x["spec"]["template"]["spec"].get("schedulingGates")
+            and x
+        ),
+        what="train stopped and restored",
+    )
+    assert j["spec"]["template"]["metadata"]["annotations"] == {REQUIRED: RACK}
+    assert "nodeSelector" not in j["spec"]["template"]["spec"]
+
