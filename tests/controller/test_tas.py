@@ -13,9 +13,11 @@ from __future__ import annotations
 import contextlib
 import copy
 import io
+import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from kf_harness import (
     CLUSTER_QUEUES,
@@ -270,3 +272,44 @@ def test_a_stopped_tas_job_gets_its_template_back(fake_cluster: Harness) -> None
     assert j["spec"]["template"]["metadata"]["annotations"] == {REQUIRED: RACK}
     assert "nodeSelector" not in j["spec"]["template"]["spec"]
 
+
+def test_schedule_and_snapshot_read_the_nodes_and_pods_of_a_tas_cluster(
+    fake_cluster: Harness, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`schedule --kubeconfig` places on the live cluster's nodes, counting the
+    pods that use them; the snapshot keeps what TAS reads of Nodes and Pods
+    and leaves out the pods TAS places."""
+    h = fake_cluster
+    ns, objs = setup(h)
+    h.create(tas_job(ns, "train", 3))
+    placed = running_pod(ns, "placed-by-tas", "r2-a", "1")
+    placed["metadata"]["annotations"] = {REQUIRED: RACK}
+    h.create(placed)
+    assert main(["schedule", "--kubeconfig", h.kubeconfig, "-o", "json"]) == 0
+    (wl,) = json.loads(capsys.readouterr().out)["workloads"]
+    assert wl["state"] == "admitted"
+    ta = wl["podSets"][0]["topologyAssignment"]
+    assert ta["slices"][0]["valuesPerLevel"] == [{"individual": {"prefix": "r1-", "roots": ["a", "b"]}}]
+    assert ta["slices"][0]["podCounts"] == {"individual": [1, 2]}  # r1-a holds the non-TAS pod's cpu
+
+    out = tmp_path / "snap.yaml"
+    assert main(["snapshot", "--kubeconfig", h.kubeconfig, "--output-file", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "1 Topology, 4 Nodes, 1 Pod," in err
+    assert "1 Pods left out (not on a node, finished, placed by TAS or invalid" in err
+    docs = list(yaml.safe_load_all(out.read_text()))
+    (pod,) = [d for d in docs if d and d["kind"] == "Pod"]
+    assert pod == {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "not-kueue", "namespace": ns, "uid": pod["metadata"]["uid"]},
+        "spec": {"nodeName": "r1-a", "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]},
+        "status": {"phase": "Pending"},
+    }
+    node_doc = next(d for d in docs if d and d["kind"] == "Node")
+    assert node_doc["status"] == {
+        "allocatable": {"cpu": "2", "memory": "8Gi", "pods": "110"},
+        "conditions": [{"type": "Ready", "status": "True"}],
+    }
+    assert main(["schedule", str(out), "-o", "json"]) == 0  # the snapshot decides as the cluster does
+    assert json.loads(capsys.readouterr().out)["workloads"][0]["podSets"][0]["topologyAssignment"] == ta
