@@ -313,3 +313,63 @@ def test_schedule_and_snapshot_read_the_nodes_and_pods_of_a_tas_cluster(
     }
     assert main(["schedule", str(out), "-o", "json"]) == 0  # the snapshot decides as the cluster does
     assert json.loads(capsys.readouterr().out)["workloads"][0]["podSets"][0]["topologyAssignment"] == ta
+
+
+def test_implied_tas_pods_are_not_counted_twice(fake_cluster: Harness) -> None:
+    """In a ClusterQueue whose flavors are all TAS flavors a job asking for no
+    topology is placed anyway (implied TAS); Kueue starts it with the
+    unconstrained annotation, so its running pods are TAS pods: their usage is
+    the Workload's topologyAssignment, not their nodes' pods."""
+    h = fake_cluster
+    ns, _ = setup(h)
+    ctl = h.controller(capacity_interval=0.0)
+    h.create(job(ns, "first", "lq", cpu="1", parallelism=4))
+    wl = admitted_workload(h, ns, "first")
+    assert (
+        sum(
+            wl["status"]["admission"]["podSetAssignments"][0]["topologyAssignment"]["slices"][0][
+                "podCounts"
+            ].get("individual", [4])
+        )
+        == 4
+    )
+    j = wait_for(lambda: running(h, ns, "first"), what="first started")
+    ann = j["spec"]["template"]["metadata"]["annotations"]
+    assert ann == {
+        "kueue.x-k8s.io/podset-unconstrained-topology": "true",
+        WORKLOAD_ANNOTATION: wl["metadata"]["name"],
+    }
+    # its pods run where the assignment put them (7 of 8 cpus were free; 4 are now taken)
+    ta = wl["status"]["admission"]["podSetAssignments"][0]["topologyAssignment"]
+    from kueue_fast.loader.tas import topology_assignment
+
+    hosts = [values[-1] for values, n in topology_assignment(ta, "", "").domains for _ in range(n)]
+    for i, host in enumerate(hosts):
+        p = job_pod(j, f"first-{i}")
+        p["spec"].pop("schedulingGates")
+        p["spec"]["nodeName"] = host
+        h.create(p)
+    pods = ctl.cache.objs["pod"]
+    wait_for(
+        lambda: all(f"{ns}/first-{i}" in pods for i in range(4)) and not ctl.capacity_dirty,
+        what="the controller to see the pods",
+    )
+    # 3 cpus are left: counted twice, the pods would leave none
+    h.create(job(ns, "second", "lq", cpu="1", parallelism=3))
+    admitted_workload(h, ns, "second")
+
+
+def test_a_new_leader_keeps_the_placements_it_finds(fake_cluster: Harness) -> None:
+    """The engine is rebuilt from the Workloads' topologyAssignments: the nodes
+    they use stay used."""
+    h = fake_cluster
+    ns, _ = setup(h)
+    first = h.controller()
+    h.create(tas_job(ns, "train", 3))
+    admitted_workload(h, ns, "train")  # r1, the best fitting rack
+    first.stop()
+    h.controller()
+    h.create(tas_job(ns, "next", 3))
+    wl = admitted_workload(h, ns, "next")
+    ta = wl["status"]["admission"]["podSetAssignments"][0]["topologyAssignment"]
+    assert ta["slices"][0]["valuesPerLevel"] == [{"individual": {"prefix": "r2-", "roots": ["a", "b"]}}]

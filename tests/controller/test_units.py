@@ -142,6 +142,7 @@ def test_manifests() -> None:
             "WorkloadPriorityClass",
             "Workload",
             "AdmissionCheck",
+            "Topology",
         ]
     )
     for c in crds:
