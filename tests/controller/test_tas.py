@@ -32,6 +32,8 @@ from test_e2e import cond, running
 
 from kueue_fast.cli import main
 from kueue_fast.controller.kube import PODS
+from kueue_fast.controller.ungater import assign_domains, ungate_patch
+from kueue_fast.model import TopologyAssignment
 
 JSON = dict[str, Any]
 RACK = "example.com/rack"
@@ -373,3 +375,71 @@ def test_a_new_leader_keeps_the_placements_it_finds(fake_cluster: Harness) -> No
     wl = admitted_workload(h, ns, "next")
     ta = wl["status"]["admission"]["podSetAssignments"][0]["topologyAssignment"]
     assert ta["slices"][0]["valuesPerLevel"] == [{"individual": {"prefix": "r2-", "roots": ["a", "b"]}}]
+
+
+# --- the ungater's choice of domains, on its own (topology_ungater.go assignGatedPodsToDomains) ---
+
+
+def _pod(
+    name: str, *, gated: bool = True, host: str | None = None, labels: dict[str, str] | None = None
+) -> JSON:
+    spec: JSON = {"containers": []}
+    if gated:
+        spec["schedulingGates"] = [GATE]
+    if host is not None:
+        spec["nodeSelector"] = {HOST: host}
+    return {"metadata": {"name": name, "labels": labels or {}, "resourceVersion": "1"}, "spec": spec}
+
+
+TA = TopologyAssignment((HOST,), ((("n1",), 2), (("n2",), 1)))
+BY_INDEX = {"podIndexLabel": INDEX}
+
+
+def _placed(pairs: list[tuple[JSON, tuple[str, ...]]]) -> dict[str, str]:
+    return {p["metadata"]["name"]: values[0] for p, values in pairs}
+
+
+def test_greedy_fills_each_domain_with_the_pods_it_lacks() -> None:
+    """assignGatedPodsToDomainsGreedy: an ungated pod already on n1 counts;
+    gated pods go, in order, to the domains still short."""
+    pods = [_pod("a", gated=False, host="n1"), _pod("b"), _pod("c"), _pod("d")]
+    assert _placed(assign_domains(TA, 3, pods, {})) == {"b": "n1", "c": "n2"}
+
+
+def test_ranks_decide_when_every_pod_has_its_index() -> None:
+    pods = [_pod("a", labels={INDEX: "2"}), _pod("b", labels={INDEX: "0"}), _pod("c", labels={INDEX: "1"})]
+    assert _placed(assign_domains(TA, 3, pods, BY_INDEX)) == {"b": "n1", "c": "n1", "a": "n2"}
+
+
+def test_ranks_with_sub_groups() -> None:
+    """A JobSet's replicated job: rank = index + job index x pods per job."""
+    request = {**BY_INDEX, "subGroupIndexLabel": "job", "subGroupCount": 3}
+    pods = [_pod(n, labels={INDEX: "0", "job": j}) for n, j in (("x", "2"), ("y", "0"), ("z", "1"))]
+    assert _placed(assign_domains(TA, 3, pods, request)) == {"y": "n1", "z": "n1", "x": "n2"}
+
+
+def test_ranks_fall_back_to_greedy() -> None:
+    """readRanksIfAvailable gives up on a missing, out-of-range or repeated
+    index, and on an ungated pod away from the domain its rank names."""
+    greedy = {"a": "n1", "b": "n1", "c": "n2"}
+    for labels in (
+        [{INDEX: "2"}, {}, {INDEX: "1"}],
+        [{INDEX: "2"}, {INDEX: "3"}, {INDEX: "1"}],
+        [{INDEX: "1"}, {INDEX: "1"}, {INDEX: "0"}],
+    ):
+        pods = [_pod(n, labels=lab) for n, lab in zip("abc", labels, strict=True)]
+        assert _placed(assign_domains(TA, 3, pods, BY_INDEX)) == greedy
+    misplaced = [_pod("a", labels={INDEX: "2"}, gated=False, host="n1"), _pod("b", labels={INDEX: "0"})]
+    assert _placed(assign_domains(TA, 3, [*misplaced, _pod("c", labels={INDEX: "1"})], BY_INDEX)) == {
+        "b": "n1",
+        "c": "n2",
+    }
+
+
+def test_the_ungate_patch_removes_only_kueues_gate() -> None:
+    pod = _pod("a")
+    pod["spec"]["schedulingGates"].append({"name": "other"})
+    assert ungate_patch(pod, (RACK, HOST), ("r1", "n1")) == {
+        "metadata": {"resourceVersion": "1"},
+        "spec": {"schedulingGates": [{"name": "other"}], "nodeSelector": {RACK: "r1", HOST: "n1"}},
+    }
