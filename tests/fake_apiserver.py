@@ -2092,7 +2092,9 @@ def _validate_pod_update(old: JSON, new: JSON) -> None:
     og, ng = o.get("schedulingGates") or [], n.get("schedulingGates") or []
     if any(g not in og for g in ng):
         raise ApiError(
-            422, "Invalid", f'Pod "{name}" is invalid: spec.schedulingGates: Forbidden: only deletion is allowed'
+            422,
+            "Invalid",
+            f'Pod "{name}" is invalid: spec.schedulingGates: Forbidden: only deletion is allowed',
         )
     osel, nsel = o.get("nodeSelector") or {}, n.get("nodeSelector") or {}
     if osel != nsel:
@@ -2109,7 +2111,9 @@ def _validate_pod_update(old: JSON, new: JSON) -> None:
 
     if rest(o) != rest(n):
         raise ApiError(
-            422, "Invalid", f'Pod "{name}" is invalid: spec: Forbidden: pod updates may not change fields other than '
+            422,
+            "Invalid",
+            f'Pod "{name}" is invalid: spec: Forbidden: pod updates may not change fields other than '
             "`spec.containers[*].image`, `spec.schedulingGates`, `spec.nodeSelector` (additions while gated)",
         )
 

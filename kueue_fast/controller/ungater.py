@@ -72,11 +72,10 @@ def _ranks(
         return None
     sub_label = request.get("subGroupIndexLabel")
     sub_count = request.get("subGroupCount")
-    single = count
-    if sub_label:
-        if not isinstance(sub_count, int) or sub_count <= 0:
-            return None
-        single = count // sub_count
+    groups = sub_count if isinstance(sub_count, int) else 0
+    if sub_label and groups <= 0:
+        return None  # errInvalidSubGroupCount
+    single = count // groups if sub_label else count
     out: dict[int, JSON] = {}
     for pod in pods:
         index = _index(pod, label, count + offset)
@@ -84,7 +83,7 @@ def _ranks(
             return None
         rank = index - offset
         if sub_label:
-            job = _index(pod, sub_label, sub_count)
+            job = _index(pod, sub_label, groups)
             if job is None or index >= single:
                 return None
             rank = index + job * single - offset
