@@ -22,9 +22,12 @@ import yaml
 from kf_harness import (
     CLUSTER_QUEUES,
     JOBS,
+    JOBSETS,
+    WORKLOADS,
     Harness,
     cluster_queue,
     job,
+    jobset,
     local_queue,
     wait_for,
 )
@@ -33,6 +36,7 @@ from test_e2e import cond, running
 from kueue_fast.cli import main
 from kueue_fast.controller.kube import PODS
 from kueue_fast.controller.ungater import assign_domains, ungate_patch
+from kueue_fast.integrations.jobset import workload_name as jobset_workload_name_of
 from kueue_fast.model import TopologyAssignment
 
 JSON = dict[str, Any]
@@ -129,6 +133,10 @@ def admitted_workload(h: Harness, ns: str, name: str) -> JSON:
         lambda: (w := h.workload_of(ns, name)) and (cond(w, "Admitted") or {}).get("status") == "True" and w,
         what=f"{name} admitted",
     )
+
+
+def jobset_workload_name(name: str, js: JSON | None) -> str:
+    return jobset_workload_name_of(name, js["metadata"]["uid"]) if js else "-"
 
 
 def offline_assignment(tmp: Path, objs: list[JSON], j: JSON) -> JSON:
@@ -443,3 +451,48 @@ def test_the_ungate_patch_removes_only_kueues_gate() -> None:
         "metadata": {"resourceVersion": "1"},
         "spec": {"schedulingGates": [{"name": "other"}], "nodeSelector": {RACK: "r1", HOST: "n1"}},
     }
+
+
+def test_a_jobset_with_slices_is_placed_and_started_gated(fake_cluster: Harness) -> None:
+    """A JobSet's replicated job asking for slices of 2 pods per rack (2 Jobs
+    of 2 pods, 1 cpu each): r1 fits one slice only (the non-TAS pod holds 1
+    cpu of r1-a), r2 both, so both go to r2; each replicated job's pod
+    template starts with the gate (JSON patches on the JobSet)."""
+    h = fake_cluster
+    h.ensure_jobset_crd()
+    ns, _ = setup(h)
+    h.controller()
+    js = jobset(ns, "train", "lq", [("workers", 2, 2, "1")])
+    js["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["metadata"] = {
+        "annotations": {
+            "kueue.x-k8s.io/podset-slice-required-topology": RACK,
+            "kueue.x-k8s.io/podset-slice-size": "2",
+        }
+    }
+    h.create(js)
+    wl = wait_for(
+        lambda: (
+            (w := h.get(WORKLOADS, jobset_workload_name("train", h.get(JOBSETS, "train", ns)), ns))
+            and (cond(w, "Admitted") or {}).get("status") == "True"
+            and w
+        ),
+        what="the JobSet admitted",
+    )
+    ta = wl["status"]["admission"]["podSetAssignments"][0]["topologyAssignment"]
+    assert ta == {
+        "levels": [HOST],
+        "slices": [
+            {
+                "domainCount": 2,
+                "valuesPerLevel": [{"individual": {"prefix": "r2-", "roots": ["a", "b"]}}],
+                "podCounts": {"universal": 2},
+            }
+        ],
+    }
+    started = wait_for(
+        lambda: (x := h.get(JOBSETS, "train", ns)) and not x["spec"]["suspend"] and x,
+        what="the JobSet started",
+    )
+    t = started["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]
+    assert t["spec"]["schedulingGates"] == [GATE]
+    assert t["metadata"]["annotations"][WORKLOAD_ANNOTATION] == wl["metadata"]["name"]
