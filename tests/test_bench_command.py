@@ -87,7 +87,7 @@ def test_bench_e2e_quick_reports_the_split_per_stage(
     assert main([*args, "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)["results"]
     assert {(r["input"], r["format"]) for r in rows} == {
-        (i, f) for i in ("drain", "long") for f in ("yaml", "json")
+        (i, f) for i in ("drain", "long") for f in ("yaml", "flow-yaml", "json")
     }
     for r in rows:
         ref = r["reference"]

@@ -222,7 +222,9 @@ def hand_written(draw: st.DrawFn) -> str:
 
     docs = draw(st.lists(json_like, min_size=1, max_size=3))
     return "".join(
-        draw(st.sampled_from(["---", "--- # c", "# c\n---"])) + block(d, 0) + draw(st.sampled_from(["", "...\n"]))
+        draw(st.sampled_from(["---", "--- # c", "# c\n---"]))
+        + block(d, 0)
+        + draw(st.sampled_from(["", "...\n"]))
         for d in docs
     )
 
