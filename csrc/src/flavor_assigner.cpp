@@ -55,6 +55,12 @@ void append_reason_text(std::string& out, const Topology& topo, const std::uint6
     case RK_REJECTION:
       out += topo.string_at(reason_a(h));
       return;
+    case RK_TAS_NOT_FIT:
+    case RK_TAS_NO_DOMAINS:
+    case RK_TAS_SLICE_ABOVE:
+    case RK_TAS_NO_LEVEL:
+    case RK_TAS_ERROR:
+      return;  // the TAS snapshot writes these (TasSnapshot::append_reason): callers route them there
   }
 }
 
