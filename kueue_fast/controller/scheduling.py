@@ -13,7 +13,7 @@ import time
 from .. import status as S
 from ..cluster import ADMITTED, Decision
 from ..errors import InputError
-from ..model import ClusterState, Configuration, Workload
+from ..model import ClusterState, Configuration, Workload, charged_assignments
 from . import state
 from .engine import EngineHandle
 from .events import ADMISSION, WARNING
@@ -154,11 +154,13 @@ class Scheduling(ControllerParts):
         if model.admission is not None:
             t.phase = Phase.ADMITTED
             t.adm_cq = model.admission.cluster_queue
-            t.adm_usage = self._usage(
+            assert self.engine is not None
+            reclaimable = self.engine.cluster.topology.gates.reclaimable_pods
+            t.adm_usage = self._usage(  # less what its reclaimed pods released
                 tuple(
                     (psa.flavors[r], r, v)
-                    for psa in model.admission.pod_set_assignments
-                    for r, v in psa.resource_usage.items()
+                    for psa, _, usage in charged_assignments(model, reclaimable)
+                    for r, v in usage.items()
                     if r in psa.flavors
                 )
             )
