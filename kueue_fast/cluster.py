@@ -53,7 +53,14 @@ from .compiler import AdmissionSpec, CyclesRun, WorkloadSpec, compile_topology, 
 from .engine_contract import ENGINES, Engine, WorkloadView, choose_engine, make_engine
 from .errors import EngineError, NotStableError
 from .kernels import WorkloadScan, workload_scan
-from .model import AdmissionCheckState, ClusterState, TopologyAssignment, Workload, charged_usage
+from .model import (
+    AdmissionCheckState,
+    ClusterState,
+    TopologyAssignment,
+    Workload,
+    charged_assignments,
+    charged_usage,
+)
 from .workload_compiler import WorkloadCompiler
 
 # the names other modules import from here (the records live in cluster_records.py)
@@ -128,6 +135,9 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
         self._reserved: set[str] = set()
         self._check_failures: set[str] = set()
         self._deactivated: set[str] = set()
+        # input admissions held with the usage of reclaimed pods released: their
+        # decisions report the admission as written (_as_written)
+        self._reclaimed: set[str] = set()
         # Topology Aware Scheduling: the placements of the admissions added
         # after a rebuild (reconfigure), by key; else the input's are shown
         self._given_topology: dict[str, dict[str, TopologyAssignment | None]] = {}
@@ -233,6 +243,15 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
     def _add_compiled(self, key: str, spec: WorkloadSpec) -> None:
         self._wid[key] = self.engine.add_workload(spec)
         self._keys.append(key)
+        if spec.admission is not None and self._charged_less(self.state.workloads.get(key)):
+            self._reclaimed.add(key)
+
+    def _charged_less(self, wl: Workload | None) -> bool:
+        """The Workload's admission is charged less than it says (charged_usage)."""
+        if wl is None or wl.admission is None:
+            return False
+        reclaimable = self.topology.gates.reclaimable_pods
+        return any(count != psa.count for psa, count, _ in charged_assignments(wl, reclaimable))
 
     def _ensure_known(self, wl: Workload) -> None:
         """A workload naming a resource or flavor the topology lacks forces a
@@ -266,6 +285,7 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
         self._reserved.discard(key)
         self._check_failures.discard(key)
         self._deactivated.discard(key)
+        self._reclaimed.discard(key)
 
     def evict(self, key: str, reason: str, message: str) -> None:
         """Evict an admitted workload (deactivation, a stop policy, an admission
@@ -728,7 +748,8 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
                         {topo.resource_names[r]: v for r, v in sorted(usage.items())},
                     )
                 )
-            if spec.admission is not None and rec.admission_time == spec.admission.time_ns:
+            adm = spec.admission
+            if adm is not None and rec.admission_time == adm.time_ns and self._keys[wid] in self._reclaimed:
                 self._as_written(d)
             if topo.tas is not None:
                 self._set_topology_assignments(d, rec.topology)

@@ -7,6 +7,7 @@ admission written in the Workload's status stays as it is."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -14,7 +15,7 @@ import yaml
 
 from kueue_fast import Cluster
 from kueue_fast.engine_contract import ENGINES, native_available
-from kueue_fast.output import to_yaml
+from kueue_fast.output import to_json, to_yaml
 
 
 def objects(reclaimable: int | None, gate: bool = True) -> list[dict[str, Any]]:
@@ -134,6 +135,9 @@ def test_yaml_keeps_the_admission_and_charges_the_reclaimed_usage(engine: str) -
     assert usage == "10"
     lq_usage = docs["LocalQueue", "lq"]["status"]["flavorsUsage"][0]["resources"][0]["total"]
     assert lq_usage == "10"
+    # -o json (whose admitted entries come from the engine's arrays) says the same
+    entries = {w["name"]: w for w in json.loads(to_json(cluster))["workloads"]}
+    assert [ps["count"] for ps in entries["running"]["podSets"]] == [4]
 
 
 @pytest.mark.parametrize("engine", ENGINES)
