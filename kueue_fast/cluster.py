@@ -53,7 +53,14 @@ from .compiler import AdmissionSpec, CyclesRun, WorkloadSpec, compile_topology, 
 from .engine_contract import ENGINES, Engine, WorkloadView, choose_engine, make_engine
 from .errors import EngineError, NotStableError
 from .kernels import WorkloadScan, workload_scan
-from .model import AdmissionCheckState, ClusterState, TopologyAssignment, Workload
+from .model import (
+    AdmissionCheckState,
+    ClusterState,
+    TopologyAssignment,
+    Workload,
+    charged_assignments,
+    charged_usage,
+)
 from .workload_compiler import WorkloadCompiler
 
 # the names other modules import from here (the records live in cluster_records.py)
@@ -128,6 +135,9 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
         self._reserved: set[str] = set()
         self._check_failures: set[str] = set()
         self._deactivated: set[str] = set()
+        # input admissions held with the usage of reclaimed pods released: their
+        # decisions report the admission as written (_as_written)
+        self._reclaimed: set[str] = set()
         # Topology Aware Scheduling: the placements of the admissions added
         # after a rebuild (reconfigure), by key; else the input's are shown
         self._given_topology: dict[str, dict[str, TopologyAssignment | None]] = {}
@@ -233,6 +243,15 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
     def _add_compiled(self, key: str, spec: WorkloadSpec) -> None:
         self._wid[key] = self.engine.add_workload(spec)
         self._keys.append(key)
+        if spec.admission is not None and self._charged_less(self.state.workloads.get(key)):
+            self._reclaimed.add(key)
+
+    def _charged_less(self, wl: Workload | None) -> bool:
+        """The Workload's admission is charged less than it says (charged_usage)."""
+        if wl is None or wl.admission is None:
+            return False
+        reclaimable = self.topology.gates.reclaimable_pods
+        return any(count != psa.count for psa, count, _ in charged_assignments(wl, reclaimable))
 
     def _ensure_known(self, wl: Workload) -> None:
         """A workload naming a resource or flavor the topology lacks forces a
@@ -266,6 +285,7 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
         self._reserved.discard(key)
         self._check_failures.discard(key)
         self._deactivated.discard(key)
+        self._reclaimed.discard(key)
 
     def evict(self, key: str, reason: str, message: str) -> None:
         """Evict an admitted workload (deactivation, a stop policy, an admission
@@ -377,22 +397,44 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
             domains = tuple((flavor.leaf_values(leaf)[first:], pods) for leaf, pods in leaves)
             psd.topology_assignment = TopologyAssignment(tuple(names[first:]), domains)
 
+    def _as_written(self, d: Decision) -> None:
+        """The input's admission, held with the usage of its reclaimed pods
+        released (charged_usage), is reported as the Workload's status holds
+        it: Kueue does not rewrite status.admission when pods are reclaimed."""
+        wl = self.state.workloads.get(d.key)
+        adm = wl.admission if wl is not None else None
+        if adm is None or adm.cluster_queue != d.cluster_queue:
+            return
+        reclaimable = self.topology.gates.reclaimable_pods
+        given = {psa.name: psa for psa in adm.pod_set_assignments}
+        assert wl is not None
+        for psd in d.pod_sets:
+            psa = given.get(psd.name)
+            if psa is None or psa.flavors != psd.flavors:
+                return
+            charged = charged_usage(wl.pod_sets, psa.name, psa.count, psa.resource_usage, reclaimable)
+            if charged != (psd.count, psd.resource_usage):
+                return
+        for psd in d.pod_sets:
+            psa = given[psd.name]
+            psd.count, psd.resource_usage = psa.count, dict(psa.resource_usage)
+
     def _admission_of(self, d: Decision, spec: WorkloadSpec) -> AdmissionSpec | None:
         cq_ids = {cq.name: i for i, cq in enumerate(self.topology.cluster_queues)}
         rid = {n: i for i, n in enumerate(self.topology.resource_names)}
         fid = {n: i for i, n in enumerate(self.topology.flavor_names)}
         by_name = {ps.name: ps for ps in d.pod_sets}
+        wl = self.state.workloads[d.key]
+        reclaimable = self.topology.gates.reclaimable_pods
         pod_sets: list[tuple[int, list[tuple[int, int, int]]]] = []
         for ps in spec.pod_sets:
             psd = by_name.get(ps.name)
             if psd is None:
                 pod_sets.append((0, []))
                 continue
-            use = [
-                (rid[r], fid[psd.flavors[r]] if r in psd.flavors else -1, v)
-                for r, v in psd.resource_usage.items()
-            ]
-            pod_sets.append((psd.count, use))
+            count, usage = charged_usage(wl.pod_sets, psd.name, psd.count, psd.resource_usage, reclaimable)
+            use = [(rid[r], fid[psd.flavors[r]] if r in psd.flavors else -1, v) for r, v in usage.items()]
+            pod_sets.append((count, use))
         adm = AdmissionSpec(cq_ids.get(d.cluster_queue or "", -1), pod_sets, d.admission_time_ns or 0)
         if self.topology.tas is not None:  # the placements it holds, as the input's would be
             given = {p.name: p.topology_assignment for p in d.pod_sets}
@@ -720,6 +762,9 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
                         {topo.resource_names[r]: v for r, v in sorted(usage.items())},
                     )
                 )
+            adm = spec.admission
+            if adm is not None and rec.admission_time == adm.time_ns and self._keys[wid] in self._reclaimed:
+                self._as_written(d)
             if topo.tas is not None:
                 self._set_topology_assignments(d, rec.topology)
             if d.state == ADMITTED:

@@ -38,6 +38,7 @@ class ClusterBase:
     _reserved: set[str]
     _check_failures: set[str]
     _deactivated: set[str]
+    _reclaimed: set[str]  # cluster.py
 
     if TYPE_CHECKING:
         # defined by the Cluster or by another part

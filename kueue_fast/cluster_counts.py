@@ -38,7 +38,8 @@ class BulkCountsMixin(ClusterBase):
         """The wids whose decision the engine's state alone gives, and the
         rest: the workloads whose state the Cluster keeps between cycles
         (reserved or checked by admission checks, deactivated, held by
-        waitForPodsReady's backoff) need their decision."""
+        waitForPodsReady's backoff, holding an input admission of reclaimed
+        pods) need their decision."""
         wids = np.fromiter(self._wid.values(), dtype=np.int64, count=len(self._wid))
         mask = self._kept_mask(wids)
         if mask is None:
@@ -49,7 +50,7 @@ class BulkCountsMixin(ClusterBase):
         """Which of ``wids`` are workloads whose state the Cluster keeps
         (_bulk_countable); None when there are none."""
         own = set(self._held)
-        for keys in (self._reserved, self._deactivated, self._checks):
+        for keys in (self._reserved, self._deactivated, self._checks, self._reclaimed):
             own.update(self._wid[k] for k in keys if k in self._wid)
         if not own:
             return None

@@ -489,6 +489,45 @@ class Workload:
 # --- Configuration ------------------------------------------------------------
 
 
+def count_after_reclaim(ps: PodSet, reclaimable_pods: bool) -> int:
+    """The pods of ``ps`` that still need quota (kueue workload.go
+    podSetsCountsAfterReclaim: status.reclaimablePods, when the
+    ReclaimablePods gate is on, never below 0)."""
+    return ps.count - min(ps.reclaimable, ps.count) if reclaimable_pods else ps.count
+
+
+def charged_usage(
+    pod_sets: list[PodSet], name: str, count: int, usage: dict[str, int], reclaimable_pods: bool
+) -> tuple[int, dict[str, int]]:
+    """The (count, usage) quota charges for the admitted pod set ``name`` of
+    ``count`` pods using ``usage`` (kueue workload.go totalRequestsFromAdmission):
+    when the pod set's count after reclaim is lower, the usage is divided by
+    ``count`` and multiplied by the count after reclaim (integers,
+    Requests.Divide then Mul) and the count is the count after reclaim. The
+    admission written in the Workload's status is left as it is."""
+    left = next((count_after_reclaim(ps, reclaimable_pods) for ps in pod_sets if ps.name == name), 0)
+    if left >= count:  # as admitted (a partial admission keeps its count)
+        return count, usage
+    return left, {r: _div_trunc(v, count) * left for r, v in usage.items()}
+
+
+def charged_assignments(
+    wl: Workload, reclaimable_pods: bool
+) -> list[tuple[PodSetAssignment, int, dict[str, int]]]:
+    """charged_usage of each pod set assignment of the Workload's admission."""
+    assert wl.admission is not None
+    return [
+        (psa, *charged_usage(wl.pod_sets, psa.name, psa.count, psa.resource_usage, reclaimable_pods))
+        for psa in wl.admission.pod_set_assignments
+    ]
+
+
+def _div_trunc(a: int, b: int) -> int:
+    """Go's int64 a / b (towards zero)."""
+    q = abs(a) // b
+    return q if a >= 0 else -q
+
+
 @dataclass
 class FairSharingConfig:
     """The Configuration's ``fairSharing`` (on when present)."""

@@ -28,6 +28,7 @@ from .cluster import (
 from .compiler import NO_LIMIT
 from .fastjson import orjson
 from .kernels import json_workload_entries, workload_owners
+from .model import Workload, charged_usage
 from .quantity import format_amount
 from .tas import v1beta2_assignment
 
@@ -172,11 +173,13 @@ class _QueueTally:
         }
 
 
-def _add_usage(into: S.FlavorUsage, d: Decision) -> None:
+def _add_usage(into: S.FlavorUsage, d: Decision, wl: Workload, reclaimable_pods: bool) -> None:
+    """The quota the decision's admission holds (less what reclaimed pods released)."""
     for ps in d.pod_sets:
+        usage = charged_usage(wl.pod_sets, ps.name, ps.count, ps.resource_usage, reclaimable_pods)[1]
         for r, f in ps.flavors.items():
             row = into.setdefault(f, {})
-            row[r] = row.get(r, 0) + ps.resource_usage.get(r, 0)
+            row[r] = row.get(r, 0) + usage.get(r, 0)
 
 
 def _weighted_share(view: ClusterView, node: int) -> int:
@@ -201,6 +204,7 @@ def _queue_tallies(
     state, topo, engine = cluster.state, view.topo, cluster.engine
     cqs = {name: _QueueTally() for name in state.cluster_queues}
     lqs = {key: _QueueTally() for key in state.local_queues}
+    reclaimable = topo.gates.reclaimable_pods
     for d in decisions:
         if d.cluster_queue is None or d.state not in (ADMITTED, RESERVED, EVICTED):
             continue  # holds no quota
@@ -211,9 +215,9 @@ def _queue_tallies(
             t.reserving += 1
             if d.state == RESERVED:
                 t.waiting += 1
-                _add_usage(t.waiting_usage, d)
+                _add_usage(t.waiting_usage, d, wl, reclaimable)
         if lq is not None:
-            _add_usage(lq.usage, d)
+            _add_usage(lq.usage, d, wl, reclaimable)
     for cq, spec in enumerate(topo.cluster_queues):
         active, parked, _ = engine.queue_state(cq)
         cqs[spec.name].pending = len(active) + len(parked)

@@ -173,11 +173,20 @@ BACKOFF_REASONS = ("PodsReadyTimeout", "AdmissionCheck")
 
 
 def finish_backoff(st: JSON, now_ns: int, gen: int | None) -> bool:
-    """workload_controller.go Reconcile: Requeued=False after a PodsReady
-    timeout or an admission check's Retry turns True, reason BackoffFinished,
-    once requeueAt passed (requeueAt cleared); in place, True when changed."""
+    """workload_controller.go Reconcile, for an active Workload: Requeued=False
+    after a deactivation turns True, reason Reactivated; after a PodsReady
+    timeout or an admission check's Retry, reason BackoffFinished, once
+    requeueAt passed (requeueAt cleared); in place, True when changed."""
     rq = next((c for c in st.get("conditions") or [] if c.get("type") == REQUEUED), None)
-    if rq is None or rq.get("status") != "False" or rq.get("reason") not in BACKOFF_REASONS:
+    if rq is None or rq.get("status") != "False":
+        return False
+    if rq.get("reason") == "Deactivated":
+        message = "The workload was reactivated"
+        st["conditions"] = set_condition(
+            st["conditions"], REQUEUED, "True", "Reactivated", message, now_ns, gen
+        )
+        return True
+    if rq.get("reason") not in BACKOFF_REASONS:
         return False
     message = "The workload backoff was finished"
     conds = st["conditions"]

@@ -21,7 +21,15 @@ from .compiler import (
     WorkloadSpec,
 )
 from .fastjson import exact_key
-from .model import Admission, ClusterState, PodSet, TopologyAssignment, Workload
+from .model import (
+    Admission,
+    ClusterState,
+    PodSet,
+    TopologyAssignment,
+    Workload,
+    charged_assignments,
+    count_after_reclaim,
+)
 from .requests import quota_requests
 from .tas import class_flavors, cluster_queue_tas_only, pod_set_request, tas_flavor_rejection
 
@@ -108,7 +116,7 @@ class WorkloadCompiler:
         tas = self.topology.tas
         for ps, per_pod in zip(wl.pod_sets, charged, strict=True):
             # ReclaimablePods: pods the job declared done no longer need quota.
-            count = max(0, ps.count - ps.reclaimable) if reclaimable else ps.count
+            count = count_after_reclaim(ps, reclaimable)
             counts.append(count)
             requests = sorted(((self._rid[r], v) for r, v in per_pod.items()), key=lambda x: x[0])
             spec = PodSetSpec(ps.name, count, requests, ps.min_count, self.flavor_class(ps, cq))
@@ -178,17 +186,23 @@ class WorkloadCompiler:
         assert wl.admission is not None
         cq = self._cq_id.get(wl.admission.cluster_queue, -1)
         by_name = {psa.name: psa for psa in wl.admission.pod_set_assignments}
+        # the quota it holds: the usage of pods reclaimed since is not charged
+        charged = {
+            psa.name: (count, usage)
+            for psa, count, usage in charged_assignments(wl, self.topology.gates.reclaimable_pods)
+        }
         pod_sets: list[tuple[int, list[tuple[int, int, int]]]] = []
         for ps in wl.pod_sets:
             psa = by_name.get(ps.name)
             if psa is None:
                 pod_sets.append((0, []))
                 continue
+            count, amounts = charged[ps.name]
             usage = [
                 (self._rid[r], self._fid[psa.flavors[r]] if r in psa.flavors else -1, amount)
-                for r, amount in sorted(psa.resource_usage.items())
+                for r, amount in sorted(amounts.items())
             ]
-            pod_sets.append((psa.count, usage))
+            pod_sets.append((count, usage))
         time_ns = wl.admission_ns if wl.admission_ns is not None else wl.creation_ns
         spec = AdmissionSpec(cq, pod_sets, time_ns)
         if self.topology.tas is not None:
@@ -315,7 +329,7 @@ class PendingBatch(PendingFill):
         ignore_name = c.topology.gates.scheduling_equivalence_hashing_ignore_pod_set_name
         charged = c.charged_requests(wl)
         reclaimable = c.topology.gates.reclaimable_pods
-        counts = [max(0, ps.count - ps.reclaimable) if reclaimable else ps.count for ps in wl.pod_sets]
+        counts = [count_after_reclaim(ps, reclaimable) for ps in wl.pod_sets]
         found = _hash_key(wl, counts, ignore_name, charged)
         if found is None:
             return None
@@ -416,7 +430,10 @@ class PendingBatch(PendingFill):
 def _admission_key(adm: Admission, pod_sets: list[PodSet]) -> tuple[object, ...] | None:
     """All that WorkloadCompiler._admission reads but the time, when it is plain
     strings and ints (exact: True is not 1 here); None otherwise."""
-    parts: list[object] = [adm.cluster_queue, *(ps.name for ps in pod_sets)]
+    # the pod sets' counts after reclaim scale the charged usage
+    parts: list[object] = [adm.cluster_queue, *((ps.name, ps.count, ps.reclaimable) for ps in pod_sets)]
+    if any(type(ps.count) is not int or type(ps.reclaimable) is not int for ps in pod_sets):
+        return None
     for psa in adm.pod_set_assignments:
         usage = tuple(psa.resource_usage.items())
         if type(psa.count) is not int or any(type(a) is not int for _, a in usage):

@@ -99,8 +99,10 @@ def test_the_headline_says_which_workloads_of_the_manifests_hold_quota_and_until
     out = capsys.readouterr().out.splitlines()
     assert out[2] == (
         "1 Workload of the manifests holds quota from the start until 30.0m into the run "
-        "(--existing-runtime, less what each had run)"
+        "(--existing-runtime, less what each had run); 1 pending Workload of the manifests runs 1.0h "
+        "once admitted (--existing-runtime)"
     )
     doc = json.loads((tmp_path / "r" / "metrics.json").read_text())
     assert (doc["run"]["manifest_holding_quota"], doc["run"]["manifest_held_until_s"]) == (1, 1800.0)
     assert doc["run"]["manifest_pending_never_finish"] == 0
+    assert doc["run"]["manifest_pending_with_runtime"] == 1

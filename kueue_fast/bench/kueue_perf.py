@@ -22,8 +22,9 @@ the calibration runs); the objects are named as its generator
   create), with one pod set ``main`` of one pod requesting ``request`` cpu,
   ``spec.priority``, and the labels of its run time and class.
 
-TAS (``configs/tas``) is not here: kueue-fast does not implement Topology
-Aware Scheduling.
+TAS (``configs/tas``) is not here: ``bench/bench_tas.py`` (``drain``) replays
+it with its run times, on the engine alone (``simulate`` takes no topology
+requests in its traces).
 
 Used by ``kueue-fast bench kueue-perf`` (the simulator replay) and
 ``bench/bench_kueue_perf.py`` (the controller against the in-process API

@@ -181,7 +181,8 @@ class WorkloadFlow(ControllerParts):
             return
         now = self.clock.time_ns()
         requeue_at = eng.requeue_state(t.key)[1]
-        if requeue_at is None or requeue_at <= now:  # the backoff is over (or there was none)
+        active = (wl.get("spec") or {}).get("active") is not False
+        if active and (requeue_at is None or requeue_at <= now):  # the backoff is over (or there was none)
             st = copy.deepcopy(wl.get("status") or {})
             if S.finish_backoff(st, now, wl["metadata"].get("generation")):
                 self._apply_status(t, wl, Write.BACKOFF_FINISHED, st, PRIO_ADMISSION)
@@ -552,12 +553,7 @@ class WorkloadFlow(ControllerParts):
         elif (
             op.name == Write.REQUEUE and self.engine is not None and t.in_engine and t.phase == Phase.EVICTING
         ):
-            # the Job stopped and the admission is gone from the API server: release
-            self.engine.release(t.key)
-            t.phase = Phase.PENDING
-            t.adm_cq, t.adm_usage, t.evict = None, (), None
-            t.queued_ns = self.clock.time_ns()
-            self.sched_dirty = True
+            self._released(t)
 
     def _observe(self, kind: str, obj: JSON) -> None:
         """An object returned by a write: as good as a watch event."""

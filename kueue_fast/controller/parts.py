@@ -80,6 +80,7 @@ class ControllerParts:
     _schedule: Callable[[], None]
     _engine_sync: Callable[[Track, JSON | None], bool]
     _undo_admission: Callable[[Track, str], None]
+    _released: Callable[[Track], None]
     # the per-workload flow (flow.py)
     _reconcile: Callable[[str], None]
     _on_done: Callable[[Any, Any], None]

@@ -13,7 +13,7 @@ import time
 from .. import status as S
 from ..cluster import ADMITTED, Decision
 from ..errors import InputError
-from ..model import ClusterState, Configuration, Workload
+from ..model import ClusterState, Configuration, Workload, charged_assignments
 from . import state
 from .engine import EngineHandle
 from .events import ADMISSION, WARNING
@@ -38,6 +38,7 @@ class Scheduling(ControllerParts):
         self.epoch += 1
         config = self._config_state()
         admitted_evicting: list[tuple[str, str, str]] = []
+        deactivated: list[Track] = []  # admitted, inactive, not evicted yet
         wanted = {
             key: wl for key, wl in self.cache.workloads.items() if self._wants_engine(self._track(key), wl)
         }
@@ -64,6 +65,10 @@ class Scheduling(ControllerParts):
                 admitted_evicting.append(
                     (key, str(ev.get("reason") or "Preempted"), str(ev.get("message") or ""))
                 )
+            elif model.admission is not None and not model.active:
+                deactivated.append(t)
+        for t in deactivated:
+            self._evict_deactivated(t)
         for key, reason, message in admitted_evicting:
             self.engine.evict(key, reason, message)
             t = self.tracks[key]
@@ -157,11 +162,13 @@ class Scheduling(ControllerParts):
         if model.admission is not None:
             t.phase = Phase.ADMITTED
             t.adm_cq = model.admission.cluster_queue
-            t.adm_usage = self._usage(
+            assert self.engine is not None
+            reclaimable = self.engine.cluster.topology.gates.reclaimable_pods
+            t.adm_usage = self._usage(  # less what its reclaimed pods released
                 tuple(
                     (psa.flavors[r], r, v)
-                    for psa in model.admission.pod_set_assignments
-                    for r, v in psa.resource_usage.items()
+                    for psa, _, usage in charged_assignments(model, reclaimable)
+                    for r, v in usage.items()
                     if r in psa.flavors
                 )
             )
@@ -196,28 +203,58 @@ class Scheduling(ControllerParts):
                 eng.evict(t.key, str(ev.get("reason") or "Preempted"), str(ev.get("message") or ""))
                 t.phase = Phase.EVICTING
                 t.evict = (str(ev.get("reason") or "Preempted"), str(ev.get("message") or ""), None)
+            elif model.admission is not None and not model.active:
+                self._evict_deactivated(t)
             self.sched_dirty = True
         return True
 
     def _spec_changed(self, t: Track, wl: JSON, gen: int) -> bool:
-        eng = self.engine
-        assert eng is not None
-        spec = wl.get("spec") or {}
         if t.phase == Phase.PENDING:
-            eng.remove(t.key)
-            t.in_engine, t.phase = False, None
-            model = self._parse(t, wl)
-            if model is not None:
-                eng.add(model)
-                self._entered_engine(t, wl, model)
-            self.sched_dirty = True
+            self._reread(t, wl)
             return True
         t.generation = gen
-        if t.phase == Phase.ADMITTED and spec.get("active") is False:
-            eng.evict(t.key, "Deactivated", "The workload is deactivated")
-            t.phase = Phase.EVICTING
-            t.evict = ("Deactivated", "The workload is deactivated", None)
+        if t.phase == Phase.ADMITTED and (wl.get("spec") or {}).get("active") is False:
+            self._evict_deactivated(t)
+        # else read again once released (_released): the engine's model is the one it was admitted with
         return True
+
+    def _reread(self, t: Track, wl: JSON) -> None:
+        """The engine's model of a pending workload replaced by the Workload's."""
+        eng = self.engine
+        assert eng is not None
+        eng.remove(t.key)
+        t.in_engine, t.phase = False, None
+        model = self._parse(t, wl)
+        if model is not None:
+            eng.add(model)
+            self._entered_engine(t, wl, model)
+        self.sched_dirty = True
+
+    def _evict_deactivated(self, t: Track) -> None:
+        """workload_controller.go Reconcile: an inactive Workload holding quota is
+        evicted (WorkloadDeactivated)."""
+        eng = self.engine
+        assert eng is not None
+        eng.evict(t.key, "Deactivated", "The workload is deactivated")
+        t.phase = Phase.EVICTING
+        t.evict = ("Deactivated", "The workload is deactivated", None)
+
+    def _released(self, t: Track) -> None:
+        """The evicted workload's job stopped and its admission is gone from the
+        API server: its quota is free and it queues again, unless it was
+        deactivated meanwhile (the engine's model, read while it was active,
+        is replaced by the Workload's: an inactive workload queues nowhere)."""
+        eng = self.engine
+        assert eng is not None
+        eng.release(t.key)
+        t.phase = Phase.PENDING
+        t.adm_cq, t.adm_usage, t.evict = None, (), None
+        t.queued_ns = self.clock.time_ns()
+        self.sched_dirty = True
+        self.touched.add(t.key)  # from holding quota to pending in its queues' counts
+        wl = self.cache.workloads.get(t.key)
+        if wl is not None and (wl.get("spec") or {}).get("active") is False:
+            self._reread(t, wl)
 
     def _undo_admission(self, t: Track, why: str) -> None:
         """The admission could not be written: forget it, requeue the workload."""

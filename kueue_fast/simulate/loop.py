@@ -151,6 +151,7 @@ class _Run(RunState):
         specs, start_ns = self.specs, self.start_ns
         self.manifest_held_until: list[int] = []
         self.manifest_pending_never_finish = 0
+        self.manifest_pending_run: list[int] = []
         if self.m:
             self.sim.add_specs(specs)
             held = [
@@ -165,6 +166,9 @@ class _Run(RunState):
             self.manifest_pending_never_finish = sum(
                 1 for i, s in enumerate(specs) if s.admission is None and self.dur[i] == NEVER
             )
+            self.manifest_pending_run = [
+                self.dur[i] for i, s in enumerate(specs) if s.admission is None and self.dur[i] != NEVER
+            ]
             for i, s in enumerate(specs):
                 if s.admission is not None and s.admission.cluster_queue < 0:
                     # admitted to a ClusterQueue that does not exist: holds nothing, never finishes
@@ -393,4 +397,5 @@ class _Run(RunState):
             notes=self.notes,
             manifest_held_until_ns=self.manifest_held_until,
             manifest_pending_never_finish=self.manifest_pending_never_finish,
+            manifest_pending_run_ns=self.manifest_pending_run,
         )

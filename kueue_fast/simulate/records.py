@@ -164,6 +164,8 @@ class SimResult:
     manifest_held_until_ns: list[int] = field(default_factory=list)
     # the manifests' pending workloads with no run time: once admitted they hold quota to the end
     manifest_pending_never_finish: int = 0
+    # the manifests' pending workloads with a run time (--existing-runtime): how long each runs
+    manifest_pending_run_ns: list[int] = field(default_factory=list)
 
 
 def usage_measure(nominal: I64, basis: I64, res_of_fr: I64, n_res: int) -> Callable[[int, I64], F64]:

@@ -152,8 +152,8 @@ def summary_table(metrics: Metrics) -> str:
 
 def manifest_line(result: SimResult) -> str:
     """How many of the manifests' workloads hold quota from the start and
-    until when, and how many pending ones never finish once admitted ("" when
-    none)."""
+    until when, and how long pending ones run once admitted (for ever without
+    --existing-runtime); "" when none."""
     parts = []
     held = result.manifest_held_until_ns
     if held:
@@ -175,6 +175,15 @@ def manifest_line(result: SimResult) -> str:
             f"{pending:,} pending Workload{'' if one else 's'} of the manifests "
             f"never finish{'es' if one else ''} once admitted: {'it holds' if one else 'they hold'} quota "
             "from admission to the end of the run"
+        )
+    runs = result.manifest_pending_run_ns
+    if runs:
+        one = len(runs) == 1
+        shortest, longest = (fmt_duration(t / NS) for t in (min(runs), max(runs)))
+        run_for = shortest if shortest == longest else f"{shortest} to {longest}"
+        parts.append(
+            f"{len(runs):,} pending Workload{'' if one else 's'} of the manifests "
+            f"run{'s' if one else ''} {run_for} once admitted (--existing-runtime)"
         )
     if not parts:
         return ""
@@ -252,6 +261,7 @@ def metrics_json(result: SimResult, metrics: Metrics, extra: dict[str, Any]) -> 
             # those holding quota from the start, and when the last releases it (None: never)
             "manifest_holding_quota": len(result.manifest_held_until_ns),
             "manifest_pending_never_finish": result.manifest_pending_never_finish,
+            "manifest_pending_with_runtime": len(result.manifest_pending_run_ns),
             "manifest_held_until_s": (max(result.manifest_held_until_ns) - result.start_ns) / NS
             if result.manifest_held_until_ns and NEVER not in result.manifest_held_until_ns
             else None,

@@ -171,6 +171,73 @@ def test_finished_job_releases_quota(cluster: Harness) -> None:
     wait_for(lambda: running(h, ns, "second"), what="second admitted after the first finished")
 
 
+def test_deactivated_workload_is_evicted_and_not_admitted_until_reactivated(cluster: Harness) -> None:
+    """kueue workload_controller.go Reconcile: a Workload with spec.active false
+    is evicted (reason Deactivated, "The workload is deactivated"), its Job
+    stopped, and it is never admitted while inactive; active true again
+    requeues it (Requeued=True, Reactivated) and it is admitted."""
+    h = cluster
+    ns, rf, cq = setup_queues(h, cpu="1")
+    h.controller()
+    h.create(job(ns, "first", "lq"))
+    wait_for(lambda: running(h, ns, "first"), what="first running")
+    wl = h.workload_of(ns, "first")
+    assert wl is not None
+    name = wl["metadata"]["name"]
+    h.patch(WORKLOADS, name, {"spec": {"active": False}}, ns)
+    wait_for(lambda: not running(h, ns, "first"), what="first stopped")
+    wait_for(
+        lambda: not (h.workload_of(ns, "first") or {}).get("status", {}).get("admission"), what="released"
+    )
+    # its quota is free: the second job (created only now) takes it, the first stays out
+    h.create(job(ns, "second", "lq"))
+    wait_for(lambda: running(h, ns, "second"), what="second running in the quota the first released")
+    wl = h.workload_of(ns, "first")
+    assert not is_true(wl, "QuotaReserved") and not is_true(wl, "Admitted")
+    ev = cond(wl, "Evicted")
+    assert ev is not None and (ev["status"], ev["reason"], ev["message"]) == (
+        "True",
+        "Deactivated",
+        "The workload is deactivated",
+    )
+    rq = cond(wl, "Requeued")
+    assert rq is not None and (rq["status"], rq["reason"]) == ("False", "Deactivated")
+    assert not running(h, ns, "first")
+
+    h.patch(WORKLOADS, name, {"spec": {"active": True}}, ns)
+    wait_for(
+        lambda: (c := cond(h.workload_of(ns, "first"), "Requeued")) and c["status"] == "True",
+        what="Requeued=True",
+    )
+    rq = cond(h.workload_of(ns, "first"), "Requeued")
+    assert rq is not None and (rq["reason"], rq["message"]) == ("Reactivated", "The workload was reactivated")
+    h.finish_job(ns, "second")
+    wait_for(lambda: running(h, ns, "first"), what="first running again once reactivated")
+    assert is_true(h.workload_of(ns, "first"), "Admitted")
+
+
+def test_workload_deactivated_while_no_controller_ran_is_evicted(cluster: Harness) -> None:
+    """An admitted Workload found inactive when the controller starts is evicted
+    (Deactivated) and its Job stopped, as one deactivated while it runs."""
+    h = cluster
+    ns, rf, cq = setup_queues(h, cpu="1")
+    ctl = h.controller()
+    h.create(job(ns, "first", "lq"))
+    wait_for(lambda: running(h, ns, "first"), what="first running")
+    ctl.stop()
+    wl = h.workload_of(ns, "first")
+    assert wl is not None
+    h.patch(WORKLOADS, wl["metadata"]["name"], {"spec": {"active": False}}, ns)
+    h.controller()
+    wait_for(lambda: not running(h, ns, "first"), what="first stopped")
+    wl = wait_for(
+        lambda: (w := h.workload_of(ns, "first")) and not w.get("status", {}).get("admission") and w,
+        what="released",
+    )
+    ev = cond(wl, "Evicted")
+    assert ev is not None and (ev["status"], ev["reason"]) == ("True", "Deactivated")
+
+
 def test_queued_job_created_unsuspended_is_suspended(cluster: Harness) -> None:
     h = cluster
     ns, rf, cq = setup_queues(h, cpu="1")
