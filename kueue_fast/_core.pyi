@@ -62,6 +62,7 @@ class SettledRun(NamedTuple):
     preempted: npt.NDArray[np.int32]
     preempted_cycle: npt.NDArray[np.int32]
     attempted: npt.NDArray[np.int32]
+    run: int
 
 class AdmittedShapes(NamedTuple):
     shape: npt.NDArray[np.int32]
@@ -213,6 +214,7 @@ class Engine:
     @property
     def n_workloads(self) -> int: ...
     debug_checks: bool
+    skip_settled: bool
     def stats(self) -> dict[str, int]: ...
     def memory_bytes(self) -> int: ...
     def workload_view(self, wid: int) -> dict[str, Any]: ...

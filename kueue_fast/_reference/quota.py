@@ -24,6 +24,12 @@ from __future__ import annotations
 from ..compiler import NO_LIMIT, Topology
 from .amount import add, sub
 
+_HUGE = 1 << 61
+
+
+def _huge(v: int) -> bool:
+    return not -_HUGE <= v < _HUGE
+
 
 class QuotaTree:
     def __init__(self, topo: Topology) -> None:
@@ -48,6 +54,17 @@ class QuotaTree:
         self._touched: set[int] = set()
         for root in self.roots():
             self._accumulate_quota(root)
+        # Has any quota or usage reached 2^61 in magnitude (the native
+        # QuotaTree::may_saturate)? Until then no sum saturates: a removal
+        # undone by an addition leaves every usage as it was.
+        self._huge = any(
+            _huge(v) or _huge(self.local_quota(node, fr))
+            for node, sq in enumerate(self.subtree_quota)
+            for fr, v in sq.items()
+        )
+
+    def may_saturate(self) -> bool:
+        return self._huge
 
     # --- structure --------------------------------------------------------------
 
@@ -126,6 +143,7 @@ class QuotaTree:
         local_avail = self.local_available(node, fr, table)
         u = table[node]
         u[fr] = add(u.get(fr, 0), value)
+        self._huge = self._huge or _huge(u[fr])
         self._touched.add(node)
         p = self.parent[node]
         if p >= 0 and value > local_avail:
@@ -137,6 +155,7 @@ class QuotaTree:
         u = table[node]
         stored_in_parent = sub(u.get(fr, 0), self.local_quota(node, fr))
         u[fr] = sub(u.get(fr, 0), value)
+        self._huge = self._huge or _huge(u[fr])
         self._touched.add(node)
         p = self.parent[node]
         if stored_in_parent <= 0 or p < 0:
