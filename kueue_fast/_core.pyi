@@ -237,3 +237,33 @@ class Engine:
     def borrowing_limit(self) -> npt.NDArray[np.int64]: ...
     @property
     def lending_limit(self) -> npt.NDArray[np.int64]: ...
+
+class SimLoop:
+    """The simulator's event loop over a native engine (simulate/native_loop.py)."""
+
+    def __init__(self, engine: Engine, arrays: dict[str, Any], params: dict[str, int]) -> None: ...
+    def resume_from(
+        self,
+        arrived: int,
+        finishes: Sequence[tuple[int, int, int]],
+        running: int,
+        admissions: int,
+        preemptions: int,
+    ) -> None: ...
+    def advance(self, budget_s: float, log_rows: int) -> int: ...
+    def log(self) -> tuple[Any, ...]: ...
+    def pairs(self) -> list[tuple[tuple[int, int, int], int]]: ...
+    def unsettled(
+        self,
+    ) -> list[
+        tuple[
+            int,
+            int,
+            int,
+            int,
+            list[tuple[tuple[int, int, int], int]],
+            list[tuple[int, int]],
+            list[tuple[int, int]],
+        ]
+    ]: ...
+    def counters(self) -> dict[str, Any]: ...
