@@ -232,7 +232,9 @@ def run_once(args: argparse.Namespace, engine: str, events: bool) -> dict[str, A
         "--events-burst",
         str(args.events_burst),
     ]
-    proc = subprocess.Popen(cmd, env=env, cwd=str(ROOT))
+    # cwd elsewhere: `python -m` puts the working directory first on sys.path, where
+    # a clone's source tree would shadow a non-editable install (kueue_fast.bench.child)
+    proc = subprocess.Popen(cmd, env=env, cwd=tempfile.gettempdir())
     drained = True
     try:
         # synced: every informer has opened its watch
@@ -480,7 +482,7 @@ def takeover_once(
         cmd = [sys.executable, "-c", _PER_OBJECT_CHILD, *args]
     log_path = os.path.join(tempfile.mkdtemp(prefix="kueue-fast-bench-"), "controller.log")
     with open(log_path, "w") as log_file:
-        proc = subprocess.Popen(cmd, cwd=str(ROOT), stderr=log_file)
+        proc = subprocess.Popen(cmd, cwd=tempfile.gettempdir(), stderr=log_file)
     try:
         t_start = time.monotonic()
         while True:  # synced as a standby

@@ -1,7 +1,7 @@
 """Drain benchmark: pending workloads over ClusterQueues in cohorts, cycles until stable.
 
 The input is ``kueue_fast.bench.drain_case``, the same generator as
-``kueue-fast bench drain`` (the issue's shape), so that every figure we
+``kueue-fast bench drain`` (the same shape), so that every figure we
 publish is on one input: 100k pending workloads over 1000 ClusterQueues in
 100 cohorts (10 per cohort), 3 resources (cpu, memory, nvidia.com/gpu) in
 one resource group with 2-3 flavors, three workload sizes and three

@@ -1,4 +1,4 @@
-"""Preemption-heavy benchmark (issue 3): one cohort of ClusterQueues full of
+"""Preemption-heavy benchmark: one cohort of ClusterQueues full of
 admitted low-priority workloads, then high-priority arrivals that must
 preempt within their ClusterQueue and by reclaim. Timed: the cycles until
 stable after the arrivals (setup is not timed).

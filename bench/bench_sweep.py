@@ -6,7 +6,7 @@ the speed-ups and the Dask overhead over the pool, measured in one run.
     python bench/bench_sweep.py [-n 100000] [--skip-dask]
     pytest bench/bench_sweep.py --benchmark-only
 
-Targets (issue 10): the pool finishes in under 2 x (16 x one simulation) /
+Targets: the pool finishes in under 2 x (16 x one simulation) /
 cores, i.e. near-linear speed-up; Dask adds under 10% over the pool. Every
 way of running gives the same results (checked here too).
 """

@@ -37,7 +37,7 @@ those are imported at the first BulkCaches() (_import_loader), not at import.
 """
 
 # What this module offers Python (kueue_fast/_compiled.py INTERFACES): bump both when it changes.
-INTERFACE = 5
+INTERFACE = 6
 
 import dataclasses
 
@@ -155,7 +155,7 @@ cdef SlotsMaker _Workload = SlotsMaker(m.Workload)
 # The values of PodSet and Workload are given in this order: it must be model.py's.
 _PODSET_ORDER = (
     "name", "count", "requests", "min_count", "node_selector", "required_affinity", "tolerations",
-    "reclaimable", "resources_validation_error", "template_spec",
+    "reclaimable", "resources_validation_error", "topology_request", "template_spec",
 )
 _WORKLOAD_ORDER = (
     "namespace", "name", "queue_name", "pod_sets", "creation_ns", "priority", "priority_class", "uid",
@@ -440,6 +440,7 @@ cdef tuple _fast_pod_set(object raw, BulkCaches c, list used):
         [] if hit.tolerations is None else list(hit.tolerations),
         0,
         None,
+        None,
         spec,
     ))
     used.append(spec)
@@ -591,10 +592,12 @@ cdef object _fast_admission(object raw, list pod_sets):
 
 cdef tuple _fast_status(dict status, list pod_sets, object creation, BulkCaches c):
     """loader.workload._workload_status of the common status (valid conditions,
-    a valid admission or none, no admissionChecks or reclaimablePods) and
-    whether _pods_ready_status has anything to read; None for anything else
-    (then _workload_status reads it, and names any error)."""
+    a valid admission or none, no admissionChecks, reclaimablePods or
+    unhealthyNodes) and whether _pods_ready_status has anything to read; None
+    for anything else (then _workload_status reads it, and names any error)."""
     if status.get("admissionChecks") is not None or status.get("reclaimablePods") is not None:
+        return None
+    if status.get("unhealthyNodes"):
         return None
     cdef dict conds = _plain_conditions(status)
     if conds is None:
@@ -626,6 +629,8 @@ cdef tuple _fast_status(dict status, list pod_sets, object creation, BulkCaches 
         if queue_order_ns is None:
             return None
     admitted = conds.get("Admitted", {}).get("status") == "True"
+    if admitted and admission is not None and _fast_cond_time(<dict>conds["Admitted"], c) is None:
+        return None  # its time, read during the cycles, is checked by _workload_status
     pods_ready = "PodsReady" in conds or status.get("requeueState") is not None
     return admission, admission_ns, finished, queue_order_ns, [], admitted, pods_ready
 

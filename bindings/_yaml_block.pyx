@@ -19,7 +19,9 @@ Declined (None): tabs, carriage returns, control characters, NEL/LS/PS, a
 byte order mark anywhere; anchors, aliases, tags, directives, block
 scalars, complex keys (``?``), flow collections with content, scalars over
 several lines, a key of 1000 bytes or more (libyaml's simple-key limit is
-1024 characters), nesting deeper than 100 levels, a plain scalar PyYAML
+1024 characters), a key given twice in one mapping, nesting deeper than 100
+levels (the loader's limit, kueue_fast/loader/limits.py: PyYAML then gives
+the loader's error for those two), a plain scalar PyYAML
 resolves to a merge key ``<<`` or a value ``=``; among numbers every form but
 the plain decimal ones (``10``, ``-3``, ``1.5``, ``1.e+3``): octal, hex,
 binary, sexagesimal, underscores, ``.5``, ``.inf`` and ``.nan`` all decline;
@@ -37,9 +39,9 @@ values are shared through a small direct-mapped cache (values are immutable).
 """
 
 # What this module offers Python (kueue_fast/_compiled.py INTERFACES): bump both when it changes.
-INTERFACE = 2
+INTERFACE = 3
 
-from cpython.dict cimport PyDict_SetItem
+from cpython.dict cimport PyDict_SetItem, PyDict_Size
 from cpython.list cimport PyList_Append
 from cpython.long cimport PyLong_FromLongLong
 from cpython.float cimport PyFloat_FromDouble
@@ -723,7 +725,7 @@ cdef class _Reader:
 
     cdef object mapping(self, Py_ssize_t p, Py_ssize_t col):
         cdef const char* b = self.b
-        cdef Py_ssize_t n = self.n, end, after, q, line, at, indent
+        cdef Py_ssize_t n = self.n, end, after, q, line, at, indent, before
         cdef Kind kind
         cdef dict d = {}
         cdef object k, v
@@ -761,7 +763,10 @@ cdef class _Reader:
                 end = self.scan_token(q, &kind)
                 v = self.value(q, end, kind)
                 self.end_of_value(end)  # also refuses 'a: b: c'
+            before = PyDict_Size(d)
             PyDict_SetItem(d, k, v)
+            if PyDict_Size(d) == before:
+                raise _Decline("a key given twice")  # PyYAML's loader refuses it, with the lines
             at = self.next_content(self.pos, &indent)
             if indent == col:
                 p = at

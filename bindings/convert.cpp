@@ -54,6 +54,12 @@ std::string to_str(py::handle h, const char* what) {
   return std::string(s, static_cast<std::size_t>(n));
 }
 
+bool to_bool(py::handle h, const char* what) {
+  py::detail::make_caster<bool> caster;
+  if (!caster.load(h, /*convert=*/false)) bad(std::string(what) + ": expected a bool");
+  return static_cast<bool>(caster);
+}
+
 py::sequence to_seq(py::handle h, const char* what) {
   if (!PySequence_Check(h.ptr()) || PyUnicode_Check(h.ptr()) || PyBytes_Check(h.ptr())) {
     bad(std::string(what) + ": expected a sequence");

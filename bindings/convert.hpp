@@ -23,6 +23,8 @@ namespace kueue_fast_bindings {
 std::int64_t to_i64(py::handle h, const char* what);
 std::uint64_t to_u64(py::handle h, const char* what);
 std::string to_str(py::handle h, const char* what);
+// True or False (Python's or numpy's), nothing else
+bool to_bool(py::handle h, const char* what);
 // Any sequence but str and bytes.
 py::sequence to_seq(py::handle h, const char* what);
 

@@ -88,6 +88,47 @@ void gates_from(const py::dict& d, kueue_fast::FeatureGates& f) {
   gate("prioritize_preemptor_workloads", f.prioritize_preemptor_workloads);
 }
 
+std::vector<std::int32_t> i32_list(py::handle x, const char* what) {
+  std::vector<std::int32_t> out;
+  for (auto v : to_seq(x, what)) out.push_back(static_cast<std::int32_t>(to_i64(v, what)));
+  return out;
+}
+
+// Topology Aware Scheduling (compiler.Topology.tas, _native.tas_dict); absent or None: none.
+void tas_from(const py::dict& d, kueue_fast::TopologySpec& t) {
+  if (!d.contains("tas") || d["tas"].is_none()) return;
+  py::dict s = py::reinterpret_borrow<py::dict>(d["tas"]);
+  t.has_tas = true;
+  kueue_fast::TasSpec& tas = t.tas;
+  for (auto x : to_seq(item(s, "resources"), "tas resources")) tas.resources.push_back(to_str(x, "tas resource"));
+  tas.pods = static_cast<std::int32_t>(to_i64(item(s, "pods"), "tas pods"));
+  for (auto x : to_seq(item(s, "level_names"), "tas level_names")) tas.level_names.push_back(to_str(x, "tas level name"));
+  tas.n_hosts = static_cast<std::int32_t>(to_i64(item(s, "n_hosts"), "tas n_hosts"));
+  tas.flavor_of = i32_list(item(s, "flavor_of"), "tas flavor_of");
+  for (auto x : to_seq(item(s, "flavors"), "tas flavors")) {
+    py::dict f = py::reinterpret_borrow<py::dict>(x);
+    kueue_fast::TasFlavorSpec fl;
+    fl.flavor = static_cast<std::int32_t>(to_i64(item(f, "flavor"), "tas flavor"));
+    fl.name = to_str(item(f, "name"), "tas flavor name");
+    fl.topology = to_str(item(f, "topology"), "tas topology");
+    fl.levels = i32_list(item(f, "levels"), "tas levels");
+    fl.hostname_lowest = item(f, "hostname_lowest").cast<bool>();
+    fl.level_start = i32_list(item(f, "level_start"), "tas level_start");
+    fl.child_lo = i32_list(item(f, "child_lo"), "tas child_lo");
+    fl.child_hi = i32_list(item(f, "child_hi"), "tas child_hi");
+    for (auto v : to_seq(item(f, "free"), "tas free")) fl.free.push_back(to_i64(v, "tas free"));
+    fl.leaf_host = i32_list(item(f, "leaf_host"), "tas leaf_host");
+    for (std::int32_t lvl : fl.levels) {
+      if (lvl < 0 || static_cast<std::size_t>(lvl) >= tas.level_names.size()) bad("tas flavor level id");
+    }
+    if (fl.flavor < 0 || fl.flavor >= static_cast<std::int32_t>(tas.flavor_of.size())) bad("tas flavor id");
+    tas.flavors.push_back(std::move(fl));
+  }
+  for (std::int32_t f : tas.flavor_of) {
+    if (f < -1 || f >= static_cast<std::int32_t>(tas.flavors.size())) bad("tas flavor_of: a TAS flavor index or -1");
+  }
+}
+
 }  // namespace
 
 kueue_fast::TopologySpec topology_from(const py::dict& d) {
@@ -124,6 +165,7 @@ kueue_fast::TopologySpec topology_from(const py::dict& d) {
     t.block_admission_for_pods_ready = item(d, "block_admission_for_pods_ready").cast<bool>();
   }
   gates_from(d, t.gates);
+  tas_from(d, t);
   return t;
 }
 
@@ -142,7 +184,7 @@ kueue_fast::WorkloadInput workload_from(py::handle ns, py::handle name, py::hand
   in.block_message = to_str(block_message, "block_message");
   for (auto ps : to_seq(pod_sets, "pod_sets")) {
     py::sequence p = to_seq(ps, "pod set");
-    if (p.size() != 5) bad("pod set: expected (name, count, min_count, flavor_class, requests)");
+    if (p.size() != 5 && p.size() != 6) bad("pod set: expected (name, count, min_count, flavor_class, requests[, tas])");
     kueue_fast::WorkloadInput::PodSet s;
     s.name = to_str(p[0], "pod set name");
     s.count = to_i64(p[1], "pod set count");
@@ -154,6 +196,24 @@ kueue_fast::WorkloadInput workload_from(py::handle ns, py::handle name, py::hand
       if (r.size() != 2) bad("request: expected (resource, amount)");
       s.requests.emplace_back(to_i64(r[0], "request resource"), to_i64(r[1], "request amount"));
     }
+    // Topology Aware Scheduling: (request or None, tas_requests)
+    if (p.size() == 6 && !p[5].is_none()) {
+      py::sequence t = to_seq(p[5], "pod set tas");
+      if (t.size() != 2) bad("pod set tas: expected (request, tas_requests)");
+      if (!t[0].is_none()) {
+        py::sequence q = to_seq(t[0], "tas request");
+        if (q.size() != 5) bad("tas request: expected (level, required, unconstrained, slice_level, slice_size)");
+        s.has_tas = true;
+        s.tas.level = static_cast<std::int32_t>(to_i64(q[0], "tas level"));
+        s.tas.required = q[1].cast<bool>();
+        s.tas.unconstrained = q[2].cast<bool>();
+        s.tas.slice_level = static_cast<std::int32_t>(to_i64(q[3], "tas slice level"));
+        const std::int64_t size = to_i64(q[4], "tas slice size");
+        if (size < 1 || size > INT32_MAX) bad("tas slice size must be in [1, 2^31)");
+        s.tas.slice_size = static_cast<std::int32_t>(size);
+      }
+      for (auto v : to_seq(t[1], "tas_requests")) s.tas_requests.push_back(to_i64(v, "tas request amount"));
+    }
     in.pod_sets.push_back(std::move(s));
   }
   if (!admission.is_none()) {
@@ -164,7 +224,7 @@ kueue_fast::WorkloadInput workload_from(py::handle ns, py::handle name, py::hand
     in.admission_time = to_i64(a[1], "admission time");
     for (auto ps : to_seq(a[2], "admission pod sets")) {
       py::sequence p = to_seq(ps, "admitted pod set");
-      if (p.size() != 2) bad("admitted pod set: expected (count, use)");
+      if (p.size() != 2 && p.size() != 3) bad("admitted pod set: expected (count, use[, tas uses])");
       kueue_fast::WorkloadInput::AdmittedPodSet s;
       s.count = to_i64(p[0], "admitted count");
       for (auto u : to_seq(p[1], "admitted use")) {
@@ -172,6 +232,14 @@ kueue_fast::WorkloadInput workload_from(py::handle ns, py::handle name, py::hand
         if (e.size() != 3) bad("admitted use entry: expected (resource, flavor, amount)");
         s.use.emplace_back(to_i64(e[0], "admitted resource"), to_i64(e[1], "admitted flavor"),
                            to_i64(e[2], "admitted amount"));
+      }
+      if (p.size() == 3) {
+        for (auto u : to_seq(p[2], "admitted tas uses")) {
+          py::sequence e = to_seq(u, "admitted tas use");
+          if (e.size() != 4) bad("admitted tas use: expected (flavor, leaf, hostname, pods)");
+          s.tas_uses.push_back({to_i64(e[0], "tas use flavor"), to_i64(e[1], "tas use leaf"),
+                                to_i64(e[2], "tas use hostname"), to_i64(e[3], "tas use pods")});
+        }
       }
       in.admission.push_back(std::move(s));
     }

@@ -128,6 +128,28 @@ void register_engine(py::module_& m) {
              std::lock_guard<std::mutex> lock(self.mutex);
              return self.engine.add_flavor_class(r);
            })
+      .def("add_tas_class",
+           [](PyEngine& self, const py::handle& per_flavor) {
+             std::vector<kueue_fast::TasClassFlavor> row;
+             for (auto x : to_seq(per_flavor, "tas class")) {
+               py::sequence c = to_seq(x, "tas class flavor");
+               if (c.size() != 3) bad("tas class flavor: expected (eligible or None, total_nodes, static_reasons)");
+               kueue_fast::TasClassFlavor cf;
+               if (!c[0].is_none()) {
+                 for (auto b : to_seq(c[0], "eligible")) cf.eligible.push_back(to_i64(b, "eligible") != 0 ? 1 : 0);
+               }
+               cf.total_nodes = static_cast<std::int32_t>(to_i64(c[1], "total_nodes"));
+               for (auto r : to_seq(c[2], "static_reasons")) cf.static_reasons.push_back(to_str(r, "static reason"));
+               row.push_back(std::move(cf));
+             }
+             std::lock_guard<std::mutex> lock(self.mutex);
+             self.engine.add_tas_class(std::move(row));
+           })
+      .def_property_readonly("n_tas_classes",
+                             [](PyEngine& self) {
+                               std::lock_guard<std::mutex> lock(self.mutex);
+                               return self.engine.tas() != nullptr ? self.engine.tas()->n_classes() : 0;
+                             })
       .def_property_readonly("n_classes",
                              [](PyEngine& self) {
                                std::lock_guard<std::mutex> lock(self.mutex);
@@ -170,7 +192,8 @@ void register_engine(py::module_& m) {
           py::arg("arrays"), "Keep workload arrays (add_workloads' argument) for add_staged; replaces any staged before.")
       .def(
           "add_staged",
-          [](PyEngine& self, std::int64_t lo, std::int64_t hi) {
+          [](PyEngine& self, py::handle lo_obj, py::handle hi_obj) {
+            const std::int64_t lo = to_i64(lo_obj, "lo"), hi = to_i64(hi_obj, "hi");
             std::lock_guard<std::mutex> lock(self.mutex);
             const StagedWorkloads& st = self.staged;
             if (lo < 0 || hi < lo || hi > static_cast<std::int64_t>(st.n)) {
@@ -197,7 +220,8 @@ void register_engine(py::module_& m) {
           py::arg("wids"), "remove_workload for many (one requeue per cohort tree).")
       .def(
           "run_until_stable",
-          [](PyEngine& self, std::int64_t now_ns, std::int64_t max_cycles) {
+          [](PyEngine& self, py::handle now_obj, py::handle max_obj) {
+            const std::int64_t now_ns = to_i64(now_obj, "now_ns"), max_cycles = to_i64(max_obj, "max_cycles");
             kueue_fast::StableRun r;
             {
               // Without the GIL, as run_cycle (see there).
@@ -216,8 +240,11 @@ void register_engine(py::module_& m) {
           "(cycles, stable, heads, admitted, admitted cycle offset, preempted, preempted cycle offset).")
       .def(
           "run_cycles",
-          [](PyEngine& self, std::int64_t start_ns, std::int64_t step_ns, std::int64_t max_cycles, bool until_stable,
+          [](PyEngine& self, py::handle start_obj, py::handle step_obj, py::handle max_obj, py::handle until_obj,
              py::object attempted_mask_obj) {
+            const std::int64_t start_ns = to_i64(start_obj, "start_ns"), step_ns = to_i64(step_obj, "step_ns");
+            const std::int64_t max_cycles = to_i64(max_obj, "max_cycles");
+            const bool until_stable = to_bool(until_obj, "until_stable");
             std::uint8_t* mask = nullptr;
             std::size_t n_mask = 0;
             py::array_t<std::uint8_t> mask_array;
@@ -255,7 +282,8 @@ void register_engine(py::module_& m) {
           "set are reported attempted, and their flag is cleared.")
       .def(
           "run_until_settled",
-          [](PyEngine& self, std::int64_t now_ns, std::int64_t max_cycles, py::object unexplained_obj) {
+          [](PyEngine& self, py::handle now_obj, py::handle max_obj, py::object unexplained_obj) {
+            const std::int64_t now_ns = to_i64(now_obj, "now_ns"), max_cycles = to_i64(max_obj, "max_cycles");
             std::uint8_t* unexplained = nullptr;
             std::size_t n_unexplained = 0;
             py::array_t<std::uint8_t> mask;
@@ -429,20 +457,23 @@ void register_engine(py::module_& m) {
              self.engine.release_eviction(static_cast<int>(w));
            })
       .def("hold",
-           [](PyEngine& self, py::handle wid, std::int64_t until_ns, std::int64_t queue_ts) {
+           [](PyEngine& self, py::handle wid, py::handle until_obj, py::handle queue_ts_obj) {
              std::int64_t w = to_i64(wid, "workload id");
+             const std::int64_t until_ns = to_i64(until_obj, "until_ns"), queue_ts = to_i64(queue_ts_obj, "queue_ts");
              std::lock_guard<std::mutex> lock(self.mutex);
              self.engine.check_wid(w);
              self.engine.hold(static_cast<int>(w), until_ns, queue_ts);
            })
       .def("end_holds",
-           [](PyEngine& self, std::int64_t now_ns) {
+           [](PyEngine& self, py::handle now_obj) {
+             const std::int64_t now_ns = to_i64(now_obj, "now_ns");
              std::lock_guard<std::mutex> lock(self.mutex);
              self.engine.end_holds(now_ns);
            })
       .def("set_pods_ready",
-           [](PyEngine& self, py::handle wid, bool ready) {
+           [](PyEngine& self, py::handle wid, py::handle ready_obj) {
              std::int64_t w = to_i64(wid, "workload id");
+             const bool ready = to_bool(ready_obj, "ready");
              std::lock_guard<std::mutex> lock(self.mutex);
              self.engine.check_wid(w);
              self.engine.set_pods_ready(static_cast<int>(w), ready);
@@ -456,17 +487,20 @@ void register_engine(py::module_& m) {
              self.engine.evict(static_cast<int>(w), r, msg);
            })
       .def("evict_after_cycle",
-           [](PyEngine& self, py::handle wid, py::handle reason, py::handle message, std::int64_t queue_ts_ns,
-              bool requeue) {
+           [](PyEngine& self, py::handle wid, py::handle reason, py::handle message, py::handle queue_ts_obj,
+              py::handle requeue_obj) {
              std::int64_t w = to_i64(wid, "workload id");
              std::string r = to_str(reason, "reason"), msg = to_str(message, "message");
+             const std::int64_t queue_ts_ns = to_i64(queue_ts_obj, "queue_ts_ns");
+             const bool requeue = to_bool(requeue_obj, "requeue");
              std::lock_guard<std::mutex> lock(self.mutex);
              self.engine.check_wid(w);
              self.engine.evict_after_cycle(static_cast<int>(w), r, msg, queue_ts_ns, requeue);
            })
       .def(
           "run_cycle",
-          [](PyEngine& self, std::int64_t now_ns) {
+          [](PyEngine& self, py::handle now_obj) {
+            const std::int64_t now_ns = to_i64(now_obj, "now_ns");
             CycleReport r;
             {
               // Safe without the GIL: the engine touches no Python object, the
@@ -570,6 +604,25 @@ void register_engine(py::module_& m) {
              d["eviction_message"] = e.eviction_message(wid);
              d["preempted_by"] = w.preempted_by[wid];
              d["holds_quota"] = w.status[wid] == kueue_fast::STATUS_ADMITTED;
+             // Topology Aware Scheduling: the engine's placements per admitted pod set (None: the input's)
+             const kueue_fast::TasState* tas = e.tas();
+             if (tas != nullptr && tas->placed_by_engine(wid)) {
+               py::list topology;
+               const auto first = static_cast<std::int32_t>(w.pod_sets_of[wid].first);
+               for (py::ssize_t i = 0; i < py::len(pod_sets); ++i) {
+                 py::list leaves;
+                 std::int32_t flavor = -1;
+                 for (const kueue_fast::TasUse& u : tas->uses(wid)) {
+                   if (u.row - first != i) continue;
+                   flavor = u.flavor;
+                   if (u.leaf >= 0) leaves.append(py::make_tuple(u.leaf, u.count));  // (-1: no pods placed)
+                 }
+                 topology.append(flavor < 0 ? py::object(py::none()) : py::object(py::make_tuple(flavor, leaves)));
+               }
+               d["topology"] = topology;
+             } else {
+               d["topology"] = py::none();
+             }
              return d;
            })
       .def("workload_spec",

@@ -154,6 +154,11 @@ class Engine:
 
     def __init__(self, topology: dict[str, Any], release_evictions: bool = True) -> None: ...
     def add_flavor_class(self, row: Sequence[str | None]) -> int: ...
+    def add_tas_class(
+        self, per_flavor: Sequence[tuple[Sequence[int] | None, int, Sequence[str]]]
+    ) -> None: ...
+    @property
+    def n_tas_classes(self) -> int: ...
     @property
     def n_classes(self) -> int: ...
     def add_workload(
@@ -167,8 +172,26 @@ class Engine:
         scheduling_hash: int,
         block: int,
         block_message: str,
-        pod_sets: Sequence[tuple[str, int, int | None, int, Sequence[tuple[int, int]]]],
-        admission: tuple[int, int, Sequence[tuple[int, Sequence[tuple[int, int, int]]]]] | None,
+        pod_sets: Sequence[
+            tuple[str, int, int | None, int, Sequence[tuple[int, int]]]
+            | tuple[
+                str,
+                int,
+                int | None,
+                int,
+                Sequence[tuple[int, int]],
+                tuple[tuple[int, bool, bool, int, int] | None, Sequence[int]] | None,
+            ]
+        ],
+        admission: tuple[
+            int,
+            int,
+            Sequence[
+                tuple[int, Sequence[tuple[int, int, int]]]
+                | tuple[int, Sequence[tuple[int, int, int]], Sequence[tuple[int, int, int, int]]]
+            ],
+        ]
+        | None,
         job_uid: str = "",
         local_queue: int = -1,
         queue_name: str = "",

@@ -46,6 +46,7 @@ from .compiler import (
     afs_ledger_entries,
     afs_ledger_state,
 )
+from .engine_arguments import expect_type, workload_spec
 from .engine_contract import (
     STATE_ADMITTED,
     STATE_EVICTED,
@@ -125,7 +126,44 @@ def topology_dict(t: Topology) -> dict[str, Any]:
         # e.g. reclaimable_pods and the hashing ones applied by the compiler).
         "gates": {f.name: bool(getattr(gates, f.name)) for f in dataclasses.fields(gates)} if gates else {},
         "block_admission_for_pods_ready": bool(getattr(t, "block_admission_for_pods_ready", False)),
+        "tas": tas_dict(t),
     }
+
+
+def tas_dict(t: Topology) -> dict[str, Any] | None:
+    """Topology.tas in the shape ``_core.Engine`` reads (None: no TAS flavor)."""
+    tas = getattr(t, "tas", None)
+    if tas is None:
+        return None
+    return {
+        "resources": list(tas.resources),
+        "pods": tas.resources.index("pods"),
+        "level_names": list(tas.level_names),
+        "n_hosts": len(tas.hostnames),
+        "flavor_of": [tas.flavor_of.get(f, -1) for f in range(len(t.flavor_names))],
+        "flavors": [
+            {
+                "flavor": f.flavor,
+                "name": f.name,
+                "topology": f.topology,
+                "levels": list(f.levels),
+                "hostname_lowest": f.hostname_lowest,
+                "level_start": list(f.level_start),
+                "child_lo": list(f.child_lo),
+                "child_hi": list(f.child_hi),
+                "free": [v for leaf in f.free for v in leaf],
+                "leaf_host": list(f.leaf_host),
+            }
+            for f in tas.flavors
+        ],
+    }
+
+
+def _tas_pod_set(ps: Any) -> tuple[Any, list[int]]:
+    """A pod set's TAS request (None: it asks for none) and per-pod requests."""
+    r = ps.tas
+    request = None if r is None else (r.level, r.required, r.unconstrained, r.slice_level, r.slice_size)
+    return request, list(ps.tas_requests)
 
 
 class NativeEngine:
@@ -148,8 +186,16 @@ class NativeEngine:
     def _sync_classes(self) -> None:
         """Flavor classes grow as the compiler meets new pod template shapes."""
         known = self._core.n_classes
-        for row in self.topo.flavor_classes[known:]:
+        tas = getattr(self.topo, "tas", None)
+        for k, row in enumerate(self.topo.flavor_classes[known:], start=known):
             self._core.add_flavor_class(row)
+            if tas is not None:  # the leaves the class may use, per TAS flavor
+                self._core.add_tas_class(
+                    [
+                        (None if c.eligible is None else list(c.eligible), c.total_nodes, c.static_reasons)
+                        for c in tas.classes[k]
+                    ]
+                )
 
     @property
     def cycle(self) -> int:
@@ -194,15 +240,35 @@ class NativeEngine:
     # --- workloads in and out ----------------------------------------------------------------
 
     def add_workload(self, spec: WorkloadSpec) -> int:
+        expect_type(spec, WorkloadSpec, "add_workload")  # the core checks the rest
         self._sync_classes()
-        adm = spec.admission
-        admission = None
-        if adm is not None:
-            admission = (
-                adm.cluster_queue,
-                adm.time_ns,
-                [(count, [(r, f, v) for r, f, v in use]) for count, use in adm.pod_sets],
-            )
+        try:
+            pod_sets = [
+                (
+                    ps.name,
+                    ps.count,
+                    ps.min_count,
+                    ps.flavor_class,
+                    ps.requests,
+                    _tas_pod_set(ps) if ps.tas_requests is not None else None,
+                )
+                for ps in spec.pod_sets
+            ]
+            adm = spec.admission
+            admission = None
+            if adm is not None:
+                tas_uses = adm.tas or []
+                admission = (
+                    adm.cluster_queue,
+                    adm.time_ns,
+                    [
+                        (count, [(r, f, v) for r, f, v in use], tas_uses[i] if i < len(tas_uses) else [])
+                        for i, (count, use) in enumerate(adm.pod_sets)
+                    ],
+                )
+        except (TypeError, ValueError, AttributeError):  # not even shaped as the core reads it
+            workload_spec(spec, self.topo)  # the reference's words for what is wrong
+            raise
         wid = int(
             self._core.add_workload(
                 spec.namespace,
@@ -214,7 +280,7 @@ class NativeEngine:
                 spec.scheduling_hash,
                 spec.block,
                 spec.block_message,
-                [(ps.name, ps.count, ps.min_count, ps.flavor_class, ps.requests) for ps in spec.pod_sets],
+                pod_sets,
                 admission,
                 spec.job_uid,
                 spec.local_queue,
@@ -229,8 +295,8 @@ class NativeEngine:
     def add_workloads(self, arrays: WorkloadArrays) -> range:
         """Bulk ingestion of pending workloads; returns the range of their wids."""
         self._sync_classes()
+        first = int(self._core.add_workloads(arrays))  # checks the arrays
         n = len(arrays.names)
-        first = int(self._core.add_workloads(arrays))
         self._specs.extend([None] * n)
         return range(first, first + n)
 
@@ -412,6 +478,7 @@ class NativeEngine:
     def restore_afs_ledger(self, state: LedgerState) -> None:
         """Take over a ledger from afs_ledger_state (history and LastUpdate; the
         reference's restore_afs_ledger)."""
+        expect_type(state, dict, "restore_afs_ledger")
         self._core.restore_afs_ledger(afs_ledger_entries(self.topo, state))
 
     # --- decisions -----------------------------------------------------------------------------------
@@ -446,7 +513,7 @@ class NativeEngine:
         return out
 
     def spec(self, wid: int) -> WorkloadSpec:
-        s = self._specs[wid] if 0 <= wid < len(self._specs) else None
+        s = self._specs[wid] if type(wid) is int and 0 <= wid < len(self._specs) else None
         if s is not None:
             return s
         ns, name, uid, cq, prio, ts, h, pod_sets, block, block_message, lq = self._core.workload_spec(wid)

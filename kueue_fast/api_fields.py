@@ -1,6 +1,6 @@
-"""Kueue's API as kueue-fast reads it: the fields of the six kinds it reads
+"""Kueue's API as kueue-fast reads it: the fields of the kinds it reads
 (ResourceFlavor, ClusterQueue, Cohort, LocalQueue, WorkloadPriorityClass,
-Workload), declared once per API version.
+Workload, AdmissionCheck, Topology), declared once per API version.
 
 Two readers, so that they cannot drift apart:
 
@@ -257,7 +257,7 @@ _RF_SPEC = obj(
         TAINT, "Taints of the flavor's nodes: only workloads that tolerate them fit.", max_items=8
     ),
     tolerations=arr(TOLERATION, "Tolerations added to the pods admitted to the flavor.", max_items=8),
-    topologyName=string("A Topology (Topology Aware Scheduling; not supported by kueue-fast)."),
+    topologyName=string("The Topology of the flavor's nodes (Topology Aware Scheduling)."),
 )
 _RF = obj(
     "ResourceFlavor: a kind of node (its labels, taints, tolerations) that ClusterQueues hold quota of.",
@@ -461,7 +461,7 @@ def _admission_check(api: str) -> Field:
 
 # --- Workload ------------------------------------------------------------------------------------
 
-CHECK_STATE_NAMES = ("Pending", "Ready", "Retry", "Rejected")
+CHECK_STATE_NAMES = m.CHECK_STATES
 _ADMISSION_CHECK_STATE = obj(
     "The state of one admission check for the workload.",
     required=("name", "state"),
@@ -474,37 +474,89 @@ _ADMISSION_CHECK_STATE = obj(
     requeueAfterSeconds=int32("How long to wait before the retry.", minimum=0),
 )
 
-POD_SET = obj(
-    "A group of identical pods.",
-    required=("template",),
-    name=string("The pod set's name (a DNS label).", default="main"),
-    template=obj(
-        "The pods' template (the pod spec's resource requests are what the workload asks for).",
-        open=True,
-        metadata=open_object("The pods' labels and annotations."),
-        spec=open_object("The pod spec."),
-    ),
-    count=int32("How many pods.", minimum=0),
-    minCount=int32("Partial admission: the fewest pods the workload may run with.", minimum=1),
-    topologyRequest=open_object("Topology Aware Scheduling (not supported by kueue-fast)."),
-)
+
+def _topology_request(api: str) -> Field:
+    fields = dict(
+        required=string("A topology level whose one domain must hold all the pods."),
+        preferred=string("A topology level whose one domain should hold the pods, else the closest above."),
+        unconstrained=Field(BOOLEAN, "true: the pods may go anywhere in the topology."),
+        podIndexLabel=string("The label holding a pod's index (written by job integrations)."),
+        subGroupIndexLabel=string("The label holding a pod's sub-group index."),
+        subGroupCount=int32("How many sub-groups.", minimum=0),
+        podSetGroupName=string("Pod sets placed together (not supported by kueue-fast)."),
+        podSetSliceRequiredTopology=string("A topology level whose one domain must hold each slice."),
+        podSetSliceSize=int32("The pods of a slice.", minimum=1),
+    )
+    if api != V1BETA1:
+        fields["podsetSliceRequiredTopologyConstraints"] = arr(
+            obj(
+                "One slice layer: its level and size (one layer only in kueue-fast).",
+                topology=string("The level."),
+                size=int32("The pods of a slice.", minimum=1),
+            ),
+            "Slice layers, outermost first.",
+            max_items=3,
+        )
+    return Field(
+        OBJECT, "Topology Aware Scheduling: the topology domain the pods must or should share.", fields=fields
+    )
+
+
+def _pod_set(api: str) -> Field:
+    return obj(
+        "A group of identical pods.",
+        required=("template",),
+        name=string("The pod set's name (a DNS label).", default="main"),
+        template=obj(
+            "The pods' template (the pod spec's resource requests are what the workload asks for).",
+            open=True,
+            metadata=open_object("The pods' labels and annotations."),
+            spec=open_object("The pod spec."),
+        ),
+        count=int32("How many pods.", minimum=0),
+        minCount=int32("Partial admission: the fewest pods the workload may run with.", minimum=1),
+        topologyRequest=_topology_request(api),
+    )
+
+
+POD_SET = _pod_set(V1BETA2)
 PRIORITY_CLASS_GROUPS = ("kueue.x-k8s.io", "scheduling.k8s.io")
 PRIORITY_CLASS_KINDS = ("WorkloadPriorityClass", "PriorityClass")
 PRIORITY_CLASS_SOURCES = ("kueue.x-k8s.io/workloadpriorityclass", "scheduling.k8s.io/priorityclass", "")
 
-_POD_SET_ASSIGNMENT = obj(
-    "What one pod set was admitted with.",
-    open=True,
-    name=string("The pod set.", default="main"),
-    flavors=string_map("The flavor of each resource."),
-    resourceUsage=Field(MAP, "The quota used, per resource (all pods).", values=quantity()),
-    count=int32("How many pods were admitted."),
-)
+
+def _pod_set_assignment(api: str) -> Field:
+    placement: dict[str, Field] = {"levels": arr(string(), "The topology levels the values are given at.")}
+    if api == V1BETA1:
+        placement["domains"] = arr(
+            obj(
+                "A domain: its values at the levels, and its pods.",
+                values=arr(string(), "The domain's node label values."),
+                count=int32("Its pods.", minimum=1),
+            ),
+            "The domains.",
+        )
+    else:
+        placement["slices"] = arr(
+            open_object("Domains encoded together: domainCount, valuesPerLevel, podCounts."), "The domains."
+        )
+    return obj(
+        "What one pod set was admitted with.",
+        open=True,
+        name=string("The pod set.", default="main"),
+        flavors=string_map("The flavor of each resource."),
+        resourceUsage=Field(MAP, "The quota used, per resource (all pods).", values=quantity()),
+        count=int32("How many pods were admitted."),
+        topologyAssignment=Field(
+            OBJECT, "Topology Aware Scheduling: the domains the pods go to.", fields=placement
+        ),
+        delayedTopologyRequest=string("Pending or Ready: a topology assignment made later."),
+    )
 
 
 def _workload(api: str) -> Field:
     fields: dict[str, Field] = {
-        "podSets": arr(POD_SET, "The workload's pods.", keys=("name",), min_items=1, max_items=8),
+        "podSets": arr(_pod_set(api), "The workload's pods.", keys=("name",), min_items=1, max_items=8),
         "queueName": string("The LocalQueue, in the workload's namespace."),
         "priority": int32("The priority; taken from the priority class when unset."),
         "active": Field(BOOLEAN, "false: the workload is deactivated (evicted, not admitted)."),
@@ -532,7 +584,7 @@ def _workload(api: str) -> Field:
             "Where the workload holds quota.",
             open=True,
             clusterQueue=string("The ClusterQueue."),
-            podSetAssignments=arr(_POD_SET_ASSIGNMENT, "One per pod set.", keys=("name",), max_items=8),
+            podSetAssignments=arr(_pod_set_assignment(api), "One per pod set.", keys=("name",), max_items=8),
         ),
         admissionChecks=arr(
             _ADMISSION_CHECK_STATE,
@@ -564,6 +616,26 @@ def _workload(api: str) -> Field:
     )
 
 
+# --- Topology ------------------------------------------------------------------------------------
+
+_TOPOLOGY = obj(
+    "Topology: the node labels of a hierarchy of domains (blocks, racks, hosts), highest first.",
+    required=("spec",),
+    apiVersion=_API_VERSION,
+    kind=_KIND,
+    metadata=_METADATA,
+    spec=obj(
+        "The levels.",
+        levels=arr(
+            obj("One level.", nodeLabel=string("The node label whose value names a node's domain.")),
+            "The levels, highest first; kubernetes.io/hostname only as the lowest.",
+            min_items=1,
+            max_items=16,
+        ),
+    ),
+    status=open_object("Unused."),
+)
+
 # --- by kind and version -----------------------------------------------------------------------
 
 KINDS: dict[str, dict[str, Field]] = {
@@ -574,6 +646,7 @@ KINDS: dict[str, dict[str, Field]] = {
     "WorkloadPriorityClass": {V1BETA1: _WPC, V1BETA2: _WPC},
     "Workload": {V1BETA1: _workload(V1BETA1), V1BETA2: _workload(V1BETA2)},
     "AdmissionCheck": {V1BETA1: _admission_check(V1BETA1), V1BETA2: _admission_check(V1BETA2)},
+    "Topology": {V1BETA1: _TOPOLOGY, V1BETA2: _TOPOLOGY},
 }
 
 

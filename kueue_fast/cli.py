@@ -21,7 +21,7 @@ def _add_schedule(sub: argparse._SubParsersAction) -> None:  # type: ignore[type
         "schedule",
         help="run Kueue's scheduler on manifests and print the decisions",
         description="Read Kueue objects, run scheduling cycles and print what is admitted, "
-        "where, and what is preempted (see the scheduling contract in the README).",
+        "where, and what is preempted (the offline rules: docs/concepts/scheduling-contract.md).",
     )
     p.add_argument(
         "files",

@@ -14,6 +14,7 @@ keeping every workload and its admission.
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
@@ -23,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import admission_checks as ac
+from . import engine_arguments as A
 from ._gc import no_cyclic_gc
 from .cluster_checks import AdmissionChecksMixin
 from .cluster_counts import BulkCountsMixin
@@ -51,7 +53,7 @@ from .compiler import AdmissionSpec, CyclesRun, WorkloadSpec, compile_topology, 
 from .engine_contract import ENGINES, Engine, WorkloadView, choose_engine, make_engine
 from .errors import EngineError, NotStableError
 from .kernels import WorkloadScan, workload_scan
-from .model import AdmissionCheckState, ClusterState, Workload
+from .model import AdmissionCheckState, ClusterState, TopologyAssignment, Workload
 from .workload_compiler import WorkloadCompiler
 
 # the names other modules import from here (the records live in cluster_records.py)
@@ -94,6 +96,9 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
         """release_evictions: quota of an evicted workload is released at the end
         of the cycle (offline, the scheduling contract); the controller passes
         False and calls release_eviction() once the workload's job stopped."""
+        A.expect_type(state, ClusterState, "Cluster")
+        if start_time_ns is not None:
+            A.i64(start_time_ns, "start_time_ns")
         self.engine_name, note = choose_engine(engine)
         if note:
             warnings.warn(note, RuntimeWarning, stacklevel=2)
@@ -123,6 +128,9 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
         self._reserved: set[str] = set()
         self._check_failures: set[str] = set()
         self._deactivated: set[str] = set()
+        # Topology Aware Scheduling: the placements of the admissions added
+        # after a rebuild (reconfigure), by key; else the input's are shown
+        self._given_topology: dict[str, dict[str, TopologyAssignment | None]] = {}
         self._build(state, scan)
         # the topology already knows every resource and flavor of the state's workloads;
         # wids follow the sorted keys: the plain pending workloads are staged in the engine
@@ -154,15 +162,35 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
     # --- construction ----------------------------------------------------------------------
 
     @classmethod
-    def from_files(cls, paths: Sequence[str], engine: str | None = None, **kw: Any) -> Cluster:
+    def from_files(
+        cls,
+        paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+        engine: str | None = None,
+        **kw: Any,
+    ) -> Cluster:
+        """A Cluster of the objects in these YAML or JSON files (a path, or
+        several; a directory reads its manifests, as ``kubectl apply -f``),
+        validated as ``kueue-fast schedule`` validates them: bad input raises
+        :class:`~kueue_fast.errors.InputError`. ``engine``: ``"native"`` or
+        ``"reference"`` (default: native, or ``$KUEUE_FAST_ENGINE``); ``kw`` go
+        to :class:`Cluster`."""
         from .loader import load
 
-        return cls(load(list(paths)), engine, **kw)
+        if isinstance(paths, (str, os.PathLike)):
+            paths = [paths]
+        elif not isinstance(paths, Sequence):
+            raise EngineError(f"from_files: expected file paths, got {type(paths).__name__}")
+        return cls(load([os.fspath(p) for p in paths]), engine, **kw)
 
     @classmethod
     def from_objects(cls, objects: Iterable[dict[str, Any]], engine: str | None = None, **kw: Any) -> Cluster:
+        """A Cluster of these Kubernetes objects (dicts as ``yaml.safe_load``
+        gives them), validated as :meth:`from_files` does. The dicts are kept
+        (``Workload.raw``): treat them as read-only afterwards, or give copies."""
         from .loader import build_state
 
+        if isinstance(objects, (dict, str, bytes)) or not isinstance(objects, Iterable):
+            raise EngineError(f"from_objects: expected objects, got {type(objects).__name__}")
         return cls(build_state(objects), engine, **kw)
 
     def _build(self, state: ClusterState, scan: WorkloadScan | None = None) -> None:
@@ -175,6 +203,7 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
 
     def add_workload(self, wl: Workload) -> None:
         """Add a pending workload (queued by its LocalQueue) or an admitted one."""
+        A.expect_type(wl, Workload, "add_workload")
         if wl.key in self._wid:
             raise EngineError(f"Workload/{wl.key} is already in the cluster")
         self.state.workloads[wl.key] = wl
@@ -206,10 +235,14 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
         self._keys.append(key)
 
     def _ensure_known(self, wl: Workload) -> None:
-        """A workload naming a resource or flavor the topology lacks forces a rebuild."""
+        """A workload naming a resource or flavor the topology lacks forces a
+        rebuild (so does a pod resource the compiled TAS topology lacks)."""
         names = set(self.topology.resource_names)
         flavors = set(self.topology.flavor_names)
         missing = any(r not in names for per_pod in self.compiler.charged_requests(wl) for r in per_pod)
+        tas = self.topology.tas
+        if tas is not None:
+            missing |= not tas.knows_resources(r for ps in wl.pod_sets for r in ps.requests)
         if wl.admission is not None:
             for psa in wl.admission.pod_set_assignments:
                 missing |= any(r not in names for r in psa.resource_usage)
@@ -270,12 +303,14 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
         """New configuration (quotas, queues, flavors): rebuild the topology and
         re-add every workload, keeping admissions as they are (an eviction still
         holding its quota stays so, until release_eviction())."""
+        A.expect_type(state, ClusterState, "reconfigure")
         held = {self._keys[w]: h for w, h in self._held.items()}  # out of their queues: stay so
         old = [self.decision(k) for k in self._wid if k not in held]
         first_attempts = self._first_attempts()
         first_ns = {k: int(first_attempts[w]) for k, w in self._wid.items() if first_attempts[w] >= 0}
         afs_history = self.engine.afs_ledger_state()
         self.state = state
+        self._given_topology = {}
         self._build(state)
         if afs_history:
             self.engine.restore_afs_ledger(afs_history)
@@ -315,6 +350,33 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
             if key in self._wid:
                 self._quota_reserved(key, admitted=False)
 
+    def _set_topology_assignments(
+        self, d: Decision, placed: list[tuple[int, list[tuple[int, int]]] | None] | None
+    ) -> None:
+        """The decision's topologyAssignments: the engine's placements, named
+        (the hostname alone when it is the lowest level, Kueue's buildAssignment),
+        or, for the input's admission, the input's."""
+        tas = self.topology.tas
+        assert tas is not None
+        if placed is None:
+            given = self._given_topology.get(d.key)
+            if given is None:
+                wl = self.state.workloads.get(d.key)
+                adm = wl.admission if wl is not None else None
+                given = {p.name: p.topology_assignment for p in adm.pod_set_assignments} if adm else {}
+            for psd in d.pod_sets:
+                psd.topology_assignment = given.get(psd.name)
+            return
+        for psd, placement in zip(d.pod_sets, placed, strict=False):
+            if placement is None:
+                continue
+            f, leaves = placement
+            flavor = tas.flavors[f]
+            names = [tas.level_names[lvl] for lvl in flavor.levels]
+            first = len(names) - 1 if flavor.hostname_lowest else 0
+            domains = tuple((flavor.leaf_values(leaf)[first:], pods) for leaf, pods in leaves)
+            psd.topology_assignment = TopologyAssignment(tuple(names[first:]), domains)
+
     def _admission_of(self, d: Decision, spec: WorkloadSpec) -> AdmissionSpec | None:
         cq_ids = {cq.name: i for i, cq in enumerate(self.topology.cluster_queues)}
         rid = {n: i for i, n in enumerate(self.topology.resource_names)}
@@ -331,17 +393,30 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
                 for r, v in psd.resource_usage.items()
             ]
             pod_sets.append((psd.count, use))
-        return AdmissionSpec(cq_ids.get(d.cluster_queue or "", -1), pod_sets, d.admission_time_ns or 0)
+        adm = AdmissionSpec(cq_ids.get(d.cluster_queue or "", -1), pod_sets, d.admission_time_ns or 0)
+        if self.topology.tas is not None:  # the placements it holds, as the input's would be
+            given = {p.name: p.topology_assignment for p in d.pod_sets}
+            self._given_topology[d.key] = given
+            adm.tas = [
+                self.compiler.tas_uses(psd.flavors, given.get(ps.name))
+                if (psd := by_name.get(ps.name))
+                else []
+                for ps in spec.pod_sets
+            ]
+        return adm
 
     # --- scheduling ------------------------------------------------------------------------------
 
     def now_ns(self) -> int:
+        """The cluster's clock (ns since the epoch): the time of the last cycle,
+        or before the first one the latest time the input holds."""
         return self._clock_ns
 
     def run_cycle(self, now_ns: int | None = None) -> CycleResult:
         """One scheduling cycle. Offline, the clock advances one second per cycle."""
         if now_ns is None:
             now_ns = self._clock_ns + NS_PER_S
+        now_ns = A.i64(now_ns, "now_ns")
         self._clock_ns = now_ns
         evicted = self._drain_stopped_queues()
         self._requeue_after_backoff(now_ns)
@@ -376,6 +451,9 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
     def run(self, cycles: int, on_cycle: Callable[[CycleResult], None] | None = None) -> list[CycleResult]:
         """Run `cycles` cycles; their results. on_cycle sees every cycle's
         result as it ends."""
+        cycles = _count(cycles, "run", "cycles")
+        if cycles == 0:
+            return []
         if on_cycle is None and self._bulk_ok():
             return self._cycle_results(self._run_bulk(cycles, until_stable=False))
         out = []
@@ -390,6 +468,7 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
     ) -> int:
         """Run cycles until one changes nothing; return how many ran.
         on_cycle sees every cycle's result as it ends."""
+        max_cycles = _count(max_cycles, "run_until_stable", "max_cycles")
         if on_cycle is None and self._bulk_ok():
             run = self._run_bulk(max_cycles, until_stable=True)
             if run.stable:
@@ -572,7 +651,8 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
         return self._id(key)
 
     def key_of(self, wid: int) -> str:
-        return self._keys[wid]
+        """The ``namespace/name`` of the workload with engine id ``wid`` (wid_of's inverse)."""
+        return self._keys[A.known(A.wid(wid), len(self._keys))]
 
     def local_queue_fair_sharing(self, key: str) -> LocalQueueFairSharing | None:
         """Admission fair sharing state of LocalQueue ``namespace/name``; None
@@ -588,9 +668,11 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
         )
 
     def decision(self, key: str) -> Decision:
+        """Where workload ``namespace/name`` stands after the cycles run so far."""
         return self._decision(self._id(key))
 
     def decisions(self) -> list[Decision]:
+        """Every workload's :class:`Decision`, sorted by namespace and name."""
         return [self._decision(self._wid[k]) for k in sorted(self._wid)]
 
     def _decision(self, wid: int) -> Decision:
@@ -624,6 +706,8 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
                         {topo.resource_names[r]: v for r, v in sorted(usage.items())},
                     )
                 )
+            if topo.tas is not None:
+                self._set_topology_assignments(d, rec.topology)
             if d.state == ADMITTED:
                 key = self._keys[wid]
                 d.admission_checks = list(self._checks.get(key, ()))
@@ -662,6 +746,14 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
 
     def _queue_waiting_reason(self, cq_id: int) -> tuple[str, str]:
         return queue_waiting_reason(self.topology.cluster_queues[cq_id])
+
+
+def _count(n: object, call: str, what: str) -> int:
+    """A number of cycles: an integer, 0 or more."""
+    value = A.i64(n, f"{call}: {what}")
+    if value < 0:
+        raise EngineError(f"{call}: {what} must be 0 or more, got {value}")
+    return value
 
 
 def _start_time(latest_ns: int) -> int:

@@ -6,8 +6,11 @@ asks for (workload_controller.go, evict.go)."""
 from __future__ import annotations
 
 from . import admission_checks as ac
+from . import engine_arguments as A
+from .api_fields import CHECK_STATE_NAMES
 from .cluster_base import ClusterBase
-from .model import AdmissionCheckState, Workload
+from .errors import EngineError
+from .model import AdmissionCheckState, CheckState, Workload
 
 
 class AdmissionChecksMixin(ClusterBase):
@@ -15,7 +18,7 @@ class AdmissionChecksMixin(ClusterBase):
         self,
         key: str,
         check: str,
-        state: str,
+        state: CheckState,
         message: str = "",
         requeue_after_s: int | None = None,
         transition_ns: int | None = None,
@@ -29,6 +32,14 @@ class AdmissionChecksMixin(ClusterBase):
         queue until ``transition_ns`` (the state's lastTransitionTime: now, or
         the earlier one when the state did not change) plus that many seconds."""
         self._id(key)
+        check, message = A.text(check, "check"), A.text(message, "message")
+        if state not in CHECK_STATE_NAMES:
+            known = ", ".join(CHECK_STATE_NAMES)
+            raise EngineError(f'set_check_state: state "{state}" is not one of {known}')
+        if requeue_after_s is not None and A.i64(requeue_after_s, "requeue_after_s") < 0:
+            raise EngineError(f"set_check_state: requeue_after_s must be 0 or more, got {requeue_after_s}")
+        if transition_ns is not None:
+            A.i64(transition_ns, "transition_ns")
         states = [s for s in self._checks.get(key, ()) if s.name != check]
         old = next((s for s in self._checks.get(key, ()) if s.name == check), None)
         if transition_ns is None:

@@ -15,17 +15,20 @@ from .cluster_records import (
     PENDING,
     BulkDecisions,
     PodSetDecision,
+    WorkloadState,
 )
 from .engine_contract import STATE_NAMES
 
 
 class BulkCountsMixin(ClusterBase):
-    def state_counts(self) -> dict[str, int]:
+    def state_counts(self) -> dict[WorkloadState, int]:
         """How many of decisions() are in each state, without making them (the
         engine's state codes, read in bulk)."""
         wids, rest = self._bulk_countable()
         codes = np.bincount(self.engine.decisions()[0][wids], minlength=len(STATE_NAMES))
-        counts = {name: int(n) for name, n in zip(STATE_NAMES, codes.tolist(), strict=False) if n}
+        counts: dict[WorkloadState, int] = {
+            name: int(n) for name, n in zip(STATE_NAMES, codes.tolist(), strict=False) if n
+        }
         for wid in rest:
             state = self._decision(wid).state
             counts[state] = counts.get(state, 0) + 1
@@ -66,6 +69,8 @@ class BulkCountsMixin(ClusterBase):
         kind = np.full(len(wids), BULK_OTHER, dtype=np.int8)
         shape = np.full(len(wids), -1, dtype=np.int32)
         admitted = plain & (codes == STATE_NAMES.index(ADMITTED)) & (admitted_cq >= 0)
+        if self.topology.tas is not None:  # placements are no part of the shapes: one decision each
+            admitted[:] = False
         admitted_shape, raw_shapes = self.engine.admitted_shapes(wids[admitted])
         shape[admitted] = admitted_shape
         kind[admitted & (shape >= 0)] = BULK_ADMITTED

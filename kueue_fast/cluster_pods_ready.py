@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import admission_checks as ac
+from . import engine_arguments as A
 from .cluster_base import ClusterBase
 from .cluster_records import ADMITTED, EVICTED, NS_PER_S, PENDING, Decision, HeldWorkload, PodsReadyState
 from .model import ClusterState, Workload
@@ -18,6 +19,9 @@ class PodsReadyMixin(ClusterBase):
         (the simulator's pod start-up, the controller's job status); reason
         WaitForRecovery for pods that were ready and failed."""
         wid = self._id(key)
+        ready, reason = A.flag(ready, "ready"), A.text(reason, "reason")
+        if now_ns is not None:
+            A.i64(now_ns, "now_ns")
         view = self.engine.workload_view(wid)
         t = self._clock_ns if now_ns is None else now_ns
         self._pods_ready[key] = PodsReadyState(

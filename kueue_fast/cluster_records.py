@@ -5,22 +5,33 @@ apart from the Cluster so that its parts (cluster_*.py) share them."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Final, Literal
 
-from .model import AdmissionCheckState
+from .model import AdmissionCheckState, TopologyAssignment
 
-ADMITTED, PENDING, EVICTED, FINISHED = "admitted", "pending", "evicted", "finished"
+# Where a workload stands (Decision.state)
+WorkloadState = Literal["admitted", "reserved", "pending", "evicted", "finished"]
+ADMITTED: Final = "admitted"
 # quota reserved, waiting for admission checks (admission_checks.py)
-RESERVED = "reserved"
+RESERVED: Final = "reserved"
+PENDING: Final = "pending"
+EVICTED: Final = "evicted"
+FINISHED: Final = "finished"
 
 NS_PER_S = 1_000_000_000
 
 
 @dataclass
 class PodSetDecision:
+    """A pod set of an admitted workload: how many pods were admitted and the
+    flavor each resource got (Kueue's ``status.admission.podSetAssignments``)."""
+
     name: str
     count: int
     flavors: dict[str, str] = field(default_factory=dict)  # resource -> flavor
     resource_usage: dict[str, int] = field(default_factory=dict)  # resource -> total
+    # Topology Aware Scheduling: where its pods go (None: no placement)
+    topology_assignment: TopologyAssignment | None = None
 
 
 @dataclass
@@ -29,7 +40,7 @@ class Decision:
 
     namespace: str
     name: str
-    state: str  # admitted | reserved | pending | evicted | finished
+    state: WorkloadState
     cluster_queue: str | None = None
     pod_sets: list[PodSetDecision] = field(default_factory=list)
     reason: str = ""
@@ -44,6 +55,7 @@ class Decision:
 
     @property
     def key(self) -> str:
+        """``namespace/name``, the key the Cluster's methods take."""
         return f"{self.namespace}/{self.name}"
 
     @property
@@ -99,6 +111,7 @@ class WorkloadHistory:
     past_execution_s: int = 0
 
     def record_eviction(self, ev: EvictionRecord) -> None:
+        """Count an eviction and keep it as the last one."""
         self.last_eviction = ev
         self.evictions[ev.reason] = self.evictions.get(ev.reason, 0) + 1
         if ev.admitted_ns is not None:
@@ -145,6 +158,10 @@ class LocalQueueFairSharing:
 
 @dataclass
 class CycleResult:
+    """What one scheduling cycle did, by workload key: admitted, preemptions
+    issued (the victims), evictions for other reasons, the heads it tried and
+    left pending, and those it parked as inadmissible."""
+
     cycle: int
     admitted: list[str]
     preempted: list[str]

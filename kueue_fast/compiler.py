@@ -23,6 +23,7 @@ from .kernels import WorkloadScan, workload_scan
 from .model import ClusterQueue, ClusterState, Cohort, ResourceGroup
 from .requests import quota_requests
 from .status import cluster_queue_readiness
+from .tas import TasPodSetRequest, TasSpec, compile_tas
 
 # One sentinel for "no limit" (conventions: INT64_MAX).
 NO_LIMIT = (1 << 63) - 1
@@ -132,6 +133,9 @@ class Topology:
     # waitForPodsReady.blockAdmission: nothing is admitted while a workload
     # holding quota is not PodsReady (scheduler.go waitForPodsReadyIfNeeded).
     block_admission_for_pods_ready: bool = False
+    # Topology Aware Scheduling: every TAS flavor's topology (kueue_fast/tas.py);
+    # None without a TAS flavor.
+    tas: TasSpec | None = None
 
     @property
     def n_nodes(self) -> int:
@@ -152,6 +156,11 @@ class PodSetSpec:
     requests: list[tuple[int, int]]  # (resource id, per-pod amount), by resource name
     min_count: int | None = None
     flavor_class: int = 0
+    # Topology Aware Scheduling (only with Topology.tas): what the pod set asks
+    # of the topology (None: no TAS, explicit or implied), and its pod's
+    # requests as the placement counts them, per TAS resource (-1: not asked).
+    tas: TasPodSetRequest | None = None
+    tas_requests: list[int] | None = None
 
 
 @dataclass
@@ -160,6 +169,10 @@ class AdmissionSpec:
     # Per pod set of the workload: (admitted count, [(resource id, flavor id or -1, total amount)])
     pod_sets: list[tuple[int, list[tuple[int, int, int]]]]
     time_ns: int
+    # Per pod set, its topologyAssignment's usage (Topology.tas):
+    # (TAS flavor, leaf or -1, hostname id or -1, pods) per domain the
+    # flavor's snapshot or the cache knows (kueue addTASUsage skips the others).
+    tas: list[list[tuple[int, int, int, int]]] | None = None
 
 
 @dataclass
@@ -241,6 +254,20 @@ def cohort_graph(state: ClusterState) -> tuple[list[str], dict[str, str | None],
         if node is not None:  # revisited a node: the loop from `node` is a cycle
             in_cycle.update(seen[seen.index(node) :])
     return sorted(names), parent, in_cycle
+
+
+def cycle_path(parent: dict[str, str | None], cohort: str) -> list[str]:
+    """The cohorts from ``cohort`` up its parents until one repeats, ending with
+    the repeated one (``["a", "b", "a"]``); the cycle starts at the last one's
+    first place."""
+    path: list[str] = []
+    node: str | None = cohort
+    while node is not None and node not in path:
+        path.append(node)
+        node = parent.get(node)
+    if node is not None:
+        path = path[path.index(node) :] + [node]
+    return path
 
 
 def _group_specs(
@@ -404,6 +431,7 @@ def compile_topology(
         admission_fair_sharing=_admission_fair_sharing_spec(state, resource_names) if afs_on else None,
         gates=FeatureGates.resolve(state.configuration.feature_gates),
         block_admission_for_pods_ready=wait is not None and wait.block_admission,
+        tas=compile_tas(state, flavor_names),
     )
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol
 
 from . import _compiled
 from .errors import EngineUnavailableError
@@ -35,7 +35,9 @@ ENGINES = ("native", "reference")
 
 # decisions() state codes (csrc/include/kueue_fast/types.hpp ViewState)
 STATE_PENDING, STATE_ADMITTED, STATE_EVICTED, STATE_FINISHED = 0, 1, 2, 3
-STATE_NAMES = ("pending", "admitted", "evicted", "finished")
+# A workload's state as an engine keeps it (the Cluster adds "reserved": Decision.state)
+EngineState = Literal["pending", "admitted", "evicted", "finished"]
+STATE_NAMES: tuple[EngineState, ...] = ("pending", "admitted", "evicted", "finished")
 
 # eviction_reasons() codes: why a workload was last evicted (4: anything else, or never)
 EVICTION_REASONS = (
@@ -106,7 +108,7 @@ class WorkloadView:
     """The decision fields of one workload, in ids (the Cluster names them)."""
 
     spec: WorkloadSpec
-    state: str  # one of STATE_NAMES
+    state: EngineState
     admitted_cq: int  # -1: not admitted to a ClusterQueue of the topology
     admission_time: int  # ns
     pod_sets: list[tuple[int, dict[int, int]]]  # per admitted pod set: (count, resource id -> flavor id)
@@ -117,6 +119,10 @@ class WorkloadView:
     eviction_message: str
     preempted_by: int  # wid whose preemption last evicted it, -1: none
     holds_quota: bool
+    # Topology Aware Scheduling: per admitted pod set, the placement the
+    # engine made (TAS flavor index, [(leaf, pods)]) or None; None for all:
+    # the admission is the input's (or there is no TAS)
+    topology: list[tuple[int, list[tuple[int, int]]] | None] | None = None
 
 
 @dataclass
@@ -169,33 +175,80 @@ class Engine(Protocol):
     skip_settled: bool
 
     @property
-    def cycle(self) -> int: ...
+    def cycle(self) -> int:
+        """Cycles run so far."""
+        ...
+
     @property
-    def n_workloads(self) -> int: ...
+    def n_workloads(self) -> int:
+        """Workload ids handed out so far (removed ones included)."""
+        ...
+
     @property
     def evaluations(self) -> int:
         """Preemption candidate evaluations so far."""
         ...
 
     # --- workloads in and out
-    def add_workload(self, spec: WorkloadSpec) -> int: ...
-    def add_workloads(self, arrays: WorkloadArrays) -> range: ...
-    def stage_workloads(self, arrays: WorkloadArrays) -> None: ...
-    def add_staged(self, lo: int, hi: int) -> range: ...
-    def clear_staged(self) -> None: ...
-    def remove_workload(self, wid: int) -> None: ...
-    def remove_workloads(self, wids: npt.ArrayLike) -> None: ...
-    def release_eviction(self, wid: int) -> None: ...
-    def evict(self, wid: int, reason: str, message: str) -> None: ...
-    def evict_after_cycle(
-        self, wid: int, reason: str, message: str, queue_ts_ns: int, requeue: bool
-    ) -> None: ...
-    def set_pods_ready(self, wid: int, ready: bool) -> None: ...
-    def hold(self, wid: int, until_ns: int, queue_ts: int) -> None: ...
-    def end_holds(self, now_ns: int) -> None: ...
+    def add_workload(self, spec: WorkloadSpec) -> int:
+        """Add one workload (pending, or admitted when ``spec.admission`` is set); its id."""
+        ...
+
+    def add_workloads(self, arrays: WorkloadArrays) -> range:
+        """Add many pending workloads at once; the range of their ids."""
+        ...
+
+    def stage_workloads(self, arrays: WorkloadArrays) -> None:
+        """Keep workload arrays (a copy) for :meth:`add_staged`, replacing any staged before."""
+        ...
+
+    def add_staged(self, lo: int, hi: int) -> range:
+        """:meth:`add_workloads` of the staged rows ``[lo, hi)``; the range of their ids."""
+        ...
+
+    def clear_staged(self) -> None:
+        """Free the staged rows (the added ones stay)."""
+        ...
+
+    def remove_workload(self, wid: int) -> None:
+        """Forget a workload (finished or deleted); the quota it held is released."""
+        ...
+
+    def remove_workloads(self, wids: npt.ArrayLike) -> None:
+        """:meth:`remove_workload` of many."""
+        ...
+
+    def release_eviction(self, wid: int) -> None:
+        """An evicted workload's job has stopped: its quota is released and it queues again
+        (engines built with ``release_evictions=False``)."""
+        ...
+
+    def evict(self, wid: int, reason: str, message: str) -> None:
+        """Evict an admitted workload now, with Kueue's Evicted reason and message."""
+        ...
+
+    def evict_after_cycle(self, wid: int, reason: str, message: str, queue_ts_ns: int, requeue: bool) -> None:
+        """Evict at the end of the next cycle (an admission check's Retry or Rejected);
+        ``queue_ts_ns`` >= 0 orders it by that time from then on; ``requeue`` False: never again."""
+        ...
+
+    def set_pods_ready(self, wid: int, ready: bool) -> None:
+        """The PodsReady condition of the workload's current admission (waitForPodsReady)."""
+        ...
+
+    def hold(self, wid: int, until_ns: int, queue_ts: int) -> None:
+        """Keep a pending workload out of its queue until ``until_ns``, then queue it by ``queue_ts``."""
+        ...
+
+    def end_holds(self, now_ns: int) -> None:
+        """Queue again the held workloads whose time has come."""
+        ...
 
     # --- cycles
-    def run_cycle(self, now_ns: int) -> CycleReport: ...
+    def run_cycle(self, now_ns: int) -> CycleReport:
+        """One scheduling cycle at time ``now_ns``."""
+        ...
+
     def run_cycles(
         self,
         start_ns: int,
@@ -203,37 +256,85 @@ class Engine(Protocol):
         max_cycles: int,
         until_stable: bool,
         attempted_mask: U8 | None = None,
-    ) -> CyclesRun: ...
-    def run_until_stable(self, now_ns: int, max_cycles: int) -> StableRun: ...
-    def run_until_settled(
-        self, now_ns: int, max_cycles: int, unexplained: U8 | None = None
-    ) -> SettledRun: ...
+    ) -> CyclesRun:
+        """Up to ``max_cycles`` cycles ``step_ns`` apart without returning in between (or until
+        one changes nothing), with per cycle what a caller records; ``attempted_mask`` marks
+        the heads tried and left pending."""
+        ...
+
+    def run_until_stable(self, now_ns: int, max_cycles: int) -> StableRun:
+        """Cycles at one instant until one admits, evicts and parks nothing."""
+        ...
+
+    def run_until_settled(self, now_ns: int, max_cycles: int, unexplained: U8 | None = None) -> SettledRun:
+        """:meth:`run_until_stable` for victims that keep their quota until
+        :meth:`release_eviction`: only new evictions count as a change."""
+        ...
 
     # --- admission fair sharing
-    def afs_ledger_state(self) -> LedgerState: ...
-    def restore_afs_ledger(self, state: LedgerState) -> None: ...
+    def afs_ledger_state(self) -> LedgerState:
+        """Admission fair sharing's usage ledger by LocalQueue ({} without it)."""
+        ...
+
+    def restore_afs_ledger(self, state: LedgerState) -> None:
+        """Take over a ledger from :meth:`afs_ledger_state`."""
+        ...
 
     # --- one workload
-    def spec(self, wid: int) -> WorkloadSpec: ...
-    def workload_view(self, wid: int) -> WorkloadView: ...
-    def queue_state(self, cq: int) -> tuple[list[int], list[int], int]: ...
+    def spec(self, wid: int) -> WorkloadSpec:
+        """The compiled workload behind an id."""
+        ...
+
+    def workload_view(self, wid: int) -> WorkloadView:
+        """Where one workload stands, in ids."""
+        ...
+
+    def queue_state(self, cq: int) -> tuple[list[int], list[int], int]:
+        """ClusterQueue ``cq``'s pending side: ids in its heap, ids parked as
+        inadmissible, and the sticky head (-1: none)."""
+        ...
 
     # --- many workloads
     def decisions(self) -> tuple[I8, I32, I64]:
         """Per wid: state code (STATE_NAMES), admitted ClusterQueue (-1: none), admission time (ns)."""
         ...
 
-    def reasons(self, wids: npt.ArrayLike) -> list[str]: ...
-    def messages(self, wids: npt.ArrayLike) -> list[str]: ...
-    def queues(self, wids: npt.ArrayLike) -> I32: ...
-    def preempted_by(self, wids: npt.ArrayLike) -> I32: ...
-    def eviction_reasons(self, wids: npt.ArrayLike) -> I8: ...
-    def admitted_usage(self, wids: npt.ArrayLike) -> tuple[I32, I64]: ...
-    def admitted_shapes(self, wids: npt.ArrayLike) -> tuple[I32, list[AdmittedShape]]: ...
+    def reasons(self, wids: npt.ArrayLike) -> list[str]:
+        """Kueue's reason for each workload (its pending or eviction reason)."""
+        ...
+
+    def messages(self, wids: npt.ArrayLike) -> list[str]:
+        """Kueue's message for each workload."""
+        ...
+
+    def queues(self, wids: npt.ArrayLike) -> I32:
+        """Per wid: the ClusterQueue it queues in (-1: none)."""
+        ...
+
+    def preempted_by(self, wids: npt.ArrayLike) -> I32:
+        """Per wid: the workload whose preemption last evicted it (-1: none)."""
+        ...
+
+    def eviction_reasons(self, wids: npt.ArrayLike) -> I8:
+        """Per wid: why it was last evicted (0 InClusterQueue, 1 InCohortReclamation,
+        2 InCohortFairSharing, 3 InCohortReclaimWhileBorrowing, 4 anything else or never)."""
+        ...
+
+    def admitted_usage(self, wids: npt.ArrayLike) -> tuple[I32, I64]:
+        """Per wid: the ClusterQueue it is admitted to (-1: none) and the usage its
+        admission charges per flavor-resource."""
+        ...
+
+    def admitted_shapes(self, wids: npt.ArrayLike) -> tuple[I32, list[AdmittedShape]]:
+        """The admissions of many workloads, each distinct one once: per wid an
+        index into the shapes (-1: none), and the shapes."""
+        ...
 
     # --- the quota tree
     @property
-    def usage(self) -> I64: ...
+    def usage(self) -> I64:
+        """Usage per quota-tree node and flavor-resource (read-only)."""
+        ...
 
 
 @functools.cache
@@ -268,6 +369,8 @@ def choose_engine(requested: str | None) -> tuple[str, str]:
 
 
 def make_engine(name: str, topology: Topology, release_evictions: bool) -> Engine:
+    """The engine called ``name`` ("native" or "reference") over ``topology``;
+    :class:`EngineUnavailableError` when the native one cannot run here."""
     if name == "reference":
         from ._reference.scheduler import ReferenceEngine
 

@@ -4,9 +4,9 @@ Every error caused by input names the object (``ClusterQueue/team-a``) and,
 when one field is at fault, its Kubernetes field path
 (``spec.resourceGroups[0].flavors[1].resources[0].lendingLimit``). The CLI
 prints ``str(error)`` on one line and exits with status 2. The loader reports
-every invalid object of an input at once: one error is raised as itself,
-several as :class:`InputErrors` (whose ``str`` is the first one's); either way
-``error.errors`` lists them all. Input that is accepted but probably not what
+every error of every invalid object of an input at once: one error is raised
+as itself, several as :class:`InputErrors` (whose ``str`` is the first one's);
+either way ``error.errors`` lists them all. Input that is accepted but probably not what
 was meant gives :class:`InputWarning` s (``ClusterState.warnings``).
 """
 
@@ -52,7 +52,7 @@ class InputError(KueueFastError):
 
 
 class InputErrors(InputError):
-    """Several invalid objects in one input, each one error. ``obj``,
+    """Several errors in one input (of one object or several). ``obj``,
     ``field``, ``message``, ``source`` and ``str()`` are the first error's
     (the one a reader that stops at the first error would have raised)."""
 
@@ -65,6 +65,7 @@ class InputErrors(InputError):
 
     @property
     def errors(self) -> list[InputError]:
+        """Every error, in input order."""
         return list(self._errors)
 
 

@@ -19,10 +19,13 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from ._reference.amount import saturating_mul
 from ._reference.quota import QuotaTree
-from .compiler import BLOCK_NONE, WorkloadSpec, cohort_graph
-from .quantity import format_amount
+from ._reference.tas import TasState
+from .compiler import BLOCK_NONE, WorkloadSpec, cohort_graph, cycle_path
+from .quantity import format_amount, format_quantity
 from .status import Readiness, cluster_queue_readiness, rfc3339
+from .validation import did_you_mean
 
 if TYPE_CHECKING:
     from .cluster import Cluster, Decision
@@ -30,6 +33,7 @@ if TYPE_CHECKING:
 JSON = dict[str, Any]
 
 STRICT_FIFO = 0  # compiler.STRATEGY_CODES
+MAX_DOMAINS = 10  # the topology domains an explanation lists per pod set and flavor
 
 
 @dataclass
@@ -181,8 +185,8 @@ class ClusterView:
         out: list[JSON] = []
         for ps in spec.pod_sets:
             least = ps.min_count if partial and ps.min_count is not None else ps.count
-            needs = {r: v * ps.count for r, v in ps.requests if v}
-            needs_least = {r: v * least for r, v in ps.requests if v}
+            needs = {r: saturating_mul(v, ps.count) for r, v in ps.requests if v}
+            needs_least = {r: saturating_mul(v, least) for r, v in ps.requests if v}
             if covers_pods:
                 needs[pods_rid], needs_least[pods_rid] = ps.count, least
             ps_json: JSON = {"name": ps.name, "count": ps.count}
@@ -217,7 +221,7 @@ class ClusterView:
                         used = tree.usage[cq].get(fr, 0)
                         local_free = max(0, nominal - used)
                         resources[rname] = {
-                            "needs": format_amount(rname, needs[r]),
+                            "needs": format_quantity(rname, needs[r]),
                             "free": format_amount(rname, free),
                             "nominal": format_amount(rname, nominal),
                             "used": format_amount(rname, used),
@@ -245,6 +249,91 @@ class ClusterView:
             out.append(ps_json)
         return FitView(fits_now, can_ever, out, obstacle, uncovered)
 
+    # --- topology (TAS) -------------------------------------------------------------------------
+
+    @cached_property
+    def tas_state(self) -> TasState | None:
+        """The TAS flavors' nodes as the decisions leave them: every placement
+        held (both engines' decisions), on the reference placement's tables."""
+        tas = self.topo.tas
+        if tas is None:
+            return None
+        state = TasState(tas)
+        cluster = self.cluster
+        for d in self.decisions:
+            if not d.pod_sets or d.state not in ("admitted", "reserved", "evicted"):
+                continue
+            spec = cluster.engine.spec(cluster.wid_of(d.key))
+            requests = {ps.name: ps.tas_requests for ps in spec.pod_sets}
+            for psd in d.pod_sets:
+                per_pod = requests.get(psd.name)
+                if psd.topology_assignment is None or per_pod is None:
+                    continue
+                uses = cluster.compiler.tas_uses(psd.flavors, psd.topology_assignment)
+                state.charge([(u, per_pod) for u in uses], +1)
+        state.take_snapshot()
+        return state
+
+    def topology_fit(self, spec: WorkloadSpec, cq: int) -> list[JSON]:
+        """Per pod set asking for TAS and per TAS flavor of the ClusterQueue it
+        may use: the domains at the level it asks for, each with the pods that
+        fit there now and on empty nodes (the best MAX_DOMAINS), and the nodes
+        where not one pod fits, by limiting resource."""
+        tas, state = self.topo.tas, self.tas_state
+        if tas is None or state is None:
+            return []
+        groups = self.topo.cluster_queues[cq].groups
+        flavors = [fid for g in groups for fid in g.flavors if fid in tas.flavor_of]
+        out: list[JSON] = []
+        for ps in spec.pod_sets:
+            if ps.tas is None or ps.tas_requests is None or ps.count == 0:
+                continue
+            for fid in flavors:
+                if self._flavor_rejection(ps.flavor_class, fid):
+                    continue
+                f = tas.flavor_of[fid]
+                flavor = tas.flavors[f]
+                level = TasState.level_index(flavor, ps.tas.level)
+                slice_idx = TasState.level_index(flavor, ps.tas.slice_level)
+                if level < 0 or slice_idx < 0 or level > slice_idx:
+                    continue  # the flavor message says why (no such level)
+                size = ps.tas.slice_size
+                now, _, excluded = state.capacity(f, ps.tas_requests, ps.flavor_class, size, slice_idx, False)
+                empty, _, _ = state.capacity(f, ps.tas_requests, ps.flavor_class, size, slice_idx, True)
+                names = [tas.level_names[x] for x in flavor.levels]
+                ids = range(flavor.level_start[level], flavor.level_start[level + 1])
+                best = sorted(ids, key=lambda d: (-now[d], -empty[d], d))
+                entry: JSON = {
+                    "podSet": ps.name,
+                    "count": ps.count,
+                    "flavor": flavor.name,
+                    "level": names[level],
+                    "required": ps.tas.required,
+                    "domains": [
+                        {"values": list(flavor.values[d]), "fitsNow": now[d], "fitsOnEmptyNodes": empty[d]}
+                        for d in best[:MAX_DOMAINS]
+                    ],
+                    "domainsAtLevel": len(ids),
+                }
+                if size > 1:
+                    entry["sliceSize"] = size
+                    entry["sliceLevel"] = names[slice_idx]
+                if excluded:
+                    entry["nodesWithoutRoom"] = {tas.resources[r]: n for r, n in sorted(excluded.items())}
+                out.append(entry)
+        return out
+
+    @staticmethod
+    def _topology_sentence(entries: list[JSON]) -> str:
+        """The first pod set's best domain in words."""
+        e = entries[0]
+        top = e["domains"][0] if e["domains"] else None
+        where = f"{e['level']} {'/'.join(top['values'])}" if top else f"no {e['level']} domain"
+        fits = f"fits {top['fitsNow']} of its {e['count']} pods now" if top else "has no room"
+        empty = f" ({top['fitsOnEmptyNodes']} if its nodes ran no Kueue workload)" if top else ""
+        kind = "required" if e["required"] else "preferred"
+        return f"topology ({kind} {e['level']}, flavor {e['flavor']}): the best {where} {fits}{empty}"
+
     def _flavor_rejection(self, flavor_class: int, fid: int) -> str | None:
         classes = self.topo.flavor_classes
         if 0 <= flavor_class < len(classes) and fid < len(classes[flavor_class]):
@@ -269,7 +358,8 @@ class ClusterView:
             why = f"out of its queue until its requeueAt, {rfc3339(requeue_at)} (requeueing backoff)"
             return Explanation("Backoff", why, detail)
         if spec.cluster_queue < 0 or d.reason == "Deactivated":  # deactivated: by an admission check too
-            return Explanation("NotQueued", f"{d.message}: it is in no ClusterQueue's queue", detail)
+            why = f"{d.message}{self._misspelt_queue(d)}: it is in no ClusterQueue's queue"
+            return Explanation("NotQueued", why, detail)
         cq = spec.cluster_queue
         detail["clusterQueue"] = self.topo.cluster_queues[cq].name
         if not self.topo.cluster_queues[cq].active:
@@ -279,6 +369,21 @@ class ClusterView:
                 "Misconfigured", f"{d.message}: the scheduler never admits it as it is", detail
             )
         return self._queued(d, wid, spec, cq, detail)
+
+    def _misspelt_queue(self, d: Decision) -> str:
+        """The queue a workload in no ClusterQueue's queue most likely meant,
+        when its LocalQueue, or that LocalQueue's ClusterQueue, does not exist."""
+        state = self.cluster.state
+        wl = state.workloads.get(d.key)
+        if wl is None or not wl.queue_name:
+            return ""
+        lq = state.local_queues.get(f"{wl.namespace}/{wl.queue_name}")
+        if lq is None:
+            here = [q.name for q in state.local_queues.values() if q.namespace == wl.namespace]
+            return did_you_mean(wl.queue_name, here)
+        if lq.cluster_queue not in state.cluster_queues:
+            return did_you_mean(lq.cluster_queue, state.cluster_queues)
+        return ""
 
     def _eviction_detail(self, d: Decision) -> JSON:
         """The detail every explanation starts from: the workload's last eviction, if any."""
@@ -300,10 +405,15 @@ class ClusterView:
         q = self.queue(cq)
         fit = self.fit(spec, cq)
         detail["fit"] = self._fit_json(fit)
+        topology = self.topology_fit(spec, cq)
+        if topology:
+            detail["topology"] = topology
         strict = self.topo.cluster_queues[cq].strategy == STRICT_FIFO
         if wid in q.parked:
             why = d.reason if d.reason != "Pending" else "with an equivalent workload that did not fit"
             fit_now = self._fit_sentence(fit, cq_name)
+            if topology and fit.fits_now:  # quota fits: the nodes do not
+                fit_now = f"{fit_now} but not on its nodes: {self._topology_sentence(topology)}"
             summary = (
                 f"{fit_now}; parked as inadmissible ({why}) until quota is freed in {self._cohort_of(cq)}"
             )
@@ -325,6 +435,8 @@ class ClusterView:
                     f"; as the head of a StrictFIFO queue it holds back {len(q.order) - 1} workload(s)"
                 )
             if tried:
+                if topology and fit.fits_now:  # quota fits: the nodes do not
+                    sentence = f"{sentence} but not on its nodes: {self._topology_sentence(topology)}"
                 return Explanation("NoFit", sentence, detail)
             if position is None:  # not in the queue's heap (e.g. an eviction still holding quota)
                 return Explanation("Pending", f"waits in ClusterQueue {cq_name}: {sentence}", detail)
@@ -397,15 +509,7 @@ class ClusterView:
         )
 
     def _cycle_path(self, cohort: str) -> list[str]:
-        parent = cohort_graph(self.cluster.state)[1]
-        path: list[str] = []
-        node: str | None = cohort
-        while node is not None and node not in path:
-            path.append(node)
-            node = parent.get(node)
-        if node is not None:
-            path = path[path.index(node) :] + [node]
-        return path
+        return cycle_path(cohort_graph(self.cluster.state)[1], cohort)
 
     def _cohort_of(self, cq: int) -> str:
         root = self.tree.root_of(cq)
@@ -428,7 +532,7 @@ class ClusterView:
             return f"does not fit in ClusterQueue {cq_name} now: no eligible flavor"
         flavor, resource, needs, free, ever = fit.obstacle
         amounts = (
-            f"needs {format_amount(resource, needs)} {resource} in flavor {flavor}, "
+            f"needs {format_quantity(resource, needs)} {resource} in flavor {flavor}, "
             f"{format_amount(resource, free)} free now"
         )
         if not fit.can_ever_fit:

@@ -27,7 +27,14 @@ resource_node.go arithmetic) and the compiled workloads:
    Cohort quota for a flavor and resource no ClusterQueue below it has;
 7. admission checks missing or inactive: a ClusterQueue naming an
    AdmissionCheck that does not exist or whose Active condition is not True
-   is inactive (clusterqueue.go updateWithAdmissionChecks).
+   is inactive (clusterqueue.go updateWithAdmissionChecks);
+8. cohorts in a cycle: the ClusterQueues of its cohorts stay Active but are
+   left out of scheduling (snapshot.go skipInactiveCQReason), as ``schedule``
+   explains;
+9. admissionScope without admission fair sharing: a ClusterQueue asking for
+   UsageBasedAdmissionFairSharing while the Configuration does not enable it
+   (afs.Enabled: its admissionFairSharing section and the feature gate) is
+   ordered as without it.
 
 Exit 0 (warnings or not), 2 on invalid input, and with ``--strict`` 2 on warnings too.
 """
@@ -39,14 +46,25 @@ import sys
 from collections.abc import Iterator
 
 from . import model as m
+from ._reference.amount import saturating_mul
 from ._reference.quota import QuotaTree
-from .compiler import BLOCK_NONE, NO_LIMIT, Topology, WorkloadSpec, compile_topology
+from .compiler import (
+    BLOCK_NONE,
+    NO_LIMIT,
+    Topology,
+    WorkloadSpec,
+    admission_fair_sharing_enabled,
+    cohort_graph,
+    compile_topology,
+    cycle_path,
+)
 from .errors import InputError, InputWarning
 from .integrations import INTEGRATIONS
 from .loader import load
 from .node_affinity import untolerated_taint
 from .quantity import format_amount, format_quantity
 from .simulate.args import add_recursive_argument
+from .validation import did_you_mean
 from .workload_compiler import WorkloadCompiler
 
 __all__ = ["add_arguments", "lint", "run_lint"]
@@ -108,6 +126,8 @@ class _Linter:
         self.strict_fifo_blocked(never_fit)
         self.unreachable_quota()
         self.unusable_admission_checks()
+        self.cohort_cycles()
+        self.admission_scope_ignored()
         return self.out
 
     # --- helpers ------------------------------------------------------------------------------
@@ -164,7 +184,10 @@ class _Linter:
                 for j, fq in enumerate(g.flavors):
                     if fq.name not in self.state.resource_flavors:
                         path = f"spec.resourceGroups[{i}].flavors[{j}].name"
-                        self.warn(ref, path, f'ResourceFlavor "{fq.name}" does not exist: {consequence}')
+                        hint = did_you_mean(fq.name, self.state.resource_flavors)
+                        self.warn(
+                            ref, path, f'ResourceFlavor "{fq.name}" does not exist{hint}: {consequence}'
+                        )
 
     # --- 7. admission checks missing or inactive ----------------------------------------------
 
@@ -173,13 +196,57 @@ class _Linter:
             for name in cq.admission_checks:
                 ac = self.state.admission_checks.get(name)
                 if ac is None:
-                    why = "does not exist"
+                    why = f"does not exist{did_you_mean(name, self.state.admission_checks)}"
                 elif not ac.active:
                     why = "is not Active (no Active=True condition: is its controller running?)"
                 else:
                     continue
                 message = f'AdmissionCheck "{name}" {why}: the ClusterQueue is inactive and admits nothing'
                 self.warn(f"ClusterQueue/{cq.name}", "spec", message)
+
+    # --- 8. cohorts in a cycle -----------------------------------------------------------------
+
+    def cohort_cycles(self) -> None:
+        _, parent, in_cycle = cohort_graph(self.state)
+        reported: set[str] = set()
+        for name in sorted(in_cycle):
+            if name in reported:
+                continue
+            path = cycle_path(parent, name)
+            members = set(path)
+            reported |= members
+            cqs = sorted(cq.name for cq in self.state.cluster_queues.values() if cq.cohort in members)
+            consequence = (
+                f"Kueue leaves the ClusterQueues of these cohorts ({', '.join(cqs)}) out of scheduling, "
+                "they admit nothing"
+                if cqs
+                else "Kueue would leave a ClusterQueue in them out of scheduling"
+            )
+            self.warn(
+                f"Cohort/{name}",
+                "spec.parentName",
+                f"cohorts {' -> '.join(path)} form a cycle: {consequence}",
+            )
+
+    # --- 9. admissionScope without admission fair sharing ---------------------------------------
+
+    def admission_scope_ignored(self) -> None:
+        if admission_fair_sharing_enabled(self.state):
+            return
+        cfg = self.state.configuration
+        why = (
+            "the Configuration has no admissionFairSharing"
+            if cfg.admission_fair_sharing is None
+            else "the AdmissionFairSharing feature gate is off"
+        )
+        for cq in self.state.cluster_queues.values():
+            if cq.usage_based_admission_fair_sharing:
+                self.warn(
+                    f"ClusterQueue/{cq.name}",
+                    "spec.admissionScope",
+                    f"admissionScope asks for admission fair sharing, but {why}: Kueue orders this "
+                    "ClusterQueue's workloads by priority and creation time, as without it",
+                )
 
     # --- 2. queues no namespace can reach -----------------------------------------------------
 
@@ -190,9 +257,9 @@ class _Linter:
             ref = f"LocalQueue/{lq.namespace}/{lq.name}"
             cq = st.cluster_queues.get(lq.cluster_queue)
             if cq is None:
-                why = (
-                    f'ClusterQueue "{lq.cluster_queue}" does not exist: workloads submitted here stay pending'
-                )
+                hint = did_you_mean(lq.cluster_queue, st.cluster_queues)
+                why = f'ClusterQueue "{lq.cluster_queue}" does not exist{hint}: '
+                why += "workloads submitted here stay pending"
                 self.warn(ref, "spec.clusterQueue", why)
                 continue
             reached.add(cq.name)
@@ -210,8 +277,9 @@ class _Linter:
             waiting = wl.admission is None and not wl.finished and wl.queue_name != ""
             if waiting and f"{wl.namespace}/{wl.queue_name}" not in st.local_queues:
                 obj, field = self.workload_ref(wl, "spec.queueName")
+                here = [q.name for q in st.local_queues.values() if q.namespace == wl.namespace]
                 why = f'LocalQueue "{wl.queue_name}" does not exist in namespace {wl.namespace}'
-                why += ": it stays pending"
+                why += f"{did_you_mean(wl.queue_name, here)}: it stays pending"
                 self.warn(obj, field, why)
         for cq in st.cluster_queues.values():
             if cq.name not in reached and cq.cohort is None:  # in a cohort it may only lend
@@ -250,7 +318,7 @@ class _Linter:
             count = ps.min_count if ps.min_count is not None else ps.count
             if count <= 0:
                 continue
-            need = {r: per_pod * count for r, per_pod in ps.requests if per_pod > 0}
+            need = {r: saturating_mul(per_pod, count) for r, per_pod in ps.requests if per_pod > 0}
             if topo.pods_rid >= 0 and topo.pods_rid in covered:
                 need[topo.pods_rid] = count
             for r in sorted(need):

@@ -13,7 +13,7 @@ nanoseconds since the Unix epoch (UTC).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final, Literal
 
 from .errors import InputWarning
 
@@ -56,6 +56,8 @@ def object_ref(kind: str, name: str, namespace: str | None = None) -> str:
 
 @dataclass(frozen=True)
 class LabelSelectorRequirement:
+    """One ``matchExpressions`` entry of a label selector."""
+
     key: str
     operator: str  # one of SELECTOR_OPERATORS
     values: tuple[str, ...] = ()
@@ -69,6 +71,7 @@ class LabelSelector:
     match_expressions: tuple[LabelSelectorRequirement, ...] = ()
 
     def matches(self, labels: dict[str, str]) -> bool:
+        """Whether an object with these labels is selected."""
         for k, v in self.match_labels:
             if labels.get(k) != v:
                 return False
@@ -91,6 +94,8 @@ class LabelSelector:
 
 @dataclass(frozen=True)
 class NodeSelectorRequirement:
+    """One requirement of a node selector term (node affinity)."""
+
     key: str
     operator: str  # one of NODE_SELECTOR_OPERATORS
     values: tuple[str, ...] = ()
@@ -109,6 +114,8 @@ class NodeSelectorTerm:
 
 @dataclass(frozen=True)
 class Taint:
+    """A node taint (a ResourceFlavor's ``nodeTaints``)."""
+
     key: str
     value: str
     effect: str  # one of TAINT_EFFECTS
@@ -116,6 +123,8 @@ class Taint:
 
 @dataclass(frozen=True)
 class Toleration:
+    """A pod's toleration (or a ResourceFlavor's ``tolerations``)."""
+
     key: str = ""
     operator: str = "Equal"  # one of TOLERATION_OPERATORS
     value: str = ""
@@ -137,14 +146,94 @@ class Toleration:
 
 @dataclass
 class ResourceFlavor:
+    """A ResourceFlavor: the node labels, taints and tolerations its pods get."""
+
     name: str
     node_labels: dict[str, str] = field(default_factory=dict)
     node_taints: list[Taint] = field(default_factory=list)
     tolerations: list[Toleration] = field(default_factory=list)
+    # spec.topologyName: a Topology Aware Scheduling flavor (None: not one)
+    topology_name: str | None = None
+
+
+# --- Topology Aware Scheduling: Topology, Node, non-TAS Pod ---------------------
+
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+
+
+@dataclass
+class Topology:
+    """A Topology: its levels' node labels, highest first (hostname only as the lowest)."""
+
+    name: str
+    levels: list[str]
+
+
+@dataclass
+class Node:
+    """What TAS reads of a Node (kueue tas_nodes_cache.go copyAndStripNode):
+    labels, taints, allocatable, and whether it is schedulable and Ready
+    (Kueue's nodes cache keeps only those, SchedulerLibraryIntegration off)."""
+
+    name: str
+    labels: dict[str, str] = field(default_factory=dict)
+    taints: list[Taint] = field(default_factory=list)
+    allocatable: dict[str, int] = field(default_factory=dict)
+    unschedulable: bool = False
+    ready: bool = False
+
+
+@dataclass
+class NodePod:
+    """A running Pod not managed by TAS, on a node (kueue
+    pod_usage_controller.go belongsToNonTASCache): its requests use the
+    node's capacity (tas_non_tas_pod_cache.go, plus one pod)."""
+
+    namespace: str
+    name: str
+    node_name: str
+    requests: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TopologyRequest:
+    """A pod set's topologyRequest (apis/kueue/v1beta2 PodSetTopologyRequest),
+    the fields that decide placement. ``slice_topology``/``slice_size`` are the
+    single slice layer (podSetSliceRequiredTopology/podSetSliceSize, or a
+    one-entry podsetSliceRequiredTopologyConstraints)."""
+
+    required: str | None = None
+    preferred: str | None = None
+    unconstrained: bool | None = None
+    slice_topology: str | None = None
+    slice_size: int | None = None
+
+    @property
+    def explicit(self) -> bool:
+        """kueue workload.IsExplicitlyRequestingTAS."""
+        return (
+            self.unconstrained is not None
+            or self.required is not None
+            or self.preferred is not None
+            or self.slice_topology is not None
+            or self.slice_size is not None
+        )
+
+
+@dataclass(frozen=True)
+class TopologyAssignment:
+    """A pod set's topologyAssignment in Kueue's internal form
+    (pkg/util/tas TopologyAssignment): levels and, per domain, its values at
+    those levels and its pod count."""
+
+    levels: tuple[str, ...]
+    domains: tuple[tuple[tuple[str, ...], int], ...]
 
 
 @dataclass
 class ResourceQuota:
+    """The quota of one resource in one flavor: ``nominalQuota``, ``borrowingLimit``, ``lendingLimit``."""
+
     name: str
     nominal: int
     borrowing_limit: int | None = None  # None: unlimited
@@ -153,18 +242,24 @@ class ResourceQuota:
 
 @dataclass
 class FlavorQuotas:
+    """One flavor of a resource group, with its quota per resource."""
+
     name: str
     resources: list[ResourceQuota]
 
 
 @dataclass
 class ResourceGroup:
+    """A resource group: the resources it covers and its flavors, in order of preference."""
+
     covered_resources: list[str]
     flavors: list[FlavorQuotas]
 
 
 @dataclass
 class Preemption:
+    """A ClusterQueue's ``spec.preemption``."""
+
     within_cluster_queue: str = "Never"
     reclaim_within_cohort: str = "Never"
     borrow_within_cohort_policy: str = "Never"
@@ -173,6 +268,8 @@ class Preemption:
 
 @dataclass
 class FlavorFungibility:
+    """A ClusterQueue's ``spec.flavorFungibility``: when to try the next flavor."""
+
     when_can_borrow: str = "MayStopSearch"
     when_can_preempt: str = "TryNextFlavor"
     preference: str | None = None  # None behaves as BorrowingOverPreemption
@@ -180,6 +277,8 @@ class FlavorFungibility:
 
 @dataclass
 class ClusterQueue:
+    """A ClusterQueue: quota, cohort, namespace selector, queueing, preemption and admission checks."""
+
     name: str
     resource_groups: list[ResourceGroup] = field(default_factory=list)
     cohort: str | None = None
@@ -216,8 +315,13 @@ class AdmissionCheck:
 MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"
 PROVISIONING_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
 
-CHECK_PENDING, CHECK_READY, CHECK_RETRY, CHECK_REJECTED = "Pending", "Ready", "Retry", "Rejected"
-CHECK_STATES = (CHECK_PENDING, CHECK_READY, CHECK_RETRY, CHECK_REJECTED)
+# An admission check's state on a workload (status.admissionChecks[].state)
+CheckState = Literal["Pending", "Ready", "Retry", "Rejected"]
+CHECK_PENDING: Final = "Pending"
+CHECK_READY: Final = "Ready"
+CHECK_RETRY: Final = "Retry"
+CHECK_REJECTED: Final = "Rejected"
+CHECK_STATES: tuple[CheckState, ...] = (CHECK_PENDING, CHECK_READY, CHECK_RETRY, CHECK_REJECTED)
 
 
 @dataclass
@@ -225,7 +329,7 @@ class AdmissionCheckState:
     """One entry of a Workload's status.admissionChecks."""
 
     name: str
-    state: str = CHECK_PENDING
+    state: CheckState = CHECK_PENDING
     message: str = ""
     retry_count: int = 0
     # requeueAfterSeconds of a Retry: the backoff before the workload queues
@@ -236,6 +340,8 @@ class AdmissionCheckState:
 
 @dataclass
 class Cohort:
+    """A Cohort object: its parent and its own quota (hierarchical cohorts)."""
+
     name: str
     parent: str | None = None
     resource_groups: list[ResourceGroup] = field(default_factory=list)
@@ -244,6 +350,8 @@ class Cohort:
 
 @dataclass
 class LocalQueue:
+    """A LocalQueue: the namespaced queue users submit to, pointing at a ClusterQueue."""
+
     namespace: str
     name: str
     cluster_queue: str
@@ -258,6 +366,8 @@ class LocalQueue:
 
 @dataclass
 class WorkloadPriorityClass:
+    """A WorkloadPriorityClass (or a ``scheduling.k8s.io`` PriorityClass: same fields)."""
+
     name: str
     value: int
     description: str = ""
@@ -268,6 +378,8 @@ class WorkloadPriorityClass:
 
 @dataclass
 class Namespace:
+    """A Namespace's labels (what ``namespaceSelector`` matches)."""
+
     name: str
     labels: dict[str, str] = field(default_factory=dict)
 
@@ -277,6 +389,8 @@ class Namespace:
 
 @dataclass(slots=True)  # 100k of them: smaller, and cheaper to build and read
 class PodSet:
+    """One pod set of a Workload: how many pods, and what each requests."""
+
     name: str
     count: int
     # Per-pod requests as Kueue computes them from the template (limits
@@ -292,6 +406,9 @@ class PodSet:
     # Set when a container requests more than its limit: Kueue leaves the
     # workload pending ("resources validation failed") instead of rejecting it.
     resources_validation_error: str | None = None
+    # spec.podSets[].topologyRequest (Topology Aware Scheduling), None when
+    # absent or when it asks for nothing (workload.IsExplicitlyRequestingTAS false).
+    topology_request: TopologyRequest | None = None
     # The template spec the loader's bulk path read it from (kueue_fast._bulk),
     # the one object all equal templates share: the compiler keys the pod set
     # by its identity while the Workload's raw still holds that very object.
@@ -301,20 +418,27 @@ class PodSet:
 
 @dataclass
 class PodSetAssignment:
+    """One pod set of an admission: the pods admitted and the flavor of each resource."""
+
     name: str
     count: int
     flavors: dict[str, str]  # resource -> flavor
     resource_usage: dict[str, int]  # resource -> total for the pod set
+    topology_assignment: TopologyAssignment | None = None
 
 
 @dataclass
 class Admission:
+    """A Workload's ``status.admission``: the ClusterQueue holding its quota, per pod set."""
+
     cluster_queue: str
     pod_set_assignments: list[PodSetAssignment]
 
 
 @dataclass(slots=True)  # 100k of them: smaller, and cheaper to build and read
 class Workload:
+    """A Workload (or the one a Job becomes): what it asks for, where it queues, and its status."""
+
     namespace: str
     name: str
     queue_name: str
@@ -353,10 +477,12 @@ class Workload:
 
     @property
     def key(self) -> str:
+        """``namespace/name``."""
         return f"{self.namespace}/{self.name}"
 
     @property
     def queue_timestamp_ns(self) -> int:
+        """The time its place in the queue is ordered by: an eviction's, else its creation."""
         return self.queue_order_ns if self.queue_order_ns is not None else self.creation_ns
 
 
@@ -365,6 +491,8 @@ class Workload:
 
 @dataclass
 class FairSharingConfig:
+    """The Configuration's ``fairSharing`` (on when present)."""
+
     preemption_strategies: list[str] = field(
         default_factory=lambda: ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]
     )
@@ -372,6 +500,8 @@ class FairSharingConfig:
 
 @dataclass
 class AdmissionFairSharingConfig:
+    """The Configuration's ``admissionFairSharing`` (durations in seconds)."""
+
     usage_half_life_s: float = 0.0  # usageHalfLifeTime
     usage_sampling_interval_s: float = 300.0  # usageSamplingInterval
     resource_weights: dict[str, float] = field(default_factory=dict)
@@ -417,6 +547,8 @@ class WaitForPodsReadyConfig:
 
 @dataclass
 class Configuration:
+    """Kueue's manager Configuration: the parts that change scheduling decisions."""
+
     fair_sharing: FairSharingConfig | None = None  # None: fair sharing off
     admission_fair_sharing: AdmissionFairSharingConfig | None = None
     feature_gates: dict[str, bool] = field(default_factory=dict)
@@ -464,6 +596,11 @@ class ClusterState:
     pod_priority_classes: dict[str, WorkloadPriorityClass] = field(default_factory=dict)
     namespaces: dict[str, Namespace] = field(default_factory=dict)
     workloads: dict[str, Workload] = field(default_factory=dict)
+    # Topology Aware Scheduling: Topologies by name, Nodes by name, and the
+    # running Pods not managed by TAS (their requests use node capacity).
+    topologies: dict[str, Topology] = field(default_factory=dict)
+    nodes: dict[str, Node] = field(default_factory=dict)
+    node_pods: list[NodePod] = field(default_factory=list)
     configuration: Configuration = field(default_factory=Configuration)
     # The documents as read, in order, for `--output yaml` (each Workload made
     # from a job follows its job).

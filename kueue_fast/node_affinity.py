@@ -106,3 +106,22 @@ def pod_set_shape(pod_set: PodSet) -> tuple[object, ...]:
         pod_set.required_affinity,
         tuple(pod_set.tolerations),
     )
+
+
+def node_matches_affinity(
+    terms: tuple[NodeSelectorTerm, ...] | None, labels: dict[str, str], name: str
+) -> bool:
+    """k8s component-helpers nodeaffinity NodeSelector.Match on a whole Node
+    (TAS places pods on nodes): the terms are ORed, a term's requirements
+    ANDed; an empty term matches nothing; matchFields know metadata.name."""
+    if terms is None:
+        return True
+    fields = {"metadata.name": name}
+    for term in terms:
+        if not term.match_expressions and not term.match_fields:
+            continue
+        if all(_requirement_matches(r, labels) for r in term.match_expressions) and all(
+            _requirement_matches(r, fields) for r in term.match_fields
+        ):
+            return True
+    return False

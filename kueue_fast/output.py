@@ -23,11 +23,13 @@ from .cluster import (
     Cluster,
     CycleResult,
     Decision,
+    PodSetDecision,
 )
 from .compiler import NO_LIMIT
 from .fastjson import orjson
 from .kernels import json_workload_entries, workload_owners
 from .quantity import format_amount
+from .tas import v1beta2_assignment
 
 if TYPE_CHECKING:
     from .explain import ClusterView
@@ -54,7 +56,7 @@ def decision_json(d: Decision, owner: str | None = None) -> dict[str, Any]:
     out["state"] = d.state
     if d.holds_quota:
         out["clusterQueue"] = d.cluster_queue
-        out["podSets"] = [{"name": ps.name, "count": ps.count, "flavors": ps.flavors} for ps in d.pod_sets]
+        out["podSets"] = [_pod_set_json(ps) for ps in d.pod_sets]
         if d.state == ADMITTED:
             return out
         # reserved: waiting for admission checks (the Admitted=False condition)
@@ -66,6 +68,13 @@ def decision_json(d: Decision, owner: str | None = None) -> dict[str, Any]:
     if d.preempted_by is not None:
         out["preemptedBy"] = d.preempted_by
     out["message"] = d.message
+    return out
+
+
+def _pod_set_json(ps: PodSetDecision) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": ps.name, "count": ps.count, "flavors": ps.flavors}
+    if ps.topology_assignment is not None:  # Kueue's v1beta2 encoding
+        out["topologyAssignment"] = v1beta2_assignment(ps.topology_assignment)
     return out
 
 
@@ -472,7 +481,10 @@ def _usage_lines(view: ClusterView) -> list[str]:
     header = ("QUOTA", "FLAVOR", "RESOURCE", "NOMINAL", "SUBTREE", "BORROW LIMIT", "LEND LIMIT")
     quota_rows: list[Sequence[str]] = [(*header, "RESERVED", "BORROWED", "LENDABLE", "FREE")]
 
-    def walk(node: int, depth: int) -> None:
+    def order(n: int) -> tuple[bool, str]:
+        return (n < topo.n_cq, topo.node_names[n])
+
+    def row(node: int, depth: int) -> None:
         is_cq = node < topo.n_cq
         label = "  " * depth + ("" if is_cq else "cohort ") + topo.node_names[node]
         has_parent = tree.parent[node] >= 0
@@ -502,11 +514,13 @@ def _usage_lines(view: ClusterView) -> list[str]:
                     _amount(rname, free),
                 )
             )
-        for c in sorted(tree.children[node], key=lambda n: (n < topo.n_cq, topo.node_names[n])):
-            walk(c, depth + 1)
 
-    for root in sorted(tree.roots(), key=lambda n: (n < topo.n_cq, topo.node_names[n])):
-        walk(root, 0)
+    # depth first without recursion: a Cohort chain may be deeper than Python's stack
+    stack = [(root, 0) for root in sorted(tree.roots(), key=order, reverse=True)]
+    while stack:
+        node, depth = stack.pop()
+        row(node, depth)
+        stack.extend((c, depth + 1) for c in sorted(tree.children[node], key=order, reverse=True))
     if len(quota_rows) > 1:
         lines += ["", *_render(quota_rows)]
     return lines

@@ -58,7 +58,10 @@ def quantity_string(value: object) -> str:
             raise QuantityError("integer quantity has too many digits") from None
     if isinstance(value, float):
         return repr(value)
-    raise QuantityError(f"expected a quantity (string or number), got {type(value).__name__}")
+    got = (
+        "object" if isinstance(value, dict) else "array" if isinstance(value, list) else type(value).__name__
+    )
+    raise QuantityError(f"expected a quantity (string or number), got {got}")
 
 
 @lru_cache(maxsize=1 << 16)
@@ -176,15 +179,21 @@ def _format_binary_preferred(value: int) -> str:
 
 def format_amount(resource: str, value: int) -> str:
     """A quota amount as Kueue prints it (ResourceFormatter.AmountQuantityString):
-    Unlimited (INT64_MAX) is "<unlimited>", anything else format_quantity's."""
-    return "<unlimited>" if value == INT64_MAX else format_quantity(resource, value)
+    Unlimited (INT64_MAX, and what saturates to it) is "<unlimited>", anything
+    else format_quantity's."""
+    return "<unlimited>" if value >= INT64_MAX else format_quantity(resource, value)
 
 
 def format_quantity(resource: str, value: int) -> str:
     """The string Kueue prints for ``value`` canonical units of ``resource``
-    (ResourceQuantityString): cpu 1500 -> "1500m", memory 8Gi in bytes -> "8Gi"."""
+    (ResourceQuantityString): cpu 1500 -> "1500m", memory 8Gi in bytes -> "8Gi".
+
+    A value beyond int64 (a count times a per-pod request, a sum of usages)
+    prints as the engines hold it, saturated (``_reference/amount.py``):
+    2 x 4Ei of memory is INT64_MAX, "9223372036854775807" ("...807m" for
+    cpu); format_amount prints INT64_MAX "<unlimited>"."""
     if not INT64_MIN <= value <= INT64_MAX:
-        raise ValueError(f"{value} is outside the int64 range")
+        value = INT64_MAX if value > 0 else INT64_MIN
     if resource == "cpu":
         return _format_decimal_si(value, -3)
     if is_binary_resource(resource):

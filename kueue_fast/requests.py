@@ -19,7 +19,12 @@
 
 Workload webhook errors raised here (pkg/webhooks/workload_webhook.go
 validateContainer, WorkloadValidateResourcesAreNonNegative): ``pods`` in a
-container's requests or limits, and negative requests or limits.
+container's requests or limits, and negative requests or limits. The API
+server's rules for the resources that cannot be overcommitted (k8s
+pkg/apis/core/validation validateResourceRequirements,
+ValidateResourceQuantityValue) apply to Jobs, JobSets and Workloads alike: an
+extended resource (``nvidia.com/gpu``) is a whole number, and a request of it,
+or of ``hugepages-*``, equals its limit when both are set.
 A container requesting more than its limit is not an error: Kueue keeps the
 workload pending with "resources validation failed: ..." (pkg/workload
 ValidateResources, the scheduler's nominate); pod_requests returns where,
@@ -28,12 +33,14 @@ and resources_validation_message composes Kueue's message for a workload.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
 from . import validation as v
+from .errors import InputError
 from .model import ResourceRules
 from .quantity import value_from_nanos
 
@@ -50,20 +57,58 @@ def _is_pod_level(name: str) -> bool:
     return name in POD_LEVEL_RESOURCES or name.startswith("hugepages-")
 
 
+def _is_native(name: str) -> bool:
+    # k8s pkg/apis/core/helper IsNativeResource: no domain, or kubernetes.io's
+    return "/" not in name or "kubernetes.io/" in name
+
+
+@functools.cache
+def is_extended_resource(name: str) -> bool:
+    """k8s helper IsExtendedResourceName: a resource of another domain
+    (``nvidia.com/gpu``): counted in whole units, never overcommitted."""
+    if _is_native(name) or name.startswith("requests."):
+        return False
+    return v.qualified_name_errors("requests." + name) is None
+
+
+def _overcommit_allowed(name: str) -> bool:
+    # k8s helper IsOvercommitAllowed: native, and not hugepages
+    return _is_native(name) and not name.startswith("hugepages-")
+
+
 def _resource_list(raw: object, obj: str, path: str, *, container: bool) -> dict[str, int]:
     """A corev1.ResourceList as exact nanos; rejects ``pods`` and negatives in
-    containers (workload webhook)."""
+    containers (workload webhook), and fractions of extended resources (the
+    API server's ValidateResourceQuantityValue: its MilliValue, rounded up,
+    must be whole)."""
     d = v.as_map(raw, obj, path)
     out: dict[str, int] = {}
     for name, q in d.items():
         p = v.key(path, name)
-        if container and name == "pods":
-            v.invalid(obj, p, "pods", "the key is reserved for internal kueue use")
-        n = v.nanos(q, obj, p)
-        if n < 0:
-            v.invalid(obj, p, str(q), "must be greater than or equal to 0")
+        try:  # each resource on its own (validation.report)
+            if container and name == "pods":
+                v.invalid(obj, p, "pods", "the key is reserved for internal kueue use")
+            n = v.nanos(q, obj, p)
+            if n < 0:
+                v.invalid(obj, p, str(q), "must be greater than or equal to 0")
+            if "/" in name and n % 1_000_000_000 and -(-n // 1_000_000) % 1000 and is_extended_resource(name):
+                v.invalid(obj, p, str(q), "must be an integer")
+        except InputError as e:
+            v.report(e)
+            continue
         out[name] = n
     return out
+
+
+def _check_not_overcommitted(differ: list[str], res: dict[str, Any], obj: str, rp: str) -> None:
+    """validateResourceRequirements: a request of a resource that cannot be
+    overcommitted must equal its limit (``differ``: the resources whose
+    request and limit differ; named at ``resources.requests``, as the API
+    server names it; the quantities as written in ``res``)."""
+    for name in differ:
+        if not _overcommit_allowed(name):
+            detail = f"must be equal to {name} limit of {res['limits'][name]}"
+            v.invalid(obj, v.child(rp, "requests"), str(res["requests"][name]), detail)
 
 
 def _container(c: dict[str, Any], obj: str, path: str) -> tuple[dict[str, int], list[str]]:
@@ -76,17 +121,28 @@ def _container(c: dict[str, Any], obj: str, path: str) -> tuple[dict[str, int], 
     res = v.as_map(res, obj, rp)
     raw_req = res.get("requests")
     raw_lim = res.get("limits")
-    req = _resource_list(raw_req, obj, v.child(rp, "requests"), container=True) if raw_req is not None else {}
+    try:  # requests and limits on their own (validation.report)
+        req = (
+            _resource_list(raw_req, obj, v.child(rp, "requests"), container=True)
+            if raw_req is not None
+            else {}
+        )
+    except InputError as e:
+        v.report(e)
+        req = {}
     if raw_lim is None:
         return req, []
     lim = _resource_list(raw_lim, obj, v.child(rp, "limits"), container=True)
+    if not req:
+        return lim, []
     over: list[str] = []
-    if req:
-        over = sorted(k for k, n in req.items() if k in lim and n > lim[k])
-        merged = dict(lim)
-        merged.update(req)
-        return merged, over
-    return lim, over
+    differ = [k for k, n in req.items() if k in lim and n != lim[k]]
+    if differ:
+        _check_not_overcommitted(differ, res, obj, rp)
+        over = sorted(k for k in differ if req[k] > lim[k])
+    merged = dict(lim)
+    merged.update(req)
+    return merged, over
 
 
 def _add(acc: dict[str, int], other: dict[str, int]) -> None:
@@ -116,7 +172,11 @@ def pod_requests(template_spec: dict[str, Any], path: str, obj_ref: str) -> tupl
     total: dict[str, int] = {}
     for i, raw in enumerate(v.as_list(spec["containers"], obj_ref, cp)):
         p = v.index(cp, i)
-        req, over = _container(v.as_map(raw, obj_ref, p), obj_ref, p)
+        try:  # each container on its own (validation.report)
+            req, over = _container(v.as_map(raw, obj_ref, p), obj_ref, p)
+        except InputError as e:
+            v.report(e)
+            continue
         if over:
             over_limits.append((f"containers[{i}]", tuple(over)))
         _add(total, req)
@@ -129,13 +189,17 @@ def pod_requests(template_spec: dict[str, Any], path: str, obj_ref: str) -> tupl
         init_max: dict[str, int] = {}
         for i, raw in enumerate(v.as_list(inits, obj_ref, ip)):
             p = v.index(ip, i)
-            c = v.as_map(raw, obj_ref, p)
-            req, over = _container(c, obj_ref, p)
+            try:
+                c = v.as_map(raw, obj_ref, p)
+                req, over = _container(c, obj_ref, p)
+                policy = c.get("restartPolicy")
+                if policy is not None:
+                    v.as_str(policy, obj_ref, v.child(p, "restartPolicy"))
+            except InputError as e:
+                v.report(e)
+                continue
             if over:
                 init_over.append((f"initContainers[{i}]", tuple(over)))
-            policy = c.get("restartPolicy")
-            if policy is not None:
-                v.as_str(policy, obj_ref, v.child(p, "restartPolicy"))
             if policy == "Always":  # sidecar: runs for the whole life of the pod
                 _add(total, req)
                 _add(sidecars, req)

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from . import api_fields
 from . import model as m
+from .errors import InputError, ValidationError
 from .quantity import amount_from_nanos
 from .validation import (
     as_list,
@@ -22,6 +23,7 @@ from .validation import (
     non_negative,
     object_name,
     qualified_name_errors,
+    report,
     required,
 )
 
@@ -51,10 +53,12 @@ def resource_groups(
     groups = as_list(v, obj, path, max_items=api_fields.RESOURCE_GROUPS.max_items)
     seen_resources: set[str] = set()
     seen_flavors: set[str] = set()
-    out = [
-        _resource_group(graw, index(path, gi), limits, seen_resources, seen_flavors)
-        for gi, graw in enumerate(groups)
-    ]
+    out = []
+    for gi, graw in enumerate(groups):  # each group, flavor and quota on its own (validation.report)
+        try:
+            out.append(_resource_group(graw, index(path, gi), limits, seen_resources, seen_flavors))
+        except InputError as e:
+            report(e)
     total_flavors = sum(len(g.flavors) for g in out)
     total_resources = sum(len(g.covered_resources) for g in out)
     if total_flavors > 256:
@@ -96,10 +100,11 @@ def _resource_group(
     obj = limits.obj
     g = as_map(graw, obj, gp)
     check_fields(g, _RG.names, obj, gp)
-    if "coveredResources" not in g:
-        required(obj, child(gp, "coveredResources"))
-    if "flavors" not in g:
-        required(obj, child(gp, "flavors"))
+    missing = [name for name in ("coveredResources", "flavors") if name not in g]
+    for name in missing[:-1]:
+        report(ValidationError(obj, child(gp, name), "Required value"))
+    if missing:
+        required(obj, child(gp, missing[-1]))
     crp = child(gp, "coveredResources")
     covered = [
         as_str(x, obj, index(crp, j))
@@ -119,18 +124,25 @@ def _resource_group(
     )
     for j, name in enumerate(covered):
         p = index(crp, j)
-        err = qualified_name_errors(name)
-        if err:
-            invalid(obj, p, name, err)
-        if name in seen_resources:
-            duplicate(obj, p, name)
+        try:
+            err = qualified_name_errors(name)
+            if err:
+                invalid(obj, p, name, err)
+            if name in seen_resources:
+                duplicate(obj, p, name)
+        except InputError as e:
+            report(e)
         seen_resources.add(name)
     flavors: list[m.FlavorQuotas] = []
     for fi, fraw in enumerate(flavors_raw):
         fp = index(flp, fi)
-        flavor = _flavor_quotas(fraw, fp, covered, limits)
-        if flavor.name in seen_flavors:
-            duplicate(obj, child(fp, "name"), flavor.name)
+        try:
+            flavor = _flavor_quotas(fraw, fp, covered, limits)
+            if flavor.name in seen_flavors:
+                duplicate(obj, child(fp, "name"), flavor.name)
+        except InputError as e:
+            report(e)
+            continue
         seen_flavors.add(flavor.name)
         flavors.append(flavor)
     combos = sum(len(f.resources) for f in flavors)
@@ -161,7 +173,10 @@ def _flavor_quotas(fraw: object, fp: str, covered: list[str], limits: _Limits) -
     quotas: list[m.ResourceQuota] = []
     seen_in_flavor: set[str] = set()
     for ri, rraw in enumerate(rs):
-        quotas.append(_resource_quota(rraw, index(rp, ri), covered[ri], seen_in_flavor, limits))
+        try:
+            quotas.append(_resource_quota(rraw, index(rp, ri), covered[ri], seen_in_flavor, limits))
+        except InputError as e:
+            report(e)
     return m.FlavorQuotas(fname, quotas)
 
 
@@ -172,30 +187,52 @@ def _resource_quota(
     obj = limits.obj
     r = as_map(rraw, obj, qp)
     check_fields(r, api_fields.RESOURCE_QUOTA.names, obj, qp)
-    if "name" not in r:
-        required(obj, child(qp, "name"))
-    rname = as_str(r["name"], obj, child(qp, "name"))
-    if rname in seen_in_flavor:  # listType=map, listMapKey=name
-        duplicate(obj, child(qp, "name"), rname)
-    seen_in_flavor.add(rname)
-    if rname != covered_name:
-        invalid(obj, child(qp, "name"), rname, "must match the name in coveredResources")
-    if "nominalQuota" not in r:
-        required(obj, child(qp, "nominalQuota"))
-    nom_n = non_negative(r["nominalQuota"], obj, child(qp, "nominalQuota"))
-    nominal = amount_from_nanos(nom_n, rname)
+    rname = covered_name  # the name and each quantity on their own (validation.report)
+    try:
+        if "name" not in r:
+            required(obj, child(qp, "name"))
+        rname = as_str(r["name"], obj, child(qp, "name"))
+        if rname in seen_in_flavor:  # listType=map, listMapKey=name
+            duplicate(obj, child(qp, "name"), rname)
+        seen_in_flavor.add(rname)
+        if rname != covered_name:
+            invalid(obj, child(qp, "name"), rname, "must match the name in coveredResources")
+    except InputError as e:
+        report(e)
+    nom_n = None
+    try:
+        if "nominalQuota" not in r:
+            required(obj, child(qp, "nominalQuota"))
+        nom_n = non_negative(r["nominalQuota"], obj, child(qp, "nominalQuota"))
+    except InputError as e:
+        report(e)
     borrowing = lending = None
     if r.get("borrowingLimit") is not None:
         bp = child(qp, "borrowingLimit")
-        if not limits.has_parent:
-            invalid(obj, bp, str(r["borrowingLimit"]), f"must be nil when {limits.parent_word} is empty")
-        borrowing = amount_from_nanos(non_negative(r["borrowingLimit"], obj, bp), rname)
+        try:
+            if not limits.has_parent:
+                invalid(obj, bp, str(r["borrowingLimit"]), f"must be nil when {limits.parent_word} is empty")
+        except InputError as e:
+            report(e)
+        try:
+            borrowing = amount_from_nanos(non_negative(r["borrowingLimit"], obj, bp), rname)
+        except InputError as e:
+            report(e)
     if r.get("lendingLimit") is not None:
         lp = child(qp, "lendingLimit")
-        lend_n = non_negative(r["lendingLimit"], obj, lp)
-        if not limits.has_parent:
-            invalid(obj, lp, str(r["lendingLimit"]), f"must be nil when {limits.parent_word} is empty")
-        if not limits.is_cohort and lend_n > nom_n:
-            invalid(obj, lp, str(r["lendingLimit"]), "must be less than or equal to the nominalQuota")
-        lending = amount_from_nanos(lend_n, rname)
-    return m.ResourceQuota(rname, nominal, borrowing, lending)
+        try:
+            lend_n = non_negative(r["lendingLimit"], obj, lp)
+            try:
+                if not limits.has_parent:
+                    invalid(
+                        obj, lp, str(r["lendingLimit"]), f"must be nil when {limits.parent_word} is empty"
+                    )
+            except InputError as e:
+                report(e)
+            if not limits.is_cohort and nom_n is not None and lend_n > nom_n:
+                invalid(obj, lp, str(r["lendingLimit"]), "must be less than or equal to the nominalQuota")
+            lending = amount_from_nanos(lend_n, rname)
+        except InputError as e:
+            report(e)
+    # (nom_n is None only under collect_errors, which reported why and drops the result)
+    return m.ResourceQuota(rname, amount_from_nanos(nom_n or 0, rname), borrowing, lending)

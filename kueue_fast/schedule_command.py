@@ -12,8 +12,8 @@ from collections.abc import Callable
 from . import output
 from ._gc import no_cyclic_gc
 from .cluster import ADMITTED, EVICTED, PENDING, RESERVED, Cluster, CycleResult
-from .engine_contract import choose_engine
-from .errors import InputError
+from .engine_contract import choose_engine, native_available
+from .errors import InputError, NotStableError
 from .loader import load
 from .model import ClusterState
 
@@ -82,7 +82,50 @@ def _schedule_and_print(args: argparse.Namespace, cluster: Cluster, times: list[
             "workloads": sum(counts.values()),
         }
         print(json.dumps(stats), file=sys.stderr)
+    if not args.until_stable:
+        note = _more_cycles_note(cluster)
+        if note:
+            print(note, file=sys.stderr)
     return 0
+
+
+# how many cycles past the ones asked for _more_cycles_note looks: the answer for the common case (heads
+# behind heads, a few cycles) at a bounded cost where the cycles never settle (a preemption loop)
+MORE_CYCLES_LOOKED_AT = 100
+
+
+def _more_cycles_note(cluster: Cluster) -> str | None:
+    """After the cycles asked for (the output is written): would Kueue's
+    scheduler, which keeps running cycles, admit more? One head per
+    ClusterQueue per cycle leaves the rest untried: run on, at most
+    MORE_CYCLES_LOOKED_AT cycles, until a cycle changes nothing. The
+    reference engine's run is replayed on the native engine for that (the
+    same decisions, tests/test_native_differential.py): a hundred cycles of
+    the reference engine on a churning input take seconds."""
+    cycles = cluster.cycles
+    if cluster.engine_name == "reference" and native_available():
+        cluster = Cluster(cluster.state, "native")
+        cluster.run(cycles)
+
+    def held() -> int:
+        counts = cluster.state_counts()
+        return counts.get(ADMITTED, 0) + counts.get(RESERVED, 0)
+
+    admitted = held()
+    try:
+        cluster.run_until_stable(MORE_CYCLES_LOOKED_AT)
+        settled = True
+    except NotStableError:
+        settled = False
+    later = held()
+    if later == admitted:
+        return None
+    plural = "s" if cycles != 1 else ""
+    first = f"note: {admitted} admitted after {cycles} cycle{plural}; Kueue's scheduler goes on:"
+    total = cluster.cycles
+    if settled:
+        return f"{first} until nothing changes (--until-stable, {total} cycles) {later} would be admitted"
+    return f"{first} after {total} cycles {later} would be admitted, and cycles still change the outcome"
 
 
 def _state(args: argparse.Namespace) -> ClusterState:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from .model import MULTIKUEUE_CONTROLLER, PROVISIONING_CONTROLLER
 from .quantity import format_quantity, parse_quantity
+from .tas import v1beta2_assignment
 
 if TYPE_CHECKING:  # cluster imports this module's readiness rules
     from .cluster import Decision, EvictionRecord, WorkloadHistory
@@ -129,19 +130,29 @@ def _gen(wl: JSON) -> int | None:
 # --- Workloads ------------------------------------------------------------------------------
 
 
-def admission_of(d: Decision) -> JSON:
-    return {
-        "clusterQueue": d.cluster_queue,
-        "podSetAssignments": [
-            {
-                "name": ps.name,
-                "flavors": dict(ps.flavors),
-                "resourceUsage": {r: format_quantity(r, v) for r, v in ps.resource_usage.items()},
-                "count": ps.count,
-            }
-            for ps in d.pod_sets
-        ],
-    }
+def admission_of(d: Decision, api: str | None = None) -> JSON:
+    """status.admission; a placement in the Workload's version's encoding
+    (v1beta1 levels and domains; Kueue's v1beta2 slices otherwise)."""
+    assignments = []
+    for ps in d.pod_sets:
+        psa: JSON = {
+            "name": ps.name,
+            "flavors": dict(ps.flavors),
+            "resourceUsage": {r: format_quantity(r, v) for r, v in ps.resource_usage.items()},
+            "count": ps.count,
+        }
+        ta = ps.topology_assignment
+        if ta is not None:
+            psa["topologyAssignment"] = (
+                {
+                    "levels": list(ta.levels),
+                    "domains": [{"values": list(v), "count": n} for v, n in ta.domains],
+                }
+                if api == "kueue.x-k8s.io/v1beta1"
+                else v1beta2_assignment(ta)
+            )
+        assignments.append(psa)
+    return {"clusterQueue": d.cluster_queue, "podSetAssignments": assignments}
 
 
 def admitted_status(wl: JSON, d: Decision, now_ns: int) -> JSON:
@@ -151,7 +162,7 @@ def admitted_status(wl: JSON, d: Decision, now_ns: int) -> JSON:
     Evicted and Preempted turn False with "Previously: <old message>"."""
     st = _status(wl)
     finish_backoff(st, now_ns, _gen(wl))  # admitted again: any backoff is over
-    _admit(st, d, now_ns, _gen(wl))
+    _admit(st, d, now_ns, _gen(wl), wl.get("apiVersion"))
     _set_check_states(st, d, now_ns)
     return st
 
@@ -184,9 +195,9 @@ def check_states_missing(wl: JSON, d: Decision) -> bool:
     return any(c.name not in given for c in d.admission_checks)
 
 
-def _admit(st: JSON, d: Decision, now_ns: int, gen: int | None) -> None:
+def _admit(st: JSON, d: Decision, now_ns: int, gen: int | None, api: str | None = None) -> None:
     """kueue workload.go SetQuotaReservation + SyncAdmittedCondition, in place."""
-    st["admission"] = admission_of(d)
+    st["admission"] = admission_of(d, api)
     conds = st.get("conditions") or []
     conds = set_condition(
         conds,
@@ -434,7 +445,7 @@ def scheduled_workload_status(wl: JSON, d: Decision, history: WorkloadHistory | 
             assert ev is not None and history is not None
             _evict_and_requeue(st, ev, history.evictions, history.past_execution_s, gen)
         else:
-            _admit(st, d, t, gen)
+            _admit(st, d, t, gen, wl.get("apiVersion"))
     if waiting:  # the last attempt's words; the transition time stays the first one's
         st["conditions"] = _unset_quota_reservation(
             st.get("conditions") or [], d.reason, d.message, start_ns, gen
@@ -568,11 +579,25 @@ def cluster_queue_readiness(cq: ClusterQueue, state: ClusterState) -> Readiness:
     for reason, message in _controller_check_problems(cq, state):
         reasons.append(reason)
         messages.append(message)
+    for flavor, topology in _missing_topologies(cq, state):
+        reasons.append("TopologyNotFound")
+        messages.append(f'there is no Topology "{topology}" for TAS flavor "{flavor}"')
     if not reasons:
         return CLUSTER_QUEUE_READY
     return Readiness(
         False, reasons[0], truncate_message(f"Can't admit new workloads: {', '.join(messages)}.")
     )
+
+
+def _missing_topologies(cq: ClusterQueue, state: ClusterState) -> list[tuple[str, str]]:
+    """The TAS flavors of the ClusterQueue whose Topology does not exist, by
+    name (kueue clusterqueue.go inactiveReason: their TAS cache is missing)."""
+    out = []
+    for name in sorted({f.name for g in cq.resource_groups for f in g.flavors}):
+        rf = state.resource_flavors.get(name)
+        if rf is not None and rf.topology_name is not None and rf.topology_name not in state.topologies:
+            out.append((name, rf.topology_name))
+    return out
 
 
 def local_queue_readiness(lq: LocalQueue, state: ClusterState) -> Readiness:

@@ -5,8 +5,17 @@ Every check raises :class:`~kueue_fast.errors.ValidationError` naming the
 object (``ClusterQueue/team-a``) and the Kubernetes field path of the culprit;
 messages follow ``k8s.io/apimachinery/pkg/util/validation/field`` wording
 (``Invalid value: "5": must be less than or equal to the nominalQuota``).
-Kueue aggregates all errors of an object; we stop at the first one.
 spec.resourceGroups has its own module (resource_group_validation.py).
+
+Every error of an object at once, as the API server's aggregated 422 lists
+them: a converter reads an object and stops at its first error (the fast
+path, for valid input all there is); the loader then reads that object once
+more under :func:`collect_errors`. There :func:`report` notes an error and
+the read goes on, at the points where the rest of the object does not depend
+on what was wrong (each field of a spec, each item of a list: ``try: ...
+except InputError as e: report(e)``), and :func:`check_fields` names every
+unknown field. Outside collect_errors, report raises: a ``try`` costs nothing
+on the way that raises nothing.
 
 Sources (kubernetes-sigs/kueue unless noted):
   * apis/kueue/v1beta2/*_types.go kubebuilder markers (MinItems, MaxItems,
@@ -21,13 +30,106 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterable, Mapping
-from typing import Any, NoReturn
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, NoReturn, TypeVar
 
 from . import api_fields
 from . import model as m
-from .errors import QuantityError, ValidationError
+from .errors import InputError, QuantityError, ValidationError
 from .quantity import parse_quantity, quantity_nanos
+
+# --- every error of an object -------------------------------------------------------
+
+T = TypeVar("T")
+
+
+class _Collection(threading.local):
+    """The errors of the object collect_errors reads in this thread, None
+    outside it (then report raises); per thread, as loaders may run in several."""
+
+    errors: list[InputError] | None = None
+
+
+_collection = _Collection()
+
+
+def report(e: InputError) -> None:
+    """Raise ``e``; under :func:`collect_errors`, note it instead, and the read
+    goes on with the next part of the object."""
+    errors = _collection.errors
+    if errors is None:
+        raise e
+    errors.append(e)
+
+
+def collecting() -> bool:
+    """Under :func:`collect_errors`: the exact path only (a fast path that
+    tries the validation functions and falls back on the first error would
+    have its tries noted as errors)."""
+    return _collection.errors is not None
+
+
+def errors_noted() -> int:
+    """How many errors :func:`report` noted so far (0 outside collect_errors):
+    a part whose count grew was not read whole, and what depends on it is
+    better left unchecked than checked against a stand-in."""
+    errors = _collection.errors
+    return 0 if errors is None else len(errors)
+
+
+def collect_errors(read: Callable[[], object], first: InputError) -> list[InputError]:
+    """Every error of an object whose reading raised ``first``: ``read`` again,
+    going on past each error (:func:`report`); ``[first]`` when the read finds
+    nothing more (an error found outside the object: a duplicate...). The
+    first one found is ``first``: the same code, in the same order."""
+    out: list[InputError] = []
+    seen: set[tuple[str, str, str]] = set()
+    for e in read_collecting(read)[1] or [first]:
+        key = (e.obj, e.field, e.message)
+        if key not in seen:  # a part read twice (a default and the field) reports once
+            seen.add(key)
+            out.append(e)
+    return out
+
+
+def read_as(read: Callable[[], T], rename: Callable[[InputError], InputError]) -> T | None:
+    """``read()`` with each of its errors renamed (a Workload's as its job's
+    fields, a Configuration's as its ConfigMap's); under collect_errors,
+    every one of them, and None when the read raised."""
+    if _collection.errors is None:
+        try:
+            return read()
+        except InputError as e:
+            raise rename(e) from None
+    result, found = read_collecting(read)
+    for error in found:
+        report(rename(error))
+    return result
+
+
+def read_collecting(read: Callable[[], T]) -> tuple[T | None, list[InputError]]:
+    """``read()`` going on past each error: (what it returned, None when it
+    raised; every error found, in order).
+
+    What a part that failed would have given is missing from the rest of the
+    read, which may then trip on it where it expected it: past the first
+    error, an exception that is not an InputError ends the read, and the
+    errors found so far are the answer (the object is invalid either way)."""
+    outer, found = _collection.errors, list[InputError]()
+    _collection.errors = found
+    result: T | None = None
+    try:
+        result = read()
+    except InputError as e:
+        found.append(e)
+    except Exception:  # noqa: BLE001 - see above; before any error found it is a bug: raise it
+        if not found:
+            raise
+    finally:
+        _collection.errors = outer
+    return result, found
+
 
 # --- field paths and errors -----------------------------------------------------
 
@@ -53,7 +155,7 @@ def _show(value: object) -> str:
         return "null"
     if isinstance(value, (int, float)):
         return str(value)
-    return type(value).__name__
+    return type_name(value)
 
 
 def fail(obj: str, path: str, message: str) -> NoReturn:
@@ -86,7 +188,8 @@ def not_supported_feature(obj: str, path: str, what: str) -> NoReturn:
 _TYPE_NAMES = {dict: "object", list: "array", str: "string", bool: "boolean", int: "integer"}
 
 
-def _type_name(v: object) -> str:
+def type_name(v: object) -> str:
+    """A value's JSON type, as the API server names it (null, object, array...)."""
     if v is None:
         return "null"
     if isinstance(v, bool):
@@ -97,7 +200,7 @@ def _type_name(v: object) -> str:
 
 
 def _wrong_type(obj: str, path: str, v: object, want: str) -> NoReturn:
-    fail(obj, path, f"Invalid value: {_type_name(v)}: must be of type {want}")
+    fail(obj, path, f"Invalid value: {type_name(v)}: must be of type {want}")
 
 
 def as_map(v: object, obj: str, path: str) -> dict[str, Any]:
@@ -176,11 +279,14 @@ def check_fields(
 ) -> None:
     """Strict decoding: an unknown field is an error (a typo like nominalQuoto).
     ``renamed`` maps field names of another API version to a hint (v1beta1's
-    ``cohort`` in a v1beta2 ClusterQueue); other close names get "did you mean"."""
+    ``cohort`` in a v1beta2 ClusterQueue); other close names get "did you mean".
+    Under collect_errors every unknown field is named, and the read goes on
+    as if it were not there."""
     allowed_set = allowed if isinstance(allowed, (set, frozenset)) else frozenset(allowed)
     for k in d:
         if k not in allowed_set:
-            fail(obj, child(path, k), f'unknown field "{k}"{_field_hint(k, allowed_set, renamed)}')
+            message = f'unknown field "{k}"{_field_hint(k, allowed_set, renamed)}'
+            report(ValidationError(obj, child(path, k), message))
 
 
 def _field_hint(name: str, allowed: Iterable[str], renamed: Mapping[str, str] | None) -> str:
@@ -190,17 +296,31 @@ def _field_hint(name: str, allowed: Iterable[str], renamed: Mapping[str, str] | 
     return f'; did you mean "{close[0]}"?' if close else ""
 
 
+def did_you_mean(name: str, names: Iterable[str]) -> str:
+    """' (did you mean "x"?)' for the existing name closest to a reference to
+    one that does not exist (a typo, most likely), or "" when none is close."""
+    candidates = sorted(names)
+    same_case = [c for c in candidates if c.lower() == name.lower()]
+    swapped = [c for c in candidates if sorted(c) == sorted(name)]  # letters swapped: "lwo" for "low"
+    close = same_case or swapped or difflib.get_close_matches(name, candidates, n=1, cutoff=0.75)
+    return f' (did you mean "{close[0]}"?)' if close else ""
+
+
 def version_rename(api: str, name: str, other_version: str, other_name: str) -> str:
     """The hint for a field that the object's API version spells differently."""
     return f'{api} calls it "{name}" ("{other_name}" is the {other_version} name)'
 
 
-def enum(v: object, allowed: Iterable[str], obj: str, path: str) -> str:
+_Name = TypeVar("_Name", bound=str)
+
+
+def enum(v: object, allowed: Iterable[_Name], obj: str, path: str) -> _Name:
+    """``v`` when it is one of ``allowed`` (typed as they are: a Literal's names give that Literal)."""
     s = as_str(v, obj, path)
     allowed_t = tuple(allowed)
     if s not in allowed_t:
         unsupported(obj, path, s, allowed_t)
-    return s
+    return s  # narrowed by the membership test
 
 
 def opt_enum(
@@ -213,7 +333,10 @@ def opt_enum(
 def string_map(v: object, obj: str, path: str) -> dict[str, str]:
     d = as_map(v, obj, path)
     for k, val in d.items():
-        as_str(val, obj, key(path, k))
+        try:  # each entry on its own (report)
+            as_str(val, obj, key(path, k))
+        except InputError as e:
+            report(e)
     return d
 
 
@@ -341,12 +464,15 @@ def labels(v: object, obj: str, path: str, *, max_properties: int | None = None)
     """metav1validation.ValidateLabels: valid keys and values."""
     d = string_map(v, obj, path)
     if max_properties is not None and len(d) > max_properties:
-        fail(obj, path, f"Too many: {len(d)}: must have at most {max_properties} items")
+        report(ValidationError(obj, path, f"Too many: {len(d)}: must have at most {max_properties} items"))
     for k, val in d.items():
-        label_key(k, obj, path)
-        err = label_value_errors(val)
-        if err:
-            invalid(obj, key(path, k), val, err)
+        try:  # each label on its own (report)
+            label_key(k, obj, path)
+            err = label_value_errors(val) if isinstance(val, str) else None
+            if err:
+                invalid(obj, key(path, k), val, err)
+        except InputError as e:
+            report(e)
     return d
 
 
@@ -357,37 +483,47 @@ def label_selector(v: object, obj: str, path: str) -> m.LabelSelector:
     """metav1validation.ValidateLabelSelector (default options)."""
     d = as_map(v, obj, path)
     check_fields(d, api_fields.LABEL_SELECTOR.names, obj, path)
-    ml = labels(d.get("matchLabels") or {}, obj, child(path, "matchLabels"))
+    ml: dict[str, str] = {}
+    try:  # matchLabels and each expression on their own (report)
+        ml = labels(d.get("matchLabels") or {}, obj, child(path, "matchLabels"))
+    except InputError as err:
+        report(err)
     reqs = []
     ep = child(path, "matchExpressions")
     for i, raw in enumerate(opt_list(d, "matchExpressions", obj, path)):
-        p = index(ep, i)
-        e = as_map(raw, obj, p)
-        check_fields(e, api_fields.SELECTOR_REQUIREMENT.names, obj, p)
-        k = label_key(e.get("key", ""), obj, child(p, "key"))
-        op = as_str(e.get("operator", ""), obj, child(p, "operator"))
-        values = tuple(
-            as_str(x, obj, index(child(p, "values"), j)) for j, x in enumerate(opt_list(e, "values", obj, p))
-        )
-        if op in ("In", "NotIn"):
-            if not values:
-                required(obj, child(p, "values"), "must be specified when `operator` is 'In' or 'NotIn'")
-        elif op in ("Exists", "DoesNotExist"):
-            if values:
-                invalid(
-                    obj,
-                    child(p, "values"),
-                    list(values),
-                    "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
-                )
-        else:
-            invalid(obj, child(p, "operator"), op, "not a valid selector operator")
-        for j, val in enumerate(values):
-            err = label_value_errors(val)
-            if err:
-                invalid(obj, index(child(p, "values"), j), val, err)
-        reqs.append(m.LabelSelectorRequirement(k, op, values))
+        try:
+            reqs.append(_selector_requirement(raw, obj, index(ep, i)))
+        except InputError as err:
+            report(err)
     return m.LabelSelector(tuple(sorted(ml.items())), tuple(reqs))
+
+
+def _selector_requirement(raw: object, obj: str, p: str) -> m.LabelSelectorRequirement:
+    e = as_map(raw, obj, p)
+    check_fields(e, api_fields.SELECTOR_REQUIREMENT.names, obj, p)
+    k = label_key(e.get("key", ""), obj, child(p, "key"))
+    op = as_str(e.get("operator", ""), obj, child(p, "operator"))
+    values = tuple(
+        as_str(x, obj, index(child(p, "values"), j)) for j, x in enumerate(opt_list(e, "values", obj, p))
+    )
+    if op in ("In", "NotIn"):
+        if not values:
+            required(obj, child(p, "values"), "must be specified when `operator` is 'In' or 'NotIn'")
+    elif op in ("Exists", "DoesNotExist"):
+        if values:
+            invalid(
+                obj,
+                child(p, "values"),
+                list(values),
+                "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+            )
+    else:
+        invalid(obj, child(p, "operator"), op, "not a valid selector operator")
+    for j, val in enumerate(values):
+        err = label_value_errors(val)
+        if err:
+            invalid(obj, index(child(p, "values"), j), val, err)
+    return m.LabelSelectorRequirement(k, op, values)
 
 
 # --- taints and tolerations (ResourceFlavor) -------------------------------------------
@@ -400,24 +536,30 @@ def taints(v: object, obj: str, path: str) -> list[m.Taint]:
     out: list[m.Taint] = []
     seen: set[tuple[str, str]] = set()
     for i, raw in enumerate(as_list(v, obj, path, max_items=_RF_SPEC.fields["nodeTaints"].max_items)):
-        p = index(path, i)
-        t = as_map(raw, obj, p)
-        check_fields(t, api_fields.TAINT.names, obj, p)
-        if "key" not in t:
-            required(obj, child(p, "key"))
-        k = label_key(t["key"], obj, child(p, "key"))
-        val = opt_str(t, "value", obj, p)
-        err = label_value_errors(val)
-        if err:
-            invalid(obj, child(p, "value"), val, err)
-        if "effect" not in t:
-            required(obj, child(p, "effect"))
-        eff = enum(t["effect"], api_fields.TAINT.fields["effect"].enum, obj, child(p, "effect"))
-        if (k, eff) in seen:
-            duplicate(obj, p, f"{k}={val}:{eff}", "taints must be unique by key and effect pair")
-        seen.add((k, eff))
-        out.append(m.Taint(k, val, eff))
+        try:  # each taint on its own (report)
+            out.append(_taint(raw, obj, index(path, i), seen))
+        except InputError as e:
+            report(e)
     return out
+
+
+def _taint(raw: object, obj: str, p: str, seen: set[tuple[str, str]]) -> m.Taint:
+    t = as_map(raw, obj, p)
+    check_fields(t, api_fields.TAINT.names, obj, p)
+    if "key" not in t:
+        required(obj, child(p, "key"))
+    k = label_key(t["key"], obj, child(p, "key"))
+    val = opt_str(t, "value", obj, p)
+    err = label_value_errors(val)
+    if err:
+        invalid(obj, child(p, "value"), val, err)
+    if "effect" not in t:
+        required(obj, child(p, "effect"))
+    eff = enum(t["effect"], api_fields.TAINT.fields["effect"].enum, obj, child(p, "effect"))
+    if (k, eff) in seen:
+        duplicate(obj, p, f"{k}={val}:{eff}", "taints must be unique by key and effect pair")
+    seen.add((k, eff))
+    return m.Taint(k, val, eff)
 
 
 def tolerations(v: object, obj: str, path: str, *, strict: bool) -> list[m.Toleration]:
@@ -429,42 +571,45 @@ def tolerations(v: object, obj: str, path: str, *, strict: bool) -> list[m.Toler
     out: list[m.Toleration] = []
     limit = _RF_SPEC.fields["tolerations"].max_items if strict else None
     for i, raw in enumerate(as_list(v, obj, path, max_items=limit)):
-        p = index(path, i)
-        t = as_map(raw, obj, p)
-        if strict:
-            check_fields(t, api_fields.TOLERATION.names, obj, p)
-        k = opt_str(t, "key", obj, p)
-        op = opt_str(t, "operator", obj, p)
-        val = opt_str(t, "value", obj, p)
-        eff = opt_str(t, "effect", obj, p)
-        if t.get("tolerationSeconds") is not None:
-            if isinstance(t["tolerationSeconds"], bool) or not isinstance(t["tolerationSeconds"], int):
-                _wrong_type(obj, child(p, "tolerationSeconds"), t["tolerationSeconds"], "integer")
-        if strict:
-            if k:
-                label_key(k, obj, child(p, "key"))
-            if op and op not in m.TOLERATION_OPERATORS:
-                invalid(
-                    obj, child(p, "operator"), op, "supported toleration values: 'Equal'(default), 'Exists'"
-                )
-            if not k and op != "Exists":
-                invalid(
-                    obj,
-                    child(p, "operator"),
-                    op,
-                    "operator must be Exists when 'key' is empty, "
-                    "which means 'match all values and all keys'",
-                )
-            if op == "Exists" and "value" in t:
-                invalid(obj, child(p, "value"), val, "a value must be empty when 'operator' is 'Exists'")
-            if eff and eff not in m.TAINT_EFFECTS:
-                unsupported(obj, child(p, "effect"), eff, m.TAINT_EFFECTS)
-            if t.get("tolerationSeconds") is not None and eff != "NoExecute":
-                invalid(
-                    obj, child(p, "effect"), eff, "effect must be 'NoExecute' when 'tolerationSeconds' is set"
-                )
-        out.append(m.Toleration(k, op or "Equal", val, eff))
+        try:  # each toleration on its own (report)
+            out.append(_toleration(raw, obj, index(path, i), strict))
+        except InputError as e:
+            report(e)
     return out
+
+
+def _toleration(raw: object, obj: str, p: str, strict: bool) -> m.Toleration:
+    t = as_map(raw, obj, p)
+    if strict:
+        check_fields(t, api_fields.TOLERATION.names, obj, p)
+    k = opt_str(t, "key", obj, p)
+    op = opt_str(t, "operator", obj, p)
+    val = opt_str(t, "value", obj, p)
+    eff = opt_str(t, "effect", obj, p)
+    if t.get("tolerationSeconds") is not None:
+        if isinstance(t["tolerationSeconds"], bool) or not isinstance(t["tolerationSeconds"], int):
+            _wrong_type(obj, child(p, "tolerationSeconds"), t["tolerationSeconds"], "integer")
+    if strict:
+        if k:
+            label_key(k, obj, child(p, "key"))
+        if op and op not in m.TOLERATION_OPERATORS:
+            invalid(obj, child(p, "operator"), op, "supported toleration values: 'Equal'(default), 'Exists'")
+        if not k and op != "Exists":
+            invalid(
+                obj,
+                child(p, "operator"),
+                op,
+                "operator must be Exists when 'key' is empty, which means 'match all values and all keys'",
+            )
+        if op == "Exists" and "value" in t:
+            invalid(obj, child(p, "value"), val, "a value must be empty when 'operator' is 'Exists'")
+        if eff and eff not in m.TAINT_EFFECTS:
+            unsupported(obj, child(p, "effect"), eff, m.TAINT_EFFECTS)
+        if t.get("tolerationSeconds") is not None and eff != "NoExecute":
+            invalid(
+                obj, child(p, "effect"), eff, "effect must be 'NoExecute' when 'tolerationSeconds' is set"
+            )
+    return m.Toleration(k, op or "Equal", val, eff)
 
 
 # --- fair sharing weight (ClusterQueue, Cohort, LocalQueue) ----------------------------------

@@ -21,8 +21,9 @@ from .compiler import (
     WorkloadSpec,
 )
 from .fastjson import exact_key
-from .model import Admission, ClusterState, PodSet, Workload
+from .model import Admission, ClusterState, PodSet, TopologyAssignment, Workload
 from .requests import quota_requests
+from .tas import class_flavors, cluster_queue_tas_only, pod_set_request, tas_flavor_rejection
 
 
 class WorkloadCompiler:
@@ -40,21 +41,56 @@ class WorkloadCompiler:
         self._lq_id = {lq.name: i for i, lq in enumerate(topology.local_queues)}
         self._class_of: dict[tuple[object, ...], int] = {}
         topology.flavor_classes.clear()
+        # Topology Aware Scheduling: whether any flavor names a topology (then
+        # classes tell TAS pod sets and flavors apart: checkPodSetAndFlavorMatchForTAS),
+        # and which ClusterQueues have TAS flavors only (their pod sets ask for TAS implicitly)
+        self._tas_flavors = any(rf.topology_name is not None for rf in state.resource_flavors.values())
+        self._tas_only = [
+            self._tas_flavors and cluster_queue_tas_only(state.cluster_queues[cq.name], state)
+            for cq in topology.cluster_queues
+        ]
+        if topology.tas is not None:
+            topology.tas.classes.clear()
         # scheduling_hash by an exact key of what it depends on (see _hash_key)
         self._hash_of: dict[tuple[object, ...], tuple[list[dict[str, Any]], int]] = {}
 
-    def flavor_class(self, ps: PodSet) -> int:
-        shape = node_affinity.pod_set_shape(ps)
+    def flavor_class(self, ps: PodSet, cq: int = -1) -> int:
+        """The pod set's flavor eligibility row (which flavors its pods may
+        use, Kueue's reason for each they may not), in the ClusterQueue ``cq``
+        (-1: none) when TAS flavors exist."""
+        shape: tuple[object, ...] = node_affinity.pod_set_shape(ps)
+        implied = False
+        if self._tas_flavors:
+            tr = ps.topology_request
+            implied = tr is None and cq >= 0 and self._tas_only[cq]
+            shape = (shape, (tr, frozenset(ps.requests), cq) if tr is not None else implied)
         cid = self._class_of.get(shape)
         if cid is None:
             row: list[str | None] = []
             for fname in self.topology.flavor_names:
                 flavor = self.state.resource_flavors.get(fname)
-                row.append(None if flavor is None else node_affinity.flavor_rejection(flavor, ps))
+                rejection = None
+                if flavor is not None and self._tas_flavors:
+                    covered = self._covered(cq, fname)
+                    rejection = tas_flavor_rejection(ps, flavor, covered, implied, self.state)
+                if flavor is not None and rejection is None:
+                    rejection = node_affinity.flavor_rejection(flavor, ps)
+                row.append(rejection)
             cid = len(self.topology.flavor_classes)
             self.topology.flavor_classes.append(row)
+            if self.topology.tas is not None:  # the leaves its pods may use, per TAS flavor
+                self.topology.tas.classes.append(class_flavors(ps, self.topology.tas, self.state))
             self._class_of[shape] = cid
         return cid
+
+    def _covered(self, cq: int, flavor: str) -> list[str]:
+        """The resources of the resource group of ``cq`` that lists ``flavor``."""
+        if cq < 0:
+            return []
+        for g in self.state.cluster_queues[self.topology.cluster_queues[cq].name].resource_groups:
+            if any(f.name == flavor for f in g.flavors):
+                return g.covered_resources
+        return []
 
     def resource_id(self, name: str) -> int:
         rid = self._rid.get(name)
@@ -68,12 +104,19 @@ class WorkloadCompiler:
         pod_sets = []
         counts = []
         charged = self.charged_requests(wl)
+        cq = self._queue_of(wl.namespace, wl.queue_name)[0] if self._tas_flavors else -1
+        tas = self.topology.tas
         for ps, per_pod in zip(wl.pod_sets, charged, strict=True):
             # ReclaimablePods: pods the job declared done no longer need quota.
             count = max(0, ps.count - ps.reclaimable) if reclaimable else ps.count
             counts.append(count)
             requests = sorted(((self._rid[r], v) for r, v in per_pod.items()), key=lambda x: x[0])
-            pod_sets.append(PodSetSpec(ps.name, count, requests, ps.min_count, self.flavor_class(ps)))
+            spec = PodSetSpec(ps.name, count, requests, ps.min_count, self.flavor_class(ps, cq))
+            if tas is not None:
+                implied = ps.topology_request is None and cq >= 0 and self._tas_only[cq]
+                spec.tas = pod_set_request(ps.topology_request, implied, tas)
+                spec.tas_requests = tas.resource_vector(ps.requests)
+            pod_sets.append(spec)
         return pod_sets, counts, charged
 
     def compile(self, wl: Workload) -> WorkloadSpec:
@@ -147,7 +190,37 @@ class WorkloadCompiler:
             ]
             pod_sets.append((psa.count, usage))
         time_ns = wl.admission_ns if wl.admission_ns is not None else wl.creation_ns
-        return AdmissionSpec(cq, pod_sets, time_ns)
+        spec = AdmissionSpec(cq, pod_sets, time_ns)
+        if self.topology.tas is not None:
+            spec.tas = [
+                self.tas_uses(psa.flavors, psa.topology_assignment) if (psa := by_name.get(ps.name)) else []
+                for ps in wl.pod_sets
+            ]
+        return spec
+
+    def tas_uses(
+        self, flavors: dict[str, str], assignment: TopologyAssignment | None
+    ) -> list[tuple[int, int, int, int]]:
+        """An admitted pod set's topologyAssignment as TAS usage: per TAS flavor
+        of its flavors and per domain, the leaf (the flavor's snapshot) and the
+        hostname (the cache shared by hostname flavors) it is counted on
+        (kueue workload.Info.TASUsage, TASFlavorCache.addUsage)."""
+        tas = self.topology.tas
+        if assignment is None or tas is None:
+            return []
+        uses = []
+        for fname in sorted(set(flavors.values())):
+            f = tas.flavor_of.get(self._fid.get(fname, -1))
+            if f is None:
+                continue
+            hostname_lowest = tas.flavors[f].hostname_lowest
+            for values, count in assignment.domains:
+                domain = ",".join(values)
+                leaf = tas.leaf_of(f, domain)
+                host = tas.host_of(domain) if hostname_lowest else -1
+                if leaf >= 0 or host >= 0:
+                    uses.append((f, leaf, host, count))
+        return uses
 
     def _resolve_queue(self, wl: Workload, spec: WorkloadSpec) -> None:
         """Which ClusterQueue the workload is offered to when pending, or why none."""
@@ -185,7 +258,8 @@ class WorkloadCompiler:
     def pending_batch(self) -> PendingBatch | None:
         """An empty :class:`PendingBatch` over this compiler; None without a
         compiled _bulk from these sources (_compiled): then compile() each."""
-        return PendingBatch(self) if _bulk is not None else None
+        # with TAS flavors a pod set's flavor class also depends on its ClusterQueue
+        return PendingBatch(self) if _bulk is not None and not self._tas_flavors else None
 
 
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
@@ -419,6 +493,8 @@ def _hash_key(
             return None
         templates.append(template)
         parts.append((None if ignore_pod_set_name else ps.name, count, ps.min_count, requests, tkey))
+        if ps.topology_request is not None:
+            parts.append(ps.topology_request)
     return tuple(parts), templates
 
 
@@ -445,6 +521,8 @@ def scheduling_hash(
         }
         if not ignore_pod_set_name:
             shape["name"] = ps.name
+        if ps.topology_request is not None:  # kueue hashes the topologyRequest too
+            shape["topologyRequest"] = repr(ps.topology_request)
         shapes.append(shape)
     payload = json.dumps({"podSets": shapes, "priority": wl.priority}, sort_keys=True, default=str)
     return int.from_bytes(hashlib.blake2b(payload.encode(), digest_size=8).digest(), "little") >> 1

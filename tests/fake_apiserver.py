@@ -720,6 +720,12 @@ class FakeAPIServer:
         self.schemas: dict[tuple[str, str, str], JSON] = {}
         # (Kind/namespace/name, field path) of every field a write lost to pruning
         self.pruned: list[tuple[str, str]] = []
+        # TokenReview and SubjectAccessReview (the secure metrics endpoint):
+        # token -> (user name, groups); the (user, path, verb) non-resource
+        # grants of RBAC; every review received, in order
+        self.tokens: dict[str, tuple[str, list[str]]] = {}
+        self.non_resource_grants: set[tuple[str, str, str]] = set()
+        self.reviews: list[JSON] = []
         for rt in BUILTIN_TYPES:
             self._register(rt)
         for crd in crds:
@@ -1121,6 +1127,43 @@ class FakeAPIServer:
             raise ApiError(405, "MethodNotAllowed", f"{method} is not allowed")
         ua = headers.get("User-Agent") or ""
         return Request(method, verb, rt, namespace, name, sub, query, headers, body, ua)
+
+    def review(self, path: str, body: bytes) -> JSON | None:
+        """The answer to a TokenReview or SubjectAccessReview POSTed to
+        ``path``, None for any other path. As the API server: the review comes
+        back with its status; a token is known or not, and a non-resource
+        request is allowed when a grant names the user or one of its groups."""
+        kinds = {
+            "/apis/authentication.k8s.io/v1/tokenreviews": "TokenReview",
+            "/apis/authorization.k8s.io/v1/subjectaccessreviews": "SubjectAccessReview",
+        }
+        kind = kinds.get(path.split("?")[0])
+        if kind is None:
+            return None
+        try:
+            obj = json.loads(body)
+        except ValueError:
+            raise ApiError(400, "BadRequest", "invalid body") from None
+        if not isinstance(obj, dict) or obj.get("kind") != kind or not isinstance(obj.get("spec"), dict):
+            raise ApiError(400, "BadRequest", f"expected a {kind} with a spec")
+        spec = obj["spec"]
+        with self.lock:
+            self.reviews.append(_clone(obj))
+        if kind == "TokenReview":
+            known = self.tokens.get(str(spec.get("token") or ""))
+            status: JSON = (
+                {"authenticated": True, "user": {"username": known[0], "groups": known[1]}}
+                if known
+                else {"authenticated": False, "error": "invalid bearer token"}
+            )
+        else:
+            attrs = spec.get("nonResourceAttributes") or {}
+            subjects = [spec.get("user"), *(spec.get("groups") or [])]
+            allowed = any(
+                (s, attrs.get("path"), attrs.get("verb")) in self.non_resource_grants for s in subjects
+            )
+            status = {"allowed": allowed}
+        return {**obj, "status": status}
 
     def check_faults(self, req: Request, after: bool) -> None:
         hit = None
@@ -2113,6 +2156,10 @@ class _Handler(BaseHTTPRequestHandler):
             )
             return
         try:
+            reviewed = api.review(self.path, body) if method == "POST" else None
+            if reviewed is not None:
+                self._send(201, reviewed)
+                return
             req = api.route(method, self.path, self.headers, body)
             api.count(req)
             api.check_faults(req, after=False)

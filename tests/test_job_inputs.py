@@ -400,6 +400,37 @@ def test_a_missing_priority_class_names_the_jobs_field() -> None:
     assert e.value.message == 'PriorityClass "nope" not found'
 
 
+def test_a_misspelt_priority_class_says_which_one_was_meant() -> None:
+    job = a_job(labels={"kueue.x-k8s.io/priority-class": "hihg"})
+    with pytest.raises(MissingReferenceError) as e:
+        loader.build_state([*queues(), wpc("high", 100), wpc("low", 1), job])
+    assert (e.value.obj, e.value.field) == ("Job/team-a/j", "metadata.labels[kueue.x-k8s.io/priority-class]")
+    assert e.value.message == 'WorkloadPriorityClass "hihg" not found (did you mean "high"?)'
+    with pytest.raises(MissingReferenceError) as e:
+        loader.build_state([*queues(), pc("pod-high", 50), with_pod_class(a_job(), "pod-hgih")])
+    assert e.value.message == 'PriorityClass "pod-hgih" not found (did you mean "pod-high"?)'
+    workload = {
+        "apiVersion": B2,
+        "kind": "Workload",
+        "metadata": {"name": "w", "namespace": "team-a"},
+        "spec": {
+            "queueName": "lq",
+            "priority": 0,
+            "priorityClassRef": {"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass", "name": "lwo"},
+            "podSets": [{"name": "main", "count": 1, "template": {"spec": {"containers": [{"name": "c"}]}}}],
+        },
+    }
+    # spec.priority is set, as the CRD requires with a class: the class is not looked up
+    assert loader.build_state([*queues(), wpc("low", 1), workload]).workloads
+    del workload["spec"]["priority"]
+    workload["apiVersion"] = "kueue.x-k8s.io/v1beta1"
+    workload["spec"].pop("priorityClassRef")
+    workload["spec"]["priorityClassName"] = "lwo"
+    with pytest.raises(MissingReferenceError) as e:
+        loader.build_state([*queues(), wpc("low", 1), workload])
+    assert e.value.message == 'WorkloadPriorityClass "lwo" not found (did you mean "low"?)'
+
+
 # --- which Jobs Kueue manages ---------------------------------------------------------------
 
 
@@ -521,9 +552,9 @@ def test_errors_in_the_pod_template_name_the_jobs_field() -> None:
         (lambda j: j.update(extra=1), "extra"),
         (
             lambda j: j["spec"]["template"].update(
-                metadata={"annotations": {"kueue.x-k8s.io/podset-required-topology": "rack"}}
+                metadata={"annotations": {"kueue.x-k8s.io/podset-group-name": "g"}}
             ),
-            "spec.template.metadata.annotations[kueue.x-k8s.io/podset-required-topology]",
+            "spec.template.metadata.annotations[kueue.x-k8s.io/podset-group-name]",
         ),
     ],
 )

@@ -160,7 +160,7 @@ def test_workloads_naming_a_local_queue_that_does_not_exist() -> None:
         (
             "Job/team-a/typo",
             "metadata.labels[kueue.x-k8s.io/queue-name]",
-            'LocalQueue "lqq" does not exist in namespace team-a: it stays pending',
+            'LocalQueue "lqq" does not exist in namespace team-a (did you mean "lq"?): it stays pending',
         ),
         (
             "Workload/team-a/w",
@@ -326,6 +326,66 @@ def test_cohort_quota_no_cluster_queue_can_use() -> None:
     ]
 
 
+def cohort(name: str, parent: str | None = None) -> dict[str, Any]:
+    spec = {"parentName": parent} if parent else {}
+    return {"apiVersion": B2, "kind": "Cohort", "metadata": {"name": name}, "spec": spec}
+
+
+def test_cohort_cycle() -> None:
+    # issue 21 item 9: schedule explained it (CohortCycle), lint said nothing. Kueue keeps the
+    # ClusterQueues of a cohort in a cycle Active but leaves them out of scheduling
+    # (snapshot.go skipInactiveCQReason); one warning per cycle, on its first cohort by name
+    objs = [
+        *BASE,
+        cq("in-cycle", {"default": {"cpu": "8"}}, cohort="b"),
+        cq("outside", {"default": {"cpu": "8"}}, cohort="d"),
+        lq("lq2", "in-cycle"),
+        lq("lq3", "outside"),
+        cohort("a", "c"),
+        cohort("b", "a"),
+        cohort("c", "b"),
+        cohort("d", "a"),
+    ]
+    assert findings(objs) == [
+        (
+            "Cohort/a",
+            "spec.parentName",
+            "cohorts a -> c -> b -> a form a cycle: Kueue leaves the ClusterQueues of these cohorts "
+            "(in-cycle) out of scheduling, they admit nothing",
+        )
+    ]
+
+
+def test_admission_scope_without_admission_fair_sharing_in_the_configuration() -> None:
+    # issue 21 item 9: Kueue's afs.Enabled needs the Configuration's admissionFairSharing (and the
+    # AdmissionFairSharing gate); without them the queue orders by priority and creation time
+    scoped = cq(
+        "cq", {"default": {"cpu": "8"}}, admissionScope={"admissionMode": "UsageBasedAdmissionFairSharing"}
+    )
+    config = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration"}
+    why = (
+        "admissionScope asks for admission fair sharing, but {}: Kueue orders this ClusterQueue's "
+        "workloads by priority and creation time, as without it"
+    )
+    assert findings([flavor("default"), scoped, lq("lq", "cq")]) == [
+        (
+            "ClusterQueue/cq",
+            "spec.admissionScope",
+            why.format("the Configuration has no admissionFairSharing"),
+        )
+    ]
+    gate_off = {**config, "admissionFairSharing": {}, "featureGates": {"AdmissionFairSharing": False}}
+    assert findings([flavor("default"), scoped, lq("lq", "cq"), gate_off]) == [
+        ("ClusterQueue/cq", "spec.admissionScope", why.format("the AdmissionFairSharing feature gate is off"))
+    ]
+    on = {**config, "admissionFairSharing": {}}
+    assert findings([flavor("default"), scoped, lq("lq", "cq"), on]) == []
+    not_scoped = cq(
+        "cq", {"default": {"cpu": "8"}}, admissionScope={"admissionMode": "NoAdmissionFairSharing"}
+    )
+    assert findings([flavor("default"), not_scoped, lq("lq", "cq")]) == []
+
+
 # --- the command ------------------------------------------------------------------------------------
 
 
@@ -442,3 +502,72 @@ def test_admission_checks_missing_or_inactive() -> None:
             "controller running?): the ClusterQueue is inactive and admits nothing",
         ),
     ]
+
+
+def test_a_need_beyond_int64_is_named_saturated(tmp_path: Path) -> None:
+    # issue 21 item 10: 2 pods x 4Ei of memory crashed lint (format_quantity outside the int64 range)
+    big = wl("w", "1", 2)
+    big["spec"]["podSets"][0]["template"]["spec"]["containers"][0]["resources"]["requests"]["memory"] = "4Ei"
+    objs = [flavor("default"), cq("cq", {"default": {"cpu": "8", "memory": "16Gi"}}), lq("lq", "cq"), big]
+    assert findings(objs) == [
+        (
+            "Workload/team-a/w",
+            "spec.podSets[0]",
+            "pod set main needs 9223372036854775807 memory (2 pods), more than its ClusterQueue can ever "
+            "get (at most 16Gi in flavor default): it can never be admitted to ClusterQueue cq",
+        )
+    ]
+    p = lint_cli(tmp_path, objs)
+    assert (p.returncode, p.stderr) == (0, ""), p.stderr
+
+
+def test_misspelt_references_say_which_name_was_meant() -> None:
+    # a name close to one that exists is most likely a typo of it (as misspelt field names get)
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "typo", "namespace": "team-a", "labels": {"kueue.x-k8s.io/queue-name": "lqq"}},
+        "spec": {
+            "template": {
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}],
+                }
+            }
+        },
+    }
+    objs = [
+        flavor("on-demand"),
+        cq(
+            "cq",
+            {"on-demnad": {"cpu": "8"}},
+            admissionChecksStrategy={"admissionChecks": [{"name": "provisoning"}]},
+        ),
+        {
+            "apiVersion": B2,
+            "kind": "AdmissionCheck",
+            "metadata": {"name": "provisioning"},
+            "spec": {"controllerName": "x"},
+        },
+        lq("lq", "cq"),
+        lq("other", "cqq"),
+        job,
+        wl("far", "1", queue="something-else"),  # nothing close: no guess
+    ]
+    got = {(obj, field): message for obj, field, message in findings(objs)}
+    assert got[("ClusterQueue/cq", "spec.resourceGroups[0].flavors[0].name")] == (
+        'ResourceFlavor "on-demnad" does not exist (did you mean "on-demand"?): the ClusterQueue is inactive and admits nothing'
+    )
+    assert got[("LocalQueue/team-a/other", "spec.clusterQueue")] == (
+        'ClusterQueue "cqq" does not exist (did you mean "cq"?): workloads submitted here stay pending'
+    )
+    assert got[("Job/team-a/typo", "metadata.labels[kueue.x-k8s.io/queue-name]")] == (
+        'LocalQueue "lqq" does not exist in namespace team-a (did you mean "lq"?): it stays pending'
+    )
+    assert got[("ClusterQueue/cq", "spec")] == (
+        'AdmissionCheck "provisoning" does not exist (did you mean "provisioning"?): '
+        "the ClusterQueue is inactive and admits nothing"
+    )
+    assert got[("Workload/team-a/far", "spec.queueName")] == (
+        'LocalQueue "something-else" does not exist in namespace team-a: it stays pending'
+    )

@@ -479,6 +479,78 @@ def test_configuration_versions() -> None:
     assert default.fair_sharing == m.FairSharingConfig()
 
 
+def helm_config_map(text: str, name: str = "kueue-manager-config") -> dict[str, Any]:
+    """Kueue's ConfigMap as its Helm chart and kustomize install it."""
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": "kueue-system"},
+        "data": {"controller_manager_config.yaml": text},
+    }
+
+
+KUEUE_MANAGER_CONFIG = """\
+apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+health:
+  healthProbeBindAddress: :8081
+fairSharing:
+  preemptionStrategies: [LessThanOrEqualToFinalShare, LessThanInitialShare]
+waitForPodsReady:
+  timeout: 10m
+"""
+
+
+def test_kueues_config_map_is_read_as_its_configuration() -> None:
+    # issue 21 item 7: it was skipped ("Kueue does not read ConfigMap"), fair sharing and
+    # waitForPodsReady silently dropped out, while --kubeconfig read the cluster's
+    for name in ("kueue-manager-config", "my-release-kueue-manager-config"):
+        state = loader.build_state([helm_config_map(KUEUE_MANAGER_CONFIG, name)])
+        assert state.configuration.fair_sharing == m.FairSharingConfig()
+        assert state.configuration.wait_for_pods_ready is not None
+        assert state.configuration.wait_for_pods_ready.timeout_s == 600.0
+        assert state.warnings == []
+    other = helm_config_map(
+        "apiVersion: controller-runtime.sigs.k8s.io/v1alpha1\nkind: ControllerManagerConfig\n"
+    )
+    state = loader.build_state([other, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}])
+    assert state.configuration == m.Configuration()  # another operator's: skipped, as any ConfigMap
+    assert [w.message.split(";")[0] for w in state.warnings] == ["Kueue does not read ConfigMap (v1)"] * 2
+
+
+@pytest.mark.parametrize(
+    ("text", "field", "words"),
+    [
+        (
+            "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nfairSharing: {preemptionStrategies: [Sometimes]}\n",
+            "data[controller_manager_config.yaml].fairSharing.preemptionStrategies",
+            'Unsupported value: "Sometimes"',
+        ),
+        (
+            "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: [\n",
+            "data[controller_manager_config.yaml]",
+            "invalid YAML",
+        ),
+        (
+            "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n---\napiVersion: v1\nkind: Other\n",
+            "data[controller_manager_config.yaml]",
+            "expected one Configuration, found 2 objects",
+        ),
+    ],
+)
+def test_errors_in_kueues_config_map_name_the_config_map_and_key(text: str, field: str, words: str) -> None:
+    with pytest.raises(InputError) as e:
+        loader.build_state([helm_config_map(text)])
+    assert (e.value.obj, e.value.field) == ("ConfigMap/kueue-system/kueue-manager-config", field)
+    assert words in e.value.message
+
+
+def test_kueues_config_map_and_a_configuration_are_two_configurations() -> None:
+    config = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration"}
+    with pytest.raises(ValidationError, match="at most one Configuration may be given"):
+        loader.build_state([helm_config_map(KUEUE_MANAGER_CONFIG), config])
+
+
 # --- Workload ---------------------------------------------------------------------------------
 
 
@@ -690,7 +762,9 @@ def test_scenarios_load(path: Path) -> None:
             loader.build_state(objects)
     else:
         state = loader.build_state(objects)
-        assert len(state.workloads) == sum(1 for d in objects if d.obj.get("kind") == "Workload")
+        # a Workload each, and one for each queued Job and JobSet
+        made = ("Workload", "Job", "JobSet")
+        assert len(state.workloads) == sum(1 for d in objects if d.obj.get("kind") in made)
 
 
 # --- every invalid object at once, warnings ---------------------------------------------------------
@@ -762,7 +836,7 @@ def test_kinds_kueue_does_not_read_are_skipped_with_a_warning() -> None:
                 "kind": "RayJob",
                 "metadata": {"name": "rj", "labels": {"kueue.x-k8s.io/queue-name": "lq"}},
             },
-            {"apiVersion": B2, "kind": "Topology", "metadata": {"name": "t"}},
+            {"apiVersion": B2, "kind": "MultiKueueCluster", "metadata": {"name": "t"}},
             {"apiVersion": "v1", "kind": "Namespac", "metadata": {"name": "x"}},
         ]
     )
@@ -771,7 +845,7 @@ def test_kinds_kueue_does_not_read_are_skipped_with_a_warning() -> None:
         "ConfigMap/n/c",
         "CustomResourceDefinition/clusterqueues.kueue.x-k8s.io",
         "RayJob/rj",
-        "Topology/t",
+        "MultiKueueCluster/t",
         "Namespac/x",
     ]
     assert got["ConfigMap/n/c"] == "Kueue does not read ConfigMap (v1); skipped"
@@ -779,7 +853,7 @@ def test_kinds_kueue_does_not_read_are_skipped_with_a_warning() -> None:
         "kueue-fast makes Workloads only from batch/v1 Jobs and jobset.x-k8s.io/v1alpha2 JobSets"
         in got["RayJob/rj"]
     )
-    assert "a ResourceFlavor that names a topology is refused" in got["Topology/t"]
+    assert "it matters only through an AdmissionCheck" in got["MultiKueueCluster/t"]
     assert got["Namespac/x"].endswith('(did you mean "Namespace"?)')
     assert len(state.documents) == 5  # --output yaml still prints them
 
@@ -832,7 +906,7 @@ def test_a_directory_is_read_like_kubectl_apply_f(tmp_path: Path) -> None:
     assert list(flat.namespaces) == ["a", "b", "c", "z"]
     # kubectl says nothing about the subdirectory; a user who forgot -R should hear of it
     assert [(w.source, w.message) for w in flat.warnings] == [
-        (str(tmp_path / "sub"), "subdirectory with manifests not read (-R reads subdirectories)")
+        (str(tmp_path / "sub"), "subdirectory not read (-R reads subdirectories)")
     ]
     deep = loader.load([str(tmp_path)], recursive=True)
     assert list(deep.namespaces) == ["a", "b", "c", "d", "e", "z"]  # filepath.Walk's lexical order
@@ -988,3 +1062,144 @@ def test_equal_admissions_and_times_read_once_still_checked_per_workload() -> No
     bad_time["status"]["conditions"][0]["lastTransitionTime"] = "2024-13-01T00:00:05Z"
     with pytest.raises(InputError, match=r"Workload/ns/d.*QuotaReserved.*lastTransitionTime"):
         loader.parse_workload(bad_time)
+
+
+@pytest.mark.parametrize(
+    ("text", "field", "want"),
+    [
+        # found by the fuzzer (tests/fuzz): Python's type names in a user's error
+        (
+            '{"apiVersion": "v1", "kind": "List", "items": [null]}',
+            "List items[0]",
+            "Invalid value: null: must be of type object",
+        ),
+        (
+            '{"apiVersion": "v1", "kind": "List", "items": [[1]]}',
+            "List items[0]",
+            "Invalid value: array: must be of type object",
+        ),
+        (
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: cq}\nspec:\n"
+            "  resourceGroups:\n  - coveredResources: [cpu]\n    flavors:\n    - name: f\n"
+            "      resources:\n      - {name: cpu, nominalQuota: [1]}\n",
+            "ClusterQueue/cq spec.resourceGroups[0].flavors[0].resources[0].nominalQuota",
+            "Invalid value: array: expected a quantity (string or number), got array",
+        ),
+    ],
+)
+def test_type_errors_name_json_types(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, field: str, want: str
+) -> None:
+    from kueue_fast.cli import main
+
+    path = tmp_path / "in.json"
+    path.write_text(text)
+    assert main(["schedule", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{field}: {want}" in err, err
+    for python_word in ("NoneType", "list", "dict"):
+        assert python_word not in err.split(": ", 1)[1].replace("List ", ""), err
+
+
+# Found by the fuzzer (tests/fuzz): times past 2262 (int64 nanoseconds) made
+# `schedule` exit 1 ("integer out of the int64 range") or crash in the engine's
+# clock; Go's zero time (year 1) as well. Refused with the field named.
+_RETRY_WORKLOAD = """\
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Workload
+metadata:
+  name: retry
+  creationTimestamp: '{created}'
+spec:
+  podSets:
+  - name: main
+    count: 2
+    template:
+      spec:
+        containers:
+        - name: c
+          resources:
+            requests:
+              cpu: '1'
+status:
+  admission:
+    clusterQueue: cq
+  conditions:
+  - type: QuotaReserved
+    status: 'True'
+    reason: QuotaReserved
+    message: Quota reserved in ClusterQueue cq
+    lastTransitionTime: '{transition}'
+"""
+
+
+@pytest.mark.parametrize("engine", ["native", "reference"])
+@pytest.mark.parametrize(
+    ("created", "transition", "field"),
+    [
+        ("2262-04-12T00:00:00Z", "2026-01-01T00:00:00Z", "metadata.creationTimestamp"),
+        ("2262-04-11T23:47:16Z", "2026-01-01T00:00:00Z", "metadata.creationTimestamp"),
+        ("9999-12-31T23:59:59Z", "2026-01-01T00:00:00Z", "metadata.creationTimestamp"),
+        ("0001-01-01T00:00:00Z", "2026-01-01T00:00:00Z", "metadata.creationTimestamp"),
+        (
+            "2026-01-01T00:00:00Z",
+            "9999-12-31T23:59:59Z",
+            "status.conditions[QuotaReserved].lastTransitionTime",
+        ),
+        (
+            "2026-01-01T00:00:00Z",
+            "0001-01-01T00:00:00Z",
+            "status.conditions[QuotaReserved].lastTransitionTime",
+        ),
+    ],
+)
+def test_times_beyond_what_int64_nanoseconds_hold_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], engine: str, created: str, transition: str, field: str
+) -> None:
+    from kueue_fast.cli import main
+
+    path = tmp_path / "in.yaml"
+    path.write_text(_RETRY_WORKLOAD.format(created=created, transition=transition))
+    assert main(["schedule", str(path), "--engine", engine, "--cycles", "2"]) == 2
+    err = capsys.readouterr().err
+    assert f"Workload/default/retry {field}: Invalid value:" in err and "1900" in err and "2200" in err, err
+
+
+def test_times_within_the_range_are_read() -> None:
+    assert loader.common.parse_time_ns("1900-01-01T00:00:00Z", "o", "f") == -2208988800 * 10**9
+    assert loader.common.parse_time_ns("2199-12-31T23:59:59.999999999Z", "o", "f") == 7258118399999999999
+
+
+@pytest.mark.parametrize("engine", ["native", "reference"])
+def test_an_admitted_conditions_time_is_checked_when_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], engine: str
+) -> None:
+    """Found by the fuzzer (tests/fuzz): with waitForPodsReady, the Admitted
+    condition's lastTransitionTime was read only during the cycles, so a bad
+    one was an error without its file, after the warnings."""
+    from kueue_fast.cli import main
+
+    path = tmp_path / "in.yaml"
+    path.write_text(
+        "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\nwaitForPodsReady: {enable: true}\n---\n"
+        f"apiVersion: {B2}\nkind: ResourceFlavor\nmetadata: {{name: default}}\n---\n"
+        f"apiVersion: {B2}\nkind: ClusterQueue\nmetadata: {{name: cq}}\nspec:\n  namespaceSelector: {{}}\n"
+        "  resourceGroups:\n  - coveredResources: [cpu]\n"
+        "    flavors: [{name: default, resources: [{name: cpu, nominalQuota: '4'}]}]\n---\n"
+        f"apiVersion: {B2}\nkind: LocalQueue\nmetadata: {{name: lq, namespace: default}}\n"
+        "spec: {clusterQueue: cq}\n---\n"
+        f"apiVersion: {B2}\nkind: Workload\nmetadata: {{name: w, namespace: default}}\nspec:\n"
+        "  queueName: lq\n  podSets:\n  - name: main\n    count: 1\n    template:\n      spec:\n"
+        "        containers: [{name: c, resources: {requests: {cpu: '2'}}}]\nstatus:\n  admission:\n"
+        "    clusterQueue: cq\n    podSetAssignments:\n    - {name: main, count: 1, flavors: {cpu: default}, "
+        "resourceUsage: {cpu: '2'}}\n  conditions:\n"
+        "  - {type: QuotaReserved, status: 'True', reason: QuotaReserved, message: '', "
+        "lastTransitionTime: '2026-01-01T00:00:05Z'}\n"
+        "  - {type: Admitted, status: 'True', reason: Admitted, message: '', lastTransitionTime: '2026-01-01T00:00:00'}\n"
+    )
+    assert main(["schedule", str(path), "--engine", engine]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(
+        f"error: {path} (document 5): Workload/default/w status.conditions[Admitted].lastTransitionTime"
+    )
+    assert err.count("\n") == 1, err

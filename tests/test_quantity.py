@@ -16,6 +16,7 @@ from kueue_fast.errors import QuantityError
 from kueue_fast.quantity import (
     INT64_MAX,
     INT64_MIN,
+    format_amount,
     format_quantity,
     parse_quantities,
     parse_quantity,
@@ -384,6 +385,10 @@ def test_format_quantity_matches_go(resource: str, value: int, want: str) -> Non
     assert parse_quantity(want, resource) == value
 
 
-def test_format_quantity_rejects_values_outside_int64() -> None:
-    with pytest.raises(ValueError):
-        format_quantity("cpu", INT64_MAX + 1)
+def test_format_quantity_prints_values_beyond_int64_saturated_as_the_engines_hold_them() -> None:
+    # issue 21 item 10: count 2 x 4Ei of memory, or a sum of usages beyond int64, raised ValueError
+    assert format_quantity("memory", 2 * 4 * 2**60) == "9223372036854775807"
+    assert format_quantity("cpu", 18 * 10**18) == "9223372036854775807m"
+    assert format_quantity("memory", -(2**70)) == "-9223372036854775808"
+    assert format_amount("memory", 2**63) == "<unlimited>"
+    assert format_amount("cpu", INT64_MAX) == "<unlimited>"

@@ -1,6 +1,5 @@
 """matplotlib is the `report` extra: without it simulate, compare and sweep
-still write every other file of their report and say how to get the charts
-(issue 11, item 7)."""
+still write every other file of their report and say how to get the charts."""
 
 from __future__ import annotations
 

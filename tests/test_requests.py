@@ -203,7 +203,52 @@ BAD = [
         f"{PATH}.initContainers[0].restartPolicy",
         "type string",
     ),
+    # issue 21 item 6: the API server's rules for extended resources (k8s pkg/apis/core/validation
+    # validateResourceRequirements, ValidateResourceQuantityValue): whole numbers, request == limit
+    (
+        "half a GPU",
+        {"containers": [c({"nvidia.com/gpu": "0.5"}, {"nvidia.com/gpu": "0.5"})]},
+        f"{PATH}.containers[0].resources.requests[nvidia.com/gpu]",
+        'Invalid value: "0.5": must be an integer',
+    ),
+    (
+        "a tenth of a GPU as a limit of an init container",
+        {"containers": [c()], "initContainers": [c(None, {"example.com/fpga": "100m"})]},
+        f"{PATH}.initContainers[0].resources.limits[example.com/fpga]",
+        'Invalid value: "100m": must be an integer',
+    ),
+    (
+        "a GPU request below its limit",
+        {"containers": [c(), c({"nvidia.com/gpu": 1}, {"nvidia.com/gpu": 2})]},
+        f"{PATH}.containers[1].resources.requests",
+        'Invalid value: "1": must be equal to nvidia.com/gpu limit of 2',
+    ),
+    (
+        "a hugepages request below its limit",
+        {"containers": [c({"hugepages-2Mi": "2Mi"}, {"hugepages-2Mi": "4Mi"})]},
+        f"{PATH}.containers[0].resources.requests",
+        'Invalid value: "2Mi": must be equal to hugepages-2Mi limit of 4Mi',
+    ),
+    (
+        "a fraction of an extended resource in the overhead",
+        {"containers": [c()], "overhead": {"example.com/nic": 1.5}},
+        f"{PATH}.overhead[example.com/nic]",
+        'Invalid value: "1.5": must be an integer',
+    ),
 ]
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        {"containers": [c({"nvidia.com/gpu": "2"}, {"nvidia.com/gpu": 2})]},  # equal, written differently
+        {"containers": [c({"nvidia.com/gpu": "1000m"})]},  # a whole number in milli units
+        {"containers": [c({"cpu": "500m", "kubernetes.io/custom": "0.5"}, {"cpu": "1"})]},  # native
+        {"containers": [c({"nvidia.com/gpu": 0.9999999})]},  # MilliValue rounds up to 1000m: accepted
+    ],
+)
+def test_extended_resources_the_api_server_accepts(spec: dict[str, Any]) -> None:
+    pod_requests(spec, PATH, REF)
 
 
 @pytest.mark.parametrize(

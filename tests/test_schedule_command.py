@@ -292,3 +292,39 @@ def test_every_workload_appears_once_sorted_by_namespace_then_name(tmp_path, cap
     names = [w["name"] for w in json.loads(out)["workloads"]]
     assert rc == 0
     assert names == ["a", "b"]
+
+
+def test_heads_left_untried_say_that_more_cycles_admit_more(tmp_path, capsys, engine):
+    # one head per ClusterQueue per cycle: after the default single cycle 1 of 3 is admitted,
+    # Kueue's scheduler would go on to admit all 3
+    text = manifests(workload("a", "1", ts=1), workload("b", "1", ts=2), workload("c", "1", ts=3))
+    rc, out, err = run(tmp_path, text, capsys=capsys, engine=engine)
+    assert rc == 0
+    assert [w["state"] for w in json.loads(out)["workloads"]] == ["admitted", "pending", "pending"]
+    assert err.splitlines() == [
+        "note: 1 admitted after 1 cycle; Kueue's scheduler goes on: until nothing changes "
+        "(--until-stable, 4 cycles) 3 would be admitted"
+    ]
+    rc, out, err = run(tmp_path, text, "--cycles", "3", capsys=capsys, engine=engine)
+    assert rc == 0 and err == ""  # nothing left untried: no note
+    rc, out, err = run(tmp_path, text, "--until-stable", capsys=capsys, engine=engine)
+    assert rc == 0 and err == ""
+
+
+def test_the_explanation_of_a_misspelt_queue_says_which_one_was_meant(tmp_path, capsys, engine):
+    lost = "---\n" + textwrap.dedent(
+        """
+        apiVersion: kueue.x-k8s.io/v1beta1
+        kind: LocalQueue
+        metadata: {name: lost, namespace: ns}
+        spec: {clusterQueue: cqq}
+        """
+    )
+    text = manifests(workload("a", "1", queue="lqq"), workload("b", "1", queue="lost")) + lost
+    rc, out, _ = run(tmp_path, text, "--explain", capsys=capsys, engine=engine)
+    assert rc == 0
+    got = {k: w["explanation"]["summary"] for k, w in states(out).items()}
+    assert got == {
+        "ns/a": "LocalQueue lqq doesn't exist (did you mean \"lq\"?): it is in no ClusterQueue's queue",
+        "ns/b": "ClusterQueue cqq doesn't exist (did you mean \"cq\"?): it is in no ClusterQueue's queue",
+    }

@@ -928,3 +928,74 @@ def test_admitted_shapes_group_admissions_as_the_reference_does() -> None:
     shape, shapes = got["native"]
     assert -1 in shape and 20 < len(shapes) < len(shape) - shape.count(-1)  # shared shapes, some pending
     assert got["native"] == got["reference"]
+
+
+# --- amounts beyond int64 (issue 21 item 10) ----------------------------------------------------------
+
+_QUEUE_WITH = """
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {{name: default}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {{name: cq}}
+spec:
+  namespaceSelector: {{}}
+  resourceGroups:
+  - coveredResources: [{resource}]
+    flavors:
+    - name: default
+      resources: [{{name: {resource}, nominalQuota: {quota}}}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {{name: lq, namespace: default}}
+spec: {{clusterQueue: cq}}
+"""
+
+
+def _workload_asking(name: str, count: int, resource: str, request: str) -> str:
+    return f"""
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Workload
+metadata: {{name: {name}, namespace: default}}
+spec:
+  queueName: lq
+  podSets:
+  - count: {count}
+    template:
+      spec:
+        containers:
+        - {{name: c, resources: {{requests: {{{resource}: {request}}}}}}}
+"""
+
+
+# 2 pods x 4Ei of memory: 2^63 bytes, one beyond int64; two admitted workloads of 9e15 cpu
+# each under an unlimited (1e30) quota: 1.8e19 milli-cpu reserved
+TWO_TIMES_4EI = _QUEUE_WITH.format(resource="memory", quota="16Gi") + _workload_asking(
+    "w", 2, "memory", "4Ei"
+)
+UNLIMITED_USAGE = (
+    _QUEUE_WITH.format(resource="cpu", quota="1e30")
+    + _workload_asking("a", 1, "cpu", "9e15")
+    + _workload_asking("b", 1, "cpu", "9e15")
+)
+
+
+@pytest.mark.parametrize(
+    "args", [("-o", "table"), ("-o", "yaml"), ("-o", "usage"), ("--explain",), ("-o", "summary")]
+)
+def test_amounts_beyond_int64_print_saturated(tmp_path, capsys, engine, args):
+    # format_quantity raised "... is outside the int64 range" (table, yaml, usage, --explain)
+    out, _ = schedule(tmp_path, capsys, TWO_TIMES_4EI, "--until-stable", *args, engine=engine)
+    if args == ("--explain",):
+        assert "needs 9223372036854775807 memory in flavor default, 16Gi free now" in out
+    if args == ("-o", "table"):  # the WHY column wraps within 120 columns
+        assert "needs 9223372036854775807 memory" in out and "in flavor default, 16Gi free now" in out
+    out, _ = schedule(tmp_path, capsys, UNLIMITED_USAGE, "--until-stable", *args, engine=engine)
+    if args == ("-o", "yaml"):
+        cq = objects(out)["ClusterQueue/cq"]
+        reserved = cq["status"]["flavorsReservation"][0]["resources"][0]
+        assert reserved == {"name": "cpu", "total": "9223372036854775807m", "borrowed": "0"}

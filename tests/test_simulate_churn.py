@@ -1,6 +1,6 @@
-"""Preemption churn in the simulator: the storm of issue 9 in four workloads.
+"""Preemption churn in the simulator: a preemption storm in four workloads.
 
-The product cohort of the issue's cluster: ClusterQueue ``inference-batch``
+The product cohort of a GPU cluster: ClusterQueue ``inference-batch``
 (16 GPUs, withinClusterQueue LowerPriority, reclaimWithinCohort Any,
 borrowWithinCohort LowerPriority up to priority 1000) and ``eval`` (8 GPUs,
 may borrow 8 more, preempts nothing). Four workloads keep going round, as

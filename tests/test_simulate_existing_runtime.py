@@ -1,5 +1,5 @@
 """simulate --existing-runtime: the Workloads a live cluster already holds
-finish (issue 10, item 4: "what would Kueue do this week"), and the clock
+finish ("what would Kueue do this week"), and the clock
 starts at the snapshot's time."""
 
 from __future__ import annotations

@@ -518,11 +518,11 @@ CASES: list[tuple[str, dict[str, Any], str, str, str]] = [
         "name part must consist",
     ),
     (
-        "topology aware flavors are not supported",
-        rf(topologyName="default"),
+        "a topology name that is not a name",
+        rf(topologyName="Not A Name"),
         "ResourceFlavor/spot",
         "spec.topologyName",
-        "Topology Aware Scheduling",
+        "RFC 1123",
     ),
     # --- LocalQueue -----------------------------------------------------------------------
     ("local queue without a cluster queue", lq(), "LocalQueue/ns/lq", "spec.clusterQueue", "Required value"),
@@ -626,10 +626,10 @@ CASES: list[tuple[str, dict[str, Any], str, str, str]] = [
         "Required value",
     ),
     (
-        "topology requests are not supported",
-        wl(podset(topologyRequest={"required": "rack"})),
+        "topology requests in pod-set groups are not supported",
+        wl(podset(topologyRequest={"required": "rack", "podSetGroupName": "g"})),
         "Workload/ns/wl",
-        "spec.podSets[0].topologyRequest",
+        "spec.podSets[0].topologyRequest.podSetGroupName",
         "Topology Aware Scheduling",
     ),
     (

@@ -1,5 +1,4 @@
-"""kueue-fast compare: one frozen trace against several configurations
-(issue 10, item 1)."""
+"""kueue-fast compare: one frozen trace against several configurations."""
 
 from __future__ import annotations
 

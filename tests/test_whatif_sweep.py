@@ -1,4 +1,4 @@
-"""kueue-fast sweep (issue 10, items 2, 3 and 5): the spec, its expansion and
+"""kueue-fast sweep: the spec, its expansion and
 validation, the table and files, and the same results whether the
 simulations run in this process, on a local pool or on a Dask cluster."""
 

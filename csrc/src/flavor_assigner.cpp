@@ -55,6 +55,12 @@ void append_reason_text(std::string& out, const Topology& topo, const std::uint6
     case RK_REJECTION:
       out += topo.string_at(reason_a(h));
       return;
+    case RK_TAS_NOT_FIT:
+    case RK_TAS_NO_DOMAINS:
+    case RK_TAS_SLICE_ABOVE:
+    case RK_TAS_NO_LEVEL:
+    case RK_TAS_ERROR:
+      return;  // the TAS snapshot writes these (TasSnapshot::append_reason): callers route them there
   }
 }
 
@@ -62,6 +68,7 @@ namespace {
 
 int severity(PendingReason r) noexcept {  // Kueue reasonSeverity
   switch (r) {
+    case TOPOLOGY_PLACEMENT_FAILED: return 1;
     case WAITING_FOR_QUOTA: return 2;
     case EXCEEDS_MAX_QUOTA: return 3;
     case NO_MATCHING_FLAVOR: return 4;
@@ -410,6 +417,7 @@ int FlavorAssigner::assign(int wid, int cq, bool use_last, const std::int32_t* n
       psa.mode = m;
     }
     if (psa.mode == NO_FIT) psa.no_fit_reason = resolve_attempts();
+    if (v_.tas != nullptr) [[unlikely]] tas_pod_set_record();
     worst = std::min(worst, psa.mode);
     // Assignment.append
     for (std::uint32_t k = 0; k < psa.fl_n; ++k) {
@@ -437,7 +445,194 @@ int FlavorAssigner::assign(int wid, int cq, bool use_last, const std::int32_t* n
   for (std::int32_t fr : assumed_keys_) ar.usage.push_back({fr, assumed_[fr]});
   a.usage_n = static_cast<std::uint32_t>(assumed_keys_.size());
   ar.assignments.push_back(a);
-  return static_cast<int>(ar.assignments.size() - 1);
+  const int index = static_cast<int>(ar.assignments.size() - 1);
+  if (v_.tas != nullptr) [[unlikely]] tas_assignment(index);
+  return index;
+}
+
+// The TAS record of the pod set just assigned: the flavors it tried, to mark
+// a TAS flavor TopologyPlacementFailed later (out of the hot loop: TAS only).
+[[gnu::noinline]] void FlavorAssigner::tas_pod_set_record() {
+  AssignmentArena& ar = v_.arena;
+  PodSetTas& pt = ar.tas_pod_sets.emplace_back();
+  pt.attempt_first = static_cast<std::uint32_t>(ar.attempt_min.size());
+  ar.attempt_min.insert(ar.attempt_min.end(), attempt_min_.begin(), attempt_min_.begin() + n_groups_);
+  ar.attempt_seen.insert(ar.attempt_seen.end(), attempt_seen_.begin(), attempt_seen_.begin() + n_groups_);
+  pt.status_reason = status_reason_;
+  pt.attempted_any = attempted_any_;
+}
+
+// The assignment's TAS record, and its placement when a pod set asks for TAS.
+[[gnu::noinline]] void FlavorAssigner::tas_assignment(int index) {
+  AssignmentArena& ar = v_.arena;
+  ar.tas_assignments.emplace_back();
+  const AssignmentRec& a = ar.assignments[index];
+  if (a.mode == NO_FIT) return;
+  const std::uint32_t first = v_.w.pod_sets_of[a.wid].first, n_ps = v_.w.pod_sets_of[a.wid].n;
+  bool any = false;
+  for (std::uint32_t i = 0; i < n_ps && !any; ++i) any = v_.tas->asks(static_cast<int>(first + i));
+  if (any) assign_topology(index);
+}
+
+// --- Topology Aware Scheduling ------------------------------------------------------------------
+
+namespace {
+
+// PodSetAssignment.mode() (a Status error: NoFit).
+Mode pod_set_mode(const PodSetRec& ps, const PodSetTas& pt, const AssignmentArena& ar) noexcept {
+  if (pt.error) return NO_FIT;
+  if (ps.rs_n == 0 && pt.rs2_words == 0) return FIT;
+  if (ps.fl_n == 0) return NO_FIT;
+  Mode m = FIT;
+  for (std::uint32_t k = 0; k < ps.fl_n; ++k) m = std::min(m, ar.flavors[ps.fl_first + k].mode);
+  return m;
+}
+
+// kueue PodSetAssignment.updateMode: every flavor of the pod set.
+void set_pod_set_mode(std::uint32_t i, AssignmentArena& ar, Mode mode) noexcept {
+  PodSetRec& ps = ar.pod_sets[i];
+  for (std::uint32_t k = 0; k < ps.fl_n; ++k) ar.flavors[ps.fl_first + k].mode = mode;
+  ps.mode = pod_set_mode(ps, ar.tas_pod_sets[i], ar);
+}
+
+}  // namespace
+
+void tas_asks(const TasState& tas, const WorkloadStore& w, const AssignmentArena& arena, int assignment,
+              std::vector<TasAsk>& asks, std::vector<std::pair<std::int32_t, std::vector<std::int32_t>>>* errors) {
+  asks.clear();
+  if (errors != nullptr) errors->clear();
+  const AssignmentRec& a = arena.assignments[assignment];
+  std::vector<std::int32_t> found;
+  for (std::uint32_t i = 0; i < a.ps_n; ++i) {
+    const PodSetRec& ps = arena.pod_sets[a.ps_first + i];
+    const PodSetTas& pt = arena.tas_pod_sets[a.ps_first + i];
+    const auto row = static_cast<std::int32_t>(w.pod_sets_of[a.wid].first + i);
+    if (!tas.asks(row) || pt.error || ps.count == 0 || pt.tas_flavor >= 0) continue;
+    found.clear();
+    for (std::uint32_t k = 0; k < ps.fl_n; ++k) {
+      const std::int32_t f = tas.spec().flavor_of[arena.flavors[ps.fl_first + k].flavor];
+      if (f >= 0 && std::find(found.begin(), found.end(), f) == found.end()) found.push_back(f);
+    }
+    if (found.size() != 1) {  // onlyTASFlavor: none, or more than one
+      if (errors != nullptr) {
+        std::sort(found.begin(), found.end());
+        errors->emplace_back(static_cast<std::int32_t>(i), found);
+      }
+      continue;
+    }
+    asks.push_back({static_cast<std::int32_t>(i), ps.count, row, w.pod_sets[row].flavor_class, found[0]});
+  }
+  std::stable_sort(asks.begin(), asks.end(), [](const TasAsk& x, const TasAsk& y) { return x.flavor < y.flavor; });
+}
+
+void update_for_tas_result(const TasState& tas, AssignmentArena& ar, int assignment, const std::vector<TasAsk>& asks) {
+  const AssignmentRec& a = ar.assignments[assignment];
+  for (std::size_t k = 0; k < asks.size(); ++k) {
+    PodSetTas& ps = ar.tas_pod_sets[a.ps_first + asks[k].index];
+    if (!tas.ask_placed(k)) {
+      if (tas.failure().index == asks[k].index) ps.tas_flavor = -1;
+      continue;
+    }
+    ps.tas_flavor = asks[k].flavor;
+    ps.tas_first = static_cast<std::uint32_t>(ar.tas_leaves.size());
+    for (std::size_t i = tas.placed_first(k); i < tas.placed_end(k); ++i) ar.tas_leaves.push_back(tas.placed(i));
+    ps.tas_n = static_cast<std::uint32_t>(ar.tas_leaves.size()) - ps.tas_first;
+  }
+  // ComputeTASNetUsage (nothing admitted before)
+  TasSpan& span = ar.tas_assignments[static_cast<std::size_t>(assignment)];
+  span.first = static_cast<std::uint32_t>(ar.tas_uses.size());
+  for (std::uint32_t i = 0; i < a.ps_n; ++i) {
+    const PodSetTas& ps = ar.tas_pod_sets[a.ps_first + i];
+    if (ps.tas_flavor < 0) continue;
+    const TasFlavorSpec& fl = tas.spec().flavors[ps.tas_flavor];
+    // the pod set's row: its index in the workload from the asks' rows
+    std::int32_t row = -1;
+    for (const TasAsk& ask : asks) {
+      if (ask.index == static_cast<std::int32_t>(i)) row = ask.row;
+    }
+    for (std::uint32_t k = 0; k < ps.tas_n; ++k) {
+      const auto [leaf, pods] = ar.tas_leaves[ps.tas_first + k];
+      ar.tas_uses.push_back({ps.tas_flavor, leaf, fl.hostname_lowest ? fl.leaf_host[leaf] : -1, pods, row});
+    }
+    // a placement of no pods (fewer pods than a slice): still the pod set's
+    // (empty) topology assignment; charges nothing
+    if (ps.tas_n == 0) ar.tas_uses.push_back({ps.tas_flavor, -1, -1, 0, row});
+  }
+  span.n = static_cast<std::uint32_t>(ar.tas_uses.size()) - span.first;
+}
+
+void FlavorAssigner::recompute_mode(AssignmentRec& a) noexcept {
+  Mode worst = FIT;
+  for (std::uint32_t i = 0; i < a.ps_n; ++i) worst = std::min(worst, v_.arena.pod_sets[a.ps_first + i].mode);
+  a.mode = a.ps_n == 0 ? NO_FIT : worst;
+}
+
+// Quota first, then the topology: with every pod set fitting quota, a pod
+// set that cannot be placed needs preemption (Preempt, Kueue's reason added);
+// whenever preemption is needed, a placement on the empty topology must
+// exist, or the pod set does not fit at all (NoFit, TopologyPlacementFailed).
+void FlavorAssigner::assign_topology(int index) {
+  TasState& tas = *v_.tas;
+  AssignmentArena& ar = v_.arena;
+  tas_asks(tas, v_.w, ar, index, asks_, &tas_errors_);
+  const std::uint32_t ps_first = ar.assignments[index].ps_first;
+  for (auto& [i, flavors] : tas_errors_) {  // psError
+    PodSetTas& pt = ar.tas_pod_sets[ps_first + static_cast<std::uint32_t>(i)];
+    pt.rs2_first = static_cast<std::uint32_t>(ar.reasons.size());
+    ar.reasons.push_back(reason_header(RK_TAS_ERROR, 0, flavors.size()));
+    for (std::int32_t f : flavors) ar.reasons.push_back(static_cast<std::uint64_t>(f));
+    pt.rs2_words = static_cast<std::uint32_t>(ar.reasons.size()) - pt.rs2_first;
+    pt.error = true;
+    ar.pod_sets[ps_first + static_cast<std::uint32_t>(i)].mode = NO_FIT;
+  }
+  recompute_mode(ar.assignments[index]);
+  if (ar.assignments[index].mode == FIT) {
+    if (!tas.find_for_workload(asks_, false)) {
+      const TasFailure& fail = tas.failure();
+      const std::uint32_t at = ps_first + static_cast<std::uint32_t>(fail.index);
+      PodSetTas& pt = ar.tas_pod_sets[at];
+      pt.rs2_first = static_cast<std::uint32_t>(ar.reasons.size());
+      ar.reasons.insert(ar.reasons.end(), fail.words.begin(), fail.words.end());
+      pt.rs2_words = static_cast<std::uint32_t>(fail.words.size());
+      set_pod_set_mode(at, ar, PREEMPT);
+    } else {
+      update_for_tas_result(tas, ar, index, asks_);
+    }
+    recompute_mode(ar.assignments[index]);
+  }
+  if (ar.assignments[index].mode == PREEMPT) {
+    if (!tas.find_for_workload(asks_, true)) {
+      const TasFailure& fail = tas.failure();
+      const std::uint32_t psi = ps_first + static_cast<std::uint32_t>(fail.index);
+      PodSetTas& ps = ar.tas_pod_sets[psi];
+      // markFlavorAttempt(flavor, NoFit, TopologyPlacementFailed), in the TAS flavor's group
+      const std::int32_t flavor = tas.spec().flavors[fail.flavor].flavor;
+      for (int g = 0; g < n_groups_; ++g) {
+        const auto& fl = spec_->groups[g].flavors;
+        if (std::find(fl.begin(), fl.end(), flavor) == fl.end()) continue;
+        const std::uint32_t at = ps.attempt_first + static_cast<std::uint32_t>(g);
+        if (!ar.attempt_seen[at] || severity(TOPOLOGY_PLACEMENT_FAILED) < severity(ar.attempt_min[at])) {
+          ar.attempt_seen[at] = 1;
+          ar.attempt_min[at] = TOPOLOGY_PLACEMENT_FAILED;
+        }
+        ps.attempted_any = true;
+        break;
+      }
+      set_pod_set_mode(psi, ar, NO_FIT);
+      // resolveNoFitReason for the pod set again
+      PendingReason out = ps.attempted_any ? ps.status_reason : NO_MATCHING_FLAVOR;
+      if (ps.attempted_any) {
+        for (int g = 0; g < n_groups_; ++g) {
+          const std::uint32_t at = ps.attempt_first + static_cast<std::uint32_t>(g);
+          if (ar.attempt_seen[at]) out = most_severe(out, ar.attempt_min[at]);
+        }
+      }
+      ar.pod_sets[psi].no_fit_reason = out;
+    } else {
+      for (const TasAsk& ask : asks_) set_pod_set_mode(ps_first + static_cast<std::uint32_t>(ask.index), ar, PREEMPT);
+    }
+    recompute_mode(ar.assignments[index]);
+  }
 }
 
 }  // namespace kueue_fast

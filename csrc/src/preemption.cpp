@@ -145,12 +145,14 @@ bool Preemptor::satisfies_policy(int candidate, std::uint8_t policy) const noexc
   return policy == ANY;
 }
 
+// Kueue workloadFits: quota, then the topology placement.
 bool Preemptor::workload_fits(bool allow_borrowing) const noexcept {
   const QuotaTree& t = v_.tree;
   for (const auto& [fr, v] : ctx_->usage) {
     if (!allow_borrowing && t.borrowing_with(ctx_->cq, fr, v)) return false;
     if (v > t.available(ctx_->cq, fr)) return false;
   }
+  if (!ctx_->tas_asks.empty()) return v_.tas->find_for_workload(ctx_->tas_asks, false);
   return true;
 }
 

@@ -22,13 +22,27 @@ std::int64_t floor_div(std::int64_t a, std::int64_t b) {
 
 }  // namespace
 
+namespace {
+
+std::unique_ptr<TasState> make_tas(const Topology& topo) {
+  if (!topo.spec().has_tas) return nullptr;
+  if (topo.spec().tas.flavor_of.size() != static_cast<std::size_t>(topo.n_flavors())) {
+    throw std::invalid_argument("tas: flavor_of must have one entry per flavor");
+  }
+  return std::make_unique<TasState>(topo.spec().tas);
+}
+
+}  // namespace
+
 Engine::Engine(TopologySpec topology, bool release_evictions)
     : topo_(std::move(topology)),
+      tas_(make_tas(topo_)),
       tree_(topo_),
       shares_(topo_, tree_),
       release_evictions_(release_evictions),
-      assigner_({topo_, tree_, w_, arena_, stats_, *this}),
-      preemptor_({topo_, tree_, w_, shares_, cq_admitted_, cq_front_, cohort_fronts_, afs_, debug_checks_, stats_, *this}),
+      assigner_({topo_, tree_, w_, arena_, stats_, *this, tas_.get()}),
+      preemptor_({topo_, tree_, w_, shares_, cq_admitted_, cq_front_, cohort_fronts_, afs_, debug_checks_, stats_, *this,
+                  tas_.get()}),
       tournament_({topo_, tree_, w_, shares_, entries_, arena_}) {
   // Admission fair sharing applies with the configuration and a usage-based
   // ClusterQueue (scheduler.py: UsageLedger only then).
@@ -96,9 +110,32 @@ void Engine::validate(const WorkloadInput& in) const {
       check_range(r, 0, topo_.n_resources() - 1, "resource id");
     }
   }
+  for (const auto& ps : in.pod_sets) {
+    if (!ps.has_tas && ps.tas_requests.empty()) continue;
+    if (!tas_) bad("a pod set asks for TAS but the topology has no TAS flavor");
+    if (!ps.tas_requests.empty() && ps.tas_requests.size() != static_cast<std::size_t>(tas_->n_resources())) {
+      bad("pod set tas_requests: one amount per TAS resource");
+    }
+    if (ps.has_tas) {
+      const auto n_levels = static_cast<std::int64_t>(tas_->spec().level_names.size());
+      check_range(ps.tas.level, TAS_LEVEL_LOWEST, n_levels - 1, "pod set TAS level");
+      check_range(ps.tas.slice_level, TAS_LEVEL_LOWEST, n_levels - 1, "pod set TAS slice level");
+      check_range(ps.tas.slice_size, 1, INT32_HI, "pod set TAS slice size");
+      if (ps.tas_requests.empty()) bad("a pod set asking for TAS needs tas_requests");
+    }
+  }
   if (in.has_admission) {
     check_range(in.admission_cq, -1, topo_.n_cq() - 1, "admission cluster_queue");
     for (const auto& ps : in.admission) {
+      for (const auto& u : ps.tas_uses) {
+        if (!tas_) bad("an admission with TAS usage but the topology has no TAS flavor");
+        check_range(u[0], 0, static_cast<std::int64_t>(tas_->spec().flavors.size()) - 1, "TAS use flavor");
+        const TasFlavorSpec& fl = tas_->spec().flavors[static_cast<std::size_t>(u[0])];
+        check_range(u[1], -1, fl.n_leaves() - 1, "TAS use leaf");
+        check_range(u[2], -1, tas_->spec().n_hosts - 1, "TAS use hostname");
+        check_range(u[3], 0, INT32_HI, "TAS use count");
+        if (u[1] < 0 && u[2] < 0) bad("TAS use: a leaf or a hostname");
+      }
       check_range(ps.count, INT32_LO, INT32_HI, "admitted count");
       for (const auto& [r, f, v] : ps.use) {
         (void)v;
@@ -108,6 +145,12 @@ void Engine::validate(const WorkloadInput& in) const {
       }
     }
   }
+}
+
+void Engine::add_tas_class(std::vector<TasClassFlavor> per_flavor) {
+  if (!tas_) bad("add_tas_class: the topology has no TAS flavor");
+  if (tas_->n_classes() >= topo_.n_classes()) bad("add_tas_class: add the flavor class first");
+  tas_->add_class(std::move(per_flavor));
 }
 
 int Engine::append_workload_spec(const WorkloadInput& in) {
@@ -128,6 +171,9 @@ int Engine::append_workload_spec(const WorkloadInput& in) {
     PodSetRow row{static_cast<std::int32_t>(ps.count), static_cast<std::int32_t>(ps.min_count),
                   static_cast<std::int32_t>(ps.flavor_class), w.intern_pod_set_name(ps.name),
                   {static_cast<std::uint32_t>(w.requests.size()), static_cast<std::uint32_t>(ps.requests.size())}};
+    if (tas_ && (ps.has_tas || !ps.tas_requests.empty())) {
+      tas_->set_pod_set(static_cast<int>(w.pod_sets.size()), ps.has_tas, ps.tas, ps.tas_requests);
+    }
     w.pod_sets.push_back(row);
     for (const auto& [r, v] : ps.requests) w.requests.push_back({static_cast<std::int32_t>(r), v});
   }
@@ -172,6 +218,18 @@ int Engine::add_workload(const WorkloadInput& input) {
     }
   }
   if (in.has_admission && in.admission_cq >= 0) {
+    if (tas_) {  // its placements' usage, charged with its quota
+      std::vector<TasUse>& uses = tas_->uses_of(wid);
+      uses.clear();
+      for (std::size_t i = 0; i < in.admission.size() && i < in.pod_sets.size(); ++i) {
+        const auto row = static_cast<std::int32_t>(w_.pod_sets_of[wid].first + i);
+        for (const auto& u : in.admission[i].tas_uses) {
+          uses.push_back({static_cast<std::int32_t>(u[0]), static_cast<std::int32_t>(u[1]),
+                          static_cast<std::int32_t>(u[2]), static_cast<std::int32_t>(u[3]), row});
+        }
+      }
+      tas_->set_placed_by_engine(wid, false);
+    }
     admit(wid, static_cast<int>(in.admission_cq), in.admission_time);
   } else if (in.has_admission) {
     // Admitted to a ClusterQueue that does not exist: it holds nothing.
@@ -382,6 +440,16 @@ void Engine::cq_admitted_erase(int wid) {
 // `commit`: the workload holds (or gives back) its quota for good, in Kueue's
 // cache as well as in the cycle's snapshot; else a simulation (snapshot only).
 void Engine::charge(int wid, int sign, bool commit) noexcept {
+  if (tas_) [[unlikely]] {
+    const std::vector<TasUse>& uses = tas_->uses(wid);
+    if (!uses.empty()) {
+      if (commit) {
+        tas_->charge(uses.data(), uses.size(), sign);
+      } else {
+        tas_->snapshot(uses.data(), uses.size(), sign);
+      }
+    }
+  }
   const int cq = w_.admitted_cq[wid];
   for_each_fr_usage(wid, [&](int fr, Amount v) {
     if (commit) {
@@ -423,6 +491,7 @@ void Engine::release(int wid) {
   int cq = w_.admitted_cq[wid];
   if (cq >= 0 && in_cq_admitted(wid)) {
     charge(wid, -1, true);
+    if (tas_) tas_->uses_of(wid).clear();
     cq_admitted_erase(wid);
     lq_admitted_add(wid, cq, -1);
     ++cq_generation_[cq];
@@ -584,15 +653,24 @@ std::string Engine::message(int wid) const {
     std::uint32_t ps_index = static_cast<std::uint32_t>(header & 0xffffffffu);
     std::uint32_t n = static_cast<std::uint32_t>(header >> 32);
     texts.clear();
+    const std::string& ps_name = w_.pod_set_names[w_.pod_sets[w_.pod_sets_of[wid].first + ps_index].name];
     for (std::uint32_t k = 0; k < n; ++k) {
       texts.emplace_back();
-      append_reason_text(texts.back(), topo_, p);
-      p += reason_words(reason_kind(*p));
+      const ReasonKind kind = reason_kind(*p);
+      if (is_tas_reason(kind)) {
+        tas_->append_reason(texts.back(), p);
+      } else {
+        append_reason_text(texts.back(), topo_, p);
+      }
+      if (kind == RK_TAS_ERROR) {  // a Status error: Kueue's message is that alone
+        return "failed to assign flavors to pod set " + ps_name + ": " + texts.back();
+      }
+      p += reason_words_of(*p);
     }
     std::sort(texts.begin(), texts.end());  // byte order = Python's code point order
     if (part > 0) out += "; ";
     out += "couldn't assign flavors to pod set ";
-    out += w_.pod_set_names[w_.pod_sets[w_.pod_sets_of[wid].first + ps_index].name];
+    out += ps_name;
     out += ": ";
     for (std::size_t k = 0; k < texts.size(); ++k) {
       if (k > 0) out += ", ";
@@ -728,6 +806,7 @@ void Engine::build_ctx(int wid, int cq, int assignment, PreemptionCtx& ctx) {
       if (std::find(need.begin(), need.end(), fa.fr) == need.end()) need.push_back(fa.fr);
     }
   }
+  if (tas_) tas_asks(*tas_, w_, arena_, assignment, ctx.tas_asks, nullptr);
 }
 
 std::uint32_t Engine::find_targets(const PreemptionCtx& ctx, std::uint32_t& t_first) {
@@ -737,7 +816,30 @@ std::uint32_t Engine::find_targets(const PreemptionCtx& ctx, std::uint32_t& t_fi
   return static_cast<std::uint32_t>(t.size());
 }
 
-// Kueue getInitialAssignments: full assignment, its targets, else partial admission.
+// kueue updateAssignmentForTAS: a TAS workload that needs preemption gets the
+// placement it would have once its targets are gone, or, with none, on the
+// empty topology (what it reserves while it waits).
+void Engine::update_assignment_for_tas(int wid, int cq, int assignment, std::uint32_t t_first, std::uint32_t t_n) {
+  (void)cq;
+  if (arena_[assignment].mode != PREEMPT) return;
+  bool any = false;
+  for (std::uint32_t i = 0; i < w_.pod_sets_of[wid].n && !any; ++i) {
+    any = tas_->asks(static_cast<int>(w_.pod_sets_of[wid].first + i));
+  }
+  if (!any) return;
+  tas_asks(*tas_, w_, arena_, assignment, tas_scratch_, nullptr);
+  if (t_n > 0) {
+    for (std::uint32_t k = 0; k < t_n; ++k) preemptor_.remove(targets_[t_first + k].wid);
+    tas_->find_for_workload(tas_scratch_, false);
+    for (std::uint32_t k = 0; k < t_n; ++k) preemptor_.restore(targets_[t_first + k].wid);
+  } else {
+    tas_->find_for_workload(tas_scratch_, true);
+  }
+  update_for_tas_result(*tas_, arena_, assignment, tas_scratch_);
+}
+
+// Kueue getAssignments: getInitialAssignments (full assignment, its targets,
+// else partial admission), then updateAssignmentForTAS (a Preempt assignment only).
 void Engine::get_assignments(int wid, int cq, bool use_last, const std::int32_t* nomination,
                              std::size_t nomination_ps, int& assignment, std::uint32_t& t_first,
                              std::uint32_t& t_n) {
@@ -754,6 +856,7 @@ void Engine::get_assignments(int wid, int cq, bool use_last, const std::int32_t*
     if (n > 0) {
       t_first = first;
       t_n = n;
+      if (tas_) update_assignment_for_tas(wid, cq, assignment, t_first, t_n);
       return;
     }
   }
@@ -776,6 +879,7 @@ void Engine::get_assignments(int wid, int cq, bool use_last, const std::int32_t*
       t_n = n2;
     }
   }
+  if (tas_) update_assignment_for_tas(wid, cq, assignment, t_first, t_n);
 }
 
 // Kueue PodSetReducer.Search: the smallest reduction k in [0, D] whose counts
@@ -1057,13 +1161,17 @@ bool Engine::targets_overlap(const Entry& e) const noexcept {
   return false;
 }
 
-bool Engine::fits(int cq, int assignment, const Entry& e) {
+int Engine::fits(int cq, int assignment, const Entry& e) {
   // Kueue fits: the cycle's victims and the entry's targets removed. Only
   // removals in cq's own tree change what available(cq) reads; the others
   // are skipped unless their round trip could leave a residue (saturated
-  // amounts), which the reference's replay would keep.
+  // amounts), which the reference's replay would keep, or a placement is
+  // checked too (the TAS flavors are shared by every tree).
   const int root = tree_.root_of(cq);
-  const bool every_victim = tree_.may_saturate();
+  TasSpan placements;
+  if (tas_) [[unlikely]] placements = arena_.tas_uses_of(assignment);
+  const bool placed = placements.n > 0;
+  const bool every_victim = tree_.may_saturate() || placed;
   removed_.clear();
   for (std::int32_t v : victims_) {
     if (every_victim || tree_.root_of(w_.admitted_cq[v]) == root) removed_.push_back(v);
@@ -1076,21 +1184,27 @@ bool Engine::fits(int cq, int assignment, const Entry& e) {
     }
   }
   for (std::int32_t w : removed_) preemptor_.remove(w);
-  bool ok = true;
+  int check = 0;
   const AssignmentRec& a = arena_[assignment];
   for (std::uint32_t k = 0; k < a.usage_n; ++k) {
     const FrAmount& u = arena_.usage[a.usage_first + k];
     if (!(tree_.available(cq, u.fr) >= u.amount)) {
-      ok = false;
+      check = 1;
       break;
     }
   }
+  if (check == 0 && placed && !tas_->fits(arena_.tas_uses.data() + placements.first, placements.n)) check = 2;
   for (std::int32_t w : removed_) preemptor_.restore(w);
-  return ok;
+  return check;
 }
 
-// Usage that only lives in this cycle's snapshot.
-void Engine::reserve(int cq, const FrAmount* first, const FrAmount* last) { tree_.add_usage(cq, first, last); }
+// Usage that only lives in this cycle's snapshot (the assignment's placements too).
+void Engine::reserve(int cq, const FrAmount* first, const FrAmount* last, int assignment) {
+  tree_.add_usage(cq, first, last);
+  if (const TasSpan placed = arena_.tas_uses_of(assignment); placed.n > 0) {
+    tas_->snapshot(arena_.tas_uses.data() + placed.first, placed.n, +1);
+  }
+}
 
 // Kueue markSkipped: the scan record is kept only with
 // FlavorFungibilityPreserveScanProgress.
@@ -1151,6 +1265,12 @@ void Engine::admit_entry(Entry& e, std::int64_t now_ns) {
       *p++ = admission_word(fa.resource, fa.fr);
       *p++ = req;
     }
+  }
+  if (tas_) {  // its placements' usage, charged with its quota
+    std::vector<TasUse>& uses = tas_->uses_of(e.wid);
+    const TasSpan placed = arena_.tas_uses_of(e.assignment);
+    uses.assign(arena_.tas_uses.begin() + placed.first, arena_.tas_uses.begin() + placed.first + placed.n);
+    tas_->set_placed_by_engine(e.wid, true);
   }
   // Kueue's cycle snapshot gets only the admission's usage (scheduler.go
   // processEntry: cq.AddUsage), not the workload: it is no preemption
@@ -1218,22 +1338,29 @@ void Engine::process_unless_blocked(Entry& e, std::int64_t now_ns) {
 
 // Kueue processEntry. Over 80 lines: its branches one to one, to keep the
 // comparison with scheduler.go direct.
+// The flavors of the entry's assignment, as the nomination a recomputation
+// keeps to (nomination_, per pod set x resource group); its pod sets.
+std::size_t Engine::nominated_flavors(const Entry& e) {
+  const AssignmentRec& a = arena_[e.assignment];
+  const int ng = topo_.n_groups(e.cq);
+  nomination_.assign(static_cast<std::size_t>(a.ps_n) * static_cast<std::size_t>(ng), -1);
+  for (std::uint32_t i = 0; i < a.ps_n; ++i) {
+    const PodSetRec& ps = arena_.pod_sets[a.ps_first + i];
+    for (std::uint32_t f = 0; f < ps.fl_n; ++f) {
+      const FlavorRec& fa = arena_.flavors[ps.fl_first + f];
+      nomination_[i * static_cast<std::uint32_t>(ng) + static_cast<std::uint32_t>(topo_.group_of(e.cq, fa.resource))] = fa.flavor;
+    }
+  }
+  return a.ps_n;
+}
+
 void Engine::process(Entry& e, std::int64_t now_ns) {
   const int cq = e.cq;
+  int fit_check = -1;  // fits(), when already known
   // Targets taken by an earlier entry: recompute on the projected snapshot
   // (RecomputeAssignmentUponPreemptionTargetsOverlap, beta, on).
   if (topo_.gates().recompute_assignment_upon_preemption_targets_overlap && targets_overlap(e)) {
-    const AssignmentRec& a = arena_[e.assignment];
-    const int ng = topo_.n_groups(cq);
-    nomination_.assign(static_cast<std::size_t>(a.ps_n) * static_cast<std::size_t>(ng), -1);
-    for (std::uint32_t i = 0; i < a.ps_n; ++i) {
-      const PodSetRec& ps = arena_.pod_sets[a.ps_first + i];
-      for (std::uint32_t f = 0; f < ps.fl_n; ++f) {
-        const FlavorRec& fa = arena_.flavors[ps.fl_first + f];
-        nomination_[i * static_cast<std::uint32_t>(ng) + static_cast<std::uint32_t>(topo_.group_of(cq, fa.resource))] = fa.flavor;
-      }
-    }
-    const std::size_t nomination_ps = a.ps_n;
+    const std::size_t nomination_ps = nominated_flavors(e);
     drop_scan_state(e);
     for (std::int32_t v : victims_) {  // _simulate_removal
       preemptor_.remove(v);
@@ -1248,6 +1375,20 @@ void Engine::process(Entry& e, std::int64_t now_ns) {
     }
     record(e, a2, tf, tn);
     if (arena_[a2].mode == FIT) e.deferred = true;
+  } else if (tas_ && arena_.tas_uses_of(e.assignment).n > 0) [[unlikely]] {
+    // A placement that no longer fits (an earlier entry of the cycle took its
+    // room) is computed again on the snapshot as it is now
+    // (TASRecomputeAssignmentWithinSchedulingCycle, beta, on).
+    fit_check = fits(cq, e.assignment, e);
+    if (fit_check == 2) {
+      const std::size_t nomination_ps = nominated_flavors(e);
+      drop_scan_state(e);
+      int a2;
+      std::uint32_t tf, tn;
+      get_assignments(e.wid, cq, false, nomination_.data(), nomination_ps, a2, tf, tn);
+      record(e, a2, tf, tn);
+      fit_check = -1;
+    }
   }
   const AssignmentRec& a = arena_[e.assignment];
   const FrAmount* u0 = arena_.usage.data() + a.usage_first;
@@ -1280,7 +1421,7 @@ void Engine::process(Entry& e, std::int64_t now_ns) {
         }
         out.push_back({u->fr, v});
       }
-      reserve(cq, out.data(), out.data() + out.size());
+      reserve(cq, out.data(), out.data() + out.size(), e.assignment);
     }
     return;
   }
@@ -1289,14 +1430,14 @@ void Engine::process(Entry& e, std::int64_t now_ns) {
     e.reason = WAITING_FOR_PREEMPTED;
     e.requeue_reason = REQUEUE_PENDING_PREEMPTION;
     drop_scan_state(e);
-    reserve(cq, u0, u1);
+    reserve(cq, u0, u1, e.assignment);
     return;
   }
   if (targets_overlap(e)) {
     skip(e, MSG_OVERLAP);
     return;
   }
-  if (!fits(cq, e.assignment, e)) {
+  if ((fit_check >= 0 ? fit_check : fits(cq, e.assignment, e)) != 0) {
     skip(e, MSG_NO_LONGER_FITS);
     return;
   }
@@ -1308,7 +1449,7 @@ void Engine::process(Entry& e, std::int64_t now_ns) {
     }
   }
   if (mode == PREEMPT) {
-    reserve(cq, u0, u1);
+    reserve(cq, u0, u1, e.assignment);
     issue_preemptions(e, now_ns);
     for (std::uint32_t k = 0; k < e.t_n; ++k) report_.preempted.push_back(targets_[e.t_first + k].wid);
     drop_scan_state(e);
@@ -1342,21 +1483,29 @@ void Engine::persist_attempt(const Entry& e) {
   w_.msg_arg[wid] = e.msg_arg;
   if (e.msg_kind != MSG_ASSIGNMENT && e.msg_kind != MSG_ASSIGNMENT_PENDING) return;
   const AssignmentRec& a = arena_[e.assignment];
+  // a pod set's TAS reason (PodSetTas.rs2_*, with TAS flavors only) is one more reason
+  const PodSetTas* tas = arena_.tas_pod_sets.empty() ? nullptr : arena_.tas_pod_sets.data() + a.ps_first;
   std::uint32_t words = 1;
   for (std::uint32_t i = 0; i < a.ps_n; ++i) {
     const PodSetRec& ps = arena_.pod_sets[a.ps_first + i];
-    if (ps.rs_n > 0) words += 1 + ps.rs_words;
+    const std::uint32_t extra = tas != nullptr ? tas[i].rs2_words : 0;
+    if (ps.rs_n > 0 || extra > 0) words += 1 + ps.rs_words + extra;
   }
   std::uint64_t* p = w_.message_block(wid, words);
   std::uint64_t* count = p++;
   *count = 0;
   for (std::uint32_t i = 0; i < a.ps_n; ++i) {
     const PodSetRec& ps = arena_.pod_sets[a.ps_first + i];
-    if (ps.rs_n == 0) continue;
+    const std::uint32_t extra = tas != nullptr ? tas[i].rs2_words : 0;
+    const std::uint32_t extra_first = tas != nullptr ? tas[i].rs2_first : 0;
+    if (ps.rs_n == 0 && extra == 0) continue;
     ++*count;
-    *p++ = static_cast<std::uint64_t>(i) | (static_cast<std::uint64_t>(ps.rs_n) << 32);
+    const std::uint32_t n = ps.rs_n + (extra > 0 ? 1u : 0u);
+    *p++ = static_cast<std::uint64_t>(i) | (static_cast<std::uint64_t>(n) << 32);
     std::copy_n(arena_.reasons.data() + ps.rs_first, ps.rs_words, p);
     p += ps.rs_words;
+    std::copy_n(arena_.reasons.data() + extra_first, extra, p);
+    p += extra;
   }
 }
 
@@ -1449,6 +1598,7 @@ const CycleReport& Engine::run_cycle(std::int64_t now_ns, bool dirty_only) {
   targets_.clear();
   entries_.clear();
   if (is_victim_.size() < static_cast<std::size_t>(w_.size())) is_victim_.resize(static_cast<std::size_t>(w_.size()), 0);
+  if (tas_) tas_->take_snapshot();
   // 0. the LocalQueue reconciler (admission fair sharing)
   if (afs_) sample_local_queues(now_ns);
 
@@ -1544,6 +1694,7 @@ const CycleReport& Engine::run_cycle(std::int64_t now_ns, bool dirty_only) {
   // the snapshot is gone (capacity reserved for this cycle only is free
   // again); the cycle's admissions join the admitted lists
   tree_.discard_snapshot();
+  if (tas_) tas_->discard_snapshot();
   for (std::int32_t v : victims_) is_victim_[v] = 0;
   victims_.clear();
   for (std::int32_t wid : report_.admitted) cq_admitted_insert(wid);
@@ -1562,7 +1713,7 @@ const CycleReport& Engine::run_cycle(std::int64_t now_ns, bool dirty_only) {
 // --- settled cohort trees --------------------------------------------------------------------------------
 
 bool Engine::trees_can_settle() const noexcept {
-  return skip_settled_ && !afs_ && !topo_.block_admission_for_pods_ready() && !tree_.may_saturate();
+  return skip_settled_ && !afs_ && !tas_ && !topo_.block_admission_for_pods_ready() && !tree_.may_saturate();
 }
 
 // Would a run_until_settled cycle pop a head: an active ClusterQueue with an

@@ -12,6 +12,7 @@ const char* pending_reason_name(PendingReason r) noexcept {
     case EXCEEDS_MAX_QUOTA: return "ExceedsMaxQuota";
     case MISCONFIGURED: return "Misconfigured";
     case SUSPENDED: return "Suspended";
+    case TOPOLOGY_PLACEMENT_FAILED: return "TopologyPlacementFailed";
   }
   return "";
 }

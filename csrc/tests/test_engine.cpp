@@ -329,7 +329,7 @@ TEST(engine_workload_admitted_in_the_cycle_is_no_victim) {
   WorkloadInput v = workload("ns-x", "v", 2, 0, 0, 5000);
   v.has_admission = true;
   v.admission_cq = 2;
-  v.admission.push_back({1, {{0, 0, 5000}}});
+  v.admission.push_back({1, {{0, 0, 5000}}, {}});
   const int wv = e.add_workload(v);
   const int wa = e.add_workload(workload("ns-a", "a", 0, 0, 1, 4000));
   const int wb = e.add_workload(workload("ns-x", "b", 2, 0, 2, 1000));

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from .. import engine_arguments as A
 from ..compiler import BLOCK_NONE, PodSetSpec, WorkloadSpec
 from ..engine_contract import (
     EVICTION_REASONS,
@@ -119,11 +120,13 @@ class BulkCalls:
         def remove_workload(self, wid: int) -> None: ...
         def run_cycle(self, now_ns: int, dirty_only: bool = False) -> CycleReport: ...
         def workload_view(self, wid: int) -> WorkloadView: ...
+        def _view(self, wid: int) -> WorkloadView: ...
 
     # --- workloads in and out
 
     def add_workloads(self, arrays: WorkloadArrays) -> range:
         """Pending workloads from arrays, one add_workload each; the range of their wids."""
+        A.workload_arrays(arrays, self.topo)  # all or nothing, as the native engine
         first = len(self.workloads)
         for spec in specs_of_arrays(arrays, self.topo):
             self.add_workload(spec)
@@ -131,14 +134,14 @@ class BulkCalls:
 
     def stage_workloads(self, arrays: WorkloadArrays) -> None:
         """Keep the rows, as specs, for add_staged (replacing any staged before)."""
+        A.workload_arrays(arrays, self.topo)
         self._staged = specs_of_arrays(arrays, self.topo)
 
     def add_staged(self, lo: int, hi: int) -> range:
         """add_workloads of the staged rows [lo, hi)."""
-        if self._staged is None:
-            raise ValueError("add_staged: no workloads are staged (stage_workloads)")
+        lo, hi = A.staged_rows(lo, hi, len(self._staged or ()))
         first = len(self.workloads)
-        for spec in self._staged[lo:hi]:
+        for spec in (self._staged or [])[lo:hi]:
             self.add_workload(spec)
         return range(first, len(self.workloads))
 
@@ -146,7 +149,7 @@ class BulkCalls:
         self._staged = None
 
     def remove_workloads(self, wids: npt.ArrayLike) -> None:
-        for w in _ints(wids):
+        for w in A.wids(wids, len(self.workloads)):
             self.remove_workload(w)
 
     # --- cycles at one instant
@@ -186,6 +189,8 @@ class BulkCalls:
         every_victim: bool,
         skip_settled: bool,
     ) -> SettledRun:
+        now_ns, max_cycles = A.i64(now_ns, "now_ns"), A.i64(max_cycles, "max_cycles")
+        unexplained = A.uint8_mask(unexplained, "unexplained")
         cycles, heads, stable, run = 0, 0, False, 0
         admitted: list[int] = []
         admitted_cycle: list[int] = []
@@ -242,7 +247,7 @@ class BulkCalls:
 
     def decisions(self) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.int32], npt.NDArray[np.int64]]:
         """Per wid: state code (STATE_NAMES), admitted ClusterQueue (-1: none), admission time (ns)."""
-        views = [self.workload_view(w) for w in range(len(self.workloads))]
+        views = [self._view(w) for w in range(len(self.workloads))]
         return (
             np.array([STATE_NAMES.index(v.state) for v in views], dtype=np.int8),
             np.array([v.admitted_cq for v in views], dtype=np.int32),
@@ -250,27 +255,35 @@ class BulkCalls:
         )
 
     def reasons(self, wids: npt.ArrayLike) -> list[str]:
-        return [self.workloads[w].reason for w in _ints(wids)]
+        return [self.workloads[w].reason for w in A.wids(wids, len(self.workloads))]
 
     def messages(self, wids: npt.ArrayLike) -> list[str]:
-        return [self.workloads[w].message for w in _ints(wids)]
+        return [self.workloads[w].message for w in A.wids(wids, len(self.workloads))]
 
     def queues(self, wids: npt.ArrayLike) -> npt.NDArray[np.int32]:
-        return np.array([self.workloads[w].spec.cluster_queue for w in _ints(wids)], dtype=np.int32)
+        return np.array(
+            [self.workloads[w].spec.cluster_queue for w in A.wids(wids, len(self.workloads))], dtype=np.int32
+        )
 
     def preempted_by(self, wids: npt.ArrayLike) -> npt.NDArray[np.int32]:
-        return np.array([self.workloads[w].preempted_by for w in _ints(wids)], dtype=np.int32)
+        return np.array(
+            [self.workloads[w].preempted_by for w in A.wids(wids, len(self.workloads))], dtype=np.int32
+        )
 
     def eviction_reasons(self, wids: npt.ArrayLike) -> npt.NDArray[np.int8]:
         other = len(EVICTION_REASONS) - 1
         return np.array(
-            [_REASON_CODE.get(self.workloads[w].eviction_reason, other) for w in _ints(wids)], dtype=np.int8
+            [
+                _REASON_CODE.get(self.workloads[w].eviction_reason, other)
+                for w in A.wids(wids, len(self.workloads))
+            ],
+            dtype=np.int8,
         )
 
     def admitted_usage(self, wids: npt.ArrayLike) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int64]]:
         """Per wid: the ClusterQueue it is admitted to (-1: none) and the usage
         its admission charges, shape (len(wids), n_fr)."""
-        ws = _ints(wids)
+        ws = A.wids(wids, len(self.workloads))
         cq = np.empty(len(ws), dtype=np.int32)
         usage = np.zeros((len(ws), len(self.topo.fr_pairs)), dtype=np.int64)
         for k, w in enumerate(ws):
@@ -285,7 +298,7 @@ class BulkCalls:
         of the topology), and each distinct admission once."""
         index: dict[Any, int] = {}
         shapes: list[AdmittedShape] = []
-        ws = _ints(wids)
+        ws = A.wids(wids, len(self.workloads))
         out = np.full(len(ws), -1, dtype=np.int32)
         for k, w in enumerate(ws):
             rec = self.workloads[w]

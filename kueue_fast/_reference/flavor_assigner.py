@@ -18,8 +18,10 @@ from typing import TYPE_CHECKING
 from ..compiler import ClusterQueueSpec, WorkloadSpec
 from ..quantity import format_amount, format_quantity
 from . import amount
+from .tas import TasPodSetAsk, TasUse
 
 if TYPE_CHECKING:
+    from ..tas import TasSpec
     from .scheduler import ReferenceEngine
 
 # FlavorAssignmentMode (ordered from worst to best).
@@ -45,7 +47,14 @@ BORROW_UNLIMITED = 1 << 62  # borrowing level of "no flavor yet"
 WAITING_FOR_QUOTA = "WaitingForQuota"
 EXCEEDS_MAX_QUOTA = "ExceedsMaxQuota"
 NO_MATCHING_FLAVOR = "NoMatchingFlavor"
-NO_FIT_SEVERITY = {"": 0, WAITING_FOR_QUOTA: 2, EXCEEDS_MAX_QUOTA: 3, NO_MATCHING_FLAVOR: 4}
+TOPOLOGY_PLACEMENT_FAILED = "TopologyPlacementFailed"
+NO_FIT_SEVERITY = {
+    "": 0,
+    TOPOLOGY_PLACEMENT_FAILED: 1,
+    WAITING_FOR_QUOTA: 2,
+    EXCEEDS_MAX_QUOTA: 3,
+    NO_MATCHING_FLAVOR: 4,
+}
 
 
 def most_severe(a: str, b: str) -> str:
@@ -90,13 +99,26 @@ class PodSetAssignment:
     reasons: list[str] = field(default_factory=list)
     # When NoFit: Kueue's resolveNoFitReason for this pod set ("" otherwise).
     no_fit_reason: str = ""
+    # Topology Aware Scheduling: the placement (TAS flavor, [(leaf, pods)]),
+    # Kueue's Status error ("no TAS flavor assigned"...), the flavors tried
+    # (to mark the TAS flavor TopologyPlacementFailed)
+    topology: tuple[int, list[tuple[int, int]]] | None = None
+    error: str = ""
+    attempts: FlavorAttempts | None = None
 
     def mode(self) -> int:
+        if self.error:
+            return NO_FIT
         if not self.reasons:
             return FIT
         if not self.flavors:
             return NO_FIT
         return min(fa.mode for fa in self.flavors.values())
+
+    def set_mode(self, mode: int) -> None:
+        """kueue PodSetAssignment.updateMode: every flavor of the pod set."""
+        for fa in self.flavors.values():
+            fa.mode = mode
 
 
 @dataclass
@@ -123,6 +145,8 @@ class Assignment:
     borrowing: int = 0
     usage: dict[int, int] = field(default_factory=dict)  # fr -> amount
     last_tried: list[dict[int, int]] = field(default_factory=list)
+    # Topology Aware Scheduling: the placements' usage (kueue ComputeTASNetUsage)
+    tas_usage: list[tuple[TasUse, list[int]]] = field(default_factory=list)
 
     def mode(self) -> int:
         if not self.pod_sets:
@@ -132,6 +156,8 @@ class Assignment:
     def message(self) -> str:
         parts = []
         for ps in self.pod_sets:
+            if ps.error:
+                return f"failed to assign flavors to pod set {ps.name}: {ps.error}"
             if not ps.reasons:
                 continue
             parts.append(f"couldn't assign flavors to pod set {ps.name}: " + ", ".join(sorted(ps.reasons)))
@@ -168,6 +194,11 @@ class FlavorAttempts:
     group_min: dict[int, str] = field(default_factory=dict)
     tried: bool = False
     status_reason: str = ""
+
+    def mark_topology_failed(self, group: int) -> None:
+        """kueue markFlavorAttempt(flavor, NoFit, TopologyPlacementFailed) on
+        the pod set's TAS flavor (chosen, so tried, in ``group``)."""
+        self.add(group, True, TOPOLOGY_PLACEMENT_FAILED)
 
     def add(self, group: int, no_fit: bool, reason: str) -> None:
         self.tried = True
@@ -389,9 +420,102 @@ class FlavorAssigner:
             if group_flavors is not None:
                 psa.flavors = {r: fa for r, fa in group_flavors.items() if r in requests}
             psa.reasons = reasons
+            psa.attempts = attempts
             if psa.mode() == NO_FIT:
                 psa.no_fit_reason = attempts.resolve()
             a.append(self.topo.fr_id, psa)
             if group_flavors is None:
                 return a  # later pod sets are not assigned
+        if (
+            self.e.tas is not None
+            and a.mode() != NO_FIT
+            and any(ps.tas is not None for ps in self.wl.pod_sets)
+        ):
+            self.assign_topology(a)
         return a
+
+    # --- Topology Aware Scheduling (kueue flavorassigner.go assignFlavors, its TAS part) -----------
+
+    def assign_topology(self, a: Assignment) -> None:
+        """Quota first, then the topology: with every pod set fitting quota,
+        a pod set that cannot be placed needs preemption (Preempt, Kueue's
+        reason added); whenever preemption is needed, a placement on the empty
+        topology must exist, or the pod set does not fit at all (NoFit,
+        TopologyPlacementFailed)."""
+        tas, spec = self.e.tas, self.topo.tas
+        assert tas is not None and spec is not None
+        asks, errors = tas_asks(spec, self.wl, a)
+        for i, error in errors:
+            a.pod_sets[i].error = error  # psError
+        if a.mode() == FIT:
+            placed, failure = tas.find_for_workload(asks, False)
+            if failure is not None:
+                psa = a.pod_sets[failure.pod_set]
+                psa.reasons.append(failure.text)
+                psa.set_mode(PREEMPT)
+            else:
+                update_for_tas_result(spec, self.wl, a, placed)
+        if a.mode() == PREEMPT:
+            _, failure = tas.find_for_workload(asks, True)
+            if failure is not None:
+                psa = a.pod_sets[failure.pod_set]
+                if psa.attempts is not None:
+                    flavor = spec.flavors[failure.flavor].flavor
+                    group = next(g for g, grp in enumerate(self.spec.groups) if flavor in grp.flavors)
+                    psa.attempts.mark_topology_failed(group)
+                psa.set_mode(NO_FIT)
+                psa.no_fit_reason = psa.attempts.resolve() if psa.attempts is not None else ""
+            else:
+                for _, flavor_asks in asks:
+                    for ask in flavor_asks:
+                        a.pod_sets[ask.index].set_mode(PREEMPT)
+
+
+def tas_asks(
+    spec: TasSpec, wl: WorkloadSpec, a: Assignment
+) -> tuple[list[tuple[int, list[TasPodSetAsk]]], list[tuple[int, str]]]:
+    """kueue Assignment.WorkloadsTopologyRequests: per TAS flavor (index
+    order, which is name order), the pod sets that ask for TAS, have quota, a
+    count and no placement yet; and the pod sets given no single TAS flavor,
+    with Kueue's error (onlyTASFlavor)."""
+    by_flavor: dict[int, list[TasPodSetAsk]] = {}
+    errors: list[tuple[int, str]] = []
+    for i, psa in enumerate(a.pod_sets):
+        ps = wl.pod_sets[i]
+        if ps.tas is None or psa.error or psa.count == 0 or psa.topology is not None:
+            continue
+        flavors = sorted(
+            {spec.flavor_of[fa.flavor] for fa in psa.flavors.values() if fa.flavor in spec.flavor_of}
+        )
+        if not flavors:
+            errors.append((i, "no TAS flavor assigned"))
+            continue
+        if len(flavors) > 1:
+            names = ", ".join(spec.flavors[f].name for f in flavors)
+            errors.append((i, f"more than one TAS flavor assigned: {names}"))
+            continue
+        assert ps.tas_requests is not None
+        by_flavor.setdefault(flavors[0], []).append(
+            TasPodSetAsk(i, psa.count, ps.tas, ps.tas_requests, ps.flavor_class)
+        )
+    return sorted(by_flavor.items()), errors
+
+
+def update_for_tas_result(
+    spec: TasSpec, wl: WorkloadSpec, a: Assignment, placed: dict[int, tuple[int, list[tuple[int, int]]]]
+) -> None:
+    """kueue Assignment.UpdateForTASResult: the placements on their pod sets,
+    and the assignment's TAS usage (ComputeTASNetUsage: nothing admitted before)."""
+    for i, placement in placed.items():
+        a.pod_sets[i].topology = placement
+    a.tas_usage = []
+    for i, psa in enumerate(a.pod_sets):
+        if psa.topology is None:
+            continue
+        f, leaves = psa.topology
+        flavor = spec.flavors[f]
+        requests = wl.pod_sets[i].tas_requests
+        assert requests is not None
+        for leaf, pods in leaves:
+            host = flavor.leaf_host[leaf] if flavor.hostname_lowest else -1
+            a.tas_usage.append(((f, leaf, host, pods), requests))

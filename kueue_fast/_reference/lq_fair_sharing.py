@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .. import engine_arguments as A
 from ..compiler import LedgerRow, LedgerState, WorkloadSpec, afs_ledger_entries, afs_ledger_state
 from . import amount
 from .admission_fair_sharing import Amounts, UsageLedger
@@ -107,6 +108,7 @@ class LocalQueueFairSharingMixin:
 
     def restore_afs_ledger(self, state: LedgerState) -> None:
         """Take over a ledger from afs_ledger_state (compiler.afs_ledger_entries)."""
+        A.expect_type(state, dict, "restore_afs_ledger")
         if self.afs is None:
             return
         for lq, consumed, last_update in afs_ledger_entries(self.topo, state):

@@ -74,7 +74,10 @@ class NominationMixin:
                     continue
                 fr = self.topo.fr_id(ps.flavors[r].flavor, r)
                 usage[fr] = amount.add(usage.get(fr, 0), q)
-        return PreemptionCtx(wid, cq, a.frs_need_preemption(self.topo.fr_id), usage)
+        ctx = PreemptionCtx(wid, cq, a.frs_need_preemption(self.topo.fr_id), usage)
+        if self.topo.tas is not None:
+            ctx.tas = fa.tas_asks(self.topo.tas, spec, a)[0]
+        return ctx
 
     def _scan_state(self, wid: int, cq: int) -> fa.LastState | None:
         """The recorded flavor scan, unless outdated (FlavorFungibilityPreserveScanProgress)."""
@@ -91,6 +94,14 @@ class NominationMixin:
         self, wid: int, cq: int, last: fa.LastState | None, nomination: list[dict[int, int]] | None = None
     ) -> tuple[fa.Assignment, list[Target]]:
         """Kueue getInitialAssignments: full assignment, its targets, else partial admission."""
+        a, targets = self._initial_assignments(wid, cq, last, nomination)
+        self._update_assignment_for_tas(wid, cq, a, targets)
+        return a, targets
+
+    def _initial_assignments(
+        self, wid: int, cq: int, last: fa.LastState | None, nomination: list[dict[int, int]] | None
+    ) -> tuple[fa.Assignment, list[Target]]:
+        """Kueue getInitialAssignments."""
         spec = self.workloads[wid].spec
         engine = cast("ReferenceEngine", self)  # the one class this mixin is part of
         assigner = fa.FlavorAssigner(engine, spec, cq, last, self._oracle(wid, cq), nomination)
@@ -109,6 +120,27 @@ class NominationMixin:
             if found is not None:
                 return found
         return full, []
+
+    def _update_assignment_for_tas(self, wid: int, cq: int, a: fa.Assignment, targets: list[Target]) -> None:
+        """Kueue updateAssignmentForTAS: a TAS workload that needs preemption
+        gets the placement it would have once its targets are gone, or, with
+        none, on the empty topology (what it reserves while it waits)."""
+        tas, spec_tas = cast("ReferenceEngine", self).tas, self.topo.tas
+        spec = self.workloads[wid].spec
+        if tas is None or spec_tas is None or a.mode() != fa.PREEMPT:
+            return
+        if not any(ps.tas is not None for ps in spec.pod_sets):
+            return
+        asks, _ = fa.tas_asks(spec_tas, spec, a)
+        if targets:
+            for t in targets:
+                self.preemptor.remove(t.wid)
+            placed, _ = tas.find_for_workload(asks, False)
+            for t in targets:
+                self.preemptor.restore(t.wid)
+        else:
+            placed, _ = tas.find_for_workload(asks, True)
+        fa.update_for_tas_result(spec_tas, spec, a, placed)
 
     def _partial_search(
         self, wid: int, cq: int, assigner: fa.FlavorAssigner, deltas: list[int], total: int
@@ -232,18 +264,22 @@ class NominationMixin:
                 return sa.queue_ts < sb.queue_ts
             return (sa.namespace, sa.name) < (sb.namespace, sb.name)
 
-        def tournament(cohort: int) -> Entry | None:
-            candidates = [
-                w for w in (tournament(c) for c in self.tree.child_cohorts(cohort)) if w is not None
-            ]
-            candidates += [remaining[c] for c in self.tree.child_cqs(cohort) if c in remaining]
-            if not candidates:
-                return None
-            best = candidates[0]
-            for cur in candidates[1:]:
-                if less(cur, best, cohort):
-                    best = cur
-            return best
+        def tournament(top: int) -> Entry | None:
+            """Each cohort's winner among its child cohorts' winners and its
+            ClusterQueues' heads, child cohorts first (Kueue recurses)."""
+            winners: dict[int, Entry | None] = {}
+            for cohort in reversed([n for n in self.tree.preorder(top) if not self.tree.is_cq[n]]):
+                candidates = [w for c in self.tree.child_cohorts(cohort) if (w := winners[c]) is not None]
+                candidates += [remaining[c] for c in self.tree.child_cqs(cohort) if c in remaining]
+                if not candidates:
+                    winners[cohort] = None
+                    continue
+                best = candidates[0]
+                for cur in candidates[1:]:
+                    if less(cur, best, cohort):
+                        best = cur
+                winners[cohort] = best
+            return winners[top]
 
         winner = tournament(root)
         assert winner is not None

@@ -12,7 +12,7 @@ before returning, on every path: the tree is identical before and after.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
 
 from .fair_sharing import DRS, NEGATIVE_DRS, compare_drs
@@ -20,6 +20,7 @@ from .fair_sharing import DRS, NEGATIVE_DRS, compare_drs
 if TYPE_CHECKING:
     from .records import WorkloadRecord
     from .scheduler import ReferenceEngine
+    from .tas import TasPodSetAsk
 
 # Policy codes (compiler.POLICY_CODES).
 NEVER, LOWER_PRIORITY, LOWER_OR_NEWER_EQUAL, ANY = 0, 1, 2, 3
@@ -85,6 +86,8 @@ class PreemptionCtx:
     cq: int
     frs_need_preemption: set[int]
     usage: dict[int, int]  # the incoming workload's usage per fr
+    # Topology Aware Scheduling: its pod sets to place, per TAS flavor (kueue preemptionCtx.tasRequests)
+    tas: list[tuple[int, list[TasPodSetAsk]]] = field(default_factory=list)
 
 
 class Preemptor:
@@ -162,17 +165,25 @@ class Preemptor:
     def remove(self, wid: int) -> None:
         w = self._wl(wid)
         self.tree.add_usage_map(w.admitted_cq, w.usage, -1)
+        if w.tas_uses:
+            self.e.tas_snapshot(w.tas_uses, -1)
 
     def restore(self, wid: int) -> None:
         w = self._wl(wid)
         self.tree.add_usage_map(w.admitted_cq, w.usage, +1)
+        if w.tas_uses:
+            self.e.tas_snapshot(w.tas_uses, +1)
 
     def workload_fits(self, ctx: PreemptionCtx, allow_borrowing: bool) -> bool:
+        """Kueue workloadFits: quota, then the topology placement."""
         for fr, v in ctx.usage.items():
             if not allow_borrowing and self.tree.borrowing_with(ctx.cq, fr, v):
                 return False
             if v > self.tree.available(ctx.cq, fr):
                 return False
+        if ctx.tas:
+            assert self.e.tas is not None
+            return self.e.tas.find_for_workload(ctx.tas, False)[1] is None
         return True
 
     def fill_back(self, ctx: PreemptionCtx, targets: list[Target], allow_borrowing: bool) -> list[Target]:
@@ -244,16 +255,25 @@ class Preemptor:
         advantage: bool,
         out: list[tuple[int, int, int]],
     ) -> None:
+        """Kueue collectCandidatesInSubtree: each child cohort's subtree (but
+        ``skip`` and those within nominal) before the cohort's own
+        ClusterQueues; Kueue recurses, the loop takes the cohorts in that order
+        (reversed: a cohort before its children, the last child first)."""
         frs = ctx.frs_need_preemption
-        for child in self.tree.child_cohorts(cohort):
-            if child == skip or self.tree.within_nominal(child, frs):
-                continue
-            self._collect_in_subtree(ctx, child, subtree_root, skip, advantage, out)
-        for child in self.tree.child_cqs(cohort):
-            if child == ctx.cq:
-                continue
-            if not self.tree.within_nominal(child, frs):
-                self._candidates_from_cq(ctx, child, subtree_root, advantage, out)
+        cohorts = []
+        stack = [cohort]
+        while stack:
+            node = stack.pop()
+            cohorts.append(node)
+            stack.extend(
+                c for c in self.tree.child_cohorts(node) if c != skip and not self.tree.within_nominal(c, frs)
+            )
+        for node in reversed(cohorts):
+            for child in self.tree.child_cqs(node):
+                if child == ctx.cq:
+                    continue
+                if not self.tree.within_nominal(child, frs):
+                    self._candidates_from_cq(ctx, child, subtree_root, advantage, out)
 
     def _hierarchical_candidates(
         self, ctx: PreemptionCtx
@@ -507,6 +527,16 @@ class TargetOrdering:
                 yield target
 
     def _next_target(self, cohort: int) -> int:
+        """From cohort down to the child with the highest share (Kueue
+        recurses into the chosen cohort; here the loop goes on with it)."""
+        while True:
+            target = self._best_child(cohort)
+            if target < 0 or self.tree.is_cq[target]:
+                return target
+            cohort = target
+
+    def _best_child(self, cohort: int) -> int:
+        """The ClusterQueue or child cohort to descend to, or -1 (cohort pruned)."""
         best_cq, best_cq_drs = -1, NEGATIVE_DRS
         for cq in self.tree.child_cqs(cohort):
             if cq in self.pruned_cqs:
@@ -545,7 +575,7 @@ class TargetOrdering:
             self.pruned_cohorts.add(cohort)
             return -1
         if best_cohort >= 0 and compare_drs(best_cohort_drs, best_cq_drs) >= 0:
-            return self._next_target(best_cohort)
+            return best_cohort
         return best_cq
 
     # --- shares at the almost-lowest-common-ancestor (fairsharing/least_common_ancestor.go)

@@ -17,6 +17,12 @@ then be negative and is clipped at 0 only for ClusterQueues, as in Kueue.
 
 Every sum and difference is Kueue's Amount arithmetic (amount.py): INT64_MAX
 is Unlimited and sticky, bounded results saturate. Comparisons are plain.
+
+Kueue recurses over the tree (parent first for what a node may get, children
+first for what it holds); here each walk is a loop over the path to the root
+or over the nodes in depth-first order, in the same order and with the same
+arithmetic: a Cohort chain 1,000 deep is within Kueue's limits, not within
+Python's recursion limit.
 """
 
 from __future__ import annotations
@@ -54,6 +60,11 @@ class QuotaTree:
         self._touched: set[int] = set()
         for root in self.roots():
             self._accumulate_quota(root)
+        self._potential: dict[tuple[int, int], int] = {}  # potential_available, computed once
+        self._root = list(range(n))
+        for root in self.roots():
+            for node in self.preorder(root):
+                self._root[node] = root
         # Has any quota or usage reached 2^61 in magnitude (the native
         # QuotaTree::may_saturate)? Until then no sum saturates: a removal
         # undone by an addition leaves every usage as it was.
@@ -72,9 +83,7 @@ class QuotaTree:
         return [i for i, p in enumerate(self.parent) if p < 0]
 
     def root_of(self, node: int) -> int:
-        while self.parent[node] >= 0:
-            node = self.parent[node]
-        return node
+        return self._root[node]
 
     def ancestors(self, node: int) -> list[int]:
         """Parent first, root last (Kueue PathParentToRoot)."""
@@ -91,14 +100,19 @@ class QuotaTree:
     def child_cqs(self, node: int) -> list[int]:
         return [c for c in self.children[node] if self.is_cq[c] and self.in_snapshot[c]]
 
-    def subtree_cqs(self, node: int) -> list[int]:
-        """Active ClusterQueues of the subtree, children before grandchildren order."""
-        if self.is_cq[node]:
-            return [node] if self.in_snapshot[node] else []
+    def preorder(self, node: int) -> list[int]:
+        """The subtree's nodes, depth first: a node, then each child's subtree in order."""
         out: list[int] = []
-        for c in self.children[node]:
-            out.extend(self.subtree_cqs(c))
+        stack = [node]
+        while stack:
+            n = stack.pop()
+            out.append(n)
+            stack.extend(reversed(self.children[n]))
         return out
+
+    def subtree_cqs(self, node: int) -> list[int]:
+        """Active ClusterQueues of the subtree, in depth-first order."""
+        return [n for n in self.preorder(node) if self.is_cq[n] and self.in_snapshot[n]]
 
     # --- quota --------------------------------------------------------------------
 
@@ -121,15 +135,16 @@ class QuotaTree:
             return 0
         return max(0, sub(self.subtree_quota[node].get(fr, 0), ll))
 
-    def _accumulate_quota(self, node: int) -> None:
+    def _accumulate_quota(self, root: int) -> None:
         # Kueue updateCohortResourceNode / accumulateFromChild: a cohort's
-        # subtree quota has an entry (possibly 0) for every fr of its children.
-        sq = {fr: q[0] for fr, q in self.quota[node].items()}
-        for c in self.children[node]:
-            self._accumulate_quota(c)
-            for fr, v in self.subtree_quota[c].items():
-                sq[fr] = add(sq.get(fr, 0), sub(v, self.local_quota(c, fr)))
-        self.subtree_quota[node] = sq
+        # subtree quota has an entry (possibly 0) for every fr of its children;
+        # children before their parent.
+        for node in reversed(self.preorder(root)):
+            sq = {fr: q[0] for fr, q in self.quota[node].items()}
+            for c in self.children[node]:
+                for fr, v in self.subtree_quota[c].items():
+                    sq[fr] = add(sq.get(fr, 0), sub(v, self.local_quota(c, fr)))
+            self.subtree_quota[node] = sq
 
     # --- usage --------------------------------------------------------------------
 
@@ -140,27 +155,28 @@ class QuotaTree:
     def add_usage(self, node: int, fr: int, value: int, usage: list[dict[int, int]] | None = None) -> None:
         """Charge value to node; the part beyond its free local quota goes to the parent."""
         table = self.usage if usage is None else usage
-        local_avail = self.local_available(node, fr, table)
-        u = table[node]
-        u[fr] = add(u.get(fr, 0), value)
-        self._huge = self._huge or _huge(u[fr])
-        self._touched.add(node)
-        p = self.parent[node]
-        if p >= 0 and value > local_avail:
-            self.add_usage(p, fr, sub(value, local_avail), table)
+        while node >= 0:
+            local_avail = self.local_available(node, fr, table)
+            u = table[node]
+            u[fr] = add(u.get(fr, 0), value)
+            self._huge = self._huge or _huge(u[fr])
+            self._touched.add(node)
+            if value <= local_avail:
+                return
+            node, value = self.parent[node], sub(value, local_avail)
 
     def remove_usage(self, node: int, fr: int, value: int, usage: list[dict[int, int]] | None = None) -> None:
         """Inverse of add_usage: release what the node stored in its parent first."""
         table = self.usage if usage is None else usage
-        u = table[node]
-        stored_in_parent = sub(u.get(fr, 0), self.local_quota(node, fr))
-        u[fr] = sub(u.get(fr, 0), value)
-        self._huge = self._huge or _huge(u[fr])
-        self._touched.add(node)
-        p = self.parent[node]
-        if stored_in_parent <= 0 or p < 0:
-            return
-        self.remove_usage(p, fr, min(value, stored_in_parent), table)
+        while node >= 0:
+            u = table[node]
+            stored_in_parent = sub(u.get(fr, 0), self.local_quota(node, fr))
+            u[fr] = sub(u.get(fr, 0), value)
+            self._huge = self._huge or _huge(u[fr])
+            self._touched.add(node)
+            if stored_in_parent <= 0:
+                return
+            node, value = self.parent[node], min(value, stored_in_parent)
 
     def add_usage_map(self, node: int, usage: dict[int, int], sign: int = 1) -> None:
         """A change that lives only in the cycle's snapshot (a simulation, a reservation)."""
@@ -193,34 +209,53 @@ class QuotaTree:
         self._touched.clear()
 
     def available_raw(self, node: int, fr: int) -> int:
-        """Kueue available(): may be negative when over-admitted."""
-        sq = self.subtree_quota[node].get(fr, 0)
-        u = self.usage[node].get(fr, 0)
-        p = self.parent[node]
-        if p < 0:
-            return sub(sq, u)
-        parent_available = self.available_raw(p, fr)
-        bl = self.borrowing_limit(node, fr)
-        if bl != NO_LIMIT:
-            lq = self.local_quota(node, fr)
-            stored_in_parent = sub(sq, lq)
-            used_in_parent = max(0, sub(u, lq))
-            parent_available = min(add(sub(stored_in_parent, used_in_parent), bl), parent_available)
-        return add(self.local_available(node, fr), parent_available)
+        """Kueue available(): may be negative when over-admitted. The root's
+        is what its subtree does not use; each node below adds its free local
+        quota to its parent's (at most its borrowing limit of it)."""
+        path = [node, *self.ancestors(node)]
+        root = path[-1]
+        available = sub(self.subtree_quota[root].get(fr, 0), self.usage[root].get(fr, 0))
+        for n in reversed(path[:-1]):
+            bl = self.borrowing_limit(n, fr)
+            if bl != NO_LIMIT:
+                sq = self.subtree_quota[n].get(fr, 0)
+                lq = self.local_quota(n, fr)
+                stored_in_parent = sub(sq, lq)
+                used_in_parent = max(0, sub(self.usage[n].get(fr, 0), lq))
+                available = min(add(sub(stored_in_parent, used_in_parent), bl), available)
+            available = add(self.local_available(n, fr), available)
+        return available
 
     def available(self, cq: int, fr: int) -> int:
         """What a ClusterQueue can still admit on fr now (ClusterQueueSnapshot.Available, >= 0)."""
         return max(0, self.available_raw(cq, fr))
 
     def potential_available(self, node: int, fr: int) -> int:
-        """The most the node could get if nothing else were used."""
-        p = self.parent[node]
+        """The most the node could get if nothing else were used: the root's
+        subtree quota, then down the path each node's local quota plus its
+        parent's potential (at most its subtree quota plus its borrowing
+        limit). It depends on quotas alone, which never change in a tree (a
+        new configuration builds a new one): each node's is computed once."""
+        known = self._potential.get((node, fr))
+        if known is not None:
+            return known
+        path = [node]
+        while self.parent[path[-1]] >= 0 and (self.parent[path[-1]], fr) not in self._potential:
+            path.append(self.parent[path[-1]])
+        top = path[-1]
+        p = self.parent[top]
         if p < 0:
-            return self.subtree_quota[node].get(fr, 0)
-        avail = add(self.local_quota(node, fr), self.potential_available(p, fr))
-        bl = self.borrowing_limit(node, fr)
-        if bl != NO_LIMIT:
-            avail = min(add(self.subtree_quota[node].get(fr, 0), bl), avail)
+            avail = self.subtree_quota[top].get(fr, 0)
+            self._potential[(top, fr)] = avail
+            path.pop()
+        else:
+            avail = self._potential[(p, fr)]
+        for n in reversed(path):
+            avail = add(self.local_quota(n, fr), avail)
+            bl = self.borrowing_limit(n, fr)
+            if bl != NO_LIMIT:
+                avail = min(add(self.subtree_quota[n].get(fr, 0), bl), avail)
+            self._potential[(n, fr)] = avail
         return avail
 
     # --- borrowing ------------------------------------------------------------------
@@ -249,11 +284,17 @@ class QuotaTree:
         return fits, remaining
 
     def height(self, cohort: int) -> int:
-        """Distance to the furthest leaf (Kueue getNodeHeight)."""
-        h = min(len(self.child_cohorts(cohort)) + len(self.child_cqs(cohort)), 1)
-        for c in self.child_cohorts(cohort):
-            h = max(h, self.height(c) + 1)
-        return h
+        """Distance to the furthest leaf (Kueue getNodeHeight): 1 over
+        ClusterQueues alone, 0 for an empty cohort; child cohorts first."""
+        heights: dict[int, int] = {}
+        for c in reversed(self.preorder(cohort)):
+            if self.is_cq[c]:
+                continue
+            h = min(len(self.child_cohorts(c)) + len(self.child_cqs(c)), 1)
+            for child in self.child_cohorts(c):
+                h = max(h, heights[child] + 1)
+            heights[c] = h
+        return heights[cohort]
 
     def lowest_subtree_that_fits(self, cq: int, fr: int, value: int) -> tuple[int, bool]:
         """Kueue FindHeightOfLowestSubtreeThatFits: the borrowing height of

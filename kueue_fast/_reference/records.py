@@ -10,6 +10,7 @@ from ..compiler import WorkloadSpec
 from . import flavor_assigner as fa
 from .preemption import Target
 from .queues import REQUEUE_GENERIC
+from .tas import TasUse
 
 PENDING, ADMITTED, FINISHED = "pending", "admitted", "finished"
 
@@ -40,6 +41,11 @@ class WorkloadRecord:
     admitted_pod_sets: list[tuple[int, dict[int, int]]] = field(default_factory=list)  # (count, rid -> fid)
     admitted_resource_usage: list[dict[int, int]] = field(default_factory=list)  # per pod set rid -> total
     usage: dict[int, int] = field(default_factory=dict)  # fr -> amount charged to admitted_cq
+    # Topology Aware Scheduling: the usage its placements charge (with each
+    # pod set's per-pod requests), and the placements the engine made, per
+    # pod set (None: the admission is the input's, not the engine's)
+    tas_uses: list[tuple[TasUse, list[int]]] = field(default_factory=list)
+    topology: list[tuple[int, list[tuple[int, int]]] | None] | None = None
     admission_time: int = 0
     evicting: bool = False  # preempted, quota not released yet (controller mode)
     # the last scheduling attempt

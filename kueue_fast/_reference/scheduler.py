@@ -33,13 +33,14 @@ import heapq
 
 import numpy as np
 
+from .. import engine_arguments as A
 from ..compiler import (
     BLOCK_NAMESPACE_MISMATCH,
     CyclesRun,
     Topology,
     WorkloadSpec,
 )
-from ..engine_contract import CycleReport, WorkloadView
+from ..engine_contract import CycleReport, EngineState, WorkloadView
 from . import amount
 from . import flavor_assigner as fa
 from .admission_fair_sharing import UsageLedger
@@ -70,6 +71,7 @@ from .records import (
     Entry,
     WorkloadRecord,
 )
+from .tas import TasState, TasUse
 
 
 class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
@@ -80,6 +82,8 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
     def __init__(self, topology: Topology, release_evictions: bool = True) -> None:
         self.topo = topology
         self.tree = QuotaTree(topology)
+        # Topology Aware Scheduling: the TAS flavors' cache and snapshot (None without TAS flavors)
+        self.tas = TasState(topology.tas) if topology.tas is not None else None
         self.release_evictions = release_evictions
         self.workloads: list[WorkloadRecord] = []
         self.cq_admitted: list[set[int]] = [set() for _ in range(topology.n_cq)]
@@ -158,11 +162,13 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
 
     def _trees_can_settle(self) -> bool:
         """Not with admission fair sharing (pops follow usages that move with
-        time), waitForPodsReady's blockAdmission (one head blocks the others of
-        every tree) or saturated amounts (fits removes victims of any tree)."""
+        time), Topology Aware Scheduling (the trees share the nodes' capacity),
+        waitForPodsReady's blockAdmission (one head blocks the others of every
+        tree) or saturated amounts (fits removes victims of any tree)."""
         return (
             self._skip_settled
             and self.afs is None
+            and self.tas is None
             and not self.topo.block_admission_for_pods_ready
             and not self.tree.may_saturate()
         )
@@ -172,6 +178,7 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
         return (-s.priority, s.queue_ts, s.namespace, s.name)
 
     def add_workload(self, spec: WorkloadSpec) -> int:
+        A.workload_spec(spec, self.topo)  # each call's arguments as the native engine checks them
         wid = len(self.workloads)
         rec = WorkloadRecord(spec)
         self.workloads.append(rec)
@@ -181,6 +188,12 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
                 (count, {r: f for r, f, _ in use if f >= 0}) for count, use in adm.pod_sets
             ]
             rec.admitted_resource_usage = [{r: v for r, _, v in use} for _, use in adm.pod_sets]
+            if adm.tas:
+                rec.tas_uses = [
+                    (use, spec.pod_sets[i].tas_requests or [])
+                    for i, uses in enumerate(adm.tas)
+                    for use in uses
+                ]
         if spec.admission is not None and spec.admission.cluster_queue >= 0:
             adm = spec.admission
             usage: dict[int, int] = {}
@@ -214,6 +227,8 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
         # SetQuotaReservation): the creation time orders the workload again.
         rec.spec.queue_ts = self._queue_ts_before_preemption.pop(wid, rec.spec.queue_ts)
         self.tree.charge(cq, usage)
+        if rec.tas_uses and self.tas is not None:
+            self.tas.charge(rec.tas_uses, +1)
         if listed:
             self.cq_admitted[cq].add(wid)
         self._touch_tree(cq)
@@ -224,17 +239,22 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
         cq = rec.admitted_cq
         if cq >= 0 and wid in self.cq_admitted[cq]:
             self.tree.charge(cq, rec.usage, -1)
+            if rec.tas_uses and self.tas is not None:
+                self.tas.charge(rec.tas_uses, -1)
             self.cq_admitted[cq].discard(wid)
             self.cq_generation[cq] += 1
             self._touch_tree(cq)
         rec.usage = {}
+        rec.tas_uses = []
+        if rec.topology is not None:  # the placements go with the quota (pod sets stay listed)
+            rec.topology = [None] * len(rec.topology)
         rec.admitted_cq = -1
         rec.evicting = False
 
     def remove_workload(self, wid: int) -> None:
         """A workload finished or was deleted: free its quota, drop it from its
         queue; its LocalQueue's parked workloads may fit now (_requeue_tree)."""
-        rec = self.workloads[wid]
+        rec = self.workloads[A.known(A.wid(wid), len(self.workloads))]
         self._queue_ts_before_preemption.pop(wid, None)
         self._deactivated.discard(wid)
         if rec.status == ADMITTED:
@@ -247,6 +267,8 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
     def set_pods_ready(self, wid: int, ready: bool) -> None:
         """The PodsReady condition of the workload's current admission (the
         simulator's pod start-up, the controller's job status)."""
+        wid, ready = A.wid(wid), A.flag(ready, "ready")
+        A.known(wid, len(self.workloads))
         if ready:
             self._pods_ready.add(wid)
         else:
@@ -256,7 +278,8 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
         """A pending workload leaves its queue until ``until_ns`` (its requeueAt:
         workload_controller.go queues it again once the backoff passed), then
         queues by ``queue_ts`` (the eviction or the creation time)."""
-        rec = self.workloads[wid]
+        wid, until_ns, queue_ts = A.wid(wid), A.i64(until_ns, "until_ns"), A.i64(queue_ts, "queue_ts")
+        rec = self.workloads[A.known(wid, len(self.workloads))]
         if rec.status != PENDING:
             return
         if rec.spec.cluster_queue >= 0:
@@ -269,6 +292,7 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
 
     def end_holds(self, now_ns: int) -> None:
         """Held workloads whose time came queue again (also at every cycle's start)."""
+        now_ns = A.i64(now_ns, "now_ns")
         while self._holds and self._holds[0][0] <= now_ns:
             _, wid = heapq.heappop(self._holds)
             rec = self.workloads[wid]
@@ -288,7 +312,7 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
 
     def release_eviction(self, wid: int) -> None:
         """Controller mode: an evicted workload stopped; its quota is free and it is pending again."""
-        rec = self.workloads[wid]
+        rec = self.workloads[A.known(A.wid(wid), len(self.workloads))]
         if rec.status != ADMITTED or not rec.evicting:
             return
         self._release(wid)
@@ -299,7 +323,8 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
 
     def evict(self, wid: int, reason: str, message: str) -> None:
         """Evict an admitted workload for a reason other than preemption (HoldAndDrain)."""
-        rec = self.workloads[wid]
+        wid, reason, message = A.wid(wid), A.text(reason, "reason"), A.text(message, "message")
+        rec = self.workloads[A.known(wid, len(self.workloads))]
         if rec.status != ADMITTED or rec.evicting:
             return
         self._set_evicting(wid)
@@ -316,7 +341,9 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
         queue_ts_ns >= 0: the workload queues by it until admitted again
         (workload.go GetQueueOrderTimestamp, Evicted by AdmissionCheck);
         requeue False: it is deactivated and never queues again."""
-        rec = self.workloads[wid]
+        wid, reason, message = A.wid(wid), A.text(reason, "reason"), A.text(message, "message")
+        queue_ts_ns, requeue = A.i64(queue_ts_ns, "queue_ts_ns"), A.flag(requeue, "requeue")
+        rec = self.workloads[A.known(wid, len(self.workloads))]
         if rec.status != ADMITTED or rec.evicting:
             return
         if not requeue:
@@ -358,6 +385,11 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
         for c in cqs:
             self.cq_queues[c].queue_inadmissible(self._namespace_ok)
 
+    def tas_snapshot(self, uses: list[tuple[TasUse, list[int]]], sign: int) -> None:
+        """TAS usage that changes only the cycle's snapshot (a simulated removal)."""
+        if self.tas is not None:
+            self.tas.add_snapshot(uses, sign)
+
     def _namespace_ok(self, wid: int) -> bool:
         return self.workloads[wid].spec.block != BLOCK_NAMESPACE_MISMATCH
 
@@ -372,7 +404,11 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
 
     def workload_view(self, wid: int) -> WorkloadView:
         """The decision fields of one workload, in ids (the Cluster names them)."""
+        return self._view(A.known(A.wid(wid), len(self.workloads)))
+
+    def _view(self, wid: int) -> WorkloadView:
         rec = self.workloads[wid]
+        state: EngineState
         if rec.status == FINISHED:
             state = "finished"
         elif rec.evicting or (rec.status == PENDING and rec.evicted_cycle == self.cycle and self.cycle > 0):
@@ -394,15 +430,16 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
             eviction_message=rec.eviction_message,
             preempted_by=rec.preempted_by,
             holds_quota=rec.status == ADMITTED,
+            topology=rec.topology,
         )
 
     def spec(self, wid: int) -> WorkloadSpec:
-        return self.workloads[wid].spec
+        return self.workloads[A.known(A.wid(wid), len(self.workloads))].spec
 
     def queue_state(self, cq: int) -> tuple[list[int], list[int], int]:
         """The pending side of ClusterQueue ``cq``: (wids in its heap, wids
         parked as inadmissible, the sticky head or -1), wids sorted."""
-        q = self.cq_queues[cq]
+        q = self.cq_queues[A.cluster_queue(cq, self.topo)]
         return sorted(q.active), sorted(q.inadmissible), q.sticky
 
     @property
@@ -429,20 +466,26 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
             self._removed_in_snapshot.discard(w)
             self.cq_admitted[self.workloads[w].admitted_cq].add(w)
 
-    def _fits(
-        self, cq: int, usage: dict[int, int], victims: dict[int, Target], targets: list[Target]
-    ) -> bool:
+    def _fits(self, cq: int, a: fa.Assignment, victims: dict[int, Target], targets: list[Target]) -> str:
+        """Kueue fits (FitsCheck): "ok", "quota" (quota does not fit) or "tas"
+        (quota fits, a placement does not: its leaf has no room left)."""
         removed = list(dict.fromkeys([*victims, *(t.wid for t in targets)]))
         for w in removed:
             self.preemptor.remove(w)
-        ok = all(self.tree.available(cq, fr) >= v for fr, v in usage.items())
+        check = "ok"
+        if not all(self.tree.available(cq, fr) >= v for fr, v in a.usage.items()):
+            check = "quota"
+        elif a.tas_usage and self.tas is not None and not self.tas.fits(a.tas_usage):
+            check = "tas"
         for w in removed:
             self.preemptor.restore(w)
-        return ok
+        return check
 
-    def _reserve(self, cq: int, usage: dict[int, int]) -> None:
+    def _reserve(self, cq: int, usage: dict[int, int], tas_usage: list[tuple[TasUse, list[int]]]) -> None:
         """Usage that only lives in this cycle's snapshot."""
         self.tree.add_usage_map(cq, usage)
+        if tas_usage:
+            self.tas_snapshot(tas_usage, +1)
 
     def _resources_to_reserve(self, e: Entry) -> dict[int, int]:
         """Kueue quotaResourcesToReserve for a preemptor without candidates."""
@@ -494,6 +537,19 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
             if a.mode() == fa.FIT:
                 e.deferred = True
             usage = a.usage
+        elif e.assignment.tas_usage:
+            # A placement that no longer fits (an earlier entry of the cycle took
+            # its room) is computed again on the snapshot as it is now
+            # (TASRecomputeAssignmentWithinSchedulingCycle, beta, on).
+            check = self._fits(cq, e.assignment, victims, e.targets)
+            if check == "tas":
+                nomination = [{r: f.flavor for r, f in ps.flavors.items()} for ps in e.assignment.pod_sets]
+                self.workloads[e.wid].last_state = None
+                a, targets = self.get_assignments(e.wid, cq, None, nomination)
+                self._record(e, a, targets)
+                usage = a.usage
+            else:
+                fits = check == "ok"
         mode = e.assignment.mode()
         if e.deferred:
             mode = fa.DEFERRED_FIT
@@ -507,26 +563,26 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
             # when the workload is its preemptor (PrioritizePreemptorWorkloads).
             cannot_always_reclaim = self.topo.cluster_queues[cq].reclaim_within_cohort != 3
             if cannot_always_reclaim or (self.topo.gates.prioritize_preemptor_workloads and e.is_preemptor):
-                self._reserve(cq, self._resources_to_reserve(e))
+                self._reserve(cq, self._resources_to_reserve(e), e.assignment.tas_usage)
             return
         if mode == fa.DEFERRED_FIT:
             e.message, e.reason = MSG_DEFERRED, WAITING_FOR_PREEMPTED
             e.requeue_reason = REQUEUE_PENDING_PREEMPTION
             self.workloads[e.wid].last_state = None
-            self._reserve(cq, usage)
+            self._reserve(cq, usage, e.assignment.tas_usage)
             return
         if any(t.wid in victims for t in e.targets):
             self._skip(e, MSG_OVERLAP)
             return
         if fits is None:
-            fits = self._fits(cq, usage, victims, e.targets)
+            fits = self._fits(cq, e.assignment, victims, e.targets) == "ok"
         if not fits:
             self._skip(e, MSG_NO_LONGER_FITS)
             return
         for t in e.targets:
             victims[t.wid] = t
         if mode == fa.PREEMPT:
-            self._reserve(cq, usage)
+            self._reserve(cq, usage, e.assignment.tas_usage)
             issued = self._issue_preemptions(e, now_ns)
             report.preempted.extend(t.wid for t in e.targets)
             self.workloads[e.wid].last_state = None
@@ -602,6 +658,8 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
         rec.admitted_resource_usage = [
             {r: ps.requests[r] for r in ps.flavors} for ps in e.assignment.pod_sets
         ]
+        rec.tas_uses = list(e.assignment.tas_usage)
+        rec.topology = [ps.topology for ps in e.assignment.pod_sets] if self.tas is not None else None
         # Kueue's cycle snapshot gets only the admission's usage (scheduler.go
         # processEntry: cq.AddUsage), not the workload: it is no preemption
         # candidate for the rest of the cycle (preemption.go findCandidates).
@@ -628,6 +686,9 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
         that admits, preempts and newly parks nothing. With attempted_mask
         (uint8 per wid), only heads whose flag is set are reported attempted,
         and their flag is cleared (the native engine's bulk call)."""
+        start_ns, step_ns = A.i64(start_ns, "start_ns"), A.i64(step_ns, "step_ns")
+        max_cycles, until_stable = A.i64(max_cycles, "max_cycles"), A.flag(until_stable, "until_stable")
+        attempted_mask = A.uint8_mask(attempted_mask, "attempted_mask")
         run = CyclesRun(0, False, [], [], [], [], [], [], [], [], [], [], [])
         while run.cycles < max_cycles:
             offset = run.cycles
@@ -657,6 +718,7 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
     def run_cycle(self, now_ns: int, dirty_only: bool = False) -> CycleReport:
         """One cycle; ``dirty_only``: heads only from the cohort trees that
         have not settled (run_until_settled)."""
+        now_ns = A.i64(now_ns, "now_ns")
         if self._holds:
             self.end_holds(now_ns)
         self.cycle += 1
@@ -664,6 +726,8 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
         self._snapshot_generation = list(self.cq_generation)
         if self.afs is not None:
             self._sample_local_queues(now_ns)
+        if self.tas is not None:
+            self.tas.take_snapshot()
         # 1. heads
         heads: list[tuple[int, int, int]] = []  # (wid, the queue's sticky and preemptor before the pop)
         for cq, q in enumerate(self.cq_queues):
@@ -737,6 +801,8 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
         # the snapshot is gone (capacity reserved for this cycle only is free
         # again); the cycle's admissions join the admitted lists
         self.tree.discard_snapshot()
+        if self.tas is not None:
+            self.tas.discard_snapshot()
         for wid in report.admitted:
             self.cq_admitted[self.workloads[wid].admitted_cq].add(wid)
         self._settle_entry_penalties(report.admitted, now_ns)

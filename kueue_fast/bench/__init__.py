@@ -11,7 +11,10 @@ Cases:
 * ``load`` (only when named): 100k Workloads (the drain case's manifests) read
   from one YAML file and from one JSON List (``kubectl get -o json``), to a
   parsed ClusterState and to a Cluster on the engine, with the split per
-  stage (read+parse, build_state, Cluster construction).
+  stage (read+parse, build_state, Cluster construction);
+* ``kueue-perf`` (only when named): Kueue's own scheduler performance test
+  shapes (``kueue_perf``) through ``kueue-fast simulate``, beside the figures
+  Kueue publishes for them.
 
 Each case runs in a fresh subprocess per engine, so that its peak RSS is its
 own. Where the reference engine would take too long it runs a smaller
@@ -21,7 +24,8 @@ table says so. The generators are public (``drain_case``,
 
 The package, by job: ``inputs`` (the generators and their files), ``cases``
 (each case's sizes and how it runs), ``e2e`` (``kueue-fast schedule`` end to
-end), ``child`` (a command in a fresh process), ``command`` (the CLI handler
+end), ``kueue_perf`` (Kueue's performance test shapes, their simulation and
+table), ``child`` (a command in a fresh process), ``command`` (the CLI handler
 and the tables); ``python -m kueue_fast.bench _case`` (``__main__``) runs
 one case for ``run_in_subprocess``.
 """

@@ -11,6 +11,7 @@ from ..engine_contract import ENGINES, native_available
 from ..simulate.args import BENCH_CASES
 from .cases import CASES, FULL, QUICK, REFERENCE, run_case, run_in_subprocess
 from .e2e import E2E_PARTS, bench_e2e
+from .kueue_perf import bench_kueue_perf, format_kueue_perf_table
 
 
 def bench(
@@ -20,6 +21,9 @@ def bench(
     for name in cases:
         if name == "e2e":
             rows.extend(bench_e2e(engines, quick=quick, repeat=repeat))
+            continue
+        if name == "kueue-perf":
+            rows.extend(bench_kueue_perf(engines, quick=quick, repeat=repeat))
             continue
         row: dict[str, Any] = {"case": name}
         for engine in engines:
@@ -213,10 +217,13 @@ def run_bench(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(json.dumps({"results": rows}, indent=1, default=str) + "\n")
         return 0
-    e2e = [r for r in rows if r["case"] == "e2e"]
-    others = [r for r in rows if r["case"] != "e2e"]
+    tables = []
+    others = [r for r in rows if r["case"] not in ("e2e", "kueue-perf")]
     if others:
-        sys.stdout.write(format_table(others))
-    if e2e:
-        sys.stdout.write(("\n" if others else "") + format_e2e_table(e2e))
+        tables.append(format_table(others))
+    if e2e := [r for r in rows if r["case"] == "e2e"]:
+        tables.append(format_e2e_table(e2e))
+    if perf := [r for r in rows if r["case"] == "kueue-perf"]:
+        tables.append(format_kueue_perf_table(perf))
+    sys.stdout.write("\n".join(tables))
     return 0

@@ -158,7 +158,7 @@ def long_drain_case(
 
 
 def preemption_case(n_cq: int = 100, n_admitted: int = 10_000, n_arrivals: int = 1000) -> Case:
-    """The preemption-heavy case (issue 3): one cohort of n_cq ClusterQueues,
+    """The preemption-heavy case: one cohort of n_cq ClusterQueues,
     each with 100 cpu of nominal quota; n_admitted 1-cpu low-priority
     workloads hold the whole cohort, the first half of the ClusterQueues
     borrowing what the second half lends; then n_arrivals 4-cpu

@@ -162,7 +162,7 @@ class Cache:
         """An object the controller cannot use. One stored in v1beta1 before
         kueue-fast's CRDs (which do not convert renamed fields) reaches us with
         its v1beta1 fields: any write would store it as v1beta2 and lose them,
-        so it is left untouched (crds.py, README)."""
+        so it is left untouched (crds.py, docs/controller.md)."""
         if state.stored_in_v1beta1(obj):
             if (kind, key) not in self.unconverted:
                 log.error("leaving %s/%s alone: %s", obj.get("kind"), key, state.unconverted_message(obj, e))

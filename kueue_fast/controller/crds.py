@@ -18,7 +18,7 @@ Versions, and why they are safe without a conversion webhook:
   webhook. Their v1beta1 is listed but not served: the API server answers
   "no matches for kind" to a v1beta1 write instead of storing it without its
   renamed fields. Objects already stored in v1beta1 reach the controller
-  with v1beta1 field names; it names them and leaves them alone (README).
+  with v1beta1 field names; it names them and leaves them alone (docs/controller.md, The CRDs).
 
 Schemas: structural, closed where the loader refuses unknown fields, open
 (``x-kubernetes-preserve-unknown-fields``) where it reads only part of an

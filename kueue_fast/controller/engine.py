@@ -5,7 +5,7 @@ until its Job has stopped and the reconciler calls ``release``."""
 from __future__ import annotations
 
 from ..cluster import Cluster, CycleResult, Decision
-from ..model import AdmissionCheckState, ClusterState, Workload
+from ..model import AdmissionCheckState, CheckState, ClusterState, Workload
 
 
 class EngineHandle:
@@ -59,7 +59,7 @@ class EngineHandle:
         self,
         key: str,
         check: str,
-        state: str,
+        state: CheckState,
         message: str,
         requeue_after_s: int | None = None,
         transition_ns: int | None = None,

@@ -317,7 +317,7 @@ class WorkloadFlow(ControllerParts):
             self._then_event(kind, job, "CreatedWorkload", f"Created Workload: {ns}/{name}"),
         )
 
-    # --- Kueue's Events (README: which ones); recorded once the write landed, as Kueue does ---
+    # --- Kueue's Events (docs/controller.md says which); recorded once the write landed, as Kueue does ---
 
     def _event(self, obj: JSON, type_: str, reason: str, note: str, controller: str) -> None:
         if self.events is not None:

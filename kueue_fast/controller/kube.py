@@ -71,6 +71,36 @@ class ApiError(Exception):
         return self.status in (0, 429) or self.status >= 500
 
 
+def no_answer(e: BaseException) -> ApiError:
+    """The ApiError of a request that got no answer, with the cause a reader
+    can act on ("Connection refused", "Name or service not known", a TLS
+    failure) rather than urllib3's wrapping of it."""
+    return ApiError(0, "ConnectionError", _cause(e))
+
+
+def _cause(e: BaseException) -> str:
+    chain: list[BaseException] = []
+    cur: BaseException | None = e
+    while cur is not None and cur not in chain and len(chain) < 16:
+        chain.append(cur)
+        reason = getattr(cur, "reason", None)  # urllib3's MaxRetryError and ProtocolError wrap it here
+        cur = reason if isinstance(reason, BaseException) else (cur.__cause__ or cur.__context__)
+    for x in reversed(chain):  # the socket's or TLS's own words, innermost first
+        if isinstance(x, OSError) and isinstance(x.strerror, str) and x.strerror:
+            return " ".join(x.strerror.split())
+    text = " ".join(str(chain[-1]).split())
+    # urllib3 names the connection first ("HTTPSConnection(host='h', port=1): ..."): the caller says it
+    head, sep, rest = text.partition("): ")
+    if sep and "(host=" in head:
+        text = rest
+    return text or type(chain[-1]).__name__
+
+
+def unreachable(server: str, e: ApiError) -> str:
+    """One line for a request that got no answer (``e.status`` 0): the server and the cause."""
+    return f"cannot reach the API server {server}: {e.message}"
+
+
 class ClientClosed(Exception):
     """The client was closed (the controller is stopping or was killed)."""
 
@@ -379,7 +409,7 @@ class KubeClient:
                 raise ClientClosed() from None
             if isinstance(e, ApiError):
                 raise
-            return ApiError(0, "ConnectionError", f"{type(e).__name__}: {e}")
+            return no_answer(e)
         status = resp.status
         try:
             obj = json.loads(data) if data else {}
@@ -545,7 +575,7 @@ class KubeClient:
             if self.stopped.is_set():
                 raise ClientClosed() from None
             self._observe("watch", res.plural, 0, time.monotonic() - t0)
-            raise ApiError(0, "ConnectionError", f"{type(e).__name__}: {e}") from None
+            raise no_answer(e) from None
         self._observe("watch", res.plural, resp.status, time.monotonic() - t0)
         if resp.status != 200:
             data = resp.read()

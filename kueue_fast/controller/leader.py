@@ -18,7 +18,7 @@ cannot share our rate-limited client nor be driven by a test clock):
 A Lease that cannot be read or written is said at the default log level,
 with the fix, when it starts failing and then at most every
 ``report_interval``; :meth:`LeaderElector.readiness_error` tells ``/readyz``
-when this instance could not take over (see the README: a standby behind a
+when this instance could not take over (see docs/controller.md: a standby behind a
 live leader is ready, one that cannot reach its Lease is not).
 """
 

@@ -4,14 +4,21 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import os
 import re
 import signal
+import socket
 import sys
 import threading
+from typing import TYPE_CHECKING
 
 from ..engine_contract import ENGINES
+from ..errors import InputError
 from ..model import Configuration
+
+if TYPE_CHECKING:
+    from .kube import KubeClient
 
 log = logging.getLogger("kueue_fast.controller")
 
@@ -38,13 +45,31 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--burst", type=int, default=500, help="client burst (default: 500)")
     p.add_argument(
         "--metrics-bind-address",
-        default=":8080",
-        help="address of /metrics, /healthz and /readyz (default: :8080; 0 disables)",
+        default="127.0.0.1:8080",
+        metavar="HOST:PORT",
+        help="address of /metrics, /healthz and /readyz: :8443 for every interface, [::1]:8080 for IPv6 "
+        "(default: 127.0.0.1:8080, this host only; 0 disables)",
+    )
+    _bool_flag(
+        p,
+        "--metrics-secure",
+        False,
+        "serve /metrics over TLS, only to a bearer token allowed to get it (TokenReview and "
+        "SubjectAccessReview, as Kueue); /healthz and /readyz stay open",
+    )
+    p.add_argument(
+        "--metrics-cert-dir",
+        default=None,
+        metavar="DIR",
+        help="with --metrics-secure: tls.crt and tls.key of the metrics server (default: a self-signed "
+        "certificate made at start)",
     )
     p.add_argument(
         "--health-probe-bind-address",
         default=None,
-        help="a second address for /healthz and /readyz (default: the metrics address)",
+        metavar="HOST:PORT",
+        help="an address of its own for /healthz and /readyz, without /metrics (default: none, the "
+        "probes are on the metrics address)",
     )
     p.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
     p.add_argument(
@@ -106,34 +131,72 @@ _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 
 
+MAX_WORKERS = 1024  # one thread and one API connection each
+
+
+def _bad(flag: str, message: str) -> InputError:
+    return InputError("", "", message, source=flag)
+
+
 def _check_flags(args: argparse.Namespace) -> None:
-    """Flags the API server would reject later, rejected now (exit status 2)."""
-    from ..errors import InputError
+    """Flags the API server would reject later, or that would make the
+    controller spin or never start, rejected now (exit status 2)."""
+    for flag, value in (
+        ("--qps", args.qps),
+        ("--events-qps", args.events_qps),
+        ("--status-interval", args.status_interval),
+    ):
+        if not (math.isfinite(value) and value > 0):
+            raise _bad(flag, f"must be a positive number, got {value}")
+    for flag, value in (("--burst", args.burst), ("--events-burst", args.events_burst)):
+        if value < 1:
+            raise _bad(flag, f"must be at least 1, got {value}")
+    if not 1 <= args.workers <= MAX_WORKERS:
+        raise _bad("--workers", f"must be 1 to {MAX_WORKERS}, got {args.workers}")
+    if args.identity is not None and (not args.identity.strip() or not args.identity.isprintable()):
+        raise _bad("--identity", f"{args.identity!r} is not an identity: empty or not printable")
+    if args.metrics_cert_dir is not None:
+        if not args.metrics_secure:
+            raise _bad("--metrics-cert-dir", "needs --metrics-secure")
+        from .serving import check_cert_dir
 
-    def bad(flag: str, message: str) -> InputError:
-        return InputError("", "", message, source=flag)
-
-    if args.qps <= 0 or args.burst < 1:
-        raise bad("--qps/--burst", "--qps must be positive and --burst at least 1")
-    if args.events_qps <= 0 or args.events_burst < 1:
-        raise bad(
-            "--events-qps/--events-burst", "--events-qps must be positive and --events-burst at least 1"
-        )
-    if args.workers < 1:
-        raise bad("--workers", "must be at least 1")
+        try:
+            check_cert_dir(args.metrics_cert_dir)
+        except ValueError as e:
+            raise _bad("--metrics-cert-dir", str(e)) from None
     ns = args.lease_namespace
     if not (len(ns) <= 63 and _DNS_LABEL.fullmatch(ns)):
-        raise bad("--lease-namespace", f"{ns!r} is not a namespace name (a DNS-1123 label)")
+        raise _bad("--lease-namespace", f"{ns!r} is not a namespace name (a DNS-1123 label)")
     name = args.lease_name
     if not (len(name) <= 253 and _DNS_SUBDOMAIN.fullmatch(name)):
-        raise bad("--lease-name", f"{name!r} is not an object name (a DNS-1123 subdomain)")
+        raise _bad("--lease-name", f"{name!r} is not an object name (a DNS-1123 subdomain)")
+
+
+def _listen(args: argparse.Namespace) -> list[tuple[str, socket.socket]]:
+    """The listening sockets of the metrics and health addresses (``0`` or
+    empty: none), bound before anything else starts."""
+    from .serving import listen
+
+    out: list[tuple[str, socket.socket]] = []
+    for flag, addr in (
+        ("--metrics-bind-address", args.metrics_bind_address),
+        ("--health-probe-bind-address", args.health_probe_bind_address),
+    ):
+        if addr in (None, "", "0") or (out and addr == args.metrics_bind_address):
+            continue  # the probes are on the metrics address anyway
+        try:
+            out.append((flag, listen(addr)))
+        except ValueError as e:
+            for _, sock in out:
+                sock.close()
+            raise _bad(flag, f"{addr}: {e}") from None
+    return out
 
 
 def read_configuration(path: str | None) -> Configuration:
     """Kueue's Configuration file (--config), validated as the schedule command
     does; the controller applies its resources and waitForPodsReady sections,
     the others it does not are named in a warning."""
-    from ..errors import InputError
     from ..loader import parse_configuration, read_documents
 
     if path is None:
@@ -162,18 +225,37 @@ def run(args: argparse.Namespace) -> int:
     try:
         import kubernetes  # noqa: F401
         import prometheus_client  # noqa: F401
+
+        if args.metrics_secure and args.metrics_cert_dir is None:
+            import cryptography  # noqa: F401 - the self-signed certificate
     except ImportError as e:
         print(
             f"error: {e}: kueue-fast controller needs pip install 'kueue-fast[controller]'", file=sys.stderr
         )
         return 2
     from .kube import KubeClient
-    from .metrics import HealthServer, Metrics
-    from .reconciler import Controller, Options, default_identity
 
     client = KubeClient.from_config(
         args.kubeconfig, args.context, qps=args.qps, burst=args.burst, pool_size=args.workers + 16
-    )
+    )  # reads the kubeconfig; connects at the first request
+    listeners = _listen(args)  # an address taken or not of this host: exit 2 before anything starts
+    try:
+        return _serve(args, kueue_config, client, listeners)
+    finally:
+        for _, sock in listeners:  # closed by their servers, or here on an early error
+            sock.close()
+
+
+def _serve(
+    args: argparse.Namespace,
+    kueue_config: Configuration,
+    client: KubeClient,
+    listeners: list[tuple[str, socket.socket]],
+) -> int:
+    from .metrics import HealthServer, Metrics
+    from .reconciler import Controller, Options, default_identity
+    from .serving import Reviewer, Secure
+
     opts = Options(
         resources=kueue_config.resources,
         wait_for_pods_ready=kueue_config.wait_for_pods_ready,
@@ -191,14 +273,18 @@ def run(args: argparse.Namespace) -> int:
     metrics = Metrics()
     ctl = Controller(client, opts, metrics=metrics)
     servers = []
-    addrs = [
-        a for a in (args.metrics_bind_address, args.health_probe_bind_address) if a not in (None, "", "0")
-    ]
-    for addr in dict.fromkeys(addrs):
-        srv = HealthServer(addr, metrics, ctl.healthy, ctl.readiness)
+    for flag, sock in listeners:
+        metrics_paths = flag == "--metrics-bind-address"
+        secure = None
+        if metrics_paths and args.metrics_secure:
+            secure = Secure(Reviewer(client), args.metrics_cert_dir)
+        srv = HealthServer(
+            sock, metrics, ctl.healthy, ctl.readiness, metrics_paths=metrics_paths, secure=secure
+        )
         srv.start()
         servers.append(srv)
-        log.info("serving /metrics, /healthz, /readyz on %s", srv.address)
+        paths = "/metrics, /healthz, /readyz" if metrics_paths else "/healthz, /readyz"
+        log.info("serving %s on %s://%s", paths, srv.scheme, srv.address)
     done = threading.Event()
 
     def on_signal(signum: int, frame: object) -> None:

@@ -1,5 +1,6 @@
 """Prometheus metrics with Kueue's names and labels, and the HTTP endpoint
-that serves them with ``/healthz`` and ``/readyz``.
+that serves them with ``/healthz`` and ``/readyz`` (on serving.py's bounded,
+optionally secure server).
 
 Each controller has its own ``CollectorRegistry`` (tests run several in one
 process). Kueue's metrics (``pkg/metrics/metrics.go``) that kueue-fast
@@ -10,13 +11,14 @@ the controller's own (API requests, write queue, cycle time, leadership).
 from __future__ import annotations
 
 import logging
-import threading
+import socket
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+from .serving import BoundedHTTPServer, Limits, Secure, listen
 
 log = logging.getLogger("kueue_fast.controller.metrics")
 
@@ -210,12 +212,6 @@ class Metrics:
         return generate_latest(self.registry)
 
 
-def parse_address(addr: str) -> tuple[str, int]:
-    """``:8080``, ``0.0.0.0:8080``, ``127.0.0.1:0``; ``0`` or ``""`` disables."""
-    host, _, port = addr.rpartition(":")
-    return (host or "0.0.0.0", int(port))
-
-
 def readyz(checks: list[tuple[str, str]], verbose: bool = False) -> tuple[bytes, int]:
     """The body and status code of ``/readyz`` (k8s.io/apiserver healthz format)."""
     failed = any(err for _, err in checks)
@@ -228,58 +224,66 @@ def readyz(checks: list[tuple[str, str]], verbose: bool = False) -> tuple[bytes,
 
 class HealthServer:
     """``/metrics``, ``/healthz`` (the scheduling loop is alive) and ``/readyz``
-    on one address. ``readiness`` gives named checks, ``(name, "")`` when one
-    passes, ``(name, why)`` when not; ``/readyz`` answers as the Kubernetes
-    components do: ``ok``, or 503 with ``[+]name ok`` / ``[-]name failed: why``
-    lines (``?verbose`` lists them when all pass too)."""
+    on one address (``metrics_paths=False``: the probes only, for
+    ``--health-probe-bind-address``). ``readiness`` gives named checks,
+    ``(name, "")`` when one passes, ``(name, why)`` when not; ``/readyz``
+    answers as the Kubernetes components do: ``ok``, or 503 with ``[+]name ok``
+    / ``[-]name failed: why`` lines (``?verbose`` lists them when all pass too).
+
+    ``secure``: TLS, and ``/metrics`` only for a bearer token allowed to get
+    it (serving.Reviewer); the probes stay open, as the API server's
+    ``system:public-info-viewer`` role leaves ``/healthz``, ``/livez`` and
+    ``/readyz`` to anyone: the kubelet sends no token. Threads, connections
+    and time are bounded (serving.Limits)."""
 
     def __init__(
         self,
-        address: str,
+        address: str | socket.socket,
         metrics: Metrics,
         healthy: Callable[[], bool],
         readiness: Callable[[], list[tuple[str, str]]],
+        *,
+        metrics_paths: bool = True,
+        secure: Secure | None = None,
+        limits: Limits | None = None,
     ) -> None:
-        host, port = parse_address(address)
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - base class signature
-                pass
-
-            def do_GET(self) -> None:  # noqa: N802 - http.server API
-                path, _, query = self.path.partition("?")
-                if path == "/metrics":
-                    body, code, ctype = outer.metrics.exposition(), 200, CONTENT_TYPE_LATEST
-                elif path in ("/healthz", "/livez"):
-                    ok = outer.healthy()
-                    body, code, ctype = (b"ok" if ok else b"unhealthy"), (200 if ok else 500), "text/plain"
-                elif path == "/readyz":
-                    body, code = readyz(outer.readiness(), verbose="verbose" in query)
-                    ctype = "text/plain; charset=utf-8"
-                else:
-                    body, code, ctype = b"not found", 404, "text/plain"
-                self.send_response(code)
-                self.send_header("Content-Type", ctype)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
+        limits = limits or Limits()
         self.metrics = metrics
         self.healthy = healthy
         self.readiness = readiness
-        self.httpd = ThreadingHTTPServer((host, port), Handler)
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, name="health-server", daemon=True)
+        self.metrics_paths = metrics_paths
+        self.reviewer = secure.reviewer if secure else None
+        self.scheme = "https" if secure else "http"
+        self.limits = limits
+        sock = listen(address) if isinstance(address, str) else address
+        tls = secure.tls_context() if secure else None
+        self.server = BoundedHTTPServer(sock, self.respond, tls=tls, limits=limits)
+
+    def respond(self, path: str, query: str, headers: Any) -> tuple[int, str, bytes]:
+        if path in ("/healthz", "/livez"):
+            ok = self.healthy()
+            return (200 if ok else 500), "text/plain", (b"ok" if ok else b"unhealthy")
+        if path == "/readyz":
+            body, code = readyz(self.readiness(), verbose="verbose" in query)
+            return code, "text/plain; charset=utf-8", body
+        if path == "/metrics" and self.metrics_paths:
+            if self.reviewer is not None:
+                code, why = self.reviewer.check(headers.get("Authorization"), path, "get")
+                if code:
+                    return code, "text/plain; charset=utf-8", why.encode()
+            return 200, CONTENT_TYPE_LATEST, self.metrics.exposition()
+        return 404, "text/plain", b"not found"
 
     @property
     def address(self) -> str:
-        host, port = self.httpd.server_address[:2]
-        return f"{host!s}:{port}"
+        host, port = self.server.sock.getsockname()[:2]
+        return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+    def open_connections(self) -> int:
+        return self.server.open_connections()
 
     def start(self) -> None:
-        self.thread.start()
+        self.server.start()
 
     def stop(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.server.stop()

@@ -281,14 +281,20 @@ def run(args: argparse.Namespace) -> int:
     except ImportError as e:
         print(f"error: {e}: kueue-fast status needs pip install 'kueue-fast[controller]'", file=sys.stderr)
         return 2
-    from .kube import ApiError, KubeClient
+    from .kube import ApiError, KubeClient, unreachable
     from .state import build_state, read_objects
 
-    client = KubeClient.from_config(args.kubeconfig, args.context, user_agent="kueue-fast-status/0.1.0")
+    # a one-shot read: a server that does not answer is said after two retries, as snapshot does
+    client = KubeClient.from_config(
+        args.kubeconfig, args.context, max_retries=2, user_agent="kueue-fast-status/0.1.0"
+    )
     try:
         try:
             objects = read_objects(client)
         except ApiError as e:
+            if e.status == 0:
+                print(f"error: {unreachable(str(client.api.configuration.host), e)}", file=sys.stderr)
+                return 1
             where = f" ({e.body.get('details', {}).get('kind', '')})" if e.status == 404 else ""
             hint = "; are Kueue's CRDs installed?" if e.status == 404 else ""
             print(f"error: reading the cluster: {' '.join(str(e).split())}{where}{hint}", file=sys.stderr)

@@ -1,6 +1,6 @@
 """The reconciler: Kueue's scheduler against a real cluster. This module is
 the coordinator: :class:`Controller` sets up its parts and routes what the
-informers deliver; the parts are its mixins (README "### Controller"):
+informers deliver; the parts are its mixins (docs/architecture/index.md, the controller file by file):
 :mod:`.loop` (the loop and leadership), :mod:`.scheduling` (the engine's
 workloads and cycles), :mod:`.flow` (the per-workload flow) and
 :mod:`.queues` (queue status and finalizers), on the informer cache
@@ -21,7 +21,7 @@ The engine *assumes* an admission the moment a cycle decides it; the API
 writes follow. A write that fails for good undoes the assumption (the
 admission is evicted and released in the engine, the workload requeued).
 
-Safety (issue "nothing lost, nothing double counted"):
+Safety (nothing lost, nothing double counted):
 
 * the engine is built only when every informer has listed its kind and this
   instance leads, from the Workloads' admissions as the API server has them;

@@ -29,6 +29,7 @@ from typing import Any
 import yaml
 
 from ..errors import InputError
+from ..loader.configuration import CONFIG_MAP_KEY, config_map_document
 from .kube import (
     CLUSTER_QUEUES,
     COHORTS,
@@ -42,6 +43,7 @@ from .kube import (
     ApiError,
     KubeClient,
     Resource,
+    unreachable,
 )
 from .state import object_key, v1beta1_fields
 
@@ -53,7 +55,7 @@ CONFIG_MAPS = Resource("", "v1", "configmaps", "ConfigMap", True)
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 KUEUE_NAMESPACE = "kueue-system"
 CONFIG_MAP = "kueue-manager-config"
-CONFIG_KEY = "controller_manager_config.yaml"
+CONFIG_KEY = CONFIG_MAP_KEY
 PAGE = 500
 USER_AGENT = "kueue-fast-snapshot/0.1.0"
 
@@ -116,7 +118,7 @@ def _kueue_version(client: KubeClient) -> str:
             return version
         except ApiError as e:
             if e.status != 404:
-                raise _api_error(e, "clusterqueues.kueue.x-k8s.io") from None
+                raise _api_error(e, "clusterqueues.kueue.x-k8s.io", client) from None
     raise InputError(
         "",
         "",
@@ -124,14 +126,14 @@ def _kueue_version(client: KubeClient) -> str:
     )
 
 
-def _api_error(e: ApiError, what: str) -> InputError:
+def _api_error(e: ApiError, what: str, client: KubeClient) -> InputError:
+    if e.status == 0:
+        return InputError("", "", unreachable(str(client.api.configuration.host), e))
     hint = ""
     if e.status == 403:
         hint = f" (the credentials may not list {what}: grant get/list on it)"
     elif e.status == 401:
         hint = " (the credentials were refused)"
-    elif e.status == 0:
-        hint = " (the API server did not answer)"
     return InputError("", "", f"cannot list {what}: {' '.join(e.message.split()) or e.reason}{hint}")
 
 
@@ -163,7 +165,7 @@ def read_snapshot(
                 why = "not served by this cluster" if e.status == 404 else "forbidden to these credentials"
                 snap.notes.append(f"{what} not read: {why}")
                 return []
-            raise _api_error(e, what) from None
+            raise _api_error(e, what, client) from None
         out = [_clean(it, res) for it in items]
         relabelled = [o for o in out if v1beta1_fields(o)]
         for o in relabelled:  # stored in v1beta1, served unconverted: read them as what they are
@@ -208,16 +210,10 @@ def _configuration(client: KubeClient, namespace: str, name: str, notes: list[st
         why = {404: "not found", 403: "forbidden to these credentials"}.get(e.status, e.message or e.reason)
         notes.append(f"Kueue's Configuration not read ({where}: {why}): Kueue's defaults apply")
         return None
-    text = (cm.get("data") or {}).get(CONFIG_KEY)
-    if not text:
+    # read as the loader reads Kueue's ConfigMap in files (errors name the ConfigMap and key)
+    doc = config_map_document({"metadata": {"name": name, "namespace": namespace}, **cm})
+    if doc is None:
         notes.append(f"Kueue's Configuration not read ({where} has no {CONFIG_KEY}): Kueue's defaults apply")
-        return None
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        raise InputError(f"ConfigMap/{namespace}/{name}", f"data[{CONFIG_KEY}]", f"not YAML: {e}") from None
-    if not isinstance(doc, dict):
-        raise InputError(f"ConfigMap/{namespace}/{name}", f"data[{CONFIG_KEY}]", "not a Configuration object")
     return doc
 
 

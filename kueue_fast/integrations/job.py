@@ -59,15 +59,6 @@ MANAGED_LABELS = (
 
 MIN_PARALLELISM_ANNOTATION = "kueue.x-k8s.io/job-min-parallelism"
 COMPLETIONS_EQUAL_PARALLELISM_ANNOTATION = "kueue.x-k8s.io/job-completions-equal-parallelism"
-# Pod template annotations that ask for Topology Aware Scheduling
-# (apis/kueue/v1beta2/topology_types.go), which kueue-fast does not model.
-_TOPOLOGY_ANNOTATIONS = (
-    "kueue.x-k8s.io/podset-required-topology",
-    "kueue.x-k8s.io/podset-preferred-topology",
-    "kueue.x-k8s.io/podset-unconstrained-topology",
-    "kueue.x-k8s.io/podset-slice-required-topology",
-    "kueue.x-k8s.io/podset-slice-required-topology-constraints",
-)
 
 SHORT_NAMES_GATE = "ShortWorkloadNames"  # alpha, off by default: names cut to 63 characters
 
@@ -114,6 +105,10 @@ def build_workload(
     }
     if min_count is not None:
         pod_set["minCount"] = min_count
+    annotations = (pod_set["template"].get("metadata") or {}).get("annotations") or {}
+    topology = fw.topology_request(annotations, "", "", pod_set["count"]) if annotations else None
+    if topology is not None:  # Kueue also writes podIndexLabel alone; kueue-fast only with TAS asked for
+        pod_set["topologyRequest"] = topology
     wl_spec: JSON = {
         "queueName": (md.get("labels") or {}).get(QUEUE_LABEL, ""),
         "active": True,
@@ -274,11 +269,7 @@ def _validate(job: JSON, ref: str) -> tuple[JSON, JSON, int | None]:
         v.labels(tmd["labels"], ref, "spec.template.metadata.labels")
     if tmd.get("annotations") is not None:
         annotations = v.string_map(tmd["annotations"], ref, "spec.template.metadata.annotations")
-        for key in _TOPOLOGY_ANNOTATIONS:
-            if key in annotations:
-                v.not_supported_feature(
-                    ref, f"spec.template.metadata.annotations[{key}]", "Topology Aware Scheduling"
-                )
+        fw.topology_request(annotations, ref, "spec.template.metadata", pods_count(spec))
     if template.get("spec") is None:
         v.required(ref, "spec.template.spec")
     pod_spec = v.as_map(template["spec"], ref, "spec.template.spec")

@@ -47,6 +47,9 @@ FRAMEWORK = "jobset.x-k8s.io/jobset"  # its name in the Configuration's integrat
 SHORT_NAMES_GATE = "ShortWorkloadNames"
 
 
+JOBSET_INDEX_LABEL = "jobset.sigs.k8s.io/job-index"  # jobsetapi.JobIndexKey: a pod's replicated job index
+
+
 def workload_name(name: str, uid: str, *, short: bool = False) -> str:
     """GetWorkloadNameForJobSet: ``jobset-<name>-<hash>``."""
     return fw.workload_name(KIND, GROUP, name, uid, short=short)
@@ -141,6 +144,14 @@ def build_workload(
         {"name": rj["name"], "count": pods_count(rj), "template": _pod_template(rj)}
         for rj in _replicated_jobs(js)
     ]
+    for ps, rj in zip(pod_sets, _replicated_jobs(js), strict=True):
+        annotations = (ps["template"].get("metadata") or {}).get("annotations") or {}
+        sub_group = (JOBSET_INDEX_LABEL, int(rj["replicas"]) if rj.get("replicas") is not None else 1)
+        topology = fw.topology_request(annotations, "", "", ps["count"], sub_group) if annotations else None
+        if (
+            topology is not None
+        ):  # Kueue also writes the index labels alone; kueue-fast only with TAS asked for
+            ps["topologyRequest"] = topology
     spec: JSON = {
         "queueName": (md.get("labels") or {}).get(QUEUE_LABEL, ""),
         "active": True,
@@ -241,6 +252,10 @@ def _validate(js: JSON, ref: str) -> list[JSON]:
         if pod is None or pod.get("spec") is None:
             v.required(ref, f"{tp}.spec.template.spec")
         v.as_map(pod["spec"], ref, f"{tp}.spec.template.spec")
+        pmd = v.opt_map(pod, "metadata", ref, f"{tp}.spec.template") or {}
+        if pmd.get("annotations") is not None:
+            annotations = v.string_map(pmd["annotations"], ref, f"{tp}.spec.template.metadata.annotations")
+            fw.topology_request(annotations, ref, f"{tp}.spec.template.metadata", pods_count(rj))
         out.append(rj)
     return out
 

@@ -7,12 +7,15 @@ applies Kueue's defaults and validation (``kueue_fast.validation``) and raises
 errors naming the object and field. The converters work on single dicts, so
 the cluster reconciler can feed them objects from the API server. Jobs become
 the Workloads Kueue's job integrations create (``kueue_fast.integrations``);
-kinds Kueue does not read are skipped with a warning. Every invalid object of
-an input is reported (one error each, ``errors.raise_all``); what is accepted
-but probably not meant is a warning (``ClusterState.warnings``).
+kinds Kueue does not read are skipped with a warning. Every error of every
+invalid object of an input is reported (``errors.raise_all``; an invalid
+object is read again to find them all: ``validation.collect_errors``); what
+is accepted but probably not meant is a warning (``ClusterState.warnings``).
 
 Where things are (each module imports only those above it):
 
+* ``limits``: what one input may hold (size, nesting, YAML aliases, keys
+  given twice), checked by every reader of ``documents``;
 * ``documents``: files, directories and standard input -> :class:`Document`
   (YAML and JSON parsing, with the fast parsers and why they were chosen);
 * ``common``: the kinds and apiVersions read, the checks every converter

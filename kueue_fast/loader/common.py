@@ -18,7 +18,7 @@ from typing import Any
 from .. import api_fields
 from .. import model as m
 from .. import validation as v
-from ..errors import ValidationError
+from ..errors import InputError, ValidationError
 
 KUEUE_GROUP = "kueue.x-k8s.io"
 V1BETA1 = api_fields.V1BETA1
@@ -38,6 +38,9 @@ KIND_VERSIONS: dict[str, tuple[str, ...]] = {
     "Namespace": ("v1",),
     "PriorityClass": ("scheduling.k8s.io/v1",),
     "Configuration": CONFIG_VERSIONS,
+    "Topology": (V1BETA1, V1BETA2),
+    "Node": ("v1",),
+    "Pod": ("v1",),
 }
 
 _TOP = api_fields.TOP
@@ -72,7 +75,23 @@ def parse_time_ns(value: object, obj: str, path: str) -> int:
     return _parse_time_ns(value, obj, path)
 
 
+# Times are int64 nanoseconds since the epoch (1677 to 2262); the engines add
+# backoffs and cycle steps to them, so what is read stays decades inside.
+MIN_TIME_NS = -2208988800 * 10**9  # 1900-01-01T00:00:00Z
+MAX_TIME_NS = 7258118400 * 10**9  # 2200-01-01T00:00:00Z (excluded)
+
+
 def _parse_time_ns(value: object, obj: str, path: str) -> int:
+    ns = _time_ns(value, obj, path)
+    if not MIN_TIME_NS <= ns < MAX_TIME_NS:
+        shown = value if isinstance(value, str) else str(value)
+        v.invalid(
+            obj, path, shown, "kueue-fast reads times from 1900-01-01 to 2200-01-01 (int64 nanoseconds)"
+        )
+    return ns
+
+
+def _time_ns(value: object, obj: str, path: str) -> int:
     if isinstance(value, datetime):
         dt = value if value.tzinfo else value.replace(tzinfo=timezone.utc)
         delta = dt - datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -136,10 +155,16 @@ def _metadata(
             else v.object_name(ns, m.object_ref(kind, name), "metadata.namespace", label=True)
         )
     ref = m.object_ref(kind, name, namespace or None)
-    if md.get("labels") is not None:
-        v.labels(md["labels"], ref, "metadata.labels")
-    if md.get("annotations") is not None:
-        v.string_map(md["annotations"], ref, "metadata.annotations")
+    try:  # labels and annotations on their own (validation.report)
+        if md.get("labels") is not None:
+            v.labels(md["labels"], ref, "metadata.labels")
+    except InputError as e:
+        v.report(e)
+    try:
+        if md.get("annotations") is not None:
+            v.string_map(md["annotations"], ref, "metadata.annotations")
+    except InputError as e:
+        v.report(e)
     return name, namespace, md
 
 
@@ -193,14 +218,18 @@ def _checked_conditions(status: Mapping[str, Any], ref: str) -> dict[str, dict[s
     out: dict[str, dict[str, Any]] = {}
     for i, raw in enumerate(v.opt_list(status, "conditions", ref, "status", max_items=_CONDITIONS.max_items)):
         p = v.index("status.conditions", i)
-        c = v.as_map(raw, ref, p)
-        ctype = v.as_str(c.get("type", ""), ref, v.child(p, "type"))
-        if not ctype:
-            v.required(ref, v.child(p, "type"))
-        v.enum(c.get("status", ""), _CONDITION_STATUSES, ref, v.child(p, "status"))
-        if c.get("lastTransitionTime") in (None, ""):
-            v.required(ref, v.child(p, "lastTransitionTime"), "must be set")
-        if ctype in out:
-            v.duplicate(ref, v.child(p, "type"), ctype)
+        try:  # each condition on its own (validation.report)
+            c = v.as_map(raw, ref, p)
+            ctype = v.as_str(c.get("type", ""), ref, v.child(p, "type"))
+            if not ctype:
+                v.required(ref, v.child(p, "type"))
+            v.enum(c.get("status", ""), _CONDITION_STATUSES, ref, v.child(p, "status"))
+            if c.get("lastTransitionTime") in (None, ""):
+                v.required(ref, v.child(p, "lastTransitionTime"), "must be set")
+            if ctype in out:
+                v.duplicate(ref, v.child(p, "type"), ctype)
+        except InputError as e:
+            v.report(e)
+            continue
         out[ctype] = c
     return out

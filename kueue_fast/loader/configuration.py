@@ -7,15 +7,23 @@ apis/config/*/defaults.go and validated as pkg/config/validation.go.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 from .. import model as m
 from .. import validation as v
+from ..errors import InputError, ParseError
 from ..features import KNOWN_GATES
 from .common import (
     CONFIG_VERSIONS,
     _check_type,
 )
+from .documents import _parse_text
+
+# The key of Kueue's ConfigMap that its manager mounts as its configuration
+# file (config/components/manager: kueue-system/kueue-manager-config; the Helm
+# chart: <release>-kueue-manager-config in the release's namespace).
+CONFIG_MAP_KEY = "controller_manager_config.yaml"
 
 
 def parse_configuration(obj: Mapping[str, Any]) -> m.Configuration:
@@ -28,72 +36,98 @@ def parse_configuration(obj: Mapping[str, Any]) -> m.Configuration:
     if isinstance(md, dict) and isinstance(md.get("name"), str):
         ref = m.object_ref("Configuration", md["name"])
     cfg = m.Configuration()
+    # each section on its own (validation.report: every error at once)
+    for section in (_fair_sharing, _admission_fair_sharing, _feature_gates, _resources, _managed_jobs, _wait):
+        try:
+            section(obj, ref, api, cfg)
+        except InputError as e:
+            v.report(e)
+    return cfg
+
+
+def _fair_sharing(obj: Mapping[str, Any], ref: str, api: str, cfg: m.Configuration) -> None:
     fs = v.opt_map(obj, "fairSharing", ref, "")
-    if fs is not None:
-        if api == CONFIG_VERSIONS[0]:
-            v.check_fields(fs, ("enable", "preemptionStrategies"), ref, "fairSharing")
-            enabled = v.as_bool(fs["enable"], ref, "fairSharing.enable") if "enable" in fs else False
-        else:  # v1beta2: the presence of fairSharing enables it
-            gone = {"enable": f"{api} has no fairSharing.enable: fairSharing being there enables it"}
-            v.check_fields(fs, ("preemptionStrategies",), ref, "fairSharing", gone)
-            enabled = True
-        strategies = v.preemption_strategies(
-            fs.get("preemptionStrategies") or [], ref, "fairSharing.preemptionStrategies"
-        )
-        if enabled:
-            cfg.fair_sharing = m.FairSharingConfig(strategies)
+    if fs is None:
+        return
+    if api == CONFIG_VERSIONS[0]:
+        v.check_fields(fs, ("enable", "preemptionStrategies"), ref, "fairSharing")
+        enabled = v.as_bool(fs["enable"], ref, "fairSharing.enable") if "enable" in fs else False
+    else:  # v1beta2: the presence of fairSharing enables it
+        gone = {"enable": f"{api} has no fairSharing.enable: fairSharing being there enables it"}
+        v.check_fields(fs, ("preemptionStrategies",), ref, "fairSharing", gone)
+        enabled = True
+    strategies = v.preemption_strategies(
+        fs.get("preemptionStrategies") or [], ref, "fairSharing.preemptionStrategies"
+    )
+    if enabled:
+        cfg.fair_sharing = m.FairSharingConfig(strategies)
+
+
+def _admission_fair_sharing(obj: Mapping[str, Any], ref: str, api: str, cfg: m.Configuration) -> None:
     afs = v.opt_map(obj, "admissionFairSharing", ref, "")
-    if afs is not None:
-        p = "admissionFairSharing"
-        v.check_fields(afs, ("usageHalfLifeTime", "usageSamplingInterval", "resourceWeights"), ref, p)
-        a = m.AdmissionFairSharingConfig()
-        if afs.get("usageHalfLifeTime") is not None:
-            a.usage_half_life_s = v.duration_seconds(
-                afs["usageHalfLifeTime"], ref, v.child(p, "usageHalfLifeTime")
+    if afs is None:
+        return
+    p = "admissionFairSharing"
+    v.check_fields(afs, ("usageHalfLifeTime", "usageSamplingInterval", "resourceWeights"), ref, p)
+    a = m.AdmissionFairSharingConfig()
+    if afs.get("usageHalfLifeTime") is not None:
+        a.usage_half_life_s = v.duration_seconds(
+            afs["usageHalfLifeTime"], ref, v.child(p, "usageHalfLifeTime")
+        )
+        if a.usage_half_life_s < 0:
+            v.invalid(
+                ref,
+                v.child(p, "usageHalfLifeTime"),
+                afs["usageHalfLifeTime"],
+                "must be greater or equal to 0",
             )
-            if a.usage_half_life_s < 0:
-                v.invalid(
-                    ref,
-                    v.child(p, "usageHalfLifeTime"),
-                    afs["usageHalfLifeTime"],
-                    "must be greater or equal to 0",
-                )
-        if afs.get("usageSamplingInterval") is not None:
-            sp = v.child(p, "usageSamplingInterval")
-            a.usage_sampling_interval_s = v.duration_seconds(afs["usageSamplingInterval"], ref, sp)
-            if a.usage_sampling_interval_s <= 0:
-                v.invalid(ref, sp, afs["usageSamplingInterval"], "must be greater than 0")
-        rw = v.opt_map(afs, "resourceWeights", ref, p)
-        for rname, w in (rw or {}).items():
-            wp = v.key(v.child(p, "resourceWeights"), rname)
-            if isinstance(w, bool) or not isinstance(w, (int, float)):
-                v.invalid(ref, wp, w, "must be a number")
-            if w < 0:
-                v.invalid(ref, wp, w, "must be greater than or equal to 0")
-            a.resource_weights[rname] = float(w)
-        cfg.admission_fair_sharing = a
+    if afs.get("usageSamplingInterval") is not None:
+        sp = v.child(p, "usageSamplingInterval")
+        a.usage_sampling_interval_s = v.duration_seconds(afs["usageSamplingInterval"], ref, sp)
+        if a.usage_sampling_interval_s <= 0:
+            v.invalid(ref, sp, afs["usageSamplingInterval"], "must be greater than 0")
+    rw = v.opt_map(afs, "resourceWeights", ref, p)
+    for rname, w in (rw or {}).items():
+        wp = v.key(v.child(p, "resourceWeights"), rname)
+        if isinstance(w, bool) or not isinstance(w, (int, float)):
+            v.invalid(ref, wp, w, "must be a number")
+        if w < 0:
+            v.invalid(ref, wp, w, "must be greater than or equal to 0")
+        a.resource_weights[rname] = float(w)
+    cfg.admission_fair_sharing = a
+
+
+def _feature_gates(obj: Mapping[str, Any], ref: str, api: str, cfg: m.Configuration) -> None:
     fg = v.opt_map(obj, "featureGates", ref, "")
     for gate, on in (fg or {}).items():
         gp = v.key("featureGates", gate)
-        if gate not in KNOWN_GATES:
-            # Kueue refuses to start with an unrecognized feature gate.
-            v.invalid(ref, gp, gate, "unrecognized feature gate")
-        cfg.feature_gates[gate] = v.as_bool(on, ref, gp)
+        try:  # each gate on its own
+            if gate not in KNOWN_GATES:
+                # Kueue refuses to start with an unrecognized feature gate.
+                v.invalid(ref, gp, gate, "unrecognized feature gate")
+            cfg.feature_gates[gate] = v.as_bool(on, ref, gp)
+        except InputError as e:
+            v.report(e)
+
+
+def _resources(obj: Mapping[str, Any], ref: str, api: str, cfg: m.Configuration) -> None:
     res = v.opt_map(obj, "resources", ref, "")
-    if res is not None:
-        v.check_fields(
-            res, ("excludeResourcePrefixes", "transformations", "deviceClassMappings"), ref, "resources"
-        )
-        if res.get("deviceClassMappings"):
-            v.not_supported_feature(ref, "resources.deviceClassMappings", "Dynamic Resource Allocation quota")
-        cfg.resources = _resource_rules(res, ref)
-    _managed_jobs(obj, ref, cfg)
+    if res is None:
+        return
+    v.check_fields(
+        res, ("excludeResourcePrefixes", "transformations", "deviceClassMappings"), ref, "resources"
+    )
+    if res.get("deviceClassMappings"):
+        v.not_supported_feature(ref, "resources.deviceClassMappings", "Dynamic Resource Allocation quota")
+    cfg.resources = _resource_rules(res, ref)
+
+
+def _wait(obj: Mapping[str, Any], ref: str, api: str, cfg: m.Configuration) -> None:
     wfpr = v.opt_map(obj, "waitForPodsReady", ref, "")
     if wfpr is not None:
         wait = _wait_for_pods_ready(wfpr, ref, v1beta1=api == CONFIG_VERSIONS[0])
         if not cfg.feature_gates.get("DisableWaitForPodsReady", False):
             cfg.wait_for_pods_ready = wait
-    return cfg
 
 
 _WAIT_FIELDS = ("enable", "timeout", "blockAdmission", "requeuingStrategy", "recoveryTimeout")
@@ -193,7 +227,7 @@ def _resource_rules(res: Mapping[str, Any], ref: str) -> m.ResourceRules:
     return m.ResourceRules(prefixes, transformations)
 
 
-def _managed_jobs(obj: Mapping[str, Any], ref: str, cfg: m.Configuration) -> None:
+def _managed_jobs(obj: Mapping[str, Any], ref: str, api: str, cfg: m.Configuration) -> None:
     """Which jobs Kueue manages: integrations.frameworks (default batch/job),
     manageJobsWithoutQueueName, managedJobsNamespaceSelector (default: not
     kube-system, not Kueue's namespace) (apis/config/v1beta2/defaults.go)."""
@@ -215,3 +249,56 @@ def _managed_jobs(obj: Mapping[str, Any], ref: str, cfg: m.Configuration) -> Non
         frameworks = tuple(v.as_str(x, ref, v.index(fp, i)) for i, x in enumerate(names))
         if frameworks:
             cfg.frameworks = frameworks
+
+
+# --- Kueue's ConfigMap ------------------------------------------------------------------------
+
+
+def _config_map_ref(cm: Mapping[str, Any]) -> str:
+    md = cm.get("metadata")
+    md = md if isinstance(md, dict) else {}
+    name, ns = md.get("name"), md.get("namespace") or "default"
+    return m.object_ref("ConfigMap", str(name), str(ns)) if isinstance(name, str) and name else "ConfigMap"
+
+
+def config_map_document(cm: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The configuration a ConfigMap holds for Kueue's manager, as it reads its
+    file (data[controller_manager_config.yaml], one YAML or JSON object, read
+    as the loader reads a file); None without that key or with an empty text.
+    Not YAML, or several objects: a ParseError naming the ConfigMap and key.
+    (kueue-fast schedule --kubeconfig reads the cluster's with it too.)"""
+    data = cm.get("data")
+    if not isinstance(data, dict) or data.get(CONFIG_MAP_KEY) in (None, ""):
+        return None
+    ref, field = _config_map_ref(cm), f"data[{CONFIG_MAP_KEY}]"
+    text = data[CONFIG_MAP_KEY]
+    if not isinstance(text, str):
+        raise ParseError(ref, field, "Invalid value: must be of type string")
+    try:
+        docs = _parse_text(text, ref)
+    except ParseError as e:
+        raise ParseError(ref, field, e.message) from None
+    if len(docs) != 1:
+        raise ParseError(ref, field, f"expected one Configuration, found {len(docs)} objects")
+    return docs[0].obj
+
+
+def is_kueue_configuration(obj: Mapping[str, Any]) -> bool:
+    """A config.kueue.x-k8s.io Configuration (and not another operator's
+    controller_manager_config.yaml)."""
+    return obj.get("kind") == "Configuration" and obj.get("apiVersion") in CONFIG_VERSIONS
+
+
+def parse_config_map(cm: Mapping[str, Any]) -> m.Configuration:
+    """Kueue's Configuration from its ConfigMap (config_map_document), each
+    error named as the ConfigMap's field
+    (``data[controller_manager_config.yaml].fairSharing...``)."""
+    ref, field = _config_map_ref(cm), f"data[{CONFIG_MAP_KEY}]"
+    obj = config_map_document(cm)
+    if obj is None:
+        raise ParseError(ref, field, "Required value: Kueue's Configuration")
+    cfg = v.read_as(
+        partial(parse_configuration, obj),
+        lambda e: type(e)(ref, f"{field}.{e.field}" if e.field else field, e.message),
+    )
+    return cfg if cfg is not None else m.Configuration()  # None under collect_errors only

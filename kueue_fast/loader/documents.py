@@ -14,87 +14,19 @@ always did. So a missing package, an unusual text or any failure only costs
 speed, never a different result or message. JSON is read by orjson when it
 can (:func:`_json_loads`), else by json.
 
-Which parser: measured side by side in one run (tests of exact equality on
-every YAML file under tests/scenarios and tests/bad_inputs, plus a 41 MB
-stream of 100k Workloads from ``kueue_fast.bench.drain_objects``; best of 2
-on the 2-core development machine, other jobs running):
+Every path keeps the limits of :mod:`.limits` (size, nesting, aliases, keys
+given twice), and PyYAML's grammar is the one grammar: the block reader
+declines a key given twice and nesting beyond the limit; yaml-rs gets only
+texts libyaml's parser accepts (:func:`_libyaml_parses`), without aliases
+(yaml_1_1_risk), and declines beyond the nesting limit; PyYAML's path
+(:func:`_pyyaml_documents`) counts aliases and nesting on the composed nodes
+before anything is built and refuses keys given twice while building; JSON
+texts are checked after parsing (:func:`_json_limits`). Files are read by
+:func:`_read_text` (streams a chunk at a time, within the size limit).
+tests/test_yaml_readers_agree.py holds the readers to each other.
 
-=================  =======  ======================  =========================  ====================
-parser             100k     same documents          wheels cp3.10-3.13         license
-                   YAML     as PyYAML               Linux x86_64/aarch64, mac
-=================  =======  ======================  =========================  ====================
-PyYAML CSafeLoader 16.5 s   (reference)             yes                        MIT
-yaml-rs 0.1.6       3.5 s   yes (+)                 yes                        Unlicense
-fastyaml-rs 0.7.0   3.6 s   fails on it (*)         yes (abi3)                 MIT OR Apache-2.0
-pyyaml-rs 0.1.0     5.0 s   yes                     no (no macOS x86_64,       MIT
-                                                    aarch64 only for 3.11)
-ryaml 0.5.1         5.4 s   yes                     yes                        MIT
-rapidyaml 0.15.2    5.7 s   yes                     yes                        MIT
- (+ orjson)                                                                    (orjson: Apache/MIT)
-=================  =======  ======================  =========================  ====================
-
-(+) yaml-rs returns a list both for a stream of documents and for one
-document that is a list (``tests/bad_inputs/list-document.yaml``); we append
-a sentinel document so that the result is always the stream.
-(*) "YAML resource limit exceeded": at most 100,000 documents by default and
-a hard 100 MB cap on the input.
-rapidyaml also writes its own parse errors to the process's standard error,
-which would break the one-line error contract of ``kueue-fast schedule``.
-
-Measured again for issue 13 (same 100k long-drain input, 36 MB of YAML and a
-35 MB compact JSON List; best of 2, one process, cyclic GC off, 2-core
-machine with other jobs running):
-
-=========================================  ========  =====================================
-parser                                     100k      notes
-=========================================  ========  =====================================
-YAML: yaml-rs 0.1.6 (today)                1.36 s
-YAML: rapidyaml 0.15.2 tree, emit_json,    2.00 s    and its stderr output (above)
-      orjson.loads
-YAML: msgspec.yaml 0.22 (PyYAML's C        15.0 s    (10k x10) it is PyYAML underneath,
-      loader)                                        and one document per call only
-JSON: json (stdlib)                        0.61 s
-JSON: orjson 3.13 loads (today)            0.44 s
-JSON: msgspec 0.22 json.decode, to dicts   0.36 s
-JSON: msgspec 0.22 json.decode, typed      0.30 s    Workload/ResourceFlavor/... Structs,
-      Structs (tagged by kind)                       tagged union on ``kind``
-=========================================  ========  =====================================
-
-Kept: yaml-rs and orjson. msgspec saves 0.08 s (dicts) to 0.14 s (typed) of a
-3.9 s run whose parse stage is 1.7 s: the rest of that stage is validation and
-model building, which typed Structs would not remove (every later stage reads
-the objects as dicts: Workload.raw, ClusterState.documents, the YAML output)
-and whose messages are the loader's, not msgspec's; nor is msgspec's reading
-of the edge cases _json_loads relies on (integers beyond 64 bits, NaN) the
-same as orjson's. Not worth a new dependency and a second validation path.
-
-Then our own block-YAML reader (issue 13; side by side in one process, the
-same 100k long-drain input, 42 MB of YAML and a 40 MB JSON List, best of 3,
-cyclic GC off as the loader runs it, 2-core machine with other jobs running;
-peak RSS of the parse alone, each in its own process, the text included):
-
-=========================================  ========  ==========
-parser                                     100k      peak RSS
-=========================================  ========  ==========
-YAML: _yaml_block (first choice)           0.35 s    288 MB
-YAML: yaml-rs 0.1.6 (second choice)        1.62 s    718 MB
-JSON: orjson 3.13 loads (for comparison)   0.33 s    448 MB
-=========================================  ========  ==========
-
-Its keys are interned (one str per distinct key: a few dozen objects where
-there were millions) and short values shared, hence the smaller peak. End to
-end (``bench/side_by_side.py``, ``kueue-fast schedule --until-stable -o
-json``, best of 6): long-100000 YAML 6.07 s -> 3.90 s wall, parse stage
-3.44 s -> 1.72 s, peak RSS 962 MB -> 567 MB (JSON on the same input: 3.86 s,
-621 MB). tests/test_yaml_block.py holds it to PyYAML's values, types included.
-
-Equal Workload specs and pod templates are shared while the documents are
-read (``_bulk.SharedTemplates``, passed as ``each`` to the block YAML reader
-and to :func:`_json_loads`, which reads a JSON List item by item for it), so
-that the copies die young instead of all living until build_state: on the
-100k long-drain input the documents' RSS goes from 318 MB (JSON) and 264 MB
-(YAML) to about 120 MB, and the whole run's peak from about 525/490 MB to
-about 405 MB.
+Why these parsers, with the measurements behind the choice:
+docs/architecture/decisions.md (Reading manifests).
 
 yaml-rs implements YAML 1.2 where PyYAML implements YAML 1.1, so a few plain
 scalars mean different things (``yes``/``on``/``off`` booleans, ``010`` octal,
@@ -112,6 +44,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import stat
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -121,6 +54,7 @@ from .. import _compiled
 from .._gc import no_cyclic_gc
 from ..errors import InputError, InputWarning, ParseError, raise_all
 from ..fastjson import optional_module, orjson
+from . import limits
 
 if TYPE_CHECKING:
     import yaml
@@ -137,6 +71,7 @@ class Document:
 
     @property
     def where(self) -> str:
+        """``FILE (document N)``, or ``FILE (document N, item M)`` inside a List: for messages."""
         s = f"{self.source} (document {self.index + 1}"
         if self.item is not None:
             s += f", item {self.item}"
@@ -148,13 +83,54 @@ def _yaml_loader() -> type:
     """PyYAML's loader as the loader reads YAML. PyYAML and yaml-rs are imported
     only when a text needs them (about 30 ms of a command's start)."""
     import yaml
+    from yaml.constructor import BaseConstructor
 
     base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-    # Timestamps stay strings: YAML's datetime drops nanoseconds, and the API
-    # server sees strings anyway.
     class Loader(base):  # type: ignore[misc,unused-ignore]
-        pass
+        """Timestamps stay strings (YAML's datetime drops nanoseconds, and the
+        API server sees strings anyway). A key given twice in one mapping is
+        refused (limits.duplicate_key); a key brought by a merge (``<<:
+        *base``) may be given again. Both cost a length comparison per
+        mapping when nothing collides (PyYAML's own loop builds it)."""
+
+        _root: Any = None
+        _own_pairs: dict[int, int]  # id(mapping node with merges) -> how many of its pairs are its own
+
+        def construct_document(self, node: Any) -> Any:
+            self._root, self._own_pairs = node, {}
+            try:
+                return super().construct_document(node)
+            finally:
+                self._root, self._own_pairs = None, {}
+
+        def flatten_mapping(self, node: Any) -> None:
+            pairs = node.value
+            n = len(pairs)
+            super().flatten_mapping(node)
+            if node.value is not pairs or len(pairs) != n:
+                # merged: PyYAML deleted the merge keys from this list, and put
+                # the merged pairs before what is left of it, the mapping's own
+                self._own_pairs.setdefault(id(node), len(pairs))
+
+        def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
+            if isinstance(node, yaml.MappingNode):
+                self.flatten_mapping(node)
+            mapping: dict[Any, Any] = BaseConstructor.construct_mapping(self, node, deep=deep)
+            if len(mapping) != len(node.value):  # keys collide: given twice, or merged and given again
+                self._refuse_keys_given_twice(node)
+            return mapping
+
+        def _refuse_keys_given_twice(self, node: Any) -> None:
+            own = node.value[len(node.value) - self._own_pairs.get(id(node), len(node.value)) :]
+            lines: dict[Any, int] = {}
+            for key_node, _ in own:
+                key = self.construct_object(key_node)  # built already: PyYAML's memo
+                mark = key_node.start_mark
+                first = lines.get(key)
+                if first is not None:
+                    raise limits.duplicate_key(key, mark.line + 1, mark.column + 1, first, node is self._root)
+                lines[key] = mark.line + 1
 
     resolvers_by_char: dict[str, list[tuple[str, Any]]] = base.yaml_implicit_resolvers
     Loader.yaml_implicit_resolvers = {
@@ -212,6 +188,8 @@ def parse_yaml_rs(text: str) -> list[Any] | None:
     if yaml_rs is None or _kernels is None or not text.endswith("\n") or _kernels.yaml_1_1_risk(text) >= 0:
         # without a final newline the sentinel would add one to a block scalar
         return None
+    if not _libyaml_parses(text):
+        return None
     try:
         # The sentinel document makes the result the list of documents even
         # when the stream holds a single document that is a list.
@@ -221,32 +199,72 @@ def parse_yaml_rs(text: str) -> list[Any] | None:
     if not isinstance(docs, list) or not docs or docs[-1] != 0 or type(docs[-1]) is not int:
         return None
     docs.pop()
+    if any(_nesting_exceeds(d) for d in docs):
+        return None
     return docs
 
 
+def _libyaml_parses(text: str) -> bool:
+    """Whether libyaml's parser (PyYAML's, without building anything: events in
+    C) accepts the text: yaml-rs reads some texts libyaml refuses (``{a: |x}``),
+    and PyYAML's grammar is the loader's. Also keeps texts nested more than
+    libyaml's 1,000 levels from yaml-rs, which can overflow its stack on them."""
+    import yaml
+
+    try:
+        from yaml._yaml import CParser
+    except ImportError:  # PyYAML without libyaml: its Python parser is no faster than reading
+        return False
+    try:
+        CParser(text).raw_parse()
+    except yaml.YAMLError:
+        return False
+    return True
+
+
 def _json_loads(text: str, each: Callable[[Any], None] | None = None) -> Any:
-    """JSON text -> value. orjson (measured on a 132 MB ``kubectl get -o json``
-    List of 100k Workloads: 0.3 s where json takes 1.2 s) reads it when it
-    can; anything it refuses (NaN, lone surrogates, invalid text) goes to
+    """JSON text -> value, within the loader's limits (limits.TextProblem:
+    nesting, a key twice). orjson (measured on a 132 MB ``kubectl get -o
+    json`` List of 100k Workloads: 0.3 s where json takes 1.2 s) reads it when
+    it can; anything it refuses (NaN, lone surrogates, invalid text) goes to
     json, which gives today's value or today's message. So does a text with a
     run of 19 digits: orjson would read an integer beyond 64 bits as a float.
 
     An object with an "items" array (a List) is read item by item
     (_kernels.json_list_items), each item passed to ``each`` before the next
     is read: the same value, but the copies ``each`` drops die young (the
-    100k long-drain List: 451 MB peak RSS after reading -> 159 MB)."""
-    if orjson is not None and _kernels is not None and _kernels.digit_run(text, 19) < 0:
-        by_item = _kernels.json_list_items(text, orjson.loads, each)
+    100k long-drain List: 451 MB peak RSS after reading -> 159 MB); the same
+    walk of the text looks for what the limits refuse and for long numbers.
+    Any other text is looked at after it is read (:func:`_json_limits`)."""
+    if orjson is not None and _kernels is not None:
+        by_item = _kernels.json_list_items(text, orjson.loads, each, limits.MAX_NESTING_DEPTH)
         if by_item is not None:
             return by_item
+    if orjson is not None and _kernels is not None and _kernels.digit_run(text, 19) < 0:
         try:
-            return orjson.loads(text)
+            value = orjson.loads(text)
         except Exception:  # noqa: BLE001 - json decides, with its own messages
             pass
-    return json.loads(text)
+        else:
+            _json_limits(text)
+            return value
+    try:
+        value = json.loads(text)
+    except RecursionError:  # nested far too deep: json_problem finds where
+        _json_limits(text)
+        raise limits.too_deep() from None
+    _json_limits(text)
+    return value
 
 
-_JSONError: tuple[type[Exception], ...] = (json.JSONDecodeError,)
+def _json_limits(text: str) -> None:
+    """Raise limits.TextProblem for nesting too deep or a key given twice in a
+    JSON text (limits.json_problem, after the compiled filter when it is built)."""
+    if _kernels is not None and not _kernels.json_suspect(text, limits.MAX_NESTING_DEPTH):
+        return
+    problem = limits.json_problem(text)
+    if problem is not None:
+        raise problem
 
 
 def _split_list(source: str, index: int, d: dict[str, Any]) -> list[Document]:
@@ -265,8 +283,10 @@ def _split_list(source: str, index: int, d: dict[str, Any]) -> list[Document]:
     out = []
     for i, it in enumerate(items):
         if not isinstance(it, dict):
+            from ..validation import type_name
+
             raise ParseError(
-                kind, f"items[{i}]", f"expected an object, got {type(it).__name__}", source=where
+                kind, f"items[{i}]", f"Invalid value: {type_name(it)}: must be of type object", source=where
             )
         if elem_kind is not None:
             it.setdefault("kind", elem_kind)
@@ -283,7 +303,7 @@ def _parse_text(text: str, source: str) -> list[Document]:
     if stripped[:1] in ("{", "["):
         try:
             data = _json_loads(text, share)
-        except _JSONError as e:
+        except (json.JSONDecodeError, limits.TextProblem) as e:
             raise ParseError("", "", f"invalid JSON: {e}", source=source) from None
         raw_docs = data if isinstance(data, list) else [data]
     else:
@@ -304,14 +324,80 @@ def _parse_text(text: str, source: str) -> list[Document]:
 
 
 def _pyyaml_documents(text: str, source: str) -> list[Any]:
+    """The exact YAML path: PyYAML's documents or its error, held to the
+    loader's limits (limits.py: nesting, aliases, duplicate keys)."""
     import yaml
 
+    loader = _yaml_loader()(text)
+    docs: list[Any] = []
+    shared = "*" in text  # without an alias no node is shared: each document is a tree
+    totals = limits.AliasTotals()
     try:
-        return list(yaml.load_all(text, Loader=_yaml_loader()))
+        while loader.check_node():
+            node = loader.get_node()
+            if shared:  # before anything is built: the counts need no expansion
+                limits.check_yaml_nodes(node, totals)
+            doc = loader.construct_document(node)
+            if not shared and _nesting_exceeds(doc):
+                limits.check_yaml_nodes(node)  # raises, naming the place
+            docs.append(doc)
+    except limits.TextProblem as e:
+        where = f"{source} (document {len(docs) + 1})"
+        raise ParseError("", "", f"invalid YAML: {e}", source=where) from None
     except yaml.YAMLError as e:
         raise ParseError("", "", f"invalid YAML: {_yaml_problem(e)}", source=source) from None
     except (ValueError, TypeError, RecursionError) as e:  # e.g. a key that is not hashable
         raise ParseError("", "", f"invalid YAML: {e}", source=source) from None
+    except (KeyError, IndexError, AttributeError):  # a tagged scalar PyYAML cannot read: !!bool x
+        raise ParseError("", "", f"invalid YAML: {_unreadable_scalar(node)}", source=source) from None
+    finally:
+        loader.dispose()
+    return docs
+
+
+def _unreadable_scalar(root: Any) -> str:
+    """Where in a composed document the first scalar is that PyYAML's
+    constructor for its tag fails on with an error that is not PyYAML's own
+    (``!!bool x``: KeyError; ``!!int ''``: IndexError; ``!!timestamp x``)."""
+    from yaml.nodes import MappingNode, ScalarNode
+
+    loader = _yaml_loader()("")
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, ScalarNode):
+            try:
+                loader.construct_object(node)
+            except (KeyError, IndexError, AttributeError):
+                line, column = node.start_mark.line + 1, node.start_mark.column + 1
+                return f"cannot read {node.value!r} as {node.tag} at line {line}, column {column}"
+            except Exception:  # noqa: BLE001, S112 - PyYAML's own error: not the one looked for
+                continue
+        elif isinstance(node, MappingNode):
+            stack.extend(reversed([n for pair in node.value for n in pair]))
+        else:
+            stack.extend(reversed(node.value))
+    return "a value that cannot be read as its tag says"
+
+
+def yaml_value(text: str, source: str = "") -> Any:
+    """The value of a YAML text of at most one document (None for none), read
+    as manifests are read: PyYAML under the loader's limits (for YAML that
+    is not a file: a ``--set`` value, a ConfigMap's key). ParseError."""
+    docs = _pyyaml_documents(text, source)
+    if len(docs) > 1:
+        raise ParseError("", "", f"expected one YAML document, found {len(docs)}", source=source)
+    return docs[0] if docs else None
+
+
+def _nesting_exceeds(value: Any) -> bool:
+    if _kernels is not None:
+        return bool(_kernels.nesting_exceeds(value, limits.MAX_NESTING_DEPTH))
+    return limits.nesting_exceeds_py(value)
 
 
 def _kind_of(x: object) -> str:
@@ -356,32 +442,64 @@ def read_documents(
 _MANIFEST_EXTENSIONS = (".json", ".yaml", ".yml")
 
 
-def manifest_files(path: str, recursive: bool = False) -> list[str]:
+def manifest_files(
+    path: str, recursive: bool = False, warnings: list[InputWarning] | None = None
+) -> list[str]:
     """The files ``kubectl apply -f PATH`` reads (cli-runtime
     ExpandPathsToFileVisitors): PATH itself unless it is a directory; for a
     directory its .json, .yaml and .yml files in lexical order (filepath.Walk:
     symbolic links to directories are not followed), subdirectories only when
-    ``recursive`` (``-R``)."""
+    ``recursive`` (``-R``).
+
+    Appended to ``warnings``: a file of the directory that is not a regular
+    file (a FIFO would block, a device never end), which is skipped; with
+    ``recursive``, a subdirectory that cannot be listed; without it, each
+    subdirectory (but hidden ones) of a directory with manifests, named
+    without looking inside (``kueue-fast schedule /`` does not walk the
+    filesystem). A directory named that cannot be listed is a ParseError."""
     if path == "-" or not os.path.isdir(path):
         return [path]
+    notes = warnings if warnings is not None else []
     out: list[str] = []
+    unread: list[str] = []
 
     def walk(directory: str) -> None:
-        for entry in sorted(os.scandir(directory), key=lambda e: e.name):
+        try:
+            with os.scandir(directory) as listing:
+                entries = sorted(listing, key=lambda e: e.name)
+        except OSError as e:
+            if directory == path:
+                raise ParseError("", "", f"cannot read directory: {e.strerror or e}", source=path) from None
+            notes.append(InputWarning("", "", f"directory not read: {e.strerror or e}", directory))
+            return
+        for entry in entries:
             if entry.is_dir(follow_symlinks=False):
                 if recursive:
                     walk(entry.path)
+                elif not entry.name.startswith("."):
+                    unread.append(entry.path)
             elif entry.name.endswith(_MANIFEST_EXTENSIONS):
-                out.append(entry.path)
+                if _special_file(entry):
+                    notes.append(InputWarning("", "", "not a regular file; skipped", entry.path))
+                else:
+                    out.append(entry.path)
 
     walk(path)
+    if out:
+        notes.extend(
+            InputWarning("", "", "subdirectory not read (-R reads subdirectories)", d) for d in unread
+        )
     return out
 
 
-def _subdirectories_with_manifests(path: str) -> list[str]:
-    """The subdirectories of ``path`` that ``-R`` would read manifests from."""
-    subs = sorted(e.path for e in os.scandir(path) if e.is_dir(follow_symlinks=False))
-    return [sub for sub in subs if manifest_files(sub, recursive=True)]
+def _special_file(entry: os.DirEntry[str]) -> bool:
+    """A FIFO, socket or device (what a symbolic link names). A file that
+    cannot be looked at is not: reading it reports why."""
+    try:
+        mode = entry.stat().st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
 def _read_all(
@@ -392,17 +510,23 @@ def _read_all(
     warnings: list[InputWarning],
 ) -> list[Document]:
     docs: list[Document] = []
+    try:
+        limit = limits.max_input_bytes()
+    except ValueError as e:
+        errors.append(ParseError("", "", str(e)))
+        return docs
     for path in paths:
-        files = manifest_files(path, recursive)
+        try:
+            files = manifest_files(path, recursive, warnings)
+        except InputError as e:
+            errors.append(e)
+            continue
         if not files:
             what = "files" if recursive else "files (-R reads its subdirectories)"
             warnings.append(InputWarning("", "", f"directory has no .json, .yaml or .yml {what}", path))
-        elif not recursive and path != "-" and os.path.isdir(path):
-            unread = "subdirectory with manifests not read (-R reads subdirectories)"
-            warnings.extend(InputWarning("", "", unread, sub) for sub in _subdirectories_with_manifests(path))
         for file in files:
             try:
-                found = _read_file(file, stdin)
+                found = _read_file(file, stdin, limit)
             except InputError as e:
                 errors.append(e)
                 continue
@@ -416,22 +540,89 @@ def _source_name(path: str) -> str:
     return "<stdin>" if path == "-" else path
 
 
-def _read_file(path: str, stdin: IO[str] | None) -> list[Document]:
+def read_text(path: str, stdin: IO[str] | None = None) -> str:
+    """The text of one input file (or standard input for ``-``) as the loader
+    reads manifests: UTF-8, at most limits.max_input_bytes(), a stream read a
+    chunk at a time (:func:`_read_text`). For other inputs (traces). ParseError."""
+    try:
+        limit = limits.max_input_bytes()
+    except ValueError as e:
+        raise ParseError("", "", str(e)) from None
+    return _read_text(path, stdin, _source_name(path), *limit)
+
+
+def _read_file(path: str, stdin: IO[str] | None, limit: tuple[int, str]) -> list[Document]:
     source = _source_name(path)
-    if path == "-":
-        try:
-            text = (stdin if stdin is not None else sys.stdin).read()
-        except UnicodeDecodeError:
-            raise ParseError("", "", "input is not UTF-8 text", source=source) from None
-    else:
-        try:
-            with open(path, encoding="utf-8") as f:
-                text = f.read()
-        except UnicodeDecodeError:
-            raise ParseError("", "", "file is not UTF-8 text", source=source) from None
-        except OSError as e:
-            raise ParseError("", "", f"cannot read: {e.strerror or e}", source=source) from None
-    if "\x00" in text:
-        raise ParseError("", "", "file is binary, not YAML or JSON", source=source)
+    text = _read_text(path, stdin, source, *limit)
     with no_cyclic_gc():
         return _parse_text(text, source)
+
+
+_CHUNK = 1 << 20  # what a stream is read by
+
+
+def _read_text(path: str, stdin: IO[str] | None, source: str, limit: int, limit_text: str) -> str:
+    """The text of a file or of standard input (``-``), UTF-8, line breaks as
+    Python's text files give them (``\\r\\n`` and ``\\r`` read as ``\\n``), at
+    most ``limit`` bytes (limits.max_input_bytes). A regular file larger than
+    that is refused before it is read; a stream (standard input, a FIFO, a
+    device) is read a chunk at a time, and refused as soon as it passes the
+    limit or holds a NUL or text that is not UTF-8 (``/dev/zero``: the first
+    chunk)."""
+    what = "input" if path == "-" else "file"
+    try:
+        if path == "-":
+            stream: Any = stdin if stdin is not None else sys.stdin
+            binary = getattr(stream, "buffer", None)
+            if binary is None:  # a text stream given to the API (io.StringIO): characters counted
+                return _read_stream(stream, limit, limit_text, source, what, decoder=None)
+            data = _read_stream(binary, limit, limit_text, source, what, decoder=_utf8_decoder())
+        else:
+            with open(path, "rb", buffering=0) as f:
+                st = os.fstat(f.fileno())
+                if not stat.S_ISREG(st.st_mode):
+                    data = _read_stream(f, limit, limit_text, source, what, decoder=_utf8_decoder())
+                elif st.st_size > limit:
+                    raise ParseError("", "", f"{what} {limits.too_large(limit_text)}", source=source)
+                else:
+                    raw = f.read()
+                    if len(raw) > limit:  # it grew
+                        raise ParseError("", "", f"{what} {limits.too_large(limit_text)}", source=source)
+                    data = raw.decode("utf-8")
+                    if "\x00" in data:
+                        raise ParseError("", "", _BINARY, source=source)
+    except UnicodeDecodeError:
+        raise ParseError("", "", f"{what} is not UTF-8 text", source=source) from None
+    except OSError as e:
+        raise ParseError("", "", f"cannot read: {e.strerror or e}", source=source) from None
+    return data.replace("\r\n", "\n").replace("\r", "\n") if "\r" in data else data
+
+
+_BINARY = "file is binary, not YAML or JSON"
+
+
+def _utf8_decoder() -> Any:
+    import codecs
+
+    return codecs.getincrementaldecoder("utf-8")()
+
+
+def _read_stream(stream: Any, limit: int, limit_text: str, source: str, what: str, decoder: Any) -> str:
+    """A stream's text, read a chunk at a time (bytes through ``decoder``, or
+    text when it is None)."""
+    parts: list[str] = []
+    size = 0
+    while True:
+        chunk = stream.read(_CHUNK)
+        if not chunk:
+            break
+        size += len(chunk)
+        if size > limit:
+            raise ParseError("", "", f"{what} {limits.too_large(limit_text)}", source=source)
+        text = decoder.decode(chunk) if decoder is not None else chunk
+        if "\x00" in text:
+            raise ParseError("", "", _BINARY, source=source)
+        parts.append(text)
+    if decoder is not None:
+        parts.append(decoder.decode(b"", final=True))
+    return "".join(parts)

@@ -6,13 +6,14 @@ Workloads (``kueue_fast._bulk``, then ``workload``).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 from .. import model as m
 from .. import validation as v
-from ..errors import InputError, InputWarning, ValidationError
-from ..integrations import Environment, integration_for
-from ..integrations.framework import generated_name
+from ..errors import InputError, InputWarning, ValidationError, raise_all
+from ..integrations import Environment, Integration, integration_for
+from ..integrations.framework import Conversion, generated_name
 from .common import (
     _metadata,
     parse_time_ns,
@@ -73,7 +74,12 @@ class _JobReader:
         uid = md.get("uid") or ""
         if owned_uid is not None and (not owned_uid or not uid or owned_uid == uid):
             return obj, [], []  # an input Workload is this job's
-        conv = module.workloads_for(obj, self.env)
+        convert = partial(self._convert, obj, ref, module, position, caches)
+        try:
+            conv, out = convert()
+        except InputError as e:  # every error of the job (validation.collect_errors)
+            raise_all(v.collect_errors(convert, e))
+            raise
         notes = [InputWarning(ref, f, msg, doc.where) for f, msg in conv.warnings]
         if conv.runs_as and f"{ns}/{conv.runs_as}" not in self.input_workloads:
             notes.append(
@@ -85,21 +91,33 @@ class _JobReader:
                     doc.where,
                 )
             )
+        return conv.obj, out, notes
+
+    def _convert(
+        self, obj: dict[str, Any], ref: str, module: Integration, position: int, caches: object
+    ) -> tuple[Conversion, list[m.Workload]]:
+        """The job's conversion by its integration and its Workloads, read;
+        the Workloads' errors name the job's fields."""
+        conv = module.workloads_for(obj, self.env)
+        md = obj["metadata"]
         out = []
         for wl_obj in conv.workloads:
-            try:
+            wl = None
+            if not v.collecting():  # the bulk path's tries would be noted as errors
                 wl = fast_workload(wl_obj, wl_obj["apiVersion"], position, self.wpcs, self.pcs, caches)
-                if wl is None:
-                    wl = parse_workload(
-                        wl_obj, self.wpcs, pod_priority_classes=self.pcs, default_creation_ns=position
-                    )
-            except InputError as e:  # name the job's field, not the Workload's
-                raise type(e)(ref, module.owner_field(e.field), e.message) from None
+            if wl is None:
+                read = partial(parse_workload, wl_obj, self.wpcs, pod_priority_classes=self.pcs)
+                wl = v.read_as(  # the errors name the job's fields, not the Workload's
+                    partial(read, default_creation_ns=position),
+                    lambda e: type(e)(ref, module.owner_field(e.field), e.message),
+                )
+                if wl is None:  # under collect_errors: its errors are noted
+                    continue
             if md.get("creationTimestamp") is not None:
                 wl.creation_ns = parse_time_ns(md["creationTimestamp"], ref, "metadata.creationTimestamp")
-            wl.owner = f"{kind}/{name}"
+            wl.owner = f"{obj['kind']}/{md['name']}"
             out.append(wl)
-        return conv.obj, out, notes
+        return conv, out
 
     def _named(self, obj: dict[str, Any], kind: str) -> dict[str, Any]:
         """A copy of the job, named as the API server names one created with

@@ -14,6 +14,7 @@ from typing import Any
 from .. import api_fields
 from .. import model as m
 from .. import validation as v
+from ..errors import InputError
 from ..resource_group_validation import resource_groups
 from .common import (
     _FIELDS,
@@ -42,16 +43,29 @@ def parse_resource_flavor(obj: Mapping[str, Any]) -> m.ResourceFlavor:
     spec = _spec(obj, ref)
     spec_fields = fields.fields["spec"]
     v.check_fields(spec, spec_fields.names, ref, "spec")
-    if spec.get("topologyName") is not None:
-        v.not_supported_feature(ref, "spec.topologyName", "Topology Aware Scheduling")
-    nl = spec.get("nodeLabels")
-    limit = spec_fields.fields["nodeLabels"].max_properties
-    node_labels = v.labels(nl, ref, "spec.nodeLabels", max_properties=limit) if nl is not None else {}
-    nt = spec.get("nodeTaints")
-    node_taints = v.taints(nt, ref, "spec.nodeTaints") if nt is not None else []
-    tl = spec.get("tolerations")
-    tols = v.tolerations(tl, ref, "spec.tolerations", strict=True) if tl is not None else []
-    return m.ResourceFlavor(name, dict(node_labels), node_taints, tols)
+    rf = m.ResourceFlavor(name)
+    try:  # each field of the spec on its own (validation.report)
+        if spec.get("topologyName"):
+            rf.topology_name = v.object_name(spec["topologyName"], ref, "spec.topologyName")
+    except InputError as e:
+        v.report(e)
+    try:
+        if spec.get("nodeLabels") is not None:
+            limit = spec_fields.fields["nodeLabels"].max_properties
+            rf.node_labels = dict(v.labels(spec["nodeLabels"], ref, "spec.nodeLabels", max_properties=limit))
+    except InputError as e:
+        v.report(e)
+    try:
+        if spec.get("nodeTaints") is not None:
+            rf.node_taints = v.taints(spec["nodeTaints"], ref, "spec.nodeTaints")
+    except InputError as e:
+        v.report(e)
+    try:
+        if spec.get("tolerations") is not None:
+            rf.tolerations = v.tolerations(spec["tolerations"], ref, "spec.tolerations", strict=True)
+    except InputError as e:
+        v.report(e)
+    return rf
 
 
 # --- ClusterQueue ---------------------------------------------------------------------------
@@ -127,12 +141,13 @@ def _fungibility(raw: object, ref: str, path: str, api: str) -> m.FlavorFungibil
     return m.FlavorFungibility(wb, wp, pref)
 
 
-def _admission_checks(spec: Mapping[str, Any], ref: str, cq: m.ClusterQueue) -> None:
+def _admission_checks(spec: Mapping[str, Any], ref: str, cq: m.ClusterQueue, *, check_flavors: bool) -> None:
     """spec.admissionChecks (v1beta1) or spec.admissionChecksStrategy: the names
     and, per strategy rule with onFlavors, the flavors the check applies to.
     The two fields are mutually exclusive (v1beta1 CEL rule); every flavor in
     onFlavors must be one of the queue's (clusterqueue_webhook.go
-    validateAdmissionCheckOnFlavors); names are unique (listType=map)."""
+    validateAdmissionCheckOnFlavors; not checked when ``check_flavors`` is
+    false: the resource groups were invalid); names are unique (listType=map)."""
     names: list[str] = []
     if spec.get("admissionChecks") is not None:
         p = "spec.admissionChecks"
@@ -174,7 +189,7 @@ def _admission_checks(spec: Mapping[str, Any], ref: str, cq: m.ClusterQueue) -> 
                 flavor = v.object_name(f, ref, v.index(fp, j))
                 if flavor in flavors:  # listType=set
                     v.duplicate(ref, v.index(fp, j), flavor)
-                if flavor not in cq_flavors:
+                if check_flavors and flavor not in cq_flavors:
                     v.unsupported(ref, v.index(fp, j), flavor, cq_flavors)
                 flavors.append(flavor)
             if flavors:
@@ -197,44 +212,81 @@ def parse_cluster_queue(obj: Mapping[str, Any]) -> m.ClusterQueue:
         ("excludeResourcePrefixes", "excluding resources from quota"),
     ):
         if spec.get(feature):
-            v.not_supported_feature(ref, f"spec.{feature}", what)
+            try:
+                v.not_supported_feature(ref, f"spec.{feature}", what)
+            except InputError as e:
+                v.report(e)
+    # each field of the spec on its own (validation.report: every error at once)
     cohort_field = "cohort" if api == V1BETA1 else "cohortName"
-    cohort = v.opt_str(spec, cohort_field, ref, "spec") or None
-    if cohort is not None:
-        v.object_name(cohort, ref, f"spec.{cohort_field}")
-    cq = m.ClusterQueue(name=name, cohort=cohort)
+    cq = m.ClusterQueue(name=name)
+    try:
+        cq.cohort = v.opt_str(spec, cohort_field, ref, "spec") or None
+        if cq.cohort is not None:
+            v.object_name(cq.cohort, ref, f"spec.{cohort_field}")
+    except InputError as e:
+        v.report(e)
+    groups_read = True
     if spec.get("resourceGroups") is not None:
-        cq.resource_groups = resource_groups(
-            spec["resourceGroups"], ref, "spec.resourceGroups", has_parent=cohort is not None, is_cohort=False
-        )
-    cq.queueing_strategy = v.opt_enum(
-        spec, "queueingStrategy", spec_fields.fields["queueingStrategy"].enum, ref, "spec", "BestEffortFIFO"
-    )
-    if spec.get("namespaceSelector") is not None:
-        cq.namespace_selector = v.label_selector(spec["namespaceSelector"], ref, "spec.namespaceSelector")
-    if spec.get("preemption") is not None:
-        cq.preemption = _preemption(spec["preemption"], ref, "spec.preemption")
-    if spec.get("flavorFungibility") is not None:
-        cq.flavor_fungibility = _fungibility(spec["flavorFungibility"], ref, "spec.flavorFungibility", api)
-    cq.stop_policy = v.opt_enum(
-        spec, "stopPolicy", spec_fields.fields["stopPolicy"].enum, ref, "spec", "None"
-    )
-    if spec.get("fairSharing") is not None:
-        cq.fair_weight = v.fair_sharing_weight(spec["fairSharing"], ref, "spec.fairSharing")
-    _admission_checks(spec, ref, cq)
-    scope = v.opt_map(spec, "admissionScope", ref, "spec")
-    if scope is not None:
-        scope_fields = spec_fields.fields["admissionScope"]
-        v.check_fields(scope, scope_fields.names, ref, "spec.admissionScope")
-        if "admissionMode" not in scope:
-            v.required(ref, "spec.admissionScope.admissionMode")
-        mode = v.enum(
-            scope["admissionMode"],
-            scope_fields.fields["admissionMode"].enum,
+        try:
+            cq.resource_groups = resource_groups(
+                spec["resourceGroups"],
+                ref,
+                "spec.resourceGroups",
+                has_parent=bool(spec.get(cohort_field)),
+                is_cohort=False,
+            )
+        except InputError as e:
+            v.report(e)
+            groups_read = False
+    try:
+        cq.queueing_strategy = v.opt_enum(
+            spec,
+            "queueingStrategy",
+            spec_fields.fields["queueingStrategy"].enum,
             ref,
-            "spec.admissionScope.admissionMode",
+            "spec",
+            "BestEffortFIFO",
         )
-        cq.usage_based_admission_fair_sharing = mode == "UsageBasedAdmissionFairSharing"
+    except InputError as e:
+        v.report(e)
+    try:
+        if spec.get("namespaceSelector") is not None:
+            cq.namespace_selector = v.label_selector(spec["namespaceSelector"], ref, "spec.namespaceSelector")
+    except InputError as e:
+        v.report(e)
+    try:
+        if spec.get("preemption") is not None:
+            cq.preemption = _preemption(spec["preemption"], ref, "spec.preemption")
+    except InputError as e:
+        v.report(e)
+    try:
+        if spec.get("flavorFungibility") is not None:
+            cq.flavor_fungibility = _fungibility(
+                spec["flavorFungibility"], ref, "spec.flavorFungibility", api
+            )
+    except InputError as e:
+        v.report(e)
+    _stop_policy_and_weight(spec, spec_fields, ref, cq)
+    try:
+        _admission_checks(spec, ref, cq, check_flavors=groups_read)
+    except InputError as e:
+        v.report(e)
+    try:
+        scope = v.opt_map(spec, "admissionScope", ref, "spec")
+        if scope is not None:
+            scope_fields = spec_fields.fields["admissionScope"]
+            v.check_fields(scope, scope_fields.names, ref, "spec.admissionScope")
+            if "admissionMode" not in scope:
+                v.required(ref, "spec.admissionScope.admissionMode")
+            mode = v.enum(
+                scope["admissionMode"],
+                scope_fields.fields["admissionMode"].enum,
+                ref,
+                "spec.admissionScope.admissionMode",
+            )
+            cq.usage_based_admission_fair_sharing = mode == "UsageBasedAdmissionFairSharing"
+    except InputError as e:
+        v.report(e)
     _status(obj, ref)
     return cq
 
@@ -256,18 +308,31 @@ def parse_cohort(obj: Mapping[str, Any]) -> m.Cohort:
     old_parent = v.version_rename(api, "parentName", "v1alpha1", "parent")
     renamed = None if api == V1ALPHA1 else {"parent": old_parent}
     v.check_fields(spec, fields.fields["spec"].names, ref, "spec", renamed)
-    if api == V1ALPHA1 and "parent" in spec and "parentName" in spec:
-        v.invalid(ref, "spec.parent", spec["parent"], "parent and parentName cannot both be set")
-    parent = v.opt_str(spec, parent_field, ref, "spec") or None
-    if parent is not None:
-        v.object_name(parent, ref, f"spec.{parent_field}")
-    co = m.Cohort(name=name, parent=parent)
-    if spec.get("resourceGroups") is not None:
-        co.resource_groups = resource_groups(
-            spec["resourceGroups"], ref, "spec.resourceGroups", has_parent=parent is not None, is_cohort=True
-        )
-    if spec.get("fairSharing") is not None:
-        co.fair_weight = v.fair_sharing_weight(spec["fairSharing"], ref, "spec.fairSharing")
+    co = m.Cohort(name=name)
+    try:  # each field of the spec on its own (validation.report)
+        if api == V1ALPHA1 and "parent" in spec and "parentName" in spec:
+            v.invalid(ref, "spec.parent", spec["parent"], "parent and parentName cannot both be set")
+        co.parent = v.opt_str(spec, parent_field, ref, "spec") or None
+        if co.parent is not None:
+            v.object_name(co.parent, ref, f"spec.{parent_field}")
+    except InputError as e:
+        v.report(e)
+    try:
+        if spec.get("resourceGroups") is not None:
+            co.resource_groups = resource_groups(
+                spec["resourceGroups"],
+                ref,
+                "spec.resourceGroups",
+                has_parent=bool(spec.get(parent_field)),
+                is_cohort=True,
+            )
+    except InputError as e:
+        v.report(e)
+    try:
+        if spec.get("fairSharing") is not None:
+            co.fair_weight = v.fair_sharing_weight(spec["fairSharing"], ref, "spec.fairSharing")
+    except InputError as e:
+        v.report(e)
     _status(obj, ref)
     return co
 
@@ -285,17 +350,34 @@ def parse_local_queue(obj: Mapping[str, Any]) -> m.LocalQueue:
     spec = _spec(obj, ref)
     spec_fields = fields.fields["spec"]
     v.check_fields(spec, spec_fields.names, ref, "spec")
-    if not spec.get("clusterQueue"):
-        v.required(ref, "spec.clusterQueue")
-    cq = v.object_name(spec["clusterQueue"], ref, "spec.clusterQueue")
-    lq = m.LocalQueue(namespace=ns, name=name, cluster_queue=cq)
-    lq.stop_policy = v.opt_enum(
-        spec, "stopPolicy", spec_fields.fields["stopPolicy"].enum, ref, "spec", "None"
-    )
-    if spec.get("fairSharing") is not None:
-        lq.fair_weight = v.fair_sharing_weight(spec["fairSharing"], ref, "spec.fairSharing")
+    lq = m.LocalQueue(namespace=ns, name=name, cluster_queue="")
+    try:  # each field of the spec on its own (validation.report)
+        if not spec.get("clusterQueue"):
+            v.required(ref, "spec.clusterQueue")
+        lq.cluster_queue = v.object_name(spec["clusterQueue"], ref, "spec.clusterQueue")
+    except InputError as e:
+        v.report(e)
+    _stop_policy_and_weight(spec, spec_fields, ref, lq)
     lq.afs_consumed_nanos = _afs_consumed(_status(obj, ref), ref)
     return lq
+
+
+def _stop_policy_and_weight(
+    spec: Mapping[str, Any], spec_fields: api_fields.Field, ref: str, queue: m.ClusterQueue | m.LocalQueue
+) -> None:
+    """spec.stopPolicy and spec.fairSharing of a ClusterQueue or LocalQueue,
+    each on its own (validation.report)."""
+    try:
+        queue.stop_policy = v.opt_enum(
+            spec, "stopPolicy", spec_fields.fields["stopPolicy"].enum, ref, "spec", "None"
+        )
+    except InputError as e:
+        v.report(e)
+    try:
+        if spec.get("fairSharing") is not None:
+            queue.fair_weight = v.fair_sharing_weight(spec["fairSharing"], ref, "spec.fairSharing")
+    except InputError as e:
+        v.report(e)
 
 
 def _afs_consumed(status: Mapping[str, Any], ref: str) -> dict[str, int]:
@@ -326,19 +408,29 @@ def parse_admission_check(obj: Mapping[str, Any]) -> m.AdmissionCheck:
     v.check_fields(obj, fields.names, ref, "")
     spec = _spec(obj, ref)
     v.check_fields(spec, fields.fields["spec"].names, ref, "spec")
-    controller = v.opt_str(spec, "controllerName", ref, "spec")
-    if not controller:
-        v.required(ref, "spec.controllerName")
-    if len(controller) > 253:
-        v.invalid(ref, "spec.controllerName", controller, "may not be more than 253 characters")
-    params = v.opt_map(spec, "parameters", ref, "spec")
-    if params is not None:
-        pp = "spec.parameters"
-        v.check_fields(params, fields.fields["spec"].fields["parameters"].names, ref, pp)
-        for f in ("apiGroup", "kind", "name"):
-            if not params.get(f):
-                v.required(ref, v.child(pp, f))
-            v.as_str(params[f], ref, v.child(pp, f))
+    controller = ""
+    try:  # each field on its own (validation.report)
+        controller = v.opt_str(spec, "controllerName", ref, "spec")
+        if not controller:
+            v.required(ref, "spec.controllerName")
+        if len(controller) > 253:
+            v.invalid(ref, "spec.controllerName", controller, "may not be more than 253 characters")
+    except InputError as e:
+        v.report(e)
+    try:
+        params = v.opt_map(spec, "parameters", ref, "spec")
+        if params is not None:
+            pp = "spec.parameters"
+            v.check_fields(params, fields.fields["spec"].fields["parameters"].names, ref, pp)
+            for f in ("apiGroup", "kind", "name"):
+                try:
+                    if not params.get(f):
+                        v.required(ref, v.child(pp, f))
+                    v.as_str(params[f], ref, v.child(pp, f))
+                except InputError as e:
+                    v.report(e)
+    except InputError as e:
+        v.report(e)
     conds = _conditions(_status(obj, ref), ref)
     active = conds.get("Active", {}).get("status") == "True"
     return m.AdmissionCheck(name, controller, active)
@@ -350,9 +442,13 @@ def parse_workload_priority_class(obj: Mapping[str, Any]) -> m.WorkloadPriorityC
     name, _, _ = _metadata(obj, "WorkloadPriorityClass", namespaced=False)
     ref = m.object_ref("WorkloadPriorityClass", name)
     v.check_fields(obj, fields.names, ref, "")
-    if obj.get("value") is None:
-        v.required(ref, "value")
-    value = v.as_int32(obj["value"], ref, "value")
+    value = 0
+    try:  # value and description on their own (validation.report)
+        if obj.get("value") is None:
+            v.required(ref, "value")
+        value = v.as_int32(obj["value"], ref, "value")
+    except InputError as e:
+        v.report(e)
     return m.WorkloadPriorityClass(name, value, v.opt_str(obj, "description", ref, ""))
 
 
@@ -368,17 +464,26 @@ def parse_priority_class(obj: Mapping[str, Any]) -> m.WorkloadPriorityClass:
         ref,
         "",
     )
-    if obj.get("value") is None:
-        v.required(ref, "value")
-    value = v.as_int32(obj["value"], ref, "value")
-    if value > 1_000_000_000 and not name.startswith("system-"):
-        # kubernetes pkg/apis/scheduling/validation: user classes are <= HighestUserDefinablePriority
-        v.invalid(ref, "value", value, "maximum allowed value of a user defined priority is 1000000000")
+    value = 0
+    try:  # each field on its own (validation.report)
+        if obj.get("value") is None:
+            v.required(ref, "value")
+        value = v.as_int32(obj["value"], ref, "value")
+        if value > 1_000_000_000 and not name.startswith("system-"):
+            # kubernetes pkg/apis/scheduling/validation: user classes are <= HighestUserDefinablePriority
+            v.invalid(ref, "value", value, "maximum allowed value of a user defined priority is 1000000000")
+    except InputError as e:
+        v.report(e)
+    description = ""
+    try:
+        description = v.opt_str(obj, "description", ref, "")
+    except InputError as e:
+        v.report(e)
     default = obj.get("globalDefault")
     return m.WorkloadPriorityClass(
         name,
         value,
-        v.opt_str(obj, "description", ref, ""),
+        description,
         global_default=False if default is None else v.as_bool(default, ref, "globalDefault"),
     )
 

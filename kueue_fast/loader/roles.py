@@ -12,13 +12,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import model as m
-from ..errors import ParseError
+from ..errors import InputError, ParseError
 from ..integrations import INTEGRATIONS, Integration, integration_for
 from ..integrations.framework import QUEUE_LABEL
 from .common import (
     KIND_VERSIONS,
     KUEUE_GROUP,
 )
+from .configuration import config_map_document, is_kueue_configuration
 from .documents import Document
 
 KUEUE_GROUPS = (KUEUE_GROUP, "config.kueue.x-k8s.io")
@@ -28,7 +29,6 @@ _KUEUE_KINDS_NOT_READ = {
     "MultiKueueConfig": "it matters only through an AdmissionCheck",
     "MultiKueueCluster": "it matters only through an AdmissionCheck",
     "ProvisioningRequestConfig": "it matters only through an AdmissionCheck",
-    "Topology": "a ResourceFlavor that names a topology is refused",
 }
 
 
@@ -98,6 +98,8 @@ def _kind_and_version(doc: Document) -> _Role:
     integration = integration_for(api, kind)
     if integration is not None:
         return _Role(kind, api, integration)
+    if kind == "ConfigMap" and api == "v1" and _holds_kueue_configuration(doc):
+        return _Role(kind, api)  # read as the Configuration (configuration.parse_config_map)
     if _group(api) in KUEUE_GROUPS:
         why = _KUEUE_KINDS_NOT_READ.get(kind)
         if why is None:  # a typo of one of Kueue's kinds
@@ -108,6 +110,16 @@ def _kind_and_version(doc: Document) -> _Role:
             )
         return _Role(kind, api, skipped=f"kueue-fast reads nothing from a {kind} ({why}); skipped")
     return _Role(kind, api, skipped=_why_skipped(d, kind, api))
+
+
+def _holds_kueue_configuration(doc: Document) -> bool:
+    """A ConfigMap whose controller_manager_config.yaml is Kueue's
+    Configuration: Kueue's manager reads it as its configuration file."""
+    try:
+        inner = config_map_document(doc.obj)
+    except InputError as e:  # Kueue's manager would not start with it
+        raise type(e)(e.obj, e.field, e.message, source=doc.where) from None
+    return inner is not None and is_kueue_configuration(inner)
 
 
 def _why_skipped(d: dict[str, Any], kind: str, api: str) -> str:

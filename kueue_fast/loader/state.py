@@ -8,14 +8,16 @@ probably not what was meant).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import IO, Any
 
 from .. import model as m
+from .. import validation as v
 from .._gc import no_cyclic_gc
 from ..errors import InputError, InputWarning, MissingReferenceError, ParseError, ValidationError, raise_all
-from .configuration import parse_configuration
+from .configuration import parse_config_map, parse_configuration
 from .documents import Document, _kind_of, _read_all, _split_list
 from .jobs import _JobReader
 from .kinds import (
@@ -29,6 +31,7 @@ from .kinds import (
     parse_workload_priority_class,
 )
 from .roles import _kind_and_version, _label_of, _Role
+from .tas import parse_node, parse_pod, parse_topology, tas_problems
 from .workload import BulkCaches, fast_workload, parse_workload
 
 
@@ -38,10 +41,28 @@ def _with_source(e: InputError, doc: Document) -> InputError:
     return type(e)(e.obj, e.field, e.message, source=doc.where)
 
 
+# The converter of each kind read_object reads (the one collect_errors reads again).
+_CONVERTERS: dict[str, Callable[[dict[str, Any]], Any]] = {
+    "ResourceFlavor": parse_resource_flavor,
+    "ClusterQueue": parse_cluster_queue,
+    "Cohort": parse_cohort,
+    "LocalQueue": parse_local_queue,
+    "AdmissionCheck": parse_admission_check,
+    "WorkloadPriorityClass": parse_workload_priority_class,
+    "PriorityClass": parse_priority_class,
+    "Namespace": parse_namespace,
+    "Topology": parse_topology,
+    "Node": parse_node,
+    "Pod": parse_pod,  # None: a pod that uses no node capacity Kueue counts (loader/tas.py)
+    "Configuration": parse_configuration,
+    "ConfigMap": parse_config_map,  # Kueue's (roles._holds_kueue_configuration)
+}
+
+
 def build_state(docs: Iterable[Document | dict[str, Any]], *, keep_sources: bool = False) -> m.ClusterState:
     """Convert and validate every object; cross-object rules (duplicates, at
     most one Configuration, priority class references) are checked here.
-    Every invalid object is reported (``errors.raise_all``); objects Kueue
+    Every error of every invalid object is reported (``errors.raise_all``); objects Kueue
     does not read are skipped with a warning (``ClusterState.warnings``).
     ``keep_sources`` fills ``ClusterState.sources``. The objects are kept, not
     copied, and equal Workload pod templates become one object (kueue_fast._bulk):
@@ -118,7 +139,8 @@ def _roles(documents: list[Document], errors: list[InputError]) -> list[_Role | 
                 errors.append(e)
                 roles.append(None)
                 continue
-            if not role.skipped:  # a skipped object's message is its own
+            # a skipped object's message is its own; a ConfigMap is read or not by its data
+            if not role.skipped and role.kind != "ConfigMap":
                 known[(role.api, role.kind)] = role
         roles.append(role)
     return roles
@@ -176,7 +198,7 @@ class _Assembly:
             try:
                 self.read_object(i, doc, kind)
             except InputError as e:
-                self.errors.append(_with_source(e, doc))
+                self.invalid(doc, e, partial(_CONVERTERS[kind], doc.obj))
                 md = doc.obj.get("metadata")
                 name = md.get("name") if isinstance(md, dict) else None
                 if kind in self.broken_classes and isinstance(name, str):
@@ -184,45 +206,50 @@ class _Assembly:
         self.state.pod_priority_classes = self.pod_classes
         return workloads
 
+    def invalid(self, doc: Document, e: InputError, read: Callable[[], object]) -> None:
+        """The object of ``doc`` raised ``e``: every error of it (``read``
+        reads it again, validation.collect_errors), named with the document."""
+        self.errors.extend(_with_source(x, doc) for x in v.collect_errors(read, e))
+
     def read_object(self, i: int, doc: Document, kind: str) -> None:
         state, put = self.state, self.put
+        if kind in ("Configuration", "ConfigMap") and self.seen_config is not None:
+            raise ValidationError(
+                "Configuration",
+                "",
+                f"at most one Configuration may be given; another is in {self.seen_config.where}",
+                source=doc.where,
+            )
+        obj = _CONVERTERS[kind](doc.obj)
         if kind == "ResourceFlavor":
-            rf = parse_resource_flavor(doc.obj)
-            put(state.resource_flavors, rf.name, rf, doc, "ResourceFlavor")
+            put(state.resource_flavors, obj.name, obj, doc, kind)
         elif kind == "ClusterQueue":
-            cq = parse_cluster_queue(doc.obj)
-            put(state.cluster_queues, cq.name, cq, doc, "ClusterQueue")
-            if cq.namespace_selector is None:
-                hint = _NO_NAMESPACE_SELECTOR.with_object(f"ClusterQueue/{cq.name}", doc.where)
+            put(state.cluster_queues, obj.name, obj, doc, kind)
+            if obj.namespace_selector is None:
+                hint = _NO_NAMESPACE_SELECTOR.with_object(f"ClusterQueue/{obj.name}", doc.where)
                 self.noted.append((i, hint))
         elif kind == "Cohort":
-            co = parse_cohort(doc.obj)
-            put(state.cohorts, co.name, co, doc, "Cohort")
+            put(state.cohorts, obj.name, obj, doc, kind)
         elif kind == "LocalQueue":
-            lq = parse_local_queue(doc.obj)
-            put(state.local_queues, f"{lq.namespace}/{lq.name}", lq, doc, "LocalQueue")
+            put(state.local_queues, f"{obj.namespace}/{obj.name}", obj, doc, kind)
         elif kind == "AdmissionCheck":
-            ac = parse_admission_check(doc.obj)
-            put(state.admission_checks, ac.name, ac, doc, "AdmissionCheck")
+            put(state.admission_checks, obj.name, obj, doc, kind)
         elif kind == "WorkloadPriorityClass":
-            wpc = parse_workload_priority_class(doc.obj)
-            put(state.priority_classes, wpc.name, wpc, doc, "WorkloadPriorityClass")
+            put(state.priority_classes, obj.name, obj, doc, kind)
         elif kind == "PriorityClass":
-            pc = parse_priority_class(doc.obj)
-            put(self.pod_classes, pc.name, pc, doc, "PriorityClass")
+            put(self.pod_classes, obj.name, obj, doc, kind)
         elif kind == "Namespace":
-            ns = parse_namespace(doc.obj)
-            put(state.namespaces, ns.name, ns, doc, "Namespace")
-        elif kind == "Configuration":
-            if self.seen_config is not None:
-                raise ValidationError(
-                    "Configuration",
-                    "",
-                    f"at most one Configuration may be given; another is in {self.seen_config.where}",
-                    source=doc.where,
-                )
+            put(state.namespaces, obj.name, obj, doc, kind)
+        elif kind == "Topology":
+            put(state.topologies, obj.name, obj, doc, kind)
+        elif kind == "Node":
+            put(state.nodes, obj.name, obj, doc, kind)
+        elif kind == "Pod":
+            if obj is not None:
+                state.node_pods.append(obj)
+        elif kind in ("Configuration", "ConfigMap"):
             self.seen_config = doc
-            state.configuration = parse_configuration(doc.obj)
+            state.configuration = obj
 
     def read_workloads(self, workloads: list[_WorkloadDoc]) -> dict[int, list[dict[str, Any]]]:
         """Workloads and jobs; returns, by document number, each job as
@@ -263,12 +290,17 @@ class _Assembly:
                     if unknown:
                         self.noted.extend((i, w) for w in unknown)
             except InputError as e:
-                self.errors.append(_with_source(e, doc))
+                if role.integration is not None:  # jobs.read reports every error of the job itself
+                    self.errors.extend(_with_source(x, doc) for x in e.errors)
+                    continue
+                again = partial(parse_workload, doc.obj, wpcs, pod_priority_classes=pcs)
+                self.invalid(doc, e, partial(again, default_creation_ns=position))
         return made
 
     def finish(self, documents: list[Document], made: dict[int, list[dict[str, Any]]]) -> m.ClusterState:
         """The warnings in input order, and the documents as Kueue would hold them."""
         state = self.state
+        self.errors.extend(tas_problems(state))
         self.noted.sort(key=lambda n: n[0])
         state.warnings.extend(w for _, w in self.noted)
         if made:

@@ -18,7 +18,7 @@ from typing import Any
 from .. import _compiled, api_fields
 from .. import model as m
 from .. import validation as v
-from ..errors import MissingReferenceError
+from ..errors import InputError, MissingReferenceError
 from ..fastjson import exact_key
 from ..requests import OverLimits, pod_requests, resources_validation_message
 from .common import (
@@ -32,6 +32,7 @@ from .common import (
     _status,
     parse_time_ns,
 )
+from .tas import topology_assignment, topology_request
 
 # The spec fields of a Workload by apiVersion, and of a pod set: what kueue-fast
 # reads. The controller reads Workloads as the API server serves them (v1beta2)
@@ -103,24 +104,33 @@ def _required_affinity(spec: Mapping[str, Any], ref: str, path: str) -> tuple[m.
     return _node_selector_terms(req["nodeSelectorTerms"], ref, v.child(rp, "nodeSelectorTerms"))
 
 
-def _pod_set(raw: object, ref: str, path: str) -> tuple[m.PodSet, OverLimits]:
+def _pod_set(raw: object, ref: str, path: str, api: str = V1BETA2) -> tuple[m.PodSet, OverLimits]:
     d = v.as_map(raw, ref, path)
     v.check_fields(d, POD_SET_FIELDS, ref, path)
-    if d.get("topologyRequest") is not None:
-        v.not_supported_feature(ref, v.child(path, "topologyRequest"), "Topology Aware Scheduling")
-    # PodSetReference: DNS label, CRD default "main"
-    name = (
-        "main"
-        if d.get("name") in (None, "")
-        else v.object_name(d["name"], ref, v.child(path, "name"), label=True)
-    )
-    count = 1 if d.get("count") is None else v.as_int32(d["count"], ref, v.child(path, "count"), minimum=0)
+    # PodSetReference: DNS label, CRD default "main"; each field on its own (validation.report)
+    name = "main"
+    try:
+        if d.get("name") not in (None, ""):
+            name = v.object_name(d["name"], ref, v.child(path, "name"), label=True)
+    except InputError as e:
+        v.report(e)
+    count: int | None = 1
+    try:
+        if d.get("count") is not None:
+            count = v.as_int32(d["count"], ref, v.child(path, "count"), minimum=0)
+    except InputError as e:
+        v.report(e)
+        count = None
     min_count = None
-    if d.get("minCount") is not None:
-        mp = v.child(path, "minCount")
-        min_count = v.as_int32(d["minCount"], ref, mp, minimum=1)
-        if min_count > count:  # CEL on PodSet (apis/kueue/v1beta2/workload_types.go)
-            v.invalid(ref, mp, min_count, "minCount should be positive and less or equal to count")
+    try:
+        if d.get("minCount") is not None:
+            mp = v.child(path, "minCount")
+            min_count = v.as_int32(d["minCount"], ref, mp, minimum=1)
+            # CEL on PodSet (apis/kueue/v1beta2/workload_types.go)
+            if count is not None and min_count > count:
+                v.invalid(ref, mp, min_count, "minCount should be positive and less or equal to count")
+    except InputError as e:
+        v.report(e)
     if d.get("template") is None:
         v.required(ref, v.child(path, "template"))
     tp = v.child(path, "template")
@@ -129,13 +139,33 @@ def _pod_set(raw: object, ref: str, path: str) -> tuple[m.PodSet, OverLimits]:
         v.required(ref, v.child(tp, "spec"))
     sp = v.child(tp, "spec")
     spec = v.as_map(template["spec"], ref, sp)
-    requests, over_limits = pod_requests(spec, sp, ref)
-    ps = m.PodSet(name=name, count=count, requests=requests, min_count=min_count)
-    if spec.get("nodeSelector") is not None:
-        ps.node_selector = v.string_map(spec["nodeSelector"], ref, v.child(sp, "nodeSelector"))
-    ps.required_affinity = _required_affinity(spec, ref, sp)
-    if spec.get("tolerations") is not None:
-        ps.tolerations = v.tolerations(spec["tolerations"], ref, v.child(sp, "tolerations"), strict=False)
+    try:
+        requests, over_limits = pod_requests(spec, sp, ref)
+    except InputError as e:
+        v.report(e)
+        requests, over_limits = {}, []
+    ps = m.PodSet(name=name, count=1 if count is None else count, requests=requests, min_count=min_count)
+    try:
+        if spec.get("nodeSelector") is not None:
+            ps.node_selector = v.string_map(spec["nodeSelector"], ref, v.child(sp, "nodeSelector"))
+    except InputError as e:
+        v.report(e)
+    try:
+        ps.required_affinity = _required_affinity(spec, ref, sp)
+    except InputError as e:
+        v.report(e)
+    try:
+        if spec.get("tolerations") is not None:
+            ps.tolerations = v.tolerations(spec["tolerations"], ref, v.child(sp, "tolerations"), strict=False)
+    except InputError as e:
+        v.report(e)
+    try:
+        if d.get("topologyRequest") is not None:
+            ps.topology_request = topology_request(
+                d["topologyRequest"], ref, v.child(path, "topologyRequest"), api
+            )
+    except InputError as e:
+        v.report(e)
     return ps, over_limits
 
 
@@ -168,7 +198,9 @@ def _admission(raw: object, ref: str, pod_sets: list[m.PodSet]) -> m.Admission:
     return m.Admission(
         kept.cluster_queue,
         [
-            m.PodSetAssignment(a.name, a.count, dict(a.flavors), dict(a.resource_usage))
+            m.PodSetAssignment(
+                a.name, a.count, dict(a.flavors), dict(a.resource_usage), a.topology_assignment
+            )
             for a in kept.pod_set_assignments
         ],
     )
@@ -209,7 +241,10 @@ def _checked_admission(raw: object, ref: str, pod_sets: list[m.PodSet]) -> m.Adm
             if explicit and val % explicit != 0:
                 v.invalid(ref, v.key(up, rname), str(q), f"is not a multiple of {count}")
             usage[rname] = val
-        assignments.append(m.PodSetAssignment(name, count, dict(flavors), usage))
+        topology = None
+        if pa.get("topologyAssignment") is not None:
+            topology = topology_assignment(pa["topologyAssignment"], ref, v.child(pp, "topologyAssignment"))
+        assignments.append(m.PodSetAssignment(name, count, dict(flavors), usage, topology))
     return m.Admission(cq, assignments)
 
 
@@ -266,95 +301,147 @@ def _priority(
     pc = (classes or {}).get(cls)
     if pc is None:
         what = "PriorityClass" if pod_class else "WorkloadPriorityClass"
-        raise MissingReferenceError(ref, path, f'{what} "{cls}" not found')
+        raise MissingReferenceError(
+            ref, path, f'{what} "{cls}" not found{v.did_you_mean(cls, classes or {})}'
+        )
     return pc.value, cls
 
 
 def _check_states(
-    status: Mapping[str, Any], ref: str, pod_sets: list[m.PodSet]
+    status: Mapping[str, Any], ref: str, pod_sets: list[m.PodSet] | None
 ) -> list[m.AdmissionCheckState]:
     """status.admissionChecks (listType=map on name, state in the CRD's enum;
-    workload_webhook.go validatePodSetUpdates: an update names a pod set)."""
+    workload_webhook.go validatePodSetUpdates: an update names a pod set,
+    unchecked when ``pod_sets`` is None)."""
     p = "status.admissionChecks"
     out: list[m.AdmissionCheckState] = []
     raws = v.opt_list(status, "admissionChecks", ref, "status", max_items=_CHECK_STATES.max_items)
     for i, raw in enumerate(raws):
-        ip = v.index(p, i)
-        c = v.as_map(raw, ref, ip)
-        name = v.as_str(c.get("name", ""), ref, v.child(ip, "name"))
-        if not name:
-            v.required(ref, v.child(ip, "name"))
-        if any(x.name == name for x in out):
-            v.duplicate(ref, v.child(ip, "name"), name)
-        if c.get("state") in (None, ""):
-            v.required(ref, v.child(ip, "state"))
-        state = v.enum(c["state"], api_fields.CHECK_STATE_NAMES, ref, v.child(ip, "state"))
-        message = v.opt_str(c, "message", ref, ip)
-        retries = c.get("retryCount")
-        count = 0 if retries is None else v.as_int32(retries, ref, v.child(ip, "retryCount"), minimum=0)
-        after = c.get("requeueAfterSeconds")
-        after_path = v.child(ip, "requeueAfterSeconds")
-        after_s = None if after is None else v.as_int32(after, ref, after_path, minimum=0)
-        ltt = c.get("lastTransitionTime")
-        ltt_ns = None if ltt in (None, "") else parse_time_ns(ltt, ref, v.child(ip, "lastTransitionTime"))
-        up = v.child(ip, "podSetUpdates")
-        known = [ps.name for ps in pod_sets]
-        for j, u in enumerate(v.opt_list(c, "podSetUpdates", ref, ip)):
-            upd = v.as_map(u, ref, v.index(up, j))
-            if upd.get("name") not in known:
-                v.unsupported(ref, v.child(v.index(up, j), "name"), upd.get("name"), sorted(known))
-        out.append(m.AdmissionCheckState(name, state, message, count, after_s, ltt_ns))
+        try:  # each check state on its own (validation.report)
+            out.append(_check_state(raw, v.index(p, i), ref, out, pod_sets))
+        except InputError as e:
+            v.report(e)
     return out
 
 
+def _check_state(
+    raw: object, ip: str, ref: str, before: list[m.AdmissionCheckState], pod_sets: list[m.PodSet] | None
+) -> m.AdmissionCheckState:
+    c = v.as_map(raw, ref, ip)
+    name = v.as_str(c.get("name", ""), ref, v.child(ip, "name"))
+    if not name:
+        v.required(ref, v.child(ip, "name"))
+    if any(x.name == name for x in before):
+        v.duplicate(ref, v.child(ip, "name"), name)
+    if c.get("state") in (None, ""):
+        v.required(ref, v.child(ip, "state"))
+    state = v.enum(c["state"], api_fields.CHECK_STATE_NAMES, ref, v.child(ip, "state"))
+    message = v.opt_str(c, "message", ref, ip)
+    retries = c.get("retryCount")
+    count = 0 if retries is None else v.as_int32(retries, ref, v.child(ip, "retryCount"), minimum=0)
+    after = c.get("requeueAfterSeconds")
+    after_path = v.child(ip, "requeueAfterSeconds")
+    after_s = None if after is None else v.as_int32(after, ref, after_path, minimum=0)
+    ltt = c.get("lastTransitionTime")
+    ltt_ns = None if ltt in (None, "") else parse_time_ns(ltt, ref, v.child(ip, "lastTransitionTime"))
+    up = v.child(ip, "podSetUpdates")
+    known = [ps.name for ps in pod_sets or ()]
+    for j, u in enumerate(v.opt_list(c, "podSetUpdates", ref, ip)):
+        upd = v.as_map(u, ref, v.index(up, j))
+        if pod_sets is not None and upd.get("name") not in known:
+            v.unsupported(ref, v.child(v.index(up, j), "name"), upd.get("name"), sorted(known))
+    return m.AdmissionCheckState(name, state, message, count, after_s, ltt_ns)
+
+
 def _workload_status(
-    obj: Mapping[str, Any], ref: str, pod_sets: list[m.PodSet], creation: int
+    obj: Mapping[str, Any], ref: str, pod_sets: list[m.PodSet] | None, creation: int
 ) -> tuple[m.Admission | None, int | None, bool, int | None, list[m.AdmissionCheckState], bool]:
     """status: conditions, admission, admissionChecks, reclaimablePods (sets
     the pod sets' ``reclaimable``). Returns (admission, admission_ns, finished,
-    queue_order_ns, check states, Admitted=True)."""
+    queue_order_ns, check states, Admitted=True). ``pod_sets`` is None under
+    collect_errors when a pod set was invalid: what names pod sets is left unchecked."""
     status = _status(obj, ref)
-    conds = _conditions(status, ref)
+    try:
+        if status.get("unhealthyNodes"):
+            feature = "Topology Aware Scheduling node replacement"
+            v.not_supported_feature(ref, "status.unhealthyNodes", feature)
+    except InputError as e:
+        v.report(e)
+    conds: dict[str, dict[str, Any]] = {}
+    try:  # each part on its own (validation.report)
+        conds = _conditions(status, ref)
+    except InputError as e:
+        v.report(e)
     reserved = conds.get("QuotaReserved")
     has_reservation = reserved is not None and reserved.get("status") == "True"
     admission = None
     admission_ns = None
-    if status.get("admission") is not None:
-        admission = _admission(status["admission"], ref, pod_sets)
-        admission_ns = (
-            _cond_time(reserved, ref, "status.conditions[QuotaReserved].lastTransitionTime")
-            if has_reservation and reserved is not None
-            else creation
-        )
-    elif has_reservation:
-        v.required(ref, "status.admission", "must be set when the QuotaReserved condition is True")
+    try:
+        if status.get("admission") is not None:
+            if pod_sets is not None:
+                admission = _admission(status["admission"], ref, pod_sets)
+            admission_ns = (
+                _cond_time(reserved, ref, "status.conditions[QuotaReserved].lastTransitionTime")
+                if has_reservation and reserved is not None
+                else creation
+            )
+        elif has_reservation:
+            v.required(ref, "status.admission", "must be set when the QuotaReserved condition is True")
+    except InputError as e:
+        v.report(e)
     finished = conds.get("Finished", {}).get("status") == "True"
     queue_order_ns = None
     ev = conds.get("Evicted")
-    if ev is not None and ev.get("status") == "True" and ev.get("reason") in _EVICTION_REASONS_REORDERING:
-        queue_order_ns = _cond_time(ev, ref, "status.conditions[Evicted].lastTransitionTime")
+    try:
+        if ev is not None and ev.get("status") == "True" and ev.get("reason") in _EVICTION_REASONS_REORDERING:
+            queue_order_ns = _cond_time(ev, ref, "status.conditions[Evicted].lastTransitionTime")
+    except InputError as e:
+        v.report(e)
 
     # reclaimablePods (workload_webhook.go validateReclaimablePods)
+    try:
+        if pod_sets is not None and status.get("reclaimablePods") is not None:
+            _reclaimable_pods(status, ref, pod_sets)
+    except InputError as e:
+        v.report(e)
+    checks: list[m.AdmissionCheckState] = []
+    try:
+        checks = _check_states(status, ref, pod_sets)
+    except InputError as e:
+        v.report(e)
+    admitted = conds.get("Admitted", {}).get("status") == "True"
+    try:
+        if admitted and admission is not None:  # waitForPodsReady reads it during the cycles: checked here
+            _cond_time(conds["Admitted"], ref, "status.conditions[Admitted].lastTransitionTime")
+    except InputError as e:
+        v.report(e)
+    return admission, admission_ns, finished, queue_order_ns, checks, admitted
+
+
+def _reclaimable_pods(status: Mapping[str, Any], ref: str, pod_sets: list[m.PodSet]) -> None:
+    """status.reclaimablePods: each names a pod set, at most its count
+    (workload_webhook.go validateReclaimablePods); sets ``reclaimable``."""
     by_name = {ps.name: ps for ps in pod_sets}
     rp = "status.reclaimablePods"
     reclaimable = v.opt_list(status, "reclaimablePods", ref, "status", max_items=_RECLAIMABLE_PODS.max_items)
     for i, rraw in enumerate(reclaimable):
-        r = v.as_map(rraw, ref, v.index(rp, i))
-        rname = v.as_str(r.get("name", ""), ref, v.child(v.index(rp, i), "name"))
-        kp = v.key(rp, rname)
-        if rname not in by_name:
-            v.unsupported(ref, v.child(kp, "name"), rname, [ps.name for ps in pod_sets])
-        cnt = v.as_int32(r.get("count", 0), ref, v.child(kp, "count"), minimum=0)
-        if cnt > by_name[rname].count:
-            v.invalid(ref, v.child(kp, "count"), cnt, f"should be less or equal to {by_name[rname].count}")
-        by_name[rname].reclaimable = cnt
+        try:
+            r = v.as_map(rraw, ref, v.index(rp, i))
+            rname = v.as_str(r.get("name", ""), ref, v.child(v.index(rp, i), "name"))
+            kp = v.key(rp, rname)
+            if rname not in by_name:
+                v.unsupported(ref, v.child(kp, "name"), rname, [ps.name for ps in pod_sets])
+            cnt = v.as_int32(r.get("count", 0), ref, v.child(kp, "count"), minimum=0)
+            if cnt > by_name[rname].count:
+                v.invalid(
+                    ref, v.child(kp, "count"), cnt, f"should be less or equal to {by_name[rname].count}"
+                )
+            by_name[rname].reclaimable = cnt
+        except InputError as e:
+            v.report(e)
 
-    checks = _check_states(status, ref, pod_sets)
-    admitted = conds.get("Admitted", {}).get("status") == "True"
-    return admission, admission_ns, finished, queue_order_ns, checks, admitted
 
-
-def _pod_sets(spec: Mapping[str, Any], ref: str) -> list[m.PodSet]:
+def _pod_sets(spec: Mapping[str, Any], ref: str, api: str = V1BETA2) -> list[m.PodSet]:
     """spec.podSets: each pod set, names unique, at most one with minCount; a
     pod set whose requests exceed their limits leaves the Workload pending,
     not rejected (resources_validation_error)."""
@@ -372,9 +459,13 @@ def _pod_sets(spec: Mapping[str, Any], ref: str) -> list[m.PodSet]:
     names: set[str] = set()
     with_min = 0
     for i, raw in enumerate(raw_sets):
-        ps, over = _pod_set(raw, ref, f"spec.podSets[{i}]")
-        if ps.name in names:  # listType=map, listMapKey=name
-            v.duplicate(ref, f"spec.podSets[{i}].name", ps.name)
+        try:  # each pod set on its own (validation.report)
+            ps, over = _pod_set(raw, ref, f"spec.podSets[{i}]", api)
+            if ps.name in names:  # listType=map, listMapKey=name
+                v.duplicate(ref, f"spec.podSets[{i}].name", ps.name)
+        except InputError as e:
+            v.report(e)
+            continue
         names.add(ps.name)
         with_min += ps.min_count is not None
         over_limits.append(over)
@@ -410,29 +501,58 @@ def parse_workload(
     spec = v.as_map(obj["spec"], ref, "spec")
     v.check_fields(spec, SPEC_FIELDS[api], ref, "spec", _WL_RENAMED[api])
 
-    # 1. pod sets
-    pod_sets = _pod_sets(spec, ref)
+    # 1. pod sets (each part of the object on its own: validation.report)
+    noted = v.errors_noted()
+    try:
+        pod_sets = _pod_sets(spec, ref, api)
+    except InputError as e:
+        v.report(e)
+        pod_sets = []
+    whole = v.errors_noted() == noted  # the status names pod sets: not checked against broken ones
 
     # 2. queue, priority, active
-    queue = v.opt_str(spec, "queueName", ref, "spec")
-    if queue:
-        v.object_name(queue, ref, "spec.queueName")
-    priority, pclass = _priority(spec, api, ref, priority_classes, pod_priority_classes)
-    active = v.as_bool(spec["active"], ref, "spec.active") if spec.get("active") is not None else True
-    if spec.get("maximumExecutionTimeSeconds") is not None:
-        v.as_int32(spec["maximumExecutionTimeSeconds"], ref, "spec.maximumExecutionTimeSeconds", minimum=1)
+    queue = ""
+    try:
+        queue = v.opt_str(spec, "queueName", ref, "spec")
+        if queue:
+            v.object_name(queue, ref, "spec.queueName")
+    except InputError as e:
+        v.report(e)
+    priority, pclass = 0, None
+    try:
+        priority, pclass = _priority(spec, api, ref, priority_classes, pod_priority_classes)
+    except InputError as e:
+        v.report(e)
+    active = True
+    try:
+        if spec.get("active") is not None:
+            active = v.as_bool(spec["active"], ref, "spec.active")
+    except InputError as e:
+        v.report(e)
+    try:
+        if spec.get("maximumExecutionTimeSeconds") is not None:
+            v.as_int32(
+                spec["maximumExecutionTimeSeconds"], ref, "spec.maximumExecutionTimeSeconds", minimum=1
+            )
+    except InputError as e:
+        v.report(e)
 
     # 3. identity and times
-    creation = (
-        parse_time_ns(md["creationTimestamp"], ref, "metadata.creationTimestamp")
-        if md.get("creationTimestamp") is not None
-        else default_creation_ns
-    )
-    uid = v.as_str(md["uid"], ref, "metadata.uid") if md.get("uid") else f"{ns}/{name}"
+    creation = default_creation_ns
+    try:
+        if md.get("creationTimestamp") is not None:
+            creation = parse_time_ns(md["creationTimestamp"], ref, "metadata.creationTimestamp")
+    except InputError as e:
+        v.report(e)
+    try:
+        uid = v.as_str(md["uid"], ref, "metadata.uid") if md.get("uid") else f"{ns}/{name}"
+    except InputError as e:
+        v.report(e)
+        uid = f"{ns}/{name}"
 
     # 4. status
     admission, admission_ns, finished, queue_order_ns, checks, admitted = _workload_status(
-        obj, ref, pod_sets, creation
+        obj, ref, pod_sets if whole else None, creation
     )
 
     wl = m.Workload(
@@ -453,7 +573,10 @@ def parse_workload(
         admitted_condition=admitted,
         raw=dict(obj),
     )
-    _pods_ready_status(obj, ref, wl)
+    try:
+        _pods_ready_status(obj, ref, wl)
+    except InputError as e:
+        v.report(e)
     return wl
 
 

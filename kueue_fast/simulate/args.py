@@ -9,6 +9,7 @@ Conventions shared by these commands: ``-o/--output`` is always an output
 from __future__ import annotations
 
 import argparse
+import sys
 
 from .defaults import (
     DEFAULT_DAYS,
@@ -29,6 +30,7 @@ BENCH_CASES = {
     "simulate": "simulate: the built-in simulation, 100k workloads, report included",
     "load": "load: 100k Workloads, YAML and JSON, to a Cluster",
     "e2e": "e2e: kueue-fast schedule end to end, 100k Workloads, 2 inputs, YAML and JSON",
+    "kueue-perf": "kueue-perf: Kueue's performance test shapes (baseline, large-scale) through simulate",
 }
 BENCH_DEFAULT_CASES = ("drain", "preemption", "simulate")
 
@@ -54,9 +56,14 @@ def manifest_paths(files: list[str], recursive: bool) -> list[str]:
     when ``recursive`` (without it, the loader reads a directory's own files)."""
     if not recursive:
         return files
+    from ..errors import InputWarning
     from ..loader import manifest_files
 
-    return [f for path in files for f in manifest_files(path, recursive=True)]
+    skipped: list[InputWarning] = []  # special files, unreadable subdirectories
+    paths = [f for path in files for f in manifest_files(path, recursive=True, warnings=skipped)]
+    for w in skipped:
+        print(f"warning: {w}", file=sys.stderr)
+    return paths
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -359,7 +366,7 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
         + ", ".join(BENCH_DEFAULT_CASES)
         + "): "
         + "; ".join(f"{name} ({title.split(': ', 1)[-1]})" for name, title in BENCH_CASES.items())
-        + "; load and e2e run only when named",
+        + "; load, e2e and kueue-perf run only when named",
     )
     p.add_argument(
         "--engine",

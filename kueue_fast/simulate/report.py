@@ -214,7 +214,7 @@ def churn_lines(c: Churn) -> list[str]:
         out.append(
             "  An evicted workload goes back to its queue as soon as its job has stopped, with no backoff "
             "(as in Kueue), is admitted again when quota frees and can be evicted again; policies that let "
-            "two queues take quota from each other keep going round (README: preemption churn)."
+            "two queues take quota from each other keep going round (docs/simulator.md, Preemption churn)."
         )
     if c.unsettled:
         out.append(
@@ -328,7 +328,7 @@ def _csv_field(text: str) -> str:
 
 
 def write_workloads_csv(path: Path, result: SimResult, chunk: int = 20_000) -> None:
-    """One row per workload (see WORKLOAD_COLUMNS and the README): times in
+    """One row per workload (see WORKLOAD_COLUMNS and docs/commands/simulate.md): times in
     seconds since the start; ``admitted_at_s``/``evicted_at_s`` list the
     first TIMES_KEPT times separated by spaces (``admissions``/``evictions``
     count them all, ``last_*`` give the last). Written ``chunk`` rows at a

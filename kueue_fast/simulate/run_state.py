@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..compiler import ClusterQueueSpec, compile_topology, queue_waiting_reason
+from ..errors import ValidationError
 from ..model import ClusterState
 from ..status import cluster_queue_readiness
 from ..workload_compiler import WorkloadCompiler
@@ -103,6 +104,13 @@ class RunState:
         state = self.state
         self.trace = trace = charged_trace(trace.sorted_by_arrival(), state.configuration.resources)
         self.topo = topo = compile_topology(state, extra_resources=set(trace.resources))
+        if topo.tas is not None:  # trace workloads ask no topology, the arrays carry no placements
+            raise ValidationError(
+                f"ResourceFlavor/{topo.tas.flavors[0].name}",
+                "spec.topologyName",
+                "not supported by kueue-fast simulate: Topology Aware Scheduling (kueue-fast schedule "
+                "decides it)",
+            )
         self.compiler = WorkloadCompiler(state, topo)
         self.release_at_once = self.termination_delay_ns <= 0
         self.sim: SimEngine = make_sim_engine(engine, topo, release_evictions=self.release_at_once)

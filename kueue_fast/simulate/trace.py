@@ -4,7 +4,7 @@ A trace is columnar (numpy arrays, one row per workload and one per pod set)
 so that 100k workloads are read, generated and handed to an engine without
 per-workload Python objects.
 
-Formats (documented in the README):
+Formats (documented in docs/commands/trace.md):
 
 * CSV, one row per pod set. Columns ``arrival`` (seconds since the start of
   the trace), ``namespace``, ``queue`` (the LocalQueue), ``duration``
@@ -202,11 +202,10 @@ def default_name(i: int) -> str:
 
 def read_trace(path: str | Path, priority_classes: Mapping[str, int] | None = None) -> Trace:
     """Read a CSV (``.csv``) or JSON Lines (``.jsonl``, ``.ndjson``, ``.json``) trace."""
+    from ..loader.documents import read_text  # as manifests are read: UTF-8, within the input limit
+
     p = Path(path)
-    try:
-        text = p.read_text()
-    except OSError as e:
-        raise InputError("", "", f"cannot read trace {path}: {e.strerror}") from None
+    text = read_text(str(p))
     if p.suffix.lower() in JSONL_SUFFIXES or text.lstrip()[:1] == "{":
         return parse_jsonl(text, source=str(p), priority_classes=priority_classes)
     return parse_csv(text, source=str(p), priority_classes=priority_classes)
@@ -478,6 +477,8 @@ def parse_jsonl(
             obj = json.loads(line)
         except json.JSONDecodeError as e:
             raise b.error(where, f"invalid JSON: {e.msg}") from None
+        except RecursionError:
+            raise b.error(where, "invalid JSON: exceeded maximum nesting depth") from None
         if not isinstance(obj, dict):
             raise b.error(where, "expected one JSON object per line")
         if not b.arrival and window is None and set(obj) == {"window"}:

@@ -36,7 +36,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..errors import InputError
+from ..errors import InputError, ParseError
 from ..loader import Document
 
 JSON = dict[str, Any]
@@ -202,12 +202,12 @@ def _split_assignment(text: str) -> tuple[str, str]:
 def parse_value(text: str) -> Any:
     if text == "":
         raise ValueError("no value after '=' (null removes the field)")
-    import yaml  # here: `schedule` without --set does not pay for importing PyYAML
+    from ..loader.documents import yaml_value  # read as manifests are (aliases, nesting, keys twice)
 
     try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        raise ValueError(f"the value is not YAML: {' '.join(str(e).split())}") from None
+        return yaml_value(text)
+    except ParseError as e:
+        raise ValueError(f"the value is not YAML: {e.message.removeprefix('invalid YAML: ')}") from None
 
 
 def parse_setting(text: str, documents: Sequence[Document], option: str = "--set") -> Setting:

@@ -11,7 +11,7 @@ The engines are deterministic: serial, pool and Dask give identical results.
 Dask rather than Ray: ``dask[distributed]`` is pure-Python wheels (about 40
 MiB with its dependencies against Ray's 255 MiB), starts a local cluster in
 about a second, and a grid of independent tasks is exactly what its futures
-API serves; the README has the measurements.
+API serves; docs/architecture/decisions.md has the measurements.
 """
 
 from __future__ import annotations

@@ -3,6 +3,7 @@ them: bad configuration is one line and exit status 2."""
 
 from __future__ import annotations
 
+import socket
 import sys
 from pathlib import Path
 
@@ -27,6 +28,21 @@ def no_cluster_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     return tmp_path
+
+
+@pytest.fixture
+def unreached_cluster(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bad flags are refused before the controller starts: starting fails the test at once."""
+    from kueue_fast.controller.reconciler import Controller
+
+    def start(self: object) -> None:
+        raise AssertionError("the flags were accepted: the controller started")
+
+    monkeypatch.setattr(Controller, "start", start)
+
+
+# ports of their own: the defaults may be taken on a shared machine
+FREE_PORTS = ["--metrics-bind-address", "127.0.0.1:0", "--health-probe-bind-address", "127.0.0.1:0"]
 
 
 def one_line_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
@@ -114,15 +130,88 @@ def test_without_the_controller_extra(
 
 
 @pytest.mark.parametrize(
-    "flags",
-    [["--lease-namespace", "Not_A_Namespace"], ["--lease-name", "bad name"], ["--qps", "0"]],
+    ("flags", "named"),
+    [
+        (["--lease-namespace", "Not_A_Namespace"], "--lease-namespace"),
+        (["--lease-name", "bad name"], "--lease-name"),
+        (["--qps", "0"], "--qps"),
+        (["--qps", "nan"], "--qps"),
+        (["--qps", "inf"], "--qps"),
+        (["--burst", "0"], "--burst"),
+        (["--events-qps", "nan"], "--events-qps"),
+        (["--events-burst", "-1"], "--events-burst"),
+        (["--workers", "0"], "--workers"),
+        (["--workers", "100000"], "--workers"),
+        (["--status-interval", "0"], "--status-interval"),
+        (["--status-interval", "-1"], "--status-interval"),
+        (["--status-interval", "nan"], "--status-interval"),
+        (["--status-interval", "inf"], "--status-interval"),
+        (["--identity", ""], "--identity"),
+        (["--identity", "a\nb"], "--identity"),
+        (["--metrics-bind-address", "foo"], "--metrics-bind-address"),
+        (["--metrics-bind-address", ":99999"], "--metrics-bind-address"),
+        (["--metrics-bind-address", ":http"], "--metrics-bind-address"),
+        (["--metrics-bind-address", "::1:8080"], "--metrics-bind-address"),
+        (["--metrics-bind-address", "[::1:8080"], "--metrics-bind-address"),
+        # TEST-NET-1 (RFC 5737): an address of no interface of this host
+        (["--metrics-bind-address", "192.0.2.1:8080"], "--metrics-bind-address"),
+        (["--metrics-bind-address", "no-such-host.invalid:8080"], "--metrics-bind-address"),
+        (["--health-probe-bind-address", "foo"], "--health-probe-bind-address"),
+        (["--metrics-secure", "--metrics-cert-dir", "/nonexistent"], "--metrics-cert-dir"),
+        (["--config", "/nonexistent.yaml"], "/nonexistent.yaml"),
+    ],
 )
 def test_bad_flags_are_one_line(
-    no_cluster_env: Path, capsys: pytest.CaptureFixture[str], flags: list[str]
+    no_cluster_env: Path,
+    unreached_cluster: None,
+    capsys: pytest.CaptureFixture[str],
+    flags: list[str],
+    named: str,
 ) -> None:
     kc = no_cluster_env / "kc"
     kc.write_text(GOOD_KUBECONFIG)
-    one_line_error(capsys, ["controller", "--kubeconfig", str(kc), *flags])
+    line = one_line_error(capsys, ["controller", "--kubeconfig", str(kc), *FREE_PORTS, *flags])
+    assert named in line
+
+
+@pytest.mark.parametrize("flag", ["--metrics-bind-address", "--health-probe-bind-address"])
+def test_a_port_in_use_is_one_line(
+    no_cluster_env: Path, unreached_cluster: None, capsys: pytest.CaptureFixture[str], flag: str
+) -> None:
+    kc = no_cluster_env / "kc"
+    kc.write_text(GOOD_KUBECONFIG)
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        argv = ["controller", "--kubeconfig", str(kc), *FREE_PORTS, flag, f"127.0.0.1:{port}"]
+        line = one_line_error(capsys, argv)
+    assert flag in line and f"127.0.0.1:{port}" in line and "in use" in line
+
+
+@pytest.mark.parametrize(
+    ("address", "want"),
+    [
+        (":8080", ("", 8080)),
+        ("127.0.0.1:0", ("127.0.0.1", 0)),
+        ("[::1]:8080", ("::1", 8080)),
+        ("[::]:8443", ("::", 8443)),
+        ("localhost:9090", ("localhost", 9090)),
+    ],
+)
+def test_bind_addresses_as_go_splits_them(address: str, want: tuple[str, int]) -> None:
+    from kueue_fast.controller.serving import parse_address
+
+    assert parse_address(address) == want
+
+
+def test_an_ipv6_loopback_address_is_served() -> None:
+    from kueue_fast.controller.serving import listen
+
+    try:
+        socket.create_server(("::1", 0), family=socket.AF_INET6).close()
+    except OSError:
+        pytest.skip("no IPv6 loopback on this host")
+    with listen("[::1]:0") as sock:
+        assert sock.family == socket.AF_INET6 and sock.getsockname()[0] == "::1"
 
 
 # --- the image and the deployment --------------------------------------------------------------

@@ -327,6 +327,7 @@ for _api in (af.V1BETA1, af.V1BETA2):
             "metadata": _meta("rf"),
             "spec": {
                 "nodeLabels": {"pool": "a"},
+                "topologyName": "topo",
                 "nodeTaints": [
                     {"key": "k", "value": "v", "effect": "NoSchedule", "timeAdded": "2024-01-01T00:00:00Z"}
                 ],
@@ -379,20 +380,64 @@ for _api in (af.V1BETA1, af.V1BETA2):
         if _api == af.V1BETA1
         else {"priorityClassRef": {"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass", "name": "p"}}
     )
+    placement: JSON = (
+        {"levels": ["rack"], "domains": [{"values": ["r1"], "count": 2}]}
+        if _api == af.V1BETA1
+        else {
+            "levels": ["rack"],
+            "slices": [
+                {"domainCount": 1, "valuesPerLevel": [{"universal": "r1"}], "podCounts": {"universal": 2}}
+            ],
+        }
+    )
+    tas_status = {
+        **WL_STATUS,
+        "admission": {
+            "clusterQueue": "cq",
+            "podSetAssignments": [
+                {
+                    **WL_STATUS["admission"]["podSetAssignments"][0],  # type: ignore[index]
+                    "topologyAssignment": placement,
+                    "delayedTopologyRequest": "Ready",
+                }
+            ],
+        },
+    }
+    sliced = {
+        "required": "block",
+        "podIndexLabel": "batch.kubernetes.io/job-completion-index",
+        "subGroupIndexLabel": "jobset.sigs.k8s.io/job-index",
+        "subGroupCount": 1,
+        "podSetSliceRequiredTopology": "rack",
+        "podSetSliceSize": 2,
+    }
+    requests: list[JSON] = [sliced, {"preferred": "rack"}, {"unconstrained": True}]
+    if _api == af.V1BETA2:
+        requests.append({"podsetSliceRequiredTopologyConstraints": [{"topology": "rack", "size": 2}]})
     EXAMPLES[("Workload", _api)] = [
         {
             "apiVersion": _api,
             "kind": "Workload",
             "metadata": _meta("wl", True),
             "spec": {
-                "podSets": [POD_SET],
+                "podSets": [{**POD_SET, **({"topologyRequest": tr} if tr else {})}],
                 "queueName": "lq",
                 "priority": 10,
                 "active": True,
                 "maximumExecutionTimeSeconds": 60,
                 **prio,
             },
-            "status": WL_STATUS,
+            "status": tas_status if tr is sliced else WL_STATUS,
+        }
+        for tr in [None, *requests]
+    ]
+    EXAMPLES[("Topology", _api)] = [
+        {
+            "apiVersion": _api,
+            "kind": "Topology",
+            "metadata": _meta("topo"),
+            "spec": {"levels": [{"nodeLabel": "block"}, {"nodeLabel": "rack"}]},
+            "status": {},
         }
     ]
 for _api in (af.V1ALPHA1, af.V1BETA1, af.V1BETA2):
@@ -427,10 +472,9 @@ EXAMPLES[("Cohort", af.V1ALPHA1)].append({**EXAMPLES[("Cohort", af.V1ALPHA1)][0]
 
 # declared so that they get kueue-fast's "not supported" error instead of "unknown field"
 NOT_SUPPORTED = {
-    "spec.topologyName",
     "spec.concurrentAdmissionPolicy",
     "spec.excludeResourcePrefixes",
-    "spec.podSets[].topologyRequest",
+    "spec.podSets[].topologyRequest.podSetGroupName",
 }
 ALL_VERSIONS = sorted((k, a) for k, versions in af.KINDS.items() for a in versions)
 

@@ -1,4 +1,4 @@
-"""Starting from the live cluster (issue 10, item 4): ``kueue-fast snapshot``
+"""Starting from the live cluster: ``kueue-fast snapshot``
 and ``--kubeconfig`` on schedule, simulate and compare read Kueue's objects,
 Workloads and queued Jobs, read-only, and answer with changes applied. On the
 in-process API server and, with KUEUE_FAST_TEST_KUBECONFIG, a real cluster."""
@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import copy
 import json
+import socket
 import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from fake_apiserver import FakeAPIServer
 from kf_harness import (
@@ -250,6 +252,28 @@ def test_kueues_configuration_comes_from_its_config_map(
     assert state.configuration.fair_sharing is not None
 
 
+def test_the_live_config_map_is_read_as_files_are(fake_cluster: Harness, capsys) -> None:
+    # one reader for Kueue's ConfigMap (loader.configuration.config_map_document): the same
+    # error for a broken one in the cluster as in a file
+    h = fake_cluster
+    setup(h)
+    h.kube.create(
+        CONFIG_MAPS,
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "kueue-manager-config", "namespace": "kueue-system"},
+            "data": {"controller_manager_config.yaml": "kind: [\n"},
+        },
+        "kueue-system",
+    )
+    assert main(["snapshot", "--kubeconfig", h.kubeconfig]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    where = "ConfigMap/kueue-system/kueue-manager-config data[controller_manager_config.yaml]"
+    assert err[0].startswith(f"error: {where}: invalid YAML:")
+
+
 def test_finished_workloads_and_jobs_are_left_out_with_a_note(
     fake_cluster: Harness, tmp_path: Path, capsys
 ) -> None:
@@ -345,3 +369,37 @@ def test_the_summary_spells_the_plural_of_every_kind() -> None:
         "read 2 WorkloadPriorityClasses, 3 PriorityClasses, 2 ClusterQueues, 1 Workload"
         " from https://k at 2026-01-01T00:00:00Z"
     )
+
+
+def _refusing_kubeconfig(tmp_path: Path) -> tuple[str, str]:
+    """A kubeconfig naming a local port nothing listens on, and its server."""
+    with socket.socket() as s:  # a port that was free a moment ago: connections to it are refused
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = f"https://127.0.0.1:{port}"
+    kc = tmp_path / "kubeconfig"
+    kc.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [{"name": "c", "cluster": {"server": server}}],
+                "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
+                "current-context": "c",
+                "users": [{"name": "u", "user": {"token": "t"}}],
+            }
+        )
+    )
+    return str(kc), server
+
+
+@pytest.mark.parametrize("command", [["status"], ["snapshot"], ["schedule"]])
+def test_an_api_server_that_does_not_answer_is_one_line_naming_it_and_the_cause(
+    command: list[str], tmp_path: Path, capsys
+) -> None:
+    kc, server = _refusing_kubeconfig(tmp_path)
+    assert main([*command, "--kubeconfig", kc]) in (1, 2)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert err[0].startswith(f"error: cannot reach the API server {server}: Connection refused"), err[0]
+    assert "NewConnectionError" not in err[0] and "HTTPSConnection(" not in err[0], err[0]

@@ -16,6 +16,7 @@
 
 #include <kueue_fast/amount.hpp>
 #include <kueue_fast/quota_tree.hpp>
+#include <kueue_fast/tas.hpp>
 #include <kueue_fast/topology.hpp>
 #include <kueue_fast/types.hpp>
 #include <kueue_fast/workloads.hpp>
@@ -34,7 +35,14 @@ enum ReasonKind : std::uint8_t {
   RK_UNAVAILABLE = 3,   // a = resource
   RK_NOMINATION = 4,    // a = flavor, b = resource
   RK_REJECTION = 5,     // a = string id of the flavor class rejection
+  // Topology Aware Scheduling (TasState::append_reason): a = TAS flavor, b = words that follow
+  RK_TAS_NOT_FIT = 6,     // words: fit, total, slice size, class, n, then n x (resource, leaves)
+  RK_TAS_NO_DOMAINS = 7,  // word: level index
+  RK_TAS_SLICE_ABOVE = 8, // words: slice level index, level index
+  RK_TAS_NO_LEVEL = 9,
+  RK_TAS_ERROR = 10,      // a = 0; b flavors (0: no TAS flavor assigned; else more than one)
 };
+inline bool is_tas_reason(ReasonKind kind) noexcept { return kind >= RK_TAS_NOT_FIT; }
 inline std::uint64_t reason_header(ReasonKind kind, std::uint64_t a, std::uint64_t b = 0) noexcept {
   return static_cast<std::uint64_t>(kind) | (a << 8) | (b << 36);
 }
@@ -43,6 +51,11 @@ inline std::int32_t reason_a(std::uint64_t h) noexcept { return static_cast<std:
 inline std::int32_t reason_b(std::uint64_t h) noexcept { return static_cast<std::int32_t>(h >> 36); }
 inline std::uint32_t reason_words(ReasonKind kind) noexcept {
   return kind == RK_MAX_CAPACITY ? 4u : (kind == RK_UNUSED ? 2u : 1u);
+}
+// The words of the reason whose header is `h` (TAS reasons say how many follow).
+inline std::uint32_t reason_words_of(std::uint64_t h) noexcept {
+  const ReasonKind kind = reason_kind(h);
+  return is_tas_reason(kind) ? 1u + static_cast<std::uint32_t>(reason_b(h)) : reason_words(kind);
 }
 // Appends the text of the reason at `words` to `out`.
 void append_reason_text(std::string& out, const Topology& topo, const std::uint64_t* words);
@@ -71,6 +84,30 @@ struct PodSetRec {  // PodSetAssignment
   PendingReason no_fit_reason = REASON_NONE;  // when NoFit: Kueue's resolveNoFitReason for the pod set
 };
 
+// Topology Aware Scheduling of a pod set (AssignmentArena.tas_pod_sets, beside
+// pod_sets only when the topology has TAS flavors: the records without TAS
+// stay small): a reason added once every pod set is assigned (a placement's
+// failure, or Kueue's Status error), in its own span; the placement (TAS
+// flavor, -1: none; its (leaf, pods) in the arena); the flavors tried per
+// group (attempt_first: n_groups entries), to mark the TAS flavor
+// TopologyPlacementFailed; the pod set's own status reason.
+struct PodSetTas {
+  std::uint32_t rs2_first = 0, rs2_words = 0;
+  bool error = false;
+  std::int32_t tas_flavor = -1;
+  std::uint32_t tas_first = 0, tas_n = 0;
+  std::uint32_t attempt_first = 0;
+  PendingReason status_reason = REASON_NONE;
+  bool attempted_any = false;
+};
+
+// An assignment's placements' TAS usage (ComputeTASNetUsage): a span of
+// AssignmentArena.tas_uses (AssignmentArena.tas_assignments, beside assignments
+// only with TAS flavors).
+struct TasSpan {
+  std::uint32_t first = 0, n = 0;
+};
+
 struct AssignmentRec {
   std::int32_t wid = -1, cq = -1;
   std::uint32_t ps_first = 0, ps_n = 0;
@@ -87,6 +124,15 @@ struct AssignmentArena {
   std::vector<FrAmount> usage;
   std::vector<std::uint64_t> reasons;
   std::vector<std::int16_t> tried;
+  // Topology Aware Scheduling (empty without TAS flavors): per pod set and per
+  // assignment (parallel to pod_sets and assignments), placements (leaf,
+  // pods), their usage, the flavors tried per group
+  std::vector<PodSetTas> tas_pod_sets;
+  std::vector<TasSpan> tas_assignments;
+  std::vector<std::pair<std::int32_t, std::int32_t>> tas_leaves;
+  std::vector<TasUse> tas_uses;
+  std::vector<PendingReason> attempt_min;
+  std::vector<std::uint8_t> attempt_seen;
 
   void clear() noexcept {
     assignments.clear();
@@ -96,8 +142,19 @@ struct AssignmentArena {
     usage.clear();
     reasons.clear();
     tried.clear();
+    tas_pod_sets.clear();
+    tas_assignments.clear();
+    tas_leaves.clear();
+    tas_uses.clear();
+    attempt_min.clear();
+    attempt_seen.clear();
   }
   const AssignmentRec& operator[](int a) const noexcept { return assignments[a]; }
+  // An assignment's TAS usage ({} without TAS flavors).
+  TasSpan tas_uses_of(int a) const noexcept {
+    return static_cast<std::size_t>(a) < tas_assignments.size() ? tas_assignments[static_cast<std::size_t>(a)]
+                                                                : TasSpan{};
+  }
 };
 
 // (preemption mode, borrowing level): the granular mode of a flavor.
@@ -116,6 +173,7 @@ class FlavorAssigner {
     AssignmentArena& arena;  // the assignments and their reasons are appended to it
     EngineStats& stats;      // assignments and quota_checks are counted
     Engine& engine;          // Engine::oracle
+    TasState* tas;           // Topology Aware Scheduling (nullptr: none)
   };
   explicit FlavorAssigner(const View& view);
 
@@ -140,6 +198,13 @@ class FlavorAssigner {
   PendingReason resolve_attempts() const noexcept;
   bool find_flavor(int ps_index, const PodSetRec& psa, int resource, int group, std::int16_t& tried);
   int next_flavor(int ps_index, int group) const noexcept;
+  // Topology Aware Scheduling (kueue assignFlavors, its TAS part): after quota
+  void tas_pod_set_record();
+  void tas_assignment(int index);
+  void assign_topology(int assignment);
+  void recompute_mode(AssignmentRec& a) noexcept;
+  std::vector<TasAsk> asks_;
+  std::vector<std::pair<std::int32_t, std::vector<std::int32_t>>> tas_errors_;
   void add_reason(std::uint64_t header) {
     v_.arena.reasons.push_back(header);
     ++reason_count_;
@@ -199,5 +264,15 @@ inline bool FlavorAssigner::can_preempt_while_borrowing() const noexcept {
 
 // Kueue resolveNoFitReason for a NoFit assignment.
 PendingReason no_fit_reason(const Topology& topo, const AssignmentArena& arena, int assignment);
+
+// Topology Aware Scheduling, shared with the engine (scheduler.cpp):
+// kueue Assignment.WorkloadsTopologyRequests: the asks of an assignment's pod
+// sets (grouped by TAS flavor, stable), and its pod sets given no single TAS
+// flavor: (index, TAS flavors found); and UpdateForTASResult: the last
+// placement on the assignment's pod sets, and their usage.
+void tas_asks(const TasState& tas, const WorkloadStore& w, const AssignmentArena& arena, int assignment,
+              std::vector<TasAsk>& asks, std::vector<std::pair<std::int32_t, std::vector<std::int32_t>>>* errors);
+void update_for_tas_result(const TasState& tas, AssignmentArena& arena, int assignment,
+                           const std::vector<TasAsk>& asks);
 
 }  // namespace kueue_fast

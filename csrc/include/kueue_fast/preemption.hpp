@@ -22,6 +22,7 @@
 #include <kueue_fast/amount.hpp>
 #include <kueue_fast/fair_sharing.hpp>
 #include <kueue_fast/quota_tree.hpp>
+#include <kueue_fast/tas.hpp>
 #include <kueue_fast/topology.hpp>
 #include <kueue_fast/types.hpp>
 #include <kueue_fast/workloads.hpp>
@@ -103,9 +104,12 @@ struct PreemptionCtx {
   int cq = -1;
   std::vector<std::int32_t> frs_need_preemption;  // a set: no duplicates
   std::vector<FrAmount> usage;                    // the incoming workload's usage per fr
+  // Topology Aware Scheduling: its pod sets to place (kueue preemptionCtx.tasRequests)
+  std::vector<TasAsk> tas_asks;
   void clear() {
     frs_need_preemption.clear();
     usage.clear();
+    tas_asks.clear();
   }
 };
 
@@ -134,6 +138,7 @@ class Preemptor {
     const bool& debug_checks;
     EngineStats& stats;  // target_searches is counted
     Engine& engine;      // Engine::charge, Engine::afs_candidate_before
+    TasState* tas;       // Topology Aware Scheduling (nullptr: none)
   };
   explicit Preemptor(const View& view);
 

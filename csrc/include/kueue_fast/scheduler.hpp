@@ -19,6 +19,7 @@
 // penalties pushed on admission in step 5, settled before step 7.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -63,10 +64,17 @@ struct WorkloadInput {
     std::int64_t min_count = -1;  // -1: none
     std::int64_t flavor_class = 0;
     std::vector<std::pair<std::int64_t, Amount>> requests;  // (resource, per-pod amount)
+    // Topology Aware Scheduling: what it asks of the topology (has_tas) and
+    // its per-pod requests per TAS resource (-1: not asked; empty: none)
+    bool has_tas = false;
+    TasRequest tas;
+    std::vector<Amount> tas_requests;
   };
   struct AdmittedPodSet {
     std::int64_t count = 0;
     std::vector<std::tuple<std::int64_t, std::int64_t, Amount>> use;  // (resource, flavor or -1, total)
+    // Topology Aware Scheduling: its placement's usage, (TAS flavor, leaf or -1, hostname or -1, pods)
+    std::vector<std::array<std::int64_t, 4>> tas_uses;
   };
   std::string ns, name, uid;
   std::string job_uid;  // "" when the workload has no kueue.x-k8s.io/job-uid label
@@ -202,6 +210,10 @@ class Engine {
   const Topology& topology() const noexcept { return topo_; }
   const QuotaTree& tree() const noexcept { return tree_; }
   int add_flavor_class(const std::vector<std::optional<std::string>>& row) { return topo_.add_flavor_class(row); }
+  // Topology Aware Scheduling: the leaves a flavor class may use, per TAS
+  // flavor (one call per flavor class, in their order).
+  void add_tas_class(std::vector<TasClassFlavor> per_flavor);
+  const TasState* tas() const noexcept { return tas_.get(); }
   // Debug/test hook: snapshot the quota tree before and after every target
   // search and throw EngineInvariantError unless they are byte-identical.
   void set_debug_checks(bool on) noexcept { debug_checks_ = on; }
@@ -311,6 +323,7 @@ class Engine {
  private:
   // ===== state: the collaborators see it through their View (built in the constructor) ======
   Topology topo_;
+  std::unique_ptr<TasState> tas_;  // Topology Aware Scheduling (nullptr: no TAS flavor)
   QuotaTree tree_;
   WorkloadStore w_;
   FairShares shares_;
@@ -411,12 +424,17 @@ class Engine {
 
   // processing
   void classical_order(std::vector<std::int32_t>& order);
+  std::size_t nominated_flavors(const Entry& e);
   void process(Entry& e, std::int64_t now_ns);
   void process_unless_blocked(Entry& e, std::int64_t now_ns);
   bool pods_ready_for_all_admitted() const noexcept;
   bool targets_overlap(const Entry& e) const noexcept;
-  bool fits(int cq, int assignment, const Entry& e);
-  void reserve(int cq, const FrAmount* first, const FrAmount* last);
+  // Kueue fits (FitsCheck): 0 ok, 1 quota does not fit, 2 quota fits but a placement does not.
+  int fits(int cq, int assignment, const Entry& e);
+  void reserve(int cq, const FrAmount* first, const FrAmount* last, int assignment);
+  // kueue updateAssignmentForTAS (getAssignments' end)
+  void update_assignment_for_tas(int wid, int cq, int assignment, std::uint32_t t_first, std::uint32_t t_n);
+  std::vector<TasAsk> tas_scratch_;
   void issue_preemptions(const Entry& e, std::int64_t now_ns);
   void skip(Entry& e, MessageKind message);
   void admit_entry(Entry& e, std::int64_t now_ns);
@@ -439,7 +457,8 @@ class Engine {
   std::vector<std::uint8_t> tree_unsettled_;  // per root, scratch of note_settled_trees
   bool skip_settled_ = true;
   // Whether a tree can settle at all: not when admission fair sharing (pops
-  // follow usages that move with time), waitForPodsReady's blockAdmission
+  // follow usages that move with time), Topology Aware Scheduling (the
+  // trees share the nodes' capacity), waitForPodsReady's blockAdmission
   // (one head can block the others of every tree) or saturated amounts (a
   // victim of any tree is removed in fits) tie the trees' attempts together.
   bool trees_can_settle() const noexcept;

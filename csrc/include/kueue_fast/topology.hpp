@@ -13,6 +13,7 @@
 #include <kueue_fast/admission_fair_sharing.hpp>
 #include <kueue_fast/amount.hpp>
 #include <kueue_fast/quantity_format.hpp>
+#include <kueue_fast/tas.hpp>
 #include <kueue_fast/types.hpp>
 
 namespace kueue_fast {
@@ -94,6 +95,9 @@ struct TopologySpec {
   AfsConfig admission_fair_sharing;
   // waitForPodsReady.blockAdmission (compiler.Topology.block_admission_for_pods_ready).
   bool block_admission_for_pods_ready = false;
+  // Topology Aware Scheduling (compiler.Topology.tas): the TAS flavors' topologies.
+  bool has_tas = false;
+  TasSpec tas;
 };
 
 class Topology {

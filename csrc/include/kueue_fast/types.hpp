@@ -77,6 +77,7 @@ enum PendingReason : std::uint8_t {
   EXCEEDS_MAX_QUOTA = 4,
   MISCONFIGURED = 5,
   SUSPENDED = 6,
+  TOPOLOGY_PLACEMENT_FAILED = 7,
   WAITING_FOR_PODS_READY = 20
 };
 const char* pending_reason_name(PendingReason r) noexcept;
