@@ -187,7 +187,9 @@ class _Run(RunState):
         at --until, else at the last instant simulated. The native engine
         runs them itself when it can (native_loop.py)."""
         if native_loop_applies(self):
-            return run_native(self, PROGRESS_INTERVAL_S, UNSETTLED_KEPT, NAMED, INSTANT_SLICE)
+            return run_native(
+                self, self.report_progress, PROGRESS_INTERVAL_S, UNSETTLED_KEPT, NAMED, INSTANT_SLICE
+            )
         last_t = self.start_ns
         first_slice = min(INSTANT_SLICE, self.max_cycles)
         while True:

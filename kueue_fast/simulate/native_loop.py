@@ -25,7 +25,9 @@ import numpy as np
 from .records import NEVER, UnsettledInstant
 
 if TYPE_CHECKING:
-    from .loop import _Run
+    from collections.abc import Callable
+
+    from .run_state import RunState
 
 # log ops (csrc sim_loop.hpp SimOp)
 USAGE_ADD, USAGE_REMOVE, STOPPING_ADD, STOPPING_REMOVE, PENDING_UP, PENDING_DOWN, EVICTIONS = range(7)
@@ -34,13 +36,21 @@ DONE, PROGRESS, LOG_FULL = 0, 1, 2
 LOG_ROWS = 1 << 18
 
 
-def native_loop_applies(run: _Run) -> bool:
+def native_loop_applies(run: RunState) -> bool:
     """Can the native loop run this simulation?"""
     return run.sim.name == "native" and run.n > 0 and not run.plan.any() and run.wait_cfg is None
 
 
-def run_native(run: _Run, progress_interval_s: float, unsettled_kept: int, named: int, slice_: int) -> int:
-    """The loop's events() in the native engine; returns when the clock stopped."""
+def run_native(
+    run: RunState,
+    report_progress: Callable[[int, int], None],
+    progress_interval_s: float,
+    unsettled_kept: int,
+    named: int,
+    slice_: int,
+) -> int:
+    """The loop's events() in the native engine (``report_progress(t,
+    instant_cycles)``: the progress bar's report); returns when the clock stopped."""
     arrays: dict[str, Any] = {
         "state": run.state_of,
         "adm_cq": run.adm_cq,
@@ -95,7 +105,7 @@ def run_native(run: _Run, progress_interval_s: float, unsettled_kept: int, named
             break
         if status == PROGRESS and time.perf_counter() >= run.next_report:
             run.next_report = time.perf_counter() + progress_interval_s
-            run.report_progress(c["now"] or c["last_t"], c["instant_cycles"])
+            report_progress(c["now"] or c["last_t"], c["instant_cycles"])
     for key, count in loop.pairs():
         run.churn.pairs[key] = run.churn.pairs.get(key, 0) + count
     for t, cycles, adm, pre, pairs, victims, preemptors in loop.unsettled():
@@ -104,7 +114,7 @@ def run_native(run: _Run, progress_interval_s: float, unsettled_kept: int, named
     return int(c["final_t"])
 
 
-def _apply_log(run: _Run, log: tuple[Any, ...]) -> None:
+def _apply_log(run: RunState, log: tuple[Any, ...]) -> None:
     """The series calls of the log, in order (see the module's doc), and the
     explanations of the workloads tried the first time."""
     op, t, rows, key, usage, expl_wid, expl_msg, messages = log
@@ -133,7 +143,7 @@ def _apply_log(run: _Run, log: tuple[Any, ...]) -> None:
 
 
 def _apply_ops(
-    run: _Run,
+    run: RunState,
     op: Any,
     t: Any,
     rows: Any,

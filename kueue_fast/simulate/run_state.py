@@ -70,6 +70,17 @@ class RunState:
     records (array.array: cheap single-element updates), with one method per
     kind of event. ``simulate()`` drives it."""
 
+    # the clock's counters: loop.py's _Run sets them, native_loop.py carries them on
+    arrived: int  # trace rows added to the engine so far
+    instants: int
+    cycles: int
+    cycles_run: int
+    unsettled: int
+    schedule_s: float
+    drain_stop: int
+    drain_limited: bool
+    next_report: float  # perf_counter time of the next progress report
+
     def __init__(
         self,
         state: ClusterState,
