@@ -727,7 +727,7 @@ def fast_workload(
 
     wl = _Workload.make((
         ns, name, queue, pod_sets, creation, priority, pclass, uid, active, admission, admission_ns, finished,
-        queue_order_ns, False, "", None, 0, None, checks, admitted, dict(o), None,
+        queue_order_ns, False, "", None, 0, None, checks, admitted, o, None,  # raw: the document itself
     ))
     if pods_ready:
         try:

@@ -1,28 +1,34 @@
 # distutils: language = c++
 # cython: language_level=3
-"""A reader for block YAML as ``kubectl get -o yaml``, ``yaml.safe_dump`` and
-our own generators write it, giving exactly what PyYAML's loader of
+"""A reader for YAML as ``kubectl get -o yaml``, ``yaml.safe_dump``, our own
+generators and people write it, giving exactly what PyYAML's loader of
 kueue_fast.loader.documents (libyaml, YAML 1.1 implicit resolvers without the
 timestamp one) gives, or None for the whole stream when the text holds
 anything outside the subset, so that the existing path decides (with its own
 messages).
 
 The subset: a stream of documents separated by ``---`` lines, and ended by
-``...`` lines if one likes (a scalar document may start on its ``---``
-line, as ``yaml.safe_dump_all`` writes it); block mappings and block sequences (compact
-``- key: value`` entries, nested ``- - x``, and sequences at the indentation
-of their parent key, as kubectl writes them); plain, single-quoted and
-double-quoted scalars on one line; empty ``{}`` and ``[]``; comments and
-blank lines.
+``...`` lines if one likes (a scalar or flow collection may start on its
+``---`` line, as ``yaml.safe_dump_all`` writes it); block mappings and block
+sequences (compact ``- key: value`` entries, nested ``- - x``, and sequences
+at the indentation of their parent key, as kubectl writes them); flow
+mappings and sequences (``{name: a, namespace: b}``, ``[1, 2]``), nested, over
+several lines indented more than their block parent, with comments; plain,
+single-quoted and double-quoted scalars on one line; comments and blank
+lines. Line breaks are ``\\n``: the loader reads files with Python's
+universal newlines, so CRLF texts arrive here as LF.
 
 Declined (None): tabs, carriage returns, control characters, NEL/LS/PS, a
 byte order mark anywhere; anchors, aliases, tags, directives, block
-scalars, complex keys (``?``), flow collections with content, scalars over
-several lines, a key of 1000 bytes or more (libyaml's simple-key limit is
-1024 characters), a key given twice in one mapping, nesting deeper than 100
-levels (the loader's limit, kueue_fast/loader/limits.py: PyYAML then gives
-the loader's error for those two), a plain scalar PyYAML
-resolves to a merge key ``<<`` or a value ``=``; among numbers every form but
+scalars, complex keys (``?``), scalars over several lines, a key of 1000
+bytes or more (libyaml's simple-key limit is 1024 characters), a key given
+twice in one mapping, nesting deeper than 100 levels (the loader's limit,
+kueue_fast/loader/limits.py: PyYAML then gives the loader's error for those
+two), a plain scalar PyYAML resolves to a merge key ``<<`` or a value ``=``;
+in flow collections, the rarer forms (a ``key: value`` pair in a sequence, a
+key without a value, an empty entry, a trailing comma, a collection as a key,
+a ``:`` in a plain scalar not followed by a letter or digit, a line indented
+no more than the block parent); among numbers every form but
 the plain decimal ones (``10``, ``-3``, ``1.5``, ``1.e+3``): octal, hex,
 binary, sexagesimal, underscores, ``.5``, ``.inf`` and ``.nan`` all decline;
 an unusual escape in a double-quoted scalar (libyaml's set except ``\\/``...
@@ -702,6 +708,156 @@ cdef class _Reader:
         e.obj = <PyObject*>obj
         return obj
 
+    # --- flow collections -----------------------------------------------------------
+
+    cdef Py_ssize_t flow_skip(self, Py_ssize_t p, Py_ssize_t floor, bint* crossed) except -1:
+        """Past spaces, line breaks and comments inside a flow collection (set
+        *crossed when a line break is passed). A line it reaches must be
+        indented more than ``floor``, the column of the block node the
+        collection belongs to (the spec's rule; so no document marker can
+        begin a line inside it)."""
+        cdef const char* b = self.b
+        cdef Py_ssize_t n = self.n, q
+        crossed[0] = False
+        while True:
+            while p < n and b[p] == b' ':
+                p += 1
+            if p >= n:
+                raise _Decline("flow collection not closed")
+            if b[p] == b'#':
+                if b[p - 1] != b' ' and b[p - 1] != b'\n':
+                    raise _Decline("comment right after a token")
+                p = self.line_after(p)
+            elif b[p] == b'\n':
+                p += 1
+            else:
+                return p
+            crossed[0] = True
+            q = p
+            while q < n and b[q] == b' ':
+                q += 1
+            if q < n and b[q] != b'\n' and b[q] != b'#' and q - p <= floor:
+                raise _Decline("flow collection's line not indented")
+            p = q
+
+    cdef Py_ssize_t flow_plain_end(self, Py_ssize_t p) except -1:
+        """The end of a plain scalar at p inside a flow collection: up to a
+        flow indicator, ': ', ' #' or the end of the line, trailing spaces
+        left out. A ':' inside it must be followed by a letter or a digit
+        (``2026-01-01T00:00:00Z``); libyaml's versions differ on the rest."""
+        cdef const char* b = self.b
+        cdef Py_ssize_t n = self.n, q = p, r, last = p
+        cdef char c = b[p]
+        if (c == b'#' or c == b',' or c == b'[' or c == b']' or c == b'{' or c == b'}' or c == b'&'
+                or c == b'*' or c == b'!' or c == b'|' or c == b'>' or c == b'%' or c == b'@'
+                or c == b'`' or c == b'?' or c == b':' or c == b'-' and (
+                    _blankz(b, p + 1, n) or b[p + 1] == b',' or b[p + 1] == b']' or b[p + 1] == b'}')):
+            raise _Decline("indicator")
+        while q < n:
+            c = b[q]
+            if c == b'\n' or c == b',' or c == b'[' or c == b']' or c == b'{' or c == b'}':
+                break
+            if c == b' ':
+                r = q + 1
+                while r < n and b[r] == b' ':
+                    r += 1
+                if r >= n or b[r] == b'\n' or b[r] == b'#':
+                    break
+                q = r
+                continue
+            if c == b':':
+                if _blankz(b, q + 1, n):
+                    break
+                c = b[q + 1]
+                if not (_digit(c) or (c >= b'a' and c <= b'z') or (c >= b'A' and c <= b'Z')):
+                    raise _Decline("':' in a flow scalar")
+            q += 1
+            last = q
+        return last
+
+    cdef object flow_node(self, Py_ssize_t p, Py_ssize_t floor, Py_ssize_t* end):
+        """The scalar or flow collection at p inside a flow collection; *end
+        past it."""
+        cdef Kind kind
+        cdef char c = self.b[p]
+        if c == b'{' or c == b'[':
+            return self.flow(p, floor, end)
+        if c == b'"' or c == b"'":
+            end[0] = self.scan_token(p, &kind)
+        else:
+            kind = PLAIN
+            end[0] = self.flow_plain_end(p)
+        return self.value(p, end[0], kind)
+
+    cdef object flow(self, Py_ssize_t p, Py_ssize_t floor, Py_ssize_t* end):
+        """The flow mapping or sequence opening at p (libyaml's parser.c
+        yaml_parser_parse_flow_sequence_entry and _flow_mapping_key/_value,
+        without their rarer forms: a pair in a sequence, a key without a
+        value, a trailing comma, a complex key, a collection as a key all
+        decline); *end past its closing bracket."""
+        cdef const char* b = self.b
+        cdef Py_ssize_t n = self.n, q, key_end, before
+        cdef bint crossed
+        cdef bint is_map = b[p] == b'{'
+        cdef char close = b'}' if is_map else b']'
+        cdef char c
+        cdef Kind kind
+        cdef dict d
+        cdef list items
+        cdef object k, v, result
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise _Decline("nesting")
+        q = self.flow_skip(p + 1, floor, &crossed)
+        if is_map:
+            d = {}
+            result = d
+        else:
+            items = []
+            result = items
+        if b[q] != close:
+            while True:
+                if is_map:
+                    c = b[q]
+                    if c == b'{' or c == b'[':
+                        raise _Decline("collection as a key")
+                    if c == b'"' or c == b"'":
+                        key_end = self.scan_token(q, &kind)
+                    else:
+                        kind = PLAIN
+                        key_end = self.flow_plain_end(q)
+                    if key_end - q >= MAX_KEY_BYTES:
+                        raise _Decline("long key")
+                    k = self.key(q, key_end, kind)
+                    q = key_end
+                    while q < n and b[q] == b' ':
+                        q += 1
+                    if not (q < n and b[q] == b':' and _blankz(b, q + 1, n)):
+                        raise _Decline("a key without ': ' on its line")
+                    q = self.flow_skip(q + 1, floor, &crossed)
+                    if b[q] == b',' or b[q] == b'}':
+                        v = None
+                    else:
+                        v = self.flow_node(q, floor, &q)
+                        q = self.flow_skip(q, floor, &crossed)
+                    before = PyDict_Size(d)
+                    PyDict_SetItem(d, k, v)
+                    if PyDict_Size(d) == before:
+                        raise _Decline("a key given twice")
+                else:
+                    PyList_Append(items, self.flow_node(q, floor, &q))
+                    q = self.flow_skip(q, floor, &crossed)
+                if b[q] == close:
+                    break
+                if b[q] != b',':
+                    raise _Decline("not ',' after an entry")
+                q = self.flow_skip(q + 1, floor, &crossed)
+                if b[q] == b',' or b[q] == close:
+                    raise _Decline("an empty entry or a trailing comma")
+        end[0] = q + 1
+        self.depth -= 1
+        return result
+
     # --- nodes --------------------------------------------------------------------
 
     cdef object node(self, Py_ssize_t p, Py_ssize_t col):
@@ -713,6 +869,10 @@ cdef class _Reader:
         cdef object value
         if b[p] == b'-' and _blankz(b, p + 1, self.n):
             return self.sequence(p, col)
+        if b[p] == b'{' or b[p] == b'[':
+            value = self.flow(p, col, &end)
+            self.end_of_value(end)  # also refuses a flow collection as a key
+            return value
         end = self.scan_token(p, &kind)
         after = end
         while after < self.n and b[after] == b' ':
@@ -760,8 +920,11 @@ cdef class _Reader:
             else:
                 if b[q] == b'-' and _blankz(b, q + 1, n):
                     raise _Decline("sequence after a key on its line")
-                end = self.scan_token(q, &kind)
-                v = self.value(q, end, kind)
+                if b[q] == b'{' or b[q] == b'[':
+                    v = self.flow(q, col, &end)
+                else:
+                    end = self.scan_token(q, &kind)
+                    v = self.value(q, end, kind)
                 self.end_of_value(end)  # also refuses 'a: b: c'
             before = PyDict_Size(d)
             PyDict_SetItem(d, k, v)
@@ -811,14 +974,18 @@ cdef class _Reader:
         return items
 
     cdef object scalar_after_document_start(self, Py_ssize_t p):
-        """'--- value': a scalar only (libyaml allows no simple key or block
-        entry right after '---')."""
+        """'--- value': a scalar or a flow collection (libyaml allows no simple
+        key or block entry right after '---')."""
         cdef const char* b = self.b
         cdef Py_ssize_t end, after
         cdef Kind kind
         cdef object value
         if b[p] == b'-' and _blankz(b, p + 1, self.n):
             raise _Decline("sequence on the '---' line")
+        if b[p] == b'{' or b[p] == b'[':
+            value = self.flow(p, 0, &end)
+            self.end_of_value(end)
+            return value
         end = self.scan_token(p, &kind)
         after = end
         while after < self.n and b[after] == b' ':

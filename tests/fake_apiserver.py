@@ -39,6 +39,10 @@ Kubernetes API kueue-fast's controller uses, with the API server's semantics:
   that drops a stored version from ``spec.versions`` is refused with the real
   server's 422 (``install_crd_stored`` sets up a cluster whose CRDs stored
   an older version);
+* Nodes and Pods are stored as given (no scheduler, no kubelet); a Pod's
+  spec changes only as ValidatePodUpdate lets Kueue's TopologyUngater
+  change it (scheduling gates removed, nodeSelector entries added while
+  gated);
 * JobSets (``jobset.x-k8s.io``, from the CRD in tests/data) follow JobSet's
   webhook where Kueue meets it: the pod templates of the replicated jobs may
   change only while the JobSet is (or becomes) suspended; ``finish_jobset``
@@ -169,6 +173,8 @@ BUILTIN_TYPES = [
     ResourceType("", "v1", "namespaces", "Namespace", False, True),
     ResourceType("", "v1", "events", "Event", True, False),
     ResourceType("", "v1", "configmaps", "ConfigMap", True, False),
+    ResourceType("", "v1", "nodes", "Node", False, True),
+    ResourceType("", "v1", "pods", "Pod", True, True),
     ResourceType("batch", "v1", "jobs", "Job", True, True),
     ResourceType("coordination.k8s.io", "v1", "leases", "Lease", True, False),
     ResourceType("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False, False),
@@ -1329,7 +1335,9 @@ class FakeAPIServer:
             md.pop("resourceVersion", None)
             md.pop("deletionTimestamp", None)
             md.pop("managedFields", None)
-            if req.rt.status:
+            if req.rt.kind == "Pod":
+                obj["status"] = {"phase": "Pending"}  # PrepareForCreate
+            elif req.rt.status and req.rt.kind != "Node":  # a kubelet registers its Node with its status
                 obj.pop("status", None)  # PrepareForCreate drops status
             if self._has_spec(req.rt):
                 md["generation"] = 1
@@ -1406,6 +1414,8 @@ class FakeAPIServer:
                 _validate_job_update(cur, new)
             if (rt.group, rt.kind) == ("jobset.x-k8s.io", "JobSet"):
                 _validate_jobset_update(cur, new)
+            if (rt.group, rt.kind) == ("", "Pod"):
+                _validate_pod_update(cur, new)
             if rt.group == "events.k8s.io":
                 _validate_event(new, cur)
             if rt.kind == "CustomResourceDefinition":
@@ -2069,6 +2079,42 @@ def _validate_job_update(old: JSON, new: JSON) -> None:
     if strip(ot) != strip(nt) or not mutable:
         raise ApiError(
             422, "Invalid", f'Job.batch "{name}" is invalid: spec.template: Invalid value: field is immutable'
+        )
+
+
+def _validate_pod_update(old: JSON, new: JSON) -> None:
+    """pkg/apis/core/validation ValidatePodUpdate, the part Kueue's
+    TopologyUngater meets: the spec is immutable, except that scheduling
+    gates may only be removed, and nodeSelector entries only added while the
+    pod is gated (ValidatePodSchedulingGates, validateNodeSelectorMutation)."""
+    name = old["metadata"]["name"]
+    o, n = old.get("spec") or {}, new.get("spec") or {}
+    og, ng = o.get("schedulingGates") or [], n.get("schedulingGates") or []
+    if any(g not in og for g in ng):
+        raise ApiError(
+            422,
+            "Invalid",
+            f'Pod "{name}" is invalid: spec.schedulingGates: Forbidden: only deletion is allowed',
+        )
+    osel, nsel = o.get("nodeSelector") or {}, n.get("nodeSelector") or {}
+    if osel != nsel:
+        if not og or any(nsel.get(k) != v for k, v in osel.items()):
+            raise ApiError(
+                422,
+                "Invalid",
+                f'Pod "{name}" is invalid: spec.nodeSelector: Invalid value: '
+                "only additions to spec.nodeSelector are allowed (no mutations or deletions)",
+            )
+
+    def rest(spec: JSON) -> JSON:
+        return {k: v for k, v in spec.items() if k not in ("schedulingGates", "nodeSelector")}
+
+    if rest(o) != rest(n):
+        raise ApiError(
+            422,
+            "Invalid",
+            f'Pod "{name}" is invalid: spec: Forbidden: pod updates may not change fields other than '
+            "`spec.containers[*].image`, `spec.schedulingGates`, `spec.nodeSelector` (additions while gated)",
         )
 
 

@@ -87,7 +87,7 @@ def test_bench_e2e_quick_reports_the_split_per_stage(
     assert main([*args, "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)["results"]
     assert {(r["input"], r["format"]) for r in rows} == {
-        (i, f) for i in ("drain", "long") for f in ("yaml", "json")
+        (i, f) for i in ("drain", "long") for f in ("yaml", "flow-yaml", "json")
     }
     for r in rows:
         ref = r["reference"]
@@ -100,6 +100,17 @@ def test_bench_e2e_quick_reports_the_split_per_stage(
     table = capsys.readouterr().out
     assert "parse" in table and "output" in table and "peak RSS" in table
     assert sorted(p.name for p in tmp_path.iterdir()) == cached
+
+
+def test_bench_e2e_1m_is_the_drain_input_alone(
+    tmp_path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`kueue-fast bench e2e-1m`: the drain input in each format (--quick: at 500 Workloads)."""
+    monkeypatch.setenv("KUEUE_FAST_BENCH_CACHE", str(tmp_path))
+    assert main(["bench", "e2e-1m", "--quick", "--repeat", "1", "--engine", "reference", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["results"]
+    assert [(r["input"], r["format"]) for r in rows] == [("drain", f) for f in ("yaml", "flow-yaml", "json")]
+    assert {r["reference"]["workloads"] for r in rows} == {500}
 
 
 def test_bench_repeat_must_be_positive(capsys: pytest.CaptureFixture[str]) -> None:

@@ -754,6 +754,18 @@ def test_bulk_path_is_taken_and_shares_nothing_mutable(monkeypatch: pytest.Monke
     assert a.node_selector is objs[-2]["spec"]["podSets"][0]["template"]["spec"]["nodeSelector"]
 
 
+@pytest.mark.parametrize("fast", [True, False], ids=["bulk path", "exact path"])
+def test_a_workload_keeps_its_document_not_a_copy(fast: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Workload.raw is the input's object (build_state keeps the objects, read-only
+    afterwards), as ClusterState.documents holds it: one dict per Workload, not two."""
+    objs = [*queues(), wl("a", requests_spec("1"))]
+    with monkeypatch.context() as mp:
+        if not fast:
+            mp.setattr(loader.state, "fast_workload", lambda *a, **k: None)
+        state = loader.build_state(objs)
+    assert state.workloads["team-a/a"].raw is objs[-1] is state.documents[-1]
+
+
 # Edge cases of the C check of DNS-1123 names (_bulk._plain_dns1123): what it
 # declines, validation.py decides (a final newline included: invalid, as in Go).
 NAMES = [

@@ -26,6 +26,15 @@ def test_a_case_is_made_again_from_its_seed_and_index() -> None:
     assert len({c.data for c in a}) > 20  # and they differ from each other
 
 
+def test_a_mutator_copies_what_deep_nest_made() -> None:
+    """Seed 1 of the CI campaign met this: swap-values copied a value 6,000
+    lists deep, past Python's recursion limit, in the fuzzer itself."""
+    corpus = load_corpus([SCENARIOS])
+    enabled = {"deep-nest", "swap-values"}
+    made = [mutate.make_case(random.Random(f"deep:{i}"), corpus, enabled) for i in range(40)]
+    assert any("deep-nest" in c.mutators and "swap-values" in c.mutators for c in made)
+
+
 def test_a_traceback_is_a_crash() -> None:
     def boom() -> int:
         raise AttributeError("'NoneType' object has no attribute 'x'")

@@ -16,6 +16,7 @@ around the 100-level limit) put in at random places.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -171,6 +172,75 @@ def mutated(draw: st.DrawFn, texts: st.SearchStrategy[str]) -> str:
             at = draw(st.integers(0, len(text)))
             text = text[:at] + draw(st.sampled_from(PIECES)) + text[at:]
     return text
+
+
+def _scalar(draw: st.DrawFn, value: Any) -> str:
+    """A scalar as a person may write it: plain, single- or double-quoted."""
+    text = value if isinstance(value, str) else yaml.safe_dump(value, default_style=None).split("\n")[0]
+    style = draw(st.sampled_from(["plain", "plain", "'", '"']))
+    if style == "'":
+        return "'" + text.replace("'", "''") + "'"
+    if style == '"':
+        return json.dumps(text, ensure_ascii=draw(st.booleans()))
+    return text
+
+
+@st.composite
+def hand_written(draw: st.DrawFn) -> str:
+    """Documents as people write them by hand: block mappings and sequences
+    whose smaller parts are flow collections (``metadata: {name: a,
+    namespace: b}``, ``requests: {cpu: '500m', memory: 1Gi}``), scalars
+    plain or quoted, comments, flow collections over several lines,
+    document markers."""
+
+    def flow(value: Any, indent: int) -> str:
+        if not isinstance(value, (dict, list)):
+            return _scalar(draw, value)
+        pad = " " if draw(st.booleans()) else ""
+        if isinstance(value, dict):
+            entries = [f"{_scalar(draw, k)}: {flow(v, indent)}" for k, v in value.items()]
+        else:
+            entries = [flow(v, indent) for v in value]
+        text = ""
+        for i, entry in enumerate(entries):
+            if i:
+                text += draw(st.sampled_from([", ", ",", ", ", ", # c\n", ",\n"]))
+                if text.endswith("\n"):
+                    text += " " * (indent + draw(st.integers(1, 3)))
+            text += entry
+        o, c = ("{", "}") if isinstance(value, dict) else ("[", "]")
+        return o + pad + text + pad + c
+
+    def block(value: Any, indent: int) -> str:
+        if not isinstance(value, (dict, list)) or not value or draw(st.integers(0, 3)) == 0:
+            return " " + flow(value, indent) + draw(st.sampled_from(["", "", "  # c"])) + "\n"
+        out = "\n"
+        for k, v in value.items() if isinstance(value, dict) else enumerate(value):
+            lead = f"{_scalar(draw, k)}:" if isinstance(value, dict) else "-"
+            out += " " * indent + lead + block(v, indent + 2)
+        return out
+
+    docs = draw(st.lists(json_like, min_size=1, max_size=3))
+    return "".join(
+        draw(st.sampled_from(["---", "--- # c", "# c\n---"]))
+        + block(d, 0)
+        + draw(st.sampled_from(["", "...\n"]))
+        for d in docs
+    )
+
+
+@needs_yaml_rs
+@settings(max_examples=400, deadline=None)
+@given(hand_written())
+def test_hand_written_documents(text: str) -> None:
+    assert_readers_agree(text)
+
+
+@needs_yaml_rs
+@settings(max_examples=400, deadline=None)
+@given(mutated(hand_written()))
+def test_mutated_hand_written_documents(text: str) -> None:
+    assert_readers_agree(text)
 
 
 @needs_yaml_rs

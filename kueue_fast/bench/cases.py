@@ -159,7 +159,12 @@ FULL = {
     "simulate": {"n": 100_000},
 }
 # Cases run only when named (not part of the default set).
-EXTRA = {"load": {"n_workloads": 100_000}, "e2e": {"n_workloads": 100_000}, "kueue-perf": {}}
+EXTRA = {
+    "load": {"n_workloads": 100_000},
+    "e2e": {"n_workloads": 100_000},
+    "e2e-1m": {"n_workloads": 1_000_000},
+    "kueue-perf": {},
+}
 CASES = {**FULL, **EXTRA}
 # The reference engine's instance of each case, and how its time scales to FULL.
 REFERENCE = {

@@ -10,7 +10,7 @@ from typing import Any
 from ..engine_contract import ENGINES, native_available
 from ..simulate.args import BENCH_CASES
 from .cases import CASES, FULL, QUICK, REFERENCE, run_case, run_in_subprocess
-from .e2e import E2E_PARTS, bench_e2e
+from .e2e import E2E_MILLION, E2E_PARTS, bench_e2e
 from .kueue_perf import bench_kueue_perf, format_kueue_perf_table
 
 
@@ -21,6 +21,11 @@ def bench(
     for name in cases:
         if name == "e2e":
             rows.extend(bench_e2e(engines, quick=quick, repeat=repeat))
+            continue
+        if name == "e2e-1m":
+            rows.extend(
+                bench_e2e(engines, quick=quick, repeat=repeat, full_size=E2E_MILLION, inputs=("drain",))
+            )
             continue
         if name == "kueue-perf":
             rows.extend(bench_kueue_perf(engines, quick=quick, repeat=repeat))

@@ -9,13 +9,15 @@ import sys
 from typing import Any
 
 from .child import run_child
-from .inputs import drain_case, drain_size, long_drain_case, write_case_files
+from .inputs import CASE_FILES, drain_case, drain_size, long_drain_case, write_case_files
 
 # The inputs (generators) and their sizes: full, the reference engine's (its
 # times scaled to full), and --quick's.
 E2E_INPUTS = {"drain": drain_case, "long": long_drain_case}
 E2E_FULL, E2E_REFERENCE, E2E_QUICK = 100_000, 10_000, 500
-E2E_FORMATS = ("yaml", "json")
+# The e2e-1m case: the drain input alone at a million Workloads (the reference at E2E_REFERENCE, scaled).
+E2E_MILLION = 1_000_000
+E2E_FORMATS = ("yaml", "flow-yaml", "json")  # inputs.CASE_FILES
 # Bump when the generators' output changes: cached files of another version are not used.
 E2E_VERSION = 1
 
@@ -42,19 +44,20 @@ def e2e_cache_dir() -> str:
 
 def e2e_input_files(name: str, n_workloads: int, directory: str | None = None) -> dict[str, str]:
     """The input's manifests at n_workloads (100 per ClusterQueue, 10
-    ClusterQueues per cohort) as one YAML stream and one compact JSON List,
-    written once into the cache directory: {"yaml": path, "json": path}."""
+    ClusterQueues per cohort) as a block-style YAML stream, a flow-style one
+    and a compact JSON List, written once into the cache directory:
+    {format: path} for E2E_FORMATS."""
     import tempfile
 
     directory = directory or e2e_cache_dir()
     stem = f"{name}-{n_workloads}-v{E2E_VERSION}"
-    paths = {fmt: os.path.join(directory, f"{stem}.{fmt}") for fmt in E2E_FORMATS}
+    paths = {fmt: os.path.join(directory, f"{stem}.{CASE_FILES[fmt]}") for fmt in E2E_FORMATS}
     if all(os.path.exists(p) for p in paths.values()):
         return paths
     # written beside, then renamed: a run interrupted halfway leaves no partial input
     with tempfile.TemporaryDirectory(dir=directory) as tmp:
         case = E2E_INPUTS[name](**drain_size(n_workloads))
-        written = write_case_files(case, tmp, stem, json_indent=None)
+        written = write_case_files(case, tmp, stem, json_indent=None, formats=E2E_FORMATS)
         for fmt in E2E_FORMATS:
             os.replace(written[fmt], paths[fmt])
     return paths
@@ -106,15 +109,22 @@ def run_schedule_e2e(path: str, engine: str, repeat: int = 3) -> dict[str, Any]:
 E2E_PARTS = ("parse_s", "build_s", "schedule_s", "output_s")
 
 
-def bench_e2e(engines: list[str], quick: bool = False, repeat: int = 3) -> list[dict[str, Any]]:
-    """Every e2e input in every format, per engine: one row per (input, format)."""
+def bench_e2e(
+    engines: list[str],
+    quick: bool = False,
+    repeat: int = 3,
+    full_size: int = E2E_FULL,
+    inputs: tuple[str, ...] = tuple(E2E_INPUTS),
+) -> list[dict[str, Any]]:
+    """The e2e inputs in every format, per engine, the native engine at
+    full_size Workloads: one row per (input, format)."""
     rows: list[dict[str, Any]] = []
-    for name in E2E_INPUTS:
+    for name in inputs:
         for fmt in E2E_FORMATS:
             row: dict[str, Any] = {"case": "e2e", "input": name, "format": fmt}
             for engine in engines:
-                n = E2E_QUICK if quick else E2E_REFERENCE if engine == "reference" else E2E_FULL
-                full = E2E_QUICK if quick else E2E_FULL
+                n = E2E_QUICK if quick else E2E_REFERENCE if engine == "reference" else full_size
+                full = E2E_QUICK if quick else full_size
                 path = e2e_input_files(name, n)[fmt]
                 res = run_schedule_e2e(path, engine, repeat)
                 res["bytes"] = os.path.getsize(path)

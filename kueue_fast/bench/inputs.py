@@ -244,21 +244,41 @@ def drain_size(n_workloads: int) -> dict[str, int]:
     }
 
 
+# The files write_case_files can write: format -> file name suffix. "yaml" is
+# block style (kubectl's); "flow-yaml" is PyYAML's default style, where every
+# collection of scalars is a flow collection (``metadata: {name: wl-0,
+# namespace: ns-0306, creationTimestamp: '2025-01-06T00:00:00Z'}``,
+# ``requests: {cpu: 500m, memory: 1Gi}``), as people write them by hand.
+CASE_FILES = {"yaml": "yaml", "flow-yaml": "flow.yaml", "json": "json"}
+
+
 def write_case_files(
-    case: Case, directory: str, stem: str = "workloads", json_indent: int | None = 4
+    case: Case,
+    directory: str,
+    stem: str = "workloads",
+    json_indent: int | None = 4,
+    formats: tuple[str, ...] = ("yaml", "json"),
 ) -> dict[str, str]:
-    """The case's manifests (Workloads included) as one YAML stream and one
-    JSON List: {"yaml": path, "json": path}. json_indent 4 is ``kubectl get
-    -o json``'s layout; None writes it compact."""
+    """The case's manifests (Workloads included) in each of ``formats``
+    (CASE_FILES): a YAML stream or a JSON List, {format: path}. json_indent 4
+    is ``kubectl get -o json``'s layout; None writes it compact."""
     import yaml
 
     objs = drain_objects(case)
-    paths = {fmt: os.path.join(directory, f"{stem}.{fmt}") for fmt in ("yaml", "json")}
-    with open(paths["json"], "w", encoding="utf-8") as f:
-        json.dump({"apiVersion": "v1", "kind": "List", "items": objs}, f, indent=json_indent)
-    with open(paths["yaml"], "w", encoding="utf-8") as f:
-        dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-        yaml.dump_all(objs, f, Dumper=dumper, sort_keys=False)
+    paths = {fmt: os.path.join(directory, f"{stem}.{CASE_FILES[fmt]}") for fmt in formats}
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    for fmt, path in paths.items():
+        with open(path, "w", encoding="utf-8") as f:
+            if fmt == "json":
+                json.dump({"apiVersion": "v1", "kind": "List", "items": objs}, f, indent=json_indent)
+            else:
+                yaml.dump_all(
+                    objs,
+                    f,
+                    Dumper=dumper,
+                    sort_keys=False,
+                    default_flow_style=None if fmt == "flow-yaml" else False,
+                )
     return paths
 
 

@@ -23,19 +23,24 @@ from ..model import (
     Configuration,
     LocalQueue,
     Namespace,
+    Node,
+    NodePod,
     ResourceFlavor,
+    Topology,
     WorkloadPriorityClass,
 )
 from . import jobs as J
 from . import state
 from .jobs import JOB_KINDS, JobKind
 from .track import JSON
+from .ungater import workload_key
 
 log = logging.getLogger("kueue_fast.controller")
 
 CONFIG_KINDS = tuple(state.CONFIG_KINDS)
+CAPACITY_KINDS = tuple(state.CAPACITY_KINDS)
 JOB_KIND_NAMES = tuple(k.name for k in JOB_KINDS)
-ALL_KINDS = (*CONFIG_KINDS, "workload", *JOB_KIND_NAMES)
+ALL_KINDS = (*CONFIG_KINDS, "workload", *JOB_KIND_NAMES, *CAPACITY_KINDS)
 
 # the controller manages the kinds it has integrations for, whatever a Configuration says
 _CONTROLLER_CONFIGURATION = Configuration(frameworks=tuple(k.integration.FRAMEWORK for k in JOB_KINDS))
@@ -87,6 +92,14 @@ class Cache:
         self.pcs: dict[str, WorkloadPriorityClass] = {}  # scheduling.k8s.io PriorityClasses
         self.namespaces: dict[str, Namespace] = {}
         self.acs: dict[str, AdmissionCheck] = {}
+        self.topologies: dict[str, Topology] = {}
+        # Topology Aware Scheduling's capacity: the Nodes, and the Pods that use
+        # their node's capacity (state.CAPACITY_KINDS), by key
+        self.nodes: dict[str, Node] = {}
+        self.node_pods: dict[str, NodePod] = {}
+        # the TAS pods of each Workload (ungater.py): Workload key -> pod keys, and back
+        self.tas_pods: dict[str, set[str]] = {}
+        self._pod_workload: dict[str, str] = {}
         # (kind, key) of objects stored in v1beta1 and served unconverted: never written
         self.unconverted: set[tuple[str, str]] = set()
         # job key -> the key of the Workload it is queued as
@@ -100,6 +113,7 @@ class Cache:
             "pc": self.pcs,
             "namespace": self.namespaces,
             "ac": self.acs,
+            "topology": self.topologies,
         }
 
     @property
@@ -158,6 +172,44 @@ class Cache:
         # priorities are read when a Workload is created, not by the engine
         return kind not in ("wpc", "pc")
 
+    @property
+    def tas(self) -> bool:
+        """Some ResourceFlavor is a Topology Aware Scheduling one."""
+        return any(f.topology_name is not None for f in self.flavors.values())
+
+    def apply_capacity(self, kind: str, key: str, obj: JSON | None) -> bool:
+        """A Node's or Pod's new version (None: deleted) into the capacity
+        TAS reads; True when what TAS reads of it changed."""
+        models: dict[str, Any] = self.nodes if kind == "node" else self.node_pods
+        model = None
+        if obj is not None:
+            try:
+                model = state.CAPACITY_KINDS[kind][1](obj)
+            except InputError as e:
+                log.error("ignoring %s/%s: %s", obj.get("kind"), key, e)
+        if models.get(key) == model:
+            return False
+        if model is None:
+            del models[key]
+        else:
+            models[key] = model
+        return True
+
+    def index_tas_pod(self, key: str, pod: JSON | None) -> str | None:
+        """A Pod's new version (None: deleted) into the index of TAS pods by
+        Workload: the key of its Workload, None when it is not a TAS pod."""
+        wk = workload_key(pod) if pod is not None else None
+        prev = self._pod_workload.pop(key, None)
+        if prev is not None and prev != wk:
+            keys = self.tas_pods[prev]
+            keys.discard(key)
+            if not keys:
+                del self.tas_pods[prev]
+        if wk is not None:
+            self._pod_workload[key] = wk
+            self.tas_pods.setdefault(wk, set()).add(key)
+        return wk
+
     def invalid(self, kind: str, key: str, obj: JSON, e: InputError | None) -> None:
         """An object the controller cannot use. One stored in v1beta1 before
         kueue-fast's CRDs (which do not convert renamed fields) reaches us with
@@ -181,6 +233,9 @@ class Cache:
             namespaces=dict(self.namespaces),
             configuration=configuration,
             admission_checks=dict(self.acs),
+            topologies=dict(self.topologies),
+            nodes={k: self.nodes[k] for k in sorted(self.nodes)},
+            node_pods=list(self.node_pods.values()),
         )
 
     def environment(self) -> Environment:

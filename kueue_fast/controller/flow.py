@@ -24,6 +24,7 @@ from .jobs import JobKind
 from .kube import KUEUE_API, WORKLOADS
 from .parts import ControllerParts
 from .track import JSON, Phase, Then, Track, Write
+from .ungater import UNGATE_KEY
 from .writer import PRIO_ADMISSION, PRIO_CREATE, Conflict, Gone, Op
 
 log = logging.getLogger("kueue_fast.controller")
@@ -126,8 +127,10 @@ class WorkloadFlow(ControllerParts):
             return  # the job starts once every admission check is Ready
         if job is not None:
             assert kind is not None
-            if not self._start_job(t, kind, job, wl, d):
-                self._sync_pods_ready(t, kind, job, wl)
+            if self._start_job(t, kind, job, wl, d):
+                return
+            self._sync_pods_ready(t, kind, job, wl)
+        self._ungate(wl)
 
     def _write_admission(self, t: Track, wl: JSON, d: Decision) -> None:
         st = S.admitted_status(wl, d, self.clock.time_ns())
@@ -238,14 +241,29 @@ class WorkloadFlow(ControllerParts):
 
     def _start_job(self, t: Track, kind: JobKind, job: JSON, wl: JSON, d: Decision) -> bool:
         """jobframework startJob: the admission (each pod set's count, its
-        flavors' nodeLabels and tolerations, the pod set label) merged into
-        the job; Started when this unsuspends it. An admission that cannot
+        flavors' nodeLabels and tolerations, the pod set label, TAS's gate)
+        merged into the job; Started when this unsuspends it. An admission that cannot
         merge (podset.Merge conflict) finishes the Workload as FailedToStart."""
         infos: list[PodSetInfo] = []
         flavors = self.cache.objs["flavor"]
+        requests = {
+            p.get("name"): p.get("topologyRequest") for p in (wl.get("spec") or {}).get("podSets") or []
+        }
         for ps in d.pod_sets:
             names = sorted(set(ps.flavors.values()))
-            infos.append(admitted_info(ps.name, ps.count, [flavors[f] for f in names if f in flavors]))
+            tas = ps.topology_assignment is not None
+            implied = tas and not any(
+                k in (requests.get(ps.name) or {}) for k in ("required", "preferred", "unconstrained")
+            )
+            infos.append(
+                admitted_info(
+                    ps.name,
+                    ps.count,
+                    [flavors[f] for f in names if f in flavors],
+                    wl["metadata"]["name"] if tas else None,
+                    implied,
+                )
+            )
         full = kind.full(job)
         try:
             patch = kind.integration.start_patch(full, infos)
@@ -481,6 +499,9 @@ class WorkloadFlow(ControllerParts):
             then(result)
         if self.inflight.get(op.key) == op.name:
             del self.inflight[op.key]
+        if op.key.startswith(UNGATE_KEY):
+            self._ungated(op.key, result)
+            return
         self.hot[op.key] = None
         if op.key.startswith(("#cq/", "#lq/", "#rf/")):
             return

@@ -262,6 +262,51 @@ class Slimmer:
             "metadata": self.meta(obj["metadata"], annotations="none"),
         }
 
+    def node(self, obj: JSON) -> JSON:
+        """What Topology Aware Scheduling reads of a Node (loader/tas.py
+        parse_node): labels, unschedulable, taints, allocatable, Ready."""
+        spec = obj.get("spec") or {}
+        st = obj.get("status") or {}
+        ready = [c for c in st.get("conditions") or [] if c.get("type") == "Ready"][:1]
+        return {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": self.meta(obj["metadata"], annotations="none"),
+            "spec": _deep_intern(
+                {k: spec[k] for k in ("unschedulable", "taints") if spec.get(k) is not None}
+            ),
+            "status": {
+                "allocatable": self.share(st.get("allocatable") or {}),
+                "conditions": [{"type": "Ready", "status": c.get("status")} for c in ready],
+            },
+        }
+
+    def pod(self, obj: JSON) -> JSON:
+        """What the controller reads of a Pod: its requests on its node
+        (loader/tas.py parse_pod), and what Kueue's TopologyUngater reads and
+        changes (labels, Kueue's annotations, nodeSelector, scheduling gates)."""
+        spec = obj.get("spec") or {}
+        out_spec: JSON = {
+            "containers": self.share(
+                [{k: c[k] for k in ("name", "resources") if k in c} for c in spec.get("containers") or []]
+            )
+        }
+        inits = spec.get("initContainers")
+        if inits:
+            keep = ("name", "resources", "restartPolicy")
+            out_spec["initContainers"] = self.share([{k: c[k] for k in keep if k in c} for c in inits])
+        for k in ("nodeName", "nodeSelector", "schedulingGates", "overhead", "resources"):
+            if spec.get(k):
+                out_spec[k] = _deep_intern(spec[k])
+        phase = (obj.get("status") or {}).get("phase")
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": self.meta(obj["metadata"]),
+            "spec": out_spec,
+            "status": {"phase": phase} if phase else {},
+        }
+
 
 # --- the informer ---------------------------------------------------------------------------------
 

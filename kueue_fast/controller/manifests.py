@@ -27,7 +27,7 @@ class _NoAliases(yaml.SafeDumper):
 
 
 def crds() -> list[dict[str, Any]]:
-    """Kueue's six kinds, from the loader's field definitions (crds.py)."""
+    """Kueue's kinds kueue-fast reads, from the loader's field definitions (crds.py)."""
     from . import crds as generated
 
     return generated.crds()

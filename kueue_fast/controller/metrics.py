@@ -165,7 +165,7 @@ class Metrics:
         self.api_writes_total = Counter(
             "kueue_fast_api_writes_total",
             "API writes (create, update, patch, delete) by purpose: decision (Workloads, Jobs, queue "
-            "statuses, finalizers), event, lease",
+            "statuses, finalizers, TAS pods ungated), event, lease",
             ["purpose"],
             registry=r,
         )

@@ -1,7 +1,7 @@
 """What the Controller's parts share: its attributes, and the calls the
 parts make on each other, declared once for mypy. Each part (the loop with
 leadership, the scheduling of the engine's workloads, the per-workload flow,
-queue status) is a mixin of :class:`.reconciler.Controller`, which sets all
+queue status, the TAS pods' ungater) is a mixin of :class:`.reconciler.Controller`, which sets all
 of this up; nothing here runs."""
 
 from __future__ import annotations
@@ -51,6 +51,8 @@ class ControllerParts:
     leader: bool
     epoch: int  # the leadership term (a rebuild of the engine starts a new one)
     config_dirty: bool
+    capacity_dirty: bool  # TAS's nodes or non-TAS pods changed since the engine last read them
+    last_capacity: float
     sched_dirty: bool
     queues_dirty: bool
     last_status: float
@@ -79,6 +81,9 @@ class ControllerParts:
     _on_done: Callable[[Any, Any], None]
     _event: Callable[[JSON, str, str, str, str], None]
     _apply_status: Callable[..., None]
+    # Topology Aware Scheduling's pods (ungater.py)
+    _ungate: Callable[[JSON], None]
+    _ungated: Callable[[str, Any], None]
     # queue status (queues.py)
     _pending_pass: Callable[[], None]
     _status_pass: Callable[[], None]

@@ -52,7 +52,7 @@ from typing import Any
 
 from ..model import ResourceRules, WaitForPodsReadyConfig
 from . import jobs as J
-from .cache import ALL_KINDS, CONFIG_KINDS, Cache, job_key, owner_job
+from .cache import ALL_KINDS, CAPACITY_KINDS, CONFIG_KINDS, Cache, job_key, owner_job
 from .events import EventRecorder
 from .flow import WorkloadFlow
 from .informers import Informer, Slimmer, job_selector
@@ -63,9 +63,12 @@ from .kube import (
     COHORTS,
     LOCAL_QUEUES,
     NAMESPACES,
+    NODES,
     POD_PRIORITY_CLASSES,
+    PODS,
     PRIORITY_CLASSES,
     RESOURCE_FLAVORS,
+    TOPOLOGIES,
     WORKLOADS,
     KubeClient,
     Resource,
@@ -76,6 +79,7 @@ from .metrics import Metrics
 from .queues import QueueStatus
 from .scheduling import Scheduling
 from .track import JSON, Track
+from .ungater import TopologyUngater
 from .writer import Writer
 
 log = logging.getLogger("kueue_fast.controller")
@@ -93,6 +97,7 @@ class Options:
     retry_period: float = 2.0
     workers: int = 32
     status_interval: float = 1.0
+    capacity_interval: float = 1.0  # seconds between rebuilds of the engine for node capacity changes (TAS)
     pending_interval: float = 1.0
     max_cycle_time: float = 0.05  # seconds of cycles before the loop looks at events again
     page_size: int = 500
@@ -114,7 +119,7 @@ class Options:
     bulk_start: bool = True
 
 
-class Controller(Loop, Scheduling, WorkloadFlow, QueueStatus):
+class Controller(Loop, Scheduling, WorkloadFlow, QueueStatus, TopologyUngater):
     """kueue-fast standing in for Kueue's scheduler in a cluster."""
 
     def __init__(
@@ -143,7 +148,8 @@ class Controller(Loop, Scheduling, WorkloadFlow, QueueStatus):
         self.engine = None
         self.leader = not self.opts.leader_elect
         self.epoch = 0
-        self.config_dirty = self.sched_dirty = False
+        self.config_dirty = self.sched_dirty = self.capacity_dirty = False
+        self.last_capacity = 0.0
         self.queues_dirty = True
         self.last_status = self.last_pending = self.last_cycle = 0.0
         self.heartbeat = self.clock.monotonic()
@@ -219,6 +225,12 @@ class Controller(Loop, Scheduling, WorkloadFlow, QueueStatus):
             informer(
                 ADMISSION_CHECKS, "ac", s.config, optional=True, retry_missing=self.opts.missing_kind_retry
             ),
+            # Topology Aware Scheduling: Topologies (optional like AdmissionChecks), Nodes, Pods
+            informer(
+                TOPOLOGIES, "topology", s.config, optional=True, retry_missing=self.opts.missing_kind_retry
+            ),
+            informer(NODES, "node", s.node),
+            informer(PODS, "pod", s.pod),
             informer(WORKLOADS, "workload", s.workload),
             *(
                 informer(
@@ -263,6 +275,11 @@ class Controller(Loop, Scheduling, WorkloadFlow, QueueStatus):
             self.dirty[key] = None
         elif kind in J.BY_NAME:
             self._on_job(J.BY_NAME[kind], key, obj)
+        elif kind in CAPACITY_KINDS:
+            if self.cache.apply_capacity(kind, key, obj) and self.cache.tas:
+                self.capacity_dirty = True  # the nodes' free capacity changed (applied by _sync_config)
+            if kind == "pod":
+                self._on_tas_pod(key, obj)
 
     def _on_job(self, kind: J.JobKind, key: str, obj: JSON | None) -> None:
         """A job's change dirties the Workload it is queued as (and the one

@@ -53,7 +53,7 @@ class Scheduling(ControllerParts):
                 models[key] = model
         config.workloads = models
         self.engine = EngineHandle(config, self.opts.engine, self.clock.time_ns())
-        self.config_dirty = False
+        self.config_dirty = self.capacity_dirty = False
         for key, model in list(config.workloads.items()):
             t = self.tracks[key]
             wl = self.cache.workloads[key]
@@ -93,18 +93,27 @@ class Scheduling(ControllerParts):
         return self.cache.config_state(configuration)
 
     def _sync_config(self) -> None:
-        """Apply configuration changes (evictions in flight keep their quota)."""
+        """Apply configuration changes (evictions in flight keep their quota),
+        and TAS's node capacity (Nodes, non-TAS Pods) at most once per
+        ``capacity_interval``: each is a rebuild of the engine."""
         assert self.engine is not None
+        now = self.clock.monotonic()
+        capacity_only = not self.config_dirty
+        if self.capacity_dirty and now - self.last_capacity >= self.opts.capacity_interval:
+            self.config_dirty = True
         if self.config_dirty:
             self.engine.reconfigure(self._config_state())
-            self.config_dirty = False
+            self.config_dirty = self.capacity_dirty = False
+            self.last_capacity = now
             self.sched_dirty = True
             self.dirty.update(dict.fromkeys(self.tracks))
-            log.info(
-                "configuration applied: %d ClusterQueues, %d LocalQueues, %d flavors",
+            log.log(
+                logging.DEBUG if capacity_only else logging.INFO,
+                "configuration applied: %d ClusterQueues, %d LocalQueues, %d flavors, %d nodes",
                 len(self.cache.cqs),
                 len(self.cache.lqs),
                 len(self.cache.flavors),
+                len(self.cache.nodes),
             )
 
     # --- the engine's workloads ---------------------------------------------------------------------------

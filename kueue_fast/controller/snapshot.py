@@ -3,7 +3,9 @@
 Lists (GET only, in pages, through :class:`KubeClient` with its rate limit)
 Kueue's ResourceFlavors, ClusterQueues, Cohorts, LocalQueues,
 WorkloadPriorityClasses, AdmissionChecks and Workloads, the Namespaces,
-``scheduling.k8s.io`` PriorityClasses, the batch/v1 Jobs that name a
+``scheduling.k8s.io`` PriorityClasses, with a Topology Aware Scheduling
+flavor the Topologies, Nodes and the Pods that use node capacity (on a node,
+not finished, not placed by TAS), the batch/v1 Jobs that name a
 LocalQueue (label ``kueue.x-k8s.io/queue-name``, as the controller watches
 them), and Kueue's Configuration from the ConfigMap ``kueue-manager-config``
 in ``kueue-system`` (key ``controller_manager_config.yaml``) when it can be
@@ -14,7 +16,9 @@ replayed offline.
 What is left out: server-managed metadata (managedFields, resourceVersion,
 generation, the last-applied annotation), the status of objects whose status
 Kueue writes but does not read (queues, flavors, namespaces), finished
-Workloads and Jobs (they hold no quota). Kinds a cluster may not serve (Cohorts
+Workloads and Jobs (they hold no quota), what TAS does not read of Nodes and
+Pods (a Node keeps its labels, spec, allocatable and Ready condition; a Pod
+its name, node, containers' resources and phase). Kinds a cluster may not serve (Cohorts
 before Kueue 0.11, AdmissionChecks, PriorityClasses the credentials may not
 list) are notes, not errors; Kueue's kinds are read in v1beta2, else v1beta1.
 """
@@ -30,6 +34,7 @@ import yaml
 
 from ..errors import InputError
 from ..loader.configuration import CONFIG_MAP_KEY, config_map_document
+from ..loader.tas import parse_pod
 from .kube import (
     CLUSTER_QUEUES,
     COHORTS,
@@ -37,8 +42,11 @@ from .kube import (
     KUEUE_GROUP,
     LOCAL_QUEUES,
     NAMESPACES,
+    NODES,
+    PODS,
     PRIORITY_CLASSES,
     RESOURCE_FLAVORS,
+    TOPOLOGIES,
     WORKLOADS,
     ApiError,
     KubeClient,
@@ -101,6 +109,43 @@ def _clean(obj: JSON, res: Resource) -> JSON:
             md.pop("annotations", None)
     if obj["kind"] in STATUS_DROPPED:
         obj.pop("status", None)
+    return obj
+
+
+def _node(obj: JSON) -> JSON:
+    """A Node with what TAS reads (loader/tas.py parse_node): its status's
+    images, addresses and node info can be large."""
+    st = obj.get("status") or {}
+    ready = [c for c in st.get("conditions") or [] if c.get("type") == "Ready"][:1]
+    obj["status"] = {"allocatable": st.get("allocatable") or {}, "conditions": ready}
+    return obj
+
+
+def _counted(pod: JSON) -> bool:
+    """A pod whose requests use its node's capacity, as the loader reads it."""
+    try:
+        return parse_pod(pod) is not None
+    except InputError:
+        return False
+
+
+def _pod(obj: JSON) -> JSON:
+    """A Pod with what TAS reads of it: its node, containers' resources, phase."""
+    spec = obj.get("spec") or {}
+    keep = {"name", "resources", "restartPolicy"}
+    out: JSON = {"nodeName": spec["nodeName"]}
+    for k in ("containers", "initContainers"):
+        if spec.get(k):
+            out[k] = [{f: v for f, v in c.items() if f in keep} for c in spec[k]]
+    for k in ("overhead", "resources"):
+        if spec.get(k):
+            out[k] = spec[k]
+    md = obj.get("metadata") or {}
+    obj["metadata"] = {k: md[k] for k in ("name", "namespace", "uid") if k in md}
+    obj["spec"] = out
+    obj["status"] = (
+        {"phase": (obj.get("status") or {}).get("phase")} if (obj.get("status") or {}).get("phase") else {}
+    )
     return obj
 
 
@@ -192,7 +237,21 @@ def read_snapshot(
     for res in KUEUE_KINDS:
         optional = res.kind in ("Cohort", "AdmissionCheck")
         keep(res.kind, take(kueue(res), optional=optional))
-    # 3. Workloads and the Jobs that name a LocalQueue, without the finished ones
+    # 3. with a Topology Aware Scheduling flavor: Topologies, Nodes and the pods that use node capacity
+    if any(
+        (d.get("spec") or {}).get("topologyName") for d in snap.documents if d.get("kind") == "ResourceFlavor"
+    ):
+        keep("Topology", take(kueue(TOPOLOGIES), optional=True))
+        keep("Node", [_node(n) for n in take(NODES)])
+        pods = take(PODS)
+        counted = [_pod(p) for p in pods if _counted(p)]
+        if len(counted) < len(pods):
+            snap.notes.append(
+                f"{len(pods) - len(counted):,} Pods left out (not on a node, finished, placed by TAS "
+                "or invalid: they use no node capacity Kueue counts)"
+            )
+        keep("Pod", counted)
+    # 4. Workloads and the Jobs that name a LocalQueue, without the finished ones
     for res, selector in ((kueue(WORKLOADS), None), (JOBS, QUEUE_LABEL)):
         objs = take(res, label_selector=selector)
         live = objs if keep_finished else [o for o in objs if not _finished(o, res.kind)]

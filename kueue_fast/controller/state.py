@@ -39,6 +39,7 @@ from ..loader import (
     parse_workload,
     parse_workload_priority_class,
 )
+from ..loader.tas import parse_node, parse_pod, parse_topology
 from ..model import ClusterState, Workload, WorkloadPriorityClass
 from .kube import (
     ADMISSION_CHECKS,
@@ -47,9 +48,12 @@ from .kube import (
     KUEUE_API,
     LOCAL_QUEUES,
     NAMESPACES,
+    NODES,
     POD_PRIORITY_CLASSES,
+    PODS,
     PRIORITY_CLASSES,
     RESOURCE_FLAVORS,
+    TOPOLOGIES,
     WORKLOADS,
     ApiError,
     KubeClient,
@@ -69,6 +73,14 @@ CONFIG_KINDS: dict[str, tuple[Resource, Callable[[JSON], Any]]] = {
     "pc": (POD_PRIORITY_CLASSES, parse_priority_class),
     "namespace": (NAMESPACES, parse_namespace),
     "ac": (ADMISSION_CHECKS, parse_admission_check),
+    "topology": (TOPOLOGIES, parse_topology),
+}
+
+# Topology Aware Scheduling's view of the nodes: Nodes, and the Pods whose
+# requests use their node's capacity (parse_pod: None for the others)
+CAPACITY_KINDS: dict[str, tuple[Resource, Callable[[JSON], Any]]] = {
+    "node": (NODES, parse_node),
+    "pod": (PODS, parse_pod),
 }
 
 
@@ -229,7 +241,7 @@ def unconverted_message(obj: JSON, e: InputError | None) -> str:
 # --- read-only: the cluster at once -----------------------------------------------------------------
 
 # kinds a cluster may not serve: none of them then
-_OPTIONAL = ("cohort", "pc", "ac")
+_OPTIONAL = ("cohort", "pc", "ac", "topology")
 
 
 def read_objects(
@@ -286,6 +298,7 @@ def build_state(objects: Mapping[str, list[JSON]]) -> Snapshot:
         priority_classes=models["wpc"],
         namespaces=models["namespace"],
         admission_checks=models["ac"],
+        topologies=models["topology"],
     )
     state.pod_priority_classes = models["pc"]
     snap = Snapshot(state, {}, problems=problems)

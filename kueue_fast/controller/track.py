@@ -46,6 +46,7 @@ class Write(str, enum.Enum):
     STOP_RESTORE = "stop-restore"
     QUEUE_FINALIZER = "queue-finalizer"
     QUEUE_STATUS = "queue-status"
+    UNGATE = "ungate-pod"  # a TAS pod's scheduling gate removed (ungater.py)
 
 
 @dataclass(slots=True)

@@ -303,11 +303,23 @@ class PodSetInfo:
     scheduling_gates: list[JSON] = field(default_factory=list)
 
 
-def admitted_info(name: str, count: int, flavors: Sequence[JSON]) -> PodSetInfo:
+def admitted_info(
+    name: str, count: int, flavors: Sequence[JSON], tas_workload: str | None = None, implied_tas: bool = False
+) -> PodSetInfo:
     """FromAssignment plus the pod set label (getPodSetsInfoFromStatus): the
     nodeLabels and tolerations of each flavor the pod set was admitted with
-    (``flavors``: the ResourceFlavor objects, each once)."""
+    (``flavors``: the ResourceFlavor objects, each once). A pod set with a
+    topologyAssignment (``tas_workload``: the Workload's name) also gets
+    Kueue's topology scheduling gate, the Workload's name (the
+    TopologyUngater finds the pods by it) and, when it asked for no topology
+    (``implied_tas``), the unconstrained annotation that makes its pods TAS
+    pods (not counted again as pods on their nodes)."""
     info = PodSetInfo(name, count, labels={PODSET_LABEL: name})
+    if tas_workload is not None:
+        if implied_tas:
+            info.annotations[UNCONSTRAINED_TOPOLOGY_ANNOTATION] = "true"
+        info.scheduling_gates.append({"name": TOPOLOGY_SCHEDULING_GATE})
+        info.annotations[WORKLOAD_ANNOTATION] = tas_workload
     for f in flavors:
         fs = f.get("spec") or {}
         info.node_selector.update(fs.get("nodeLabels") or {})
@@ -494,6 +506,9 @@ SLICE_TOPOLOGY_ANNOTATION = "kueue.x-k8s.io/podset-slice-required-topology"
 SLICE_SIZE_ANNOTATION = "kueue.x-k8s.io/podset-slice-size"
 SLICE_CONSTRAINTS_ANNOTATION = "kueue.x-k8s.io/podset-slice-required-topology-constraints"
 POD_SET_GROUP_ANNOTATION = "kueue.x-k8s.io/podset-group-name"
+# what Kueue puts on a TAS pod set's pods when it starts the job (apis/kueue/v1beta2 topology_types.go)
+TOPOLOGY_SCHEDULING_GATE = "kueue.x-k8s.io/topology"
+WORKLOAD_ANNOTATION = "kueue.x-k8s.io/workload"
 JOB_COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
 
 

@@ -3,10 +3,11 @@ standard input (:func:`read_documents`, :func:`manifest_files`), YAML or JSON,
 ``List`` kinds split into their items; each object a :class:`Document` that
 knows where it came from.
 
-YAML is read (:func:`parse_yaml`) by our block-YAML reader
-(``kueue_fast._yaml_block``, bindings/_yaml_block.pyx: the block mappings,
-block sequences and one-line scalars that kubectl, ``yaml.safe_dump`` and
-generators write, to exactly PyYAML's values, or None for the whole text),
+YAML is read (:func:`parse_yaml`) by our YAML reader
+(``kueue_fast._yaml_block``, bindings/_yaml_block.pyx: the block and flow
+collections, comments and one-line scalars that kubectl, ``yaml.safe_dump``,
+generators and people write, to exactly PyYAML's values, or None for the
+whole text),
 else by yaml-rs when it is installed and the text means the same in YAML 1.1
 (:func:`parse_yaml_rs`); None from both means "let PyYAML do it", and PyYAML
 then gives the documents or the error (with its line and column), as it

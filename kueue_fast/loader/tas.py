@@ -102,6 +102,11 @@ def parse_node(obj: Mapping[str, Any]) -> m.Node:
     return m.Node(name, labels, taints, allocatable, unschedulable, ready)
 
 
+def is_tas_pod(annotations: Mapping[str, Any]) -> bool:
+    """A pod placed by TAS (pkg/util/tas IsTAS): it carries a topology annotation."""
+    return any(a in annotations for a in _TAS_POD_ANNOTATIONS)
+
+
 def parse_pod(obj: Mapping[str, Any]) -> m.NodePod | None:
     """core v1 Pod: its requests use its node's capacity when it is on a node,
     not finished and not a TAS pod (kueue belongsToNonTASCache); None otherwise."""
@@ -111,8 +116,7 @@ def parse_pod(obj: Mapping[str, Any]) -> m.NodePod | None:
     spec = _spec(obj, ref)
     status = _status(obj, ref)
     node = v.opt_str(spec, "nodeName", ref, "spec")
-    annotations = md.get("annotations") or {}
-    if not node or any(a in annotations for a in _TAS_POD_ANNOTATIONS):
+    if not node or is_tas_pod(md.get("annotations") or {}):
         return None
     if v.opt_str(status, "phase", ref, "status") in ("Failed", "Succeeded"):
         return None

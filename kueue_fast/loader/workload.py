@@ -571,7 +571,7 @@ def parse_workload(
         queue_order_ns=queue_order_ns,
         admission_checks=checks,
         admitted_condition=admitted,
-        raw=dict(obj),
+        raw=obj if type(obj) is dict else dict(obj),  # kept, not copied: build_state keeps the input objects
     )
     try:
         _pods_ready_status(obj, ref, wl)

@@ -29,7 +29,8 @@ BENCH_CASES = {
     "preemption": "preemption: 100 CQs, 10k admitted, 1k preemptors",
     "simulate": "simulate: the built-in simulation, 100k workloads, report included",
     "load": "load: 100k Workloads, YAML and JSON, to a Cluster",
-    "e2e": "e2e: kueue-fast schedule end to end, 100k Workloads, 2 inputs, YAML and JSON",
+    "e2e": "e2e: kueue-fast schedule end to end, 100k Workloads, 2 inputs, YAML (block, flow) and JSON",
+    "e2e-1m": "e2e-1m: the e2e drain input at 1M Workloads",
     "kueue-perf": "kueue-perf: Kueue's performance test shapes (baseline, large-scale) through simulate",
 }
 BENCH_DEFAULT_CASES = ("drain", "preemption", "simulate")
@@ -366,7 +367,7 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
         + ", ".join(BENCH_DEFAULT_CASES)
         + "): "
         + "; ".join(f"{name} ({title.split(': ', 1)[-1]})" for name, title in BENCH_CASES.items())
-        + "; load, e2e and kueue-perf run only when named",
+        + "; load, e2e, e2e-1m and kueue-perf run only when named",
     )
     p.add_argument(
         "--engine",

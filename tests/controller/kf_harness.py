@@ -40,9 +40,12 @@ from kueue_fast.controller.kube import (  # noqa: E402
     JOBSETS,
     LOCAL_QUEUES,
     NAMESPACES,
+    NODES,
     POD_PRIORITY_CLASSES,
+    PODS,
     PRIORITY_CLASSES,
     RESOURCE_FLAVORS,
+    TOPOLOGIES,
     WORKLOADS,
     ApiError,
     KubeClient,
@@ -278,6 +281,9 @@ RES_BY_KIND = {
     "Job": JOBS,
     "JobSet": JOBSETS,
     "PriorityClass": POD_PRIORITY_CLASSES,
+    "Topology": TOPOLOGIES,
+    "Node": NODES,
+    "Pod": PODS,
 }
 
 

@@ -158,6 +158,7 @@ def test_v1beta1_is_served_only_where_the_api_server_converts_it_exactly(
         "WorkloadPriorityClass": True,
         "Workload": False,  # priorityClassName/Source -> priorityClassRef
         "AdmissionCheck": False,  # v1beta1 spec.retryDelayMinutes
+        "Topology": True,
     }
     old_rf = Resource("kueue.x-k8s.io", "v1beta1", "resourceflavors", "ResourceFlavor", False)
     rf = {**flavor("spot", {"pool": "spot"}), "apiVersion": "kueue.x-k8s.io/v1beta1"}

@@ -142,6 +142,7 @@ def test_manifests() -> None:
             "WorkloadPriorityClass",
             "Workload",
             "AdmissionCheck",
+            "Topology",
         ]
     )
     for c in crds:
@@ -161,7 +162,11 @@ def test_manifests() -> None:
     verbs = {v for r in role["rules"] for v in r["verbs"]}
     assert "*" not in verbs and not verbs & {"deletecollection", "escalate", "bind", "impersonate"}
     resources = {res for r in role["rules"] for res in r["resources"]}
-    assert not resources & {"pods", "secrets", "*"}
+    assert not resources & {"secrets", "*"}
+    # pods: read, and patched to ungate TAS pods (Kueue's TopologyUngater); never created or deleted
+    assert [r["verbs"] for r in role["rules"] if "pods" in r["resources"]] == [
+        ["get", "list", "watch", "patch"]
+    ]
     dep = next(d for d in docs if d["kind"] == "Deployment")
     assert dep["metadata"]["namespace"] == "kf"
     assert dep["spec"]["template"]["spec"]["containers"][0]["image"] == "example/kueue-fast:1"

@@ -12,11 +12,12 @@ makes the same case (``python -m tests.fuzz --replay SEED:INDEX``).
 from __future__ import annotations
 
 import collections
+import contextlib
 import copy
 import json
 import random
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -443,16 +444,23 @@ class _Dumper(yaml.SafeDumper):
     pass
 
 
-def dump(docs: list[JSON], style: str) -> str:
-    """The documents as YAML (block or flow) or JSON (one document, or a
-    List of them). Deep nesting needs more recursion than Python's default
-    here, in the fuzzer only: the children run with the default."""
+@contextlib.contextmanager
+def _deep_recursion() -> Iterator[None]:
+    """Deep nesting (m_deep_nest) needs more recursion than Python's default
+    to copy and dump, in the fuzzer only: the children run with the default."""
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 60_000))
     try:
-        return _dump(docs, style)
+        yield
     finally:
         sys.setrecursionlimit(limit)
+
+
+def dump(docs: list[JSON], style: str) -> str:
+    """The documents as YAML (block or flow) or JSON (one document, or a
+    List of them)."""
+    with _deep_recursion():
+        return _dump(docs, style)
 
 
 def _dump(docs: list[JSON], style: str) -> str:
@@ -556,10 +564,11 @@ def make_case(rng: random.Random, corpus: list[tuple[str, list[JSON]]], enabled:
     applied: list[str] = []
     names = [n for n in STRUCTURE_MUTATORS if n in enabled]
     weights = [WEIGHTS[n] for n in names]
-    for _ in range(rng.choice((1, 1, 1, 2, 2, 3))):
-        n = rng.choices(names, weights)[0]
-        STRUCTURE_MUTATORS[n](rng, docs)
-        applied.append(n)
+    with _deep_recursion():  # a later mutator may copy what m_deep_nest made
+        for _ in range(rng.choice((1, 1, 1, 2, 2, 3))):
+            n = rng.choices(names, weights)[0]
+            STRUCTURE_MUTATORS[n](rng, docs)
+            applied.append(n)
     if "aliases" in enabled and rng.random() < 0.1:
         _aliases(rng, docs)
         applied.append("aliases")
