@@ -10,6 +10,7 @@ void register_errors(py::module_& m);
 void register_quantity(py::module_& m);
 void register_engine(py::module_& m);
 void register_afs(py::module_& m);
+void register_sim(py::module_& m);
 
 // kueue_fast.errors.EngineError (imported once).
 py::object engine_error();

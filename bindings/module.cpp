@@ -13,9 +13,10 @@ PYBIND11_MODULE(_core, m) {
   // INTERFACES): bump both when a binding's arguments or results change,
   // so that a core from another build is refused by name, not met as a
   // TypeError inside a cycle.
-  m.attr("INTERFACE") = 3;
+  m.attr("INTERFACE") = 4;
   kueue_fast_bindings::register_errors(m);
   kueue_fast_bindings::register_quantity(m);
   kueue_fast_bindings::register_engine(m);
   kueue_fast_bindings::register_afs(m);
+  kueue_fast_bindings::register_sim(m);
 }

@@ -20,6 +20,7 @@
 #include "common.hpp"
 #include "convert.hpp"
 #include "parse_inputs.hpp"
+#include "py_engine.hpp"
 
 namespace kueue_fast_bindings {
 
@@ -30,17 +31,6 @@ using kueue_fast::TopologySpec;
 using kueue_fast::WorkloadInput;
 
 namespace {
-
-// The engine and the lock that serialises every call into it. run_cycle
-// releases the GIL while it holds the lock; the other methods take the lock
-// with the GIL held. No call needs the GIL while holding the lock, so the two
-// never wait on each other in opposite orders.
-struct PyEngine {
-  std::mutex mutex;
-  Engine engine;
-  StagedWorkloads staged;
-  PyEngine(TopologySpec spec, bool release_evictions) : engine(std::move(spec), release_evictions) {}
-};
 
 // f(engine, wid) for each wid of `wids` (all checked first, under the lock):
 // a numpy array of T, or with T = py::str a list.
@@ -104,7 +94,7 @@ void register_result_types(py::module_& m) {
                              "cycles stable heads newly_parked admitted admitted_cycle preempted preempted_cycle "
                              "preempted_admission_ns attempted attempted_cycle parked parked_cycle");
   t.settled_run = named_tuple(m, "SettledRun",
-                              "cycles stable heads admitted admitted_cycle preempted preempted_cycle attempted");
+                              "cycles stable heads admitted admitted_cycle preempted preempted_cycle attempted run");
   t.admitted_shapes = named_tuple(m, "AdmittedShapes", "shape shapes");
   t.admitted_usage = named_tuple(m, "AdmittedUsage", "cluster_queue usage");
   t.workload_spec = named_tuple(m, "WorkloadSpecRow",
@@ -294,10 +284,6 @@ void register_engine(py::module_& m) {
           "run_until_settled",
           [](PyEngine& self, py::handle now_obj, py::handle max_obj, py::object unexplained_obj) {
             const std::int64_t now_ns = to_i64(now_obj, "now_ns"), max_cycles = to_i64(max_obj, "max_cycles");
-            // run_until_stable for an engine whose victims keep their quota
-            // (release_evictions false): a preemptor waiting for its victims
-            // re-issues their (ongoing) eviction every cycle, which changes
-            // nothing, so only victims evicted by this very cycle count.
             std::uint8_t* unexplained = nullptr;
             std::size_t n_unexplained = 0;
             py::array_t<std::uint8_t> mask;
@@ -310,57 +296,25 @@ void register_engine(py::module_& m) {
               unexplained = mask.mutable_data();
               n_unexplained = static_cast<std::size_t>(mask.size());
             }
-            std::int64_t cycles = 0, heads = 0;
-            bool stable = false;
-            std::vector<std::int32_t> adm, adm_cycle, pre, pre_cycle, attempted;
+            kueue_fast::SettledRun r;
             {
               // Without the GIL, as run_cycle (see there); the mask is only read
-              // and written here, under the engine's lock.
+              // and written by the engine, under its lock.
               py::gil_scoped_release release;
               std::lock_guard<std::mutex> lock(self.mutex);
-              Engine& e = self.engine;
-              const auto& w = e.workloads();
-              while (cycles < max_cycles) {
-                if (!e.has_heads()) {
-                  stable = true;
-                  break;
-                }
-                const CycleReport& r = e.run_cycle(now_ns);
-                const auto offset = static_cast<std::int32_t>(cycles);
-                ++cycles;
-                heads += r.heads;
-                adm.insert(adm.end(), r.admitted.begin(), r.admitted.end());
-                adm_cycle.insert(adm_cycle.end(), r.admitted.size(), offset);
-                std::size_t fresh = 0;
-                for (std::int32_t v : r.preempted) {
-                  if (w.evicted_cycle[static_cast<std::size_t>(v)] != r.cycle) continue;
-                  pre.push_back(v);
-                  pre_cycle.push_back(offset);
-                  ++fresh;
-                }
-                for (std::int32_t a : r.attempted) {
-                  const auto k = static_cast<std::size_t>(a);
-                  if (unexplained == nullptr) {
-                    attempted.push_back(a);
-                  } else if (k < n_unexplained && unexplained[k]) {
-                    unexplained[k] = 0;
-                    attempted.push_back(a);
-                  }
-                }
-                if (r.admitted.empty() && fresh == 0 && r.newly_parked == 0) {
-                  stable = true;
-                  break;
-                }
-              }
+              r = self.engine.run_until_settled(now_ns, max_cycles, unexplained, n_unexplained);
             }
-            return result_types().settled_run(cycles, stable, heads, to_numpy(adm), to_numpy(adm_cycle), to_numpy(pre),
-                                  to_numpy(pre_cycle), to_numpy(attempted));
+            return result_types().settled_run(r.cycles, r.stable, r.heads, to_numpy(r.admitted),
+                                              to_numpy(r.admitted_cycle), to_numpy(r.preempted),
+                                              to_numpy(r.preempted_cycle), to_numpy(r.attempted), r.run);
           },
           py::arg("now_ns"), py::arg("max_cycles"), py::arg("unexplained") = py::none(),
           "Cycles at now_ns until one admits nothing, evicts nothing new and newly parks nothing: "
           "(cycles, stable, heads, admitted, admitted cycle offset, newly evicted, their cycle offset, "
-          "attempted). attempted: the wids the cycles tried and left pending; with unexplained (a "
-          "uint8 array by wid), only those whose flag was set, and their flag is cleared.")
+          "attempted, run). attempted: the wids the cycles tried and left pending; with unexplained (a "
+          "uint8 array by wid), only those whose flag was set, and their flag is cleared. Cohort trees "
+          "that settled are not run again until something changes them: cycles counts them, run "
+          "the cycles run.")
       .def(
           "preempted_by",
           [](PyEngine& self, py::handle wids) {
@@ -586,6 +540,16 @@ void register_engine(py::module_& m) {
           [](PyEngine& self, bool on) {
             std::lock_guard<std::mutex> lock(self.mutex);
             self.engine.set_debug_checks(on);
+          })
+      .def_property(
+          "skip_settled",
+          [](PyEngine& self) {
+            std::lock_guard<std::mutex> lock(self.mutex);
+            return self.engine.skip_settled();
+          },
+          [](PyEngine& self, bool on) {
+            std::lock_guard<std::mutex> lock(self.mutex);
+            self.engine.set_skip_settled(on);
           })
       .def("stats",
            [](PyEngine& self) {

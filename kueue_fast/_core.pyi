@@ -62,6 +62,7 @@ class SettledRun(NamedTuple):
     preempted: npt.NDArray[np.int32]
     preempted_cycle: npt.NDArray[np.int32]
     attempted: npt.NDArray[np.int32]
+    run: int
 
 class AdmittedShapes(NamedTuple):
     shape: npt.NDArray[np.int32]
@@ -236,6 +237,7 @@ class Engine:
     @property
     def n_workloads(self) -> int: ...
     debug_checks: bool
+    skip_settled: bool
     def stats(self) -> dict[str, int]: ...
     def memory_bytes(self) -> int: ...
     def workload_view(self, wid: int) -> dict[str, Any]: ...
@@ -258,3 +260,33 @@ class Engine:
     def borrowing_limit(self) -> npt.NDArray[np.int64]: ...
     @property
     def lending_limit(self) -> npt.NDArray[np.int64]: ...
+
+class SimLoop:
+    """The simulator's event loop over a native engine (simulate/native_loop.py)."""
+
+    def __init__(self, engine: Engine, arrays: dict[str, Any], params: dict[str, int]) -> None: ...
+    def resume_from(
+        self,
+        arrived: int,
+        finishes: Sequence[tuple[int, int, int]],
+        running: int,
+        admissions: int,
+        preemptions: int,
+    ) -> None: ...
+    def advance(self, budget_s: float, log_rows: int) -> int: ...
+    def log(self) -> tuple[Any, ...]: ...
+    def pairs(self) -> list[tuple[tuple[int, int, int], int]]: ...
+    def unsettled(
+        self,
+    ) -> list[
+        tuple[
+            int,
+            int,
+            int,
+            int,
+            list[tuple[tuple[int, int, int], int]],
+            list[tuple[int, int]],
+            list[tuple[int, int]],
+        ]
+    ]: ...
+    def counters(self) -> dict[str, Any]: ...

@@ -216,6 +216,16 @@ class NativeEngine:
         self._core.debug_checks = on
 
     @property
+    def skip_settled(self) -> bool:
+        """run_until_settled skips the cycles of settled cohort trees (on; off
+        runs every cycle in full, for tests that check it changes nothing)."""
+        return bool(self._core.skip_settled)
+
+    @skip_settled.setter
+    def skip_settled(self, on: bool) -> None:
+        self._core.skip_settled = on
+
+    @property
     def n_workloads(self) -> int:
         return int(self._core.n_workloads)
 
@@ -421,13 +431,32 @@ class NativeEngine:
         returned. Also returns the wids the cycles tried and left pending
         (``attempted``, in cycle order, repeats included); given
         ``unexplained`` (uint8 per wid), only those whose flag is set, and
-        it clears their flag (the simulator reads why they wait once)."""
-        cycles, stable, heads, adm, adm_cycle, pre, pre_cycle, attempted = self._core.run_until_settled(
+        it clears their flag (the simulator reads why they wait once).
+        Cohort trees that settled are not run again until something changes
+        them (their cycles would replay their last attempts): ``cycles``
+        counts every cycle, ``run`` those run."""
+        cycles, stable, heads, adm, adm_cycle, pre, pre_cycle, attempted, run = self._core.run_until_settled(
             now_ns, max_cycles, unexplained
         )
         if self._queue_ts_moves and pre.size:
             self._sync_queue_ts(pre.tolist())
-        return SettledRun(int(cycles), bool(stable), int(heads), adm, adm_cycle, pre, pre_cycle, attempted)
+        return SettledRun(
+            int(cycles), bool(stable), int(heads), adm, adm_cycle, pre, pre_cycle, attempted, int(run)
+        )
+
+    # --- the simulator's event loop ------------------------------------------------------------------
+
+    def sim_loop(self, arrays: dict[str, Any], params: dict[str, int]) -> Any:
+        """The simulator's native event loop over this engine
+        (simulate/native_loop.py): the staged rows are its trace."""
+        self._sync_classes()
+        return _core.SimLoop(self._core, arrays, params)
+
+    def sim_loop_done(self) -> None:
+        """After a native event loop: the workloads it added, as add_staged's."""
+        self._specs.extend([None] * (int(self._core.n_workloads) - len(self._specs)))
+        if self._queue_ts_moves:
+            self._sync_queue_ts([w for w, s in enumerate(self._specs) if s is not None])
 
     def preempted_by(self, wids: npt.ArrayLike) -> npt.NDArray[np.int32]:
         """Per wid: the workload whose preemption last evicted it (-1: none)."""

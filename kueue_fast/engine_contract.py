@@ -151,7 +151,9 @@ class StableRun(NamedTuple):
 
 
 class SettledRun(NamedTuple):
-    """run_until_settled: run_until_stable plus the heads tried and left pending."""
+    """run_until_settled: run_until_stable plus the heads tried and left
+    pending; ``cycles`` counts the cycles of the instant, ``run`` those run
+    (the others replayed settled cohort trees: skipped)."""
 
     cycles: int
     stable: bool
@@ -161,6 +163,7 @@ class SettledRun(NamedTuple):
     preempted: I32
     preempted_cycle: I32
     attempted: I32
+    run: int
 
 
 class Engine(Protocol):
@@ -168,6 +171,8 @@ class Engine(Protocol):
 
     name: str
     topo: Topology
+    # run_until_settled skips the cycles of settled cohort trees (tests turn it off)
+    skip_settled: bool
 
     @property
     def cycle(self) -> int:

@@ -159,7 +159,7 @@ def checked_run(
             held = np.zeros((self.n_cq, self.n_fr), dtype=np.int64)
             stopping = np.zeros_like(held)
             for w in np.flatnonzero(np.isin(states, (RUNNING, RESERVED, EVICTING))).tolist():
-                row = self.usage_arr[w][self.usage_row[w]]  # type: ignore[index]
+                row = self.usage[w]
                 held[self.adm_cq[w]] += row
                 if states[w] == EVICTING:
                     stopping[self.adm_cq[w]] += row

@@ -401,9 +401,12 @@ def simulate_with(
     run_class: type[loop._Run], engine: str, delay_s: float, objects: list[dict[str, Any]], trace: str
 ) -> SimResult:
     """loop.simulate (until every workload finished) with its run made by
-    ``run_class``, a subclass of the loop's run that looks at each instant."""
-    original = loop._Run
+    ``run_class``, a subclass of the loop's run that looks at each instant:
+    the Python loop's instants (tests/test_simulate_native_loop.py checks the
+    native loop against it)."""
+    original, applies = loop._Run, loop.native_loop_applies
     loop._Run = run_class  # type: ignore[misc]
+    loop.native_loop_applies = lambda run: False  # type: ignore[assignment]
     try:
         return loop.simulate(
             build_state(objects),
@@ -415,6 +418,7 @@ def simulate_with(
         )
     finally:
         loop._Run = original  # type: ignore[misc]
+        loop.native_loop_applies = applies  # type: ignore[assignment]
 
 
 @dataclass

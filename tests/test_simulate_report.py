@@ -318,3 +318,11 @@ def test_workloads_after_until_are_not_arrived_in_workloads_csv(tmp_path: Path) 
     with (tmp_path / "w.csv").open() as f:
         rows = {r["name"]: r for r in csv.DictReader(f)}
     assert rows["x"]["state"] == "finished" and rows["y"]["state"] == "not-arrived"
+
+
+@pytest.mark.parametrize(("days", "span"), [("30", "30 days"), ("1", "1 day"), ("0.5", "0.5 days")])
+def test_the_built_in_scenarios_headline_says_the_span_of_its_trace(capsys, days, span):
+    # it said "one week" whatever --days asked
+    assert main(["simulate", "-n", "20", "--days", days, "--no-report", "--no-progress"]) == 0
+    title = capsys.readouterr().out.splitlines()[0]
+    assert title == f"Simulation of the built-in scenario (8 teams, 2 cohorts, {span})"

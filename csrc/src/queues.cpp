@@ -175,6 +175,14 @@ void ClusterQueueQueue::push(WorkloadStore& w, int wid) {
   push_active(w, wid);
 }
 
+bool ClusterQueueQueue::may_be_head(const WorkloadStore& w, int wid) const noexcept {
+  if (afs_) return true;
+  if (!w.queue_active[wid]) return false;
+  if (sticky_ >= 0 && w.queue_active[sticky_]) return sticky_ == wid;
+  const HeapEntry& top = heap_.front();  // wid is active: the heap holds its entry
+  return top.wid == wid || !w.queue_active[top.wid] || top.queue_ts != w.queue_ts[top.wid];
+}
+
 int ClusterQueueQueue::pop(WorkloadStore& w, const double* lq_usage) {
   ++pop_cycle_;
   if (afs_) return pop_afs(w, lq_usage);

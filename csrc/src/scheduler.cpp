@@ -61,6 +61,12 @@ Engine::Engine(TopologySpec topology, bool release_evictions)
   for (int c = 0; c < topo_.n_cq(); ++c) cq_active_.push_back(topo_.cq(c).active ? 1 : 0);
   cq_generation_.assign(static_cast<std::size_t>(topo_.n_cq()), 1);
   snapshot_generation_ = cq_generation_;
+  tree_dirty_.assign(static_cast<std::size_t>(tree_.n_nodes()), 1);
+  tree_unsettled_.assign(static_cast<std::size_t>(tree_.n_nodes()), 0);
+  for (int c = 0; c < topo_.n_cq(); ++c) {
+    const int root = tree_.root_of(c);
+    if (std::find(tree_roots_.begin(), tree_roots_.end(), root) == tree_roots_.end()) tree_roots_.push_back(root);
+  }
 }
 
 std::size_t Engine::memory_bytes() const noexcept {
@@ -230,6 +236,7 @@ int Engine::add_workload(const WorkloadInput& input) {
     w_.status[wid] = STATUS_ADMITTED;
   } else if (in.cluster_queue >= 0) {
     queues_[in.cluster_queue].push(w_, wid);
+    touch_head(static_cast<int>(in.cluster_queue), wid);
   }
   return wid;
 }
@@ -342,7 +349,10 @@ int Engine::add_workloads(const BulkWorkloads& in) {
       }
     }
     w.grow_status();
-    if (in.cluster_queue[i] >= 0) queues_[in.cluster_queue[i]].push(w, wid);
+    if (in.cluster_queue[i] >= 0) {
+      queues_[in.cluster_queue[i]].push(w, wid);
+      touch_head(static_cast<int>(in.cluster_queue[i]), wid);
+    }
   }
   return first;
 }
@@ -473,6 +483,7 @@ void Engine::admit(int wid, int cq, std::int64_t time_ns, bool listed) {
   charge(wid, +1, true);
   if (listed) cq_admitted_insert(wid);
   lq_admitted_add(wid, cq, +1);
+  touch_tree(cq);
 }
 
 // Take an admitted workload's usage out of its ClusterQueue.
@@ -484,6 +495,7 @@ void Engine::release(int wid) {
     cq_admitted_erase(wid);
     lq_admitted_add(wid, cq, -1);
     ++cq_generation_[cq];
+    touch_tree(cq);
   }
   w_.admitted_cq[wid] = -1;
   w_.evicting[wid] = 0;
@@ -498,6 +510,7 @@ void Engine::set_evicting(int wid) {
   w_.evicting[wid] = 1;
   if (listed) cq_admitted_insert(wid);
   if (w_.admitted_cq[wid] >= 0) ++cq_generation_[w_.admitted_cq[wid]];
+  touch_tree(w_.admitted_cq[wid]);
 }
 
 void Engine::remove_workload(int wid) {
@@ -510,7 +523,7 @@ void Engine::remove_workload(int wid) {
     queues_[w_.cq[wid]].remove(w_, wid);
   }
   w_.status[wid] = STATUS_FINISHED;
-  requeue_tree(w_.cq[wid]);
+  requeue_tree(w_.cq[wid]);  // (touches the tree)
 }
 
 void Engine::remove_workloads(const std::int64_t* wids, std::size_t n) {
@@ -526,6 +539,7 @@ void Engine::remove_workloads(const std::int64_t* wids, std::size_t n) {
       queues_[w_.cq[wid]].remove(w_, wid);
     }
     w_.status[wid] = STATUS_FINISHED;
+    touch_tree(w_.cq[wid]);
     if (w_.cq[wid] >= 0) requeue_roots_.push_back(w_.cq[wid]);
   }
   // requeue_tree(cq) moves every parked workload of cq's tree back to its
@@ -551,7 +565,7 @@ void Engine::release_eviction(int wid) {
   if (w_.status[wid] != STATUS_ADMITTED || !w_.evicting[wid]) return;
   release(wid);
   w_.status[wid] = STATUS_PENDING;
-  requeue_tree(w_.cq[wid]);
+  requeue_tree(w_.cq[wid]);  // (touches the tree)
   if (w_.cq[wid] >= 0 && !deactivated_.count(wid)) queues_[w_.cq[wid]].push(w_, wid);
 }
 
@@ -594,6 +608,7 @@ void Engine::evict_after_cycle(int wid, const std::string& reason, const std::st
 // workload in no queue (its LocalQueue stopped or missing, cq -1) requeues nothing.
 void Engine::requeue_tree(int cq) {
   if (cq < 0) return;
+  touch_tree(cq);
   const int root = tree_.root_of(cq);
   if (root != cq) {
     for (int c : tree_.subtree_cqs(root)) queues_[c].queue_inadmissible(w_);
@@ -1043,7 +1058,9 @@ bool Engine::nominate(Entry& e) {
   }
   int a;
   std::uint32_t tf, tn;
-  get_assignments(wid, cq, scan_state_usable(wid, cq), nullptr, 0, a, tf, tn);
+  const bool use_last = scan_state_usable(wid, cq);
+  e.resumed = use_last && scan_resumes(wid, cq);
+  get_assignments(wid, cq, use_last, nullptr, 0, a, tf, tn);
   record(e, a, tf, tn);
   return true;
 }
@@ -1073,11 +1090,30 @@ void Engine::classical_order(std::vector<std::int32_t>& order) {
     k.entry = x;
     order_keys_.push_back(k);
   }
+  const std::size_t n = order_keys_.size();
+  if (n <= 16) {
+    // A few heads (the usual cycle): an insertion sort on the same total
+    // order, (hi, lo, namespace/name, entry), costs less than the radix
+    // passes' 256-bucket counts.
+    auto before = [&](const OrderKey& a, const OrderKey& b) {
+      if (a.hi != b.hi) return a.hi < b.hi;
+      if (a.lo != b.lo) return a.lo < b.lo;
+      const int c = w_.compare_names(a.wid, b.wid);
+      return c != 0 ? c < 0 : a.entry < b.entry;
+    };
+    for (std::size_t i = 1; i < n; ++i) {
+      const OrderKey k = order_keys_[i];
+      std::size_t j = i;
+      for (; j > 0 && before(k, order_keys_[j - 1]); --j) order_keys_[j] = order_keys_[j - 1];
+      order_keys_[j] = k;
+    }
+    for (std::size_t i = 0; i < n; ++i) order[i] = order_keys_[i].entry;
+    return;
+  }
   // An LSD radix sort on the bytes of (hi, lo) that differ among the keys,
   // then the rare runs of equal (hi, lo) by name: a cycle's heads come in no
   // particular order, and a comparison sort's steps were mispredicted
   // branches or (merging without branches) a chain of dependent loads.
-  const std::size_t n = order_keys_.size();
   std::uint64_t hi_diff = 0, lo_diff = 0;
   for (const OrderKey& k : order_keys_) {
     hi_diff |= k.hi ^ order_keys_[0].hi;
@@ -1272,6 +1308,7 @@ void Engine::hold(int wid, std::int64_t until_ns, std::int64_t queue_ts) {
   check_wid(wid);
   if (w_.status[wid] != STATUS_PENDING) return;
   if (w_.cq[wid] >= 0) queues_[w_.cq[wid]].remove(w_, wid);
+  touch_tree(w_.cq[wid]);
   // admitted again, it orders as before (Evicted=False: workload.go Ordering)
   queue_ts_before_preemption_.emplace(wid, w_.queue_ts[wid]);
   w_.queue_ts[wid] = queue_ts;
@@ -1284,7 +1321,10 @@ void Engine::end_holds(std::int64_t now_ns) {
     std::pop_heap(holds_.begin(), holds_.end(), std::greater<>());
     const int wid = holds_.back().second;
     holds_.pop_back();
-    if (w_.status[wid] == STATUS_PENDING && w_.cq[wid] >= 0) queues_[w_.cq[wid]].push(w_, wid);
+    if (w_.status[wid] == STATUS_PENDING && w_.cq[wid] >= 0) {
+      queues_[w_.cq[wid]].push(w_, wid);
+      touch_head(w_.cq[wid], wid);
+    }
   }
 }
 
@@ -1539,9 +1579,12 @@ const CyclesRun& Engine::run_cycles(std::int64_t start_ns, std::int64_t step_ns,
   return out;
 }
 
+const CycleReport& Engine::run_cycle(std::int64_t now_ns) { return run_cycle(now_ns, false); }
+
 // Over 80 lines: the cycle's steps in order (scheduler.hpp lists them), read
-// best in one place.
-const CycleReport& Engine::run_cycle(std::int64_t now_ns) {
+// best in one place. dirty_only: heads only from the trees that have not
+// settled (run_until_settled).
+const CycleReport& Engine::run_cycle(std::int64_t now_ns, bool dirty_only) {
   if (!holds_.empty()) end_holds(now_ns);
   ++cycle_;
   report_.cycle = cycle_;
@@ -1564,14 +1607,24 @@ const CycleReport& Engine::run_cycle(std::int64_t now_ns) {
   for (int cq = 0; cq < topo_.n_cq(); ++cq) {
     if (cq + 8 < topo_.n_cq()) queues_[cq + 8].prefetch_top();
     if (cq + 4 < topo_.n_cq()) queues_[cq + 4].prefetch_top_workload(w_);
-    if (cq_active_[cq] && queues_[cq].has_active()) {
+    if (cq_active_[cq] && queues_[cq].has_active() && (!dirty_only || tree_dirty_[tree_.root_of(cq)])) {
+      Entry e;
+      e.sticky_before = queues_[cq].sticky();
+      e.preemptor_before = queues_[cq].preemptor();
       int wid = queues_[cq].pop(w_, lq_usage);
       if (wid >= 0) {
-        Entry e;
         e.wid = wid;
         e.cq = cq;
         entries_.push_back(e);
       }
+    }
+  }
+  // the trees popped settle anew by the end of the cycle (note_settled_trees)
+  const bool settling = trees_can_settle();
+  for (int root : tree_roots_) {
+    if (settling && (!dirty_only || tree_dirty_[root])) {
+      tree_dirty_[root] = 0;
+      tree_unsettled_[root] = 0;
     }
   }
   report_.heads = static_cast<std::int64_t>(entries_.size());
@@ -1633,6 +1686,9 @@ const CycleReport& Engine::run_cycle(std::int64_t now_ns) {
     const int parked = queues_[e.cq].requeue(w_, e.wid, reason, pending_flavors);
     if (parked > 0) report_.parked.push_back(e.wid);  // the head is the first one parked
     report_.newly_parked += parked;
+    // (its admission or new evictions touched the tree)
+    e.settled = parked == 0 && !e.resumed && !(topo_.gates().flavor_fungibility && pending_flavors) &&
+                queues_[e.cq].sticky() == e.sticky_before && queues_[e.cq].preemptor() == e.preemptor_before;
   }
 
   // the snapshot is gone (capacity reserved for this cycle only is free
@@ -1650,7 +1706,110 @@ const CycleReport& Engine::run_cycle(std::int64_t now_ns) {
   if (release_evictions_) {
     for (std::int32_t wid : report_.preempted) release_eviction(wid);
   }
+  if (settling) note_settled_trees();
   return report_;
+}
+
+// --- settled cohort trees --------------------------------------------------------------------------------
+
+bool Engine::trees_can_settle() const noexcept {
+  return skip_settled_ && !afs_ && !tas_ && !topo_.block_admission_for_pods_ready() && !tree_.may_saturate();
+}
+
+// Would a run_until_settled cycle pop a head: an active ClusterQueue with an
+// active workload in a tree that has not settled?
+bool Engine::dirty_heads() const noexcept {
+  for (int cq = 0; cq < topo_.n_cq(); ++cq) {
+    if (cq_active_[cq] && queues_[cq].has_active() && tree_dirty_[tree_.root_of(cq)]) return true;
+  }
+  return false;
+}
+
+// Does the workload's recorded flavor scan (ls_pool) make its next
+// assignment start past the first flavor of some resource group
+// (FlavorAssigner::next_flavor)? Kept -1 (scan ended) or absent, it starts
+// from the first, as without a record.
+bool Engine::scan_resumes(int wid, int cq) const noexcept {
+  if (!topo_.gates().flavor_fungibility || !w_.ls_valid[wid]) return false;
+  const std::int16_t* block = w_.ls_pool.data() + w_.ls_off[wid];
+  const std::uint32_t size = w_.pod_sets_of[wid].n * static_cast<std::uint32_t>(topo_.n_groups(cq));
+  for (std::uint32_t k = 0; k < size; ++k) {
+    if (block[k] != TRIED_ABSENT && block[k] != -1) return true;
+  }
+  return false;
+}
+
+// The trees popped this cycle stay settled unless one of their heads was
+// admitted, evicted a workload, parked workloads, was not processed (blocked),
+// or its attempt would not replay exactly (a resumed scan, a moved sticky or
+// preemptor workload). Changes made during the cycle (touch_tree) stand.
+void Engine::note_settled_trees() {
+  for (const Entry& e : entries_) {
+    if (!e.settled) tree_unsettled_[static_cast<std::size_t>(tree_.root_of(e.cq))] = 1;
+  }
+  for (int root : tree_roots_) {
+    if (tree_unsettled_[root]) {
+      tree_dirty_[root] = 1;
+      tree_unsettled_[root] = 0;
+    }
+  }
+}
+
+const SettledRun& Engine::run_until_settled(std::int64_t now_ns, std::int64_t max_cycles,
+                                            std::uint8_t* attempted_mask, std::size_t n_mask) {
+  SettledRun& out = settled_run_;
+  out.cycles = out.run = out.heads = 0;
+  out.stable = false;
+  out.admitted.clear();
+  out.admitted_cycle.clear();
+  out.preempted.clear();
+  out.preempted_cycle.clear();
+  out.attempted.clear();
+  while (out.cycles < max_cycles) {
+    if (!has_heads()) {
+      out.stable = true;
+      break;
+    }
+    if (!dirty_heads()) {
+      // Every tree with a head settled: the cycle would replay each tree's
+      // last attempts and change nothing. Counted (cycle numbers are read
+      // by scan_state_usable), not run.
+      ++cycle_;
+      ++out.cycles;
+      out.stable = true;
+      break;
+    }
+    const CycleReport& r = run_cycle(now_ns, /*dirty_only=*/true);
+    const auto offset = static_cast<std::int32_t>(out.cycles);
+    ++out.cycles;
+    ++out.run;
+    out.heads += r.heads;
+    out.admitted.insert(out.admitted.end(), r.admitted.begin(), r.admitted.end());
+    out.admitted_cycle.insert(out.admitted_cycle.end(), r.admitted.size(), offset);
+    // a preemptor waiting for its victims re-issues their (ongoing) eviction
+    // every cycle, which changes nothing: only victims evicted by this cycle count
+    std::size_t fresh = 0;
+    for (std::int32_t v : r.preempted) {
+      if (w_.evicted_cycle[static_cast<std::size_t>(v)] != r.cycle) continue;
+      out.preempted.push_back(v);
+      out.preempted_cycle.push_back(offset);
+      ++fresh;
+    }
+    for (std::int32_t a : r.attempted) {
+      const auto k = static_cast<std::size_t>(a);
+      if (attempted_mask == nullptr) {
+        out.attempted.push_back(a);
+      } else if (k < n_mask && attempted_mask[k]) {
+        attempted_mask[k] = 0;
+        out.attempted.push_back(a);
+      }
+    }
+    if (r.admitted.empty() && fresh == 0 && r.newly_parked == 0) {
+      out.stable = true;
+      break;
+    }
+  }
+  return out;
 }
 
 }  // namespace kueue_fast

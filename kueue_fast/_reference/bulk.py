@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from ..compiler import Topology
     from ..engine_contract import WorkloadArrays
     from .queues import ClusterQueueQueue
+    from .quota import QuotaTree
     from .records import WorkloadRecord
 
 _REASON_CODE = {r: i for i, r in enumerate(EVICTION_REASONS)}
@@ -110,12 +111,14 @@ class BulkCalls:
     workloads: list[WorkloadRecord]
     cq_queues: list[ClusterQueueQueue]
     _staged: list[WorkloadSpec] | None
+    _tree_dirty: list[bool]
+    tree: QuotaTree
 
     if TYPE_CHECKING:  # ReferenceEngine's own calls
 
         def add_workload(self, spec: WorkloadSpec) -> int: ...
         def remove_workload(self, wid: int) -> None: ...
-        def run_cycle(self, now_ns: int) -> CycleReport: ...
+        def run_cycle(self, now_ns: int, dirty_only: bool = False) -> CycleReport: ...
         def workload_view(self, wid: int) -> WorkloadView: ...
         def _view(self, wid: int) -> WorkloadView: ...
 
@@ -151,32 +154,44 @@ class BulkCalls:
 
     # --- cycles at one instant
 
-    def _has_heads(self) -> bool:
-        """Would a cycle pop a head? (An active ClusterQueue with an active workload.)"""
+    def _has_heads(self, dirty_only: bool = False) -> bool:
+        """Would a cycle pop a head? (An active ClusterQueue with an active
+        workload; ``dirty_only``: in a cohort tree that has not settled.)"""
         cqs = self.topo.cluster_queues
-        return any(q.active and cqs[k].active for k, q in enumerate(self.cq_queues))
+        return any(
+            q.active and cqs[k].active and (not dirty_only or self._tree_dirty[self.tree.root_of(k)])
+            for k, q in enumerate(self.cq_queues)
+        )
 
     def run_until_stable(self, now_ns: int, max_cycles: int) -> StableRun:
         """Cycles at now_ns until one admits, preempts and newly parks nothing
         (at most max_cycles); none when no ClusterQueue has a head to pop."""
-        run = self.run_until_settled(now_ns, max_cycles, None, every_victim=True)
+        run = self._run_until(now_ns, max_cycles, None, every_victim=True, skip_settled=False)
         return StableRun(*run[:7])
 
     def run_until_settled(
-        self,
-        now_ns: int,
-        max_cycles: int,
-        unexplained: npt.NDArray[np.uint8] | None = None,
-        every_victim: bool = False,
+        self, now_ns: int, max_cycles: int, unexplained: npt.NDArray[np.uint8] | None = None
     ) -> SettledRun:
         """run_until_stable where a victim whose eviction was already under way
         (victims keep their quota until release_eviction) is no change, and
         only victims a cycle of this call evicted are returned; also the wids
         tried and left pending (with ``unexplained``, those whose flag is
-        set, clearing it)."""
+        set, clearing it). Cohort trees that settled are not run again until
+        something changes them (scheduler.py _tree_dirty): ``cycles`` counts
+        every cycle, ``run`` those run."""
+        return self._run_until(now_ns, max_cycles, unexplained, every_victim=False, skip_settled=True)
+
+    def _run_until(
+        self,
+        now_ns: int,
+        max_cycles: int,
+        unexplained: npt.NDArray[np.uint8] | None,
+        every_victim: bool,
+        skip_settled: bool,
+    ) -> SettledRun:
         now_ns, max_cycles = A.i64(now_ns, "now_ns"), A.i64(max_cycles, "max_cycles")
         unexplained = A.uint8_mask(unexplained, "unexplained")
-        cycles, heads, stable = 0, 0, False
+        cycles, heads, stable, run = 0, 0, False, 0
         admitted: list[int] = []
         admitted_cycle: list[int] = []
         preempted: list[int] = []
@@ -186,7 +201,16 @@ class BulkCalls:
             if not self._has_heads():  # a cycle with no head to pop changes nothing
                 stable = True
                 break
-            report = self.run_cycle(now_ns)
+            if skip_settled and not self._has_heads(dirty_only=True):
+                # every tree with a head settled: the cycle would replay each
+                # tree's last attempts and change nothing; counted (cycle
+                # numbers are read by _scan_state), not run
+                self.cycle += 1
+                cycles += 1
+                stable = True
+                break
+            report = self.run_cycle(now_ns, dirty_only=skip_settled)
+            run += 1
             heads += report.heads
             attempted.extend(report.attempted)
             fresh = [
@@ -216,6 +240,7 @@ class BulkCalls:
             i32(preempted),
             i32(preempted_cycle),
             i32(attempted),
+            run,
         )
 
     # --- many workloads

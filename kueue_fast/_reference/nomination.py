@@ -198,7 +198,10 @@ class NominationMixin:
             if rec.spec.block == BLOCK_NAMESPACE_MISMATCH:
                 e.requeue_reason = REQUEUE_NAMESPACE_MISMATCH
             return e, False
-        a, targets = self.get_assignments(wid, cq, self._scan_state(wid, cq))
+        last = self._scan_state(wid, cq)
+        # it resumes where an earlier scan stopped (flavor_assigner next_flavor past 0)
+        e.resumed = last is not None and self.topo.gates.flavor_fungibility and last.pending_flavors()
+        a, targets = self.get_assignments(wid, cq, last)
         self._record(e, a, targets)
         return e, True
 

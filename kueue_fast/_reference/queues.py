@@ -94,6 +94,19 @@ class ClusterQueueQueue:
             return
         self._push_active(wid)
 
+    def may_be_head(self, wid: int) -> bool:
+        """Could the next pop return ``wid`` (just pushed)? False only when it
+        was parked or another workload is sure to come first (the sticky one,
+        or a live top entry): then the head is what it was before the push."""
+        if self._afs_usage is not None:
+            return True
+        if wid not in self.active:
+            return False
+        if self.sticky >= 0 and self.sticky in self.active:
+            return self.sticky == wid
+        key, top = self._heap[0]
+        return top == wid or top not in self.active or key != self._order_key(top)
+
     def pop(self) -> int:
         """The head, removed from the heap, or -1."""
         self.pop_cycle += 1

@@ -30,6 +30,12 @@ from __future__ import annotations
 from ..compiler import NO_LIMIT, Topology
 from .amount import add, sub
 
+_HUGE = 1 << 61
+
+
+def _huge(v: int) -> bool:
+    return not -_HUGE <= v < _HUGE
+
 
 class QuotaTree:
     def __init__(self, topo: Topology) -> None:
@@ -59,6 +65,17 @@ class QuotaTree:
         for root in self.roots():
             for node in self.preorder(root):
                 self._root[node] = root
+        # Has any quota or usage reached 2^61 in magnitude (the native
+        # QuotaTree::may_saturate)? Until then no sum saturates: a removal
+        # undone by an addition leaves every usage as it was.
+        self._huge = any(
+            _huge(v) or _huge(self.local_quota(node, fr))
+            for node, sq in enumerate(self.subtree_quota)
+            for fr, v in sq.items()
+        )
+
+    def may_saturate(self) -> bool:
+        return self._huge
 
     # --- structure --------------------------------------------------------------
 
@@ -142,6 +159,7 @@ class QuotaTree:
             local_avail = self.local_available(node, fr, table)
             u = table[node]
             u[fr] = add(u.get(fr, 0), value)
+            self._huge = self._huge or _huge(u[fr])
             self._touched.add(node)
             if value <= local_avail:
                 return
@@ -154,6 +172,7 @@ class QuotaTree:
             u = table[node]
             stored_in_parent = sub(u.get(fr, 0), self.local_quota(node, fr))
             u[fr] = sub(u.get(fr, 0), value)
+            self._huge = self._huge or _huge(u[fr])
             self._touched.add(node)
             if stored_in_parent <= 0:
                 return

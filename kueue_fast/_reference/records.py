@@ -72,3 +72,10 @@ class Entry:
     requeue_reason: str = REQUEUE_GENERIC
     deferred: bool = False
     is_preemptor: bool = False  # waiting for its preemptions (PrioritizePreemptorWorkloads)
+    # For settled trees (run_until_settled): the flavor scan resumed after an
+    # earlier one, the queue's sticky and preemptor workloads before the pop,
+    # and, once requeued, whether a replay of the attempt would repeat it.
+    resumed: bool = False
+    settled: bool = False
+    sticky_before: int = -1
+    preemptor_before: int = -1

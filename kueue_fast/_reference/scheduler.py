@@ -128,8 +128,50 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
         self._blocked = False
         # pending workloads out of their queues until a time (requeueAt): (time, wid)
         self._holds: list[tuple[int, int]] = []
+        # Settled cohort trees (run_until_settled): per quota-tree root, True
+        # until a cycle would replay the last attempt of each of its heads
+        # exactly, and changed nothing (the native engine's tree_dirty_ says
+        # when); anything that changes a tree's queues, quota or admitted
+        # workloads makes it dirty again (_touch_tree).
+        self._tree_dirty = [True] * topology.n_nodes
+        self._tree_roots = list(dict.fromkeys(self.tree.root_of(c) for c in range(topology.n_cq)))
+        self._skip_settled = True
 
     # --- workloads in and out ----------------------------------------------------------------
+
+    @property
+    def skip_settled(self) -> bool:
+        """run_until_settled skips the cycles of settled cohort trees (on; off
+        runs every cycle in full, for tests that check it changes nothing)."""
+        return self._skip_settled
+
+    @skip_settled.setter
+    def skip_settled(self, on: bool) -> None:
+        self._skip_settled = on
+        self._tree_dirty = [True] * self.topo.n_nodes
+
+    def _touch_tree(self, cq: int) -> None:
+        if cq >= 0:
+            self._tree_dirty[self.tree.root_of(cq)] = True
+
+    def _touch_head(self, cq: int, wid: int) -> None:
+        """wid was pushed into cq's queue: its tree is touched only if it may
+        be the head now (otherwise the next pop returns what it would have)."""
+        if self.cq_queues[cq].may_be_head(wid):
+            self._touch_tree(cq)
+
+    def _trees_can_settle(self) -> bool:
+        """Not with admission fair sharing (pops follow usages that move with
+        time), Topology Aware Scheduling (the trees share the nodes' capacity),
+        waitForPodsReady's blockAdmission (one head blocks the others of every
+        tree) or saturated amounts (fits removes victims of any tree)."""
+        return (
+            self._skip_settled
+            and self.afs is None
+            and self.tas is None
+            and not self.topo.block_admission_for_pods_ready
+            and not self.tree.may_saturate()
+        )
 
     def _heap_key(self, wid: int) -> tuple[object, ...]:
         s = self.workloads[wid].spec
@@ -168,6 +210,7 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
             rec.status = ADMITTED
         elif spec.cluster_queue >= 0:
             self.cq_queues[spec.cluster_queue].push(wid, spec.scheduling_hash)
+            self._touch_head(spec.cluster_queue, wid)
         return wid
 
     def _admit(self, wid: int, cq: int, usage: dict[int, int], time_ns: int, listed: bool = True) -> None:
@@ -188,6 +231,7 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
             self.tas.charge(rec.tas_uses, +1)
         if listed:
             self.cq_admitted[cq].add(wid)
+        self._touch_tree(cq)
 
     def _release(self, wid: int) -> None:
         """Take an admitted workload's usage out of its ClusterQueue."""
@@ -199,6 +243,7 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
                 self.tas.charge(rec.tas_uses, -1)
             self.cq_admitted[cq].discard(wid)
             self.cq_generation[cq] += 1
+            self._touch_tree(cq)
         rec.usage = {}
         rec.tas_uses = []
         if rec.topology is not None:  # the placements go with the quota (pod sets stay listed)
@@ -239,6 +284,7 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
             return
         if rec.spec.cluster_queue >= 0:
             self.cq_queues[rec.spec.cluster_queue].remove(wid)
+            self._touch_tree(rec.spec.cluster_queue)
         # admitted again, it orders as before (Evicted=False: workload.go Ordering)
         self._queue_ts_before_preemption.setdefault(wid, rec.spec.queue_ts)
         rec.spec.queue_ts = queue_ts
@@ -252,6 +298,7 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
             rec = self.workloads[wid]
             if rec.status == PENDING and rec.spec.cluster_queue >= 0:
                 self.cq_queues[rec.spec.cluster_queue].push(wid, rec.spec.scheduling_hash)
+                self._touch_head(rec.spec.cluster_queue, wid)
 
     def _pods_ready_for_all_admitted(self) -> bool:
         """cache.go PodsReadyForAllAdmittedWorkloads: every workload in the
@@ -321,6 +368,7 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
         rec.evicting = True
         if rec.admitted_cq >= 0:
             self.cq_generation[rec.admitted_cq] += 1
+        self._touch_tree(rec.admitted_cq)
 
     def _requeue_tree(self, cq: int) -> None:
         """A workload of a LocalQueue of cq finished, was deleted (pending or
@@ -331,6 +379,7 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
         LocalQueue stopped or missing, cq -1) requeues nothing."""
         if cq < 0:
             return
+        self._touch_tree(cq)
         root = self.tree.root_of(cq)
         cqs = self.tree.subtree_cqs(root) if root != cq else [cq]
         for c in cqs:
@@ -666,7 +715,9 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
                 break
         return run
 
-    def run_cycle(self, now_ns: int) -> CycleReport:
+    def run_cycle(self, now_ns: int, dirty_only: bool = False) -> CycleReport:
+        """One cycle; ``dirty_only``: heads only from the cohort trees that
+        have not settled (run_until_settled)."""
         now_ns = A.i64(now_ns, "now_ns")
         if self._holds:
             self.end_holds(now_ns)
@@ -678,19 +729,31 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
         if self.tas is not None:
             self.tas.take_snapshot()
         # 1. heads
-        heads: list[int] = []
+        heads: list[tuple[int, int, int]] = []  # (wid, the queue's sticky and preemptor before the pop)
         for cq, q in enumerate(self.cq_queues):
-            if self.topo.cluster_queues[cq].active and q.has_active():
+            if (
+                self.topo.cluster_queues[cq].active
+                and q.has_active()
+                and (not dirty_only or self._tree_dirty[self.tree.root_of(cq)])
+            ):
+                before = (q.sticky, q.preemptor)
                 wid = q.pop()
                 if wid >= 0:
-                    heads.append(wid)
+                    heads.append((wid, *before))
+        # the trees popped settle anew by the end of the cycle (_note_settled_trees)
+        settling = self._trees_can_settle()
+        if settling:
+            for root in self._tree_roots:
+                if not dirty_only or self._tree_dirty[root]:
+                    self._tree_dirty[root] = False
         report.heads = len(heads)
         # 2-3. nominate against the snapshot as it is at the start of the cycle
         entries: list[Entry] = []
         inadmissible: list[Entry] = []
-        for wid in heads:
+        for wid, sticky, preemptor in heads:
             e, nominated = self.nominate(wid)
             e.is_preemptor = self.cq_queues[e.cq].preemptor == wid
+            e.sticky_before, e.preemptor_before = sticky, preemptor
             (entries if nominated else inadmissible).append(e)
         # 4-5. order and process
         victims: dict[int, Target] = {}
@@ -719,12 +782,20 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
             if e.status == "skipped" and reason == REQUEUE_GENERIC:
                 reason = REQUEUE_FAILED_AFTER_NOMINATION
             pending_flavors = rec.last_state is not None and rec.last_state.pending_flavors()
-            parked = self.cq_queues[e.cq].requeue(
+            q = self.cq_queues[e.cq]
+            parked = q.requeue(
                 e.wid, reason, pending_flavors, lambda w: self.workloads[w].spec.scheduling_hash
             )
             if parked:
                 report.parked.append(e.wid)  # the head is the first one parked
             report.newly_parked += parked
+            # (its admission or new evictions touched the tree)
+            e.settled = (
+                not parked
+                and not e.resumed
+                and not (self.topo.gates.flavor_fungibility and pending_flavors)
+                and (q.sticky, q.preemptor) == (e.sticky_before, e.preemptor_before)
+            )
         report.attempted.sort()
         report.parked.sort()
         # the snapshot is gone (capacity reserved for this cycle only is free
@@ -739,4 +810,11 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
         if self.release_evictions:
             for wid in report.preempted:
                 self.release_eviction(wid)
+        if settling:
+            # a tree stays settled unless a head of it was admitted, evicted a
+            # workload, parked workloads, was not processed (blocked), or its
+            # attempt would not replay exactly; changes made during the cycle stand
+            for e in entries + inadmissible:
+                if not e.settled:
+                    self._tree_dirty[self.tree.root_of(e.cq)] = True
         return report

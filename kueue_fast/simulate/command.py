@@ -135,7 +135,9 @@ def _inputs(
         title = "Simulation of " + ", ".join(Path(f).name for f in files)
     else:
         state = scenario.default_state()
-        title = "Simulation of the built-in scenario (8 teams, 2 cohorts, one week)"
+        # the span of its generated trace (a trace file's own span shows on the next line)
+        span = "" if trace_path else f", {days:g} day{'' if days == 1 else 's'}"
+        title = f"Simulation of the built-in scenario (8 teams, 2 cohorts{span})"
     trace = make_trace(state, builtin, trace_path, n, seed, days, load, warnings, notes)
     if trace_path:
         title += f" with trace {Path(trace_path).name}"

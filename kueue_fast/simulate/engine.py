@@ -53,6 +53,7 @@ class Settled:
     # wids tried and left pending, by every cycle (repeats included); with
     # settle's unexplained mask, only those whose flag was set (then cleared)
     attempted: npt.NDArray[np.integer[Any]] = field(default_factory=lambda: _NONE)
+    run: int = 0  # cycles run (the others replayed settled cohort trees: engine_contract.SettledRun)
 
 
 class SimEngine:
@@ -118,6 +119,26 @@ class SimEngine:
             self.engine.clear_staged()
             self._staged = None
 
+    def sim_loop(self, batch: WorkloadBatch, arrays: dict[str, Any], params: dict[str, int]) -> Any:
+        """The native event loop (native_loop.py) over the batch's rows."""
+        from .._native import NativeEngine
+
+        assert isinstance(self.engine, NativeEngine)
+        if self._staged is not batch:
+            self._stage(batch)
+        return self.engine.sim_loop(arrays, params)
+
+    def sim_loop_done(self, all_added: bool) -> None:
+        """The native event loop added rows of the batch; ``all_added``: every one."""
+        from .._native import NativeEngine
+
+        assert isinstance(self.engine, NativeEngine)
+        self.engine.sim_loop_done()
+        self._next = self.engine.n_workloads
+        if all_added:
+            self.engine.clear_staged()
+            self._staged = None
+
     def add_specs(self, specs: list[WorkloadSpec]) -> None:
         for spec in specs:
             wid = self.engine.add_workload(spec)
@@ -144,10 +165,10 @@ class SimEngine:
         self, now_ns: int, max_cycles: int, unexplained: npt.NDArray[np.uint8] | None = None
     ) -> Settled:
         self.engine.end_holds(now_ns)
-        cycles, stable, heads, adm, adm_cycle, pre, pre_cycle, attempted = self.engine.run_until_settled(
+        cycles, stable, heads, adm, adm_cycle, pre, pre_cycle, attempted, run = self.engine.run_until_settled(
             now_ns, max_cycles, unexplained
         )
-        out = Settled([], cycles, heads, stable, attempted)
+        out = Settled([], cycles, heads, stable, attempted, run)
         if not (adm.size or pre.size):
             return out
         last = max(int(adm_cycle[-1]) if adm.size else 0, int(pre_cycle[-1]) if pre.size else 0)

@@ -40,6 +40,7 @@ from .defaults import (
     DEFAULT_TERMINATION_DELAY_S,
 )
 from .engine import Settled
+from .native_loop import native_loop_applies, run_native
 from .records import (
     BACKOFF_OVER,
     DEACTIVATED,
@@ -177,7 +178,7 @@ class _Run(RunState):
                     self.ever_admitted[i] = 1
                     self.adm_at[i * TIMES_KEPT] = start_ns
         self.arr_list = self.batch.queue_ts.tolist()
-        self.cycles = self.instants = self.unsettled = 0
+        self.cycles = self.cycles_run = self.instants = self.unsettled = 0
         self.schedule_s = 0.0
         self.arrived = 0  # trace rows added to the engine so far
         self.next_report = time.perf_counter() + PROGRESS_INTERVAL_S
@@ -187,7 +188,12 @@ class _Run(RunState):
 
     def events(self) -> int:
         """Events in time order until the end; returns when the clock stops:
-        at --until, else at the last instant simulated."""
+        at --until, else at the last instant simulated. The native engine
+        runs them itself when it can (native_loop.py)."""
+        if native_loop_applies(self):
+            return run_native(
+                self, self.report_progress, PROGRESS_INTERVAL_S, UNSETTLED_KEPT, NAMED, INSTANT_SLICE
+            )
         last_t = self.start_ns
         first_slice = min(INSTANT_SLICE, self.max_cycles)
         while True:
@@ -280,6 +286,7 @@ class _Run(RunState):
         t0 = time.perf_counter()
         res = self.sim.settle(t, first_slice, self.unexplained)
         self.schedule_s += time.perf_counter() - t0
+        self.cycles_run += res.run
         if res.stable:  # the usual case
             self.cycles += res.cycles
             # in cycle order: admissions start their run; victims lose theirs
@@ -344,6 +351,7 @@ class _Run(RunState):
             t0 = time.perf_counter()
             res = self.sim.settle(t, min(INSTANT_SLICE, max_cycles - run), self.unexplained)
             engine_s += time.perf_counter() - t0
+            self.cycles_run += res.run
         if not res.stable:
             self.unsettled += 1
             if len(self.churn.unsettled) < UNSETTLED_KEPT:
@@ -384,6 +392,7 @@ class _Run(RunState):
             n_workloads=self.total,
             n_manifest=self.m,
             cycles=self.cycles,
+            cycles_run=self.cycles_run,
             instants=self.instants,
             unsettled=self.unsettled,
             preemptions_per_cq=self.pre_per_cq,

@@ -148,7 +148,8 @@ class SimResult:
     end_ns: int
     n_workloads: int
     n_manifest: int
-    cycles: int
+    cycles: int  # Kueue's scheduling cycles of the run
+    cycles_run: int  # those the engine ran (the others replayed settled cohort trees: skipped)
     instants: int
     unsettled: int
     preemptions_per_cq: I64  # evictions by the victim's ClusterQueue
@@ -185,15 +186,6 @@ def usage_measure(nominal: I64, basis: I64, res_of_fr: I64, n_res: int) -> Calla
         return out
 
     return measure
-
-
-def last_usage(arrays: list[I64 | None], rows: array, n_fr: int) -> I64:  # type: ignore[type-arg]
-    """(workloads, flavor-resources): each workload's usage at its last admission."""
-    out = np.zeros((len(arrays), n_fr), dtype=np.int64)
-    for w, (a, r) in enumerate(zip(arrays, rows, strict=True)):
-        if a is not None:
-            out[w] = a[r]
-    return out
 
 
 def zeros(code: str, fill: int, size: int) -> array:  # type: ignore[type-arg]

@@ -270,6 +270,9 @@ def metrics_json(result: SimResult, metrics: Metrics, extra: dict[str, Any]) -> 
             "termination_delay_s": result.termination_delay_ns / NS,
             "max_cycles_per_instant": result.max_cycles,
             "cycles": result.cycles,
+            # those the engine ran: a cycle in which every cohort tree with a head
+            # would only replay its last attempts is counted, not run
+            "cycles_run": result.cycles_run,
             "instants": result.instants,
             "unsettled_instants": result.unsettled,
             "candidate_evaluations": result.candidate_evaluations,

@@ -45,7 +45,6 @@ from .records import (
     Timeline,
     WorkloadRecords,
     copy,
-    last_usage,
     usage_measure,
     zeros,
 )
@@ -70,6 +69,17 @@ class RunState:
     """One simulation: the engine, the event queues and the per-workload
     records (array.array: cheap single-element updates), with one method per
     kind of event. ``simulate()`` drives it."""
+
+    # the clock's counters: loop.py's _Run sets them, native_loop.py carries them on
+    arrived: int  # trace rows added to the engine so far
+    instants: int
+    cycles: int
+    cycles_run: int
+    unsettled: int
+    schedule_s: float
+    drain_stop: int
+    drain_limited: bool
+    next_report: float  # perf_counter time of the next progress report
 
     def __init__(
         self,
@@ -167,9 +177,8 @@ class RunState:
         self.preempted_by = zeros("q", -1, total)
         self.preempting = zeros("q", 0, total)
         self.lost = zeros("q", 0, total)
-        # the usage of each workload's last admission: its step's array and row
-        self.usage_arr: list[I64 | None] = [None] * total
-        self.usage_row = zeros("q", 0, total)
+        # the usage of each workload's last admission, per flavor-resource
+        self.usage: I64 = np.zeros((total, self.n_fr), dtype=np.int64)
         self.check_retries = zeros("q", 0, total)
         self.check_wait = zeros("q", 0, total)
         self.ever_admitted = zeros("b", 0, total)  # its job started once: Kueue's Admitted
@@ -247,9 +256,8 @@ class RunState:
         cq_l = cqs.tolist()
         started = 0
         state_of, n_adm, adm_at, epoch, plan = self.state_of, self.n_adm, self.adm_at, self.epoch, self.plan
+        self.usage[wids] = usage
         for k, w in enumerate(wids):
-            self.usage_arr[w] = usage
-            self.usage_row[w] = k
             c = cq_l[k]
             if c < 0:
                 # admitted and evicted again within this instant (quota
@@ -346,9 +354,8 @@ class RunState:
         still holds it (call before remove or release)."""
         if len(wids) == 1:  # the usual case: the usage its admission recorded
             w = wids[0]
-            r = self.usage_row[w]
-            usage = self.usage_arr[w][r : r + 1]  # type: ignore[index]
-            self.usage_changed(t, self.one_key[self.adm_cq[w]], usage, -1)
+            # a copy: the series holds its rows until it folds them, the record moves on
+            self.usage_changed(t, self.one_key[self.adm_cq[w]], self.usage[w : w + 1].copy(), -1)
             return
         cqs, usage = self.sim.admitted_usage(wids)
         self.usage_changed(t, cqs, usage, -1)
@@ -360,7 +367,7 @@ class RunState:
 
     def usage_rows(self, wids: list[int]) -> I64:
         """The usage of each workload's last admission, a row each."""
-        return np.stack([self.usage_arr[w][self.usage_row[w]] for w in wids])  # type: ignore[index]
+        return self.usage[wids]
 
     def usage_changed(self, t: int, cqs: npt.NDArray[np.integer[Any]], usage: I64, sign: int) -> None:
         """Usage of ClusterQueues ``cqs`` changes by ``sign`` x a row of ``usage`` each, at t."""
@@ -550,7 +557,7 @@ class RunState:
             finished_ns=copy(self.fin_at, i64),
             wait_ns=wait_ns,
             censored=censored,
-            usage=last_usage(self.usage_arr, self.usage_row, self.n_fr),
+            usage=self.usage,
             preempted_by=copy(self.preempted_by, i64),
             preempting=copy(self.preempting, i64),
             lost_ns=copy(self.lost, i64),

@@ -143,6 +143,26 @@ class StepSeries:
         if self._rows >= CHUNK_ROWS:
             self.fold()
 
+    def add_blocks(self, ts: I64, ns: I64, signs: I64, keys: I64, deltas: I64) -> None:
+        """add() for many blocks at once, folded where add() would fold: block
+        i is ``ns[i]`` rows of keys and deltas at time ``ts[i]``, times ``signs[i]``."""
+        cum = np.cumsum(ns)
+        b = r = 0  # blocks and rows taken so far
+        while b < ns.size:
+            # the first block after which add() would fold, else the last one
+            stop = int(np.searchsorted(cum, CHUNK_ROWS - self._rows + (cum[b - 1] if b else 0), side="left"))
+            e = min(stop + 1, ns.size)
+            r1 = int(cum[e - 1])
+            self._bt.extend(ts[b:e].tolist())
+            self._bn.extend(ns[b:e].tolist())
+            self._bsign.extend(signs[b:e].tolist())
+            self._bkeys.append(keys[r:r1])
+            self._bdeltas.append(deltas[r:r1])
+            self._rows += r1 - r
+            b, r = e, r1
+            if self._rows >= CHUNK_ROWS:
+                self.fold()
+
     def fold(self) -> None:
         """Integrate the changes held so far into the bins, and drop them."""
         if not self._rows:
@@ -253,6 +273,17 @@ class CountSeries:
         np.add.at(self.steps, (keys, j), delta)
         np.add.at(self.moments, (keys, j), delta * rel.astype(np.float64))
 
+    def add_many(self, ts: I64, keys: I64, deltas: I64) -> None:
+        """add(ts[i], keys[i:i+1], deltas[i]) for each i, in order; the bins
+        cover every time already (the caller checked: no widening between the
+        calls), so one pass does what the calls do, to the last bit."""
+        if not keys.size:
+            return
+        rel = ts - self.bins.t0
+        j = rel // self.bins.width_ns
+        np.add.at(self.steps, (keys, j), deltas)
+        np.add.at(self.moments, (keys, j), deltas * rel.astype(np.float64))
+
     def means(self, edges_ns: F64) -> F64:
         """(keys, bins): the mean count over each bin of ``edges_ns`` (Bins.edges)."""
         nb = edges_ns.size - 1
@@ -274,3 +305,8 @@ class EventCounts:
     def add(self, t: int, per_key: I64) -> None:
         self.bins.cover(t)
         self.counts[:, self.bins.index(t)] += per_key
+
+    def add_each(self, ts: I64, keys: I64) -> None:
+        """One event of key ``keys[i]`` at ``ts[i]`` each, the bins covering
+        every time already (counts are whole numbers: the order is free)."""
+        np.add.at(self.counts, (keys, (ts - self.bins.t0) // self.bins.width_ns), 1.0)

@@ -65,6 +65,10 @@ class ClusterQueueQueue {
 
   // A new or updated pending workload (Kueue PushOrUpdate).
   void push(WorkloadStore& w, int wid);
+  // Could the next pop return wid (just pushed)? False only when it was
+  // parked or another workload is sure to come first (the sticky one, or a
+  // live top entry): then the queue's head is what it was before the push.
+  bool may_be_head(const WorkloadStore& w, int wid) const noexcept;
   // The head, removed from the heap, or -1. With admission fair sharing,
   // lq_usage[lq + 1] is the usage of LocalQueue lq (-1 included).
   int pop(WorkloadStore& w, const double* lq_usage = nullptr);

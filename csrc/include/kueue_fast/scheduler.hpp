@@ -141,6 +141,17 @@ struct StableRun {
   std::vector<std::int32_t> admitted, admitted_cycle, preempted, preempted_cycle;
 };
 
+// What run_until_settled did: run_until_stable's fields, the heads tried and
+// left pending, and how many of the cycles were run (the others were replays
+// of settled cohort trees, skipped: see Engine::run_until_settled).
+struct SettledRun {
+  std::int64_t cycles = 0;
+  bool stable = true;
+  std::int64_t heads = 0;
+  std::vector<std::int32_t> admitted, admitted_cycle, preempted, preempted_cycle, attempted;
+  std::int64_t run = 0;
+};
+
 // What run_cycles did: per cycle its heads and newly parked count; the
 // admissions, preemptions (with when the admission each ended began), the
 // heads tried and left pending and those parked, each with the offset
@@ -181,6 +192,12 @@ struct Entry {
   bool scan_pending = false;  // its assignment's scan state is to be stored when the cycle ends
   MessageKind msg_kind = MSG_NONE;
   std::int32_t msg_arg = 0;
+  // For settled trees (run_until_settled): the flavor scan resumed after an
+  // earlier one, the queue's sticky and preemptor workloads before the pop,
+  // and, once requeued, whether a replay of the attempt would repeat it.
+  bool resumed = false;
+  bool settled = false;
+  std::int32_t sticky_before = -1, preemptor_before = -1;
 };
 
 class Engine {
@@ -201,6 +218,13 @@ class Engine {
   // search and throw EngineInvariantError unless they are byte-identical.
   void set_debug_checks(bool on) noexcept { debug_checks_ = on; }
   bool debug_checks() const noexcept { return debug_checks_; }
+  // Test hook: with false, run_until_settled runs every cycle in full (no
+  // tree settles), to check that skipping settled trees changes nothing.
+  void set_skip_settled(bool on) noexcept {
+    skip_settled_ = on;
+    std::fill(tree_dirty_.begin(), tree_dirty_.end(), 1);
+  }
+  bool skip_settled() const noexcept { return skip_settled_; }
 
   // --- workloads in and out ---------------------------------------------------------
   int add_workload(const WorkloadInput& in);
@@ -235,6 +259,13 @@ class Engine {
   // that ends it). No cycle at all when no ClusterQueue has a head to pop: it
   // would change nothing (the reference adapter skips it too).
   const StableRun& run_until_stable(std::int64_t now_ns, std::int64_t max_cycles);
+  // run_until_stable for victims that keep their quota until
+  // release_eviction: only victims a cycle of this call evicted count as a
+  // change. attempted_mask as run_cycles'. Cohort trees that settled are not
+  // run again until something touches them (see tree_dirty_): the cycles
+  // counted are those run_until_stable would run, `run` those run.
+  const SettledRun& run_until_settled(std::int64_t now_ns, std::int64_t max_cycles, std::uint8_t* attempted_mask,
+                                      std::size_t n_mask);
   // Cluster.run_cycle's cycles without a return to the caller between them:
   // cycle k (1, 2, ...) at start_ns + k * step_ns, at most max_cycles; with
   // until_stable, up to and including the first cycle that admits, preempts
@@ -410,11 +441,46 @@ class Engine {
   void persist_attempt(const Entry& e);
   void append_cq_path(std::string& out, int cq) const;
 
+  // --- settled cohort trees (run_until_settled) ---
+  // Per quota-tree root (a node id; a ClusterQueue outside any cohort is its
+  // own root): 0 while the tree is settled, i.e. a cycle would replay its
+  // last attempt of every head exactly: the heads are the same workloads,
+  // nothing they read changed (queues, quota, admitted workloads, sticky and
+  // preemptor workloads, cluster queue generations), that attempt changed
+  // nothing (no admission, no new eviction, nothing newly parked) and
+  // neither it nor its replay resumes a flavor scan. Any change to a tree's
+  // queues, quota or admitted workloads sets its flag (touch_tree). Kueue's
+  // queue manager likewise requeues inadmissible workloads only on an event
+  // of their cohort (manager.go QueueAssociatedInadmissibleWorkloadsAfter).
+  std::vector<std::uint8_t> tree_dirty_;
+  std::vector<std::int32_t> tree_roots_;  // the distinct roots of the ClusterQueues
+  std::vector<std::uint8_t> tree_unsettled_;  // per root, scratch of note_settled_trees
+  bool skip_settled_ = true;
+  // Whether a tree can settle at all: not when admission fair sharing (pops
+  // follow usages that move with time), Topology Aware Scheduling (the
+  // trees share the nodes' capacity), waitForPodsReady's blockAdmission
+  // (one head can block the others of every tree) or saturated amounts (a
+  // victim of any tree is removed in fits) tie the trees' attempts together.
+  bool trees_can_settle() const noexcept;
+  void touch_tree(int cq) noexcept {
+    if (cq >= 0) tree_dirty_[static_cast<std::size_t>(tree_.root_of(cq))] = 1;
+  }
+  // A workload pushed into cq's queue: its tree is touched only if it may
+  // be the head now (otherwise the next pop returns what it would have).
+  void touch_head(int cq, int wid) noexcept {
+    if (queues_[static_cast<std::size_t>(cq)].may_be_head(w_, wid)) touch_tree(cq);
+  }
+  bool dirty_heads() const noexcept;
+  bool scan_resumes(int wid, int cq) const noexcept;
+  void note_settled_trees();
+  const CycleReport& run_cycle(std::int64_t now_ns, bool dirty_only);
+
   FlavorAssigner assigner_;
   Preemptor preemptor_;
   FairSharingTournament tournament_;
   CycleReport report_;
   StableRun stable_run_;
+  SettledRun settled_run_;
   CyclesRun cycles_run_;
   std::vector<std::int32_t> requeue_roots_;
   PreemptionCtx ctx_, oracle_ctx_;
