@@ -35,8 +35,10 @@ seconds as Kueue's recorder reads them; and, in milliseconds, from the create
 to the admission write as the API server saw them), the ClusterQueue usage as
 Kueue's checker computes it (CPU usage of the ClusterQueues' status writes
 integrated over time, over nominal quota x the time monitored), evictions,
-and the controller's requests and writes per admitted Workload, by resource:
-at W writes per admission a budget of QPS allows QPS / W admissions a second.
+the controller's requests and writes per admitted Workload, by resource and
+by kind of Workload status write (at W writes per admission a budget of QPS
+allows QPS / W admissions a second), and the CPU of the controller and of
+its busiest thread, the scheduling loop.
 """
 
 from __future__ import annotations
@@ -85,6 +87,20 @@ def cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def busiest_thread_cpu_s(pid: int) -> float:
+    """CPU of the process's busiest thread: the controller's scheduling loop
+    (its writer, informer and Event threads mostly wait on the network)."""
+    best = 0.0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        best = max(best, (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"))
+    return best
+
+
 def peak_rss_mib(pid: int) -> float:
     with open(f"/proc/{pid}/status") as f:
         for line in f:
@@ -118,6 +134,7 @@ class Recorder:
         self.admit_kueue_s: dict[str, int] = {}  # Admitted LTT - creationTimestamp, whole seconds
         self.admit_ms: dict[str, float] = {}  # create -> admission write, as the server saw them
         self.evictions: dict[str, int] = {}
+        self.requeue_next: set[str] = set()  # evicted: the controller's next write requeues it
         self.wl_writes = dict.fromkeys(("admission", "pending reason", "eviction", "other"), 0)
         self.finishing: set[str] = set()  # its Finished write is on its way
         self.finished: set[str] = set()
@@ -141,34 +158,40 @@ class Recorder:
                 return
             if info.subresource != "status" or not info.user_agent.startswith(AGENT):
                 return
-            admitted = _condition(info.obj, "Admitted")
-            evicted = _condition(info.obj, "Evicted")
+            admitted = (_condition(info.obj, "Admitted") or {}).get("status") == "True"
+            evicted = (_condition(info.obj, "Evicted") or {}).get("status") == "True"
+            has_admission = (info.obj.get("status") or {}).get("admission") is not None
             with self.lock:
-                if admitted and admitted.get("status") == "True":
-                    if self.running.get(key) == self.admitted.get(key, 0) and key in self.running:
+                if key in self.running and key not in self.finishing and (evicted or not admitted):
+                    # evicted (its admission is kept until the job stopped) or no longer admitted:
+                    # its run is over, unfinished (Kueue's runner finishes no evicted Workload)
+                    del self.running[key]
+                    self.wl_writes["eviction"] += 1
+                    if evicted:
+                        self.evictions[key] = self.evictions.get(key, 0) + 1
+                        self.requeue_next.add(key)
+                elif admitted and not evicted:
+                    if key in self.running:
                         self.wl_writes["other"] += 1
                         return  # a later write of the same admission
                     self.wl_writes["admission"] += 1
                     n = self.admitted[key] = self.admitted.get(key, 0) + 1
                     self.running[key] = n
                     created = info.obj["metadata"]["creationTimestamp"]
-                    self.admit_kueue_s[key] = _epoch_s(admitted["lastTransitionTime"]) - _epoch_s(created)
+                    admitted_at = _condition(info.obj, "Admitted")["lastTransitionTime"]  # type: ignore[index]
+                    self.admit_kueue_s[key] = _epoch_s(admitted_at) - _epoch_s(created)
                     self.admit_ms[key] = (now - self.created.get(key, now)) * 1000
                     cls = info.obj["metadata"]["labels"][K.CLASS_LABEL]
                     self.seq += 1
                     heapq.heappush(self.due, (now + self.runtime_ms[cls] / 1000, self.seq, key, n))
                     self.wake.set()
-                elif key in self.running and key not in self.finishing:
-                    del self.running[key]  # no longer admitted: its run is over, unfinished
-                    self.wl_writes["eviction"] += 1
-                    if evicted and evicted.get("status") == "True":
-                        self.evictions[key] = self.evictions.get(key, 0) + 1
-                elif (info.obj.get("status") or {}).get("admission") is None and not (
-                    evicted and evicted.get("status") == "True"
-                ):
+                elif key in self.requeue_next and not has_admission:
+                    self.requeue_next.discard(key)
+                    self.wl_writes["eviction"] += 1  # the requeue: the admission removed once stopped
+                elif not has_admission:
                     self.wl_writes["pending reason"] += 1  # QuotaReserved=False and its message
                 else:
-                    self.wl_writes["other"] += 1  # the requeue after an eviction
+                    self.wl_writes["other"] += 1
         elif info.resource == "clusterqueues" and info.subresource == "status":
             st = info.obj.get("status") or {}
             usage = 0
@@ -297,7 +320,7 @@ def run_once(args: argparse.Namespace, shape: K.PerfShape, qps: float, burst: in
         t.start()
     t_done = float("nan")
     peak = 0.0
-    cpu_ctl = 0.0
+    cpu_ctl = cpu_loop = 0.0
     try:
         deadline = t0 + args.timeout
         next_note = t0 + args.progress
@@ -325,6 +348,7 @@ def run_once(args: argparse.Namespace, shape: K.PerfShape, qps: float, burst: in
         counts = api.counts(AGENT)
         peak = max(peak, peak_rss_mib(proc.pid))
         cpu_ctl = cpu_s(proc.pid)
+        cpu_loop = busiest_thread_cpu_s(proc.pid)
     finally:
         stop.set()
         proc.send_signal(signal.SIGTERM)
@@ -400,6 +424,7 @@ def run_once(args: argparse.Namespace, shape: K.PerfShape, qps: float, burst: in
         "workload_status_writes": dict(rec.wl_writes),
         "qps_bound_admissions_per_s": round(qps * admissions / max(1, requests), 1),
         "controller_cpu_s": round(cpu_ctl, 1),
+        "loop_cpu_s": round(cpu_loop, 1),
         "controller_peak_rss_mib": round(peak, 1),
         "apiserver_and_runner_cpu_s": round(cpu_self, 1),
     }
@@ -458,6 +483,17 @@ def table(shape: K.PerfShape, results: list[dict[str, Any]]) -> str:
                 for r in results
             ),
         ],
+        [
+            "  of which ClusterQueue / LocalQueue status",
+            "",
+            *(
+                " / ".join(
+                    f"{r['writes_by_resource'].get(f'{q}/status', 0) / max(1, r['admissions']):.2f}"
+                    for q in ("clusterqueues", "localqueues")
+                )
+                for r in results
+            ),
+        ],
         ["Event writes per admission", "", *(f"{r['event_writes_per_admission']:.2f}" for r in results)],
         ["admissions/s the QPS allows", "", *(f"{r['qps_bound_admissions_per_s']}" for r in results)],
         [
@@ -465,6 +501,7 @@ def table(shape: K.PerfShape, results: list[dict[str, Any]]) -> str:
             "",
             *(f"{r['controller_cpu_s']} s / {r['controller_peak_rss_mib']:.0f} MiB" for r in results),
         ],
+        ["scheduling loop CPU (its busiest thread)", "", *(f"{r['loop_cpu_s']} s" for r in results)],
         ["API server + runner CPU", "", *(f"{r['apiserver_and_runner_cpu_s']} s" for r in results)],
     ]
     widths = [max(len(x[i]) for x in [head, *lines]) for i in range(len(head))]

@@ -467,6 +467,30 @@ CLUSTER_CASES: list[tuple[str, ClusterCall, type[Exception], str]] = [
     ("decision(unknown)", lambda c: c.decision("ns/x"), EngineError, "Workload/ns/x is not in the cluster"),
     ("decision(None)", lambda c: c.decision(None), EngineError, "Workload/None is not in the cluster"),  # type: ignore[arg-type]
     (
+        "pending_reasons(unknown)",
+        lambda c: c.pending_reasons([KEY, "ns/x"]),
+        EngineError,
+        "Workload/ns/x is not in the cluster",
+    ),
+    (
+        "pending_reasons(a key)",
+        lambda c: c.pending_reasons(KEY),
+        EngineError,
+        "pending_reasons: keys: expected a sequence",
+    ),
+    (
+        "pending_reasons([None])",
+        lambda c: c.pending_reasons([None]),
+        EngineError,
+        "pending_reasons: keys: expected a str",
+    ),  # type: ignore[list-item]
+    (
+        "pending_reasons([[]])",
+        lambda c: c.pending_reasons([[]]),
+        EngineError,
+        "pending_reasons: keys: expected a str",
+    ),  # type: ignore[list-item]
+    (
         "remove_workload(unknown)",
         lambda c: c.remove_workload("ns/x"),
         EngineError,

@@ -242,3 +242,24 @@ def test_bulk_loading_gives_the_collector_back_as_it_found_it(tmp_path, capsys, 
         assert "TOTAL" in capsys.readouterr().out
     finally:
         (gc.enable if was else gc.disable)()
+
+
+@pytest.mark.parametrize("engine", PARAMS)
+def test_pending_reasons_are_those_of_the_decisions(engine: str) -> None:
+    # the controller reads a cycle's heads left pending in bulk (its pending Events)
+    waiting = [wl(f"w{i}").queue("a").request(cpu="3") for i in range(4)]
+    cluster = Cluster(two_queues_state(*waiting, wl("too-big").queue("b").request(cpu="9")), engine)
+    tried: list[str] = []
+    for _ in range(3):
+        tried += cluster.run_cycle().attempted
+    pending = [k for k in cluster.keys() if cluster.decision(k).state == "pending"]
+    assert set(tried) & set(pending) and set(pending) - set(tried)  # tried ones and never-tried ones
+    want = [(cluster.decision(k).reason, cluster.decision(k).message) for k in pending]
+    assert cluster.pending_reasons(pending) == want
+    # any other workload: its decision's, whatever the engine kept from its tries
+    everyone = cluster.keys()
+    assert {cluster.decision(k).state for k in everyone} >= {"admitted", "pending"}
+    assert cluster.pending_reasons(everyone) == [
+        (cluster.decision(k).reason, cluster.decision(k).message) for k in everyone
+    ]
+    assert cluster.pending_reasons([]) == []

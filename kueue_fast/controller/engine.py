@@ -46,6 +46,9 @@ class EngineHandle:
     def decision(self, key: str) -> Decision:
         return self.cluster.decision(key)
 
+    def pending_reasons(self, keys: list[str]) -> list[tuple[str, str]]:
+        return self.cluster.pending_reasons(keys)
+
     def run_cycle(self, now_ns: int) -> CycleResult:
         return self.cluster.run_cycle(now_ns)
 

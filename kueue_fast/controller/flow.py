@@ -38,6 +38,7 @@ class WorkloadFlow(ControllerParts):
         t = self.tracks.get(key)
         if t is None:
             return
+        self.touched.add(key)
         if t.not_before > self.clock.monotonic():
             return
         wl = self.cache.workloads.get(key)
@@ -53,6 +54,8 @@ class WorkloadFlow(ControllerParts):
             return
         if self._reconcile_ended(t, wl, kind, job) or not t.in_engine:
             return
+        if t.phase == Phase.PENDING:
+            self._pending_tried(key)
         if t.phase == Phase.ADMITTED:
             self._reconcile_admitted(t, wl, kind, job)
         elif t.phase == Phase.EVICTING:
@@ -427,7 +430,15 @@ class WorkloadFlow(ControllerParts):
     # --- writes -------------------------------------------------------------------------------------
 
     def _apply_status(
-        self, t: Track, wl: JSON, write: Write, status: JSON, prio: int, then: Then | None = None
+        self,
+        t: Track,
+        wl: JSON,
+        write: Write,
+        status: JSON,
+        prio: int,
+        then: Then | None = None,
+        *,
+        spare_wait: float | None = None,
     ) -> None:
         md = wl["metadata"]
         body = {
@@ -444,7 +455,9 @@ class WorkloadFlow(ControllerParts):
             t.key,
             write,
             prio,
-            lambda c: c.apply(WORKLOADS, body, field_manager=FIELD_MANAGER, sub="status"),
+            lambda c: c.apply(
+                WORKLOADS, body, field_manager=FIELD_MANAGER, sub="status", spare_wait=spare_wait
+            ),
             (WORKLOADS, md["name"], md["namespace"]),
             ("workload", t.key),
             then,
@@ -505,10 +518,16 @@ class WorkloadFlow(ControllerParts):
             return
         self.hot[op.key] = None
         if op.key.startswith(("#cq/", "#lq/", "#rf/")):
+            # looked at again, whatever the result (a failed write is tried again then)
+            kind, _, name = op.key[1:].partition("/")
+            self._queue_changed(kind, name)
             return
         t = self.tracks.get(op.key)
         if t is None:
             return
+        self.touched.add(op.key)
+        if op.name == Write.PENDING and not isinstance(result, dict):
+            t.pending_written = None  # not written: the next look writes it again
         if isinstance(result, Conflict):
             t.conflicts += 1
             if t.conflicts > 20:

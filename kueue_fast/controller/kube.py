@@ -256,6 +256,37 @@ class TokenBucket:
         if wait > 0 and stop.wait(wait):
             raise ClientClosed()
 
+    def try_spare(self) -> float:
+        """Take a token only if one is spare: saved beyond half the burst,
+        which stays for the ordinary takers (a token taken from the saved
+        ones would be missed by their next burst; beyond half, it is one the
+        bucket would likely lose at its cap). 0.0 when taken, else how long
+        until one would be if nobody else takes any."""
+        keep = self.burst // 2
+        with self.lock:
+            now = self.clock()
+            self.tokens = min(float(self.burst), self.tokens + (now - self.last) * self.qps)
+            self.last = now
+            if self.tokens >= 1.0 + keep:
+                self.tokens -= 1.0
+                return 0.0
+            return (1.0 + keep - self.tokens) / self.qps
+
+    def take_spare(self, stop: threading.Event, patience: float) -> None:
+        """A token that no ordinary taker is waiting for; after ``patience``
+        seconds without one, an ordinary turn (so it is never starved)."""
+        deadline = self.clock() + patience
+        while True:
+            wait = self.try_spare()
+            if wait == 0.0:
+                return
+            left = deadline - self.clock()
+            if left <= 0:
+                break
+            if stop.wait(min(wait, left)):
+                raise ClientClosed()
+        self.take(stop)
+
 
 # --- the client ---------------------------------------------------------------------------------
 
@@ -369,16 +400,23 @@ class KubeClient:
         resource: str = "",
         retries: int | None = None,
         bucket: TokenBucket | None = None,
+        spare_wait: float | None = None,
     ) -> JSON:
         """One API call with rate limiting and retries; the decoded JSON answer.
-        ``bucket``: a rate limit of its own instead of the client's (Events)."""
+        ``bucket``: a rate limit of its own instead of the client's (Events).
+        ``spare_wait``: a write that must not delay the others takes a token
+        nobody waits for, or its ordinary turn after that many seconds
+        (TokenBucket.take_spare)."""
         q = [(k, _qs(v)) for k, v in (query or {}).items() if v is not None]
         attempts = (self.max_retries if retries is None else retries) + 1
         delay = self.backoff_base
         for attempt in range(attempts):
             if self.stopped.is_set():
                 raise ClientClosed()
-            (bucket or self.bucket).take(self.stopped)
+            if spare_wait is not None and bucket is None:
+                self.bucket.take_spare(self.stopped, spare_wait)
+            else:
+                (bucket or self.bucket).take(self.stopped)
             t0 = time.monotonic()
             try:
                 err = self._once(method, path, q, body, content_type)
@@ -505,6 +543,7 @@ class KubeClient:
         namespace: str | None = None,
         sub: str | None = None,
         content_type: str = MERGE,
+        spare_wait: float | None = None,
     ) -> JSON:
         return self.request(
             "PATCH",
@@ -513,10 +552,18 @@ class KubeClient:
             content_type=content_type,
             verb="patch",
             resource=res.plural + (f"/{sub}" if sub else ""),
+            spare_wait=spare_wait,
         )
 
     def apply(
-        self, res: Resource, obj: JSON, *, field_manager: str, sub: str | None = None, force: bool = True
+        self,
+        res: Resource,
+        obj: JSON,
+        *,
+        field_manager: str,
+        sub: str | None = None,
+        force: bool = True,
+        spare_wait: float | None = None,
     ) -> JSON:
         md = obj["metadata"]
         return self.request(
@@ -527,6 +574,7 @@ class KubeClient:
             content_type=APPLY,
             verb="patch",
             resource=res.plural + (f"/{sub}" if sub else ""),
+            spare_wait=spare_wait,
         )
 
     def delete(

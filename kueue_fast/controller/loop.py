@@ -120,9 +120,12 @@ class Loop(ControllerParts):
             and self.writer.depth() < self.opts.max_queued
         ):
             return 0.0
+        dues = [self.timers[0][0]] if self.timers else []
+        if self.engine is not None:
+            dues += self._next_due()
         t = 0.5
-        if self.timers:
-            t = min(t, max(0.0, self.timers[0][0] - self.clock.monotonic()))
+        if dues:
+            t = min(t, max(0.0, min(dues) - self.clock.monotonic()))
         return t
 
     def _drain(self, timeout: float) -> list[tuple[Any, ...]]:
@@ -161,12 +164,8 @@ class Loop(ControllerParts):
         if not self.config_dirty:
             self._schedule()
         self._reconcile_dirty()
-        if now - self.last_pending >= self.opts.pending_interval:
-            self.last_pending = now
-            self._pending_pass()
-        if now - self.last_status >= self.opts.status_interval:
-            self.last_status = now
-            self._status_pass()
+        self._pending_pass()
+        self._status_pass()
         self.metrics.write_queue_depth.set(self.writer.depth())
         if self.events is not None:
             self.metrics.event_queue_depth.set(self.events.depth())

@@ -83,7 +83,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--identity", default=None, help="leader election identity (default: $POD_NAME or host name)"
     )
     p.add_argument(
-        "--status-interval", type=float, default=1.0, help="seconds between queue status updates (default: 1)"
+        "--status-interval",
+        type=float,
+        default=1.0,
+        help="seconds from a queue's first change to its status write (Kueue's batch period; default: 1)",
     )
     _bool_flag(p, "--events", True, "record Kubernetes Events on Workloads and Jobs, as Kueue does")
     p.add_argument(

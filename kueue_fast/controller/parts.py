@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from .kube import KubeClient
     from .leader import Clock, LeaderElector
     from .metrics import Metrics
+    from .queues import QueueCounts
     from .reconciler import Options
     from .writer import Writer
 
@@ -54,10 +55,13 @@ class ControllerParts:
     capacity_dirty: bool  # TAS's nodes or non-TAS pods changed since the engine last read them
     last_capacity: float
     sched_dirty: bool
-    queues_dirty: bool
-    last_status: float
-    last_pending: float
     last_cycle: float
+    # queue status and pending reasons (queues.py): what changed since they were looked at
+    touched: set[str]  # Workload keys whose counts in their queues may have moved
+    counts: QueueCounts
+    pending_due: dict[str, float]  # Workload key -> when to look at its pending reason
+    queue_due: dict[str, dict[str, float]]  # "cq" | "lq" | "rf" -> name -> when to look at it
+    lanes: dict[str, tuple[str, str]]  # "pending" | "cq" | "lq" -> (key, write) last sent
     heartbeat: float
     stopped: threading.Event
     fatal: BaseException | None
@@ -88,3 +92,7 @@ class ControllerParts:
     # queue status (queues.py)
     _pending_pass: Callable[[], None]
     _status_pass: Callable[[], None]
+    _touch_all: Callable[[], None]
+    _queue_changed: Callable[[str, str], None]
+    _pending_tried: Callable[[str], None]
+    _next_due: Callable[[], list[float]]

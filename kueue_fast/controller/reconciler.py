@@ -76,7 +76,7 @@ from .kube import (
 from .leader import Clock, LeaderElector
 from .loop import Loop
 from .metrics import Metrics
-from .queues import QueueStatus
+from .queues import QUEUE_KINDS, QueueCounts, QueueStatus
 from .scheduling import Scheduling
 from .track import JSON, Track
 from .ungater import TopologyUngater
@@ -96,6 +96,9 @@ class Options:
     renew_deadline: float = 10.0
     retry_period: float = 2.0
     workers: int = 32
+    # a queue's status is written this long after the first change of its
+    # Workloads (Kueue's constants.UpdatesBatchPeriod), a pending reason this
+    # long after the try that gave it (queues.py)
     status_interval: float = 1.0
     capacity_interval: float = 1.0  # seconds between rebuilds of the engine for node capacity changes (TAS)
     pending_interval: float = 1.0
@@ -149,9 +152,9 @@ class Controller(Loop, Scheduling, WorkloadFlow, QueueStatus, TopologyUngater):
         self.leader = not self.opts.leader_elect
         self.epoch = 0
         self.config_dirty = self.sched_dirty = self.capacity_dirty = False
-        self.last_capacity = 0.0
-        self.queues_dirty = True
-        self.last_status = self.last_pending = self.last_cycle = 0.0
+        self.last_capacity = self.last_cycle = 0.0
+        self.touched, self.counts, self.pending_due, self.lanes = set(), QueueCounts(), {}, {}
+        self.queue_due = {kind: {} for kind in QUEUE_KINDS}
         self.heartbeat = self.clock.monotonic()
         self.stopped = threading.Event()
         self.fatal = None
@@ -262,7 +265,8 @@ class Controller(Loop, Scheduling, WorkloadFlow, QueueStatus, TopologyUngater):
         if etype == "DELETED":
             obj = None
         if kind in CONFIG_KINDS:
-            self.queues_dirty = True
+            if kind in ("cq", "lq", "flavor"):  # its status or finalizers may need a write
+                self._queue_changed("rf" if kind == "flavor" else kind, key)
             if self.cache.apply_config(kind, key, obj, old):
                 self.config_dirty = True
         elif kind == "workload":

@@ -18,6 +18,7 @@ from . import state
 from .engine import EngineHandle
 from .events import ADMISSION, WARNING
 from .parts import ControllerParts
+from .queues import QueueCounts
 from .track import JSON, Phase, Track
 
 log = logging.getLogger("kueue_fast.controller")
@@ -80,7 +81,8 @@ class Scheduling(ControllerParts):
             )
         self.dirty.update(dict.fromkeys(self.tracks))
         self.sched_dirty = True
-        self.queues_dirty = True
+        self.counts = QueueCounts()
+        self._touch_all()
         self.metrics.engine_rebuilds_total.inc()
         log.info(
             "engine %s built from %d workloads (%d admitted) in %.2fs (%.2fs CPU)",
@@ -112,6 +114,7 @@ class Scheduling(ControllerParts):
             self.last_capacity = now
             self.sched_dirty = True
             self.dirty.update(dict.fromkeys(self.tracks))
+            self._touch_all()
             log.log(
                 logging.DEBUG if capacity_only else logging.INFO,
                 "configuration applied: %d ClusterQueues, %d LocalQueues, %d flavors, %d nodes",
@@ -248,7 +251,7 @@ class Scheduling(ControllerParts):
         t.adm_cq, t.adm_usage, t.evict = None, (), None
         t.queued_ns = self.clock.time_ns()
         self.sched_dirty = True
-        self.queues_dirty = True
+        self.touched.add(t.key)  # from holding quota to pending in its queues' counts
         wl = self.cache.workloads.get(t.key)
         if wl is not None and (wl.get("spec") or {}).get("active") is False:
             self._reread(t, wl)
@@ -264,6 +267,7 @@ class Scheduling(ControllerParts):
         t.adm_cq, t.adm_usage = None, ()
         t.failures += 1
         self.sched_dirty = True
+        self.touched.add(t.key)
         if t.failures >= self.opts.max_failures:
             wl = self.cache.workloads.get(t.key)
             log.error(
@@ -306,13 +310,16 @@ class Scheduling(ControllerParts):
                     self.metrics.admission_attempts_total.labels("inadmissible").inc(failed)
                     self.metrics.admission_attempt_duration_seconds.labels("inadmissible").observe(dt)
             if self.events is not None:
-                self._pending_events(res.attempted)
+                self._pending_events(res.attempted, res.admitted)
+            for key in res.attempted:
+                self._pending_tried(key)
             for key in res.admitted:
                 self._on_admitted(key)
             for key in res.preempted:
                 self._on_evicted(key, True)
             for key in res.evicted:
                 self._on_evicted(key, False)
+            self.touched.update(res.admitted, res.preempted, res.evicted)
             if not res.changed:
                 self.sched_dirty = False
                 return
@@ -320,17 +327,18 @@ class Scheduling(ControllerParts):
                 self.sched_dirty = True
                 return
 
-    def _pending_events(self, attempted: list[str]) -> None:
+    def _pending_events(self, attempted: list[str], admitted: list[str]) -> None:
         """pkg/scheduler/scheduler.go requeueAndUpdate: a Warning with the
         pending reason and message for every head a cycle tried and left
         pending (series keep them to one Event per object version)."""
         eng = self.engine
         assert eng is not None
-        for key in attempted:
+        done = set(admitted)
+        left = [key for key in attempted if key not in done]
+        for key, (reason, message) in zip(left, eng.pending_reasons(left), strict=True):
             wl = self.cache.workloads.get(key)
-            d = eng.decision(key)
-            if wl is not None and d.reason and d.message:
-                self._event(wl, WARNING, d.reason, d.message, ADMISSION)
+            if wl is not None and reason and message:
+                self._event(wl, WARNING, reason, message, ADMISSION)
 
     def _on_admitted(self, key: str) -> None:
         eng = self.engine
@@ -364,7 +372,6 @@ class Scheduling(ControllerParts):
             self.metrics.admitted_workloads_total.labels(cq).inc()
             self.metrics.admission_wait_time_seconds.labels(cq).observe(wait)
         self.hot[key] = None
-        self.queues_dirty = True
 
     def _admission_denied(self, key: str, d: Decision) -> str:
         """Security: a workload goes only to the ClusterQueue its own

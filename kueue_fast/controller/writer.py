@@ -2,8 +2,9 @@
 
 The scheduling loop hands it :class:`Op` s: a key (at most one op per key is
 in flight: the loop waits for the result before it decides the next write
-for that key), a priority (admissions and Job starts before Workload
-creation, before pending messages and queue statuses) and a function of the
+for that key), a priority (pending reasons and queue statuses first: at most
+one of each kind waits, and for a token no other write waits for; then
+admissions and Job starts, then Workload creation) and a function of the
 client that sends the request. Worker threads run them and post the result
 back to the loop:
 
@@ -35,10 +36,16 @@ log = logging.getLogger("kueue_fast.controller.writer")
 JSON = dict[str, Any]
 
 # priorities: lower first
-PRIO_ADMISSION = 0  # admission status, Job start, evictions
-PRIO_CREATE = 1  # Workload creation, finish, finalizers
-PRIO_PENDING = 2  # pending reasons on Workloads
-PRIO_STATUS = 3  # ClusterQueue / LocalQueue status
+PRIO_INFORM = 0  # pending reasons, ClusterQueue / LocalQueue status: one of each kind (queues.py)
+PRIO_ADMISSION = 1  # admission status, Job start, evictions
+PRIO_CREATE = 2  # Workload creation, finish, finalizers
+
+# Pending reasons and queue statuses take tokens no other write waits for
+# (KubeClient.request spare_wait): while decisions use the whole budget, one of
+# them still goes after waiting this long, so they are late, never starved.
+# First in the writer's queue, they wait for the budget, not behind decisions
+# (the writer's queue is full of them when the API server is the bottleneck).
+SPARE_WAIT = 1.0
 
 
 @dataclass
