@@ -516,13 +516,31 @@ class Cluster(AdmissionChecksMixin, PodsReadyMixin, BulkCountsMixin):
             if run.stable:
                 return int(run.cycles)
         else:
+            # Victims keep their quota until release_eviction(): a preemptor re-issues
+            # their evictions each cycle, which changes nothing (the engine's
+            # run_until_settled counts it so too).
+            under_way = None if self.release_evictions else self._evictions_under_way()
             for n in range(1, max_cycles + 1):
                 result = self.run_cycle()
                 if on_cycle is not None:
                     on_cycle(result)
-                if not result.changed:
+                if not self._changed(result, under_way):
                     return n
         raise NotStableError(f"still changing after {max_cycles} cycles (--max-cycles)")
+
+    def _evictions_under_way(self) -> set[str]:
+        """Keys of the workloads evicted (holding their quota until release_eviction)."""
+        return {d.key for d in self.decisions() if d.state == "evicted"}
+
+    @staticmethod
+    def _changed(result: CycleResult, under_way: set[str] | None) -> bool:
+        """Did the cycle change anything? Given the evictions under way, an
+        eviction issued again is no change (and a new one joins them)."""
+        if under_way is None:
+            return result.changed
+        new = [k for k in (*result.preempted, *result.evicted) if k not in under_way]
+        under_way.update(new)
+        return bool(result.admitted or new or result.newly_parked)
 
     # --- many cycles in one engine call ----------------------------------------------------------
 

@@ -66,6 +66,25 @@ def test_eviction_holds_quota_until_released_and_survives_reconfigure(engine: st
 
 
 @pytest.mark.parametrize("engine", PARAMS)
+def test_run_until_stable_ends_while_a_victim_stops(engine: str) -> None:
+    """With release_evictions=False a preemptor re-issues its victim's eviction
+    every cycle until the victim's job stops: that is no change (as the
+    engine's run_until_settled counts it), so run_until_stable ends instead
+    of running out of cycles (NotStableError after 100,000)."""
+    state = two_queues_state(wl("low").queue("a").priority(1).request(cpu="8"))  # a's 4 and b's
+    cluster = Cluster(state, engine, release_evictions=False)
+    cluster.run_cycle()
+    cluster.add_workload(wl("high").queue("a").priority(100).request(cpu="4").created(NOW + 1).obj())
+    assert cluster.run_cycle().preempted == ["default/low"]
+    assert cluster.run_until_stable(max_cycles=50) == 1
+    states = [(d.key, d.state) for d in cluster.decisions()]
+    assert states == [("default/high", "pending"), ("default/low", "evicted")]
+    cluster.release_eviction("default/low")
+    cluster.run_until_stable(max_cycles=50)
+    assert cluster.decision("default/high").state == "admitted"
+
+
+@pytest.mark.parametrize("engine", PARAMS)
 def test_decision_names_the_preemption_reason(engine: str) -> None:
     state = two_queues_state(
         wl("low").queue("a").priority(-1).request(cpu="4").reserve("a", "default", at=NOW),
