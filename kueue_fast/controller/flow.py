@@ -506,13 +506,18 @@ class WorkloadFlow(ControllerParts):
         )
         if fresh is not None and kind and fresh.get("metadata") and op.name != Write.DELETE_WORKLOAD:
             self._observe(kind, fresh)
+        # the write is over whatever the epoch: a workload whose write was in flight
+        # across an engine rebuild was skipped by the rebuild's look, so look again
+        done = self.inflight.get(op.key) == op.name
+        if done:
+            del self.inflight[op.key]
         if op.epoch != self.epoch:
+            if done and not op.key.startswith(UNGATE_KEY):
+                self.hot[op.key] = None
             return
         then = op.data[2] if op.data and len(op.data) > 2 else None
         if then is not None and isinstance(result, dict) and result.get("metadata"):
             then(result)
-        if self.inflight.get(op.key) == op.name:
-            del self.inflight[op.key]
         if op.key.startswith(UNGATE_KEY):
             self._ungated(op.key, result)
             return

@@ -315,12 +315,17 @@ class Scheduling(ControllerParts):
                 self._pending_tried(key)
             for key in res.admitted:
                 self._on_admitted(key)
-            for key in res.preempted:
+            # Victims keep their quota until their job stops, and their preemptor
+            # re-issues the eviction each cycle meanwhile: that is no change (as the
+            # engine's run_until_settled counts it), nor a new eviction to count.
+            preempted = [k for k in res.preempted if self.tracks[k].phase != Phase.EVICTING]
+            evicted = [k for k in res.evicted if self.tracks[k].phase != Phase.EVICTING]
+            for key in preempted:
                 self._on_evicted(key, True)
-            for key in res.evicted:
+            for key in evicted:
                 self._on_evicted(key, False)
-            self.touched.update(res.admitted, res.preempted, res.evicted)
-            if not res.changed:
+            self.touched.update(res.admitted, preempted, evicted)
+            if not (res.admitted or preempted or evicted or res.newly_parked):
                 self.sched_dirty = False
                 return
             if self.clock.monotonic() - start > self.opts.max_cycle_time:

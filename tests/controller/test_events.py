@@ -94,11 +94,14 @@ def test_preemption_records_kueues_events(cluster: Harness) -> None:
     low, high = h.name("low"), h.name("high")
     h.create(priority_class(low, 10))
     h.create(priority_class(high, 1000))
-    h.controller()
+    ctl = h.controller()
     h.create(job(ns, "victim", "lq", priority=low))
     wait_for(lambda: running(h, ns, "victim"), what="victim running")
     h.create(job(ns, "urgent", "lq", priority=high))
     wait_for(lambda: running(h, ns, "urgent"), what="urgent admitted after preemption")
+    # the preemptor re-issues the eviction each cycle until the victim's job
+    # stops: one preemption, counted once (the loop spun on the re-issues)
+    assert ctl.preemptions == 1
     victim = h.workload_of(ns, "victim")
     urgent = h.workload_of(ns, "urgent")
     assert victim is not None and urgent is not None
