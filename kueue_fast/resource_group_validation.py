@@ -24,6 +24,7 @@ from .validation import (
     object_name,
     qualified_name_errors,
     report,
+    reported,
     required,
 )
 
@@ -55,10 +56,8 @@ def resource_groups(
     seen_flavors: set[str] = set()
     out = []
     for gi, graw in enumerate(groups):  # each group, flavor and quota on its own (validation.report)
-        try:
+        with reported():
             out.append(_resource_group(graw, index(path, gi), limits, seen_resources, seen_flavors))
-        except InputError as e:
-            report(e)
     total_flavors = sum(len(g.flavors) for g in out)
     total_resources = sum(len(g.covered_resources) for g in out)
     if total_flavors > 256:
@@ -124,14 +123,12 @@ def _resource_group(
     )
     for j, name in enumerate(covered):
         p = index(crp, j)
-        try:
+        with reported():
             err = qualified_name_errors(name)
             if err:
                 invalid(obj, p, name, err)
             if name in seen_resources:
                 duplicate(obj, p, name)
-        except InputError as e:
-            report(e)
         seen_resources.add(name)
     flavors: list[m.FlavorQuotas] = []
     for fi, fraw in enumerate(flavors_raw):
@@ -173,10 +170,8 @@ def _flavor_quotas(fraw: object, fp: str, covered: list[str], limits: _Limits) -
     quotas: list[m.ResourceQuota] = []
     seen_in_flavor: set[str] = set()
     for ri, rraw in enumerate(rs):
-        try:
+        with reported():
             quotas.append(_resource_quota(rraw, index(rp, ri), covered[ri], seen_in_flavor, limits))
-        except InputError as e:
-            report(e)
     return m.FlavorQuotas(fname, quotas)
 
 
@@ -188,7 +183,7 @@ def _resource_quota(
     r = as_map(rraw, obj, qp)
     check_fields(r, api_fields.RESOURCE_QUOTA.names, obj, qp)
     rname = covered_name  # the name and each quantity on their own (validation.report)
-    try:
+    with reported():
         if "name" not in r:
             required(obj, child(qp, "name"))
         rname = as_str(r["name"], obj, child(qp, "name"))
@@ -197,30 +192,22 @@ def _resource_quota(
         seen_in_flavor.add(rname)
         if rname != covered_name:
             invalid(obj, child(qp, "name"), rname, "must match the name in coveredResources")
-    except InputError as e:
-        report(e)
     nom_n = None
-    try:
+    with reported():
         if "nominalQuota" not in r:
             required(obj, child(qp, "nominalQuota"))
         nom_n = non_negative(r["nominalQuota"], obj, child(qp, "nominalQuota"))
-    except InputError as e:
-        report(e)
     borrowing = lending = None
     if r.get("borrowingLimit") is not None:
         bp = child(qp, "borrowingLimit")
-        try:
+        with reported():
             if not limits.has_parent:
                 invalid(obj, bp, str(r["borrowingLimit"]), f"must be nil when {limits.parent_word} is empty")
-        except InputError as e:
-            report(e)
-        try:
+        with reported():
             borrowing = amount_from_nanos(non_negative(r["borrowingLimit"], obj, bp), rname)
-        except InputError as e:
-            report(e)
     if r.get("lendingLimit") is not None:
         lp = child(qp, "lendingLimit")
-        try:
+        with reported():
             lend_n = non_negative(r["lendingLimit"], obj, lp)
             try:
                 if not limits.has_parent:
@@ -232,7 +219,5 @@ def _resource_quota(
             if not limits.is_cohort and nom_n is not None and lend_n > nom_n:
                 invalid(obj, lp, str(r["lendingLimit"]), "must be less than or equal to the nominalQuota")
             lending = amount_from_nanos(lend_n, rname)
-        except InputError as e:
-            report(e)
     # (nom_n is None only under collect_errors, which reported why and drops the result)
     return m.ResourceQuota(rname, amount_from_nanos(nom_n or 0, rname), borrowing, lending)

@@ -63,6 +63,24 @@ def report(e: InputError) -> None:
     errors.append(e)
 
 
+class reported:  # noqa: N801 - used as a statement: with v.reported(): ...
+    """A part of an object read as one: its InputError goes to :func:`report`
+    (noted under :func:`collect_errors`, raised otherwise) and the read goes
+    on after the block. A class, not a generator: the exact loader enters it
+    a few times per object."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: object, e: BaseException | None, tb: object) -> bool:
+        if isinstance(e, InputError):
+            report(e)
+            return True
+        return False
+
+
 def collecting() -> bool:
     """Under :func:`collect_errors`: the exact path only (a fast path that
     tries the validation functions and falls back on the first error would

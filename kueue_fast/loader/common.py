@@ -160,11 +160,9 @@ def _metadata(
             v.labels(md["labels"], ref, "metadata.labels")
     except InputError as e:
         v.report(e)
-    try:
+    with v.reported():
         if md.get("annotations") is not None:
             v.string_map(md["annotations"], ref, "metadata.annotations")
-    except InputError as e:
-        v.report(e)
     return name, namespace, md
 
 

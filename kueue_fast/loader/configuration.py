@@ -38,10 +38,8 @@ def parse_configuration(obj: Mapping[str, Any]) -> m.Configuration:
     cfg = m.Configuration()
     # each section on its own (validation.report: every error at once)
     for section in (_fair_sharing, _admission_fair_sharing, _feature_gates, _resources, _managed_jobs, _wait):
-        try:
+        with v.reported():
             section(obj, ref, api, cfg)
-        except InputError as e:
-            v.report(e)
     return cfg
 
 

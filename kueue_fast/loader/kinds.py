@@ -49,22 +49,16 @@ def parse_resource_flavor(obj: Mapping[str, Any]) -> m.ResourceFlavor:
             rf.topology_name = v.object_name(spec["topologyName"], ref, "spec.topologyName")
     except InputError as e:
         v.report(e)
-    try:
+    with v.reported():
         if spec.get("nodeLabels") is not None:
             limit = spec_fields.fields["nodeLabels"].max_properties
             rf.node_labels = dict(v.labels(spec["nodeLabels"], ref, "spec.nodeLabels", max_properties=limit))
-    except InputError as e:
-        v.report(e)
-    try:
+    with v.reported():
         if spec.get("nodeTaints") is not None:
             rf.node_taints = v.taints(spec["nodeTaints"], ref, "spec.nodeTaints")
-    except InputError as e:
-        v.report(e)
-    try:
+    with v.reported():
         if spec.get("tolerations") is not None:
             rf.tolerations = v.tolerations(spec["tolerations"], ref, "spec.tolerations", strict=True)
-    except InputError as e:
-        v.report(e)
     return rf
 
 
@@ -212,19 +206,15 @@ def parse_cluster_queue(obj: Mapping[str, Any]) -> m.ClusterQueue:
         ("excludeResourcePrefixes", "excluding resources from quota"),
     ):
         if spec.get(feature):
-            try:
+            with v.reported():
                 v.not_supported_feature(ref, f"spec.{feature}", what)
-            except InputError as e:
-                v.report(e)
     # each field of the spec on its own (validation.report: every error at once)
     cohort_field = "cohort" if api == V1BETA1 else "cohortName"
     cq = m.ClusterQueue(name=name)
-    try:
+    with v.reported():
         cq.cohort = v.opt_str(spec, cohort_field, ref, "spec") or None
         if cq.cohort is not None:
             v.object_name(cq.cohort, ref, f"spec.{cohort_field}")
-    except InputError as e:
-        v.report(e)
     groups_read = True
     if spec.get("resourceGroups") is not None:
         try:
@@ -238,7 +228,7 @@ def parse_cluster_queue(obj: Mapping[str, Any]) -> m.ClusterQueue:
         except InputError as e:
             v.report(e)
             groups_read = False
-    try:
+    with v.reported():
         cq.queueing_strategy = v.opt_enum(
             spec,
             "queueingStrategy",
@@ -247,31 +237,21 @@ def parse_cluster_queue(obj: Mapping[str, Any]) -> m.ClusterQueue:
             "spec",
             "BestEffortFIFO",
         )
-    except InputError as e:
-        v.report(e)
-    try:
+    with v.reported():
         if spec.get("namespaceSelector") is not None:
             cq.namespace_selector = v.label_selector(spec["namespaceSelector"], ref, "spec.namespaceSelector")
-    except InputError as e:
-        v.report(e)
-    try:
+    with v.reported():
         if spec.get("preemption") is not None:
             cq.preemption = _preemption(spec["preemption"], ref, "spec.preemption")
-    except InputError as e:
-        v.report(e)
-    try:
+    with v.reported():
         if spec.get("flavorFungibility") is not None:
             cq.flavor_fungibility = _fungibility(
                 spec["flavorFungibility"], ref, "spec.flavorFungibility", api
             )
-    except InputError as e:
-        v.report(e)
     _stop_policy_and_weight(spec, spec_fields, ref, cq)
-    try:
+    with v.reported():
         _admission_checks(spec, ref, cq, check_flavors=groups_read)
-    except InputError as e:
-        v.report(e)
-    try:
+    with v.reported():
         scope = v.opt_map(spec, "admissionScope", ref, "spec")
         if scope is not None:
             scope_fields = spec_fields.fields["admissionScope"]
@@ -285,8 +265,6 @@ def parse_cluster_queue(obj: Mapping[str, Any]) -> m.ClusterQueue:
                 "spec.admissionScope.admissionMode",
             )
             cq.usage_based_admission_fair_sharing = mode == "UsageBasedAdmissionFairSharing"
-    except InputError as e:
-        v.report(e)
     _status(obj, ref)
     return cq
 
@@ -317,7 +295,7 @@ def parse_cohort(obj: Mapping[str, Any]) -> m.Cohort:
             v.object_name(co.parent, ref, f"spec.{parent_field}")
     except InputError as e:
         v.report(e)
-    try:
+    with v.reported():
         if spec.get("resourceGroups") is not None:
             co.resource_groups = resource_groups(
                 spec["resourceGroups"],
@@ -326,13 +304,9 @@ def parse_cohort(obj: Mapping[str, Any]) -> m.Cohort:
                 has_parent=bool(spec.get(parent_field)),
                 is_cohort=True,
             )
-    except InputError as e:
-        v.report(e)
-    try:
+    with v.reported():
         if spec.get("fairSharing") is not None:
             co.fair_weight = v.fair_sharing_weight(spec["fairSharing"], ref, "spec.fairSharing")
-    except InputError as e:
-        v.report(e)
     _status(obj, ref)
     return co
 
@@ -367,17 +341,13 @@ def _stop_policy_and_weight(
 ) -> None:
     """spec.stopPolicy and spec.fairSharing of a ClusterQueue or LocalQueue,
     each on its own (validation.report)."""
-    try:
+    with v.reported():
         queue.stop_policy = v.opt_enum(
             spec, "stopPolicy", spec_fields.fields["stopPolicy"].enum, ref, "spec", "None"
         )
-    except InputError as e:
-        v.report(e)
-    try:
+    with v.reported():
         if spec.get("fairSharing") is not None:
             queue.fair_weight = v.fair_sharing_weight(spec["fairSharing"], ref, "spec.fairSharing")
-    except InputError as e:
-        v.report(e)
 
 
 def _afs_consumed(status: Mapping[str, Any], ref: str) -> dict[str, int]:
@@ -417,7 +387,7 @@ def parse_admission_check(obj: Mapping[str, Any]) -> m.AdmissionCheck:
             v.invalid(ref, "spec.controllerName", controller, "may not be more than 253 characters")
     except InputError as e:
         v.report(e)
-    try:
+    with v.reported():
         params = v.opt_map(spec, "parameters", ref, "spec")
         if params is not None:
             pp = "spec.parameters"
@@ -429,8 +399,6 @@ def parse_admission_check(obj: Mapping[str, Any]) -> m.AdmissionCheck:
                     v.as_str(params[f], ref, v.child(pp, f))
                 except InputError as e:
                     v.report(e)
-    except InputError as e:
-        v.report(e)
     conds = _conditions(_status(obj, ref), ref)
     active = conds.get("Active", {}).get("status") == "True"
     return m.AdmissionCheck(name, controller, active)
@@ -475,10 +443,8 @@ def parse_priority_class(obj: Mapping[str, Any]) -> m.WorkloadPriorityClass:
     except InputError as e:
         v.report(e)
     description = ""
-    try:
+    with v.reported():
         description = v.opt_str(obj, "description", ref, "")
-    except InputError as e:
-        v.report(e)
     default = obj.get("globalDefault")
     return m.WorkloadPriorityClass(
         name,

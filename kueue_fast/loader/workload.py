@@ -109,11 +109,9 @@ def _pod_set(raw: object, ref: str, path: str, api: str = V1BETA2) -> tuple[m.Po
     v.check_fields(d, POD_SET_FIELDS, ref, path)
     # PodSetReference: DNS label, CRD default "main"; each field on its own (validation.report)
     name = "main"
-    try:
+    with v.reported():
         if d.get("name") not in (None, ""):
             name = v.object_name(d["name"], ref, v.child(path, "name"), label=True)
-    except InputError as e:
-        v.report(e)
     count: int | None = 1
     try:
         if d.get("count") is not None:
@@ -122,15 +120,13 @@ def _pod_set(raw: object, ref: str, path: str, api: str = V1BETA2) -> tuple[m.Po
         v.report(e)
         count = None
     min_count = None
-    try:
+    with v.reported():
         if d.get("minCount") is not None:
             mp = v.child(path, "minCount")
             min_count = v.as_int32(d["minCount"], ref, mp, minimum=1)
             # CEL on PodSet (apis/kueue/v1beta2/workload_types.go)
             if count is not None and min_count > count:
                 v.invalid(ref, mp, min_count, "minCount should be positive and less or equal to count")
-    except InputError as e:
-        v.report(e)
     if d.get("template") is None:
         v.required(ref, v.child(path, "template"))
     tp = v.child(path, "template")
@@ -145,27 +141,19 @@ def _pod_set(raw: object, ref: str, path: str, api: str = V1BETA2) -> tuple[m.Po
         v.report(e)
         requests, over_limits = {}, []
     ps = m.PodSet(name=name, count=1 if count is None else count, requests=requests, min_count=min_count)
-    try:
+    with v.reported():
         if spec.get("nodeSelector") is not None:
             ps.node_selector = v.string_map(spec["nodeSelector"], ref, v.child(sp, "nodeSelector"))
-    except InputError as e:
-        v.report(e)
-    try:
+    with v.reported():
         ps.required_affinity = _required_affinity(spec, ref, sp)
-    except InputError as e:
-        v.report(e)
-    try:
+    with v.reported():
         if spec.get("tolerations") is not None:
             ps.tolerations = v.tolerations(spec["tolerations"], ref, v.child(sp, "tolerations"), strict=False)
-    except InputError as e:
-        v.report(e)
-    try:
+    with v.reported():
         if d.get("topologyRequest") is not None:
             ps.topology_request = topology_request(
                 d["topologyRequest"], ref, v.child(path, "topologyRequest"), api
             )
-    except InputError as e:
-        v.report(e)
     return ps, over_limits
 
 
@@ -361,12 +349,10 @@ def _workload_status(
     queue_order_ns, check states, Admitted=True). ``pod_sets`` is None under
     collect_errors when a pod set was invalid: what names pod sets is left unchecked."""
     status = _status(obj, ref)
-    try:
+    with v.reported():
         if status.get("unhealthyNodes"):
             feature = "Topology Aware Scheduling node replacement"
             v.not_supported_feature(ref, "status.unhealthyNodes", feature)
-    except InputError as e:
-        v.report(e)
     conds: dict[str, dict[str, Any]] = {}
     try:  # each part on its own (validation.report)
         conds = _conditions(status, ref)
@@ -376,7 +362,7 @@ def _workload_status(
     has_reservation = reserved is not None and reserved.get("status") == "True"
     admission = None
     admission_ns = None
-    try:
+    with v.reported():
         if status.get("admission") is not None:
             if pod_sets is not None:
                 admission = _admission(status["admission"], ref, pod_sets)
@@ -387,34 +373,24 @@ def _workload_status(
             )
         elif has_reservation:
             v.required(ref, "status.admission", "must be set when the QuotaReserved condition is True")
-    except InputError as e:
-        v.report(e)
     finished = conds.get("Finished", {}).get("status") == "True"
     queue_order_ns = None
     ev = conds.get("Evicted")
-    try:
+    with v.reported():
         if ev is not None and ev.get("status") == "True" and ev.get("reason") in _EVICTION_REASONS_REORDERING:
             queue_order_ns = _cond_time(ev, ref, "status.conditions[Evicted].lastTransitionTime")
-    except InputError as e:
-        v.report(e)
 
     # reclaimablePods (workload_webhook.go validateReclaimablePods)
-    try:
+    with v.reported():
         if pod_sets is not None and status.get("reclaimablePods") is not None:
             _reclaimable_pods(status, ref, pod_sets)
-    except InputError as e:
-        v.report(e)
     checks: list[m.AdmissionCheckState] = []
-    try:
+    with v.reported():
         checks = _check_states(status, ref, pod_sets)
-    except InputError as e:
-        v.report(e)
     admitted = conds.get("Admitted", {}).get("status") == "True"
-    try:
+    with v.reported():
         if admitted and admission is not None:  # waitForPodsReady reads it during the cycles: checked here
             _cond_time(conds["Admitted"], ref, "status.conditions[Admitted].lastTransitionTime")
-    except InputError as e:
-        v.report(e)
     return admission, admission_ns, finished, queue_order_ns, checks, admitted
 
 
@@ -425,7 +401,7 @@ def _reclaimable_pods(status: Mapping[str, Any], ref: str, pod_sets: list[m.PodS
     rp = "status.reclaimablePods"
     reclaimable = v.opt_list(status, "reclaimablePods", ref, "status", max_items=_RECLAIMABLE_PODS.max_items)
     for i, rraw in enumerate(reclaimable):
-        try:
+        with v.reported():
             r = v.as_map(rraw, ref, v.index(rp, i))
             rname = v.as_str(r.get("name", ""), ref, v.child(v.index(rp, i), "name"))
             kp = v.key(rp, rname)
@@ -437,8 +413,6 @@ def _reclaimable_pods(status: Mapping[str, Any], ref: str, pod_sets: list[m.PodS
                     ref, v.child(kp, "count"), cnt, f"should be less or equal to {by_name[rname].count}"
                 )
             by_name[rname].reclaimable = cnt
-        except InputError as e:
-            v.report(e)
 
 
 def _pod_sets(spec: Mapping[str, Any], ref: str, api: str = V1BETA2) -> list[m.PodSet]:
@@ -512,38 +486,28 @@ def parse_workload(
 
     # 2. queue, priority, active
     queue = ""
-    try:
+    with v.reported():
         queue = v.opt_str(spec, "queueName", ref, "spec")
         if queue:
             v.object_name(queue, ref, "spec.queueName")
-    except InputError as e:
-        v.report(e)
     priority, pclass = 0, None
-    try:
+    with v.reported():
         priority, pclass = _priority(spec, api, ref, priority_classes, pod_priority_classes)
-    except InputError as e:
-        v.report(e)
     active = True
-    try:
+    with v.reported():
         if spec.get("active") is not None:
             active = v.as_bool(spec["active"], ref, "spec.active")
-    except InputError as e:
-        v.report(e)
-    try:
+    with v.reported():
         if spec.get("maximumExecutionTimeSeconds") is not None:
             v.as_int32(
                 spec["maximumExecutionTimeSeconds"], ref, "spec.maximumExecutionTimeSeconds", minimum=1
             )
-    except InputError as e:
-        v.report(e)
 
     # 3. identity and times
     creation = default_creation_ns
-    try:
+    with v.reported():
         if md.get("creationTimestamp") is not None:
             creation = parse_time_ns(md["creationTimestamp"], ref, "metadata.creationTimestamp")
-    except InputError as e:
-        v.report(e)
     try:
         uid = v.as_str(md["uid"], ref, "metadata.uid") if md.get("uid") else f"{ns}/{name}"
     except InputError as e:
@@ -573,10 +537,8 @@ def parse_workload(
         admitted_condition=admitted,
         raw=obj if type(obj) is dict else dict(obj),  # kept, not copied: build_state keeps the input objects
     )
-    try:
+    with v.reported():
         _pods_ready_status(obj, ref, wl)
-    except InputError as e:
-        v.report(e)
     return wl
 
 
