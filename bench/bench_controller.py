@@ -63,9 +63,9 @@ sys.path.insert(0, str(ROOT / "tests"))
 from fake_apiserver import FakeAPIServer, WriteInfo  # noqa: E402
 
 from kueue_fast import bench as B  # noqa: E402
-from kueue_fast import status as S  # noqa: E402
-from kueue_fast.controller import manifests  # noqa: E402
-from kueue_fast.controller.kube import LEASES, ApiError, KubeClient  # noqa: E402
+from kueue_fast.cluster import statuses as S  # noqa: E402
+from kueue_fast.commands import manifests  # noqa: E402
+from kueue_fast.kube.client import LEASES, ApiError, KubeClient  # noqa: E402
 
 AGENT = "kueue-fast-controller/"
 WRITE_VERBS = ("create", "update", "patch", "delete")
@@ -398,7 +398,7 @@ def _v1beta2(obj: dict[str, Any]) -> dict[str, Any]:
 def takeover_objects(n: int, admitted_share: float) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(configuration, Workloads): the long drain case, with the cycles of an
     offline run admitting about ``admitted_share`` of the Workloads."""
-    from kueue_fast.cluster import Cluster
+    from kueue_fast.cluster.cluster import Cluster
     from kueue_fast.loader import build_state
 
     size = {k: v for k, v in B.drain_size(n).items() if k != "n_workloads"}
@@ -604,7 +604,7 @@ def main() -> int:
     engine = args.engine
     if engine is None:
         try:
-            import kueue_fast._native  # type: ignore[import-not-found]  # noqa: F401
+            import kueue_fast.engine.native  # type: ignore[import-not-found]  # noqa: F401
 
             engine = "native"
         except ImportError:

@@ -34,12 +34,12 @@ from typing import Any
 import numpy as np
 
 from kueue_fast.bench import BASE_NS, NS, drain_case
-from kueue_fast.compiler import Topology, compile_topology
-from kueue_fast.engine_contract import STATE_NAMES
+from kueue_fast.engine.contract import STATE_NAMES
+from kueue_fast.engine.inputs import Topology, compile_topology
+from kueue_fast.engine.workloads import WorkloadCompiler
 from kueue_fast.loader import build_state
 from kueue_fast.simulate.batch import WorkloadBatch, batch_from_trace
-from kueue_fast.simulate.engine import SimEngine, make_sim_engine
-from kueue_fast.workload_compiler import WorkloadCompiler
+from kueue_fast.simulate.engine_view import SimEngine, make_sim_engine
 
 
 @dataclass

@@ -40,11 +40,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_drain as bd  # noqa: E402
 
 from kueue_fast.bench import BASE_NS, NS, drain_case  # noqa: E402
-from kueue_fast.compiler import compile_topology  # noqa: E402
+from kueue_fast.engine.inputs import compile_topology  # noqa: E402
+from kueue_fast.engine.workloads import WorkloadCompiler  # noqa: E402
 from kueue_fast.loader import build_state  # noqa: E402
 from kueue_fast.simulate.batch import batch_from_trace  # noqa: E402
-from kueue_fast.simulate.engine import SimEngine  # noqa: E402
-from kueue_fast.workload_compiler import WorkloadCompiler  # noqa: E402
+from kueue_fast.simulate.engine_view import SimEngine  # noqa: E402
 
 LQS = ["lq", "lq-1", "lq-2", "lq-3"]  # per namespace; "lq" is the case's own
 CYCLES = 150  # about what the plain drain needs to settle

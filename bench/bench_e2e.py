@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from kueue_fast.bench import E2E_FORMATS, E2E_INPUTS, e2e_input_files, run_schedule_e2e
-from kueue_fast.engine_contract import native_available
+from kueue_fast.engine.select import native_available
 
 SIZES = [10_000, 100_000]
 

@@ -65,10 +65,10 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from fake_apiserver import FakeAPIServer, WriteInfo  # noqa: E402
 
+from kueue_fast.api.quantity import parse_quantity  # noqa: E402
 from kueue_fast.bench import kueue_perf as K  # noqa: E402
-from kueue_fast.controller import manifests  # noqa: E402
-from kueue_fast.controller.kube import WORKLOADS, KubeClient  # noqa: E402
-from kueue_fast.quantity import parse_quantity  # noqa: E402
+from kueue_fast.commands import manifests  # noqa: E402
+from kueue_fast.kube.client import WORKLOADS, KubeClient  # noqa: E402
 
 AGENT = "kueue-fast-controller/"
 RUNNER = "kueue-perf-runner/1"

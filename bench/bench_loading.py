@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from kueue_fast.bench import write_load_files
-from kueue_fast.cluster import Cluster
-from kueue_fast.engine_contract import native_available
+from kueue_fast.cluster.cluster import Cluster
+from kueue_fast.engine.select import native_available
 from kueue_fast.loader import load
 
 SIZES = [1000, 10_000, 100_000]

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from kueue_fast.bench import BASE_NS, _engine_for, preemption_case
-from kueue_fast.engine_contract import native_available
+from kueue_fast.engine.select import native_available
 
 pytestmark = pytest.mark.skipif(not native_available(), reason="native engine not built")
 

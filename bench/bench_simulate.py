@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from kueue_fast.engine_contract import native_available
-from kueue_fast.simulate.loop import simulate
+from kueue_fast.engine.select import native_available
+from kueue_fast.simulate.event_loop import simulate
 from kueue_fast.simulate.scenario import DEFAULT_START_NS, default_state, default_trace
 
 pytestmark = pytest.mark.skipif(not native_available(), reason="native engine not built")

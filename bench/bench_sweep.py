@@ -20,11 +20,11 @@ from typing import Any
 
 import pytest
 
-from kueue_fast.engine_contract import native_available
+from kueue_fast.engine.select import native_available
 from kueue_fast.loader import Document
 from kueue_fast.simulate.scenario import DEFAULT_START_NS, default_objects, default_trace
 from kueue_fast.whatif.overrides import Variant
-from kueue_fast.whatif.results import RunSummary
+from kueue_fast.whatif.run_summary import RunSummary
 from kueue_fast.whatif.runner import SimOptions, SimTask, run_all
 from kueue_fast.whatif.sweep import Parameter, SweepSpec, expand, validate_all
 

@@ -40,8 +40,8 @@ from typing import Any
 import pytest
 
 from kueue_fast import Cluster
-from kueue_fast import model as m
-from kueue_fast.engine_contract import native_available
+from kueue_fast.api import model as m
+from kueue_fast.engine.select import native_available
 
 NS = 1_000_000_000
 MS = 1_000_000

@@ -69,7 +69,7 @@ def digest(cluster: Any) -> str:
 
 def run_once(core: str, path: str, with_digest: bool) -> dict[str, Any]:
     load_core(core)
-    from kueue_fast.cluster import Cluster
+    from kueue_fast.cluster.cluster import Cluster
     from kueue_fast.loader import load
 
     gc.disable()
@@ -92,7 +92,7 @@ def run_once(core: str, path: str, with_digest: bool) -> dict[str, Any]:
 def run_repeated(core: str, path: str, repeat: int) -> dict[str, Any]:
     """The cycles `repeat` times, each on a Cluster built afresh from one load."""
     load_core(core)
-    from kueue_fast.cluster import Cluster
+    from kueue_fast.cluster.cluster import Cluster
     from kueue_fast.loader import load
 
     gc.disable()

@@ -11,7 +11,7 @@ for the common shape, or None for anything else (or anything invalid): then
 parse_workload runs and raises its error, so messages never depend on the
 path. What it saves:
   * names, namespaces, queue names, pod set names are checked in C when they
-    are plain DNS-1123 names (validation.py's functions decide the rest);
+    are plain DNS-1123 names (api/validation.py's functions decide the rest);
   * an RFC 3339 time in whole seconds UTC is split by position (days of a
     date are computed once by parse_time_ns);
   * a pod template's results (requests, resource validation reasons, node
@@ -48,18 +48,18 @@ from cpython.ref cimport Py_DECREF, Py_INCREF
 from cpython.tuple cimport PyTuple_GET_ITEM
 from libc.math cimport copysign
 
-from kueue_fast import model as m
-from kueue_fast import validation as v
-from kueue_fast.compiler import (
+from kueue_fast.api import model as m
+from kueue_fast.api import validation as v
+from kueue_fast.engine.inputs import (
     BLOCK_NAMESPACE_MISMATCH,
     BLOCK_NONE,
     BLOCK_RESOURCES_INVALID,
     JOB_UID_LABEL,
     NAMESPACE_MISMATCH_MESSAGE,
 )
-from kueue_fast.errors import InputError
-from kueue_fast.fastjson import exact_key
-from kueue_fast.requests import pod_requests, resources_validation_message
+from kueue_fast.api.errors import InputError
+from kueue_fast.loader.fastjson import exact_key
+from kueue_fast.api.requests import pod_requests, resources_validation_message
 
 cdef object INT32_MIN = v.INT32_MIN
 cdef object INT32_MAX = v.INT32_MAX
@@ -152,7 +152,7 @@ _MemberDescriptor = type(type("_Probe", (), {"__slots__": ("x",)}).__dict__["x"]
 cdef SlotsMaker _PodSet = SlotsMaker(m.PodSet)
 cdef SlotsMaker _Workload = SlotsMaker(m.Workload)
 
-# The values of PodSet and Workload are given in this order: it must be model.py's.
+# The values of PodSet and Workload are given in this order: it must be api/model.py's.
 _PODSET_ORDER = (
     "name", "count", "requests", "min_count", "node_selector", "required_affinity", "tolerations",
     "reclaimable", "resources_validation_error", "topology_request", "template_spec",
@@ -243,7 +243,7 @@ cdef class BulkCaches:
 
 cdef bint _plain_dns1123(str s, bint subdomain) except -1:
     """s is a DNS-1123 label (or subdomain: labels joined by dots), checked in C.
-    False also for what only validation.py can decide (it reads the same)."""
+    False also for what only api/validation.py can decide (it reads the same)."""
     cdef Py_ssize_t n = len(s)
     cdef Py_ssize_t i
     cdef Py_UCS4 ch

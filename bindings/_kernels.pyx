@@ -25,7 +25,7 @@ from libc.stdint cimport int64_t
 
 import numpy as np
 
-from kueue_fast.errors import QuantityError
+from kueue_fast.api.errors import QuantityError
 
 cdef object INT64_MAX = 9223372036854775807
 cdef object INT64_MIN = -9223372036854775808

@@ -12,7 +12,7 @@ void register_engine(py::module_& m);
 void register_afs(py::module_& m);
 void register_sim(py::module_& m);
 
-// kueue_fast.errors.EngineError (imported once).
+// kueue_fast.api.errors.EngineError (imported once).
 py::object engine_error();
 
 }  // namespace kueue_fast_bindings

@@ -1,5 +1,5 @@
 // Python objects <-> the core's values: checked conversions that raise
-// EngineInputError (kueue_fast.errors.EngineError) with the field named.
+// EngineInputError (kueue_fast.api.errors.EngineError) with the field named.
 #pragma once
 
 #include <cstdint>

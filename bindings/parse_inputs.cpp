@@ -68,7 +68,7 @@ void admission_fair_sharing_from(const py::dict& d, kueue_fast::TopologySpec& t)
   }
 }
 
-// kueue_fast.features.FeatureGates, by attribute name (absent ones keep their default).
+// kueue_fast.api.features.FeatureGates, by attribute name (absent ones keep their default).
 void gates_from(const py::dict& d, kueue_fast::FeatureGates& f) {
   if (!d.contains("gates")) return;
   py::dict g = py::reinterpret_borrow<py::dict>(d["gates"]);

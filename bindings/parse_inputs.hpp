@@ -1,6 +1,6 @@
-// The engine's inputs read from Python: the topology dict (kueue_fast._native.
+// The engine's inputs read from Python: the topology dict (kueue_fast.engine.native.
 // topology_dict), one workload (add_workload's arguments) and the bulk
-// workload arrays (kueue_fast._native.WorkloadArrays), each checked.
+// workload arrays (kueue_fast.engine.native.WorkloadArrays), each checked.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 // The admission fair sharing arithmetic of the core, for tests that hold it
-// against the reference's (kueue_fast/_reference/admission_fair_sharing.py).
+// against the reference's (kueue_fast/engine/reference/admission_fair_sharing.py).
 #include <kueue_fast/admission_fair_sharing.hpp>
 
 #include "common.hpp"

@@ -1,4 +1,4 @@
-// kueue_fast._core.Engine: the native engine (kueue_fast/_native.py wraps it
+// kueue_fast._core.Engine: the native engine (kueue_fast/engine/native.py wraps it
 // with the reference engine's Python interface). Registration only: the
 // conversions live in convert.cpp, the input parsers in parse_inputs.cpp.
 #include <cstring>
@@ -110,7 +110,7 @@ void register_result_types(py::module_& m) {
 // Over 80 lines: one pybind11 class chain of short per-method lambdas.
 void register_engine(py::module_& m) {
   register_result_types(m);
-  py::class_<PyEngine>(m, "Engine", "The native engine over one topology (see kueue_fast._native.NativeEngine).")
+  py::class_<PyEngine>(m, "Engine", "The native engine over one topology (see kueue_fast.engine.native.NativeEngine).")
       .def(py::init([](const py::dict& topology, bool release_evictions) {
              return std::make_unique<PyEngine>(topology_from(topology), release_evictions);
            }),
@@ -180,7 +180,7 @@ void register_engine(py::module_& m) {
             return add_workload_rows(self.engine, rows, 0, static_cast<std::int64_t>(rows.n));
           },
           py::arg("arrays"),
-          "Many pending workloads from one arrays object (kueue_fast._native.WorkloadArrays' attributes); "
+          "Many pending workloads from one arrays object (kueue_fast.engine.native.WorkloadArrays' attributes); "
           "returns the first new wid.")
       .def(
           "stage_workloads",

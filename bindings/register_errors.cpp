@@ -1,5 +1,5 @@
 // C++ exceptions of the core -> Python: input problems become
-// kueue_fast.errors.EngineError (typed, never a crash); broken invariants
+// kueue_fast.api.errors.EngineError (typed, never a crash); broken invariants
 // (debug checks) become RuntimeError.
 #include <exception>
 #include <stdexcept>
@@ -15,7 +15,7 @@ namespace kueue_fast_bindings {
 py::object engine_error() {
   PYBIND11_CONSTINIT static py::gil_safe_call_once_and_store<py::object> storage;
   return storage
-      .call_once_and_store_result([]() { return py::module_::import("kueue_fast.errors").attr("EngineError"); })
+      .call_once_and_store_result([]() { return py::module_::import("kueue_fast.api.errors").attr("EngineError"); })
       .get_stored();
 }
 

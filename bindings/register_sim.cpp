@@ -1,6 +1,6 @@
 // kueue_fast._core.SimLoop: the simulator's native event loop
 // (csrc sim_loop.hpp) over a kueue_fast._core.Engine, writing the
-// simulator's record arrays in place (kueue_fast/simulate/native_loop.py
+// simulator's record arrays in place (kueue_fast/simulate/native_event_loop.py
 // drives it).
 #include <array>
 #include <cstring>
@@ -58,7 +58,7 @@ std::int64_t param(const py::dict& d, const char* name) {
 }  // namespace
 
 void register_sim(py::module_& m) {
-  py::class_<PySimLoop>(m, "SimLoop", "The simulator's event loop over a native engine (simulate/native_loop.py).")
+  py::class_<PySimLoop>(m, "SimLoop", "The simulator's event loop over a native engine (simulate/native_event_loop.py).")
       .def(py::init([](py::object engine_obj, const py::dict& arrays, const py::dict& params) {
              auto self = std::make_unique<PySimLoop>();
              self->engine_obj = engine_obj;

@@ -1,13 +1,12 @@
 """kueue-fast: Kubernetes Kueue's admission decisions, fast.
 
 The public API is the :class:`Cluster` (build it from manifests or from a
-loaded :class:`~kueue_fast.model.ClusterState`, add and remove workloads, run
+loaded :class:`~kueue_fast.api.model.ClusterState`, add and remove workloads, run
 scheduling cycles, read decisions) and the typed errors in
-:mod:`kueue_fast.errors`.
+:mod:`kueue_fast.api.errors`.
 """
 
-from .cluster import Cluster, CycleResult, Decision, PodSetDecision
-from .errors import (
+from .api.errors import (
     EngineError,
     EngineUnavailableError,
     InputError,
@@ -17,6 +16,7 @@ from .errors import (
     ParseError,
     ValidationError,
 )
+from .cluster.cluster import Cluster, CycleResult, Decision, PodSetDecision
 
 __version__ = "0.1.0"
 

@@ -6,9 +6,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from . import model as m
-from .compiler import PodSetSpec
-from .workload_compiler import WorkloadCompiler
+from .api import model as m
+from .engine.inputs import PodSetSpec
+from .engine.workloads import WorkloadCompiler
 
 class TemplateResult:
     spec: dict[str, Any]

@@ -11,10 +11,10 @@ sources expect. Without one:
 * ``_core`` (pybind11, the native engine): the reference engine decides
   (engine_contract.choose_engine), the same decisions;
 * ``_kernels``, ``_bulk``, ``_yaml_block`` (Cython): their callers take the
-  Python path they mirror (kernels.py, the loader's exact per-object path,
+  Python path they mirror (engine/kernels.py, the loader's exact per-object path,
   PyYAML), the same results, slower.
 
-Quantities are the exception: ``quantity.py`` reads ``_kernels`` of any
+Quantities are the exception: ``api/quantity.py`` reads ``_kernels`` of any
 build, its parsing functions being unchanged since the first one.
 """
 

@@ -106,7 +106,7 @@ class Decisions(NamedTuple):
 
 class WorkloadArraysLike(Protocol):
     """What add_workloads and stage_workloads read, by attribute
-    (kueue_fast._native.WorkloadArrays; the optional ones may be None)."""
+    (kueue_fast.engine.native.WorkloadArrays; the optional ones may be None)."""
 
     @property
     def cluster_queue(self) -> npt.ArrayLike: ...
@@ -150,7 +150,7 @@ class WorkloadArraysLike(Protocol):
     def local_queue(self) -> npt.ArrayLike | None: ...
 
 class Engine:
-    """The native engine over one topology (see kueue_fast._native.NativeEngine)."""
+    """The native engine over one topology (see kueue_fast.engine.native.NativeEngine)."""
 
     def __init__(self, topology: dict[str, Any], release_evictions: bool = True) -> None: ...
     def add_flavor_class(self, row: Sequence[str | None]) -> int: ...
@@ -262,7 +262,7 @@ class Engine:
     def lending_limit(self) -> npt.NDArray[np.int64]: ...
 
 class SimLoop:
-    """The simulator's event loop over a native engine (simulate/native_loop.py)."""
+    """The simulator's event loop over a native engine (simulate/native_event_loop.py)."""
 
     def __init__(self, engine: Engine, arrays: dict[str, Any], params: dict[str, int]) -> None: ...
     def resume_from(

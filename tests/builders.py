@@ -23,8 +23,7 @@ from typing import Any
 import pytest
 
 from kueue_fast import Cluster, Decision
-from kueue_fast.engine_contract import native_available
-from kueue_fast.model import (
+from kueue_fast.api.model import (
     Admission,
     ClusterQueue,
     ClusterState,
@@ -49,7 +48,8 @@ from kueue_fast.model import (
     Toleration,
     Workload,
 )
-from kueue_fast.quantity import parse_quantity
+from kueue_fast.api.quantity import parse_quantity
+from kueue_fast.engine.select import native_available
 
 SECOND = 1_000_000_000
 # "now" of every table: Kueue's tests take time.Now(); any fixed instant will do.
@@ -75,7 +75,7 @@ def engine_marks(
 ) -> list[pytest.MarkDecorator]:
     """Marks for one (case, engine) pair.
 
-    * native, before ``kueue_fast._native`` exists: a lenient xfail (it stops
+    * native, before ``kueue_fast.engine.native`` exists: a lenient xfail (it stops
       applying by itself the day the module imports);
     * a case where the reference engine is known to decide differently from
       Kueue (``differs``): strict xfail on the reference engine, lenient on the

@@ -6,7 +6,7 @@ import dataclasses
 
 import numpy as np
 
-from kueue_fast.simulate.records import SimResult
+from kueue_fast.simulate.result import SimResult
 
 
 def differences(a: SimResult, b: SimResult) -> list[str]:

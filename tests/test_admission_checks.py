@@ -1,6 +1,6 @@
 """Admission checks (Kueue's two-phase admission): what each input state
-yields after N cycles, in both engines (kueue_fast/admission_checks.py,
-cluster.py). Kueue paths are in kubernetes-sigs/kueue at commit ff69552e."""
+yields after N cycles, in both engines (kueue_fast/cluster/admission_checks.py,
+cluster/cluster.py). Kueue paths are in kubernetes-sigs/kueue at commit ff69552e."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import pytest
 import yaml
 
 from kueue_fast import Cluster
-from kueue_fast import admission_checks as ac
-from kueue_fast.model import AdmissionCheckState, ClusterQueue, FlavorQuotas, ResourceGroup
-from kueue_fast.output import decision_json, to_json, to_yaml
+from kueue_fast.api.model import AdmissionCheckState, ClusterQueue, FlavorQuotas, ResourceGroup
+from kueue_fast.cluster import admission_checks as ac
+from kueue_fast.commands.schedule_output import decision_json, to_json, to_yaml
 
 B2 = "kueue.x-k8s.io/v1beta2"
 T0 = "2024-01-01T00:00:00Z"
@@ -242,7 +242,7 @@ def test_a_missing_or_inactive_check_makes_the_cluster_queue_inactive(
     c = run([*queues(ALL_FLAVORS), *objs, wl("a", 1)], "reference")
     d = c.decision("ns/a")
     assert (d.state, d.reason, d.message) == ("pending", "Suspended", "ClusterQueue cq is inactive")
-    from kueue_fast.status import cluster_queue_readiness
+    from kueue_fast.cluster.statuses import cluster_queue_readiness
 
     r = cluster_queue_readiness(c.state.cluster_queues["cq"], c.state)
     assert (r.active, r.reason, r.message) == (False, reason, f"Can't admit new workloads: {message}.")
@@ -258,7 +258,7 @@ def test_multikueue_checks_have_extra_rules() -> None:
         check("prov"),
     ]
     c = Cluster.from_objects(objs, "reference")
-    from kueue_fast.status import cluster_queue_readiness
+    from kueue_fast.cluster.statuses import cluster_queue_readiness
 
     r = cluster_queue_readiness(c.state.cluster_queues["cq"], c.state)
     assert (r.active, r.reason) == (False, "MultipleMultiKueueAdmissionChecks")
@@ -576,7 +576,7 @@ def test_an_input_workload_given_deactivated_waits_as_deactivated() -> None:
 
 
 def test_the_explanation_of_a_workload_deactivated_by_a_check() -> None:
-    from kueue_fast.explain import ClusterView
+    from kueue_fast.cluster.explain import ClusterView
 
     objs = [
         *queues(ALL_FLAVORS),
@@ -605,8 +605,8 @@ def test_bulk_counts_see_reserved_and_deactivated_workloads(engine: str) -> None
     # kept in the Cluster (reserved, deactivated) must count as decisions() shows them
     from collections import Counter
 
-    from kueue_fast.explain import ClusterView
-    from kueue_fast.output import NONE, _queued_in
+    from kueue_fast.cluster.explain import ClusterView
+    from kueue_fast.commands.schedule_output import NONE, _queued_in
 
     objs = [
         *queues(ALL_FLAVORS),
@@ -628,7 +628,7 @@ def test_bulk_counts_see_reserved_and_deactivated_workloads(engine: str) -> None
 def test_the_controllers_eviction_counts_retries_as_kueue() -> None:
     # evict.go resetChecksOnEviction: retryCount only for a Retry (one more); nil for any other state;
     # requeueAfterSeconds kept
-    from kueue_fast import status as S
+    from kueue_fast.cluster import statuses as S
 
     wl_obj = {
         "metadata": {"name": "a", "namespace": "ns"},

@@ -22,9 +22,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kueue_fast import Cluster, _core, loader
-from kueue_fast._reference import admission_fair_sharing as afs
-from kueue_fast.cluster import ENGINES
-from kueue_fast.errors import EngineError, ValidationError
+from kueue_fast.api.errors import EngineError, ValidationError
+from kueue_fast.cluster.cluster import ENGINES
+from kueue_fast.engine.reference import admission_fair_sharing as afs
 
 B2 = "kueue.x-k8s.io/v1beta2"
 SECOND = 1_000_000_000

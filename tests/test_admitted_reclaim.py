@@ -14,8 +14,9 @@ import pytest
 import yaml
 
 from kueue_fast import Cluster
-from kueue_fast.engine_contract import ENGINES, native_available
-from kueue_fast.output import to_json, to_yaml
+from kueue_fast.commands.schedule_output import to_json, to_yaml
+from kueue_fast.engine.contract import ENGINES
+from kueue_fast.engine.select import native_available
 
 
 def objects(reclaimable: int | None, gate: bool = True) -> list[dict[str, Any]]:

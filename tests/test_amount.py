@@ -27,12 +27,12 @@ import pytest
 import yaml
 
 from kueue_fast import Cluster
-from kueue_fast._reference import amount
-from kueue_fast.cluster import ENGINES
-from kueue_fast.compiler import compile_topology
-from kueue_fast.errors import ValidationError
+from kueue_fast.api.errors import ValidationError
+from kueue_fast.api.quantity import format_amount
+from kueue_fast.cluster.cluster import ENGINES
+from kueue_fast.engine.inputs import compile_topology
+from kueue_fast.engine.reference import amount
 from kueue_fast.loader import build_state
-from kueue_fast.quantity import format_amount
 
 MAX = 2**63 - 1
 MIN = -(2**63)

@@ -20,10 +20,11 @@ from builders import ENGINES
 from test_native_api import BAD_ARRAYS, T0, arrays_of, small_state, specs_for
 
 from kueue_fast import Cluster
-from kueue_fast.compiler import AdmissionSpec, WorkloadSpec
-from kueue_fast.engine_contract import Engine, WorkloadArrays, make_engine
-from kueue_fast.errors import EngineError, EngineUnavailableError, KueueFastError
-from kueue_fast.model import ClusterState
+from kueue_fast.api.errors import EngineError, EngineUnavailableError, KueueFastError
+from kueue_fast.api.model import ClusterState
+from kueue_fast.engine.contract import Engine, WorkloadArrays
+from kueue_fast.engine.inputs import AdmissionSpec, WorkloadSpec
+from kueue_fast.engine.select import make_engine
 
 BIG = 1 << 63
 B2 = "kueue.x-k8s.io/v1beta2"
@@ -343,7 +344,7 @@ ENGINE_CASES = _engine_cases()
 def test_engine_calls_with_bad_arguments_raise_the_same_engine_error_on_both_engines(
     call: Call, message: str
 ) -> None:
-    pytest.importorskip("kueue_fast._native", reason="native engine not built")
+    pytest.importorskip("kueue_fast.engine.native", reason="native engine not built")
     native, reference = _outcome("native", call), _outcome("reference", call)
     assert native == reference
     assert native[0] == "EngineError"
@@ -563,7 +564,7 @@ CLUSTER_CASES: list[tuple[str, ClusterCall, type[Exception], str]] = [
 
 def _need(engine: str) -> None:
     if engine == "native":
-        pytest.importorskip("kueue_fast._native", reason="native engine not built")
+        pytest.importorskip("kueue_fast.engine.native", reason="native engine not built")
 
 
 def _cluster(engine: str) -> Cluster:

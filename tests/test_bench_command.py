@@ -8,7 +8,7 @@ import json
 import pytest
 
 from kueue_fast.bench import drain_case, drain_objects, format_table, preemption_case
-from kueue_fast.cli import main
+from kueue_fast.commands.cli import main
 from kueue_fast.loader import build_state
 
 

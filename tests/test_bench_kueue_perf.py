@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from kueue_fast.bench import kueue_perf as K
-from kueue_fast.cli import main
-from kueue_fast.engine_contract import native_available
+from kueue_fast.commands.cli import main
+from kueue_fast.engine.select import native_available
 from kueue_fast.loader import build_state
 
 

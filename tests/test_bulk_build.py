@@ -18,11 +18,11 @@ from test_fast_loading import queues, templates, workloads
 from test_native_differential import SECOND, T0, Scenario, scenarios
 
 from kueue_fast import Cluster
-from kueue_fast.compiler import BLOCK_NAMESPACE_MISMATCH, BLOCK_RESOURCES_INVALID
-from kueue_fast.engine_contract import native_available
-from kueue_fast.errors import InputError
+from kueue_fast.api.errors import InputError
+from kueue_fast.engine.inputs import BLOCK_NAMESPACE_MISMATCH, BLOCK_RESOURCES_INVALID
+from kueue_fast.engine.select import native_available
+from kueue_fast.engine.workloads import PendingBatch, scheduling_hash
 from kueue_fast.loader import build_state
-from kueue_fast.workload_compiler import PendingBatch, scheduling_hash
 
 pytestmark = pytest.mark.skipif(not native_available(), reason="the native engine is not built")
 
@@ -234,7 +234,7 @@ def test_whole_state_scan_in_c_gives_the_python_values() -> None:
     from types import SimpleNamespace as NS
 
     from kueue_fast._kernels import workload_scan
-    from kueue_fast.kernels import WorkloadScan, workload_scan_py
+    from kueue_fast.engine.kernels import WorkloadScan, workload_scan_py
 
     def w(creation: int, *times: int | None, requests: tuple[dict[str, int], ...] = (), **kw: object) -> NS:
         admission, order, ready = (*times, None, None, None)[:3]

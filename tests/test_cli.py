@@ -11,8 +11,8 @@ import sys
 
 import pytest
 
-from kueue_fast.cli import build_parser, command_parser, main
-from kueue_fast.completion import commands, script
+from kueue_fast.commands.cli import build_parser, command_parser, main
+from kueue_fast.commands.completion import commands, script
 
 
 def test_version(capsys):

@@ -8,7 +8,7 @@ import pytest
 from builders import ENGINES, NOW, build_state, cq, engine_marks, wl
 
 from kueue_fast import Cluster
-from kueue_fast.errors import EngineError
+from kueue_fast.api.errors import EngineError
 
 PARAMS = [pytest.param(e, marks=engine_marks(e)) for e in ENGINES]
 
@@ -171,7 +171,7 @@ def test_cycles_inside_the_engine_match_cycle_by_cycle(engine: str) -> None:
     """Without on_cycle, run() and run_until_stable() run their cycles inside
     the engine (run_cycles); the results, decisions, history (first attempts,
     evictions) and outputs are those of the cycles run one by one."""
-    from kueue_fast import output
+    from kueue_fast.commands import schedule_output as output
 
     objs = _drain_with_preemptions()
     bulk, one_by_one = Cluster.from_objects(objs, engine), Cluster.from_objects(objs, engine)
@@ -197,8 +197,8 @@ def test_state_counts_are_those_of_the_decisions(engine: str) -> None:
     # workload and an eviction under way are counted as decisions() shows them
     from collections import Counter
 
-    from kueue_fast import cluster_counts as cluster_module  # where state_counts lives
-    from kueue_fast.engine_contract import STATE_NAMES
+    from kueue_fast.cluster import counts as cluster_module  # where state_counts lives
+    from kueue_fast.engine.contract import STATE_NAMES
 
     assert cluster_module.STATE_NAMES is STATE_NAMES  # one definition of the state codes
     cluster = Cluster.from_objects(_drain_with_preemptions(), engine, release_evictions=False)
@@ -216,8 +216,8 @@ def test_queue_state_counts_are_those_of_the_decisions(engine: str, monkeypatch:
     # Cluster.queue_state_counts (-o summary): where each decision is admitted or queued, and its state
     from collections import Counter
 
-    from kueue_fast.explain import ClusterView
-    from kueue_fast.output import NONE, _queued_in
+    from kueue_fast.cluster.explain import ClusterView
+    from kueue_fast.commands.schedule_output import NONE, _queued_in
 
     cluster = Cluster.from_objects(_drain_with_preemptions(), engine, release_evictions=False)
     cluster.run(3)
@@ -246,7 +246,7 @@ def test_bulk_loading_gives_the_collector_back_as_it_found_it(tmp_path, capsys, 
     import gc
     import json
 
-    from kueue_fast.cli import main
+    from kueue_fast.commands.cli import main
     from kueue_fast.loader import load
 
     path = tmp_path / "drain.json"

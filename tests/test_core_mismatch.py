@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from kueue_fast import engine_contract
-from kueue_fast.errors import EngineError
+from kueue_fast.api.errors import EngineError
+from kueue_fast.engine import select as engine_select
 
 SCENARIO = Path(__file__).parent / "scenarios" / "kueue-gen-01-contended.yaml"
 
@@ -78,15 +78,15 @@ def test_a_core_from_another_build_is_named_as_such(monkeypatch: pytest.MonkeyPa
     import types
 
     monkeypatch.setitem(sys.modules, "kueue_fast._core", types.ModuleType("kueue_fast._core"))
-    engine_contract.native_problem.cache_clear()
+    engine_select.native_problem.cache_clear()
     try:
-        problem = engine_contract.native_problem()
+        problem = engine_select.native_problem()
         assert problem is not None and "another build" in problem
-        assert engine_contract.choose_engine(None)[0] == "reference"
+        assert engine_select.choose_engine(None)[0] == "reference"
         with pytest.raises(EngineError, match="another build"):
-            engine_contract.choose_engine("native")
+            engine_select.choose_engine("native")
     finally:
-        engine_contract.native_problem.cache_clear()
+        engine_select.native_problem.cache_clear()
 
 
 # The Cython modules as a stale editable install leaves them: _kernels from a

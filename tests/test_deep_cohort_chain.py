@@ -1,7 +1,7 @@
 """A Cohort chain 1,000 deep (Kueue has no depth limit; the API server takes
 it): both engines decide it, alike, and the outputs that draw the tree
 (``-o usage``, ``--explain``) print it. Kueue recurses over the tree; the
-reference engine and the output loop (kueue_fast/_reference/quota.py)."""
+reference engine and the output loop (kueue_fast/engine/reference/quota.py)."""
 
 from __future__ import annotations
 

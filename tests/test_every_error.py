@@ -17,7 +17,7 @@ import yaml
 from test_validation import CASES, CONVERTERS
 
 from kueue_fast import loader
-from kueue_fast.errors import InputError
+from kueue_fast.api.errors import InputError
 
 KUEUE_FAST = str(Path(sys.executable).parent / "kueue-fast")
 B2 = "kueue.x-k8s.io/v1beta2"
@@ -228,7 +228,7 @@ def test_the_command_prints_one_line_per_error_and_exits_2(tmp_path: Path) -> No
 def test_collecting_in_one_thread_leaves_the_others_stopping_at_the_first_error() -> None:
     import threading
 
-    from kueue_fast import validation as v
+    from kueue_fast.api import validation as v
 
     raised: list[str] = []
 

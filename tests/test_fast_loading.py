@@ -24,17 +24,17 @@ from hypothesis import strategies as st
 from values import typed
 
 from kueue_fast import _kernels, _yaml_block, loader
-from kueue_fast import model as m
-from kueue_fast.compiler import compile_topology
-from kueue_fast.errors import InputError, ParseError
-from kueue_fast.fastjson import orjson
+from kueue_fast.api import model as m
+from kueue_fast.api.errors import InputError, ParseError
+from kueue_fast.engine.inputs import compile_topology
+from kueue_fast.engine.workloads import WorkloadCompiler, scheduling_hash
 
 # The loader's documents module (fast YAML glue included) under the name it
 # had before issue 11 (kueue_fast/fastload.py): Hypothesis derives the
 # examples of a derandomized test from its source, so this keeps them the same.
 from kueue_fast.loader import documents as fastload
 from kueue_fast.loader import limits
-from kueue_fast.workload_compiler import WorkloadCompiler, scheduling_hash
+from kueue_fast.loader.fastjson import orjson
 
 TESTS = Path(__file__).parent
 YAML_FILES = sorted(
@@ -767,7 +767,7 @@ def test_a_workload_keeps_its_document_not_a_copy(fast: bool, monkeypatch: pytes
 
 
 # Edge cases of the C check of DNS-1123 names (_bulk._plain_dns1123): what it
-# declines, validation.py decides (a final newline included: invalid, as in Go).
+# declines, api/validation.py decides (a final newline included: invalid, as in Go).
 NAMES = [
     "a",
     "a-b",
@@ -840,8 +840,8 @@ def test_pod_sets_of_one_workload_keep_their_own_templates() -> None:
     """Equal templates are shared across Workloads, never between the pod sets
     of one Workload: ``--output yaml`` deep-copies each document, and PyYAML
     writes an object met twice in one document as an anchor and an alias."""
-    from kueue_fast.cluster import Cluster
-    from kueue_fast.output import to_yaml
+    from kueue_fast.cluster.cluster import Cluster
+    from kueue_fast.commands.schedule_output import to_yaml
 
     two = wl("two", requests_spec("1"))
     two["spec"]["podSets"].append({"name": "b", "count": 1, "template": {"spec": requests_spec("1")}})

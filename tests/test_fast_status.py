@@ -17,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kueue_fast import _compiled
-from kueue_fast import model as m
-from kueue_fast.errors import InputError
+from kueue_fast.api import model as m
+from kueue_fast.api.errors import InputError
 from kueue_fast.loader import workload as lw
 
 _bulk = _compiled.module("_bulk")

@@ -14,8 +14,8 @@ import pytest
 from builders import ENGINES, NOW, SECOND, build_state, cq, engine_marks, fq, wl
 
 from kueue_fast import Cluster
-from kueue_fast.cli import main
-from kueue_fast.features import MODELLED_DEFAULTS, FeatureGates
+from kueue_fast.api.features import MODELLED_DEFAULTS, FeatureGates
+from kueue_fast.commands.cli import main
 
 PARAMS = [pytest.param(e, marks=engine_marks(e)) for e in ENGINES]
 

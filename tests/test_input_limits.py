@@ -26,7 +26,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kueue_fast import _kernels, _yaml_block, loader
-from kueue_fast.errors import ParseError
+from kueue_fast.api.errors import ParseError
 from kueue_fast.loader import documents, limits
 
 KUEUE_FAST = str(Path(sys.executable).parent / "kueue-fast")

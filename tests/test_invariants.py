@@ -27,7 +27,7 @@ from builders import ENGINES, engine_marks
 from hypothesis import HealthCheck, given, settings
 
 from kueue_fast import Cluster
-from kueue_fast.compiler import NO_LIMIT, Topology
+from kueue_fast.engine.inputs import NO_LIMIT, Topology
 
 PARAMS = [pytest.param(e, marks=engine_marks(e)) for e in ENGINES]
 

@@ -24,7 +24,7 @@ import pytest
 import yaml
 
 from kueue_fast import loader
-from kueue_fast.errors import InputError, MissingReferenceError, ValidationError
+from kueue_fast.api.errors import InputError, MissingReferenceError, ValidationError
 from kueue_fast.integrations import framework
 
 EXAMPLES = Path(__file__).parent / "data" / "kueue-examples"
@@ -571,3 +571,10 @@ def test_max_exec_time_label_becomes_the_workloads_limit() -> None:
     assert (
         only_workload(loader.build_state([*queues(), obj])).raw["spec"]["maximumExecutionTimeSeconds"] == 600
     )
+
+
+def test_the_job_integration_knows_every_managed_owner_kind() -> None:
+    # job.py lists the owner kinds Kueue manages without importing the registry (no import cycle)
+    from kueue_fast.integrations import INTEGRATIONS, job
+
+    assert job._MANAGED_OWNER_KINDS == set(INTEGRATIONS)

@@ -10,7 +10,7 @@ restated with our builders. Kueue's tests compute the share directly on its
 cache (``dominantResourceShare(node, wlReq)`` and ``roundedWeightedShare()``:
 the weighted share rounded up, ``math.MaxInt64`` when a zero-weight node
 borrows); so do these, on the reference engine's quota tree
-(kueue_fast/_reference/quota.py, fair_sharing.py), because no public API shows
+(kueue_fast/engine/reference/quota.py, fair_sharing.py), because no public API shows
 a share: the native engine keeps its shares inside the cycle, and its
 decisions that depend on them are compared with Kueue's in
 ``test_kueue_fair_preemption_table.py`` and the fair-sharing cases of
@@ -39,9 +39,9 @@ from dataclasses import dataclass, field
 import pytest
 from builders import ClusterQueueBuilder, CohortBuilder, build_state, cohort, cq, fq, quota, slug
 
-from kueue_fast._reference.fair_sharing import dominant_resource_share, lendable
-from kueue_fast._reference.quota import QuotaTree
-from kueue_fast.compiler import Topology, compile_topology
+from kueue_fast.engine.inputs import Topology, compile_topology
+from kueue_fast.engine.reference.fair_sharing import dominant_resource_share, lendable
+from kueue_fast.engine.reference.quota import QuotaTree
 
 GPU = "example.com/gpu"
 FLAVORS = ("default", "on-demand", "spot")

@@ -5,7 +5,7 @@ Facts from kueue ``pkg/scheduler/flavorassigner/flavorassigner_test.go``:
 ``TestHierarchical``, from the v1beta2 table whose assigner records
 FlavorAssignmentAttempts and resolves a NoFit reason
 (UnadmittedWorkloadsObservability). That table is a little newer than
-ff69552e, the commit kueue_fast/features.py follows; one change shows in it:
+ff69552e, the commit kueue_fast/api/features.py follows; one change shows in it:
 the capacity probe for pod sets of zero pods (kueue PR #15444, "Fix flavor
 selection for zero-count PodSets", opened after ff69552e; issue #14792
 describes the behaviour before it). At ff69552e a pod set of 0 pods (or all
@@ -89,7 +89,7 @@ from builders import (
     wl,
 )
 
-from kueue_fast.model import Taint, Toleration
+from kueue_fast.api.model import Taint, Toleration
 
 TQ = "test-clusterqueue"
 SQ = "test-secondary-clusterqueue"

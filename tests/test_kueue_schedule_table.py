@@ -24,7 +24,7 @@ back to our namespace/name tie-break.
 Versions: the first port read the v1beta1 table (pkg/cache, pkg/queue
 layout); the cases added since, the pending messages (``KUEUE_MESSAGES``)
 and the preemption reasons (``KUEUE_VICTIMS``) come from the v1beta2 table
-(pkg/cache/scheduler layout, the line kueue_fast/features.py follows), which
+(pkg/cache/scheduler layout, the line kueue_fast/api/features.py follows), which
 writes every workload's conditions after the cycle. That table still predates
 FairSharingPreemptWithinNominal and RecomputeAssignmentUponPreemptionTargetsOverlap;
 the cases those gates change run with the gate off and say so.
@@ -86,7 +86,7 @@ from builders import (
 )
 
 from kueue_fast import Cluster
-from kueue_fast.model import ResourceFlavor, Taint, Toleration
+from kueue_fast.api.model import ResourceFlavor, Taint, Toleration
 
 LP, ANY, NEVER = "LowerPriority", "Any", "Never"
 GPU = "example.com/gpu"

@@ -38,11 +38,12 @@ from typing import Any
 import pytest
 
 from kueue_fast import Cluster
-from kueue_fast import model as m
-from kueue_fast._reference.tas import TasPodSetAsk, TasState
-from kueue_fast.engine_contract import ENGINES, native_available
-from kueue_fast.quantity import parse_quantity
-from kueue_fast.tas import class_flavors, compile_tas, pod_set_request
+from kueue_fast.api import model as m
+from kueue_fast.api.quantity import parse_quantity
+from kueue_fast.engine.contract import ENGINES
+from kueue_fast.engine.reference.tas import TasPodSetAsk, TasState
+from kueue_fast.engine.select import native_available
+from kueue_fast.engine.tas import class_flavors, compile_tas, pod_set_request
 
 BLOCK = "cloud.com/topology-block"
 RACK = "cloud.com/topology-rack"

@@ -34,8 +34,9 @@ from builders import divergence_marks
 from kueue_tas_schedule_cases import COHORT_CASES, PREEMPTION_CASES, SCHEDULE_CASES, Case
 
 from kueue_fast import Cluster, Decision
-from kueue_fast.engine_contract import ENGINES, native_available
-from kueue_fast.quantity import parse_quantity
+from kueue_fast.api.quantity import parse_quantity
+from kueue_fast.engine.contract import ENGINES
+from kueue_fast.engine.select import native_available
 
 # Cases where kueue-fast decides differently from Kueue, and why (none now).
 DIFFERS: dict[str, str] = {}

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from kueue_fast import loader
-from kueue_fast.lint import lint
+from kueue_fast.commands.lint import lint
 
 KUEUE_FAST = str(Path(sys.executable).parent / "kueue-fast")
 B2 = "kueue.x-k8s.io/v1beta2"

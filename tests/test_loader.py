@@ -12,8 +12,8 @@ import pytest
 import yaml
 
 from kueue_fast import loader
-from kueue_fast import model as m
-from kueue_fast.errors import InputError, InputErrors, ParseError, ValidationError
+from kueue_fast.api import model as m
+from kueue_fast.api.errors import InputError, InputErrors, ParseError, ValidationError
 
 B1 = "kueue.x-k8s.io/v1beta1"
 B2 = "kueue.x-k8s.io/v1beta2"
@@ -1090,7 +1090,7 @@ def test_equal_admissions_and_times_read_once_still_checked_per_workload() -> No
 def test_type_errors_name_json_types(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, field: str, want: str
 ) -> None:
-    from kueue_fast.cli import main
+    from kueue_fast.commands.cli import main
 
     path = tmp_path / "in.json"
     path.write_text(text)
@@ -1156,7 +1156,7 @@ status:
 def test_times_beyond_what_int64_nanoseconds_hold_are_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], engine: str, created: str, transition: str, field: str
 ) -> None:
-    from kueue_fast.cli import main
+    from kueue_fast.commands.cli import main
 
     path = tmp_path / "in.yaml"
     path.write_text(_RETRY_WORKLOAD.format(created=created, transition=transition))
@@ -1177,7 +1177,7 @@ def test_an_admitted_conditions_time_is_checked_when_read(
     """Found by the fuzzer (tests/fuzz): with waitForPodsReady, the Admitted
     condition's lastTransitionTime was read only during the cycles, so a bad
     one was an error without its file, after the warnings."""
-    from kueue_fast.cli import main
+    from kueue_fast.commands.cli import main
 
     path = tmp_path / "in.yaml"
     path.write_text(

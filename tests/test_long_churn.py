@@ -42,7 +42,7 @@ from hypothesis import strategies as st
 from test_invariants import check, usage_matrix
 
 from kueue_fast import Cluster
-from kueue_fast.model import (
+from kueue_fast.api.model import (
     ClusterQueue,
     ClusterState,
     Cohort,

@@ -10,11 +10,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from kueue_fast._native import STATE_NAMES, NativeEngine, WorkloadArrays
-from kueue_fast._reference.scheduler import ReferenceEngine
-from kueue_fast.compiler import WorkloadSpec, compile_topology
-from kueue_fast.errors import EngineError
-from kueue_fast.model import (
+from kueue_fast.api.errors import EngineError
+from kueue_fast.api.model import (
     ClusterQueue,
     ClusterState,
     FlavorQuotas,
@@ -27,7 +24,10 @@ from kueue_fast.model import (
     ResourceQuota,
     Workload,
 )
-from kueue_fast.workload_compiler import WorkloadCompiler
+from kueue_fast.engine.inputs import WorkloadSpec, compile_topology
+from kueue_fast.engine.native import STATE_NAMES, NativeEngine, WorkloadArrays
+from kueue_fast.engine.reference.scheduler import ReferenceEngine
+from kueue_fast.engine.workloads import WorkloadCompiler
 
 SECOND = 1_000_000_000
 T0 = 1_700_000_000 * SECOND
@@ -353,7 +353,7 @@ def test_bad_single_workloads_raise_engine_error() -> None:
 
 def test_bad_topology_raises_engine_error() -> None:
     from kueue_fast import _core
-    from kueue_fast._native import topology_dict
+    from kueue_fast.engine.native import topology_dict
 
     state = small_state()
     topo = compile_topology(state)
@@ -418,7 +418,7 @@ def test_debug_checks_toggle_and_evaluations() -> None:
 def afs_state(n_cq: int = 4) -> ClusterState:
     """small_state with admission fair sharing: usage-based ClusterQueues, three
     LocalQueues each (one of them named alike in two namespaces), some history."""
-    from kueue_fast.model import AdmissionFairSharingConfig, Configuration
+    from kueue_fast.api.model import AdmissionFairSharingConfig, Configuration
 
     state = small_state(n_cq)
     state.configuration = Configuration(
@@ -503,7 +503,7 @@ def test_ledger_state_and_restore_through_the_native_api() -> None:
 
 def test_bad_admission_fair_sharing_input_raises_engine_error() -> None:
     from kueue_fast import _core
-    from kueue_fast._native import topology_dict
+    from kueue_fast.engine.native import topology_dict
 
     state = afs_state(2)
     comp, specs = afs_specs(state, 3)

@@ -32,8 +32,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kueue_fast import Cluster
-from kueue_fast.features import MODELLED_DEFAULTS
-from kueue_fast.model import (
+from kueue_fast.api.features import MODELLED_DEFAULTS
+from kueue_fast.api.model import (
     CHECK_STATES,
     Admission,
     AdmissionCheck,

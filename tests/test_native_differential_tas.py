@@ -23,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_native_differential import EXAMPLES, SECOND, SLOW_OK, T0, Scenario, run_both
 
-from kueue_fast import model as m
+from kueue_fast.api import model as m
 
 BLOCK, RACK, HOST = "cloud.com/block", "cloud.com/rack", m.HOSTNAME_LABEL
 LEVEL_SETS = [[BLOCK, RACK, HOST], [RACK, HOST], [HOST], [BLOCK, RACK], [RACK]]

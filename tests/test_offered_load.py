@@ -23,9 +23,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kueue_fast.cli import main
+from kueue_fast.api.quantity import parse_quantity
+from kueue_fast.commands.cli import main
 from kueue_fast.loader import build_state
-from kueue_fast.quantity import parse_quantity
 from kueue_fast.simulate.scenario import trace_for_state
 from kueue_fast.simulate.trace import Trace, read_trace
 

@@ -12,8 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from kubernetes.utils import parse_quantity as k8s_parse_quantity
 
-from kueue_fast.errors import QuantityError
-from kueue_fast.quantity import (
+from kueue_fast.api.errors import QuantityError
+from kueue_fast.api.quantity import (
     INT64_MAX,
     INT64_MIN,
     format_amount,

@@ -17,10 +17,7 @@ import copy
 import pytest
 
 from kueue_fast import Cluster
-from kueue_fast._native import NativeEngine
-from kueue_fast._reference.scheduler import ReferenceEngine
-from kueue_fast.compiler import AdmissionSpec, compile_topology
-from kueue_fast.model import (
+from kueue_fast.api.model import (
     Admission,
     ClusterQueue,
     ClusterState,
@@ -34,7 +31,10 @@ from kueue_fast.model import (
     ResourceQuota,
     Workload,
 )
-from kueue_fast.workload_compiler import WorkloadCompiler
+from kueue_fast.engine.inputs import AdmissionSpec, compile_topology
+from kueue_fast.engine.native import NativeEngine
+from kueue_fast.engine.reference.scheduler import ReferenceEngine
+from kueue_fast.engine.workloads import WorkloadCompiler
 
 SECOND = 1_000_000_000
 T0 = 1_700_000_000 * SECOND

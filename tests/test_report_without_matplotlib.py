@@ -11,8 +11,8 @@ import pytest
 import yaml
 from whatif_manifests import objects, write
 
-from kueue_fast.cli import main
-from kueue_fast.simulate import command
+from kueue_fast.commands import simulate as command
+from kueue_fast.commands.cli import main
 
 HINT = "pip install 'kueue-fast[report]'"
 SMALL = ["-n", "300", "--days", "1", "--no-progress"]

@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from kueue_fast.errors import ValidationError
+from kueue_fast.api.errors import ValidationError
+from kueue_fast.api.model import ResourceRules
+from kueue_fast.api.quantity import parse_quantity
+from kueue_fast.api.requests import pod_requests, quota_requests, resources_validation_message
 from kueue_fast.loader import parse_configuration
-from kueue_fast.model import ResourceRules
-from kueue_fast.quantity import parse_quantity
-from kueue_fast.requests import pod_requests, quota_requests, resources_validation_message
 
 REF = "Workload/ns/wl"
 PATH = "spec.podSets[0].template.spec"

@@ -1,6 +1,6 @@
 """The `kueue-fast schedule` command against the scheduling contract.
 
-Runs the command in process (kueue_fast.cli.main) on small inputs and checks
+Runs the command in process (kueue_fast.commands.cli.main) on small inputs and checks
 what the contract promises beyond the scenario files: stop policies, missing
 references that are not errors, the output formats, standard input, kubectl
 lists and the --until-stable limit.
@@ -15,7 +15,7 @@ import textwrap
 import pytest
 import yaml
 
-from kueue_fast.cli import main
+from kueue_fast.commands.cli import main
 
 FLAVOR_AND_QUEUE = """
 apiVersion: kueue.x-k8s.io/v1beta1
@@ -104,7 +104,7 @@ def states(stdout: str) -> dict[str, dict]:
 @pytest.fixture(params=["reference", "native"])
 def engine(request):
     if request.param == "native":
-        pytest.importorskip("kueue_fast._native", reason="native engine not built")
+        pytest.importorskip("kueue_fast.engine.native", reason="native engine not built")
     return request.param
 
 

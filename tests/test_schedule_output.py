@@ -20,8 +20,8 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kueue_fast import output
-from kueue_fast.cli import main
+from kueue_fast.commands import schedule_output as output
+from kueue_fast.commands.cli import main
 
 # Two ClusterQueues in cohort "co" (a may reclaim and preempt), a StrictFIFO
 # queue alone, namespaces a, b and f.
@@ -142,7 +142,7 @@ def docs(*parts: str) -> str:
 @pytest.fixture(params=["reference", "native"])
 def engine(request: pytest.FixtureRequest) -> str:
     if request.param == "native":
-        pytest.importorskip("kueue_fast._native", reason="native engine not built")
+        pytest.importorskip("kueue_fast.engine.native", reason="native engine not built")
     return str(request.param)
 
 
@@ -286,7 +286,7 @@ def test_yaml_readmitted_workload_says_previously(tmp_path, capsys, engine):
     path = tmp_path / "in.yaml"
     path.write_text(text)
     from kueue_fast import Cluster
-    from kueue_fast.output import to_yaml
+    from kueue_fast.commands.schedule_output import to_yaml
 
     cluster = Cluster.from_files([str(path)], engine)
     cluster.run_cycle()  # the reclaimer preempts the borrower
@@ -647,7 +647,7 @@ def test_events_show_evictions_by_a_stop_policy(tmp_path, capsys, engine):
     ],
 )
 def test_both_engines_print_the_same(tmp_path, capsys, args):
-    pytest.importorskip("kueue_fast._native", reason="native engine not built")
+    pytest.importorskip("kueue_fast.engine.native", reason="native engine not built")
     text = PREEMPTION + "\n---\n" + inactive_input().split("---", 1)[1]
     ref = schedule(tmp_path, capsys, text, *args, engine="reference")
     nat = schedule(tmp_path, capsys, text, *args, engine="native")
@@ -660,7 +660,7 @@ def test_weighted_share_in_statuses_is_the_engines_dominant_resource_share():
     from pathlib import Path
 
     from kueue_fast import Cluster
-    from kueue_fast.output import to_yaml
+    from kueue_fast.commands.schedule_output import to_yaml
 
     path = Path(__file__).parent / "scenarios" / "kueue-gen-08-fair-sharing.yaml"
     objs = [d for d in yaml.safe_load_all(path.read_text()) if d][1:]
@@ -751,8 +751,8 @@ def test_compiled_json_entries_escape_as_json_dumps_does(entries):
     assert f'{{\n  "workloads": {got}\n}}' == want
     # the document around the array, written with it
     assert json_workload_entries(*args, "Pending", '{\n  "workloads": ', "\n}") == want
-    # the Python definition a build without the compiled kernels uses (kueue_fast.kernels)
-    from kueue_fast.kernels import json_workload_entries_py
+    # the Python definition a build without the compiled kernels uses (kueue_fast.engine.kernels)
+    from kueue_fast.engine.kernels import json_workload_entries_py
 
     assert json_workload_entries_py(*args, "Pending") == got
     assert json_workload_entries_py(*args, "Pending", '{\n  "workloads": ', "\n}") == want
@@ -773,7 +773,7 @@ def test_workload_owners_compiled_and_python_agree() -> None:
     from types import SimpleNamespace
 
     from kueue_fast._kernels import workload_owners
-    from kueue_fast.kernels import workload_owners_py
+    from kueue_fast.engine.kernels import workload_owners_py
 
     workloads = {f"ns/w{i}": SimpleNamespace(owner=f"Job/w{i}" if i % 3 == 0 else None) for i in range(10)}
     want = {f"ns/w{i}": f"Job/w{i}" for i in range(0, 10, 3)}
@@ -839,7 +839,7 @@ def _scenario_clusters():  # type: ignore[no-untyped-def]
     from pathlib import Path
 
     from kueue_fast import Cluster
-    from kueue_fast.errors import KueueFastError
+    from kueue_fast.api.errors import KueueFastError
 
     for path in sorted((Path(__file__).parent / "scenarios").glob("*.yaml")):
         docs = [d for d in yaml.load_all(path.read_text(), Loader=yaml.CSafeLoader) if d is not None]
@@ -862,7 +862,7 @@ def _scenario_clusters():  # type: ignore[no-untyped-def]
 def test_bulk_json_is_the_json_of_every_decision() -> None:
     # to_json writes the workloads the engine's arrays give (admitted to a ClusterQueue,
     # plain pending) without a Decision: the same bytes as the per-decision document
-    from kueue_fast.cluster import BULK_ADMITTED, BULK_OTHER, BULK_PENDING
+    from kueue_fast.cluster.cluster import BULK_ADMITTED, BULK_OTHER, BULK_PENDING
 
     kinds: set[int] = set()
     states: set[tuple[str, str]] = set()

@@ -21,11 +21,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sim_results import differences
 
-from kueue_fast.engine_contract import native_available
+from kueue_fast.engine.select import native_available
 from kueue_fast.loader import build_state
 from kueue_fast.simulate import run_state, scenario
-from kueue_fast.simulate.loop import NS, simulate
-from kueue_fast.simulate.records import SimResult
+from kueue_fast.simulate.event_loop import NS, simulate
+from kueue_fast.simulate.result import SimResult
 from kueue_fast.simulate.trace import parse_csv
 
 ENGINES = ["reference"] + (["native"] if native_available() else [])

@@ -16,11 +16,11 @@ import numpy as np
 import pytest
 import yaml
 
-from kueue_fast.cli import main
-from kueue_fast.engine_contract import native_available
+from kueue_fast.commands import simulate as command
+from kueue_fast.commands.cli import main
+from kueue_fast.engine.select import native_available
 from kueue_fast.loader import build_state
-from kueue_fast.simulate import command
-from kueue_fast.simulate.loop import STATE_NAMES, simulate
+from kueue_fast.simulate.event_loop import STATE_NAMES, simulate
 from kueue_fast.simulate.metrics import compute
 from kueue_fast.simulate.trace import parse_csv
 
@@ -531,7 +531,7 @@ def test_without_wait_for_pods_ready_runs_start_at_admission() -> None:
 def test_both_engines_simulate_wait_for_pods_ready_alike() -> None:
     if len(ENGINES) < 2:
         pytest.skip("native engine not built")
-    from kueue_fast.model import WaitForPodsReadyConfig
+    from kueue_fast.api.model import WaitForPodsReadyConfig
     from kueue_fast.simulate import scenario
 
     out = []
@@ -582,7 +582,7 @@ def _with_check(flavor_check: bool = False) -> list[dict[str, Any]]:
 
 
 def test_admission_check_option_is_parsed_with_units_and_probabilities() -> None:
-    from kueue_fast.errors import InputError
+    from kueue_fast.api.errors import InputError
     from kueue_fast.simulate.checks import CheckModel, parse_check_option
 
     assert parse_check_option("prov=5m,reject=0.1,retry=0.25") == ("prov", CheckModel(300 * NS, 0.1, 0.25))

@@ -26,10 +26,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from kueue_fast.engine_contract import native_available
+from kueue_fast.engine.select import native_available
 from kueue_fast.loader import build_state
-from kueue_fast.simulate import loop
-from kueue_fast.simulate.loop import Progress, simulate
+from kueue_fast.simulate import event_loop as loop
+from kueue_fast.simulate.event_loop import Progress, simulate
 from kueue_fast.simulate.metrics import compute
 from kueue_fast.simulate.report import churn_lines
 from kueue_fast.simulate.trace import parse_csv

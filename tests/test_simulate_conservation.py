@@ -34,10 +34,10 @@ import pytest
 from builders import ENGINES, engine_marks
 from test_simulate_consistency import SCALE, START, V1B1, cluster_objects, simulate_with, trace_csv
 
+from kueue_fast.api.model import ClusterState, ResourceGroup
 from kueue_fast.loader import build_state
-from kueue_fast.model import ClusterState, ResourceGroup
-from kueue_fast.simulate import loop
-from kueue_fast.simulate.records import EVICTING, RESERVED, RUNNING, SimResult
+from kueue_fast.simulate import event_loop as loop
+from kueue_fast.simulate.result import EVICTING, RESERVED, RUNNING, SimResult
 
 NS = 1_000_000_000
 PARAMS = [pytest.param(e, marks=engine_marks(e)) for e in ENGINES]

@@ -53,13 +53,14 @@ import yaml
 from hypothesis import settings
 
 from kueue_fast import Cluster
-from kueue_fast._reference.scheduler import ReferenceEngine
-from kueue_fast.cli import main
-from kueue_fast.engine_contract import STATE_ADMITTED, native_available
+from kueue_fast.api.quantity import format_quantity
+from kueue_fast.commands.cli import main
+from kueue_fast.engine.contract import STATE_ADMITTED
+from kueue_fast.engine.reference.scheduler import ReferenceEngine
+from kueue_fast.engine.select import native_available
 from kueue_fast.loader import build_state
-from kueue_fast.quantity import format_quantity
-from kueue_fast.simulate import loop
-from kueue_fast.simulate.records import EVICTING, FINISHED, SimResult
+from kueue_fast.simulate import event_loop as loop
+from kueue_fast.simulate.result import EVICTING, FINISHED, SimResult
 from kueue_fast.simulate.trace import parse_csv
 
 NS = 1_000_000_000

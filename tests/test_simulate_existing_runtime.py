@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from whatif_manifests import objects, write
 
+from kueue_fast.commands.simulate import run
 from kueue_fast.loader import parse_time_ns
-from kueue_fast.simulate.command import run
 
 NS = 1_000_000_000
 
@@ -78,7 +78,7 @@ def test_the_headline_says_which_workloads_of_the_manifests_hold_quota_and_until
     finishes either: both are said."""
     import json
 
-    from kueue_fast.cli import main
+    from kueue_fast.commands.cli import main
 
     docs = objects() + [
         workload("running", "2026-01-01T00:00:00Z", "2026-01-01T00:30:00Z"),

@@ -1,4 +1,4 @@
-"""The simulator's native event loop (simulate/native_loop.py, csrc
+"""The simulator's native event loop (simulate/native_event_loop.py, csrc
 sim_loop.cpp) against loop.py's, both driving the native engine: every
 per-workload record, every series array to the last bit, the churn, the
 unsettled instants, the explanations and the counters must be equal. On the
@@ -20,11 +20,12 @@ from hypothesis import strategies as st
 from sim_results import differences
 from whatif_manifests import objects
 
-from kueue_fast.engine_contract import native_available
+from kueue_fast.engine.select import native_available
 from kueue_fast.loader import build_state
-from kueue_fast.simulate import loop, scenario
-from kueue_fast.simulate.loop import NS, simulate
-from kueue_fast.simulate.records import Progress, SimResult
+from kueue_fast.simulate import event_loop as loop
+from kueue_fast.simulate import scenario
+from kueue_fast.simulate.event_loop import NS, simulate
+from kueue_fast.simulate.result import Progress, SimResult
 
 pytestmark = pytest.mark.skipif(not native_available(), reason="native engine not built")
 

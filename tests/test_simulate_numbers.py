@@ -21,10 +21,10 @@ import numpy as np
 import pytest
 import yaml
 
-from kueue_fast.engine_contract import native_available
+from kueue_fast.engine.select import native_available
 from kueue_fast.loader import build_state
 from kueue_fast.simulate.checks import CheckModel
-from kueue_fast.simulate.loop import simulate
+from kueue_fast.simulate.event_loop import simulate
 from kueue_fast.simulate.metrics import compute
 from kueue_fast.simulate.trace import parse_csv
 
@@ -134,7 +134,7 @@ def test_counts_add_up_per_cluster_queue(
 def test_compare_runs_the_admission_checks_and_counts_rejections(tmp_path: Path, capsys: Any) -> None:
     """compare takes --admission-check as simulate does: the rejected row,
     and no workload of the always-rejected check counted as admitted."""
-    from kueue_fast.cli import main
+    from kueue_fast.commands.cli import main
 
     trace = tmp_path / "trace.csv"
     trace.write_text(HEADER + "0,team-a,q,a1,600,2\n0,team-b,q,b1,600,2\n60,team-c,q,c1,600,2\n")
@@ -284,7 +284,7 @@ def test_an_inactive_cluster_queue_is_said_with_kueues_reason(tmp_path: Path, ca
     import io
     import json
 
-    from kueue_fast.cli import main
+    from kueue_fast.commands.cli import main
 
     trace = tmp_path / "trace.csv"
     trace.write_text(HEADER + random_trace(5, 60))
@@ -352,7 +352,7 @@ def test_compares_diff_lists_status_a_patch_changed(tmp_path: Path, capsys: Any)
     what changed (its condition), and gated admits in the patched run."""
     import json
 
-    from kueue_fast.cli import main
+    from kueue_fast.commands.cli import main
 
     patch = tmp_path / "gate.yaml"
     patch.write_text(
@@ -379,7 +379,7 @@ def test_sweep_changes_the_configurations_under_test_and_runs_the_base_as_given(
     are changed, the base (the reference) runs as given."""
     import json
 
-    from kueue_fast.cli import main
+    from kueue_fast.commands.cli import main
 
     spec = tmp_path / "sweep.yaml"
     spec.write_text(
@@ -406,7 +406,7 @@ def test_sweep_changes_the_configurations_under_test_and_runs_the_base_as_given(
 
 
 def test_each_warning_is_said_once(tmp_path: Path, capsys: Any) -> None:
-    from kueue_fast.cli import main
+    from kueue_fast.commands.cli import main
 
     trace = tmp_path / "trace.csv"
     trace.write_text(HEADER + "0,nowhere,q,x1,60,1\n0,llm,q,l1,60,1\n")
@@ -450,7 +450,7 @@ def test_compares_utilization_panels_skip_flavors_no_configuration_uses() -> Non
 def test_schedules_table_fits_120_columns(tmp_path: Path, capsys: Any) -> None:
     """Long names and Kueue's long messages: WHY and MESSAGE wrap in their
     columns, or go on lines of their own under each row."""
-    from kueue_fast.cli import main
+    from kueue_fast.commands.cli import main
 
     def workload(name: str, ns: str, gpus: int) -> dict[str, Any]:
         container = {"name": "c", "resources": {"requests": {"nvidia.com/gpu": str(gpus)}}}
@@ -482,7 +482,7 @@ def test_schedules_table_fits_120_columns(tmp_path: Path, capsys: Any) -> None:
 def test_each_note_is_said_once(tmp_path: Path, capsys: Any) -> None:
     """The note on where a generated trace's shapes came from was said as the
     run started and again after the table."""
-    from kueue_fast.cli import main
+    from kueue_fast.commands.cli import main
 
     job = {
         "apiVersion": "batch/v1",

@@ -36,11 +36,11 @@ import yaml
 from builders import ENGINES, engine_marks
 from hypothesis import settings
 
-from kueue_fast.cli import main
-from kueue_fast.engine_contract import choose_engine
+from kueue_fast.commands.cli import main
+from kueue_fast.engine.select import choose_engine
 from kueue_fast.loader import build_state
-from kueue_fast.simulate.loop import FINISHED, simulate
-from kueue_fast.simulate.records import SimResult
+from kueue_fast.simulate.event_loop import FINISHED, simulate
+from kueue_fast.simulate.result import SimResult
 from kueue_fast.simulate.trace import parse_csv
 
 NS = 1_000_000_000

@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 import yaml
 
-from kueue_fast.cli import build_parser, main
+from kueue_fast.commands import simulate as command
+from kueue_fast.commands.cli import build_parser, main
 from kueue_fast.loader import build_state
-from kueue_fast.simulate import command
-from kueue_fast.simulate.loop import Progress, simulate
+from kueue_fast.simulate.event_loop import Progress, simulate
 from kueue_fast.simulate.metrics import censored_percentiles, compute
 from kueue_fast.simulate.progress import ProgressBar
 from kueue_fast.simulate.report import WORKLOAD_COLUMNS, summary_table, write_workloads_csv

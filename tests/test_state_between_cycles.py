@@ -12,7 +12,7 @@ import pytest
 from builders import ENGINES, NO_LONGER_FITS, NOW, SECOND, build_state, cq, engine_marks, fq, wl
 
 from kueue_fast import Cluster
-from kueue_fast.model import LocalQueue
+from kueue_fast.api.model import LocalQueue
 
 PARAMS = [pytest.param(e, marks=engine_marks(e)) for e in ENGINES]
 

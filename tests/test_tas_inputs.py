@@ -29,9 +29,10 @@ from kueue_tas_schedule_cases import (
 from kueue_tas_schedule_cases import flavor as rflavor
 
 from kueue_fast import Cluster, loader
-from kueue_fast import model as m
-from kueue_fast.engine_contract import ENGINES, native_available
-from kueue_fast.errors import InputError
+from kueue_fast.api import model as m
+from kueue_fast.api.errors import InputError
+from kueue_fast.engine.contract import ENGINES
+from kueue_fast.engine.select import native_available
 from kueue_fast.loader.tas import TAS_GATES
 
 BLOCK = "cloud.com/topology-block"

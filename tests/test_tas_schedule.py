@@ -25,8 +25,9 @@ from kueue_tas_schedule_cases import (
 from kueue_tas_schedule_cases import flavor as rflavor
 
 from kueue_fast import Cluster, loader
-from kueue_fast.engine_contract import ENGINES, native_available
-from kueue_fast.explain import ClusterView
+from kueue_fast.cluster.explain import ClusterView
+from kueue_fast.engine.contract import ENGINES
+from kueue_fast.engine.select import native_available
 
 BLOCK = "cloud.com/topology-block"
 
@@ -148,7 +149,7 @@ def test_simulate_refuses_topology_aware_flavors(tmp_path: Any, capsys: Any) -> 
     not simulated as if its nodes did not matter."""
     import yaml
 
-    from kueue_fast.cli import main
+    from kueue_fast.commands.cli import main
 
     path = tmp_path / "cluster.yaml"
     path.write_text(yaml.safe_dump_all(racks()))

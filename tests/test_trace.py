@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import yaml
 
-from kueue_fast.cli import main
-from kueue_fast.errors import InputError
+from kueue_fast.api.errors import InputError
+from kueue_fast.commands.cli import main
 from kueue_fast.loader import build_state
 from kueue_fast.simulate.batch import scheduling_hashes
 from kueue_fast.simulate.scenario import default_trace, trace_for_state

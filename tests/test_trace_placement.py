@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 import yaml
 
-from kueue_fast.cli import main
-from kueue_fast.engine_contract import native_available
-from kueue_fast.errors import InputError
+from kueue_fast.api.errors import InputError
+from kueue_fast.commands.cli import main
+from kueue_fast.engine.select import native_available
 from kueue_fast.loader import build_state
-from kueue_fast.simulate.loop import STATE_NAMES, simulate
+from kueue_fast.simulate.event_loop import STATE_NAMES, simulate
 from kueue_fast.simulate.placement import Placement, placement_from_text, placement_to_text
 from kueue_fast.simulate.trace import parse_csv, parse_jsonl, read_trace, write_trace
 
@@ -161,7 +161,7 @@ def test_placement_text_round_trips(cells: tuple[str, str, str]) -> None:
 def test_an_affinity_term_without_expressions_is_no_constraint() -> None:
     """Kueue matches flavors on matchExpressions only: a term of matchFields
     alone matches every flavor, and so does the whole (ORed) affinity."""
-    from kueue_fast import model as m
+    from kueue_fast.api import model as m
 
     fields_only = m.NodeSelectorTerm((), (m.NodeSelectorRequirement("metadata.name", "In", ("n1",)),))
     zone = m.NodeSelectorTerm((m.NodeSelectorRequirement("zone", "In", ("a",)),))

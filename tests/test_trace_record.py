@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from kueue_fast.cli import main
+from kueue_fast.commands.cli import main
 from kueue_fast.simulate.record import record
 
 API = "kueue.x-k8s.io/v1beta2"

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from kueue_fast import loader
-from kueue_fast.errors import MissingReferenceError, ValidationError
+from kueue_fast.api.errors import MissingReferenceError, ValidationError
 
 B1 = "kueue.x-k8s.io/v1beta1"
 B2 = "kueue.x-k8s.io/v1beta2"
@@ -873,7 +873,7 @@ def test_missing_priority_class_is_a_missing_reference() -> None:
     ],
 )
 def test_a_final_newline_is_not_part_of_a_valid_name(check: str, text: str) -> None:
-    from kueue_fast import validation
+    from kueue_fast.api import validation
 
     assert getattr(validation, check)(text) is not None
     assert getattr(validation, check)(text[:-1]) is None

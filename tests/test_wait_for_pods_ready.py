@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from kueue_fast import Cluster
-from kueue_fast.errors import ValidationError
+from kueue_fast.api.errors import ValidationError
 from kueue_fast.loader import build_state, parse_configuration
 
 ENGINES = ["native", "reference"]

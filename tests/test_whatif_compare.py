@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from whatif_manifests import objects, write
 
-from kueue_fast.cli import main
+from kueue_fast.commands.cli import main
 from kueue_fast.loader import build_state
 from kueue_fast.simulate.scenario import trace_for_state
 from kueue_fast.simulate.trace import read_trace
@@ -171,7 +171,7 @@ def test_bad_invocations_exit_2_with_one_line(tmp_path, capsys, argv, message):
 def test_every_option_has_a_help_line_with_its_default(name):
     import argparse
 
-    from kueue_fast.cli import build_parser
+    from kueue_fast.commands.cli import build_parser
 
     sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
     for action in sub.choices[name]._actions:

@@ -6,7 +6,7 @@ import pytest
 import yaml
 from whatif_manifests import objects
 
-from kueue_fast.errors import InputError
+from kueue_fast.api.errors import InputError
 from kueue_fast.loader import Document, build_state
 from kueue_fast.whatif.diff import spec_diff
 from kueue_fast.whatif.overrides import (

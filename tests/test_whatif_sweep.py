@@ -14,7 +14,7 @@ import pytest
 import yaml
 from whatif_manifests import objects, write
 
-from kueue_fast.cli import main
+from kueue_fast.commands.cli import main
 from kueue_fast.loader import build_state
 from kueue_fast.simulate.scenario import DEFAULT_START_NS, trace_for_state
 from kueue_fast.whatif import runner

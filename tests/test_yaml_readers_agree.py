@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from values import typed
 
 from kueue_fast import _yaml_block
-from kueue_fast.errors import ParseError
+from kueue_fast.api.errors import ParseError
 from kueue_fast.loader import documents
 
 TESTS = Path(__file__).parent

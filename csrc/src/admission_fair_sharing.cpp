@@ -1,4 +1,4 @@
-// Same rules as kueue_fast/_reference/admission_fair_sharing.py.
+// Same rules as kueue_fast/engine/reference/admission_fair_sharing.py.
 #include <kueue_fast/admission_fair_sharing.hpp>
 
 #include <algorithm>

@@ -1,5 +1,5 @@
 // The Engine's admission fair sharing glue: the LocalQueues' usage ledger
-// kept around the cycle as kueue_fast/_reference/scheduler.py keeps it
+// kept around the cycle as kueue_fast/engine/reference/scheduler.py keeps it
 // (sampled before the heads are popped, entry penalties pushed on admission,
 // settled when the cycle ends) and the usage the pops and preemption
 // orderings read. The ledger arithmetic itself is admission_fair_sharing.cpp.

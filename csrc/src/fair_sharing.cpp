@@ -1,4 +1,4 @@
-// Same rules as kueue_fast/_reference/fair_sharing.py and scheduler.py
+// Same rules as kueue_fast/engine/reference/fair_sharing.py and scheduler.py
 // _fair_sharing_pop.
 #include <kueue_fast/fair_sharing.hpp>
 

@@ -1,4 +1,4 @@
-// Same rules as kueue_fast/_reference/flavor_assigner.py.
+// Same rules as kueue_fast/engine/reference/flavor_assigner.py.
 #include <kueue_fast/flavor_assigner.hpp>
 
 #include <algorithm>

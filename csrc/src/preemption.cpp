@@ -1,4 +1,4 @@
-// Same rules as kueue_fast/_reference/preemption.py.
+// Same rules as kueue_fast/engine/reference/preemption.py.
 #include <kueue_fast/preemption.hpp>
 
 #include <algorithm>

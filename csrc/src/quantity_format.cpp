@@ -1,4 +1,4 @@
-// Same algorithm as kueue_fast/quantity.py format_quantity (kueue
+// Same algorithm as kueue_fast/api/quantity.py format_quantity (kueue
 // pkg/resources/requests.go ResourceQuantity + apimachinery Quantity.String).
 #include <kueue_fast/quantity_format.hpp>
 

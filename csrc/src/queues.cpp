@@ -1,4 +1,4 @@
-// Same rules as kueue_fast/_reference/queues.py.
+// Same rules as kueue_fast/engine/reference/queues.py.
 #include <kueue_fast/queues.hpp>
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// Same arithmetic as kueue_fast/_reference/quota.py (kueue
+// Same arithmetic as kueue_fast/engine/reference/quota.py (kueue
 // pkg/cache/scheduler/resource_node.go).
 #include <kueue_fast/quota_tree.hpp>
 

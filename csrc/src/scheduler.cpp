@@ -1,4 +1,4 @@
-// Same cycle as kueue_fast/_reference/scheduler.py (kueue
+// Same cycle as kueue_fast/engine/reference/scheduler.py (kueue
 // pkg/scheduler/scheduler.go).
 #include <kueue_fast/scheduler.hpp>
 

@@ -1,4 +1,4 @@
-// Same loop and records as kueue_fast/simulate/loop.py and run_state.py
+// Same loop and records as kueue_fast/simulate/event_loop.py and run_state.py
 // (the methods below carry the names of the Python ones they mirror).
 #include <kueue_fast/sim_loop.hpp>
 

@@ -1,4 +1,4 @@
-// Same algorithm as kueue_fast/_reference/tas.py (kueue
+// Same algorithm as kueue_fast/engine/reference/tas.py (kueue
 // pkg/cache/scheduler/tas_flavor_snapshot.go): see tas.hpp.
 #include <kueue_fast/tas.hpp>
 

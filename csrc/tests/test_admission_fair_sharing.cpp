@@ -1,7 +1,7 @@
 // Admission fair sharing: the ledger's exact nano arithmetic, its decay and
 // penalty rules, the merge sort of preemption candidates and the usage-ordered
 // queue. Expected values come from the reference
-// (kueue_fast/_reference/admission_fair_sharing.py) and Kueue's tests.
+// (kueue_fast/engine/reference/admission_fair_sharing.py) and Kueue's tests.
 #include <algorithm>
 #include <limits>
 #include <random>

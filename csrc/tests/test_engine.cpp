@@ -346,7 +346,7 @@ TEST(engine_workload_admitted_in_the_cycle_is_no_victim) {
 
 // An admission check's Retry (requeue, ordered by the eviction time until
 // admitted again) and Rejected (deactivated: never queued again), issued
-// after the cycle they belong to (cluster.py _evict_for_failed_checks).
+// after the cycle they belong to (cluster/cluster.py _evict_for_failed_checks).
 TEST(engine_evict_after_cycle_requeues_by_eviction_time_or_deactivates) {
   TopologySpec t;
   t.resource_names = {"cpu"};

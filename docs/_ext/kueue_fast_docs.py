@@ -7,7 +7,7 @@
     ```
 
 The text comes from the command's own argparse parser
-(:func:`kueue_fast.cli.command_parser`), formatted at a fixed width, so a
+(:func:`kueue_fast.commands.cli.command_parser`), formatted at a fixed width, so a
 page can never disagree with the program. In process rather than running
 ``kueue-fast CMD --help`` (sphinxcontrib-programoutput): no dependency, no
 process per page, and the same text on every terminal.
@@ -28,7 +28,7 @@ WIDTH = 100  # columns the help is formatted for
 
 def help_text(words: list[str]) -> str:
     """``kueue-fast WORDS... --help``, formatted at WIDTH columns."""
-    from kueue_fast.cli import build_parser, command_parser
+    from kueue_fast.commands.cli import build_parser, command_parser
 
     parser = command_parser(words[0]) if words else build_parser()
     for word in words[1:]:  # a subcommand: trace generate

@@ -32,9 +32,9 @@ one case for ``run_in_subprocess``.
 
 from __future__ import annotations
 
+from ..commands.bench import CASE_TITLES, E2E_TITLES, bench, format_e2e_table, format_table, run_bench
 from .cases import CASES, EXTRA, FULL, QUICK, REFERENCE, _engine_for, run_case, run_in_subprocess
 from .child import ChildRun, run_child
-from .command import CASE_TITLES, E2E_TITLES, bench, format_e2e_table, format_table, run_bench
 from .e2e import (
     E2E_FORMATS,
     E2E_FULL,

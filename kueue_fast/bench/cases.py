@@ -17,11 +17,11 @@ from .inputs import BASE_NS, NS, Case, drain_case, preemption_case, write_load_f
 def _engine_for(case: Case, engine: str) -> tuple[Any, Any, Any]:
     """(engine, topology, batch) with the case's workloads added: the
     admitted ones (with their admission) and the pending ones."""
-    from ..compiler import AdmissionSpec, compile_topology
+    from ..engine.inputs import AdmissionSpec, compile_topology
+    from ..engine.workloads import WorkloadCompiler
     from ..loader import build_state
     from ..simulate.batch import batch_from_trace
-    from ..simulate.engine import make_sim_engine
-    from ..workload_compiler import WorkloadCompiler
+    from ..simulate.engine_view import make_sim_engine
 
     state = build_state(case.objects)
     topo = compile_topology(state, extra_resources=set(case.trace.resources))
@@ -49,7 +49,7 @@ def _run_load(engine: str, size: dict[str, int]) -> dict[str, Any]:
     import gc
     import tempfile
 
-    from ..cluster import Cluster
+    from ..cluster.cluster import Cluster
     from ..loader import build_state, read_documents
 
     n = size["n_workloads"]
@@ -129,7 +129,7 @@ def run_case(name: str, engine: str, size: dict[str, int]) -> dict[str, Any]:
 def _run_simulate(engine: str, size: dict[str, int]) -> dict[str, Any]:
     import tempfile
 
-    from ..simulate.command import run
+    from ..commands.simulate import run
 
     with tempfile.TemporaryDirectory() as tmp, open(os.devnull, "w") as quiet:
         t0 = time.perf_counter()

@@ -192,7 +192,7 @@ def preemption_case(n_cq: int = 100, n_admitted: int = 10_000, n_arrivals: int =
 
 def drain_objects(case: Case) -> list[dict[str, Any]]:
     """The case as Kueue manifests, Workloads included (for loading benchmarks)."""
-    from ..quantity import format_quantity
+    from ..api.quantity import format_quantity
 
     t = case.trace
     objs = list(case.objects)

@@ -66,7 +66,7 @@ class WorkloadSet:
 
     @property
     def cpu_milli(self) -> int:
-        from ..quantity import parse_quantity
+        from ..api.quantity import parse_quantity
 
         return int(parse_quantity(self.cpu, "cpu"))
 
@@ -316,7 +316,7 @@ def usage_pct(cpu_milli_ms: float, shape: PerfShape, span_ms: float) -> float:
     """Kueue's checker: CPU used (mCPU x ms, summed over the ClusterQueues)
     over their nominal quota times the time monitored, in percent
     (checker_test.go, TestScalability/ClusterQueueClasses)."""
-    from ..quantity import parse_quantity
+    from ..api.quantity import parse_quantity
 
     nominal_milli = int(parse_quantity(shape.nominal_cpu, "cpu")) * shape.n_cluster_queues
     return 100.0 * cpu_milli_ms / (nominal_milli * span_ms) if span_ms > 0 else 0.0

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..errors import InputError
-from .main import add_arguments, run
+from ..api.errors import InputError
+from ..commands.controller import add_arguments, run
 
 
 def main(argv: list[str] | None = None) -> int:

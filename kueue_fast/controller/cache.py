@@ -5,7 +5,7 @@ like Kueue's cache (pkg/cache) is owned by its scheduler: nothing else reads
 or writes it, so nothing locks it.
 
 The API objects stay JSON (``dict[str, Any]``): they go as they are to the
-status builders (kueue_fast/status.py) and the job integrations, which take
+status builders (kueue_fast/cluster/statuses.py) and the job integrations, which take
 JSON; what the reconciler derives from them is typed here."""
 
 from __future__ import annotations
@@ -13,9 +13,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ..errors import InputError
-from ..integrations import Environment
-from ..model import (
+from ..api.errors import InputError
+from ..api.model import (
     AdmissionCheck,
     ClusterQueue,
     ClusterState,
@@ -29,9 +28,10 @@ from ..model import (
     Topology,
     WorkloadPriorityClass,
 )
-from . import jobs as J
-from . import state
-from .jobs import JOB_KINDS, JobKind
+from ..integrations import Environment
+from ..kube import objects as state
+from . import job_kinds as J
+from .job_kinds import JOB_KINDS, JobKind
 from .track import JSON
 from .ungater import workload_key
 
@@ -214,7 +214,7 @@ class Cache:
         """An object the controller cannot use. One stored in v1beta1 before
         kueue-fast's CRDs (which do not convert renamed fields) reaches us with
         its v1beta1 fields: any write would store it as v1beta2 and lose them,
-        so it is left untouched (crds.py, docs/controller.md)."""
+        so it is left untouched (kube/crds.py, docs/controller.md)."""
         if state.stored_in_v1beta1(obj):
             if (kind, key) not in self.unconverted:
                 log.error("leaving %s/%s alone: %s", obj.get("kind"), key, state.unconverted_message(obj, e))

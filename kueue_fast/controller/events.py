@@ -40,7 +40,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .kube import EVENTS, STRATEGIC, ApiError, ClientClosed, KubeClient, TokenBucket
+from ..kube.client import EVENTS, STRATEGIC, ApiError, ClientClosed, KubeClient, TokenBucket
 
 log = logging.getLogger("kueue_fast.controller.events")
 

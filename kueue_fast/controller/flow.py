@@ -12,16 +12,16 @@ import copy
 import logging
 from typing import Any
 
-from .. import admission_checks as AC
-from .. import status as S
-from ..cluster import ADMITTED, RESERVED, Decision
-from ..errors import InputError, MissingReferenceError
+from ..api.errors import InputError, MissingReferenceError
+from ..cluster import admission_checks as AC
+from ..cluster import statuses as S
+from ..cluster.cluster import ADMITTED, RESERVED, Decision
 from ..integrations.framework import PRIORITY_LABEL, Patch, PodSetConflict, PodSetInfo, admitted_info
-from . import jobs as J
-from . import state
+from ..kube import objects as state
+from ..kube.client import KUEUE_API, WORKLOADS
+from . import job_kinds as J
 from .events import ADMISSION, NORMAL, WARNING, WORKLOAD_CONTROLLER
-from .jobs import JobKind
-from .kube import KUEUE_API, WORKLOADS
+from .job_kinds import JobKind
 from .parts import ControllerParts
 from .track import JSON, Phase, Then, Track, Write
 from .ungater import UNGATE_KEY

@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING, Any
 from .track import JSON, Track
 
 if TYPE_CHECKING:
+    from ..kube.client import KubeClient
+    from ..kube.informers import Informer, Slimmer
+    from ..kube.leader_election import Clock, LeaderElector
     from .cache import Cache
-    from .engine import EngineHandle
+    from .engine_handle import EngineHandle
     from .events import EventRecorder
-    from .informers import Informer, Slimmer
-    from .kube import KubeClient
-    from .leader import Clock, LeaderElector
-    from .metrics import Metrics
-    from .queues import QueueCounts
+    from .prometheus import Metrics
+    from .queue_status import QueueCounts
     from .reconciler import Options
     from .writer import Writer
 

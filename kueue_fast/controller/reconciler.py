@@ -50,14 +50,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..model import ResourceRules, WaitForPodsReadyConfig
-from . import jobs as J
-from .cache import ALL_KINDS, CAPACITY_KINDS, CONFIG_KINDS, Cache, job_key, owner_job
-from .events import EventRecorder
-from .flow import WorkloadFlow
-from .informers import Informer, Slimmer, job_selector
-from .jobs import JOB_KINDS
-from .kube import (
+from ..api.model import ResourceRules, WaitForPodsReadyConfig
+from ..kube.client import (
     ADMISSION_CHECKS,
     CLUSTER_QUEUES,
     COHORTS,
@@ -73,11 +67,17 @@ from .kube import (
     KubeClient,
     Resource,
 )
-from .leader import Clock, LeaderElector
-from .loop import Loop
-from .metrics import Metrics
-from .queues import QUEUE_KINDS, QueueCounts, QueueStatus
+from ..kube.informers import Informer, Slimmer, job_selector
+from ..kube.leader_election import Clock, LeaderElector
+from . import job_kinds as J
+from .cache import ALL_KINDS, CAPACITY_KINDS, CONFIG_KINDS, Cache, job_key, owner_job
+from .events import EventRecorder
+from .flow import WorkloadFlow
+from .job_kinds import JOB_KINDS
+from .prometheus import Metrics
+from .queue_status import QUEUE_KINDS, QueueCounts, QueueStatus
 from .scheduling import Scheduling
+from .scheduling_loop import Loop
 from .track import JSON, Track
 from .ungater import TopologyUngater
 from .writer import Writer

@@ -10,15 +10,15 @@ from __future__ import annotations
 import logging
 import time
 
-from .. import status as S
-from ..cluster import ADMITTED, Decision
-from ..errors import InputError
-from ..model import ClusterState, Configuration, Workload, charged_assignments
-from . import state
-from .engine import EngineHandle
+from ..api.errors import InputError
+from ..api.model import ClusterState, Configuration, Workload, charged_assignments
+from ..cluster import statuses as S
+from ..cluster.cluster import ADMITTED, Decision
+from ..kube import objects as state
+from .engine_handle import EngineHandle
 from .events import ADMISSION, WARNING
 from .parts import ControllerParts
-from .queues import QueueCounts
+from .queue_status import QueueCounts
 from .track import JSON, Phase, Track
 
 log = logging.getLogger("kueue_fast.controller")

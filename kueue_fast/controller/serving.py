@@ -33,7 +33,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
-    from .kube import KubeClient
+    from ..kube.client import KubeClient
 
 log = logging.getLogger("kueue_fast.controller.serving")
 
@@ -276,7 +276,7 @@ class Reviewer:
     MAX_CACHED = 1024
 
     def __init__(self, client: KubeClient, qps: float = 20.0, burst: int = 50) -> None:
-        from .kube import TokenBucket
+        from ..kube.client import TokenBucket
 
         self.client = client
         self.bucket = TokenBucket(qps, burst)
@@ -320,7 +320,7 @@ class Reviewer:
         return answer
 
     def _create(self, plural: str, group: str, obj: JSON) -> JSON | None:
-        from .kube import ApiError, ClientClosed
+        from ..kube.client import ApiError, ClientClosed
 
         try:
             return self.client.request(

@@ -20,11 +20,11 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..errors import InputError
+from ..api.errors import InputError
+from ..api.model import TopologyAssignment
 from ..integrations.framework import PODSET_LABEL, TOPOLOGY_SCHEDULING_GATE, WORKLOAD_ANNOTATION
+from ..kube.client import PODS
 from ..loader.tas import is_tas_pod, topology_assignment
-from ..model import TopologyAssignment
-from .kube import PODS
 from .parts import ControllerParts
 from .track import JSON, Write
 from .writer import PRIO_ADMISSION, Conflict

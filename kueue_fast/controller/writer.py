@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .kube import ApiError, ClientClosed, KubeClient, Resource
+from ..kube.client import ApiError, ClientClosed, KubeClient, Resource
 
 log = logging.getLogger("kueue_fast.controller.writer")
 

@@ -15,7 +15,7 @@ kind holds the kind's pod sets, validation and writes:
 The loader (``kueue-fast schedule``) and the controller both go through
 :data:`INTEGRATIONS`, so offline and in a cluster a job gets the same
 Workload. A third kind (Pod groups, RayJob, Kubeflow jobs) is one more module
-registered here, plus its slimming in ``controller/jobs.py``.
+registered here, plus its slimming in ``controller/job_kinds.py``.
 """
 
 from __future__ import annotations

@@ -21,9 +21,9 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from .. import validation as v
-from ..errors import MissingReferenceError
-from ..model import Configuration, WorkloadPriorityClass
+from ..api import validation as v
+from ..api.errors import MissingReferenceError
+from ..api.model import Configuration, WorkloadPriorityClass
 
 JSON = dict[str, Any]
 

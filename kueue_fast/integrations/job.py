@@ -26,9 +26,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .. import validation as v
-from ..features import FeatureGates
+from ..api import validation as v
+from ..api.features import FeatureGates
 from . import framework as fw
+from . import jobset
 from .framework import (
     JOB_UID_LABEL,
     KUEUE_API,
@@ -61,6 +62,10 @@ MIN_PARALLELISM_ANNOTATION = "kueue.x-k8s.io/job-min-parallelism"
 COMPLETIONS_EQUAL_PARALLELISM_ANNOTATION = "kueue.x-k8s.io/job-completions-equal-parallelism"
 
 SHORT_NAMES_GATE = "ShortWorkloadNames"  # alpha, off by default: names cut to 63 characters
+
+
+# the kinds with an integration besides Job itself (the registry in __init__.py lists the same)
+_MANAGED_OWNER_KINDS = {(API_VERSION, KIND), (jobset.API_VERSION, jobset.KIND)}
 
 
 def workload_name(job_name: str, job_uid: str, *, short: bool = False) -> str:
@@ -208,11 +213,10 @@ def owner_field(workload_field: str) -> str:
 
 
 def _managed_parent(job: JSON) -> str:
-    """Kind/name of the job's controlling owner when Kueue manages that kind."""
-    from . import integration_for
-
+    """Kind/name of the job's controlling owner when Kueue manages that kind
+    (jobframework.IsOwnerManagedByKueue: an owner of a kind with an integration)."""
     owner = fw.controlling_owner(job)
-    if owner is None or integration_for(owner.get("apiVersion"), owner.get("kind")) is None:
+    if owner is None or (owner.get("apiVersion"), owner.get("kind")) not in _MANAGED_OWNER_KINDS:
         return ""
     return f"{owner.get('kind')}/{owner.get('name')}"
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .. import validation as v
+from ..api import validation as v
 from . import framework as fw
 from .framework import (
     JOB_UID_LABEL,

@@ -3,7 +3,7 @@
 Reading (:func:`read_documents`) splits files (and directories, as
 ``kubectl apply -f``) into documents; building (:func:`build_state`) converts
 each object with its per-kind converter (``parse_cluster_queue``...), which
-applies Kueue's defaults and validation (``kueue_fast.validation``) and raises
+applies Kueue's defaults and validation (``kueue_fast.api.validation``) and raises
 errors naming the object and field. The converters work on single dicts, so
 the cluster reconciler can feed them objects from the API server. Jobs become
 the Workloads Kueue's job integrations create (``kueue_fast.integrations``);
@@ -35,6 +35,7 @@ Where things are (each module imports only those above it):
 
 from __future__ import annotations
 
+from .build import build_state, load
 from .common import parse_time_ns
 from .configuration import parse_configuration
 from .documents import Document, manifest_files, read_documents
@@ -48,7 +49,6 @@ from .kinds import (
     parse_resource_flavor,
     parse_workload_priority_class,
 )
-from .state import build_state, load
 from .workload import POD_SET_FIELDS, SPEC_FIELDS, V1BETA2_SPEC_FIELDS, parse_workload
 
 __all__ = [

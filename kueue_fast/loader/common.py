@@ -15,10 +15,10 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
 from typing import Any
 
-from .. import api_fields
-from .. import model as m
-from .. import validation as v
-from ..errors import InputError, ValidationError
+from ..api import fields as api_fields
+from ..api import model as m
+from ..api import validation as v
+from ..api.errors import InputError, ValidationError
 
 KUEUE_GROUP = "kueue.x-k8s.io"
 V1BETA1 = api_fields.V1BETA1

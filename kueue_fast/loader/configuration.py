@@ -10,10 +10,10 @@ from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
-from .. import model as m
-from .. import validation as v
-from ..errors import InputError, ParseError
-from ..features import KNOWN_GATES
+from ..api import model as m
+from ..api import validation as v
+from ..api.errors import InputError, ParseError
+from ..api.features import KNOWN_GATES
 from .common import (
     CONFIG_VERSIONS,
     _check_type,

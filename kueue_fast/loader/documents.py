@@ -53,9 +53,9 @@ from typing import IO, TYPE_CHECKING, Any
 
 from .. import _compiled
 from .._gc import no_cyclic_gc
-from ..errors import InputError, InputWarning, ParseError, raise_all
-from ..fastjson import optional_module, orjson
+from ..api.errors import InputError, InputWarning, ParseError, raise_all
 from . import limits
+from .fastjson import optional_module, orjson
 
 if TYPE_CHECKING:
     import yaml
@@ -284,7 +284,7 @@ def _split_list(source: str, index: int, d: dict[str, Any]) -> list[Document]:
     out = []
     for i, it in enumerate(items):
         if not isinstance(it, dict):
-            from ..validation import type_name
+            from ..api.validation import type_name
 
             raise ParseError(
                 kind, f"items[{i}]", f"Invalid value: {type_name(it)}: must be of type object", source=where

@@ -2,7 +2,7 @@
 Cohort, LocalQueue, AdmissionCheck, WorkloadPriorityClass, scheduling.k8s.io
 PriorityClass and Namespace. Each converter takes one object (a document, or
 an object from the API server: the controller uses them too), applies Kueue's
-defaults and validation (``kueue_fast.validation``, the webhooks and CRD rules
+defaults and validation (``kueue_fast.api.validation``, the webhooks and CRD rules
 cited per function) and raises an error naming the object and field.
 """
 
@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .. import api_fields
-from .. import model as m
-from .. import validation as v
-from ..errors import InputError
-from ..resource_group_validation import resource_groups
+from ..api import fields as api_fields
+from ..api import model as m
+from ..api import validation as v
+from ..api.errors import InputError
+from ..api.resource_groups import resource_groups
 from .common import (
     _FIELDS,
     _TOP,

@@ -11,8 +11,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from .. import model as m
-from ..errors import InputError, ParseError
+from ..api import model as m
+from ..api.errors import InputError, ParseError
 from ..integrations import INTEGRATIONS, Integration, integration_for
 from ..integrations.framework import QUEUE_LABEL
 from .common import (

@@ -17,11 +17,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .. import model as m
-from .. import validation as v
-from ..errors import InputError, ValidationError
+from ..api import model as m
+from ..api import validation as v
+from ..api.errors import InputError, ValidationError
+from ..api.requests import pod_requests
 from ..integrations import framework as fw
-from ..requests import pod_requests
 from .common import _FIELDS, _check_type, _metadata, _spec, _status
 
 # what makes a pod a TAS pod (pkg/util/tas IsTAS): it does not count as non-TAS usage

@@ -15,12 +15,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .. import _compiled, api_fields
-from .. import model as m
-from .. import validation as v
-from ..errors import InputError, MissingReferenceError
-from ..fastjson import exact_key
-from ..requests import OverLimits, pod_requests, resources_validation_message
+from .. import _compiled
+from ..api import fields as api_fields
+from ..api import model as m
+from ..api import validation as v
+from ..api.errors import InputError, MissingReferenceError
+from ..api.requests import OverLimits, pod_requests, resources_validation_message
 from .common import (
     _FIELDS,
     KUEUE_GROUP,
@@ -32,11 +32,12 @@ from .common import (
     _status,
     parse_time_ns,
 )
+from .fastjson import exact_key
 from .tas import topology_assignment, topology_request
 
 # The spec fields of a Workload by apiVersion, and of a pod set: what kueue-fast
 # reads. The controller reads Workloads as the API server serves them (v1beta2)
-# and keeps only these fields (controller/state.py workload_model).
+# and keeps only these fields (kube/objects.py workload_model).
 SPEC_FIELDS = {api: f.fields["spec"].names for api, f in _FIELDS["Workload"].items()}
 V1BETA2_SPEC_FIELDS = SPEC_FIELDS[V1BETA2]
 POD_SET_FIELDS = api_fields.POD_SET.names

@@ -17,7 +17,7 @@ __all__ = ["SimulationOutput", "run"]
 
 def __getattr__(name: str) -> Any:
     if name in __all__:
-        from . import command
+        from ..commands import simulate as command
 
         return getattr(command, name)
     raise AttributeError(name)

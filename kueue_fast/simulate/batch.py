@@ -14,10 +14,10 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import numpy.typing as npt
 
-from ..compiler import BLOCK_NONE, PodSetSpec, WorkloadSpec
-from ..model import PodSet, ResourceRules, Workload
-from ..requests import quota_requests
-from ..workload_compiler import WorkloadCompiler
+from ..api.model import PodSet, ResourceRules, Workload
+from ..api.requests import quota_requests
+from ..engine.inputs import BLOCK_NONE, PodSetSpec, WorkloadSpec
+from ..engine.workloads import WorkloadCompiler
 from .trace import Trace, default_name
 
 I32 = npt.NDArray[np.int32]

@@ -33,13 +33,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..model import ClusterState
-from ..node_affinity import flavor_rejection
+from ..api.model import ClusterState
+from ..api.node_affinity import flavor_rejection
 from .metrics import fmt_duration
 from .trace import Trace
 
 if TYPE_CHECKING:
-    from .._reference.quota import QuotaTree
+    from ..engine.reference.quota import QuotaTree
 
 FlavorResource = tuple[str, str]
 
@@ -66,8 +66,8 @@ class Capacity:
 def capacity(state: ClusterState, usable: Callable[[str, str], bool] | None = None) -> Capacity:
     """Every ClusterQueue's capacity (module docstring); ``usable(cq, flavor)``
     leaves out the flavors a ClusterQueue's workloads cannot use."""
-    from .._reference.quota import QuotaTree
-    from ..compiler import compile_topology
+    from ..engine.inputs import compile_topology
+    from ..engine.reference.quota import QuotaTree
 
     topo = compile_topology(state)
     tree = QuotaTree(topo)

@@ -18,10 +18,10 @@ import math
 import random
 from dataclasses import dataclass
 
-from ..admission_checks import checks_for_flavors
-from ..compiler import Topology
-from ..errors import InputError
-from ..model import ClusterState
+from ..api.errors import InputError
+from ..api.model import ClusterState
+from ..cluster.admission_checks import checks_for_flavors
+from ..engine.inputs import Topology
 
 NS = 1_000_000_000
 READY, RETRY, REJECTED = 0, 1, 2

@@ -6,8 +6,8 @@ every parser at start (engine_contract, for ENGINES, imports nothing heavy).
 
 from __future__ import annotations
 
-# the engines a command can choose (engine_contract.make_engine builds them)
-from ..engine_contract import ENGINES as ENGINES
+# the engines a command can choose (engine/contract.py make_engine builds them)
+from ..engine.contract import ENGINES as ENGINES
 
 NS = 1_000_000_000
 

@@ -40,8 +40,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from ..compiler import NO_LIMIT, Topology, compile_topology
-from ..model import ClusterState
+from ..api.model import ClusterState
+from ..engine.inputs import NO_LIMIT, Topology, compile_topology
 
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
@@ -164,7 +164,7 @@ def lending_tree(
 ) -> LendingTree:
     """The quota tree of ``state`` (``topo``: its compiled topology, when
     the caller has it; its flavor-resources index the arrays)."""
-    from .._reference.quota import QuotaTree as ReferenceTree
+    from ..engine.reference.quota import QuotaTree as ReferenceTree
 
     if topo is None:
         topo = compile_topology(state)

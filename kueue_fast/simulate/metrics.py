@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .engine import EVICTION_REASONS
-from .records import DEACTIVATED, EVICTING, FINISHED, PENDING, REJECTED, RESERVED, RUNNING, SimResult
+from .engine_view import EVICTION_REASONS
+from .result import DEACTIVATED, EVICTING, FINISHED, PENDING, REJECTED, RESERVED, RUNNING, SimResult
 from .series import StepSeries
 
 F64 = npt.NDArray[np.float64]

@@ -28,9 +28,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .. import model as m
-from .. import validation as v
-from ..errors import InputError
+from ..api import model as m
+from ..api import validation as v
+from ..api.errors import InputError
 from ..loader.workload import _required_affinity
 
 PLACEMENT_COLUMNS = ("node_selector", "tolerations", "affinity")

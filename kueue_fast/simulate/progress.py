@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
-from .records import NS, Progress
+from .result import NS, Progress
 
 
 def _clock(ns: int) -> str:

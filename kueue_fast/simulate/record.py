@@ -27,12 +27,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import InputError
+from ..api.errors import InputError
+from ..api.model import Workload
+from ..api.quantity import format_quantity
 from ..integrations import integration_for
 from ..loader import build_state
 from ..loader.common import parse_time_ns
-from ..model import Workload
-from ..quantity import format_quantity
 from .metrics import fmt_duration
 from .placement import Placement
 from .trace import Trace, TraceBuilder

@@ -18,7 +18,7 @@ import numpy as np
 
 from .metrics import Churn, Metrics, QueueStats, fmt_bin, fmt_duration
 from .plots import NO_CHARTS, PLOTS, Plot, charts_available, render_plots
-from .records import NEVER, STATE_NAMES, TIMES_KEPT, SimResult
+from .result import NEVER, STATE_NAMES, TIMES_KEPT, SimResult
 
 NS = 1_000_000_000
 

@@ -16,17 +16,17 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..compiler import ClusterQueueSpec, compile_topology, queue_waiting_reason
-from ..errors import ValidationError
-from ..model import ClusterState
-from ..status import cluster_queue_readiness
-from ..workload_compiler import WorkloadCompiler
+from ..api.errors import ValidationError
+from ..api.model import ClusterState
+from ..cluster.statuses import cluster_queue_readiness
+from ..engine.inputs import ClusterQueueSpec, compile_topology, queue_waiting_reason
+from ..engine.workloads import WorkloadCompiler
 from .batch import WorkloadBatch, batch_from_trace, charged_trace, trace_ns, unqueued_warnings
 from .capacity import capacity
 from .checks import READY, RETRY, CheckModel, CheckPlan
-from .engine import EVICTION_REASONS, SimEngine, make_sim_engine
+from .engine_view import EVICTION_REASONS, SimEngine, make_sim_engine
 from .lending import lending_tree
-from .records import (
+from .result import (
     BACKOFF_OVER,
     DEACTIVATED,
     EVICTING,
@@ -70,7 +70,7 @@ class RunState:
     records (array.array: cheap single-element updates), with one method per
     kind of event. ``simulate()`` drives it."""
 
-    # the clock's counters: loop.py's _Run sets them, native_loop.py carries them on
+    # the clock's counters: loop.py's _Run sets them, simulate/native_event_loop.py carries them on
     arrived: int  # trace rows added to the engine so far
     instants: int
     cycles: int

@@ -30,9 +30,9 @@ from typing import Any
 
 import numpy as np
 
+from ..api.model import ClusterState
+from ..api.node_affinity import flavor_rejection
 from ..loader import build_state
-from ..model import ClusterState
-from ..node_affinity import flavor_rejection
 from .capacity import capacity, offered_load, queue_of_rows
 from .defaults import DEFAULT_DAYS, DEFAULT_LOAD, DEFAULT_SEED, DEFAULT_START_NS, DEFAULT_WORKLOADS
 from .placement import NO_PLACEMENT, Placement
@@ -445,8 +445,8 @@ class QueueCapacity:
 
 def queue_capacities(state: ClusterState, placement: Placement = NO_PLACEMENT) -> dict[str, QueueCapacity]:
     """QueueCapacity of every ClusterQueue for pod sets of ``placement``."""
-    from .._reference.quota import QuotaTree
-    from ..compiler import compile_topology
+    from ..engine.inputs import compile_topology
+    from ..engine.reference.quota import QuotaTree
 
     topo = compile_topology(state)
     tree = QuotaTree(topo)
@@ -720,7 +720,7 @@ def trace_for_state(
     check = GeneratedTraceCheck()
     profs = profiles_for_state(state, check)
     if not profs:
-        from ..errors import InputError
+        from ..api.errors import InputError
 
         raise InputError("", "", "no LocalQueue points at a ClusterQueue with quota: nothing to generate for")
     trace = calibrate_per_queue(state, generate(profs, n, seed=seed, days=days), load)

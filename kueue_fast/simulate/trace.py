@@ -40,8 +40,8 @@ from typing import IO, Any
 import numpy as np
 import numpy.typing as npt
 
-from ..errors import InputError, QuantityError
-from ..quantity import format_quantity, parse_quantity
+from ..api.errors import InputError, QuantityError
+from ..api.quantity import format_quantity, parse_quantity
 from .placement import (
     NO_PLACEMENT,
     PLACEMENT_COLUMNS,

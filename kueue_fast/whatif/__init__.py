@@ -5,7 +5,7 @@
 * ``overrides``: ``--set KIND/NAME.PATH=VALUE`` and patch files; ``diff``:
   what differs between two configurations, in the same path syntax;
 * ``sources``: configurations from files or the live cluster (``live``:
-  ``controller/snapshot.py``, read-only);
+  ``kube/snapshot.py``, read-only);
 * ``runner``: the simulations in this process, on a local process pool or on
   a Dask cluster; ``results``: what each returns (compact, picklable);
   ``plan``: what compare and sweep share.

@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
+from ..api.errors import InputError
+from ..commands.whatif_args import check_output
 from ..simulate.plots import NO_CHARTS, OVERLAY_PLOTS, charts_available, render_overlay_plots
 from ..simulate.report import figures_html, html_table, page
-from .args import check_output
 from .diff import Change, spec_diff
 from .overrides import Variant
 from .plan import (
@@ -37,7 +37,7 @@ from .plan import (
     where_lines,
     write_frozen_trace,
 )
-from .results import COMPARE_METRICS, EVICTION_COUNTS, RunSummary, fmt_delta, fmt_metric, metric_value
+from .run_summary import COMPARE_METRICS, EVICTION_COUNTS, RunSummary, fmt_delta, fmt_metric, metric_value
 from .sources import base_variant, changed, print_warnings, read_variant, validate
 
 ALL = "all ClusterQueues"

@@ -16,9 +16,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import QuantityError
+from ..api.errors import QuantityError
+from ..api.quantity import quantity_nanos
 from ..loader import Document
-from ..quantity import quantity_nanos
 from .overrides import object_ref, show_value
 
 # kinds listed first, in this order (the rest follow by name)

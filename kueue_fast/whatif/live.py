@@ -1,4 +1,4 @@
-"""The live cluster, read-only: its snapshot (controller/snapshot.py) with
+"""The live cluster, read-only: its snapshot (kube/snapshot.py) with
 what was read and what could not be said on standard error. Apart from
 ``sources`` so that ``trace record`` reads a cluster without the whatif
 arguments' imports."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from ..errors import InputError
+from ..api.errors import InputError
 
 CONTROLLER_EXTRA = "pip install 'kueue-fast[controller]'"
 
@@ -16,7 +16,7 @@ CONTROLLER_EXTRA = "pip install 'kueue-fast[controller]'"
 def read_cluster(
     kubeconfig: str | None, context: str | None, kueue_namespace: str, keep_finished: bool = False
 ) -> Any:
-    """The live cluster's snapshot (controller/snapshot.py; ``keep_finished``:
+    """The live cluster's snapshot (kube/snapshot.py; ``keep_finished``:
     with finished Workloads and Jobs); what could not be read is said on
     standard error."""
     try:
@@ -25,7 +25,7 @@ def read_cluster(
         raise InputError(
             "", "--kubeconfig", f"reading a cluster needs the controller extra: {CONTROLLER_EXTRA}"
         ) from None
-    from ..controller.snapshot import take_snapshot
+    from ..kube.snapshot import take_snapshot
 
     snap = take_snapshot(kubeconfig, context, kueue_namespace, keep_finished)
     print(snap.summary(), file=sys.stderr)

@@ -36,7 +36,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..errors import InputError, ParseError
+from ..api.errors import InputError, ParseError
 from ..loader import Document
 
 JSON = dict[str, Any]

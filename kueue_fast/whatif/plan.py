@@ -9,16 +9,16 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..engine_contract import choose_engine
-from ..errors import InputError
-from ..model import ClusterState
+from ..api.errors import InputError
+from ..api.model import ClusterState
+from ..commands.simulate import check_options, make_trace, start_ns
+from ..engine.select import choose_engine
 from ..simulate.capacity import offered_load
 from ..simulate.checks import parse_check_option
-from ..simulate.command import check_options, make_trace, start_ns
 from ..simulate.trace import Trace, write_trace
 from .diff import local_queues
 from .overrides import Variant
-from .results import RunSummary
+from .run_summary import RunSummary
 from .runner import SimOptions, SimTask, SweepBar, run_all, scheduler_address
 
 NS = 1_000_000_000

@@ -27,8 +27,8 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import InputError, KueueFastError
-from ..model import ClusterState
+from ..api.errors import InputError, KueueFastError
+from ..api.model import ClusterState
 from ..simulate.checks import CheckModel
 from ..simulate.defaults import (
     DEFAULT_MAX_CYCLES,
@@ -38,7 +38,7 @@ from ..simulate.defaults import (
 )
 from ..simulate.progress import ProgressBar
 from ..simulate.trace import Trace
-from .results import RunSummary
+from .run_summary import RunSummary
 
 NS = 1_000_000_000
 # how often a worker reports a simulation's progress (seconds)
@@ -96,9 +96,9 @@ def simulate_one(
     progress: Callable[[float], None] | None = None,
 ) -> RunSummary:
     """One configuration on the trace: the simulation and its metrics."""
-    from ..simulate.loop import Progress, simulate
+    from ..simulate.event_loop import Progress, simulate
     from ..simulate.metrics import compute
-    from .results import cluster_figures
+    from .run_summary import cluster_figures
 
     t0, c0 = time.perf_counter(), time.process_time()
     warnings: list[str] = []
@@ -297,7 +297,7 @@ def _run_pool(
 def _dask_worker_info() -> tuple[str, bool]:
     from importlib.metadata import version
 
-    from ..engine_contract import native_available
+    from ..engine.select import native_available
 
     return version("kueue-fast"), native_available()
 

@@ -10,10 +10,12 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..errors import InputError, raise_all
+from ..api.errors import InputError, raise_all
+from ..api.model import ClusterState
+from ..commands.whatif_args import (
+    changes_given as changes_given,  # its home: whatif_args.py has no heavy imports
+)
 from ..loader import Document, build_state, read_documents
-from ..model import ClusterState
-from .args import changes_given as changes_given  # its home: args.py has no heavy imports
 from .live import CONTROLLER_EXTRA as CONTROLLER_EXTRA
 from .live import read_cluster
 from .overrides import Variant, apply_changes

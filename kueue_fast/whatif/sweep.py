@@ -47,13 +47,13 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError, QuantityError, raise_all
+from ..api.errors import InputError, QuantityError, raise_all
+from ..api.quantity import quantity_nanos
+from ..commands.whatif_args import check_output
 from ..loader import read_documents
-from ..quantity import quantity_nanos
 from ..simulate import scenario
 from ..simulate.plots import NO_CHARTS, Plot, charts_available, palette
 from ..simulate.report import figures_html, html_table, page
-from .args import check_output
 from .overrides import Variant, apply_setting, parse_target, path_text, read_setting, show_value
 from .plan import (
     Plan,
@@ -65,7 +65,7 @@ from .plan import (
     where_lines,
     write_frozen_trace,
 )
-from .results import (
+from .run_summary import (
     COMPARE_METRICS,
     METRICS,
     RunSummary,

@@ -25,14 +25,15 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 try:  # the native engine may not be built yet: test with the reference one then
-    import kueue_fast._native  # type: ignore[import-not-found]  # noqa: F401
+    import kueue_fast.engine.native  # type: ignore[import-not-found]  # noqa: F401
 except ImportError:
     os.environ.setdefault("KUEUE_FAST_ENGINE", "reference")
 
 from fake_apiserver import FakeAPIServer  # noqa: E402
 
-from kueue_fast.controller import manifests  # noqa: E402
-from kueue_fast.controller.kube import (  # noqa: E402
+from kueue_fast.commands import manifests  # noqa: E402
+from kueue_fast.controller.reconciler import Controller, Options  # noqa: E402
+from kueue_fast.kube.client import (
     ADMISSION_CHECKS,
     CLUSTER_QUEUES,
     COHORTS,
@@ -51,7 +52,6 @@ from kueue_fast.controller.kube import (  # noqa: E402
     KubeClient,
     Resource,
 )
-from kueue_fast.controller.reconciler import Controller, Options  # noqa: E402
 
 REAL_KUBECONFIG = os.environ.get("KUEUE_FAST_TEST_KUBECONFIG")
 JOBSET_CRD = Path(__file__).resolve().parent.parent / "data" / "jobset-crd.yaml"
@@ -356,7 +356,7 @@ class Harness:
         j = self.get(JOBS, job_name, ns)
         if j is None:
             return None
-        from kueue_fast.controller.jobs import workload_name
+        from kueue_fast.controller.job_kinds import workload_name
 
         return self.get(WORKLOADS, workload_name(job_name, j["metadata"]["uid"]), ns)
 

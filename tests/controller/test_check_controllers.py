@@ -21,7 +21,7 @@ from kf_harness import (
     wait_for,
 )
 
-from kueue_fast.controller.kube import CLUSTER_QUEUES, EVENTS
+from kueue_fast.kube.client import CLUSTER_QUEUES, EVENTS
 
 JSON = dict[str, Any]
 T0 = "2024-01-01T00:00:00Z"

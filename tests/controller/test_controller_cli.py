@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from kueue_fast.cli import main
+from kueue_fast.commands.cli import main
 
 GOOD_KUBECONFIG = """\
 apiVersion: v1
@@ -237,7 +237,7 @@ def _dockerfile_final_stage() -> list[tuple[str, str]]:
 
 
 def test_dockerfile_and_deployment_agree_on_a_non_root_user() -> None:
-    from kueue_fast.controller import manifests
+    from kueue_fast.commands import manifests
 
     final = _dockerfile_final_stage()
     users = [args for kw, args in final if kw == "USER"]
@@ -284,7 +284,7 @@ def test_manifests_deploy_without_image_warns(capsys: pytest.CaptureFixture[str]
 
 
 def test_deployment_may_record_events_and_nothing_more() -> None:
-    from kueue_fast.controller import manifests
+    from kueue_fast.commands import manifests
 
     role = next(d for d in manifests.deploy() if d["kind"] == "ClusterRole")
     events = [r for r in role["rules"] if "events" in r["resources"]]

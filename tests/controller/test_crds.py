@@ -1,5 +1,5 @@
 """`kueue-fast manifests crds`: CRDs generated from the loader's field
-definitions (kueue_fast/api_fields.py), so that the API server validates what
+definitions (kueue_fast/api/fields.py), so that the API server validates what
 kueue-fast validates; applied over a cluster whose CRDs stored v1beta1; the
 v1beta1 objects they cannot convert left alone by the controller.
 
@@ -35,11 +35,11 @@ from kf_harness import (
     wait_for,
 )
 
-from kueue_fast import api_fields as af
-from kueue_fast.cli import main
-from kueue_fast.controller import crds as gen
-from kueue_fast.controller import manifests
-from kueue_fast.errors import InputError
+from kueue_fast.api import fields as af
+from kueue_fast.api.errors import InputError
+from kueue_fast.commands import manifests
+from kueue_fast.commands.cli import main
+from kueue_fast.kube import crds as gen
 from kueue_fast.loader import Document, build_state, read_documents
 
 JSON = dict[str, Any]

@@ -22,7 +22,7 @@ from kf_harness import (
     wait_for,
 )
 
-from kueue_fast.controller.jobs import JOB_UID_LABEL, RESOURCE_IN_USE, STOPPING_ANNOTATION, workload_name
+from kueue_fast.controller.job_kinds import JOB_UID_LABEL, RESOURCE_IN_USE, STOPPING_ANNOTATION, workload_name
 
 JSON = dict[str, Any]
 TOLERATION = {"key": "spot", "operator": "Equal", "value": "true", "effect": "NoSchedule"}
@@ -450,7 +450,7 @@ def test_configuration_resource_transformations_charge_quota(cluster: Harness) -
 def test_wait_for_pods_ready_block_admission_and_pods_ready_from_the_job(cluster: Harness) -> None:
     # jobframework/reconciler.go generatePodsReadyCondition from the Job's ready
     # pods (job_controller.go PodsReady); scheduler.go waitForPodsReadyIfNeeded
-    from kueue_fast.model import WaitForPodsReadyConfig
+    from kueue_fast.api.model import WaitForPodsReadyConfig
 
     h = cluster
     ns, _, _ = setup_queues(h, cpu="4")
@@ -487,7 +487,7 @@ def test_wait_for_pods_ready_block_admission_and_pods_ready_from_the_job(cluster
 
 
 def test_wait_for_pods_ready_timeout_evicts_the_job(cluster: Harness) -> None:
-    from kueue_fast.model import WaitForPodsReadyConfig
+    from kueue_fast.api.model import WaitForPodsReadyConfig
 
     h = cluster
     ns, _, _ = setup_queues(h, cpu="4")

@@ -23,8 +23,8 @@ from kueue_fast.controller.events import (
     EventRecorder,
     truncate_note,
 )
-from kueue_fast.controller.jobs import workload_name
-from kueue_fast.controller.kube import CLUSTER_QUEUES, EVENTS, JOBS, NAMESPACES, KubeClient
+from kueue_fast.controller.job_kinds import workload_name
+from kueue_fast.kube.client import CLUSTER_QUEUES, EVENTS, JOBS, NAMESPACES, KubeClient
 
 JSON = dict[str, Any]
 

@@ -22,8 +22,8 @@ from fake_apiserver import (
 )
 from kf_harness import JOBS, NAMESPACES, RESOURCE_FLAVORS, WORKLOADS, job, wait_for
 
-from kueue_fast.controller import manifests
-from kueue_fast.controller.kube import EVENTS, KUEUE_API, LEASES, STRATEGIC, ApiError, KubeClient
+from kueue_fast.commands import manifests
+from kueue_fast.kube.client import EVENTS, KUEUE_API, LEASES, STRATEGIC, ApiError, KubeClient
 
 JSON = dict[str, Any]
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from kf_harness import JOBS, WORKLOADS, Harness, cluster_queue, flavor, job, local_queue, wait_for
 from test_e2e import cond, running
 
-from kueue_fast.controller.jobs import workload_name
+from kueue_fast.controller.job_kinds import workload_name
 
 
 def setup(h: Harness, cpu: str = "2") -> str:

@@ -31,14 +31,14 @@ from kf_harness import (
 )
 from test_e2e import TOLERATION, cond, is_true, running, setup_queues
 
-from kueue_fast.cli import main
-from kueue_fast.controller import jobs as J
+from kueue_fast.api.model import WorkloadPriorityClass
+from kueue_fast.commands.cli import main
+from kueue_fast.controller import job_kinds as J
 from kueue_fast.integrations import INTEGRATIONS, Environment
 from kueue_fast.integrations import job as job_integration
 from kueue_fast.integrations import jobset as jobset_integration
 from kueue_fast.integrations.framework import PODSET_LABEL, PodSetConflict, admitted_info
 from kueue_fast.loader import build_state
-from kueue_fast.model import WorkloadPriorityClass
 
 JSON = dict[str, Any]
 MIN_PARALLELISM = "kueue.x-k8s.io/job-min-parallelism"

@@ -11,8 +11,8 @@ import pytest
 from kf_harness import Harness, cluster_queue, flavor, job, local_queue, wait_for
 from test_e2e import running
 
-from kueue_fast.controller.kube import LEASES
-from kueue_fast.controller.metrics import HealthServer
+from kueue_fast.controller.prometheus import HealthServer
+from kueue_fast.kube.client import LEASES
 
 WRITE_VERBS = ("create", "update", "patch", "delete")
 

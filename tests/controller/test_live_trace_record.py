@@ -14,8 +14,8 @@ import pytest
 import yaml
 from kf_harness import JOBS, WORKLOADS, Harness, cluster_queue, flavor, job, local_queue
 
-from kueue_fast.cli import main
-from kueue_fast.controller.snapshot import USER_AGENT
+from kueue_fast.commands.cli import main
+from kueue_fast.kube.snapshot import USER_AGENT
 from kueue_fast.simulate.trace import read_trace
 
 JSON = dict[str, Any]

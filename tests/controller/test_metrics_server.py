@@ -17,8 +17,8 @@ import pytest
 from fake_apiserver import FakeAPIServer
 from kf_harness import wait_for
 
-from kueue_fast.controller import manifests
-from kueue_fast.controller.metrics import HealthServer, Metrics
+from kueue_fast.commands import manifests
+from kueue_fast.controller.prometheus import HealthServer, Metrics
 
 
 def _server(**kw: object) -> HealthServer:
@@ -126,8 +126,8 @@ def api() -> Iterator[FakeAPIServer]:
 
 @pytest.fixture
 def secure(api: FakeAPIServer, tmp_path: Path) -> Iterator[HealthServer]:
-    from kueue_fast.controller.kube import KubeClient
     from kueue_fast.controller.serving import Reviewer, Secure
+    from kueue_fast.kube.client import KubeClient
 
     client = KubeClient.from_config(api.write_kubeconfig(str(tmp_path / "kc")))
     srv = _server(secure=Secure(Reviewer(client)))  # no certificate directory: a self-signed one
@@ -160,8 +160,8 @@ def test_secure_health_probes_stay_open(secure: HealthServer) -> None:
 
 def test_a_certificate_directory_is_served(api: FakeAPIServer, tmp_path: Path) -> None:
     """--metrics-cert-dir: tls.crt and tls.key, as controller-runtime's CertDir."""
-    from kueue_fast.controller.kube import KubeClient
     from kueue_fast.controller.serving import Reviewer, Secure, self_signed_pem
+    from kueue_fast.kube.client import KubeClient
 
     pem = self_signed_pem()
     (tmp_path / "tls.crt").write_bytes(pem)
@@ -207,7 +207,7 @@ def test_deployment_serves_metrics_securely_and_probes_on_their_own_port() -> No
     probes and the Service use the ports those flags bind, metrics need TLS
     and a token, and the RBAC lets the controller review tokens and a
     reader get /metrics (Kueue's metrics-auth-role and metrics-reader)."""
-    from kueue_fast.cli import command_parser
+    from kueue_fast.commands.cli import command_parser
     from kueue_fast.controller.serving import parse_address
 
     docs = manifests.deploy(image="example/kueue-fast:1")

@@ -26,8 +26,8 @@ from kf_harness import (
 )
 from test_e2e import cond, running
 
-from kueue_fast.controller.kube import KUEUE_API, ClientClosed, TokenBucket
-from kueue_fast.controller.queues import QueueCounts
+from kueue_fast.controller.queue_status import QueueCounts
+from kueue_fast.kube.client import KUEUE_API, ClientClosed, TokenBucket
 
 JSON = dict[str, Any]
 

@@ -27,9 +27,9 @@ from fake_apiserver import DropConnection, WriteInfo
 from kf_harness import JOBS, Harness, cluster_queue, flavor, job, local_queue, priority_class, wait_for
 from test_e2e import is_true, running
 
-from kueue_fast.controller.kube import LEASES
+from kueue_fast.api.quantity import parse_quantity
 from kueue_fast.controller.reconciler import default_identity
-from kueue_fast.quantity import parse_quantity
+from kueue_fast.kube.client import LEASES
 
 JSON = dict[str, Any]
 QUOTA = 2000  # milli-cpu of the one ClusterQueue

@@ -26,9 +26,9 @@ from kf_harness import (
     priority_class,
 )
 
-from kueue_fast.cli import main
-from kueue_fast.controller import manifests
-from kueue_fast.controller.snapshot import CONFIG_MAPS, QUEUE_LABEL, USER_AGENT
+from kueue_fast.commands import manifests
+from kueue_fast.commands.cli import main
+from kueue_fast.kube.snapshot import CONFIG_MAPS, QUEUE_LABEL, USER_AGENT
 from kueue_fast.loader import build_state
 
 JSON = dict[str, Any]
@@ -308,7 +308,7 @@ def test_an_older_kueue_serving_only_v1beta1_is_read_in_v1beta1(tmp_path: Path, 
 
 
 def _res(plural: str, kind: str):
-    from kueue_fast.controller.kube import Resource
+    from kueue_fast.kube.client import Resource
 
     return Resource("kueue.x-k8s.io", "v1beta1", plural, kind, False)
 
@@ -361,7 +361,7 @@ def test_objects_stored_in_v1beta1_are_written_as_v1beta1(
 
 
 def test_the_summary_spells_the_plural_of_every_kind() -> None:
-    from kueue_fast.controller.snapshot import Snapshot
+    from kueue_fast.kube.snapshot import Snapshot
 
     snap = Snapshot([], "https://k", "2026-01-01T00:00:00Z")
     snap.counts = {"WorkloadPriorityClass": 2, "PriorityClass": 3, "ClusterQueue": 2, "Workload": 1}

@@ -14,10 +14,10 @@ import yaml
 from kf_harness import Harness, job, priority_class, wait_for
 from test_e2e import running, setup_queues
 
-from kueue_fast.cli import main
-from kueue_fast.controller.pending import report, to_table
-from kueue_fast.controller.state import build_state
-from kueue_fast.errors import InputError
+from kueue_fast.api.errors import InputError
+from kueue_fast.commands.cli import main
+from kueue_fast.commands.status import report, to_table
+from kueue_fast.kube.objects import build_state
 
 JSON = dict[str, Any]
 B2 = "kueue.x-k8s.io/v1beta2"

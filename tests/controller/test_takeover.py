@@ -15,14 +15,14 @@ import pytest
 from fake_apiserver import FakeAPIServer
 from kf_harness import cluster_queue, flavor, local_queue, priority_class
 
-from kueue_fast import status as S
-from kueue_fast.cluster import Cluster
-from kueue_fast.controller import state
-from kueue_fast.controller.kube import KubeClient
+from kueue_fast.api.quantity import parse_quantity
+from kueue_fast.cluster import statuses as S
+from kueue_fast.cluster.cluster import Cluster
+from kueue_fast.cluster.explain import ClusterView
 from kueue_fast.controller.reconciler import ALL_KINDS, Controller, Options
-from kueue_fast.explain import ClusterView
+from kueue_fast.kube import objects as state
+from kueue_fast.kube.client import KubeClient
 from kueue_fast.loader import build_state
-from kueue_fast.quantity import parse_quantity
 
 JSON = dict[str, Any]
 KINDS = {"ResourceFlavor": "flavor", "ClusterQueue": "cq", "LocalQueue": "lq", "WorkloadPriorityClass": "wpc"}

@@ -33,11 +33,11 @@ from kf_harness import (
 )
 from test_e2e import cond, running
 
-from kueue_fast.cli import main
-from kueue_fast.controller.kube import PODS
+from kueue_fast.api.model import TopologyAssignment
+from kueue_fast.commands.cli import main
 from kueue_fast.controller.ungater import assign_domains, ungate_patch
 from kueue_fast.integrations.jobset import workload_name as jobset_workload_name_of
-from kueue_fast.model import TopologyAssignment
+from kueue_fast.kube.client import PODS
 
 JSON = dict[str, Any]
 RACK = "example.com/rack"

@@ -11,13 +11,13 @@ import pytest
 from kf_harness import Harness, cluster_queue, flavor, job, local_queue, wait_for
 from test_e2e import running
 
-from kueue_fast import status as S
-from kueue_fast.controller import jobs as J
-from kueue_fast.controller import manifests
-from kueue_fast.controller.kube import TokenBucket
-from kueue_fast.controller.metrics import HealthServer
+from kueue_fast.cluster import statuses as S
+from kueue_fast.commands import manifests
+from kueue_fast.controller import job_kinds as J
+from kueue_fast.controller.prometheus import HealthServer
 from kueue_fast.integrations import job as job_integration
 from kueue_fast.integrations.framework import admitted_info
+from kueue_fast.kube.client import TokenBucket
 
 
 def test_workload_name_is_kueues() -> None:
@@ -123,7 +123,7 @@ def test_token_bucket() -> None:
     assert b.reserve() == 0  # refilled (up to the burst)
     stop = threading.Event()
     stop.set()
-    from kueue_fast.controller.kube import ClientClosed
+    from kueue_fast.kube.client import ClientClosed
 
     tb = TokenBucket(1, 1, clock=lambda: 0.0)
     tb.take(stop)  # the burst: no wait

@@ -261,8 +261,8 @@ class Campaign:
 
 def warm_up(corpus: list[tuple[str, list[Any]]], work: Path) -> None:
     """Import and run everything once here, so that each forked child starts warm."""
-    from kueue_fast.cli import main
-    from kueue_fast.engine_contract import native_available
+    from kueue_fast.commands.cli import main
+    from kueue_fast.engine.select import native_available
 
     if not native_available():
         raise SystemExit("error: the native engine cannot be imported: install the package (pip install .)")

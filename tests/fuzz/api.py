@@ -3,7 +3,7 @@ mutated scenario, then a random sequence of calls (cycles, adds, removes,
 evictions, check states, reconfigurations, look-ups), the same sequence on
 both engines. Each call's result (decisions, keys) or exception (type and
 message) is recorded; the engines must record the same, and an exception
-must be a typed one (kueue_fast.errors, or ValueError/TypeError/KeyError
+must be a typed one (kueue_fast.api.errors, or ValueError/TypeError/KeyError
 with a message).
 
 Calls with arguments of the wrong type or out of range (None, -1, 2**63,
@@ -35,7 +35,7 @@ def _describe(x: Any) -> Any:
 
 
 def _error(e: BaseException) -> tuple[str, str]:
-    from kueue_fast.errors import KueueFastError
+    from kueue_fast.api.errors import KueueFastError
 
     kind = type(e).__name__
     typed = isinstance(e, KueueFastError) or type(e) in (ValueError, TypeError, KeyError)

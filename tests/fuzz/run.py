@@ -108,7 +108,7 @@ def in_child(fn: Callable[[], int], timeout: int = TIMEOUT, memory: int = MEMORY
 
 def cli(argv: list[str]) -> Callable[[], int]:
     def call() -> int:
-        from kueue_fast.cli import main
+        from kueue_fast.commands.cli import main
 
         return main(argv)
 

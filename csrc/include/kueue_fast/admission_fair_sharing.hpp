@@ -1,5 +1,5 @@
 // Admission fair sharing (AFS): the per-LocalQueue usage ledger. The C++ twin
-// of kueue_fast/_reference/admission_fair_sharing.py (kueue
+// of kueue_fast/engine/reference/admission_fair_sharing.py (kueue
 // pkg/cache/queue/afs/usage_ledger.go, pkg/util/admissionfairsharing,
 // localqueue_controller.go reconcileConsumedUsage, workload_controller.go
 // updateAfsConsumedUsage, scheduler.go updateEntryPenalty).
@@ -154,7 +154,7 @@ class UsageLedger {
 };
 
 // Stable top-down merge sort, the same splits and merges as the reference's
-// merge_sort (kueue_fast/_reference/preemption.py): with a comparator that is
+// merge_sort (kueue_fast/engine/reference/preemption.py): with a comparator that is
 // not a strict weak order the result is still the reference's, where
 // std::sort would be undefined. `scratch` is resized as needed.
 template <class T, class Before>

@@ -7,7 +7,7 @@
 // wrapped sum turns "huge" into "negative", which then looks like free quota),
 // so a sum that reaches INT64_MAX becomes Unlimited. Comparisons are plain
 // (Unlimited is the largest value). The reference engine has the same two
-// functions (kueue_fast/_reference/amount.py).
+// functions (kueue_fast/engine/reference/amount.py).
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,6 @@
 // Dominant resource share (DRS) of ClusterQueues and cohorts, the
 // comparison, and the fair-sharing tournament that orders a cycle's entries.
-// The C++ twin of kueue_fast/_reference/fair_sharing.py and
+// The C++ twin of kueue_fast/engine/reference/fair_sharing.py and
 // scheduler.py _fair_sharing_pop (kueue pkg/cache/scheduler/fair_sharing.go,
 // pkg/scheduler/fair_sharing_iterator.go).
 #pragma once

@@ -1,5 +1,5 @@
 // Flavor assignment: which flavor each requested resource of each pod set
-// gets. The C++ twin of kueue_fast/_reference/flavor_assigner.py (kueue
+// gets. The C++ twin of kueue_fast/engine/reference/flavor_assigner.py (kueue
 // pkg/scheduler/flavorassigner/flavorassigner.go assignFlavors,
 // findFlavorForPodSets, fitsResourceQuota, isPreferred, shouldTryNextFlavor).
 //

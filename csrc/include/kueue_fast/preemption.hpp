@@ -1,5 +1,5 @@
 // Preemption targets: which admitted workloads to evict so that a workload
-// fits. The C++ twin of kueue_fast/_reference/preemption.py: classical
+// fits. The C++ twin of kueue_fast/engine/reference/preemption.py: classical
 // preemption (kueue pkg/scheduler/preemption/preemption.go
 // classicalPreemptions, fillBackWorkloads; classical/candidate_generator.go,
 // classical/hierarchical_preemption.go) and fair-sharing preemption

@@ -1,5 +1,5 @@
 // format_quantity: how Kueue prints an int64 amount in messages.
-// The C++ twin of kueue_fast/quantity.py format_quantity (same algorithm,
+// The C++ twin of kueue_fast/api/quantity.py format_quantity (same algorithm,
 // same output; see the comment block there).
 #pragma once
 
@@ -20,7 +20,7 @@ void append_quantity(std::string& out, QuantityFormat fmt, std::int64_t value);
 
 std::string format_quantity(std::string_view resource, std::int64_t value);
 
-// A quota amount (ResourceFormatter.AmountQuantityString, quantity.py
+// A quota amount (ResourceFormatter.AmountQuantityString, api/quantity.py
 // format_amount): Unlimited (INT64_MAX) is "<unlimited>".
 void append_amount(std::string& out, QuantityFormat fmt, std::int64_t value);
 

@@ -1,5 +1,5 @@
 // Pending workloads of one ClusterQueue: the heap, the inadmissible set,
-// requeueing. The C++ twin of kueue_fast/_reference/queues.py (kueue
+// requeueing. The C++ twin of kueue_fast/engine/reference/queues.py (kueue
 // pkg/cache/queue/cluster_queue.go):
 //
 // * heap order: the sticky preemptor (BestEffortFIFO) first, then higher

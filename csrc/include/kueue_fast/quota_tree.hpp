@@ -1,5 +1,5 @@
 // The quota tree: ClusterQueues and cohorts with quota and usage per
-// flavor-resource (fr). The C++ twin of kueue_fast/_reference/quota.py, same
+// flavor-resource (fr). The C++ twin of kueue_fast/engine/reference/quota.py, same
 // arithmetic as kueue pkg/cache/scheduler/resource_node.go.
 //
 // Storage: per-(node, fr) quantities are flat `n_nodes * n_fr` tables,

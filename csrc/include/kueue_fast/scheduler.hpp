@@ -1,5 +1,5 @@
 // The Engine: Kueue's scheduling cycle over a Topology, workloads in
-// structure-of-arrays form. The C++ twin of kueue_fast/_reference/scheduler.py
+// structure-of-arrays form. The C++ twin of kueue_fast/engine/reference/scheduler.py
 // (kueue pkg/scheduler/scheduler.go schedule, nominate, processEntry,
 // requeueAndUpdate); it must make byte-identical decisions.
 //
@@ -44,7 +44,7 @@
 
 namespace kueue_fast {
 
-// Bad input to the engine API (the bindings raise kueue_fast.errors.EngineError).
+// Bad input to the engine API (the bindings raise kueue_fast.api.errors.EngineError).
 class EngineInputError : public std::invalid_argument {
  public:
   using std::invalid_argument::invalid_argument;

@@ -1,5 +1,5 @@
 // The simulator's clock over the native engine: the C++ twin of the event
-// loop of kueue_fast/simulate/loop.py and the record keeping of
+// loop of kueue_fast/simulate/event_loop.py and the record keeping of
 // simulate/run_state.py, for runs whose events are arrivals, finishes and
 // the release of evicted workloads' quota (no admission check model, no
 // waitForPodsReady: those stay with the Python loop). It must keep every
@@ -50,7 +50,7 @@ struct SimRecords {
   std::size_t n_rows = 0;
 };
 
-// Workload states (simulate/records.py).
+// Workload states (simulate/result.py).
 enum SimState : std::int8_t { SIM_PENDING = 0, SIM_RUNNING = 1, SIM_EVICTING = 2, SIM_FINISHED = 3 };
 constexpr int kSimTimesKept = 4;  // records.py TIMES_KEPT
 constexpr std::int64_t kSimNever = INT64_MAX;

@@ -1,12 +1,12 @@
 // Topology Aware Scheduling: the TAS flavors' topologies as dense arrays,
 // their usage (Kueue's cache and the cycle's snapshot) and the placement
-// algorithm. The C++ twin of kueue_fast/_reference/tas.py (kueue
+// algorithm. The C++ twin of kueue_fast/engine/reference/tas.py (kueue
 // pkg/cache/scheduler/tas_flavor_snapshot.go findTopologyAssignment: fillInCounts,
 // findLevelWithFitDomains, updateCountsToMinimumGeneric, buildAssignment;
 // tas_flavor.go snapshot; clusterqueue_snapshot.go FindTopologyAssignmentsForWorkload).
 //
 // A flavor's domains are numbered level by level, each level sorted by the
-// domains' level values (kueue_fast/tas.py TasFlavorSpec): comparing two
+// domains' level values (kueue_fast/engine/tas.py TasFlavorSpec): comparing two
 // domains of a level is comparing ids, and a domain's children are a
 // contiguous range. Per leaf and TAS resource: the free capacity (static),
 // the snapshot's usage; nothing is allocated per placement once the scratch
@@ -21,7 +21,7 @@
 
 namespace kueue_fast {
 
-// TasRequest level codes besides a level name id (kueue_fast/tas.py LEVEL_*)
+// TasRequest level codes besides a level name id (kueue_fast/engine/tas.py LEVEL_*)
 inline constexpr std::int32_t TAS_LEVEL_NONE = -1, TAS_LEVEL_HIGHEST = -2, TAS_LEVEL_LOWEST = -3;
 
 struct TasFlavorSpec {
@@ -56,7 +56,7 @@ struct TasSpec {
   std::vector<std::int32_t> flavor_of;  // per flavor id of the topology: its TAS flavor index, -1: none
 };
 
-// What a pod set asks of the topology (kueue_fast/tas.py TasPodSetRequest).
+// What a pod set asks of the topology (kueue_fast/engine/tas.py TasPodSetRequest).
 struct TasRequest {
   std::int32_t level = TAS_LEVEL_NONE;
   std::int32_t slice_level = TAS_LEVEL_LOWEST;

@@ -1,5 +1,5 @@
 // Everything but the workloads, with dense ids: the C++ form of
-// kueue_fast/compiler.py Topology (resources, flavors, flavor-resources,
+// kueue_fast/engine/inputs.py Topology (resources, flavors, flavor-resources,
 // ClusterQueues first then cohorts as nodes, quotas, ClusterQueue policies,
 // flavor eligibility classes).
 #pragma once
@@ -59,7 +59,7 @@ struct QuotaEntry {
   Amount lending_limit = NO_LIMIT;
 };
 
-// Kueue's feature gates that change decisions (kueue_fast/features.py
+// Kueue's feature gates that change decisions (kueue_fast/api/features.py
 // FeatureGates; defaults at the Kueue commit kueue-fast follows).
 struct FeatureGates {
   bool partial_admission = true;

@@ -1,4 +1,4 @@
-// Codes shared with kueue_fast/compiler.py (POLICY_CODES, FUNGIBILITY_CODES,
+// Codes shared with kueue_fast/engine/inputs.py (POLICY_CODES, FUNGIBILITY_CODES,
 // PREFERENCE_CODES, STRATEGY_CODES, FAIR_STRATEGY_CODES, BLOCK_*) and the
 // engine's own enumerations (modes, requeue reasons, states).
 #pragma once
@@ -7,7 +7,7 @@
 
 namespace kueue_fast {
 
-// --- configuration codes (compiler.py) --------------------------------------
+// --- configuration codes (engine/inputs.py) --------------------------------------
 enum Policy : std::uint8_t { NEVER = 0, LOWER_PRIORITY = 1, LOWER_OR_NEWER_EQUAL = 2, ANY = 3 };
 enum Fungibility : std::uint8_t { MAY_STOP_SEARCH = 0, TRY_NEXT_FLAVOR = 1 };
 enum Preference : std::uint8_t {

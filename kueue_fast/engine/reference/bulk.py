@@ -1,0 +1,319 @@
+"""The reference engine's bulk calls (engine_contract.Engine): the native
+engine's array calls as plain loops over the reference's own records, one
+workload at a time, so that every caller drives either engine the same way."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .. import arguments as A
+from ..contract import (
+    EVICTION_REASONS,
+    STATE_NAMES,
+    AdmittedShape,
+    CycleReport,
+    SettledRun,
+    StableRun,
+    WorkloadView,
+)
+from ..inputs import BLOCK_NONE, PodSetSpec, WorkloadSpec
+
+if TYPE_CHECKING:
+    from ..contract import WorkloadArrays
+    from ..inputs import Topology
+    from .queues import ClusterQueueQueue
+    from .quota import QuotaTree
+    from .records import WorkloadRecord
+
+_REASON_CODE = {r: i for i, r in enumerate(EVICTION_REASONS)}
+
+
+def _ints(a: npt.ArrayLike) -> list[int]:
+    out: list[int] = np.asarray(a, dtype=np.int64).tolist()
+    return out
+
+
+def specs_of_arrays(
+    arrays: WorkloadArrays, topo: Topology, lo: int = 0, hi: int | None = None
+) -> list[WorkloadSpec]:
+    """Rows [lo, hi) of WorkloadArrays as the WorkloadSpecs the native
+    engine makes of them (NativeEngine.spec of a bulk-added workload)."""
+    names = list(arrays.names)
+    hi = len(names) if hi is None else hi
+    namespaces = list(arrays.namespaces)
+    uids = list(arrays.uids) if arrays.uids is not None else None
+    cq, prio, ts, h = (
+        _ints(a) for a in (arrays.cluster_queue, arrays.priority, arrays.queue_ts, arrays.scheduling_hash)
+    )
+    ps_off, ps_count, ps_min, ps_class, req_off = (
+        _ints(a)
+        for a in (
+            arrays.pod_set_offsets,
+            arrays.pod_set_count,
+            arrays.pod_set_min_count,
+            arrays.pod_set_flavor_class,
+            arrays.request_offsets,
+        )
+    )
+    req_res, req_amount = _ints(arrays.request_resource), _ints(arrays.request_amount)
+    ps_name = _ints(arrays.pod_set_name) if arrays.pod_set_name is not None else None
+    ps_names = arrays.pod_set_names or []
+    block = _ints(arrays.block) if arrays.block is not None else None
+    block_msg = _ints(arrays.block_message) if arrays.block_message is not None else None
+    block_messages = arrays.block_messages or []
+    lqs = _ints(arrays.local_queue) if arrays.local_queue is not None else None
+    local_queues = topo.local_queues
+    out = []
+    for i in range(lo, hi):
+        pod_sets = []
+        for k in range(ps_off[i], ps_off[i + 1]):
+            requests = list(
+                zip(
+                    req_res[req_off[k] : req_off[k + 1]], req_amount[req_off[k] : req_off[k + 1]], strict=True
+                )
+            )
+            name = ps_names[ps_name[k]] if ps_name is not None else "main"
+            pod_sets.append(
+                PodSetSpec(name, ps_count[k], requests, None if ps_min[k] < 0 else ps_min[k], ps_class[k])
+            )
+        code = block[i] if block is not None else BLOCK_NONE
+        lq = lqs[i] if lqs is not None else -1
+        ns, name = str(namespaces[i]), str(names[i])
+        out.append(
+            WorkloadSpec(
+                namespace=ns,
+                name=name,
+                uid=str(uids[i]) if uids is not None else f"{ns}/{name}",
+                cluster_queue=cq[i],
+                priority=prio[i],
+                queue_ts=ts[i],
+                scheduling_hash=h[i],
+                pod_sets=pod_sets,
+                block=code,
+                block_message=block_messages[block_msg[i]]
+                if code != BLOCK_NONE and block_msg is not None
+                else "",
+                local_queue=lq,
+                queue_name=local_queues[lq].name.split("/", 1)[1] if lq >= 0 else "",
+            )
+        )
+    return out
+
+
+class BulkCalls:
+    """ReferenceEngine's part of the contract that works on many workloads."""
+
+    topo: Topology
+    cycle: int
+    workloads: list[WorkloadRecord]
+    cq_queues: list[ClusterQueueQueue]
+    _staged: list[WorkloadSpec] | None
+    _tree_dirty: list[bool]
+    tree: QuotaTree
+
+    if TYPE_CHECKING:  # ReferenceEngine's own calls
+
+        def add_workload(self, spec: WorkloadSpec) -> int: ...
+        def remove_workload(self, wid: int) -> None: ...
+        def run_cycle(self, now_ns: int, dirty_only: bool = False) -> CycleReport: ...
+        def workload_view(self, wid: int) -> WorkloadView: ...
+        def _view(self, wid: int) -> WorkloadView: ...
+
+    # --- workloads in and out
+
+    def add_workloads(self, arrays: WorkloadArrays) -> range:
+        """Pending workloads from arrays, one add_workload each; the range of their wids."""
+        A.workload_arrays(arrays, self.topo)  # all or nothing, as the native engine
+        first = len(self.workloads)
+        for spec in specs_of_arrays(arrays, self.topo):
+            self.add_workload(spec)
+        return range(first, len(self.workloads))
+
+    def stage_workloads(self, arrays: WorkloadArrays) -> None:
+        """Keep the rows, as specs, for add_staged (replacing any staged before)."""
+        A.workload_arrays(arrays, self.topo)
+        self._staged = specs_of_arrays(arrays, self.topo)
+
+    def add_staged(self, lo: int, hi: int) -> range:
+        """add_workloads of the staged rows [lo, hi)."""
+        lo, hi = A.staged_rows(lo, hi, len(self._staged or ()))
+        first = len(self.workloads)
+        for spec in (self._staged or [])[lo:hi]:
+            self.add_workload(spec)
+        return range(first, len(self.workloads))
+
+    def clear_staged(self) -> None:
+        self._staged = None
+
+    def remove_workloads(self, wids: npt.ArrayLike) -> None:
+        for w in A.wids(wids, len(self.workloads)):
+            self.remove_workload(w)
+
+    # --- cycles at one instant
+
+    def _has_heads(self, dirty_only: bool = False) -> bool:
+        """Would a cycle pop a head? (An active ClusterQueue with an active
+        workload; ``dirty_only``: in a cohort tree that has not settled.)"""
+        cqs = self.topo.cluster_queues
+        return any(
+            q.active and cqs[k].active and (not dirty_only or self._tree_dirty[self.tree.root_of(k)])
+            for k, q in enumerate(self.cq_queues)
+        )
+
+    def run_until_stable(self, now_ns: int, max_cycles: int) -> StableRun:
+        """Cycles at now_ns until one admits, preempts and newly parks nothing
+        (at most max_cycles); none when no ClusterQueue has a head to pop."""
+        run = self._run_until(now_ns, max_cycles, None, every_victim=True, skip_settled=False)
+        return StableRun(*run[:7])
+
+    def run_until_settled(
+        self, now_ns: int, max_cycles: int, unexplained: npt.NDArray[np.uint8] | None = None
+    ) -> SettledRun:
+        """run_until_stable where a victim whose eviction was already under way
+        (victims keep their quota until release_eviction) is no change, and
+        only victims a cycle of this call evicted are returned; also the wids
+        tried and left pending (with ``unexplained``, those whose flag is
+        set, clearing it). Cohort trees that settled are not run again until
+        something changes them (scheduler.py _tree_dirty): ``cycles`` counts
+        every cycle, ``run`` those run."""
+        return self._run_until(now_ns, max_cycles, unexplained, every_victim=False, skip_settled=True)
+
+    def _run_until(
+        self,
+        now_ns: int,
+        max_cycles: int,
+        unexplained: npt.NDArray[np.uint8] | None,
+        every_victim: bool,
+        skip_settled: bool,
+    ) -> SettledRun:
+        now_ns, max_cycles = A.i64(now_ns, "now_ns"), A.i64(max_cycles, "max_cycles")
+        unexplained = A.uint8_mask(unexplained, "unexplained")
+        cycles, heads, stable, run = 0, 0, False, 0
+        admitted: list[int] = []
+        admitted_cycle: list[int] = []
+        preempted: list[int] = []
+        preempted_cycle: list[int] = []
+        attempted: list[int] = []
+        while cycles < max_cycles:
+            if not self._has_heads():  # a cycle with no head to pop changes nothing
+                stable = True
+                break
+            if skip_settled and not self._has_heads(dirty_only=True):
+                # every tree with a head settled: the cycle would replay each
+                # tree's last attempts and change nothing; counted (cycle
+                # numbers are read by _scan_state), not run
+                self.cycle += 1
+                cycles += 1
+                stable = True
+                break
+            report = self.run_cycle(now_ns, dirty_only=skip_settled)
+            run += 1
+            heads += report.heads
+            attempted.extend(report.attempted)
+            fresh = [
+                w for w in report.preempted if every_victim or self.workloads[w].evicted_cycle == report.cycle
+            ]
+            admitted += report.admitted
+            admitted_cycle += [cycles] * len(report.admitted)
+            preempted += fresh
+            preempted_cycle += [cycles] * len(fresh)
+            cycles += 1
+            if not (report.admitted or fresh or report.newly_parked):
+                stable = True
+                break
+        if unexplained is not None:
+            attempted = [w for w in dict.fromkeys(attempted) if unexplained[w]]
+            unexplained[attempted] = 0
+
+        def i32(xs: list[int]) -> npt.NDArray[np.int32]:
+            return np.asarray(xs, dtype=np.int32)
+
+        return SettledRun(
+            cycles,
+            stable,
+            heads,
+            i32(admitted),
+            i32(admitted_cycle),
+            i32(preempted),
+            i32(preempted_cycle),
+            i32(attempted),
+            run,
+        )
+
+    # --- many workloads
+
+    def decisions(self) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.int32], npt.NDArray[np.int64]]:
+        """Per wid: state code (STATE_NAMES), admitted ClusterQueue (-1: none), admission time (ns)."""
+        views = [self._view(w) for w in range(len(self.workloads))]
+        return (
+            np.array([STATE_NAMES.index(v.state) for v in views], dtype=np.int8),
+            np.array([v.admitted_cq for v in views], dtype=np.int32),
+            np.array([v.admission_time for v in views], dtype=np.int64),
+        )
+
+    def reasons(self, wids: npt.ArrayLike) -> list[str]:
+        return [self.workloads[w].reason for w in A.wids(wids, len(self.workloads))]
+
+    def messages(self, wids: npt.ArrayLike) -> list[str]:
+        return [self.workloads[w].message for w in A.wids(wids, len(self.workloads))]
+
+    def queues(self, wids: npt.ArrayLike) -> npt.NDArray[np.int32]:
+        return np.array(
+            [self.workloads[w].spec.cluster_queue for w in A.wids(wids, len(self.workloads))], dtype=np.int32
+        )
+
+    def preempted_by(self, wids: npt.ArrayLike) -> npt.NDArray[np.int32]:
+        return np.array(
+            [self.workloads[w].preempted_by for w in A.wids(wids, len(self.workloads))], dtype=np.int32
+        )
+
+    def eviction_reasons(self, wids: npt.ArrayLike) -> npt.NDArray[np.int8]:
+        other = len(EVICTION_REASONS) - 1
+        return np.array(
+            [
+                _REASON_CODE.get(self.workloads[w].eviction_reason, other)
+                for w in A.wids(wids, len(self.workloads))
+            ],
+            dtype=np.int8,
+        )
+
+    def admitted_usage(self, wids: npt.ArrayLike) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int64]]:
+        """Per wid: the ClusterQueue it is admitted to (-1: none) and the usage
+        its admission charges, shape (len(wids), n_fr)."""
+        ws = A.wids(wids, len(self.workloads))
+        cq = np.empty(len(ws), dtype=np.int32)
+        usage = np.zeros((len(ws), len(self.topo.fr_pairs)), dtype=np.int64)
+        for k, w in enumerate(ws):
+            rec = self.workloads[w]
+            cq[k] = rec.admitted_cq
+            for fr, v in rec.usage.items():
+                usage[k, fr] = v
+        return cq, usage
+
+    def admitted_shapes(self, wids: npt.ArrayLike) -> tuple[npt.NDArray[np.int32], list[AdmittedShape]]:
+        """Per wid an index into the shapes (-1: not admitted to a ClusterQueue
+        of the topology), and each distinct admission once."""
+        index: dict[Any, int] = {}
+        shapes: list[AdmittedShape] = []
+        ws = A.wids(wids, len(self.workloads))
+        out = np.full(len(ws), -1, dtype=np.int32)
+        for k, w in enumerate(ws):
+            rec = self.workloads[w]
+            if rec.admitted_cq < 0:
+                continue
+            shape: AdmittedShape = (
+                rec.admitted_cq,
+                [
+                    (ps.name, count, sorted(flavors.items()))
+                    for ps, (count, flavors) in zip(rec.spec.pod_sets, rec.admitted_pod_sets, strict=True)
+                ],
+            )
+            key = (shape[0], tuple((n, c, tuple(f)) for n, c, f in shape[1]))
+            if key not in index:
+                index[key] = len(shapes)
+                shapes.append(shape)
+            out[k] = index[key]
+        return out, shapes

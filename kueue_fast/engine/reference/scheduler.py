@@ -1,0 +1,815 @@
+"""The reference engine: Kueue's scheduling cycle in plain Python.
+
+This is the specification as code. It follows kueue pkg/scheduler/scheduler.go
+(schedule, nominate, processEntry, updateAssignmentIfNeeded, requeueAndUpdate)
+and is the oracle the native engine is tested against, decision by decision.
+
+One cycle:
+  1. heads: one workload from the heap of every active ClusterQueue;
+  2. snapshot: the working quota tree itself (changes that only live for the
+     cycle, like capacity reserved by a waiting preemptor, are recorded and
+     undone at the end: no copies);
+  3. nominate: flavor assignment and, when needed, preemption targets;
+  4. order the entries (classical, or the fair-sharing tournament);
+     (steps 3 and 4 are nomination.py's)
+  5. process entries in that order against the filling snapshot (an
+     admission adds its usage to it, not the workload: no later entry of the
+     cycle can pick it as a victim);
+  6. requeue every head that was not admitted;
+  7. (offline mode) evictions issued in the cycle take effect: quota is
+     released, the victims go back to their queues, and the inadmissible
+     workloads of their cohort trees are requeued.
+
+With admission fair sharing (admission_fair_sharing.py), Kueue's controllers
+keep the LocalQueues' usage ledger around the cycles: before step 1 the
+LocalQueue reconciler samples every LocalQueue that is due, admissions push
+entry penalties in step 5, and at the end of the cycle the workload controller
+settles the penalties of the workloads it admitted (lq_fair_sharing.py).
+"""
+
+from __future__ import annotations
+
+import heapq
+
+import numpy as np
+
+from .. import arguments as A
+from ..contract import CycleReport, EngineState, WorkloadView
+from ..inputs import BLOCK_NAMESPACE_MISMATCH, CyclesRun, Topology, WorkloadSpec
+from . import amount
+from . import flavor_assigner as fa
+from .admission_fair_sharing import UsageLedger
+from .bulk import BulkCalls
+from .lq_fair_sharing import LocalQueueFairSharingMixin
+from .nomination import NominationMixin
+from .preemption import HUMAN_REASONS, IN_COHORT_RECLAIM_WHILE_BORROWING, Preemptor, Target
+from .queues import (
+    REQUEUE_FAILED_AFTER_NOMINATION,
+    REQUEUE_GENERIC,
+    REQUEUE_NO_FIT,
+    REQUEUE_PENDING_PREEMPTION,
+    REQUEUE_PREEMPTION_NO_CANDIDATES,
+    ClusterQueueQueue,
+)
+from .quota import QuotaTree
+from .records import (
+    ADMITTED,
+    FINISHED,
+    MSG_DEFERRED,
+    MSG_NO_LONGER_FITS,
+    MSG_OVERLAP,
+    MSG_WAITING_FOR_PODS_READY,
+    PENDING,
+    WAITING_FOR_PODS_READY,
+    WAITING_FOR_PREEMPTED,
+    WAITING_FOR_QUOTA,
+    Entry,
+    WorkloadRecord,
+)
+from .tas import TasState, TasUse
+
+
+class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
+    """Kueue's scheduler over a Topology, in pure Python (engine_contract.Engine)."""
+
+    name = "reference"
+
+    def __init__(self, topology: Topology, release_evictions: bool = True) -> None:
+        self.topo = topology
+        self.tree = QuotaTree(topology)
+        # Topology Aware Scheduling: the TAS flavors' cache and snapshot (None without TAS flavors)
+        self.tas = TasState(topology.tas) if topology.tas is not None else None
+        self.release_evictions = release_evictions
+        self.workloads: list[WorkloadRecord] = []
+        self.cq_admitted: list[set[int]] = [set() for _ in range(topology.n_cq)]
+        self.cq_generation: list[int] = [1] * topology.n_cq
+        self._snapshot_generation = list(self.cq_generation)
+        # Admission fair sharing: the usage ledger, the LocalQueues of
+        # usage-based ClusterQueues it is kept for, and their usages as of this
+        # cycle's snapshot.
+        afs = topology.admission_fair_sharing
+        self.afs: UsageLedger | None = None
+        self._afs_lqs: list[int] = []
+        if afs is not None and any(cq.admission_fair_sharing for cq in topology.cluster_queues):
+            self.afs = UsageLedger(afs, topology.resource_names)
+            self._afs_lqs = [
+                i
+                for i, lq in enumerate(topology.local_queues)
+                if lq.cluster_queue >= 0 and topology.cluster_queues[lq.cluster_queue].admission_fair_sharing
+            ]
+        self._lq_usage: dict[int, float] = {}
+        self.cq_queues = [
+            ClusterQueueQueue(
+                cq.strategy,
+                self._heap_key,
+                self._queued_lq_usage if cq.admission_fair_sharing and self.afs is not None else None,
+                equivalence_hashing=topology.gates.scheduling_equivalence_hashing,
+            )
+            for cq in topology.cluster_queues
+        ]
+        self.cycle = 0
+        self.preemptor = Preemptor(self)
+        self._staged: list[WorkloadSpec] | None = None  # stage_workloads
+        # Queue-order timestamps moved by a preemption (reclaim while
+        # borrowing, without PrioritySortingWithinCohort), to restore on admission.
+        self._queue_ts_before_preemption: dict[int, int] = {}
+        # Workloads deactivated while holding quota: their release queues nothing.
+        self._deactivated: set[int] = set()
+        self._resource_of_fr = [r for _, r in topology.fr_pairs]
+        self._removed_in_snapshot: set[int] = set()
+        # waitForPodsReady: workloads whose current admission is PodsReady, and
+        # whether this cycle's scheduler is blocked waiting for them.
+        self._pods_ready: set[int] = set()
+        self._blocked = False
+        # pending workloads out of their queues until a time (requeueAt): (time, wid)
+        self._holds: list[tuple[int, int]] = []
+        # Settled cohort trees (run_until_settled): per quota-tree root, True
+        # until a cycle would replay the last attempt of each of its heads
+        # exactly, and changed nothing (the native engine's tree_dirty_ says
+        # when); anything that changes a tree's queues, quota or admitted
+        # workloads makes it dirty again (_touch_tree).
+        self._tree_dirty = [True] * topology.n_nodes
+        self._tree_roots = list(dict.fromkeys(self.tree.root_of(c) for c in range(topology.n_cq)))
+        self._skip_settled = True
+
+    # --- workloads in and out ----------------------------------------------------------------
+
+    @property
+    def skip_settled(self) -> bool:
+        """run_until_settled skips the cycles of settled cohort trees (on; off
+        runs every cycle in full, for tests that check it changes nothing)."""
+        return self._skip_settled
+
+    @skip_settled.setter
+    def skip_settled(self, on: bool) -> None:
+        self._skip_settled = on
+        self._tree_dirty = [True] * self.topo.n_nodes
+
+    def _touch_tree(self, cq: int) -> None:
+        if cq >= 0:
+            self._tree_dirty[self.tree.root_of(cq)] = True
+
+    def _touch_head(self, cq: int, wid: int) -> None:
+        """wid was pushed into cq's queue: its tree is touched only if it may
+        be the head now (otherwise the next pop returns what it would have)."""
+        if self.cq_queues[cq].may_be_head(wid):
+            self._touch_tree(cq)
+
+    def _trees_can_settle(self) -> bool:
+        """Not with admission fair sharing (pops follow usages that move with
+        time), Topology Aware Scheduling (the trees share the nodes' capacity),
+        waitForPodsReady's blockAdmission (one head blocks the others of every
+        tree) or saturated amounts (fits removes victims of any tree)."""
+        return (
+            self._skip_settled
+            and self.afs is None
+            and self.tas is None
+            and not self.topo.block_admission_for_pods_ready
+            and not self.tree.may_saturate()
+        )
+
+    def _heap_key(self, wid: int) -> tuple[object, ...]:
+        s = self.workloads[wid].spec
+        return (-s.priority, s.queue_ts, s.namespace, s.name)
+
+    def add_workload(self, spec: WorkloadSpec) -> int:
+        A.workload_spec(spec, self.topo)  # each call's arguments as the native engine checks them
+        wid = len(self.workloads)
+        rec = WorkloadRecord(spec)
+        self.workloads.append(rec)
+        if spec.admission is not None:
+            adm = spec.admission
+            rec.admitted_pod_sets = [
+                (count, {r: f for r, f, _ in use if f >= 0}) for count, use in adm.pod_sets
+            ]
+            rec.admitted_resource_usage = [{r: v for r, _, v in use} for _, use in adm.pod_sets]
+            if adm.tas:
+                rec.tas_uses = [
+                    (use, spec.pod_sets[i].tas_requests or [])
+                    for i, uses in enumerate(adm.tas)
+                    for use in uses
+                ]
+        if spec.admission is not None and spec.admission.cluster_queue >= 0:
+            adm = spec.admission
+            usage: dict[int, int] = {}
+            for _, use in adm.pod_sets:
+                for r, f, v in use:
+                    if f >= 0:
+                        fr = self.topo.fr_id(f, r)
+                        usage[fr] = amount.add(usage.get(fr, 0), v)
+            self._admit(wid, adm.cluster_queue, usage, adm.time_ns)
+            if spec.pods_ready:
+                self._pods_ready.add(wid)
+        elif spec.admission is not None:
+            # Admitted to a ClusterQueue that does not exist: it holds nothing.
+            rec.status = ADMITTED
+        elif spec.cluster_queue >= 0:
+            self.cq_queues[spec.cluster_queue].push(wid, spec.scheduling_hash)
+            self._touch_head(spec.cluster_queue, wid)
+        return wid
+
+    def _admit(self, wid: int, cq: int, usage: dict[int, int], time_ns: int, listed: bool = True) -> None:
+        """Charge the workload's usage to cq. `listed`: it also joins cq's
+        admitted list, where preemption candidates come from; an admission in
+        a cycle joins it only when the cycle ends (run_cycle)."""
+        rec = self.workloads[wid]
+        rec.status = ADMITTED
+        rec.admitted_cq = cq
+        rec.usage = usage
+        rec.admission_time = time_ns
+        rec.last_state = None
+        # The admission turns the Preempted condition False (workload.go
+        # SetQuotaReservation): the creation time orders the workload again.
+        rec.spec.queue_ts = self._queue_ts_before_preemption.pop(wid, rec.spec.queue_ts)
+        self.tree.charge(cq, usage)
+        if rec.tas_uses and self.tas is not None:
+            self.tas.charge(rec.tas_uses, +1)
+        if listed:
+            self.cq_admitted[cq].add(wid)
+        self._touch_tree(cq)
+
+    def _release(self, wid: int) -> None:
+        """Take an admitted workload's usage out of its ClusterQueue."""
+        rec = self.workloads[wid]
+        cq = rec.admitted_cq
+        if cq >= 0 and wid in self.cq_admitted[cq]:
+            self.tree.charge(cq, rec.usage, -1)
+            if rec.tas_uses and self.tas is not None:
+                self.tas.charge(rec.tas_uses, -1)
+            self.cq_admitted[cq].discard(wid)
+            self.cq_generation[cq] += 1
+            self._touch_tree(cq)
+        rec.usage = {}
+        rec.tas_uses = []
+        if rec.topology is not None:  # the placements go with the quota (pod sets stay listed)
+            rec.topology = [None] * len(rec.topology)
+        rec.admitted_cq = -1
+        rec.evicting = False
+
+    def remove_workload(self, wid: int) -> None:
+        """A workload finished or was deleted: free its quota, drop it from its
+        queue; its LocalQueue's parked workloads may fit now (_requeue_tree)."""
+        rec = self.workloads[A.known(A.wid(wid), len(self.workloads))]
+        self._queue_ts_before_preemption.pop(wid, None)
+        self._deactivated.discard(wid)
+        if rec.status == ADMITTED:
+            self._release(wid)
+        elif rec.spec.cluster_queue >= 0:
+            self.cq_queues[rec.spec.cluster_queue].remove(wid)
+        rec.status = FINISHED
+        self._requeue_tree(rec.spec.cluster_queue)
+
+    def set_pods_ready(self, wid: int, ready: bool) -> None:
+        """The PodsReady condition of the workload's current admission (the
+        simulator's pod start-up, the controller's job status)."""
+        wid, ready = A.wid(wid), A.flag(ready, "ready")
+        A.known(wid, len(self.workloads))
+        if ready:
+            self._pods_ready.add(wid)
+        else:
+            self._pods_ready.discard(wid)
+
+    def hold(self, wid: int, until_ns: int, queue_ts: int) -> None:
+        """A pending workload leaves its queue until ``until_ns`` (its requeueAt:
+        workload_controller.go queues it again once the backoff passed), then
+        queues by ``queue_ts`` (the eviction or the creation time)."""
+        wid, until_ns, queue_ts = A.wid(wid), A.i64(until_ns, "until_ns"), A.i64(queue_ts, "queue_ts")
+        rec = self.workloads[A.known(wid, len(self.workloads))]
+        if rec.status != PENDING:
+            return
+        if rec.spec.cluster_queue >= 0:
+            self.cq_queues[rec.spec.cluster_queue].remove(wid)
+            self._touch_tree(rec.spec.cluster_queue)
+        # admitted again, it orders as before (Evicted=False: workload.go Ordering)
+        self._queue_ts_before_preemption.setdefault(wid, rec.spec.queue_ts)
+        rec.spec.queue_ts = queue_ts
+        heapq.heappush(self._holds, (until_ns, wid))
+
+    def end_holds(self, now_ns: int) -> None:
+        """Held workloads whose time came queue again (also at every cycle's start)."""
+        now_ns = A.i64(now_ns, "now_ns")
+        while self._holds and self._holds[0][0] <= now_ns:
+            _, wid = heapq.heappop(self._holds)
+            rec = self.workloads[wid]
+            if rec.status == PENDING and rec.spec.cluster_queue >= 0:
+                self.cq_queues[rec.spec.cluster_queue].push(wid, rec.spec.scheduling_hash)
+                self._touch_head(rec.spec.cluster_queue, wid)
+
+    def _pods_ready_for_all_admitted(self) -> bool:
+        """cache.go PodsReadyForAllAdmittedWorkloads: every workload in the
+        cache (holding quota in an existing ClusterQueue, evicting ones and this
+        cycle's admissions included) is PodsReady."""
+        return all(
+            wid in self._pods_ready
+            for wid, rec in enumerate(self.workloads)
+            if rec.status == ADMITTED and rec.admitted_cq >= 0
+        )
+
+    def release_eviction(self, wid: int) -> None:
+        """Controller mode: an evicted workload stopped; its quota is free and it is pending again."""
+        rec = self.workloads[A.known(A.wid(wid), len(self.workloads))]
+        if rec.status != ADMITTED or not rec.evicting:
+            return
+        self._release(wid)
+        rec.status = PENDING
+        self._requeue_tree(rec.spec.cluster_queue)
+        if rec.spec.cluster_queue >= 0 and wid not in self._deactivated:
+            self.cq_queues[rec.spec.cluster_queue].push(wid, rec.spec.scheduling_hash)
+
+    def evict(self, wid: int, reason: str, message: str) -> None:
+        """Evict an admitted workload for a reason other than preemption (HoldAndDrain)."""
+        wid, reason, message = A.wid(wid), A.text(reason, "reason"), A.text(message, "message")
+        rec = self.workloads[A.known(wid, len(self.workloads))]
+        if rec.status != ADMITTED or rec.evicting:
+            return
+        self._set_evicting(wid)
+        rec.evicted_cycle = self.cycle + 1  # called before the cycle it belongs to
+        rec.eviction_reason = reason
+        rec.eviction_message = message
+        rec.preempted_by = -1
+        if self.release_evictions:
+            self.release_eviction(wid)
+
+    def evict_after_cycle(self, wid: int, reason: str, message: str, queue_ts_ns: int, requeue: bool) -> None:
+        """An eviction a controller issued after the cycle just run (an
+        admission check's Retry or Rejected): it belongs to that cycle.
+        queue_ts_ns >= 0: the workload queues by it until admitted again
+        (workload.go GetQueueOrderTimestamp, Evicted by AdmissionCheck);
+        requeue False: it is deactivated and never queues again."""
+        wid, reason, message = A.wid(wid), A.text(reason, "reason"), A.text(message, "message")
+        queue_ts_ns, requeue = A.i64(queue_ts_ns, "queue_ts_ns"), A.flag(requeue, "requeue")
+        rec = self.workloads[A.known(wid, len(self.workloads))]
+        if rec.status != ADMITTED or rec.evicting:
+            return
+        if not requeue:
+            self._deactivated.add(wid)
+        if queue_ts_ns >= 0:
+            self._queue_ts_before_preemption.setdefault(wid, rec.spec.queue_ts)
+            rec.spec.queue_ts = queue_ts_ns
+        self._set_evicting(wid)
+        rec.evicted_cycle = self.cycle
+        rec.eviction_reason = reason
+        rec.eviction_message = message
+        rec.preempted_by = -1
+        if self.release_evictions:
+            self.release_eviction(wid)
+
+    def _set_evicting(self, wid: int) -> None:
+        """Eviction issued; the quota stays until release_eviction. Kueue's
+        workload controller re-adds the workload (Evicted=True) to the cache
+        at once, which moves its ClusterQueue's generation (clusterqueue.go
+        deleteWorkload)."""
+        rec = self.workloads[wid]
+        rec.evicting = True
+        if rec.admitted_cq >= 0:
+            self.cq_generation[rec.admitted_cq] += 1
+        self._touch_tree(rec.admitted_cq)
+
+    def _requeue_tree(self, cq: int) -> None:
+        """A workload of a LocalQueue of cq finished, was deleted (pending or
+        not) or gave its quota back: the parked workloads of cq's cohort tree
+        may fit now. Kueue's workload controller finds cq through the
+        workload's LocalQueue, not its admission (manager.go
+        QueueAssociatedInadmissibleWorkloadsAfter): a workload in no queue (its
+        LocalQueue stopped or missing, cq -1) requeues nothing."""
+        if cq < 0:
+            return
+        self._touch_tree(cq)
+        root = self.tree.root_of(cq)
+        cqs = self.tree.subtree_cqs(root) if root != cq else [cq]
+        for c in cqs:
+            self.cq_queues[c].queue_inadmissible(self._namespace_ok)
+
+    def tas_snapshot(self, uses: list[tuple[TasUse, list[int]]], sign: int) -> None:
+        """TAS usage that changes only the cycle's snapshot (a simulated removal)."""
+        if self.tas is not None:
+            self.tas.add_snapshot(uses, sign)
+
+    def _namespace_ok(self, wid: int) -> bool:
+        return self.workloads[wid].spec.block != BLOCK_NAMESPACE_MISMATCH
+
+    @property
+    def evaluations(self) -> int:
+        """Preemption candidate evaluations so far."""
+        return self.preemptor.evaluations
+
+    @property
+    def n_workloads(self) -> int:
+        return len(self.workloads)
+
+    def workload_view(self, wid: int) -> WorkloadView:
+        """The decision fields of one workload, in ids (the Cluster names them)."""
+        return self._view(A.known(A.wid(wid), len(self.workloads)))
+
+    def _view(self, wid: int) -> WorkloadView:
+        rec = self.workloads[wid]
+        state: EngineState
+        if rec.status == FINISHED:
+            state = "finished"
+        elif rec.evicting or (rec.status == PENDING and rec.evicted_cycle == self.cycle and self.cycle > 0):
+            state = "evicted"
+        elif rec.status == ADMITTED:
+            state = "admitted"
+        else:
+            state = "pending"
+        return WorkloadView(
+            spec=rec.spec,
+            state=state,
+            admitted_cq=rec.admitted_cq,
+            admission_time=rec.admission_time,
+            pod_sets=rec.admitted_pod_sets,
+            resource_usage=rec.admitted_resource_usage,
+            reason=rec.reason,
+            message=rec.message,
+            eviction_reason=rec.eviction_reason,
+            eviction_message=rec.eviction_message,
+            preempted_by=rec.preempted_by,
+            holds_quota=rec.status == ADMITTED,
+            topology=rec.topology,
+        )
+
+    def spec(self, wid: int) -> WorkloadSpec:
+        return self.workloads[A.known(A.wid(wid), len(self.workloads))].spec
+
+    def queue_state(self, cq: int) -> tuple[list[int], list[int], int]:
+        """The pending side of ClusterQueue ``cq``: (wids in its heap, wids
+        parked as inadmissible, the sticky head or -1), wids sorted."""
+        q = self.cq_queues[A.cluster_queue(cq, self.topo)]
+        return sorted(q.active), sorted(q.inadmissible), q.sticky
+
+    @property
+    def usage(self) -> np.ndarray:
+        """Usage per node and flavor-resource (n_nodes x n_fr, the native
+        engine's ``usage`` view) as Kueue's cache holds it."""
+        out = np.zeros((self.topo.n_nodes, len(self.topo.fr_pairs)), dtype=np.int64)
+        for node, row in enumerate(self.tree.cache_usage):
+            for fr, v in row.items():
+                out[node, fr] = v
+        return out
+
+    # --- processing ------------------------------------------------------------------------------
+
+    def _simulate_removal(self, wids: list[int]) -> None:
+        for w in wids:
+            self.preemptor.remove(w)
+            self._removed_in_snapshot.add(w)
+            self.cq_admitted[self.workloads[w].admitted_cq].discard(w)
+
+    def _undo_removal(self, wids: list[int]) -> None:
+        for w in wids:
+            self.preemptor.restore(w)
+            self._removed_in_snapshot.discard(w)
+            self.cq_admitted[self.workloads[w].admitted_cq].add(w)
+
+    def _fits(self, cq: int, a: fa.Assignment, victims: dict[int, Target], targets: list[Target]) -> str:
+        """Kueue fits (FitsCheck): "ok", "quota" (quota does not fit) or "tas"
+        (quota fits, a placement does not: its leaf has no room left)."""
+        removed = list(dict.fromkeys([*victims, *(t.wid for t in targets)]))
+        for w in removed:
+            self.preemptor.remove(w)
+        check = "ok"
+        if not all(self.tree.available(cq, fr) >= v for fr, v in a.usage.items()):
+            check = "quota"
+        elif a.tas_usage and self.tas is not None and not self.tas.fits(a.tas_usage):
+            check = "tas"
+        for w in removed:
+            self.preemptor.restore(w)
+        return check
+
+    def _reserve(self, cq: int, usage: dict[int, int], tas_usage: list[tuple[TasUse, list[int]]]) -> None:
+        """Usage that only lives in this cycle's snapshot."""
+        self.tree.add_usage_map(cq, usage)
+        if tas_usage:
+            self.tas_snapshot(tas_usage, +1)
+
+    def _resources_to_reserve(self, e: Entry) -> dict[int, int]:
+        """Kueue quotaResourcesToReserve for a preemptor without candidates."""
+        assert e.assignment is not None
+        out: dict[int, int] = {}
+        for fr, v in e.assignment.usage.items():
+            nominal = self.tree.nominal(e.cq, fr)
+            used = self.tree.usage[e.cq].get(fr, 0)
+            if e.assignment.borrowing > 0:
+                bl = self.tree.borrowing_limit(e.cq, fr)
+                out[fr] = v if bl == amount.UNLIMITED else min(v, amount.sub(amount.add(nominal, bl), used))
+            else:
+                out[fr] = max(0, min(v, amount.sub(nominal, used)))
+        return out
+
+    def _no_fit_reason(self, e: Entry) -> str:
+        """Kueue resolveNoFitReason: the most severe of the NoFit pod sets' reasons."""
+        assert e.assignment is not None
+        worst = ""
+        for ps in e.assignment.pod_sets:
+            if ps.mode() == fa.NO_FIT:
+                worst = fa.most_severe(worst, ps.no_fit_reason)
+        return worst or WAITING_FOR_QUOTA
+
+    def _process(
+        self,
+        e: Entry,
+        victims: dict[int, Target],
+        report: CycleReport,
+        now_ns: int,
+    ) -> None:
+        """Kueue processEntry."""
+        assert e.assignment is not None
+        cq = e.cq
+        usage = e.assignment.usage
+        fits = None
+        # Targets taken by an earlier entry: recompute on the projected snapshot
+        # (RecomputeAssignmentUponPreemptionTargetsOverlap, beta, on).
+        if self.topo.gates.recompute_assignment_upon_preemption_targets_overlap and any(
+            t.wid in victims for t in e.targets
+        ):
+            nomination = [{r: f.flavor for r, f in ps.flavors.items()} for ps in e.assignment.pod_sets]
+            self.workloads[e.wid].last_state = None
+            gone = list(victims)
+            self._simulate_removal(gone)
+            a, targets = self.get_assignments(e.wid, cq, None, nomination)
+            self._undo_removal(gone)
+            self._record(e, a, targets)
+            if a.mode() == fa.FIT:
+                e.deferred = True
+            usage = a.usage
+        elif e.assignment.tas_usage:
+            # A placement that no longer fits (an earlier entry of the cycle took
+            # its room) is computed again on the snapshot as it is now
+            # (TASRecomputeAssignmentWithinSchedulingCycle, beta, on).
+            check = self._fits(cq, e.assignment, victims, e.targets)
+            if check == "tas":
+                nomination = [{r: f.flavor for r, f in ps.flavors.items()} for ps in e.assignment.pod_sets]
+                self.workloads[e.wid].last_state = None
+                a, targets = self.get_assignments(e.wid, cq, None, nomination)
+                self._record(e, a, targets)
+                usage = a.usage
+            else:
+                fits = check == "ok"
+        mode = e.assignment.mode()
+        if e.deferred:
+            mode = fa.DEFERRED_FIT
+        if mode == fa.NO_FIT:
+            e.requeue_reason, e.reason = REQUEUE_NO_FIT, self._no_fit_reason(e)
+            return
+        if mode == fa.PREEMPT and not e.targets:
+            e.requeue_reason, e.reason = REQUEUE_PREEMPTION_NO_CANDIDATES, WAITING_FOR_QUOTA
+            # Kueue reserveCapacityForUnreclaimablePreempt: unless the
+            # ClusterQueue can always reclaim (reclaimWithinCohort: Any), or
+            # when the workload is its preemptor (PrioritizePreemptorWorkloads).
+            cannot_always_reclaim = self.topo.cluster_queues[cq].reclaim_within_cohort != 3
+            if cannot_always_reclaim or (self.topo.gates.prioritize_preemptor_workloads and e.is_preemptor):
+                self._reserve(cq, self._resources_to_reserve(e), e.assignment.tas_usage)
+            return
+        if mode == fa.DEFERRED_FIT:
+            e.message, e.reason = MSG_DEFERRED, WAITING_FOR_PREEMPTED
+            e.requeue_reason = REQUEUE_PENDING_PREEMPTION
+            self.workloads[e.wid].last_state = None
+            self._reserve(cq, usage, e.assignment.tas_usage)
+            return
+        if any(t.wid in victims for t in e.targets):
+            self._skip(e, MSG_OVERLAP)
+            return
+        if fits is None:
+            fits = self._fits(cq, e.assignment, victims, e.targets) == "ok"
+        if not fits:
+            self._skip(e, MSG_NO_LONGER_FITS)
+            return
+        for t in e.targets:
+            victims[t.wid] = t
+        if mode == fa.PREEMPT:
+            self._reserve(cq, usage, e.assignment.tas_usage)
+            issued = self._issue_preemptions(e, now_ns)
+            report.preempted.extend(t.wid for t in e.targets)
+            self.workloads[e.wid].last_state = None
+            e.reason = WAITING_FOR_PREEMPTED
+            if issued:
+                e.message += f". Pending the preemption of {issued} workload(s)"
+                e.requeue_reason = REQUEUE_PENDING_PREEMPTION
+            return
+        if self.topo.block_admission_for_pods_ready and not self._pods_ready_for_all_admitted():
+            # scheduler.go waitForPodsReadyIfNeeded: QuotaReserved=False and the
+            # scheduler waits; offline the PodsReady conditions change only
+            # between cycles, so the entry and those after it wait for the next.
+            e.reason, e.message = WAITING_FOR_PODS_READY, MSG_WAITING_FOR_PODS_READY
+            e.requeue_reason = REQUEUE_FAILED_AFTER_NOMINATION
+            self._blocked = True
+            return
+        self._admit_entry(e, now_ns)
+        report.admitted.append(e.wid)
+
+    def _scheduling_hash_of(self, wid: int) -> int:
+        return self.workloads[wid].spec.scheduling_hash
+
+    def _process_unless_blocked(
+        self, e: Entry, victims: dict[int, Target], report: CycleReport, now_ns: int
+    ) -> None:
+        if self._blocked:  # the scheduler waits for PodsReady (waitForPodsReadyIfNeeded)
+            e.status = "waiting"
+        else:
+            self._process(e, victims, report, now_ns)
+
+    def _skip(self, e: Entry, message: str) -> None:
+        """Kueue markSkipped: the scan record is kept only with
+        FlavorFungibilityPreserveScanProgress."""
+        e.status, e.message, e.reason = "skipped", message, WAITING_FOR_QUOTA
+        if not self.topo.gates.flavor_fungibility_preserve_scan_progress:
+            self.workloads[e.wid].last_state = None
+
+    def _cq_path(self, cq: int) -> str:
+        names = [self.topo.node_names[n] for n in reversed(self.tree.ancestors(cq))]
+        return "/" + "/".join([*names, self.topo.node_names[cq]])
+
+    def _issue_preemptions(self, e: Entry, now_ns: int) -> int:
+        preemptor = self.workloads[e.wid].spec
+        for t in e.targets:
+            victim = self.workloads[t.wid]
+            if victim.evicting:
+                continue  # eviction already under way
+            self._set_evicting(t.wid)
+            victim.evicted_cycle = self.cycle
+            victim.preempted_by = e.wid
+            victim.eviction_reason = t.reason
+            gates = self.topo.gates
+            if t.reason == IN_COHORT_RECLAIM_WHILE_BORROWING and not gates.priority_sorting_within_cohort:
+                # Kueue workload.Ordering: without PrioritySortingWithinCohort such a
+                # victim queues as if it arrived just after its eviction, until
+                # it is admitted again (_admit).
+                self._queue_ts_before_preemption.setdefault(t.wid, victim.spec.queue_ts)
+                victim.spec.queue_ts = now_ns + 1_000_000
+            job_uid = preemptor.job_uid or "UNKNOWN"
+            victim.eviction_message = (
+                f"Preempted to accommodate a workload (UID: {preemptor.uid}, JobUID: {job_uid}) due to "
+                f"{HUMAN_REASONS[t.reason]}; preemptor path: {self._cq_path(e.cq)}; "
+                f"preemptee path: {self._cq_path(victim.admitted_cq)}"
+            )
+        return len(e.targets)
+
+    def _admit_entry(self, e: Entry, now_ns: int) -> None:
+        assert e.assignment is not None
+        rec = self.workloads[e.wid]
+        rec.admitted_pod_sets = [
+            (ps.count, {r: f.flavor for r, f in ps.flavors.items()}) for ps in e.assignment.pod_sets
+        ]
+        rec.admitted_resource_usage = [
+            {r: ps.requests[r] for r in ps.flavors} for ps in e.assignment.pod_sets
+        ]
+        rec.tas_uses = list(e.assignment.tas_usage)
+        rec.topology = [ps.topology for ps in e.assignment.pod_sets] if self.tas is not None else None
+        # Kueue's cycle snapshot gets only the admission's usage (scheduler.go
+        # processEntry: cq.AddUsage), not the workload: it is no preemption
+        # candidate for the rest of the cycle (preemption.go findCandidates).
+        self._admit(e.wid, e.cq, dict(e.assignment.usage), now_ns, listed=False)
+        self._push_entry_penalty(e.wid, e.cq, now_ns)
+        self.cq_generation[e.cq] += 1  # the admission's status update reaches the cache
+        self.cq_queues[e.cq].clear_preemptor(e.wid)
+        rec.reason, rec.message = "", ""
+        e.status = "assumed"
+        self._pods_ready.discard(e.wid)  # a new admission: its pods start now
+
+    # --- the cycle ---------------------------------------------------------------------------------
+
+    def run_cycles(
+        self,
+        start_ns: int,
+        step_ns: int,
+        max_cycles: int,
+        until_stable: bool,
+        attempted_mask: np.ndarray | None = None,
+    ) -> CyclesRun:
+        """run_cycle at start_ns + k * step_ns (k = 1, 2, ...), at most
+        max_cycles; with until_stable up to and including the first cycle
+        that admits, preempts and newly parks nothing. With attempted_mask
+        (uint8 per wid), only heads whose flag is set are reported attempted,
+        and their flag is cleared (the native engine's bulk call)."""
+        start_ns, step_ns = A.i64(start_ns, "start_ns"), A.i64(step_ns, "step_ns")
+        max_cycles, until_stable = A.i64(max_cycles, "max_cycles"), A.flag(until_stable, "until_stable")
+        attempted_mask = A.uint8_mask(attempted_mask, "attempted_mask")
+        run = CyclesRun(0, False, [], [], [], [], [], [], [], [], [], [], [])
+        while run.cycles < max_cycles:
+            offset = run.cycles
+            report = self.run_cycle(start_ns + (offset + 1) * step_ns)
+            run.cycles += 1
+            run.heads.append(report.heads)
+            run.newly_parked.append(report.newly_parked)
+            run.admitted += report.admitted
+            run.admitted_cycle += [offset] * len(report.admitted)
+            run.preempted += report.preempted
+            run.preempted_cycle += [offset] * len(report.preempted)
+            run.preempted_admission_ns += [self.workloads[w].admission_time for w in report.preempted]
+            for w in report.attempted:
+                if attempted_mask is not None:
+                    if w >= len(attempted_mask) or not attempted_mask[w]:
+                        continue
+                    attempted_mask[w] = 0
+                run.attempted.append(w)
+                run.attempted_cycle.append(offset)
+            run.parked += report.parked
+            run.parked_cycle += [offset] * len(report.parked)
+            if until_stable and not (report.admitted or report.preempted or report.newly_parked):
+                run.stable = True
+                break
+        return run
+
+    def run_cycle(self, now_ns: int, dirty_only: bool = False) -> CycleReport:
+        """One cycle; ``dirty_only``: heads only from the cohort trees that
+        have not settled (run_until_settled)."""
+        now_ns = A.i64(now_ns, "now_ns")
+        if self._holds:
+            self.end_holds(now_ns)
+        self.cycle += 1
+        report = CycleReport(self.cycle)
+        self._snapshot_generation = list(self.cq_generation)
+        if self.afs is not None:
+            self._sample_local_queues(now_ns)
+        if self.tas is not None:
+            self.tas.take_snapshot()
+        # 1. heads
+        heads: list[tuple[int, int, int]] = []  # (wid, the queue's sticky and preemptor before the pop)
+        for cq, q in enumerate(self.cq_queues):
+            if (
+                self.topo.cluster_queues[cq].active
+                and q.has_active()
+                and (not dirty_only or self._tree_dirty[self.tree.root_of(cq)])
+            ):
+                before = (q.sticky, q.preemptor)
+                wid = q.pop()
+                if wid >= 0:
+                    heads.append((wid, *before))
+        # the trees popped settle anew by the end of the cycle (_note_settled_trees)
+        settling = self._trees_can_settle()
+        if settling:
+            for root in self._tree_roots:
+                if not dirty_only or self._tree_dirty[root]:
+                    self._tree_dirty[root] = False
+        report.heads = len(heads)
+        # 2-3. nominate against the snapshot as it is at the start of the cycle
+        entries: list[Entry] = []
+        inadmissible: list[Entry] = []
+        for wid, sticky, preemptor in heads:
+            e, nominated = self.nominate(wid)
+            e.is_preemptor = self.cq_queues[e.cq].preemptor == wid
+            e.sticky_before, e.preemptor_before = sticky, preemptor
+            (entries if nominated else inadmissible).append(e)
+        # 4-5. order and process
+        victims: dict[int, Target] = {}
+        self._blocked = False
+        if self.topo.fair_sharing:
+            remaining = {e.cq: e for e in entries}
+            while remaining:
+                self._process_unless_blocked(self._fair_sharing_pop(remaining), victims, report, now_ns)
+        else:
+            for e in self._classical_order(entries):
+                self._process_unless_blocked(e, victims, report, now_ns)
+        # 6. requeue the heads that were not admitted
+        for e in entries + inadmissible:
+            if e.status == "assumed":
+                continue
+            if e.status == "waiting":
+                # never processed: no status written, back in the queue as it was
+                hash_of = self._scheduling_hash_of
+                self.cq_queues[e.cq].requeue(e.wid, REQUEUE_FAILED_AFTER_NOMINATION, False, hash_of)
+                continue
+            rec = self.workloads[e.wid]
+            rec.attempted = True
+            rec.reason, rec.message = e.reason, e.message
+            report.attempted.append(e.wid)
+            reason = e.requeue_reason
+            if e.status == "skipped" and reason == REQUEUE_GENERIC:
+                reason = REQUEUE_FAILED_AFTER_NOMINATION
+            pending_flavors = rec.last_state is not None and rec.last_state.pending_flavors()
+            q = self.cq_queues[e.cq]
+            parked = q.requeue(
+                e.wid, reason, pending_flavors, lambda w: self.workloads[w].spec.scheduling_hash
+            )
+            if parked:
+                report.parked.append(e.wid)  # the head is the first one parked
+            report.newly_parked += parked
+            # (its admission or new evictions touched the tree)
+            e.settled = (
+                not parked
+                and not e.resumed
+                and not (self.topo.gates.flavor_fungibility and pending_flavors)
+                and (q.sticky, q.preemptor) == (e.sticky_before, e.preemptor_before)
+            )
+        report.attempted.sort()
+        report.parked.sort()
+        # the snapshot is gone (capacity reserved for this cycle only is free
+        # again); the cycle's admissions join the admitted lists
+        self.tree.discard_snapshot()
+        if self.tas is not None:
+            self.tas.discard_snapshot()
+        for wid in report.admitted:
+            self.cq_admitted[self.workloads[wid].admitted_cq].add(wid)
+        self._settle_entry_penalties(report.admitted, now_ns)
+        # 7. evictions take effect (offline)
+        if self.release_evictions:
+            for wid in report.preempted:
+                self.release_eviction(wid)
+        if settling:
+            # a tree stays settled unless a head of it was admitted, evicted a
+            # workload, parked workloads, was not processed (blocked), or its
+            # attempt would not replay exactly; changes made during the cycle stand
+            for e in entries + inadmissible:
+                if not e.settled:
+                    self._tree_dirty[self.tree.root_of(e.cq)] = True
+        return report
