@@ -2,9 +2,9 @@
 ClusterQueue and LocalQueue status and metrics, and Kueue's resource-in-use
 finalizer on ClusterQueues and ResourceFlavors (pkg/controller/core
 clusterqueue_controller.go, localqueue_controller.go,
-resourceflavor_controller.go). A part of :class:`.reconciler.Controller`,
-run from every step of its loop; it reads the Tracks and the engine, and
-writes through the controller's writer.
+resourceflavor_controller.go). :class:`QueueStatus` is a part of the
+controller, run from every step of its loop; it reads the Tracks and the
+engine (:class:`.loop_state.LoopState`), and writes through the outbox.
 
 Only what changed is looked at: the Workloads a cycle tried or the loop
 reconciled (``pending_due``), the Tracks whose place in the engine may have
@@ -35,15 +35,23 @@ rules decide what is written and when:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..api.model import ClusterState
 from ..cluster import statuses as S
 from ..kube import objects as state
 from ..kube.client import CLUSTER_QUEUES, LOCAL_QUEUES, RESOURCE_FLAVORS, Resource
 from . import job_kinds as J
-from .parts import ControllerParts
 from .track import JSON, Phase, Write
 from .writer import PRIO_CREATE, PRIO_INFORM, SPARE_WAIT
+
+if TYPE_CHECKING:
+    from ..kube.leader_election import Clock
+    from .cache import Cache
+    from .loop_state import LoopState
+    from .outbox import Outbox
+    from .prometheus import Metrics
+    from .reconciler import Options
 
 _deleting = state.deleting
 
@@ -106,31 +114,63 @@ class QueueCounts:
 _EMPTY = Tally()
 
 
-class QueueStatus(ControllerParts):
-    """The queue status pass of the Controller."""
+class QueueStatus:
+    """The queue status pass: what changed since it was looked at, and its writes."""
+
+    def __init__(
+        self,
+        shared: LoopState,
+        cache: Cache,
+        outbox: Outbox,
+        opts: Options,
+        clock: Clock,
+        metrics: Metrics,
+    ) -> None:
+        self.shared = shared
+        self.cache = cache
+        self.outbox = outbox
+        self.opts = opts
+        self.clock = clock
+        self.metrics = metrics
+        self.touched: set[str] = set()  # Workload keys whose counts in their queues may have moved
+        self.counts = QueueCounts()
+        self.pending_due: dict[str, float] = {}  # Workload key -> when to look at its pending reason
+        # "cq" | "lq" | "rf" -> name -> when to look at it
+        self.queue_due: dict[str, dict[str, float]] = {kind: {} for kind in QUEUE_KINDS}
+        self.lanes: dict[str, tuple[str, str]] = {}  # "pending" | "cq" | "lq" -> (key, write) last sent
 
     # --- what changed ------------------------------------------------------------------------------
 
-    def _touch_all(self) -> None:
+    def touch(self, *keys: str) -> None:
+        """These Workloads' place in their queues' counts may have moved."""
+        self.touched.update(keys)
+
+    def restart(self) -> None:
+        """A new engine: the counts made anew, everything looked at again."""
+        self.counts = QueueCounts()
+        self.touch_all()
+
+    def touch_all(self) -> None:
         """Everything may have changed (a new term, new configuration)."""
-        self.touched.update(self.tracks)
-        for key, t in self.tracks.items():
+        tracks = self.shared.tracks
+        self.touched.update(tracks)
+        for key, t in tracks.items():
             if t.phase == Phase.PENDING:
-                self._pending_tried(key)
+                self.pending_tried(key)
         for kind, objs in (("cq", "cq"), ("lq", "lq"), ("rf", "flavor")):
             for name in self.cache.objs[objs]:
-                self._queue_changed(kind, name)
+                self.queue_changed(kind, name)
 
-    def _queue_changed(self, kind: str, name: str) -> None:
+    def queue_changed(self, kind: str, name: str) -> None:
         """Look at queue ``name`` one batch period from its first change."""
         self.queue_due[kind].setdefault(name, self.clock.monotonic() + self.opts.status_interval)
 
-    def _pending_tried(self, key: str) -> None:
+    def pending_tried(self, key: str) -> None:
         """A pending Workload that may have a new reason (a cycle tried it,
         it changed): looked at one pending_interval from now."""
         self.pending_due.setdefault(key, self.clock.monotonic() + self.opts.pending_interval)
 
-    def _next_due(self) -> list[float]:
+    def next_due(self) -> list[float]:
         """When the passes have something to do next, for the loop's wait: the
         first entry of each due dict is its earliest (one delay each); a kind
         whose write is in flight waits for its result instead."""
@@ -143,11 +183,11 @@ class QueueStatus(ControllerParts):
     def _lane_free(self, lane: str) -> bool:
         """No write of this kind in flight (one at a time: module docstring)."""
         held = self.lanes.get(lane)
-        return held is None or self.inflight.get(held[0]) != held[1]
+        return held is None or self.shared.inflight.get(held[0]) != held[1]
 
     # --- pending reasons ---------------------------------------------------------------------------
 
-    def _pending_pass(self) -> None:
+    def pending_pass(self) -> None:
         """The pending reasons due, until one is written (one at a time)."""
         due = self.pending_due
         if not due or not self._lane_free("pending"):
@@ -165,11 +205,10 @@ class QueueStatus(ControllerParts):
         """Kueue's QuotaReserved=False reason and message on a pending
         Workload the scheduler tried, when they differ from what it has.
         True when written."""
-        eng = self.engine
-        assert eng is not None
-        t = self.tracks.get(key)
-        if t is None or t.phase != Phase.PENDING or not t.in_engine or key in self.inflight:
-            return False  # a write in flight comes back to _reconcile, which looks again
+        eng = self.shared.the_engine()
+        t = self.shared.tracks.get(key)
+        if t is None or t.phase != Phase.PENDING or not t.in_engine or key in self.shared.inflight:
+            return False  # a write in flight comes back to WorkloadFlow.reconcile, which looks again
         d = eng.decision(key)
         if d.state != "pending" or not d.message:
             return False
@@ -182,18 +221,18 @@ class QueueStatus(ControllerParts):
         if wl is None or S.pending_matches(wl, d.reason, d.message):
             return False
         st = S.pending_status(wl, d.reason, d.message, self.clock.time_ns())
-        self._apply_status(t, wl, Write.PENDING, st, PRIO_INFORM, spare_wait=SPARE_WAIT)
+        self.outbox.apply_status(t, wl, Write.PENDING, st, PRIO_INFORM, spare_wait=SPARE_WAIT)
         self.lanes["pending"] = (key, Write.PENDING.value)
         return True
 
     # --- queues ------------------------------------------------------------------------------------
 
-    def _counted(self, key: str) -> Counted | None:
+    def counted(self, key: str) -> Counted | None:
         """What a Workload adds to its queues' counts: pending in its
         LocalQueue (and that queue's ClusterQueue), or holding quota in the
         ClusterQueue it was admitted to (also while its eviction is written)."""
-        eng = self.engine
-        t = self.tracks.get(key)
+        eng = self.shared.engine
+        t = self.shared.tracks.get(key)
         if eng is None or t is None or not t.in_engine:
             return None
         m = eng.workload(key)
@@ -207,13 +246,13 @@ class QueueStatus(ControllerParts):
             return (lqk, t.adm_cq, True, t.adm_usage)
         return None
 
-    def _status_pass(self) -> None:
+    def status_pass(self) -> None:
         """The touched Workloads into the counts; the queues due looked at,
         one status write of each kind at a time."""
         counts = self.counts
         for key in self.touched:
-            for kind, name in counts.set(key, self._counted(key)):
-                self._queue_changed(kind, name)
+            for kind, name in counts.set(key, self.counted(key)):
+                self.queue_changed(kind, name)
         self.touched.clear()
         now = self.clock.monotonic()
         for kind in QUEUE_KINDS:
@@ -237,8 +276,8 @@ class QueueStatus(ControllerParts):
         tally = self.counts.cq.get(name, _EMPTY)
         self._cq_metrics(name, cq, tally.pending, tally.admitted, tally.usage)
         key = f"#cq/{name}"
-        if key in self.inflight or ("cq", name) in self.cache.unconverted:
-            return  # a write in flight: its result makes the queue due again (_on_done)
+        if key in self.shared.inflight or ("cq", name) in self.cache.unconverted:
+            return  # a write in flight: its result makes the queue due again (WorkloadFlow.on_done)
         if self._queue_finalizer(key, CLUSTER_QUEUES, cq, in_use=tally.admitted > 0):
             return
         st = S.cluster_queue_status(
@@ -257,7 +296,7 @@ class QueueStatus(ControllerParts):
         self.metrics.local_queue_pending_workloads.labels(name, ns, "active").set(tally.pending)
         self.metrics.local_queue_reserving_active_workloads.labels(name, ns).set(tally.admitted)
         key = f"#lq/{lqk}"
-        if key in self.inflight:
+        if key in self.shared.inflight:
             return
         cqname = (lq.get("spec") or {}).get("clusterQueue", "")
         st = S.local_queue_status(
@@ -275,7 +314,7 @@ class QueueStatus(ControllerParts):
 
     def _flavor_due(self, name: str) -> None:
         rf = self.cache.objs["flavor"].get(name)
-        if rf is None or f"#rf/{name}" in self.inflight:
+        if rf is None or f"#rf/{name}" in self.shared.inflight:
             return
         used = any(
             f.name == name for cq in self.cache.cqs.values() for g in cq.resource_groups for f in g.flavors
@@ -353,7 +392,7 @@ class QueueStatus(ControllerParts):
             fins.append(J.RESOURCE_IN_USE)
         patch = {"metadata": {"resourceVersion": md["resourceVersion"], "finalizers": fins or None}}
         name = md["name"]
-        self._submit(
+        self.outbox.submit(
             key,
             Write.QUEUE_FINALIZER,
             PRIO_CREATE,
@@ -372,7 +411,7 @@ class QueueStatus(ControllerParts):
         name, ns = md["name"], md.get("namespace")
         patch = {"status": st}
         okey = f"{ns}/{name}" if ns else name
-        self._submit(
+        self.outbox.submit(
             key,
             Write.QUEUE_STATUS,
             PRIO_INFORM,

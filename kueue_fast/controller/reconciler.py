@@ -1,10 +1,12 @@
 """The reconciler: Kueue's scheduler against a real cluster. This module is
-the coordinator: :class:`Controller` sets up its parts and routes what the
-informers deliver; the parts are its mixins (docs/architecture/index.md, the controller file by file):
-:mod:`.loop` (the loop and leadership), :mod:`.scheduling` (the engine's
-workloads and cycles), :mod:`.flow` (the per-workload flow) and
-:mod:`.queues` (queue status and finalizers), on the informer cache
-:mod:`.cache`.
+the coordinator: :class:`Controller` makes its parts, each an object given
+what it depends on (docs/architecture/index.md, the controller file by
+file): :mod:`.intake` (informer events into the cache), :mod:`.loop` (the
+loop and leadership), :mod:`.scheduling` (the engine's workloads and
+cycles), :mod:`.flow` (the per-workload flow and the admission write),
+:mod:`.queues` (queue status and finalizers), :mod:`.ungater` (TAS pods),
+:mod:`.outbox` (writes and Events), on the informer cache :mod:`.cache`;
+what several parts share is one :class:`.loop_state.LoopState`.
 
 Shaped like Kueue's own loop (pkg/scheduler/scheduler.go, pkg/controller/core):
 
@@ -69,14 +71,16 @@ from ..kube.client import (
 )
 from ..kube.informers import Informer, Slimmer, job_selector
 from ..kube.leader_election import Clock, LeaderElector
-from . import job_kinds as J
-from .cache import ALL_KINDS, CAPACITY_KINDS, CONFIG_KINDS, Cache, job_key, owner_job
+from .cache import ALL_KINDS, Cache
 from .events import EventRecorder
 from .flow import WorkloadFlow
+from .intake import Intake
 from .job_kinds import JOB_KINDS
+from .loop_state import LoopState
+from .outbox import Outbox
 from .prometheus import Metrics
-from .queue_status import QUEUE_KINDS, QueueCounts, QueueStatus
-from .scheduling import Scheduling
+from .queue_status import QueueStatus
+from .scheduling import Scheduler
 from .scheduling_loop import Loop
 from .track import JSON, Track
 from .ungater import TopologyUngater
@@ -122,8 +126,9 @@ class Options:
     bulk_start: bool = True
 
 
-class Controller(Loop, Scheduling, WorkloadFlow, QueueStatus, TopologyUngater):
-    """kueue-fast standing in for Kueue's scheduler in a cluster."""
+class Controller:
+    """kueue-fast standing in for Kueue's scheduler in a cluster: its parts
+    made and wired, their threads started and stopped."""
 
     def __init__(
         self,
@@ -134,52 +139,80 @@ class Controller(Loop, Scheduling, WorkloadFlow, QueueStatus, TopologyUngater):
         metrics: Metrics | None = None,
     ) -> None:
         self.client = client
-        self.opts = options or Options()
-        self.clock = clock or Clock()
-        self.metrics = metrics or Metrics()
-        self.identity = self.opts.identity or f"{socket.gethostname()}_{uuid.uuid4().hex[:8]}"
-        client.observers.append(self.metrics.observe_request)
-        self.q = queue.SimpleQueue()
+        opts = self.opts = options or Options()
+        clock = self.clock = clock or Clock()
+        metrics = self.metrics = metrics or Metrics()
+        self.identity = opts.identity or f"{socket.gethostname()}_{uuid.uuid4().hex[:8]}"
+        client.observers.append(metrics.observe_request)
+        inbox: queue.SimpleQueue[tuple[Any, ...]] = queue.SimpleQueue()  # the loop's
+        self.inbox = inbox
         self.slim = Slimmer()
-        self.writer = Writer(client, self.q.put, workers=self.opts.workers)
+        self.writer = Writer(client, inbox.put, workers=opts.workers)
+        self.events = self._event_recorder()
         self.cache = Cache()
-        self.tracks = {}
-        self._usages = {}
-        self.dirty, self.hot, self.inflight = {}, {}, {}
-        self.timers = []
-        self.synced = set()
-        self.engine = None
-        self.leader = not self.opts.leader_elect
-        self.epoch = 0
-        self.config_dirty = self.sched_dirty = self.capacity_dirty = False
-        self.last_capacity = self.last_cycle = 0.0
-        self.touched, self.counts, self.pending_due, self.lanes = set(), QueueCounts(), {}, {}
-        self.queue_due = {kind: {} for kind in QUEUE_KINDS}
-        self.heartbeat = self.clock.monotonic()
-        self.stopped = threading.Event()
-        self.fatal = None
-        self.admissions = self.preemptions = 0
+        # the parts; what several of them read and write is in `shared`
+        shared = self.shared = LoopState(clock, leader=not opts.leader_elect)
+        outbox = Outbox(shared, self.writer, self.events)
+        self.queues = QueueStatus(shared, self.cache, outbox, opts, clock, metrics)
+        self.ungater = TopologyUngater(shared, self.cache, outbox)
+        self.scheduler = Scheduler(shared, self.cache, self.queues, outbox, opts, clock, metrics)
+        self.flow = WorkloadFlow(
+            shared, self.cache, self.scheduler, self.queues, self.ungater, outbox, opts, clock, metrics
+        )
+        self.intake = Intake(shared, self.cache, self.slim, self.queues, self.ungater)
+        self.loop = Loop(
+            shared,
+            inbox,
+            self.intake,
+            self.scheduler,
+            self.flow,
+            self.queues,
+            self.writer,
+            self.events,
+            client,
+            opts,
+            clock,
+            metrics,
+        )
         self.informers = self._informers()
         self.elector = self._elector()
         if self.elector is None:
-            self.metrics.is_leader.set(1)  # no election: this instance decides
-        self.events = self._event_recorder()
-        self.thread = threading.Thread(target=self._run, name="scheduling-loop", daemon=True)
+            metrics.is_leader.set(1)  # no election: this instance decides
 
     @property
     def unconverted(self) -> set[tuple[str, str]]:
         """(kind, key) of the objects left alone (Cache.invalid)."""
         return self.cache.unconverted
 
+    @property
+    def leader(self) -> bool:
+        """This instance holds the Lease (or runs without election)."""
+        return self.shared.leader
+
+    @property
+    def is_leader(self) -> bool:
+        """It leads and its engine is built: it decides."""
+        return self.shared.leader and self.shared.engine is not None
+
+    @property
+    def fatal(self) -> BaseException | None:
+        """What crashed the scheduling loop, if it did."""
+        return self.loop.fatal
+
+    @property
+    def preemptions(self) -> int:
+        return self.scheduler.preemptions
+
     def _elector(self) -> LeaderElector | None:
         if not self.opts.leader_elect:
             return None
+        inbox = self.inbox
         return LeaderElector(
             self.client,
             namespace=self.opts.lease_namespace,
             name=self.opts.lease_name,
             identity=self.identity,
-            on_change=lambda leading: self.q.put(("leader", leading)),
+            on_change=lambda leading: inbox.put(("leader", leading)),
             lease_duration=self.opts.lease_duration,
             renew_deadline=self.opts.renew_deadline,
             retry_period=self.opts.retry_period,
@@ -199,17 +232,19 @@ class Controller(Loop, Scheduling, WorkloadFlow, QueueStatus, TopologyUngater):
             on_drop=m.events_dropped_total.inc,
         )
 
-    # --- informers ---------------------------------------------------------------------------------
-
     def _informers(self) -> list[Informer]:
         s = self.slim
+        inbox = self.inbox
+
+        def sink(kind: str, etype: str, key: str, obj: JSON | None) -> None:
+            inbox.put(("obj", kind, etype, key, obj))
 
         def informer(res: Resource, kind: str, slim: Callable[[JSON], JSON], **kw: Any) -> Informer:
             return Informer(
                 self.client,
                 res,
                 kind,
-                self._sink,
+                sink,
                 slim,
                 page_size=self.opts.page_size,
                 watch_timeout=self.opts.watch_timeout,
@@ -248,66 +283,70 @@ class Controller(Loop, Scheduling, WorkloadFlow, QueueStatus, TopologyUngater):
             ),
         ]
 
-    def _sink(self, kind: str, etype: str, key: str, obj: JSON | None) -> None:
-        self.q.put(("obj", kind, etype, key, obj))
+    # --- lifecycle ----------------------------------------------------------------------------------
 
-    # --- objects in ------------------------------------------------------------------------------------
+    def start(self) -> Controller:
+        self.writer.start()
+        if self.events is not None:
+            self.events.start()
+        for inf in self.informers:
+            inf.start()
+        self.loop.thread.start()
+        if self.elector is not None:
+            self.elector.start()
+        return self
 
-    def _on_object(self, kind: str, etype: str, key: str, obj: JSON | None) -> None:
-        """An informer's event (or an object a write returned) into the cache,
-        and the pairs it concerns marked to reconcile."""
-        if etype == "SYNCED":
-            self.synced.add(kind)
-            return
-        changed, old = self.cache.store(kind, etype, key, obj)
-        if not changed:
-            return
-        if etype == "DELETED":
-            obj = None
-        if kind in CONFIG_KINDS:
-            if kind in ("cq", "lq", "flavor"):  # its status or finalizers may need a write
-                self._queue_changed("rf" if kind == "flavor" else kind, key)
-            if self.cache.apply_config(kind, key, obj, old):
-                self.config_dirty = True
-        elif kind == "workload":
-            t = self._track(key)
-            if obj is not None:
-                jk = owner_job(obj)
-                if jk is not None:
-                    t.job_key = jk
-                    self.cache.job_unit[jk] = key
-            self.dirty[key] = None
-        elif kind in J.BY_NAME:
-            self._on_job(J.BY_NAME[kind], key, obj)
-        elif kind in CAPACITY_KINDS:
-            if self.cache.apply_capacity(kind, key, obj) and self.cache.tas:
-                self.capacity_dirty = True  # the nodes' free capacity changed (applied by _sync_config)
-            if kind == "pod":
-                self._on_tas_pod(key, obj)
+    def stop(self, release_lease: bool = True, timeout: float = 10.0) -> None:
+        """Graceful stop (SIGTERM): 1. stop deciding; 2. let the writes in
+        flight land (the queued ones are dropped: the next leader decides them
+        again); 3. give the Lease up, so that a standby or the restarted
+        process takes over at once. Releasing before the last write lands would
+        let the next leader decide on a state that write then changes
+        (client-go's ReleaseOnCancel asks the same of its callers). A write
+        still hanging after ``timeout`` keeps the Lease: it expires instead."""
+        thread = self.loop.thread
+        self.loop.stopped.set()
+        self.inbox.put(("stop",))
+        if thread.is_alive() and threading.current_thread() is not thread:
+            thread.join(timeout)
+        self.writer.drain()
+        quiet = self.writer.stop(wait=timeout)
+        if self.events is not None:
+            self.events.stop()
+        if self.elector is not None:
+            if release_lease and not quiet:
+                log.warning("writes still in flight after %.0fs: the Lease is left to expire", timeout)
+            self.elector.stop(release=release_lease and quiet)
+        self.client.close()
 
-    def _on_job(self, kind: J.JobKind, key: str, obj: JSON | None) -> None:
-        """A job's change dirties the Workload it is queued as (and the one
-        it was queued as, when that changed)."""
-        jk = job_key(kind, key)
-        job_unit = self.cache.job_unit
-        if obj is not None:
-            ukey = kind.workload_key(obj)
-            prev = job_unit.get(jk)
-            if prev is not None and prev != ukey:
-                self.dirty[prev] = None
-            job_unit[jk] = ukey
-            self._track(ukey).job_key = jk
-            self.dirty[ukey] = None
-        else:
-            ukey = job_unit.get(jk, "")
-            if ukey:
-                self.dirty[ukey] = None
+    def kill(self) -> None:
+        """Die at once, as a killed process would: nothing more is sent."""
+        self.client.close()
+        self.loop.stopped.set()
+        self.inbox.put(("stop",))
+        if self.elector is not None:
+            self.elector.stop_event.set()
+        if self.events is not None:
+            self.events.stop()
+        self.writer.stop()
 
-    def _track(self, key: str) -> Track:
-        t = self.tracks.get(key)
-        if t is None:
-            t = self.tracks[key] = Track(key)
-        return t
+    def readiness(self) -> list[tuple[str, str]]:
+        """The /readyz checks as (name, why not, "" when passing). A standby
+        is ready: readiness never requires leading (a rolling update would
+        wait forever for the new pod); one that could not take over (its
+        Lease unreachable) is not."""
+        missing = [k for k in ALL_KINDS if k not in self.shared.synced]
+        checks = [("informers-synced", f"waiting for {', '.join(missing)}" if missing else "")]
+        if self.elector is not None:
+            checks.append(("leader-election", self.elector.readiness_error()))
+        return checks
+
+    def ready(self) -> bool:
+        return not any(err for _, err in self.readiness())
+
+    def healthy(self) -> bool:
+        loop = self.loop
+        return loop.thread.is_alive() and self.clock.monotonic() - loop.heartbeat < 60 and loop.fatal is None
 
 
 def default_identity() -> str:

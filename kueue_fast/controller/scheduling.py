@@ -2,13 +2,14 @@
 and cycle of pkg/scheduler/scheduler.go): the engine rebuilt when a term
 starts, configuration changes applied, each Workload held by the engine iff
 it should be, the cycles run and their decisions (admitted, preempted,
-evicted) recorded on the Tracks for the per-workload flow to write. A part
-of :class:`.reconciler.Controller`."""
+evicted) recorded on the Tracks for the per-workload flow to write.
+:class:`Scheduler` is a part of the controller."""
 
 from __future__ import annotations
 
 import logging
 import time
+from typing import TYPE_CHECKING
 
 from ..api.errors import InputError
 from ..api.model import ClusterState, Configuration, Workload, charged_assignments
@@ -17,30 +18,59 @@ from ..cluster.cluster import ADMITTED, Decision
 from ..kube import objects as state
 from .engine_handle import EngineHandle
 from .events import ADMISSION, WARNING
-from .parts import ControllerParts
-from .queue_status import QueueCounts
 from .track import JSON, Phase, Track
+
+if TYPE_CHECKING:
+    from ..kube.leader_election import Clock
+    from .cache import Cache
+    from .loop_state import LoopState
+    from .outbox import Outbox
+    from .prometheus import Metrics
+    from .queue_status import QueueStatus
+    from .reconciler import Options
 
 log = logging.getLogger("kueue_fast.controller")
 
 Usage = tuple[tuple[str, str, int], ...]  # (flavor, resource, amount) an admission holds
 
 
-class Scheduling(ControllerParts):
-    _usages: dict[Usage, Usage]
+class Scheduler:
+    def __init__(
+        self,
+        shared: LoopState,
+        cache: Cache,
+        queues: QueueStatus,
+        outbox: Outbox,
+        opts: Options,
+        clock: Clock,
+        metrics: Metrics,
+    ) -> None:
+        self.shared = shared
+        self.cache = cache
+        self.queues = queues
+        self.outbox = outbox
+        self.opts = opts
+        self.clock = clock
+        self.metrics = metrics
+        self._usages: dict[Usage, Usage] = {}
+        self.last_capacity = 0.0  # when the engine last read TAS's node capacity
+        self.last_cycle = 0.0
+        self.preemptions = 0
 
     # --- the engine -------------------------------------------------------------------------------
 
-    def _build_engine(self) -> None:
+    def build_engine(self) -> None:
         """Rebuild the engine from the Workloads as the API server has them,
         before anything is decided."""
         started, cpu = time.perf_counter(), time.thread_time()
-        self.epoch += 1
+        self.shared.epoch += 1
         config = self._config_state()
         admitted_evicting: list[tuple[str, str, str]] = []
         deactivated: list[Track] = []  # admitted, inactive, not evicted yet
         wanted = {
-            key: wl for key, wl in self.cache.workloads.items() if self._wants_engine(self._track(key), wl)
+            key: wl
+            for key, wl in self.cache.workloads.items()
+            if self._wants_engine(self.shared.track(key), wl)
         }
         if self.opts.bulk_start:
             wpcs = self.cache.objs["wpc"]
@@ -50,14 +80,14 @@ class Scheduling(ControllerParts):
         else:
             models, left = {}, list(wanted)
         for key in left:
-            model = self._parse(self.tracks[key], wanted[key])
+            model = self._parse(self.shared.tracks[key], wanted[key])
             if model is not None:
                 models[key] = model
         config.workloads = models
-        self.engine = EngineHandle(config, self.opts.engine, self.clock.time_ns())
-        self.config_dirty = self.capacity_dirty = False
+        self.shared.engine = EngineHandle(config, self.opts.engine, self.clock.time_ns())
+        self.shared.config_dirty = self.shared.capacity_dirty = False
         for key, model in list(config.workloads.items()):
-            t = self.tracks[key]
+            t = self.shared.tracks[key]
             wl = self.cache.workloads[key]
             self._entered_engine(t, wl, model)
             ev = S.get_condition(wl, S.EVICTED)
@@ -70,8 +100,8 @@ class Scheduling(ControllerParts):
         for t in deactivated:
             self._evict_deactivated(t)
         for key, reason, message in admitted_evicting:
-            self.engine.evict(key, reason, message)
-            t = self.tracks[key]
+            self.shared.engine.evict(key, reason, message)
+            t = self.shared.tracks[key]
             t.phase = Phase.EVICTING
             pre = S.get_condition(self.cache.workloads[key], S.PREEMPTED)
             t.evict = (
@@ -79,14 +109,13 @@ class Scheduling(ControllerParts):
                 message,
                 str(pre.get("reason")) if pre and pre.get("status") == "True" else None,
             )
-        self.dirty.update(dict.fromkeys(self.tracks))
-        self.sched_dirty = True
-        self.counts = QueueCounts()
-        self._touch_all()
+        self.shared.dirty.update(dict.fromkeys(self.shared.tracks))
+        self.shared.sched_dirty = True
+        self.queues.restart()
         self.metrics.engine_rebuilds_total.inc()
         log.info(
             "engine %s built from %d workloads (%d admitted) in %.2fs (%.2fs CPU)",
-            self.engine.engine_name,
+            self.shared.engine.engine_name,
             len(config.workloads),
             sum(1 for w in config.workloads.values() if w.admission is not None),
             time.perf_counter() - started,
@@ -99,22 +128,22 @@ class Scheduling(ControllerParts):
         )
         return self.cache.config_state(configuration)
 
-    def _sync_config(self) -> None:
+    def sync_config(self) -> None:
         """Apply configuration changes (evictions in flight keep their quota),
         and TAS's node capacity (Nodes, non-TAS Pods) at most once per
         ``capacity_interval``: each is a rebuild of the engine."""
-        assert self.engine is not None
+        assert self.shared.engine is not None
         now = self.clock.monotonic()
-        capacity_only = not self.config_dirty
-        if self.capacity_dirty and now - self.last_capacity >= self.opts.capacity_interval:
-            self.config_dirty = True
-        if self.config_dirty:
-            self.engine.reconfigure(self._config_state())
-            self.config_dirty = self.capacity_dirty = False
+        capacity_only = not self.shared.config_dirty
+        if self.shared.capacity_dirty and now - self.last_capacity >= self.opts.capacity_interval:
+            self.shared.config_dirty = True
+        if self.shared.config_dirty:
+            self.shared.engine.reconfigure(self._config_state())
+            self.shared.config_dirty = self.shared.capacity_dirty = False
             self.last_capacity = now
-            self.sched_dirty = True
-            self.dirty.update(dict.fromkeys(self.tracks))
-            self._touch_all()
+            self.shared.sched_dirty = True
+            self.shared.dirty.update(dict.fromkeys(self.shared.tracks))
+            self.queues.touch_all()
             log.log(
                 logging.DEBUG if capacity_only else logging.INFO,
                 "configuration applied: %d ClusterQueues, %d LocalQueues, %d flavors, %d nodes",
@@ -162,8 +191,8 @@ class Scheduling(ControllerParts):
         if model.admission is not None:
             t.phase = Phase.ADMITTED
             t.adm_cq = model.admission.cluster_queue
-            assert self.engine is not None
-            reclaimable = self.engine.cluster.topology.gates.reclaimable_pods
+            assert self.shared.engine is not None
+            reclaimable = self.shared.engine.cluster.topology.gates.reclaimable_pods
             t.adm_usage = self._usage(  # less what its reclaimed pods released
                 tuple(
                     (psa.flavors[r], r, v)
@@ -176,16 +205,15 @@ class Scheduling(ControllerParts):
             t.phase = Phase.PENDING
             t.adm_cq, t.adm_usage = None, ()
 
-    def _engine_sync(self, t: Track, wl: JSON | None) -> bool:
+    def engine_sync(self, t: Track, wl: JSON | None) -> bool:
         """Make the engine hold the workload iff it should; False when that has
         to wait (no rebuild while an eviction is in flight)."""
-        eng = self.engine
-        assert eng is not None
+        eng = self.shared.the_engine()
         want = self._wants_engine(t, wl)
         if t.in_engine and not want:
             eng.remove(t.key)
             t.in_engine, t.phase, t.adm_cq, t.adm_usage, t.evict = False, None, None, (), None
-            self.sched_dirty = True
+            self.shared.sched_dirty = True
             return True
         if want and wl is not None and t.in_engine:
             gen = int(wl["metadata"].get("generation") or 0)
@@ -205,7 +233,7 @@ class Scheduling(ControllerParts):
                 t.evict = (str(ev.get("reason") or "Preempted"), str(ev.get("message") or ""), None)
             elif model.admission is not None and not model.active:
                 self._evict_deactivated(t)
-            self.sched_dirty = True
+            self.shared.sched_dirty = True
         return True
 
     def _spec_changed(self, t: Track, wl: JSON, gen: int) -> bool:
@@ -215,50 +243,47 @@ class Scheduling(ControllerParts):
         t.generation = gen
         if t.phase == Phase.ADMITTED and (wl.get("spec") or {}).get("active") is False:
             self._evict_deactivated(t)
-        # else read again once released (_released): the engine's model is the one it was admitted with
+        # else read again once released (released): the engine's model is the one it was admitted with
         return True
 
     def _reread(self, t: Track, wl: JSON) -> None:
         """The engine's model of a pending workload replaced by the Workload's."""
-        eng = self.engine
-        assert eng is not None
+        eng = self.shared.the_engine()
         eng.remove(t.key)
         t.in_engine, t.phase = False, None
         model = self._parse(t, wl)
         if model is not None:
             eng.add(model)
             self._entered_engine(t, wl, model)
-        self.sched_dirty = True
+        self.shared.sched_dirty = True
 
     def _evict_deactivated(self, t: Track) -> None:
         """workload_controller.go Reconcile: an inactive Workload holding quota is
         evicted (WorkloadDeactivated)."""
-        eng = self.engine
-        assert eng is not None
+        eng = self.shared.the_engine()
         eng.evict(t.key, "Deactivated", "The workload is deactivated")
         t.phase = Phase.EVICTING
         t.evict = ("Deactivated", "The workload is deactivated", None)
 
-    def _released(self, t: Track) -> None:
+    def released(self, t: Track) -> None:
         """The evicted workload's job stopped and its admission is gone from the
         API server: its quota is free and it queues again, unless it was
         deactivated meanwhile (the engine's model, read while it was active,
         is replaced by the Workload's: an inactive workload queues nowhere)."""
-        eng = self.engine
-        assert eng is not None
+        eng = self.shared.the_engine()
         eng.release(t.key)
         t.phase = Phase.PENDING
         t.adm_cq, t.adm_usage, t.evict = None, (), None
         t.queued_ns = self.clock.time_ns()
-        self.sched_dirty = True
-        self.touched.add(t.key)  # from holding quota to pending in its queues' counts
+        self.shared.sched_dirty = True
+        self.queues.touch(t.key)  # from holding quota to pending in its queues' counts
         wl = self.cache.workloads.get(t.key)
         if wl is not None and (wl.get("spec") or {}).get("active") is False:
             self._reread(t, wl)
 
-    def _undo_admission(self, t: Track, why: str) -> None:
+    def undo_admission(self, t: Track, why: str) -> None:
         """The admission could not be written: forget it, requeue the workload."""
-        eng = self.engine
+        eng = self.shared.engine
         if eng is None or not t.in_engine:
             return
         eng.evict(t.key, "AdmissionFailed", why)
@@ -266,8 +291,8 @@ class Scheduling(ControllerParts):
         t.phase = Phase.PENDING
         t.adm_cq, t.adm_usage = None, ()
         t.failures += 1
-        self.sched_dirty = True
-        self.touched.add(t.key)
+        self.shared.sched_dirty = True
+        self.queues.touch(t.key)
         if t.failures >= self.opts.max_failures:
             wl = self.cache.workloads.get(t.key)
             log.error(
@@ -281,17 +306,16 @@ class Scheduling(ControllerParts):
             t.quarantined_rv = wl["metadata"].get("resourceVersion") if wl else None
             t.quarantined_until = self.clock.monotonic() + self.opts.quarantine
             t.failures = 0
-            self._later(t.key, self.opts.quarantine)
+            self.shared.later(t.key, self.opts.quarantine)
             return
-        self._later(t.key, min(30.0, 0.2 * 2**t.failures))
+        self.shared.later(t.key, min(30.0, 0.2 * 2**t.failures))
 
     # --- scheduling -----------------------------------------------------------------------------------
 
-    def _schedule(self) -> None:
-        eng = self.engine
-        assert eng is not None
+    def schedule(self) -> None:
+        eng = self.shared.the_engine()
         now = self.clock.monotonic()
-        if not self.sched_dirty and now - self.last_cycle < 1.0:
+        if not self.shared.sched_dirty and now - self.last_cycle < 1.0:
             return
         start = now
         while True:
@@ -309,52 +333,50 @@ class Scheduling(ControllerParts):
                 if failed:
                     self.metrics.admission_attempts_total.labels("inadmissible").inc(failed)
                     self.metrics.admission_attempt_duration_seconds.labels("inadmissible").observe(dt)
-            if self.events is not None:
+            if self.outbox.events is not None:
                 self._pending_events(res.attempted, res.admitted)
             for key in res.attempted:
-                self._pending_tried(key)
+                self.queues.pending_tried(key)
             for key in res.admitted:
                 self._on_admitted(key)
             # Victims keep their quota until their job stops, and their preemptor
             # re-issues the eviction each cycle meanwhile: that is no change (as the
             # engine's run_until_settled counts it), nor a new eviction to count.
-            preempted = [k for k in res.preempted if self.tracks[k].phase != Phase.EVICTING]
-            evicted = [k for k in res.evicted if self.tracks[k].phase != Phase.EVICTING]
+            preempted = [k for k in res.preempted if self.shared.tracks[k].phase != Phase.EVICTING]
+            evicted = [k for k in res.evicted if self.shared.tracks[k].phase != Phase.EVICTING]
             for key in preempted:
                 self._on_evicted(key, True)
             for key in evicted:
                 self._on_evicted(key, False)
-            self.touched.update(res.admitted, preempted, evicted)
+            self.queues.touch(*res.admitted, *preempted, *evicted)
             if not (res.admitted or preempted or evicted or res.newly_parked):
-                self.sched_dirty = False
+                self.shared.sched_dirty = False
                 return
             if self.clock.monotonic() - start > self.opts.max_cycle_time:
-                self.sched_dirty = True
+                self.shared.sched_dirty = True
                 return
 
     def _pending_events(self, attempted: list[str], admitted: list[str]) -> None:
         """pkg/scheduler/scheduler.go requeueAndUpdate: a Warning with the
         pending reason and message for every head a cycle tried and left
         pending (series keep them to one Event per object version)."""
-        eng = self.engine
-        assert eng is not None
+        eng = self.shared.the_engine()
         done = set(admitted)
         left = [key for key in attempted if key not in done]
         for key, (reason, message) in zip(left, eng.pending_reasons(left), strict=True):
             wl = self.cache.workloads.get(key)
             if wl is not None and reason and message:
-                self._event(wl, WARNING, reason, message, ADMISSION)
+                self.outbox.event(wl, WARNING, reason, message, ADMISSION)
 
     def _on_admitted(self, key: str) -> None:
-        eng = self.engine
-        assert eng is not None
-        t = self.tracks[key]
+        eng = self.shared.the_engine()
+        t = self.shared.tracks[key]
         d = eng.decision(key)
         why = self._admission_denied(key, d)
         if why:
             log.error("refusing the admission of %s to %s: %s", key, d.cluster_queue, why)
             t.phase = Phase.ADMITTED
-            self._undo_admission(t, why)
+            self.undo_admission(t, why)
             return
         t.phase = Phase.ADMITTED
         t.adm_cq = d.cluster_queue
@@ -368,22 +390,20 @@ class Scheduling(ControllerParts):
         )
         t.evict = None
         t.pending_written = None
-        self.admissions += 1
         cq = d.cluster_queue or ""
         wait = max(0.0, (self.clock.time_ns() - t.queued_ns) / 1e9)
         self.metrics.quota_reserved_workloads_total.labels(cq).inc()
         self.metrics.quota_reserved_wait_time_seconds.labels(cq).observe(wait)
-        if d.state == ADMITTED:  # else once its admission checks are Ready (_reconcile)
+        if d.state == ADMITTED:  # else once its admission checks are Ready (WorkloadFlow.admit)
             self.metrics.admitted_workloads_total.labels(cq).inc()
             self.metrics.admission_wait_time_seconds.labels(cq).observe(wait)
-        self.hot[key] = None
+        self.shared.hot[key] = None
 
     def _admission_denied(self, key: str, d: Decision) -> str:
         """Security: a workload goes only to the ClusterQueue its own
         namespace's LocalQueue names, and only if that ClusterQueue's
         namespaceSelector selects the namespace."""
-        eng = self.engine
-        assert eng is not None
+        eng = self.shared.the_engine()
         wl = eng.workload(key)
         if wl is None:
             return "unknown workload"
@@ -401,9 +421,8 @@ class Scheduling(ControllerParts):
         return ""
 
     def _on_evicted(self, key: str, preempted: bool) -> None:
-        eng = self.engine
-        assert eng is not None
-        t = self.tracks[key]
+        eng = self.shared.the_engine()
+        t = self.shared.tracks[key]
         d = eng.decision(key)
         message = d.message
         reason = "Preempted" if preempted else (d.reason or "Evicted")
@@ -413,7 +432,7 @@ class Scheduling(ControllerParts):
             pre_reason = d.preemption_reason or "InClusterQueue"
             by = d.preempted_by
             if by:
-                by_t = self.tracks.get(by)
+                by_t = self.shared.tracks.get(by)
                 pcq = (by_t.adm_cq if by_t else None) or ""
                 if not pcq:
                     bwl = eng.workload(by)
@@ -424,4 +443,4 @@ class Scheduling(ControllerParts):
         t.phase = Phase.EVICTING
         t.evict = (reason, message, pre_reason)
         self.metrics.evicted_workloads_total.labels(t.adm_cq or "", reason).inc()
-        self.hot[key] = None
+        self.shared.hot[key] = None

@@ -1,6 +1,6 @@
 """What the controller keeps per Job/Workload pair (:class:`Track`), where
 the workload is in the engine (:class:`Phase`) and the writes the flow makes
-(:class:`Write`): shared by the Controller's parts (parts.py) without an
+(:class:`Write`): shared by the controller's parts without an
 import cycle."""
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ controller: a job admitted with a ``topologyAssignment`` starts with the
 integrations/framework.py ``admitted_info``); once its pods exist, each
 gated one is given a domain of the assignment, as node selectors (the
 assignment's levels and the domain's values), and its gate removed, in one
-patch. A part of :class:`.reconciler.Controller`.
+patch. :class:`TopologyUngater` is a part of the controller.
 
 Pods are found as Kueue finds them: in the Workload's namespace, with the
 ``kueue.x-k8s.io/workload`` annotation naming it and the pod set label, not
@@ -18,16 +18,20 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..api.errors import InputError
 from ..api.model import TopologyAssignment
 from ..integrations.framework import PODSET_LABEL, TOPOLOGY_SCHEDULING_GATE, WORKLOAD_ANNOTATION
 from ..kube.client import PODS
 from ..loader.tas import is_tas_pod, topology_assignment
-from .parts import ControllerParts
 from .track import JSON, Write
 from .writer import PRIO_ADMISSION, Conflict
+
+if TYPE_CHECKING:
+    from .cache import Cache
+    from .loop_state import LoopState
+    from .outbox import Outbox
 
 log = logging.getLogger("kueue_fast.controller")
 
@@ -133,15 +137,20 @@ def ungate_patch(pod: JSON, levels: Sequence[str], values: Domain) -> JSON:
     }
 
 
-class TopologyUngater(ControllerParts):
-    def _on_tas_pod(self, key: str, pod: JSON | None) -> None:
+class TopologyUngater:
+    def __init__(self, shared: LoopState, cache: Cache, outbox: Outbox) -> None:
+        self.shared = shared
+        self.cache = cache
+        self.outbox = outbox
+
+    def on_tas_pod(self, key: str, pod: JSON | None) -> None:
         """A Pod event: the index of TAS pods by Workload kept, and a gated
         pod's Workload reconciled."""
         wk = self.cache.index_tas_pod(key, pod)
-        if wk is not None and pod is not None and gated(pod) and wk in self.tracks:
-            self.dirty[wk] = None
+        if wk is not None and pod is not None and gated(pod) and wk in self.shared.tracks:
+            self.shared.dirty[wk] = None
 
-    def _ungate(self, wl: JSON) -> None:
+    def ungate(self, wl: JSON) -> None:
         """Reconcile of an admitted Workload: its gated pods ungated."""
         md = wl["metadata"]
         ns, name = md["namespace"], md["name"]
@@ -183,10 +192,10 @@ class TopologyUngater(ControllerParts):
         md = pod["metadata"]
         ns, name = md["namespace"], md["name"]
         wkey = f"{UNGATE_KEY}{ns}/{name}"
-        if wkey in self.inflight:
+        if wkey in self.shared.inflight:
             return  # its ungating is on its way (Kueue's expectations store)
         patch = ungate_patch(pod, levels, values)
-        self._submit(
+        self.outbox.submit(
             wkey,
             Write.UNGATE,
             PRIO_ADMISSION,
@@ -195,18 +204,18 @@ class TopologyUngater(ControllerParts):
             ("pod", f"{ns}/{name}"),
         )
 
-    def _ungated(self, wkey: str, result: Any) -> None:
+    def ungated(self, wkey: str, result: Any) -> None:
         """A pod's ungating landed (its new version came back as an event) or
         failed: its Workload is looked at again (at once on a conflict, after
         a second otherwise)."""
         pod = self.cache.objs["pod"].get(wkey[len(UNGATE_KEY) :])
         wk = workload_key(pod) if pod is not None else None
-        if wk is None or wk not in self.tracks:
+        if wk is None or wk not in self.shared.tracks:
             return
         if isinstance(result, Conflict):
-            self.dirty[wk] = None
+            self.shared.dirty[wk] = None
         elif isinstance(result, BaseException):
-            self._later(wk, 1.0)
+            self.shared.later(wk, 1.0)
 
 
 __all__ = ["UNGATE_KEY", "TopologyUngater", "assign_domains", "gated", "ungate_patch", "workload_key"]

@@ -83,8 +83,6 @@ class Writer:
         self.threads = [
             threading.Thread(target=self._work, name=f"writer-{i}", daemon=True) for i in range(workers)
         ]
-        self.in_flight = 0
-        self._lock = threading.Lock()
 
     def start(self) -> None:
         for t in self.threads:
@@ -138,15 +136,10 @@ class Writer:
                 return
             if self.client.closed:
                 continue
-            with self._lock:
-                self.in_flight += 1
             try:
                 result: Any = self._run(op)
             except ClientClosed:
                 result = None
-            finally:
-                with self._lock:
-                    self.in_flight -= 1
             if result is not None:
                 self.post(("done", op, result))
 

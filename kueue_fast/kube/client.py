@@ -681,7 +681,3 @@ def _qs(v: Any) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
     return str(v)
-
-
-def status_of(e: BaseException) -> int:
-    return e.status if isinstance(e, ApiError) else -1

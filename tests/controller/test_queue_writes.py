@@ -257,11 +257,12 @@ def test_counts_after_churn_are_a_full_recount(fake_cluster: Harness) -> None:
     )
     time.sleep(1.0)  # let the churn run a while
     ctl.stop(release_lease=False)
-    for key in ctl.touched:
-        ctl.counts.set(key, ctl._counted(key))
+    queues = ctl.queues
+    for key in queues.touched:
+        queues.counts.set(key, queues.counted(key))
     recount = QueueCounts()
-    for key in ctl.tracks:
-        recount.set(key, ctl._counted(key))
+    for key in ctl.shared.tracks:
+        recount.set(key, queues.counted(key))
 
     def tallies(c: QueueCounts) -> JSON:
         out = {}
@@ -273,5 +274,5 @@ def test_counts_after_churn_are_a_full_recount(fake_cluster: Harness) -> None:
                     out[f"{kind}/{name}"] = (t.pending, t.admitted, usage)
         return out
 
-    assert tallies(ctl.counts) == tallies(recount)
+    assert tallies(queues.counts) == tallies(recount)
     assert tallies(recount)  # something was counted

@@ -3,8 +3,8 @@ pending: the engine is rebuilt through the loader's bulk path
 (state.workload_models) and holds exactly what the per-object path holds.
 
 The controllers here are not started: the objects reach them as the
-informers deliver them (slimmed, through ``_on_object``), and the engine is
-built as the loop builds it on a new term (``_build_engine``)."""
+informers deliver them (slimmed, through ``Intake.on_object``), and the engine is
+built as the loop builds it on a new term (``Scheduler.build_engine``)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from fake_apiserver import FakeAPIServer
 from kf_harness import cluster_queue, flavor, local_queue, priority_class
 
 from kueue_fast.api.quantity import parse_quantity
-from kueue_fast.cluster import statuses as S
 from kueue_fast.cluster.cluster import Cluster
+from kueue_fast.cluster.cluster import statuses as S
 from kueue_fast.cluster.explain import ClusterView
 from kueue_fast.controller.reconciler import ALL_KINDS, Controller, Options
 from kueue_fast.kube import objects as state
@@ -106,19 +106,19 @@ def _controller(api: FakeAPIServer, tmp: str, config: list[JSON], wls: list[JSON
     namespaces = sorted({wl["metadata"]["namespace"] for wl in wls})
     for ns in namespaces:
         obj = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns, "resourceVersion": "1"}}
-        c._on_object("namespace", "ADDED", ns, c.slim.namespace(obj))
+        c.intake.on_object("namespace", "ADDED", ns, c.slim.namespace(obj))
     for obj in config:
         obj = {**obj, "metadata": {**obj["metadata"], "resourceVersion": "1"}}
-        c._on_object(KINDS[obj["kind"]], "ADDED", state.object_key(obj), c.slim.config(obj))
+        c.intake.on_object(KINDS[obj["kind"]], "ADDED", state.object_key(obj), c.slim.config(obj))
     for wl in wls:
-        c._on_object("workload", "ADDED", state.object_key(wl), c.slim.workload(copy.deepcopy(wl)))
-    c.synced = set(ALL_KINDS)
-    c._build_engine()
+        c.intake.on_object("workload", "ADDED", state.object_key(wl), c.slim.workload(copy.deepcopy(wl)))
+    c.shared.synced = set(ALL_KINDS)
+    c.scheduler.build_engine()
     return c
 
 
 def _engine_view(c: Controller) -> JSON:
-    eng = c.engine
+    eng = c.shared.engine
     assert eng is not None
     cluster = eng.cluster
     return {
@@ -128,7 +128,7 @@ def _engine_view(c: Controller) -> JSON:
         ],
         "tracks": {
             k: (t.in_engine, t.phase, t.adm_cq, t.adm_usage, t.evict, t.queued_ns)
-            for k, t in c.tracks.items()
+            for k, t in c.shared.tracks.items()
         },
         "queues": cluster.queue_state_counts(),
         "models": dict(cluster.state.workloads),
@@ -160,13 +160,16 @@ def test_bulk_start_holds_what_the_per_object_start_holds(
     assert _engine_view(bulk) == _engine_view(one_by_one)
     # the invalid ones are left out either way
     for c in (bulk, one_by_one):
-        assert c.engine is not None
-        assert state.object_key(wls[-1]) not in c.engine and state.object_key(wls[-2]) not in c.engine
+        assert c.shared.engine is not None
+        assert (
+            state.object_key(wls[-1]) not in c.shared.engine
+            and state.object_key(wls[-2]) not in c.shared.engine
+        )
     # the next cycles decide alike: the pending order is the same
     for _ in range(3):
         for c in (bulk, one_by_one):
-            assert c.engine is not None
-            c.engine.run_cycle(c.clock.time_ns())
+            assert c.shared.engine is not None
+            c.shared.engine.run_cycle(c.clock.time_ns())
         assert _engine_view(bulk) == _engine_view(one_by_one)
 
 
@@ -175,8 +178,8 @@ def test_takeover_neither_loses_nor_double_counts_an_admission(
 ) -> None:
     config, wls = _cluster_objects()
     c = _controller(fake_api, str(tmp_path), config, wls, bulk=True)
-    assert c.engine is not None
-    cluster = c.engine.cluster
+    assert c.shared.engine is not None
+    cluster = c.shared.engine.cluster
     # the engine's quota tree: cpu used per ClusterQueue (the eviction in progress keeps its quota)
     view = ClusterView(cluster)
     topo = view.topo
@@ -193,4 +196,4 @@ def test_takeover_neither_loses_nor_double_counts_an_admission(
     holding = {d.key for d in cluster.decisions() if d.holds_quota or d.state == "evicted"}
     assert holding == admitted_keys
     evicting = state.object_key(next(wl for wl in wls if S.condition_true(wl, S.EVICTED)))
-    assert c.tracks[evicting].phase == "evicting"
+    assert c.shared.tracks[evicting].phase == "evicting"

@@ -361,7 +361,7 @@ def test_implied_tas_pods_are_not_counted_twice(fake_cluster: Harness) -> None:
         h.create(p)
     pods = ctl.cache.objs["pod"]
     wait_for(
-        lambda: all(f"{ns}/first-{i}" in pods for i in range(4)) and not ctl.capacity_dirty,
+        lambda: all(f"{ns}/first-{i}" in pods for i in range(4)) and not ctl.shared.capacity_dirty,
         what="the controller to see the pods",
     )
     # 3 cpus are left: counted twice, the pods would leave none
