@@ -670,7 +670,7 @@ def outcome(objs: list[dict[str, Any]], fast: bool, monkeypatch: pytest.MonkeyPa
     """build_state's ClusterState, or the error it raises, by one path."""
     with monkeypatch.context() as mp:
         if not fast:
-            for reader in (loader.state, loader.jobs):  # Workloads, and the Workloads of jobs
+            for reader in (loader.build, loader.job_workloads):  # Workloads, and the Workloads of jobs
                 mp.setattr(reader, "fast_workload", lambda *a, **k: None)
         try:
             return loader.build_state(copy.deepcopy(objs))
@@ -738,14 +738,14 @@ def test_bulk_path_is_taken_and_shares_nothing_mutable(monkeypatch: pytest.Monke
     }
     objs = [*queues(), wl("a", copy.deepcopy(tmpl)), wl("b", copy.deepcopy(tmpl))]
     calls: list[bool] = []
-    real = loader.state.fast_workload
+    real = loader.build.fast_workload
 
     def spy(*a: Any, **k: Any) -> m.Workload | None:
         out = real(*a, **k)
         calls.append(out is not None)
         return out
 
-    monkeypatch.setattr(loader.state, "fast_workload", spy)
+    monkeypatch.setattr(loader.build, "fast_workload", spy)
     state = loader.build_state(objs)
     assert calls == [True, True]
     a, b = state.workloads["team-a/a"].pod_sets[0], state.workloads["team-a/b"].pod_sets[0]
@@ -761,7 +761,7 @@ def test_a_workload_keeps_its_document_not_a_copy(fast: bool, monkeypatch: pytes
     objs = [*queues(), wl("a", requests_spec("1"))]
     with monkeypatch.context() as mp:
         if not fast:
-            mp.setattr(loader.state, "fast_workload", lambda *a, **k: None)
+            mp.setattr(loader.build, "fast_workload", lambda *a, **k: None)
         state = loader.build_state(objs)
     assert state.workloads["team-a/a"].raw is objs[-1] is state.documents[-1]
 

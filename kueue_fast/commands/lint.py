@@ -3,7 +3,7 @@
 The input is loaded as ``schedule`` loads it (every invalid object reported,
 with the loader's warnings: skipped kinds, v1beta1 names, ClusterQueues
 without namespaceSelector...); then these checks, each on the compiled quota
-tree (``compiler.compile_topology``, ``_reference.quota.QuotaTree``: Kueue's
+tree (``engine.inputs.compile_topology``, ``engine.reference.quota.QuotaTree``: Kueue's
 resource_node.go arithmetic) and the compiled workloads:
 
 1. flavors missing: a ClusterQueue naming a ResourceFlavor that does not exist

@@ -1,10 +1,7 @@
-"""The engine contract: what the native (``_native.NativeEngine``) and the
-reference (``_reference.scheduler.ReferenceEngine``) engines both implement,
-and what every caller (cluster/cluster.py, simulate/, bench.py, cluster/explain.py, commands/schedule_output.py)
-may use of them.
-
-Named ``engine_contract`` and not ``engine``: ``simulate/engine_view.py`` (the
-simulator's adapter) and ``controller/engine_handle.py`` already carry that name.
+"""The engine contract: what the native (``native.NativeEngine``) and the
+reference (``reference.scheduler.ReferenceEngine``) engines both implement,
+and what every caller (the Cluster, the simulator, the benchmarks, explain
+and the schedule command's output) may use of them.
 
 Workloads are dense ids (wids) in add order; bulk calls take sequences of
 wids and answer per wid, in that order.
