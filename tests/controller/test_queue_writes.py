@@ -275,3 +275,41 @@ def test_counts_after_churn_are_a_full_recount(fake_cluster: Harness) -> None:
 
     assert tallies(ctl.counts) == tallies(recount)
     assert tallies(recount)  # something was counted
+
+
+def test_cluster_queue_status_takes_its_turn_like_kueues_reconciler(
+    fake_cluster: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Kueue's ClusterQueue reconciler (clusterqueue_controller.go Reconcile,
+    updateCqStatusIfChanged) sends its Status().Update through the manager's
+    client, whose token bucket serves every request in turn: the status its
+    scheduler's performance checker integrates as usage is not held back for
+    the admissions. Pending reasons and LocalQueue statuses take the spare
+    budget (queues.py)."""
+    h = fake_cluster
+    from kueue_fast.controller import kube
+    from kueue_fast.controller.writer import SPARE_WAIT
+
+    sent: list[tuple[str, float | None]] = []
+    request = kube.KubeClient.request
+
+    def recording(self: kube.KubeClient, method: str, path: str, **kw: Any) -> JSON:
+        res = kw.get("resource", "")
+        if method == "PATCH" and res.endswith("queues/status"):
+            sent.append((res.split("/")[0], kw.get("spare_wait")))
+        return request(self, method, path, **kw)
+
+    monkeypatch.setattr(kube.KubeClient, "request", recording)
+    ns, cqs = _queues(h, 1)
+    h.create(job(ns, "run", "lq-0", cpu="1"))
+    h.create(job(ns, "wait", "lq-0", cpu="1"))
+    h.controller()
+
+    def counted() -> bool:
+        st = (h.get(CLUSTER_QUEUES, cqs[0]) or {}).get("status") or {}
+        return (st.get("admittedWorkloads"), st.get("pendingWorkloads")) == (1, 1)
+
+    wait_for(counted, timeout=30, what="the ClusterQueue's status")
+    wait_for(lambda: any(p == "localqueues" for p, _ in sent), timeout=30, what="the LocalQueue's status")
+    assert {w for p, w in sent if p == "clusterqueues"} == {None}
+    assert {w for p, w in sent if p == "localqueues"} == {SPARE_WAIT}
