@@ -27,16 +27,9 @@ rules decide what is written and when:
   the other in its loop and its queue controllers reconcile one queue at a
   time (groupKindConcurrency 1 in Kueue's default Configuration and in
   minimalkueue);
-* pending reasons and LocalQueue statuses take the client's spare budget
-  (writer.SPARE_WAIT): never a token an admission, an eviction or a job's
-  start waits for, unless they waited that long;
-* a ClusterQueue's status takes its turn with the decisions, as Kueue's
-  reconciler sends it (clusterqueue_controller.go Reconcile ->
-  updateCqStatusIfChanged: Status().Update through the manager's client,
-  whose token bucket serves requests in turn): the usage it reports is what
-  Kueue's performance checker integrates over time, and with many
-  ClusterQueues one write at a time, a wait for spare tokens on each write
-  leaves every status far older than Kueue's.
+* and they take the client's spare budget (writer.SPARE_WAIT): never a
+  token an admission, an eviction or a job's start waits for, unless they
+  waited that long.
 """
 
 from __future__ import annotations
@@ -379,13 +372,11 @@ class QueueStatus(ControllerParts):
         name, ns = md["name"], md.get("namespace")
         patch = {"status": st}
         okey = f"{ns}/{name}" if ns else name
-        # A ClusterQueue's status takes its turn (module docstring); a LocalQueue's the spare budget.
-        spare = None if res is CLUSTER_QUEUES else SPARE_WAIT
         self._submit(
             key,
             Write.QUEUE_STATUS,
             PRIO_INFORM,
-            lambda c: c.patch(res, name, patch, namespace=ns, sub="status", spare_wait=spare),
+            lambda c: c.patch(res, name, patch, namespace=ns, sub="status", spare_wait=SPARE_WAIT),
             (res, name, ns),
             (self._kind_of(res), okey),
         )

@@ -40,12 +40,11 @@ PRIO_INFORM = 0  # pending reasons, ClusterQueue / LocalQueue status: one of eac
 PRIO_ADMISSION = 1  # admission status, Job start, evictions
 PRIO_CREATE = 2  # Workload creation, finish, finalizers
 
-# Pending reasons and LocalQueue statuses take tokens no other write waits for
+# Pending reasons and queue statuses take tokens no other write waits for
 # (KubeClient.request spare_wait): while decisions use the whole budget, one of
-# them still goes after waiting this long, so they are late, never starved
-# (ClusterQueue statuses take their turn: queues.py). First in the writer's
-# queue, they wait for the budget, not behind decisions (the writer's queue is
-# full of them when the API server is the bottleneck).
+# them still goes after waiting this long, so they are late, never starved.
+# First in the writer's queue, they wait for the budget, not behind decisions
+# (the writer's queue is full of them when the API server is the bottleneck).
 SPARE_WAIT = 1.0
 
 
