@@ -142,9 +142,26 @@ class Recorder:
         self.cq_used: dict[str, float] = {}  # mCPU x ms
         self.cq_first = t0
         self.cq_end = t0
+        # the usage statuses written at every change would show: a Workload's CPU in its
+        # ClusterQueue from its admission write to its Finished or eviction write
+        self.holding: dict[str, tuple[str, int]] = {}  # key -> ClusterQueue, mCPU
+        self.cur: dict[str, tuple[float, int]] = {}  # ClusterQueue -> since, mCPU
+        self.cur_used: dict[str, float] = {}  # mCPU x ms
+        self.cq_writes_first_used: dict[str, float] = {}  # its first status write with usage: t
         self.due: list[tuple[float, int, str, int]] = []  # finishes: (due, seq, key, admission)
         self.seq = 0
         self.wake = threading.Event()
+
+    def _hold(self, cq: str, milli: int, now: float) -> None:
+        t, u = self.cur.get(cq, (self.t0, 0))
+        self.cur_used[cq] = self.cur_used.get(cq, 0.0) + u * (now - t) * 1000
+        self.cur[cq] = (now, u + milli)
+
+    def release(self, key: str, now: float) -> None:
+        """Its run is over (Finished written, or evicted): its quota is free."""
+        held = self.holding.pop(key, None)
+        if held is not None:
+            self._hold(held[0], -held[1], now)
 
     def hook(self, info: WriteInfo) -> None:
         if info.obj is None:
@@ -166,6 +183,7 @@ class Recorder:
                     # evicted (its admission is kept until the job stopped) or no longer admitted:
                     # its run is over, unfinished (Kueue's runner finishes no evicted Workload)
                     del self.running[key]
+                    self.release(key, now)
                     self.wl_writes["eviction"] += 1
                     if evicted:
                         self.evictions[key] = self.evictions.get(key, 0) + 1
@@ -177,6 +195,13 @@ class Recorder:
                     self.wl_writes["admission"] += 1
                     n = self.admitted[key] = self.admitted.get(key, 0) + 1
                     self.running[key] = n
+                    adm = info.obj["status"]["admission"]
+                    milli = sum(
+                        int(parse_quantity(ps.get("resourceUsage", {}).get("cpu", "0"), "cpu"))
+                        for ps in adm.get("podSetAssignments") or []
+                    )
+                    self.holding[key] = (adm["clusterQueue"], milli)
+                    self._hold(adm["clusterQueue"], milli, now)
                     created = info.obj["metadata"]["creationTimestamp"]
                     admitted_at = _condition(info.obj, "Admitted")["lastTransitionTime"]  # type: ignore[index]
                     self.admit_kueue_s[key] = _epoch_s(admitted_at) - _epoch_s(created)
@@ -208,6 +233,8 @@ class Recorder:
                 )
                 self.cq_last[info.name] = (now, usage, pending, reserving)
                 self.cq_end = max(self.cq_end, now)
+                if usage:
+                    self.cq_writes_first_used.setdefault(info.name, now)
 
     def quiet(self, n_cqs: int) -> bool:
         """expectMoreEvents is false: every ClusterQueue's last status counts
@@ -304,6 +331,7 @@ def run_once(args: argparse.Namespace, shape: K.PerfShape, qps: float, burst: in
             runner.apply(WORKLOADS, obj, field_manager="kueue-perf-runner-Finished", sub="status")
             with rec.lock:
                 rec.finished.add(key)
+                rec.release(key, time.monotonic())
         except Exception as e:
             errors.append(f"finish {key}: {e}")
 
@@ -382,6 +410,10 @@ def run_once(args: argparse.Namespace, shape: K.PerfShape, qps: float, burst: in
         for name, (t, u, _, _) in rec.cq_last.items():  # up to the last event of the group
             rec.cq_used[name] = rec.cq_used.get(name, 0.0) + u * (rec.cq_end - t) * 1000
         used = sum(rec.cq_used.values())
+        for name, (t, u) in rec.cur.items():
+            rec.cur_used[name] = rec.cur_used.get(name, 0.0) + u * (rec.cq_end - t) * 1000
+        current = sum(rec.cur_used.values())
+        first_used = sorted(t - t0 for t in rec.cq_writes_first_used.values())
         span_ms = (rec.cq_end - rec.cq_first) * 1000
         admissions = sum(rec.admitted.values())
     writes: dict[str, int] = {}
@@ -415,6 +447,9 @@ def run_once(args: argparse.Namespace, shape: K.PerfShape, qps: float, burst: in
             for cls, c in by_class.items()
         },
         "usage_pct": round(K.usage_pct(used, shape, span_ms), 1),
+        "usage_current_pct": round(K.usage_pct(current, shape, span_ms), 1),
+        "cqs_with_usage_written": len(first_used),
+        "median_first_usage_write_s": round(first_used[len(first_used) // 2], 1) if first_used else None,
         "admissions": admissions,
         "admissions_per_s": round(admissions / (t_done - t0), 1) if not timed_out else None,
         "requests_per_admission": round(requests / max(1, admissions), 3),
@@ -462,6 +497,16 @@ def table(shape: K.PerfShape, results: list[dict[str, Any]]) -> str:
             "ClusterQueue usage",
             f"{k.usage_pct:.1f}% ({k.min_usage_pct:g}%)",
             *(f"{r['usage_pct']}%" for r in results),
+        ],
+        [
+            "  if statuses were current (admission write -> Finished write)",
+            "",
+            *(f"{r['usage_current_pct']}%" for r in results),
+        ],
+        [
+            "  ClusterQueues whose status showed usage / median first such write",
+            "",
+            *(f"{r['cqs_with_usage_written']:,} / {r['median_first_usage_write_s']} s" for r in results),
         ],
         ["evictions", "", *(f"{sum(c['evictions'] for c in r['classes'].values()):,}" for r in results)],
         ["admissions per second", "", *(f"{r['admissions_per_s']}" for r in results)],

@@ -775,9 +775,18 @@ cdef inline Py_ssize_t _slash(str key):
     return key.find("/")
 
 
+cdef str _ascii_str(const string& out):
+    """out as a str: every byte is ASCII (the texts checked, the rest escaped by json), so
+    the str is made at its size and filled, without decoding."""
+    text = PyUnicode_New(out.size(), 127)
+    memcpy(_ascii_buffer(text), out.data(), out.size())
+    return text
+
+
 def json_workload_entries(
     list keys, list kinds, list shapes, list admitted_tails, list reasons, list messages,
-    dict owners, list other_texts, str pending_state, str prefix="", str suffix=""
+    dict owners, list other_texts, str pending_state, str prefix="", str suffix="",
+    object write=None, Py_ssize_t chunk=1 << 20
 ):
     """The "workloads" array of output._bulk_json, indented as json.dumps(doc,
     indent=2) writes it: one entry per key, in order, between ``prefix`` and
@@ -785,12 +794,14 @@ def json_workload_entries(
     ``kinds`` (BULK_OTHER 0, BULK_ADMITTED 1, BULK_PENDING 2) say where an
     entry's text comes from: other_texts (in order, already indented), the
     admitted shape's tail (``shapes``), or the next of reasons/messages
-    (``pending_state`` is the state those entries carry)."""
+    (``pending_state`` is the state those entries carry). Given ``write``, the
+    text goes to it in pieces (each piece ends once it holds ``chunk``
+    characters) and "" is returned: the whole text never exists at once."""
     cdef string out
     cdef Py_ssize_t i, n = len(keys), pending = 0, other = 0, slash, size
     cdef int kind
     cdef str key
-    cdef object owner, text
+    cdef object owner
     _append_ascii(out, prefix)
     if n == 0:
         out.append(b"[]")
@@ -808,12 +819,15 @@ def json_workload_entries(
             else:
                 size += len(<str>reasons[pending]) + len(<str>messages[pending])
                 pending += 1
-        out.reserve(size)
+        out.reserve(size if write is None else chunk + 4096)
         pending = other = 0
         out.append(b"[\n    ")
         for i in range(n):
             if i:
                 out.append(b",\n    ")
+            if write is not None and <Py_ssize_t>out.size() >= chunk:
+                write(_ascii_str(out))
+                out.clear()
             kind = kinds[i]
             if kind == 0:
                 _append_ascii(out, other_texts[other])
@@ -842,11 +856,10 @@ def json_workload_entries(
                 pending += 1
         out.append(b"\n  ]")
     _append_ascii(out, suffix)
-    # every byte is ASCII (the texts checked, the rest escaped by json): the str is made
-    # at its size and filled, without decoding
-    text = PyUnicode_New(out.size(), 127)
-    memcpy(_ascii_buffer(text), out.data(), out.size())
-    return text
+    if write is None:
+        return _ascii_str(out)
+    write(_ascii_str(out))
+    return ""
 
 
 def workload_owners(dict workloads):

@@ -756,6 +756,12 @@ def test_compiled_json_entries_escape_as_json_dumps_does(entries):
 
     assert json_workload_entries_py(*args, "Pending") == got
     assert json_workload_entries_py(*args, "Pending", '{\n  "workloads": ', "\n}") == want
+    # given write, the same text in pieces of at most chunk characters, in order, and "" returned
+    for entries_of in (json_workload_entries, json_workload_entries_py):
+        pieces: list[str] = []
+        assert entries_of(*args, "Pending", '{\n  "workloads": ', "\n}", pieces.append, 64) == ""
+        assert "".join(pieces) == want
+        assert pieces[-1] and all(len(p) >= 64 for p in pieces[:-1])  # a piece ends once it holds chunk
 
 
 def test_compiled_json_entries_refuse_texts_that_are_not_ascii() -> None:
@@ -873,6 +879,8 @@ def test_bulk_json_is_the_json_of_every_decision() -> None:
         kinds.update(bulk.kind)
         want = _json_per_decision(cluster)
         assert output.to_json(cluster) == want, name
+        pieces: list[str] = []  # what `schedule -o json` writes: the same text, in pieces
+        assert output.to_json(cluster, write=pieces.append) == "" and "".join(pieces) == want, name
         for w in json.loads(want)["workloads"]:
             states.add((w["state"], w.get("reason", "")))
             pod_sets = cluster.state.workloads[f"{w['namespace']}/{w['name']}"].pod_sets

@@ -17,8 +17,10 @@ from ..engine.select import choose_engine, native_available
 from ..loader import load
 from . import schedule_output as output
 
+# The text of each output, for standard output; -o json writes itself there in pieces as it is made
+# and gives "" (output.to_json: the whole text of a million workloads never exists at once).
 FORMATS: dict[str, Callable[[Cluster, argparse.Namespace], str]] = {
-    "json": lambda c, a: output.to_json(c, explain=a.explain),
+    "json": lambda c, a: output.to_json(c, explain=a.explain, write=sys.stdout.write),
     "yaml": lambda c, a: output.to_yaml(c),
     "table": lambda c, a: output.to_table(c),
     "usage": lambda c, a: output.to_usage(c),

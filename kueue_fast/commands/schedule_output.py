@@ -7,7 +7,7 @@ from __future__ import annotations
 import copy
 import json
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import compress
 from typing import TYPE_CHECKING, Any
@@ -79,12 +79,15 @@ def _pod_set_json(ps: PodSetDecision) -> dict[str, Any]:
     return out
 
 
-def to_json(cluster: Cluster, explain: bool = False) -> str:
+def to_json(cluster: Cluster, explain: bool = False, write: Callable[[str], object] | None = None) -> str:
     """The contract's document; with ``explain``, each pending or evicted
-    workload also carries ``explanation`` (computed only then)."""
+    workload also carries ``explanation`` (computed only then). Given
+    ``write`` (``schedule``'s standard output), the document goes to it in
+    pieces and "" is returned: at a million workloads the whole text (300 MB,
+    and its encoded copy) never exists at once."""
     owners = workload_owners(cluster.state.workloads)
     if not explain:
-        return _bulk_json(cluster, cluster.bulk_decisions(), owners)
+        return _bulk_json(cluster, cluster.bulk_decisions(), owners, write)
     view = _view(cluster) if explain else None
     workloads = []
     for d in view.decisions if view is not None else cluster.decisions():
@@ -95,12 +98,17 @@ def to_json(cluster: Cluster, explain: bool = False) -> str:
                 out["explanation"] = e.to_json()
         workloads.append(out)
     doc = {"cycles": cluster.cycles, "workloads": workloads}
-    if view is None:  # strings and integers only (explanations hold floats)
-        return _dumps_plain(doc)
-    return json.dumps(doc, indent=2) + "\n"
+    # strings and integers only without explanations (they hold floats)
+    text = _dumps_plain(doc) if view is None else json.dumps(doc, indent=2) + "\n"
+    if write is None:
+        return text
+    write(text)
+    return ""
 
 
-def _bulk_json(cluster: Cluster, bulk: BulkDecisions, owners: dict[str, str]) -> str:
+def _bulk_json(
+    cluster: Cluster, bulk: BulkDecisions, owners: dict[str, str], write: Callable[[str], object] | None
+) -> str:
     """_dumps_plain of the contract's document, written entry by entry: the
     workloads the engine's arrays give (BulkDecisions) from text shared by
     all of a shape (admitted) or a few escaped strings (pending), the others
@@ -131,7 +139,7 @@ def _bulk_json(cluster: Cluster, bulk: BulkDecisions, owners: dict[str, str]) ->
         others.append(_dumps_plain(decision_json(d, owners.get(d.key)))[:-1].replace("\n", deeper))
     head = f'{{\n  "cycles": {json.dumps(cluster.cycles)},\n  "workloads": '
     entries = (bulk.keys, bulk.kind, bulk.shape, admitted, bulk.reasons, bulk.messages, owners, others)
-    return json_workload_entries(*entries, PENDING, head, "\n}\n")
+    return json_workload_entries(*entries, PENDING, head, "\n}\n", write)
 
 
 def _dumps_plain(doc: JSON) -> str:

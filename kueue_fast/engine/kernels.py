@@ -25,12 +25,15 @@ def json_workload_entries_py(
     pending_state: str,
     prefix: str = "",
     suffix: str = "",
+    write: Callable[[str], object] | None = None,
+    chunk: int = 1 << 20,
 ) -> str:
     """The "workloads" array of output._bulk_json as json.dumps(doc, indent=2)
     writes it, between prefix and suffix: one entry per key; ``kinds`` (0
     other, 1 admitted, 2 pending) say whether its text is the next of
     other_texts, its shape's admitted tail, or written from the next reason
-    and message."""
+    and message. Given ``write``, the text goes to it in pieces (each ends
+    once it holds ``chunk`` characters) and "" is returned."""
     enc = encode_basestring_ascii
     pending = iter(zip(reasons, messages, strict=True))
     others = iter(other_texts)
@@ -52,7 +55,12 @@ def json_workload_entries_py(
                 f'{text},\n      "state": {enc(pending_state)},\n      "reason": {enc(reason)},'
                 f'\n      "message": {enc(message)}\n    }}'
             )
-    return prefix + ("[\n    " + ",\n    ".join(entries) + "\n  ]" if entries else "[]") + suffix
+    text = prefix + ("[\n    " + ",\n    ".join(entries) + "\n  ]" if entries else "[]") + suffix
+    if write is None:
+        return text
+    for start in range(0, len(text), chunk):
+        write(text[start : start + chunk])
+    return ""
 
 
 class WorkloadScan(NamedTuple):

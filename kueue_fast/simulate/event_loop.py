@@ -154,21 +154,20 @@ class _Run(RunState):
         self.manifest_pending_never_finish = 0
         self.manifest_pending_run: list[int] = []
         if self.m:
+            dur = self.dur[: self.m].tolist()
             self.sim.add_specs(specs)
             held = [
                 i for i, s in enumerate(specs) if s.admission is not None and s.admission.cluster_queue >= 0
             ]
             if held:
                 self.admitted(start_ns, held)
-            self.manifest_held_until = [
-                start_ns + self.dur[i] if self.dur[i] != NEVER else NEVER for i in held
-            ]
+            self.manifest_held_until = [start_ns + dur[i] if dur[i] != NEVER else NEVER for i in held]
             # pending ones run for ever once admitted, unless --existing-runtime gives them a run time
             self.manifest_pending_never_finish = sum(
-                1 for i, s in enumerate(specs) if s.admission is None and self.dur[i] == NEVER
+                1 for i, s in enumerate(specs) if s.admission is None and dur[i] == NEVER
             )
             self.manifest_pending_run = [
-                self.dur[i] for i, s in enumerate(specs) if s.admission is None and self.dur[i] != NEVER
+                dur[i] for i, s in enumerate(specs) if s.admission is None and dur[i] != NEVER
             ]
             for i, s in enumerate(specs):
                 if s.admission is not None and s.admission.cluster_queue < 0:
@@ -177,7 +176,6 @@ class _Run(RunState):
                     self.n_adm[i] = 1
                     self.ever_admitted[i] = 1
                     self.adm_at[i * TIMES_KEPT] = start_ns
-        self.arr_list = self.batch.queue_ts.tolist()
         self.cycles = self.cycles_run = self.instants = self.unsettled = 0
         self.schedule_s = 0.0
         self.arrived = 0  # trace rows added to the engine so far
@@ -194,10 +192,11 @@ class _Run(RunState):
             return run_native(
                 self, self.report_progress, PROGRESS_INTERVAL_S, UNSETTLED_KEPT, NAMED, INSTANT_SLICE
             )
+        arrivals = self.batch.queue_ts.tolist()
         last_t = self.start_ns
         first_slice = min(INSTANT_SLICE, self.max_cycles)
         while True:
-            next_arr = self.arr_list[self.arrived] if self.arrived < self.n else NEVER
+            next_arr = arrivals[self.arrived] if self.arrived < self.n else NEVER
             next_chk = self.check_heap[0][0] if self.check_heap else NEVER
             t = min(
                 next_arr,
@@ -214,7 +213,7 @@ class _Run(RunState):
                 self.drain_limited = True
                 break
             if next_arr == t:
-                j = bisect_right(self.arr_list, t, self.arrived)
+                j = bisect_right(arrivals, t, self.arrived)
                 self.sim.add(self.batch, self.arrived, j)
                 self.arrived = j
             self.finishes(t)

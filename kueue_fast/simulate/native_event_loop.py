@@ -73,7 +73,7 @@ def run_native(
         "pre_per_cq": run.pre_per_cq,
         "lost_per_cq": run.lost_per_cq,
         "queue_cq": np.ascontiguousarray(run.queue_cq, dtype=np.int64),
-        "dur": np.array(run.dur, dtype=np.int64),
+        "dur": run.dur,
         "arrival": np.ascontiguousarray(run.batch.queue_ts, dtype=np.int64),
     }
     params = {

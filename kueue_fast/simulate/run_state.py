@@ -157,7 +157,10 @@ class RunState:
         self.arrival = arrival = np.empty(total, dtype=np.int64)
         arrival[:m] = start_ns
         arrival[m:] = self.batch.queue_ts
-        self.dur = dur = [NEVER] * m + trace_ns(self.trace.duration_s).tolist()
+        self.dur: I64 = np.empty(total, dtype=np.int64)  # run time (NEVER: runs until the end)
+        dur = self.dur
+        dur[:m] = NEVER
+        dur[m:] = trace_ns(self.trace.duration_s)
         if manifest_duration_ns is not None:
             for k, wl in enumerate(self.manifest):
                 since = start_ns if wl.admission is None or wl.admission_ns is None else wl.admission_ns
@@ -172,7 +175,7 @@ class RunState:
         self.last_evi = zeros("q", -1, total)
         self.fin_at = zeros("q", -1, total)
         self.wait = zeros("q", 0, total)
-        self.enq = array("q", arrival.tolist())  # when it last entered its queue
+        self.enq = array("q", arrival.tobytes())  # when it last entered its queue
         self.epoch = zeros("q", 0, total)  # bumps on every admission and eviction: stale finishes are skipped
         self.preempted_by = zeros("q", -1, total)
         self.preempting = zeros("q", 0, total)
@@ -295,8 +298,9 @@ class RunState:
         or, under waitForPodsReady, from when its pods are ready."""
         self.ever_admitted[w] = 1
         start = t if self.wait_cfg is None else self.pods_started(t, w)
-        if self.dur[w] != NEVER and start != NEVER:
-            heapq.heappush(self.finish_heap, (start + self.dur[w], w, self.epoch[w]))
+        dur = int(self.dur[w])
+        if dur != NEVER and start != NEVER:
+            heapq.heappush(self.finish_heap, (start + dur, w, self.epoch[w]))
 
     def pods_started(self, t: int, w: int) -> int:
         """An admission at t under waitForPodsReady: its PodsReady or timeout
