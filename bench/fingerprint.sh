@@ -15,35 +15,51 @@ out=$(realpath "$out")
 root=$(cd "$(dirname "$0")/.." && pwd)
 : > "$out"
 h() { sha256sum | cut -c1-16; }
-cd "$(mktemp -d)" || exit 2  # outside the tree: the installed package, not the sources
+work=$(mktemp -d)
+cd "$work" || exit 2  # outside the tree: the installed package, not the sources
+# A scenario file is its Scenario header then the cluster's objects: the
+# objects go to `schedule` on standard input (no path in any message), run as
+# the header says (--cycles N or --until-stable).
 for f in "$root"/tests/scenarios/*.yaml; do
+  run=$(python3 - "$f" "$work/objects.yaml" <<'PY'
+import sys, yaml
+header, *objects = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d is not None]
+yaml.safe_dump_all(objects, open(sys.argv[2], "w"), sort_keys=False)
+run = header.get("run") or {}
+print(f"--cycles {run['cycles']}" if "cycles" in run else "--until-stable")
+PY
+)
   for e in native reference; do
     for o in json yaml table; do
-      echo "$(basename "$f") $e $o $(kueue-fast schedule --engine $e -o $o "$f" 2>&1 | h)" >> "$out"
+      # shellcheck disable=SC2086
+      echo "$(basename "$f") $e $o $(kueue-fast schedule --engine $e -o $o $run - < objects.yaml 2>&1 | h)" >> "$out"
     done
   done
 done
-for b in "$root"/tests/bad_inputs/*; do
-  echo "bad $(basename "$b") $( (kueue-fast schedule "$b" 2>&1; echo "rc=$?") | h)" >> "$out"
+cd "$root/tests/bad_inputs" || exit 2  # relative names: no checkout path in the messages
+for b in *; do
+  echo "bad $b $( (kueue-fast schedule "$b" 2>&1; echo "rc=$?") | h)" >> "$out"
 done
+cd "$root/examples/ml-platform" || exit 2
 # what-if outputs on examples/ml-platform: small runs, both engines; the
 # wall-clock figures they print are masked
-ex="$root/examples/ml-platform"
 mask() { sed -E 's/pid [0-9]+/pid N/g; s/[0-9][0-9.,]* ?(ms|us|s|m|h)( wall| CPU)?\b/T/g; s/(in|took) T/\1 T/g'; }
 set_q='ClusterQueue/training.spec.resourceGroups[0].flavors[0].resources[0].nominalQuota=128'
 for e in native reference; do
   for o in json table; do
-    echo "simulate $e $o $(kueue-fast simulate "$ex/cluster.yaml" "$ex/jobs.yaml" -n 600 --seed 3 --days 1 \
+    echo "simulate $e $o $(kueue-fast simulate cluster.yaml jobs.yaml -n 600 --seed 3 --days 1 \
       --engine $e --no-progress -o $o 2>&1 | mask | h)" >> "$out"
   done
 done
-echo "compare $(kueue-fast compare "$ex/cluster.yaml" --set "$set_q" -n 600 --seed 3 --days 1 --no-report \
+echo "compare $(kueue-fast compare cluster.yaml --set "$set_q" -n 600 --seed 3 --days 1 --no-report \
   --no-progress --workers 1 2>&1 | mask | h)" >> "$out"
-echo "sweep $(kueue-fast sweep "$ex/cluster.yaml" "$ex/sweep.yaml" -n 600 --seed 3 --days 1 --no-report \
+echo "sweep $(kueue-fast sweep cluster.yaml sweep.yaml -n 600 --seed 3 --days 1 --no-report \
   --no-progress --workers 1 2>&1 | mask | h)" >> "$out"
-for d in "$root"/examples/*/; do
-  echo "lint $(basename "$d") $( (kueue-fast lint -R "$d" 2>&1; echo "rc=$?") | h)" >> "$out"
+cd "$root/examples" || exit 2
+for d in */; do
+  echo "lint $d $( (kueue-fast lint -R "$d" 2>&1; echo "rc=$?") | h)" >> "$out"
 done
+cd "$work" || exit 2
 for d in "$@"; do
   for e in native reference; do
     for o in json yaml table summary; do
