@@ -8,7 +8,7 @@ namespace py = pybind11;
 
 void register_errors(py::module_& m);
 void register_quantity(py::module_& m);
-void register_engine(py::module_& m);
+void register_topology(py::module_& m);
 void register_afs(py::module_& m);
 void register_sim(py::module_& m);
 

@@ -3,6 +3,7 @@
 #include <kueue_fast/version.hpp>
 
 #include "common.hpp"
+#include "py_engine.hpp"
 
 namespace py = pybind11;
 
@@ -13,10 +14,16 @@ PYBIND11_MODULE(_core, m) {
   // INTERFACES): bump both when a binding's arguments or results change,
   // so that a core from another build is refused by name, not met as a
   // TypeError inside a cycle.
-  m.attr("INTERFACE") = 4;
+  m.attr("INTERFACE") = 5;
   kueue_fast_bindings::register_errors(m);
   kueue_fast_bindings::register_quantity(m);
-  kueue_fast_bindings::register_engine(m);
+  kueue_fast_bindings::register_topology(m);
+  kueue_fast_bindings::EngineClass engine = kueue_fast_bindings::register_engine(m);
+  kueue_fast_bindings::register_workloads(engine);
+  kueue_fast_bindings::register_cycles(engine);
+  kueue_fast_bindings::register_decisions(engine);
+  kueue_fast_bindings::register_quota_tree(engine);
+  kueue_fast_bindings::register_afs_ledger(engine);
   kueue_fast_bindings::register_afs(m);
   kueue_fast_bindings::register_sim(m);
 }

@@ -1,6 +1,6 @@
-// The engine's inputs read from Python: the topology dict (kueue_fast.engine.native.
-// topology_dict), one workload (add_workload's arguments) and the bulk
-// workload arrays (kueue_fast.engine.native.WorkloadArrays), each checked.
+// The engine's workload inputs read from Python: one workload (add_workload's
+// arguments) and the bulk workload arrays (kueue_fast.engine.native.WorkloadArrays),
+// each checked. The topology comes typed (register_topology.cpp).
 #pragma once
 
 #include <cstdint>
@@ -12,8 +12,6 @@
 #include "common.hpp"
 
 namespace kueue_fast_bindings {
-
-kueue_fast::TopologySpec topology_from(const py::dict& d);
 
 kueue_fast::WorkloadInput workload_from(py::handle ns, py::handle name, py::handle uid, py::handle cq,
                                         py::handle priority, py::handle queue_ts, py::handle hash, py::handle block,

@@ -1,7 +1,7 @@
 """Stubs of the native engine module (bindings/register_*.cpp)."""
 
 from collections.abc import Sequence
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -19,7 +19,7 @@ def afs_alpha_rate(sampling_s: float, half_life_s: float) -> float: ...
 def afs_go_seconds(ns: int) -> float: ...
 def afs_nanos_to_float(v: int) -> float: ...
 
-# Named results (collections.namedtuple at run time, bindings/register_engine.cpp).
+# Named results (collections.namedtuple at run time, bindings/register_engine.cpp register_result_types).
 class CycleResult(NamedTuple):
     cycle: int
     admitted: npt.NDArray[np.int32]
@@ -104,6 +104,119 @@ class Decisions(NamedTuple):
     admitted_cq: npt.NDArray[np.int32]
     admission_time: npt.NDArray[np.int64]
 
+# The topology, typed (bindings/register_topology.cpp; built by
+# kueue_fast._native.topology_spec): keyword-only constructors, every field required.
+class ResourceGroupSpec:
+    def __init__(self, *, resources: Sequence[int], flavors: Sequence[int]) -> None: ...
+
+class ClusterQueueSpec:
+    def __init__(
+        self,
+        *,
+        name: str,
+        groups: Sequence[ResourceGroupSpec],
+        strategy: int,
+        within_cluster_queue: int,
+        reclaim_within_cohort: int,
+        borrow_within_cohort: int,
+        max_priority_threshold: int | None,
+        when_can_borrow: int,
+        when_can_preempt: int,
+        preference: int,
+        active: bool,
+        inactive_message: str,
+        fair_weight: float,
+        admission_fair_sharing: bool,
+    ) -> None: ...
+
+class QuotaEntry:
+    def __init__(self, *, fr: int, nominal: int, borrowing_limit: int, lending_limit: int) -> None: ...
+
+class FeatureGates:
+    @overload
+    def __init__(self) -> None: ...
+    @overload
+    def __init__(
+        self,
+        *,
+        partial_admission: bool,
+        flavor_fungibility: bool,
+        flavor_fungibility_preserve_scan_progress: bool,
+        priority_sorting_within_cohort: bool,
+        fair_sharing_preempt_within_nominal: bool,
+        fair_sharing_prioritize_non_borrowing: bool,
+        fair_sharing_reevaluate_preemption_candidates: bool,
+        recompute_assignment_upon_preemption_targets_overlap: bool,
+        scheduling_equivalence_hashing: bool,
+        prioritize_preemptor_workloads: bool,
+    ) -> None: ...
+
+class LocalQueueSpec:
+    def __init__(
+        self,
+        *,
+        name: str,
+        cluster_queue: int,
+        fair_weight: float,
+        stopped: bool,
+        consumed: Sequence[tuple[int, int]],
+    ) -> None: ...
+
+class AfsConfig:
+    def __init__(
+        self, *, usage_half_life_s: float, usage_sampling_interval_s: float, resource_weights: Sequence[float]
+    ) -> None: ...
+
+class TasFlavorSpec:
+    def __init__(
+        self,
+        *,
+        flavor: int,
+        name: str,
+        topology: str,
+        levels: Sequence[int],
+        hostname_lowest: bool,
+        level_start: Sequence[int],
+        child_lo: Sequence[int],
+        child_hi: Sequence[int],
+        free: Sequence[int],
+        leaf_host: Sequence[int],
+    ) -> None: ...
+
+class TasSpec:
+    def __init__(
+        self,
+        *,
+        resources: Sequence[str],
+        pods: int,
+        level_names: Sequence[str],
+        n_hosts: int,
+        flavor_of: Sequence[int],
+        flavors: Sequence[TasFlavorSpec],
+    ) -> None: ...
+
+class TopologySpec:
+    def __init__(
+        self,
+        *,
+        resource_names: Sequence[str],
+        flavor_names: Sequence[str],
+        fr_pairs: Sequence[tuple[int, int]],
+        node_names: Sequence[str],
+        n_cq: int,
+        node_parent: Sequence[int],
+        quotas: Sequence[Sequence[QuotaEntry]],
+        fair_weight: Sequence[float],
+        cluster_queues: Sequence[ClusterQueueSpec],
+        fair_sharing: bool,
+        fair_strategies: Sequence[int],
+        gates: FeatureGates,
+        local_queues: Sequence[LocalQueueSpec],
+        admission_fair_sharing: AfsConfig | None,
+        block_admission_for_pods_ready: bool,
+        tas: TasSpec | None,
+    ) -> None: ...
+
 class WorkloadArraysLike(Protocol):
     """What add_workloads and stage_workloads read, by attribute
     (kueue_fast.engine.native.WorkloadArrays; the optional ones may be None)."""
@@ -152,7 +265,7 @@ class WorkloadArraysLike(Protocol):
 class Engine:
     """The native engine over one topology (see kueue_fast.engine.native.NativeEngine)."""
 
-    def __init__(self, topology: dict[str, Any], release_evictions: bool = True) -> None: ...
+    def __init__(self, topology: TopologySpec, release_evictions: bool = True) -> None: ...
     def add_flavor_class(self, row: Sequence[str | None]) -> int: ...
     def add_tas_class(
         self, per_flavor: Sequence[tuple[Sequence[int] | None, int, Sequence[str]]]

@@ -352,23 +352,35 @@ def test_bad_single_workloads_raise_engine_error() -> None:
 
 
 def test_bad_topology_raises_engine_error() -> None:
-    from kueue_fast import _core
-    from kueue_fast.engine.native import topology_dict
+    """A malformed Topology is the API's typed error: a field of the wrong
+    type where the typed spec is built, a wrong shape in the engine's checks."""
+    topo = compile_topology(small_state())
+    for change in (
+        {"node_parent": topo.node_parent[:-1]},
+        {"node_parent": None},
+        {"fr_pairs": [(0,)] + topo.fr_pairs[1:]},
+        {"quotas": [{0: (1.5, 0, 0)}] + topo.quotas[1:]},
+        {"n_cq": "1"},
+    ):
+        with pytest.raises(EngineError):
+            NativeEngine(replace(topo, **change))
 
-    state = small_state()
-    topo = compile_topology(state)
-    d = topology_dict(topo)
-    d["node_parent"] = d["node_parent"][:-1]
-    with pytest.raises(EngineError):
-        _core.Engine(d, True)
-    d = topology_dict(topo)
-    del d["fr_pairs"]
-    with pytest.raises(EngineError):
-        _core.Engine(d, True)
-    d = topology_dict(topo)
-    d["quotas"][0] = [(0, 1.5, 0, 0)]
-    with pytest.raises(EngineError):
-        _core.Engine(d, True)
+
+def test_topology_spec_fields_are_typed_and_required() -> None:
+    """The engine's topology crosses the boundary as one typed object: a
+    field left out is a TypeError where it is built, not a missing key met
+    by the engine, and the engine takes nothing else."""
+    from kueue_fast import _core
+    from kueue_fast.engine.native import topology_spec
+
+    topo = compile_topology(small_state())
+    spec = topology_spec(topo)
+    assert isinstance(spec, _core.TopologySpec)
+    _core.Engine(spec, True)
+    with pytest.raises(TypeError):
+        _core.TopologySpec(resource_names=topo.resource_names)
+    with pytest.raises(TypeError):
+        _core.Engine({"resource_names": topo.resource_names}, True)
 
 
 # --- threads --------------------------------------------------------------------------------------
@@ -502,9 +514,6 @@ def test_ledger_state_and_restore_through_the_native_api() -> None:
 
 
 def test_bad_admission_fair_sharing_input_raises_engine_error() -> None:
-    from kueue_fast import _core
-    from kueue_fast.engine.native import topology_dict
-
     state = afs_state(2)
     comp, specs = afs_specs(state, 3)
     eng = NativeEngine(comp.topology)
@@ -518,14 +527,15 @@ def test_bad_admission_fair_sharing_input_raises_engine_error() -> None:
     with pytest.raises(EngineError):
         eng.add_workloads(arrays)
     assert eng.n_workloads == 0
+    topo = comp.topology
+    lq0, afs = topo.local_queues[0], topo.admission_fair_sharing
+    assert afs is not None
     for change in (
-        lambda d: d["local_queues"].__setitem__(0, ("ns/x", 42, 1.0, False, [])),
-        lambda d: d["local_queues"].__setitem__(0, ("ns/x", 0, 1.0, False, [(1, 5), (0, 5)])),
-        lambda d: d["admission_fair_sharing"].__setitem__("resource_weights", [1.0]),
-        lambda d: d["admission_fair_sharing"].__setitem__("usage_sampling_interval_s", 0.0),
-        lambda d: d["local_queues"].__setitem__(0, ("ns/x", 0, 1.0, False, [(0, 1.5)])),
+        {"local_queues": [replace(lq0, name="ns/x", cluster_queue=42)] + topo.local_queues[1:]},
+        {"local_queues": [replace(lq0, consumed=[(1, 5), (0, 5)])] + topo.local_queues[1:]},
+        {"admission_fair_sharing": replace(afs, resource_weights=[1.0])},
+        {"admission_fair_sharing": replace(afs, usage_sampling_interval_s=0.0)},
+        {"local_queues": [replace(lq0, consumed=[(0, 1.5)])] + topo.local_queues[1:]},
     ):
-        d = topology_dict(comp.topology)
-        change(d)
         with pytest.raises(EngineError):
-            _core.Engine(d, True)
+            NativeEngine(replace(topo, **change))

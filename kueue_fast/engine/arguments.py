@@ -8,8 +8,9 @@ Twins of bindings/convert.cpp (to_i64, to_u64, to_str, to_seq, to_bool,
 int_array, str_list), csrc/src/engine_checks.hpp (check_range),
 Engine::check_wid, Engine::validate and Engine::add_workloads
 (csrc/src/scheduler.cpp), bindings/parse_inputs.cpp (workload_from,
-workload_rows) and bindings/register_engine.cpp (add_staged, queue_state,
-the uint8 masks).
+workload_rows), bindings/register_workloads.cpp (add_staged),
+bindings/register_decisions.cpp (per_wid, queue_state) and
+bindings/register_cycles.cpp (the uint8 masks).
 """
 
 from __future__ import annotations
@@ -111,7 +112,7 @@ def known(w: int, n: int) -> int:
 
 
 def uint8_mask(v: object, what: str) -> npt.NDArray[np.uint8] | None:
-    """register_engine.cpp's masks (attempted_mask, unexplained): None, or a
+    """register_cycles.cpp's masks (attempted_mask, unexplained): None, or a
     writeable, contiguous 1-D uint8 array (read and cleared in place)."""
     if v is None:
         return None
@@ -143,7 +144,7 @@ def int_array(obj: object, what: str, expect: int = -1) -> npt.NDArray[np.int64]
 
 
 def wids(obj: object, n: int) -> list[int]:
-    """register_engine.cpp per_wid: an integer array of known workload ids."""
+    """register_decisions.cpp per_wid: an integer array of known workload ids."""
     out: list[int] = int_array(obj, "wids").tolist()
     for w in out:
         if not 0 <= w < n:
@@ -162,7 +163,7 @@ def str_list(obj: object, what: str, expect: int) -> list[str]:
 
 
 def cluster_queue(v: object, topo: Topology) -> int:
-    """register_engine.cpp queue_state: a ClusterQueue id of the topology."""
+    """register_decisions.cpp queue_state: a ClusterQueue id of the topology."""
     cq = i64(v, "cluster_queue")
     if not 0 <= cq < topo.n_cq:
         raise EngineError(f"unknown cluster_queue {cq}")
@@ -170,7 +171,7 @@ def cluster_queue(v: object, topo: Topology) -> int:
 
 
 def staged_rows(lo: object, hi: object, staged: int) -> tuple[int, int]:
-    """register_engine.cpp add_staged: rows [lo, hi) of the staged ones."""
+    """register_workloads.cpp add_staged: rows [lo, hi) of the staged ones."""
     lo_, hi_ = i64(lo, "lo"), i64(hi, "hi")
     if lo_ < 0 or hi_ < lo_ or hi_ > staged:
         raise EngineError(f"add_staged: rows [{lo_}, {hi_}) outside the {staged} staged workloads")

@@ -30,13 +30,14 @@ Beyond that interface it has a bulk path for simulators and benchmarks:
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from .. import _core
+from ..api.errors import EngineError
+from ..api.features import FeatureGates
 from .arguments import expect_type, workload_spec
 from .contract import (
     STATE_ADMITTED,
@@ -75,88 +76,121 @@ __all__ = [
 NativeCycleReport = CycleReport  # the contract's (engine/contract.py)
 
 
-def topology_dict(t: Topology) -> dict[str, Any]:
-    """The Topology in the shape ``_core.Engine`` reads."""
+def topology_spec(t: Topology) -> _core.TopologySpec:
+    """The Topology as the engine's typed input (``_core.TopologySpec``, one
+    keyword argument per field: a field left out or of the wrong type is a
+    TypeError here)."""
     gates = getattr(t, "gates", None)
-    return {
-        "resource_names": list(t.resource_names),
-        "flavor_names": list(t.flavor_names),
-        "fr_pairs": [tuple(p) for p in t.fr_pairs],
-        "node_names": list(t.node_names),
-        "n_cq": t.n_cq,
-        "node_parent": list(t.node_parent),
-        "quotas": [[(fr, q[0], q[1], q[2]) for fr, q in d.items()] for d in t.quotas],
-        "fair_weight": [float(w) for w in t.fair_weight],
-        "cluster_queues": [
-            {
-                "name": cq.name,
-                "groups": [(list(g.resources), list(g.flavors)) for g in cq.groups],
-                "strategy": cq.strategy,
-                "within_cluster_queue": cq.within_cluster_queue,
-                "reclaim_within_cohort": cq.reclaim_within_cohort,
-                "borrow_within_cohort": cq.borrow_within_cohort,
-                "max_priority_threshold": cq.max_priority_threshold,
-                "when_can_borrow": cq.when_can_borrow,
-                "when_can_preempt": cq.when_can_preempt,
-                "preference": cq.preference,
-                "active": cq.active,
-                "inactive_message": cq.inactive_message,
-                "fair_weight": float(cq.fair_weight),
-                "admission_fair_sharing": bool(getattr(cq, "admission_fair_sharing", False)),
-            }
+    afs = getattr(t, "admission_fair_sharing", None)
+    return _core.TopologySpec(
+        resource_names=list(t.resource_names),
+        flavor_names=list(t.flavor_names),
+        fr_pairs=list(t.fr_pairs),
+        node_names=list(t.node_names),
+        n_cq=t.n_cq,
+        node_parent=list(t.node_parent),
+        quotas=[
+            [
+                _core.QuotaEntry(fr=fr, nominal=q[0], borrowing_limit=q[1], lending_limit=q[2])
+                for fr, q in d.items()
+            ]
+            for d in t.quotas
+        ],
+        fair_weight=[float(w) for w in t.fair_weight],
+        cluster_queues=[
+            _core.ClusterQueueSpec(
+                name=cq.name,
+                groups=[
+                    _core.ResourceGroupSpec(resources=list(g.resources), flavors=list(g.flavors))
+                    for g in cq.groups
+                ],
+                strategy=cq.strategy,
+                within_cluster_queue=cq.within_cluster_queue,
+                reclaim_within_cohort=cq.reclaim_within_cohort,
+                borrow_within_cohort=cq.borrow_within_cohort,
+                max_priority_threshold=cq.max_priority_threshold,
+                when_can_borrow=cq.when_can_borrow,
+                when_can_preempt=cq.when_can_preempt,
+                preference=cq.preference,
+                active=cq.active,
+                inactive_message=cq.inactive_message,
+                fair_weight=float(cq.fair_weight),
+                admission_fair_sharing=bool(getattr(cq, "admission_fair_sharing", False)),
+            )
             for cq in t.cluster_queues
         ],
-        "fair_sharing": bool(t.fair_sharing),
-        "fair_strategies": list(t.fair_strategies),
+        fair_sharing=bool(t.fair_sharing),
+        fair_strategies=list(t.fair_strategies),
+        gates=_core.FeatureGates() if gates is None else _gates(gates),
         # Admission fair sharing: every LocalQueue, and the configuration (or None).
-        "local_queues": [
-            (lq.name, lq.cluster_queue, float(lq.fair_weight), bool(lq.stopped), list(lq.consumed))
+        local_queues=[
+            _core.LocalQueueSpec(
+                name=lq.name,
+                cluster_queue=lq.cluster_queue,
+                fair_weight=float(lq.fair_weight),
+                stopped=bool(lq.stopped),
+                consumed=list(lq.consumed),
+            )
             for lq in getattr(t, "local_queues", [])
         ],
-        "admission_fair_sharing": (
-            {
-                "usage_half_life_s": float(afs.usage_half_life_s),
-                "usage_sampling_interval_s": float(afs.usage_sampling_interval_s),
-                "resource_weights": [float(w) for w in afs.resource_weights],
-            }
-            if (afs := getattr(t, "admission_fair_sharing", None)) is not None
-            else None
+        admission_fair_sharing=None
+        if afs is None
+        else _core.AfsConfig(
+            usage_half_life_s=float(afs.usage_half_life_s),
+            usage_sampling_interval_s=float(afs.usage_sampling_interval_s),
+            resource_weights=[float(w) for w in afs.resource_weights],
         ),
-        # Feature gates by attribute name (the engine ignores those it does not model,
-        # e.g. reclaimable_pods and the hashing ones applied by the compiler).
-        "gates": {f.name: bool(getattr(gates, f.name)) for f in dataclasses.fields(gates)} if gates else {},
-        "block_admission_for_pods_ready": bool(getattr(t, "block_admission_for_pods_ready", False)),
-        "tas": tas_dict(t),
-    }
+        block_admission_for_pods_ready=bool(getattr(t, "block_admission_for_pods_ready", False)),
+        tas=_tas_spec(t),
+    )
 
 
-def tas_dict(t: Topology) -> dict[str, Any] | None:
-    """Topology.tas in the shape ``_core.Engine`` reads (None: no TAS flavor)."""
+def _gates(g: FeatureGates) -> _core.FeatureGates:
+    """The gates the engine models (reclaimable_pods and the hashing ones
+    beyond scheduling_equivalence_hashing are applied by the compiler)."""
+    return _core.FeatureGates(
+        partial_admission=bool(g.partial_admission),
+        flavor_fungibility=bool(g.flavor_fungibility),
+        flavor_fungibility_preserve_scan_progress=bool(g.flavor_fungibility_preserve_scan_progress),
+        priority_sorting_within_cohort=bool(g.priority_sorting_within_cohort),
+        fair_sharing_preempt_within_nominal=bool(g.fair_sharing_preempt_within_nominal),
+        fair_sharing_prioritize_non_borrowing=bool(g.fair_sharing_prioritize_non_borrowing),
+        fair_sharing_reevaluate_preemption_candidates=bool(g.fair_sharing_reevaluate_preemption_candidates),
+        recompute_assignment_upon_preemption_targets_overlap=bool(
+            g.recompute_assignment_upon_preemption_targets_overlap
+        ),
+        scheduling_equivalence_hashing=bool(g.scheduling_equivalence_hashing),
+        prioritize_preemptor_workloads=bool(g.prioritize_preemptor_workloads),
+    )
+
+
+def _tas_spec(t: Topology) -> _core.TasSpec | None:
+    """Topology.tas as the engine's input (None: no TAS flavor)."""
     tas = getattr(t, "tas", None)
     if tas is None:
         return None
-    return {
-        "resources": list(tas.resources),
-        "pods": tas.resources.index("pods"),
-        "level_names": list(tas.level_names),
-        "n_hosts": len(tas.hostnames),
-        "flavor_of": [tas.flavor_of.get(f, -1) for f in range(len(t.flavor_names))],
-        "flavors": [
-            {
-                "flavor": f.flavor,
-                "name": f.name,
-                "topology": f.topology,
-                "levels": list(f.levels),
-                "hostname_lowest": f.hostname_lowest,
-                "level_start": list(f.level_start),
-                "child_lo": list(f.child_lo),
-                "child_hi": list(f.child_hi),
-                "free": [v for leaf in f.free for v in leaf],
-                "leaf_host": list(f.leaf_host),
-            }
+    return _core.TasSpec(
+        resources=list(tas.resources),
+        pods=tas.resources.index("pods"),
+        level_names=list(tas.level_names),
+        n_hosts=len(tas.hostnames),
+        flavor_of=[tas.flavor_of.get(f, -1) for f in range(len(t.flavor_names))],
+        flavors=[
+            _core.TasFlavorSpec(
+                flavor=f.flavor,
+                name=f.name,
+                topology=f.topology,
+                levels=list(f.levels),
+                hostname_lowest=f.hostname_lowest,
+                level_start=list(f.level_start),
+                child_lo=list(f.child_lo),
+                child_hi=list(f.child_hi),
+                free=[v for leaf in f.free for v in leaf],
+                leaf_host=list(f.leaf_host),
+            )
             for f in tas.flavors
         ],
-    }
+    )
 
 
 def _tas_pod_set(ps: Any) -> tuple[Any, list[int]]:
@@ -173,7 +207,11 @@ class NativeEngine:
 
     def __init__(self, topology: Topology, release_evictions: bool = True) -> None:
         self.topo = topology
-        self._core = _core.Engine(topology_dict(topology), release_evictions)
+        try:
+            spec = topology_spec(topology)
+        except TypeError as e:  # a field of the wrong type: the API's typed error, as the engine's checks
+            raise EngineError(f"topology: {e}") from None
+        self._core = _core.Engine(spec, release_evictions)
         gates = getattr(topology, "gates", None)
         self._queue_ts_moves = gates is not None and not gates.priority_sorting_within_cohort
         self._specs: list[WorkloadSpec | None] = []
