@@ -26,7 +26,7 @@ from kueue_fast.loader import build_state
 from kueue_fast.simulate import run_state, scenario
 from kueue_fast.simulate.event_loop import NS, simulate
 from kueue_fast.simulate.result import SimResult
-from kueue_fast.simulate.trace import parse_csv
+from kueue_fast.simulate.trace_files import parse_csv
 
 ENGINES = ["reference"] + (["native"] if native_available() else [])
 

@@ -34,7 +34,8 @@ from ..simulate.metrics import Metrics, compute
 from ..simulate.plots import NO_CHARTS, charts_available
 from ..simulate.progress import ProgressBar
 from ..simulate.report import churn_lines, manifest_line, summary_table, write_report
-from ..simulate.trace import Trace, read_trace, write_trace
+from ..simulate.trace import Trace
+from ..simulate.trace_files import read_trace, write_trace
 from .simulate_args import manifest_paths
 
 # Above this many workloads the reference engine takes minutes: say so.

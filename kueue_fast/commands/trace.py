@@ -10,7 +10,7 @@ from pathlib import Path
 from ..api.errors import InputError
 from ..simulate import scenario
 from ..simulate.defaults import TRACE_FORMATS
-from ..simulate.trace import JSONL_SUFFIXES, read_trace, write_csv, write_jsonl, write_trace
+from ..simulate.trace_files import JSONL_SUFFIXES, read_trace, write_csv, write_jsonl, write_trace
 
 
 def _generate_format(fmt: str | None, path: str | None) -> str:

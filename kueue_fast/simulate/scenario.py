@@ -36,7 +36,8 @@ from ..loader import build_state
 from .capacity import capacity, offered_load, queue_of_rows
 from .defaults import DEFAULT_DAYS, DEFAULT_LOAD, DEFAULT_SEED, DEFAULT_START_NS, DEFAULT_WORKLOADS
 from .placement import NO_PLACEMENT, Placement
-from .trace import PodSetShape, QueueProfile, Template, Trace, generate, work_seconds
+from .trace import Trace, work_seconds
+from .trace_generator import PodSetShape, QueueProfile, Template, generate
 
 __all__ = [
     "DEFAULT_DAYS",
