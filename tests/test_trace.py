@@ -14,7 +14,8 @@ from kueue_fast.api.errors import InputError
 from kueue_fast.commands.cli import main
 from kueue_fast.loader import build_state
 from kueue_fast.simulate.batch import scheduling_hashes
-from kueue_fast.simulate.scenario import default_trace, trace_for_state
+from kueue_fast.simulate.manifest_trace import trace_for_state
+from kueue_fast.simulate.scenario import default_trace
 from kueue_fast.simulate.trace_files import (
     parse_csv,
     parse_jsonl,

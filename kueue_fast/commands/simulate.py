@@ -14,7 +14,7 @@ from typing import TextIO
 from ..api.errors import InputError
 from ..api.model import ClusterState
 from ..engine.select import choose_engine
-from ..simulate import scenario
+from ..simulate import manifest_trace, scenario
 from ..simulate.capacity import OfferedLoad, offered_load
 from ..simulate.checks import CheckModel, parse_check_option
 from ..simulate.defaults import (
@@ -89,7 +89,7 @@ def make_trace(
         return trace.sorted_by_arrival().head(n) if n is not None else trace
     if builtin:
         return scenario.default_trace(n if n is not None else DEFAULT_WORKLOADS, seed, days)
-    return scenario.trace_for_state(
+    return manifest_trace.trace_for_state(
         state,
         n if n is not None else DEFAULT_WORKLOADS,
         seed,

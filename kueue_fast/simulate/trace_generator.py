@@ -1,6 +1,6 @@
 """Synthetic workload traces: queue profiles of job templates, daily arrival
 rhythms, heavy-tailed durations, drawn into a Trace (deterministic for a
-seed). scenario.py builds the profiles."""
+seed). scenario.py and manifest_trace.py build the profiles."""
 
 from __future__ import annotations
 
