@@ -15,6 +15,7 @@ from ..api import fields as api_fields
 from ..api import model as m
 from ..api import validation as v
 from ..api.errors import InputError
+from ..api.field_types import Field
 from ..api.resource_groups import resource_groups
 from .common import (
     _FIELDS,
@@ -337,7 +338,7 @@ def parse_local_queue(obj: Mapping[str, Any]) -> m.LocalQueue:
 
 
 def _stop_policy_and_weight(
-    spec: Mapping[str, Any], spec_fields: api_fields.Field, ref: str, queue: m.ClusterQueue | m.LocalQueue
+    spec: Mapping[str, Any], spec_fields: Field, ref: str, queue: m.ClusterQueue | m.LocalQueue
 ) -> None:
     """spec.stopPolicy and spec.fairSharing of a ClusterQueue or LocalQueue,
     each on its own (validation.report)."""
