@@ -228,7 +228,7 @@ def test_the_command_prints_one_line_per_error_and_exits_2(tmp_path: Path) -> No
 def test_collecting_in_one_thread_leaves_the_others_stopping_at_the_first_error() -> None:
     import threading
 
-    from kueue_fast.api import validation as v
+    from kueue_fast.api import error_collection as collect
 
     raised: list[str] = []
 
@@ -244,6 +244,6 @@ def test_collecting_in_one_thread_leaves_the_others_stopping_at_the_first_error(
         t.join()
         loader.parse_cluster_queue(copy.deepcopy(THREE_TYPOS))
 
-    found = v.collect_errors(read, InputError("", "", "unused"))
+    found = collect.collect_errors(read, InputError("", "", "unused"))
     assert raised == ["spec.queueingStrategi"]  # the other thread stopped at its first error
     assert len(found) == 4

@@ -26,8 +26,9 @@ import yaml
 from kueue_fast.api.quantity import parse_quantity
 from kueue_fast.commands.cli import main
 from kueue_fast.loader import build_state
-from kueue_fast.simulate.scenario import trace_for_state
-from kueue_fast.simulate.trace import Trace, read_trace
+from kueue_fast.simulate.manifest_trace import trace_for_state
+from kueue_fast.simulate.trace import Trace
+from kueue_fast.simulate.trace_files import read_trace
 
 WEEK_S = 7 * 86400.0
 TOLERANCE = 0.005

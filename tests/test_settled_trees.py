@@ -23,10 +23,10 @@ from sim_results import differences
 
 from kueue_fast.engine.select import native_available
 from kueue_fast.loader import build_state
-from kueue_fast.simulate import run_state, scenario
+from kueue_fast.simulate import manifest_trace, run_state, scenario
 from kueue_fast.simulate.event_loop import NS, simulate
 from kueue_fast.simulate.result import SimResult
-from kueue_fast.simulate.trace import parse_csv
+from kueue_fast.simulate.trace_files import parse_csv
 
 ENGINES = ["reference"] + (["native"] if native_available() else [])
 
@@ -64,7 +64,7 @@ def test_skipping_settled_trees_changes_nothing_under_churn(
     churn: tlc.Churn, engine: str, delay_s: int
 ) -> None:
     n = 120 if engine == "reference" else 400
-    trace = scenario.trace_for_state(churn.state, n, churn.seed % 1000, 0.5, 0.9, warnings=[])
+    trace = manifest_trace.trace_for_state(churn.state, n, churn.seed % 1000, 0.5, 0.9, warnings=[])
     on, off = both_ways(
         state=churn.state, trace=trace, engine=engine, termination_delay_ns=delay_s * NS, drain=True
     )

@@ -22,7 +22,7 @@ from kueue_fast.engine.select import native_available
 from kueue_fast.loader import build_state
 from kueue_fast.simulate.event_loop import STATE_NAMES, simulate
 from kueue_fast.simulate.metrics import compute
-from kueue_fast.simulate.trace import parse_csv
+from kueue_fast.simulate.trace_files import parse_csv
 
 ENGINES = ["reference"] + (["native"] if native_available() else [])
 NS = 1_000_000_000

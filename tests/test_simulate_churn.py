@@ -32,7 +32,7 @@ from kueue_fast.simulate import event_loop as loop
 from kueue_fast.simulate.event_loop import Progress, simulate
 from kueue_fast.simulate.metrics import compute
 from kueue_fast.simulate.report import churn_lines
-from kueue_fast.simulate.trace import parse_csv
+from kueue_fast.simulate.trace_files import parse_csv
 
 ENGINES = ["reference"] + (["native"] if native_available() else [])
 NS = 1_000_000_000

@@ -61,7 +61,7 @@ from kueue_fast.engine.select import native_available
 from kueue_fast.loader import build_state
 from kueue_fast.simulate import event_loop as loop
 from kueue_fast.simulate.result import EVICTING, FINISHED, SimResult
-from kueue_fast.simulate.trace import parse_csv
+from kueue_fast.simulate.trace_files import parse_csv
 
 NS = 1_000_000_000
 START = 1_736_121_600 * NS  # Monday 2025-01-06 00:00 UTC

@@ -23,7 +23,7 @@ from whatif_manifests import objects
 from kueue_fast.engine.select import native_available
 from kueue_fast.loader import build_state
 from kueue_fast.simulate import event_loop as loop
-from kueue_fast.simulate import scenario
+from kueue_fast.simulate import manifest_trace, scenario
 from kueue_fast.simulate.event_loop import NS, simulate
 from kueue_fast.simulate.result import Progress, SimResult
 
@@ -68,7 +68,7 @@ def test_the_native_loop_runs_where_it_applies() -> None:
     tlc.churn_clusters(), st.sampled_from([0, 30]), st.sampled_from([2, 8, 336]), st.sampled_from([3, 10_000])
 )
 def test_both_loops_agree_under_churn(churn: tlc.Churn, delay_s: int, bins: int, max_cycles: int) -> None:
-    trace = scenario.trace_for_state(churn.state, 400, churn.seed % 1000, 0.5, 0.9, warnings=[])
+    trace = manifest_trace.trace_for_state(churn.state, 400, churn.seed % 1000, 0.5, 0.9, warnings=[])
     native, python = both_loops(
         state=churn.state,
         trace=trace,
@@ -172,7 +172,7 @@ def test_the_manifests_workloads_hold_quota_and_finish_alike() -> None:
     state = build_state(
         objects() + [workload(f"held-{i}", True) for i in range(3)] + [workload("queued", False)]
     )
-    trace = scenario.trace_for_state(state, 300, 3, 0.2, 0.9, warnings=[])
+    trace = manifest_trace.trace_for_state(state, 300, 3, 0.2, 0.9, warnings=[])
     for duration in (None, 1800 * NS):
         native, python = both_loops(
             state=state, trace=trace, engine="native", drain=True, manifest_duration_ns=duration

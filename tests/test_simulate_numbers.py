@@ -26,7 +26,7 @@ from kueue_fast.loader import build_state
 from kueue_fast.simulate.checks import CheckModel
 from kueue_fast.simulate.event_loop import simulate
 from kueue_fast.simulate.metrics import compute
-from kueue_fast.simulate.trace import parse_csv
+from kueue_fast.simulate.trace_files import parse_csv
 
 ENGINES = ["reference"] + (["native"] if native_available() else [])
 NS = 1_000_000_000
@@ -324,7 +324,7 @@ def test_quota_goes_above_the_trees_quota_only_while_victims_stop(delay: int) ->
     are gone. The excess is reported per flavor and never exceeds what
     stopping workloads hold; with no termination delay there is none."""
     from kueue_fast.loader import load
-    from kueue_fast.simulate.scenario import trace_for_state
+    from kueue_fast.simulate.manifest_trace import trace_for_state
 
     state = load([str(Path(__file__).parent.parent / "examples" / "ml-platform" / "cluster.yaml")])
     trace = trace_for_state(state, 2000, seed=3, days=1.0)

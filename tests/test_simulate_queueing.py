@@ -41,7 +41,7 @@ from kueue_fast.engine.select import choose_engine
 from kueue_fast.loader import build_state
 from kueue_fast.simulate.event_loop import FINISHED, simulate
 from kueue_fast.simulate.result import SimResult
-from kueue_fast.simulate.trace import parse_csv
+from kueue_fast.simulate.trace_files import parse_csv
 
 NS = 1_000_000_000
 MS = 1_000_000

@@ -23,7 +23,7 @@ from kueue_fast.simulate.event_loop import Progress, simulate
 from kueue_fast.simulate.metrics import censored_percentiles, compute
 from kueue_fast.simulate.progress import ProgressBar
 from kueue_fast.simulate.report import WORKLOAD_COLUMNS, summary_table, write_workloads_csv
-from kueue_fast.simulate.trace import parse_csv, read_trace
+from kueue_fast.simulate.trace_files import parse_csv, read_trace
 
 NS = 1_000_000_000
 START = 1_700_000_000 * NS

@@ -14,8 +14,16 @@ from kueue_fast.api.errors import InputError
 from kueue_fast.commands.cli import main
 from kueue_fast.loader import build_state
 from kueue_fast.simulate.batch import scheduling_hashes
-from kueue_fast.simulate.scenario import default_trace, trace_for_state
-from kueue_fast.simulate.trace import parse_csv, parse_jsonl, read_trace, write_csv, write_jsonl, write_trace
+from kueue_fast.simulate.manifest_trace import trace_for_state
+from kueue_fast.simulate.scenario import default_trace
+from kueue_fast.simulate.trace_files import (
+    parse_csv,
+    parse_jsonl,
+    read_trace,
+    write_csv,
+    write_jsonl,
+    write_trace,
+)
 
 GI = 1 << 30
 

@@ -20,7 +20,7 @@ from kueue_fast.engine.select import native_available
 from kueue_fast.loader import build_state
 from kueue_fast.simulate.event_loop import STATE_NAMES, simulate
 from kueue_fast.simulate.placement import Placement, placement_from_text, placement_to_text
-from kueue_fast.simulate.trace import parse_csv, parse_jsonl, read_trace, write_trace
+from kueue_fast.simulate.trace_files import parse_csv, parse_jsonl, read_trace, write_trace
 
 ENGINES = ["reference"] + (["native"] if native_available() else [])
 NS = 1_000_000_000
@@ -136,7 +136,7 @@ def test_placement_round_trips_through_csv_jsonl_and_convert(tmp_path: Path) -> 
 def test_a_trace_without_placement_is_written_as_before() -> None:
     import io
 
-    from kueue_fast.simulate.trace import write_csv
+    from kueue_fast.simulate.trace_files import write_csv
 
     out = io.StringIO()
     write_csv(parse_csv("arrival,namespace,queue,duration,cpu\n0,ml,q,10,1\n"), out)

@@ -10,8 +10,8 @@ from whatif_manifests import objects, write
 
 from kueue_fast.commands.cli import main
 from kueue_fast.loader import build_state
-from kueue_fast.simulate.scenario import trace_for_state
-from kueue_fast.simulate.trace import read_trace
+from kueue_fast.simulate.manifest_trace import trace_for_state
+from kueue_fast.simulate.trace_files import read_trace
 
 GPU = "spec.resourceGroups[1].flavors[a100.large].resources[nvidia.com/gpu]"
 SMALL = ["-n", "300", "--days", "1", "--no-progress", "--workers", "1"]

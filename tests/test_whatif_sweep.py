@@ -16,7 +16,8 @@ from whatif_manifests import objects, write
 
 from kueue_fast.commands.cli import main
 from kueue_fast.loader import build_state
-from kueue_fast.simulate.scenario import DEFAULT_START_NS, trace_for_state
+from kueue_fast.simulate.manifest_trace import trace_for_state
+from kueue_fast.simulate.scenario import DEFAULT_START_NS
 from kueue_fast.whatif import runner
 from kueue_fast.whatif.runner import SimOptions, SimTask, run_all
 from kueue_fast.whatif.sweep import finish_spec, read_spec

@@ -10,7 +10,7 @@ the objects kueue-fast accepts.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 # Gates the engines model, with Kueue's default at ff69552e.
 MODELLED_DEFAULTS: dict[str, bool] = {
@@ -139,10 +139,6 @@ class FeatureGates:
         if not values["SchedulingEquivalenceHashing"]:
             values["SchedulingEquivalenceHashingIgnorePodSetName"] = False
         return cls(**{_snake(k): v for k, v in values.items()})
-
-    def as_codes(self) -> list[int]:
-        """The gates as 0/1 in declaration order (what the native engine reads)."""
-        return [int(getattr(self, f.name)) for f in fields(self)]
 
 
 def _snake(name: str) -> str:

@@ -39,6 +39,7 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
+from . import error_collection as collect
 from . import validation as v
 from .errors import InputError
 from .model import ResourceRules
@@ -85,7 +86,7 @@ def _resource_list(raw: object, obj: str, path: str, *, container: bool) -> dict
     out: dict[str, int] = {}
     for name, q in d.items():
         p = v.key(path, name)
-        try:  # each resource on its own (validation.report)
+        try:  # each resource on its own (error_collection.report)
             if container and name == "pods":
                 v.invalid(obj, p, "pods", "the key is reserved for internal kueue use")
             n = v.nanos(q, obj, p)
@@ -94,7 +95,7 @@ def _resource_list(raw: object, obj: str, path: str, *, container: bool) -> dict
             if "/" in name and n % 1_000_000_000 and -(-n // 1_000_000) % 1000 and is_extended_resource(name):
                 v.invalid(obj, p, str(q), "must be an integer")
         except InputError as e:
-            v.report(e)
+            collect.report(e)
             continue
         out[name] = n
     return out
@@ -121,14 +122,14 @@ def _container(c: dict[str, Any], obj: str, path: str) -> tuple[dict[str, int], 
     res = v.as_map(res, obj, rp)
     raw_req = res.get("requests")
     raw_lim = res.get("limits")
-    try:  # requests and limits on their own (validation.report)
+    try:  # requests and limits on their own (error_collection.report)
         req = (
             _resource_list(raw_req, obj, v.child(rp, "requests"), container=True)
             if raw_req is not None
             else {}
         )
     except InputError as e:
-        v.report(e)
+        collect.report(e)
         req = {}
     if raw_lim is None:
         return req, []
@@ -172,10 +173,10 @@ def pod_requests(template_spec: dict[str, Any], path: str, obj_ref: str) -> tupl
     total: dict[str, int] = {}
     for i, raw in enumerate(v.as_list(spec["containers"], obj_ref, cp)):
         p = v.index(cp, i)
-        try:  # each container on its own (validation.report)
+        try:  # each container on its own (error_collection.report)
             req, over = _container(v.as_map(raw, obj_ref, p), obj_ref, p)
         except InputError as e:
-            v.report(e)
+            collect.report(e)
             continue
         if over:
             over_limits.append((f"containers[{i}]", tuple(over)))
@@ -196,7 +197,7 @@ def pod_requests(template_spec: dict[str, Any], path: str, obj_ref: str) -> tupl
                 if policy is not None:
                     v.as_str(policy, obj_ref, v.child(p, "restartPolicy"))
             except InputError as e:
-                v.report(e)
+                collect.report(e)
                 continue
             if over:
                 init_over.append((f"initContainers[{i}]", tuple(over)))

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from . import fields as api_fields
 from . import model as m
+from .error_collection import report, reported
 from .errors import InputError, ValidationError
 from .quantity import amount_from_nanos
 from .validation import (
@@ -23,8 +24,6 @@ from .validation import (
     non_negative,
     object_name,
     qualified_name_errors,
-    report,
-    reported,
     required,
 )
 
@@ -55,7 +54,7 @@ def resource_groups(
     seen_resources: set[str] = set()
     seen_flavors: set[str] = set()
     out = []
-    for gi, graw in enumerate(groups):  # each group, flavor and quota on its own (validation.report)
+    for gi, graw in enumerate(groups):  # each group, flavor and quota on its own (error_collection.report)
         with reported():
             out.append(_resource_group(graw, index(path, gi), limits, seen_resources, seen_flavors))
     total_flavors = sum(len(g.flavors) for g in out)
@@ -182,7 +181,7 @@ def _resource_quota(
     obj = limits.obj
     r = as_map(rraw, obj, qp)
     check_fields(r, api_fields.RESOURCE_QUOTA.names, obj, qp)
-    rname = covered_name  # the name and each quantity on their own (validation.report)
+    rname = covered_name  # the name and each quantity on their own (error_collection.report)
     with reported():
         if "name" not in r:
             required(obj, child(qp, "name"))

@@ -14,7 +14,7 @@ from typing import TextIO
 from ..api.errors import InputError
 from ..api.model import ClusterState
 from ..engine.select import choose_engine
-from ..simulate import scenario
+from ..simulate import manifest_trace, scenario
 from ..simulate.capacity import OfferedLoad, offered_load
 from ..simulate.checks import CheckModel, parse_check_option
 from ..simulate.defaults import (
@@ -34,7 +34,8 @@ from ..simulate.metrics import Metrics, compute
 from ..simulate.plots import NO_CHARTS, charts_available
 from ..simulate.progress import ProgressBar
 from ..simulate.report import churn_lines, manifest_line, summary_table, write_report
-from ..simulate.trace import Trace, read_trace, write_trace
+from ..simulate.trace import Trace
+from ..simulate.trace_files import read_trace, write_trace
 from .simulate_args import manifest_paths
 
 # Above this many workloads the reference engine takes minutes: say so.
@@ -88,7 +89,7 @@ def make_trace(
         return trace.sorted_by_arrival().head(n) if n is not None else trace
     if builtin:
         return scenario.default_trace(n if n is not None else DEFAULT_WORKLOADS, seed, days)
-    return scenario.trace_for_state(
+    return manifest_trace.trace_for_state(
         state,
         n if n is not None else DEFAULT_WORKLOADS,
         seed,

@@ -225,6 +225,12 @@ def add_progress_arguments(p: argparse.ArgumentParser) -> None:
 
 def add_trace_arguments(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="trace_command", required=True, metavar="SUBCOMMAND")
+    _add_trace_generate(sub)
+    _add_trace_convert(sub)
+    _add_trace_record(sub)
+
+
+def _add_trace_generate(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     g = sub.add_parser(
         "generate",
         help="write a synthetic trace",
@@ -269,6 +275,9 @@ def add_trace_arguments(p: argparse.ArgumentParser) -> None:
         "--output-file", default=None, metavar="PATH", help="where to write the trace (required; no default)"
     )
     g.set_defaults(func=_run_trace_generate)
+
+
+def _add_trace_convert(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     c = sub.add_parser(
         "convert",
         help="convert a trace between CSV and JSON Lines",
@@ -277,6 +286,9 @@ def add_trace_arguments(p: argparse.ArgumentParser) -> None:
     c.add_argument("input", metavar="INPUT", help="trace to read (.csv, or .jsonl/.ndjson/.json)")
     c.add_argument("output", metavar="OUTPUT", help="trace to write (format from its suffix: .csv or .jsonl)")
     c.set_defaults(func=_run_trace_convert)
+
+
+def _add_trace_record(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     r = sub.add_parser(
         "record",
         help="write the trace of what a cluster ran (its Workloads), to replay it",

@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 from ..api.errors import InputError
-from ..simulate import scenario
+from ..simulate import manifest_trace, scenario
 from ..simulate.defaults import TRACE_FORMATS
-from ..simulate.trace import JSONL_SUFFIXES, read_trace, write_csv, write_jsonl, write_trace
+from ..simulate.trace_files import JSONL_SUFFIXES, read_trace, write_csv, write_jsonl, write_trace
 
 
 def _generate_format(fmt: str | None, path: str | None) -> str:
@@ -43,7 +43,9 @@ def run_generate(args: argparse.Namespace) -> int:
         from ..loader import load
 
         state = load(args.files, recursive=args.recursive)
-        trace = scenario.trace_for_state(state, args.n, args.seed, args.days, args.load, warnings, notes)
+        trace = manifest_trace.trace_for_state(
+            state, args.n, args.seed, args.days, args.load, warnings, notes
+        )
     else:
         trace = scenario.default_trace(args.n, args.seed, args.days)
     for w in warnings:

@@ -421,13 +421,6 @@ class NativeEngine:
                 _ns, _name, _uid, _cq, _prio, queue_ts, *_rest = self._core.workload_spec(w)
                 spec.queue_ts = int(queue_ts)
 
-    def run_cycle_arrays(
-        self, now_ns: int
-    ) -> tuple[int, npt.NDArray[np.int32], npt.NDArray[np.int32], int, int]:
-        """run_cycle without list conversion: (cycle, admitted, preempted, newly_parked, heads)."""
-        cycle, admitted, preempted, newly_parked, heads = self._core.run_cycle(now_ns)[:5]
-        return int(cycle), admitted, preempted, int(newly_parked), int(heads)
-
     def run_until_stable(self, now_ns: int, max_cycles: int) -> StableRun:
         """Cycles at ``now_ns`` until one admits, preempts and newly parks nothing
         (at most ``max_cycles``), natively; none when no ClusterQueue has a head

@@ -41,6 +41,7 @@ from .framework import (
     Patch,
     PodSetInfo,
 )
+from .topology_annotations import topology_request
 
 JSON = dict[str, Any]
 
@@ -111,7 +112,7 @@ def build_workload(
     if min_count is not None:
         pod_set["minCount"] = min_count
     annotations = (pod_set["template"].get("metadata") or {}).get("annotations") or {}
-    topology = fw.topology_request(annotations, "", "", pod_set["count"]) if annotations else None
+    topology = topology_request(annotations, "", "", pod_set["count"]) if annotations else None
     if topology is not None:  # Kueue also writes podIndexLabel alone; kueue-fast only with TAS asked for
         pod_set["topologyRequest"] = topology
     wl_spec: JSON = {
@@ -273,7 +274,7 @@ def _validate(job: JSON, ref: str) -> tuple[JSON, JSON, int | None]:
         v.labels(tmd["labels"], ref, "spec.template.metadata.labels")
     if tmd.get("annotations") is not None:
         annotations = v.string_map(tmd["annotations"], ref, "spec.template.metadata.annotations")
-        fw.topology_request(annotations, ref, "spec.template.metadata", pods_count(spec))
+        topology_request(annotations, ref, "spec.template.metadata", pods_count(spec))
     if template.get("spec") is None:
         v.required(ref, "spec.template.spec")
     pod_spec = v.as_map(template["spec"], ref, "spec.template.spec")

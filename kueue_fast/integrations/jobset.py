@@ -36,6 +36,7 @@ from .framework import (
     Patch,
     PodSetInfo,
 )
+from .topology_annotations import topology_request
 
 JSON = dict[str, Any]
 
@@ -147,7 +148,7 @@ def build_workload(
     for ps, rj in zip(pod_sets, _replicated_jobs(js), strict=True):
         annotations = (ps["template"].get("metadata") or {}).get("annotations") or {}
         sub_group = (JOBSET_INDEX_LABEL, int(rj["replicas"]) if rj.get("replicas") is not None else 1)
-        topology = fw.topology_request(annotations, "", "", ps["count"], sub_group) if annotations else None
+        topology = topology_request(annotations, "", "", ps["count"], sub_group) if annotations else None
         if (
             topology is not None
         ):  # Kueue also writes the index labels alone; kueue-fast only with TAS asked for
@@ -255,7 +256,7 @@ def _validate(js: JSON, ref: str) -> list[JSON]:
         pmd = v.opt_map(pod, "metadata", ref, f"{tp}.spec.template") or {}
         if pmd.get("annotations") is not None:
             annotations = v.string_map(pmd["annotations"], ref, f"{tp}.spec.template.metadata.annotations")
-            fw.topology_request(annotations, ref, f"{tp}.spec.template.metadata", pods_count(rj))
+            topology_request(annotations, ref, f"{tp}.spec.template.metadata", pods_count(rj))
         out.append(rj)
     return out
 

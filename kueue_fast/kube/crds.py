@@ -31,7 +31,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..api import fields as af
-from ..api.fields import Field
+from ..api.field_types import ARRAY, MAP, OBJECT, QUANTITY, Field
 
 JSON = dict[str, Any]
 
@@ -149,18 +149,18 @@ def served_old_version(kind: str) -> bool:
 def schema(f: Field, *, root: bool = False) -> JSON:
     """The structural openAPIV3Schema of a declared field."""
     out: JSON
-    if f.type == af.QUANTITY:
+    if f.type == QUANTITY:
         out = {
             "anyOf": [{"type": "integer"}, {"type": "string"}],
             "pattern": QUANTITY_PATTERN,
             "x-kubernetes-int-or-string": True,
         }
-    elif f.type == af.MAP:
+    elif f.type == MAP:
         assert f.values is not None
         out = {"type": "object", "additionalProperties": schema(f.values)}
         if f.max_properties is not None:
             out["maxProperties"] = f.max_properties
-    elif f.type == af.OBJECT:
+    elif f.type == OBJECT:
         out = {"type": "object"}
         if f.fields:
             out["properties"] = {
@@ -173,7 +173,7 @@ def schema(f: Field, *, root: bool = False) -> JSON:
         if f.open:
             out["x-kubernetes-preserve-unknown-fields"] = True
         assert f.fields or f.open, f"a closed object without fields would lose all it holds: {f}"
-    elif f.type == af.ARRAY:
+    elif f.type == ARRAY:
         assert f.items is not None
         out = {"type": "array", "items": schema(f.items)}
         if f.list_map_keys:

@@ -9,7 +9,7 @@ the cluster reconciler can feed them objects from the API server. Jobs become
 the Workloads Kueue's job integrations create (``kueue_fast.integrations``);
 kinds Kueue does not read are skipped with a warning. Every error of every
 invalid object of an input is reported (``errors.raise_all``; an invalid
-object is read again to find them all: ``validation.collect_errors``); what
+object is read again to find them all: ``error_collection.collect_errors``); what
 is accepted but probably not meant is a warning (``ClusterState.warnings``).
 
 Where things are (each module imports only those above it):

@@ -14,8 +14,8 @@ from functools import partial
 from typing import IO, Any
 
 from .._gc import no_cyclic_gc
+from ..api import error_collection as collect
 from ..api import model as m
-from ..api import validation as v
 from ..api.errors import (
     InputError,
     InputWarning,
@@ -215,8 +215,8 @@ class _Assembly:
 
     def invalid(self, doc: Document, e: InputError, read: Callable[[], object]) -> None:
         """The object of ``doc`` raised ``e``: every error of it (``read``
-        reads it again, validation.collect_errors), named with the document."""
-        self.errors.extend(_with_source(x, doc) for x in v.collect_errors(read, e))
+        reads it again, error_collection.collect_errors), named with the document."""
+        self.errors.extend(_with_source(x, doc) for x in collect.collect_errors(read, e))
 
     def read_object(self, i: int, doc: Document, kind: str) -> None:
         state, put = self.state, self.put

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
 from typing import Any
 
+from ..api import error_collection as collect
 from ..api import fields as api_fields
 from ..api import model as m
 from ..api import validation as v
@@ -155,12 +156,12 @@ def _metadata(
             else v.object_name(ns, m.object_ref(kind, name), "metadata.namespace", label=True)
         )
     ref = m.object_ref(kind, name, namespace or None)
-    try:  # labels and annotations on their own (validation.report)
+    try:  # labels and annotations on their own (error_collection.report)
         if md.get("labels") is not None:
             v.labels(md["labels"], ref, "metadata.labels")
     except InputError as e:
-        v.report(e)
-    with v.reported():
+        collect.report(e)
+    with collect.reported():
         if md.get("annotations") is not None:
             v.string_map(md["annotations"], ref, "metadata.annotations")
     return name, namespace, md
@@ -216,7 +217,7 @@ def _checked_conditions(status: Mapping[str, Any], ref: str) -> dict[str, dict[s
     out: dict[str, dict[str, Any]] = {}
     for i, raw in enumerate(v.opt_list(status, "conditions", ref, "status", max_items=_CONDITIONS.max_items)):
         p = v.index("status.conditions", i)
-        try:  # each condition on its own (validation.report)
+        try:  # each condition on its own (error_collection.report)
             c = v.as_map(raw, ref, p)
             ctype = v.as_str(c.get("type", ""), ref, v.child(p, "type"))
             if not ctype:
@@ -227,7 +228,7 @@ def _checked_conditions(status: Mapping[str, Any], ref: str) -> dict[str, dict[s
             if ctype in out:
                 v.duplicate(ref, v.child(p, "type"), ctype)
         except InputError as e:
-            v.report(e)
+            collect.report(e)
             continue
         out[ctype] = c
     return out

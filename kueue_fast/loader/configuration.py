@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
+from ..api import error_collection as collect
 from ..api import model as m
 from ..api import validation as v
 from ..api.errors import InputError, ParseError
@@ -36,9 +37,9 @@ def parse_configuration(obj: Mapping[str, Any]) -> m.Configuration:
     if isinstance(md, dict) and isinstance(md.get("name"), str):
         ref = m.object_ref("Configuration", md["name"])
     cfg = m.Configuration()
-    # each section on its own (validation.report: every error at once)
+    # each section on its own (error_collection.report: every error at once)
     for section in (_fair_sharing, _admission_fair_sharing, _feature_gates, _resources, _managed_jobs, _wait):
-        with v.reported():
+        with collect.reported():
             section(obj, ref, api, cfg)
     return cfg
 
@@ -105,7 +106,7 @@ def _feature_gates(obj: Mapping[str, Any], ref: str, api: str, cfg: m.Configurat
                 v.invalid(ref, gp, gate, "unrecognized feature gate")
             cfg.feature_gates[gate] = v.as_bool(on, ref, gp)
         except InputError as e:
-            v.report(e)
+            collect.report(e)
 
 
 def _resources(obj: Mapping[str, Any], ref: str, api: str, cfg: m.Configuration) -> None:
@@ -295,7 +296,7 @@ def parse_config_map(cm: Mapping[str, Any]) -> m.Configuration:
     obj = config_map_document(cm)
     if obj is None:
         raise ParseError(ref, field, "Required value: Kueue's Configuration")
-    cfg = v.read_as(
+    cfg = collect.read_as(
         partial(parse_configuration, obj),
         lambda e: type(e)(ref, f"{field}.{e.field}" if e.field else field, e.message),
     )

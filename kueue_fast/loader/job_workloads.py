@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
+from ..api import error_collection as collect
 from ..api import model as m
 from ..api import validation as v
 from ..api.errors import InputError, InputWarning, ValidationError, raise_all
@@ -77,8 +78,8 @@ class _JobReader:
         convert = partial(self._convert, obj, ref, module, position, caches)
         try:
             conv, out = convert()
-        except InputError as e:  # every error of the job (validation.collect_errors)
-            raise_all(v.collect_errors(convert, e))
+        except InputError as e:  # every error of the job (error_collection.collect_errors)
+            raise_all(collect.collect_errors(convert, e))
             raise
         notes = [InputWarning(ref, f, msg, doc.where) for f, msg in conv.warnings]
         if conv.runs_as and f"{ns}/{conv.runs_as}" not in self.input_workloads:
@@ -103,11 +104,11 @@ class _JobReader:
         out = []
         for wl_obj in conv.workloads:
             wl = None
-            if not v.collecting():  # the bulk path's tries would be noted as errors
+            if not collect.collecting():  # the bulk path's tries would be noted as errors
                 wl = fast_workload(wl_obj, wl_obj["apiVersion"], position, self.wpcs, self.pcs, caches)
             if wl is None:
                 read = partial(parse_workload, wl_obj, self.wpcs, pod_priority_classes=self.pcs)
-                wl = v.read_as(  # the errors name the job's fields, not the Workload's
+                wl = collect.read_as(  # the errors name the job's fields, not the Workload's
                     partial(read, default_creation_ns=position),
                     lambda e: type(e)(ref, module.owner_field(e.field), e.message),
                 )

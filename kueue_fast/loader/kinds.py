@@ -11,10 +11,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..api import error_collection as collect
 from ..api import fields as api_fields
 from ..api import model as m
 from ..api import validation as v
 from ..api.errors import InputError
+from ..api.field_types import Field
 from ..api.resource_groups import resource_groups
 from .common import (
     _FIELDS,
@@ -44,19 +46,19 @@ def parse_resource_flavor(obj: Mapping[str, Any]) -> m.ResourceFlavor:
     spec_fields = fields.fields["spec"]
     v.check_fields(spec, spec_fields.names, ref, "spec")
     rf = m.ResourceFlavor(name)
-    try:  # each field of the spec on its own (validation.report)
+    try:  # each field of the spec on its own (error_collection.report)
         if spec.get("topologyName"):
             rf.topology_name = v.object_name(spec["topologyName"], ref, "spec.topologyName")
     except InputError as e:
-        v.report(e)
-    with v.reported():
+        collect.report(e)
+    with collect.reported():
         if spec.get("nodeLabels") is not None:
             limit = spec_fields.fields["nodeLabels"].max_properties
             rf.node_labels = dict(v.labels(spec["nodeLabels"], ref, "spec.nodeLabels", max_properties=limit))
-    with v.reported():
+    with collect.reported():
         if spec.get("nodeTaints") is not None:
             rf.node_taints = v.taints(spec["nodeTaints"], ref, "spec.nodeTaints")
-    with v.reported():
+    with collect.reported():
         if spec.get("tolerations") is not None:
             rf.tolerations = v.tolerations(spec["tolerations"], ref, "spec.tolerations", strict=True)
     return rf
@@ -206,12 +208,12 @@ def parse_cluster_queue(obj: Mapping[str, Any]) -> m.ClusterQueue:
         ("excludeResourcePrefixes", "excluding resources from quota"),
     ):
         if spec.get(feature):
-            with v.reported():
+            with collect.reported():
                 v.not_supported_feature(ref, f"spec.{feature}", what)
-    # each field of the spec on its own (validation.report: every error at once)
+    # each field of the spec on its own (error_collection.report: every error at once)
     cohort_field = "cohort" if api == V1BETA1 else "cohortName"
     cq = m.ClusterQueue(name=name)
-    with v.reported():
+    with collect.reported():
         cq.cohort = v.opt_str(spec, cohort_field, ref, "spec") or None
         if cq.cohort is not None:
             v.object_name(cq.cohort, ref, f"spec.{cohort_field}")
@@ -226,9 +228,9 @@ def parse_cluster_queue(obj: Mapping[str, Any]) -> m.ClusterQueue:
                 is_cohort=False,
             )
         except InputError as e:
-            v.report(e)
+            collect.report(e)
             groups_read = False
-    with v.reported():
+    with collect.reported():
         cq.queueing_strategy = v.opt_enum(
             spec,
             "queueingStrategy",
@@ -237,21 +239,21 @@ def parse_cluster_queue(obj: Mapping[str, Any]) -> m.ClusterQueue:
             "spec",
             "BestEffortFIFO",
         )
-    with v.reported():
+    with collect.reported():
         if spec.get("namespaceSelector") is not None:
             cq.namespace_selector = v.label_selector(spec["namespaceSelector"], ref, "spec.namespaceSelector")
-    with v.reported():
+    with collect.reported():
         if spec.get("preemption") is not None:
             cq.preemption = _preemption(spec["preemption"], ref, "spec.preemption")
-    with v.reported():
+    with collect.reported():
         if spec.get("flavorFungibility") is not None:
             cq.flavor_fungibility = _fungibility(
                 spec["flavorFungibility"], ref, "spec.flavorFungibility", api
             )
     _stop_policy_and_weight(spec, spec_fields, ref, cq)
-    with v.reported():
+    with collect.reported():
         _admission_checks(spec, ref, cq, check_flavors=groups_read)
-    with v.reported():
+    with collect.reported():
         scope = v.opt_map(spec, "admissionScope", ref, "spec")
         if scope is not None:
             scope_fields = spec_fields.fields["admissionScope"]
@@ -287,15 +289,15 @@ def parse_cohort(obj: Mapping[str, Any]) -> m.Cohort:
     renamed = None if api == V1ALPHA1 else {"parent": old_parent}
     v.check_fields(spec, fields.fields["spec"].names, ref, "spec", renamed)
     co = m.Cohort(name=name)
-    try:  # each field of the spec on its own (validation.report)
+    try:  # each field of the spec on its own (error_collection.report)
         if api == V1ALPHA1 and "parent" in spec and "parentName" in spec:
             v.invalid(ref, "spec.parent", spec["parent"], "parent and parentName cannot both be set")
         co.parent = v.opt_str(spec, parent_field, ref, "spec") or None
         if co.parent is not None:
             v.object_name(co.parent, ref, f"spec.{parent_field}")
     except InputError as e:
-        v.report(e)
-    with v.reported():
+        collect.report(e)
+    with collect.reported():
         if spec.get("resourceGroups") is not None:
             co.resource_groups = resource_groups(
                 spec["resourceGroups"],
@@ -304,7 +306,7 @@ def parse_cohort(obj: Mapping[str, Any]) -> m.Cohort:
                 has_parent=bool(spec.get(parent_field)),
                 is_cohort=True,
             )
-    with v.reported():
+    with collect.reported():
         if spec.get("fairSharing") is not None:
             co.fair_weight = v.fair_sharing_weight(spec["fairSharing"], ref, "spec.fairSharing")
     _status(obj, ref)
@@ -325,27 +327,27 @@ def parse_local_queue(obj: Mapping[str, Any]) -> m.LocalQueue:
     spec_fields = fields.fields["spec"]
     v.check_fields(spec, spec_fields.names, ref, "spec")
     lq = m.LocalQueue(namespace=ns, name=name, cluster_queue="")
-    try:  # each field of the spec on its own (validation.report)
+    try:  # each field of the spec on its own (error_collection.report)
         if not spec.get("clusterQueue"):
             v.required(ref, "spec.clusterQueue")
         lq.cluster_queue = v.object_name(spec["clusterQueue"], ref, "spec.clusterQueue")
     except InputError as e:
-        v.report(e)
+        collect.report(e)
     _stop_policy_and_weight(spec, spec_fields, ref, lq)
     lq.afs_consumed_nanos = _afs_consumed(_status(obj, ref), ref)
     return lq
 
 
 def _stop_policy_and_weight(
-    spec: Mapping[str, Any], spec_fields: api_fields.Field, ref: str, queue: m.ClusterQueue | m.LocalQueue
+    spec: Mapping[str, Any], spec_fields: Field, ref: str, queue: m.ClusterQueue | m.LocalQueue
 ) -> None:
     """spec.stopPolicy and spec.fairSharing of a ClusterQueue or LocalQueue,
-    each on its own (validation.report)."""
-    with v.reported():
+    each on its own (error_collection.report)."""
+    with collect.reported():
         queue.stop_policy = v.opt_enum(
             spec, "stopPolicy", spec_fields.fields["stopPolicy"].enum, ref, "spec", "None"
         )
-    with v.reported():
+    with collect.reported():
         if spec.get("fairSharing") is not None:
             queue.fair_weight = v.fair_sharing_weight(spec["fairSharing"], ref, "spec.fairSharing")
 
@@ -379,15 +381,15 @@ def parse_admission_check(obj: Mapping[str, Any]) -> m.AdmissionCheck:
     spec = _spec(obj, ref)
     v.check_fields(spec, fields.fields["spec"].names, ref, "spec")
     controller = ""
-    try:  # each field on its own (validation.report)
+    try:  # each field on its own (error_collection.report)
         controller = v.opt_str(spec, "controllerName", ref, "spec")
         if not controller:
             v.required(ref, "spec.controllerName")
         if len(controller) > 253:
             v.invalid(ref, "spec.controllerName", controller, "may not be more than 253 characters")
     except InputError as e:
-        v.report(e)
-    with v.reported():
+        collect.report(e)
+    with collect.reported():
         params = v.opt_map(spec, "parameters", ref, "spec")
         if params is not None:
             pp = "spec.parameters"
@@ -398,7 +400,7 @@ def parse_admission_check(obj: Mapping[str, Any]) -> m.AdmissionCheck:
                         v.required(ref, v.child(pp, f))
                     v.as_str(params[f], ref, v.child(pp, f))
                 except InputError as e:
-                    v.report(e)
+                    collect.report(e)
     conds = _conditions(_status(obj, ref), ref)
     active = conds.get("Active", {}).get("status") == "True"
     return m.AdmissionCheck(name, controller, active)
@@ -411,12 +413,12 @@ def parse_workload_priority_class(obj: Mapping[str, Any]) -> m.WorkloadPriorityC
     ref = m.object_ref("WorkloadPriorityClass", name)
     v.check_fields(obj, fields.names, ref, "")
     value = 0
-    try:  # value and description on their own (validation.report)
+    try:  # value and description on their own (error_collection.report)
         if obj.get("value") is None:
             v.required(ref, "value")
         value = v.as_int32(obj["value"], ref, "value")
     except InputError as e:
-        v.report(e)
+        collect.report(e)
     return m.WorkloadPriorityClass(name, value, v.opt_str(obj, "description", ref, ""))
 
 
@@ -433,7 +435,7 @@ def parse_priority_class(obj: Mapping[str, Any]) -> m.WorkloadPriorityClass:
         "",
     )
     value = 0
-    try:  # each field on its own (validation.report)
+    try:  # each field on its own (error_collection.report)
         if obj.get("value") is None:
             v.required(ref, "value")
         value = v.as_int32(obj["value"], ref, "value")
@@ -441,9 +443,9 @@ def parse_priority_class(obj: Mapping[str, Any]) -> m.WorkloadPriorityClass:
             # kubernetes pkg/apis/scheduling/validation: user classes are <= HighestUserDefinablePriority
             v.invalid(ref, "value", value, "maximum allowed value of a user defined priority is 1000000000")
     except InputError as e:
-        v.report(e)
+        collect.report(e)
     description = ""
-    with v.reported():
+    with collect.reported():
         description = v.opt_str(obj, "description", ref, "")
     default = obj.get("globalDefault")
     return m.WorkloadPriorityClass(

@@ -1,6 +1,6 @@
 """Topology Aware Scheduling inputs: Topology, Node and Pod objects, a pod
 set's ``topologyRequest`` (the Workload field; the pod template annotations
-Kueue's job integrations read are integrations/framework.py's), an admission's
+Kueue's job integrations read are integrations/topology_annotations.py's), an admission's
 ``topologyAssignment`` (v1beta1 ``domains`` or v1beta2 ``slices``), and what
 kueue-fast refuses of TAS, naming the field.
 
@@ -21,16 +21,22 @@ from ..api import model as m
 from ..api import validation as v
 from ..api.errors import InputError, ValidationError
 from ..api.requests import pod_requests
-from ..integrations import framework as fw
+from ..integrations.topology_annotations import (
+    PREFERRED_TOPOLOGY_ANNOTATION,
+    REQUIRED_TOPOLOGY_ANNOTATION,
+    SLICE_CONSTRAINTS_ANNOTATION,
+    SLICE_TOPOLOGY_ANNOTATION,
+    UNCONSTRAINED_TOPOLOGY_ANNOTATION,
+)
 from .common import _FIELDS, _check_type, _metadata, _spec, _status
 
 # what makes a pod a TAS pod (pkg/util/tas IsTAS): it does not count as non-TAS usage
 _TAS_POD_ANNOTATIONS = (
-    fw.REQUIRED_TOPOLOGY_ANNOTATION,
-    fw.PREFERRED_TOPOLOGY_ANNOTATION,
-    fw.SLICE_TOPOLOGY_ANNOTATION,
-    fw.SLICE_CONSTRAINTS_ANNOTATION,
-    fw.UNCONSTRAINED_TOPOLOGY_ANNOTATION,
+    REQUIRED_TOPOLOGY_ANNOTATION,
+    PREFERRED_TOPOLOGY_ANNOTATION,
+    SLICE_TOPOLOGY_ANNOTATION,
+    SLICE_CONSTRAINTS_ANNOTATION,
+    UNCONSTRAINED_TOPOLOGY_ANNOTATION,
 )
 _MAX_LEVELS = 16  # Topology spec.levels MaxItems
 _FEATURE = "Topology Aware Scheduling"

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .. import _compiled
+from ..api import error_collection as collect
 from ..api import fields as api_fields
 from ..api import model as m
 from ..api import validation as v
@@ -108,9 +109,9 @@ def _required_affinity(spec: Mapping[str, Any], ref: str, path: str) -> tuple[m.
 def _pod_set(raw: object, ref: str, path: str, api: str = V1BETA2) -> tuple[m.PodSet, OverLimits]:
     d = v.as_map(raw, ref, path)
     v.check_fields(d, POD_SET_FIELDS, ref, path)
-    # PodSetReference: DNS label, CRD default "main"; each field on its own (validation.report)
+    # PodSetReference: DNS label, CRD default "main"; each field on its own (error_collection.report)
     name = "main"
-    with v.reported():
+    with collect.reported():
         if d.get("name") not in (None, ""):
             name = v.object_name(d["name"], ref, v.child(path, "name"), label=True)
     count: int | None = 1
@@ -118,10 +119,10 @@ def _pod_set(raw: object, ref: str, path: str, api: str = V1BETA2) -> tuple[m.Po
         if d.get("count") is not None:
             count = v.as_int32(d["count"], ref, v.child(path, "count"), minimum=0)
     except InputError as e:
-        v.report(e)
+        collect.report(e)
         count = None
     min_count = None
-    with v.reported():
+    with collect.reported():
         if d.get("minCount") is not None:
             mp = v.child(path, "minCount")
             min_count = v.as_int32(d["minCount"], ref, mp, minimum=1)
@@ -139,18 +140,18 @@ def _pod_set(raw: object, ref: str, path: str, api: str = V1BETA2) -> tuple[m.Po
     try:
         requests, over_limits = pod_requests(spec, sp, ref)
     except InputError as e:
-        v.report(e)
+        collect.report(e)
         requests, over_limits = {}, []
     ps = m.PodSet(name=name, count=1 if count is None else count, requests=requests, min_count=min_count)
-    with v.reported():
+    with collect.reported():
         if spec.get("nodeSelector") is not None:
             ps.node_selector = v.string_map(spec["nodeSelector"], ref, v.child(sp, "nodeSelector"))
-    with v.reported():
+    with collect.reported():
         ps.required_affinity = _required_affinity(spec, ref, sp)
-    with v.reported():
+    with collect.reported():
         if spec.get("tolerations") is not None:
             ps.tolerations = v.tolerations(spec["tolerations"], ref, v.child(sp, "tolerations"), strict=False)
-    with v.reported():
+    with collect.reported():
         if d.get("topologyRequest") is not None:
             ps.topology_request = topology_request(
                 d["topologyRequest"], ref, v.child(path, "topologyRequest"), api
@@ -306,10 +307,10 @@ def _check_states(
     out: list[m.AdmissionCheckState] = []
     raws = v.opt_list(status, "admissionChecks", ref, "status", max_items=_CHECK_STATES.max_items)
     for i, raw in enumerate(raws):
-        try:  # each check state on its own (validation.report)
+        try:  # each check state on its own (error_collection.report)
             out.append(_check_state(raw, v.index(p, i), ref, out, pod_sets))
         except InputError as e:
-            v.report(e)
+            collect.report(e)
     return out
 
 
@@ -350,20 +351,20 @@ def _workload_status(
     queue_order_ns, check states, Admitted=True). ``pod_sets`` is None under
     collect_errors when a pod set was invalid: what names pod sets is left unchecked."""
     status = _status(obj, ref)
-    with v.reported():
+    with collect.reported():
         if status.get("unhealthyNodes"):
             feature = "Topology Aware Scheduling node replacement"
             v.not_supported_feature(ref, "status.unhealthyNodes", feature)
     conds: dict[str, dict[str, Any]] = {}
-    try:  # each part on its own (validation.report)
+    try:  # each part on its own (error_collection.report)
         conds = _conditions(status, ref)
     except InputError as e:
-        v.report(e)
+        collect.report(e)
     reserved = conds.get("QuotaReserved")
     has_reservation = reserved is not None and reserved.get("status") == "True"
     admission = None
     admission_ns = None
-    with v.reported():
+    with collect.reported():
         if status.get("admission") is not None:
             if pod_sets is not None:
                 admission = _admission(status["admission"], ref, pod_sets)
@@ -377,19 +378,19 @@ def _workload_status(
     finished = conds.get("Finished", {}).get("status") == "True"
     queue_order_ns = None
     ev = conds.get("Evicted")
-    with v.reported():
+    with collect.reported():
         if ev is not None and ev.get("status") == "True" and ev.get("reason") in _EVICTION_REASONS_REORDERING:
             queue_order_ns = _cond_time(ev, ref, "status.conditions[Evicted].lastTransitionTime")
 
     # reclaimablePods (workload_webhook.go validateReclaimablePods)
-    with v.reported():
+    with collect.reported():
         if pod_sets is not None and status.get("reclaimablePods") is not None:
             _reclaimable_pods(status, ref, pod_sets)
     checks: list[m.AdmissionCheckState] = []
-    with v.reported():
+    with collect.reported():
         checks = _check_states(status, ref, pod_sets)
     admitted = conds.get("Admitted", {}).get("status") == "True"
-    with v.reported():
+    with collect.reported():
         if admitted and admission is not None:  # waitForPodsReady reads it during the cycles: checked here
             _cond_time(conds["Admitted"], ref, "status.conditions[Admitted].lastTransitionTime")
     return admission, admission_ns, finished, queue_order_ns, checks, admitted
@@ -402,7 +403,7 @@ def _reclaimable_pods(status: Mapping[str, Any], ref: str, pod_sets: list[m.PodS
     rp = "status.reclaimablePods"
     reclaimable = v.opt_list(status, "reclaimablePods", ref, "status", max_items=_RECLAIMABLE_PODS.max_items)
     for i, rraw in enumerate(reclaimable):
-        with v.reported():
+        with collect.reported():
             r = v.as_map(rraw, ref, v.index(rp, i))
             rname = v.as_str(r.get("name", ""), ref, v.child(v.index(rp, i), "name"))
             kp = v.key(rp, rname)
@@ -434,12 +435,12 @@ def _pod_sets(spec: Mapping[str, Any], ref: str, api: str = V1BETA2) -> list[m.P
     names: set[str] = set()
     with_min = 0
     for i, raw in enumerate(raw_sets):
-        try:  # each pod set on its own (validation.report)
+        try:  # each pod set on its own (error_collection.report)
             ps, over = _pod_set(raw, ref, f"spec.podSets[{i}]", api)
             if ps.name in names:  # listType=map, listMapKey=name
                 v.duplicate(ref, f"spec.podSets[{i}].name", ps.name)
         except InputError as e:
-            v.report(e)
+            collect.report(e)
             continue
         names.add(ps.name)
         with_min += ps.min_count is not None
@@ -476,29 +477,29 @@ def parse_workload(
     spec = v.as_map(obj["spec"], ref, "spec")
     v.check_fields(spec, SPEC_FIELDS[api], ref, "spec", _WL_RENAMED[api])
 
-    # 1. pod sets (each part of the object on its own: validation.report)
-    noted = v.errors_noted()
+    # 1. pod sets (each part of the object on its own: error_collection.report)
+    noted = collect.errors_noted()
     try:
         pod_sets = _pod_sets(spec, ref, api)
     except InputError as e:
-        v.report(e)
+        collect.report(e)
         pod_sets = []
-    whole = v.errors_noted() == noted  # the status names pod sets: not checked against broken ones
+    whole = collect.errors_noted() == noted  # the status names pod sets: not checked against broken ones
 
     # 2. queue, priority, active
     queue = ""
-    with v.reported():
+    with collect.reported():
         queue = v.opt_str(spec, "queueName", ref, "spec")
         if queue:
             v.object_name(queue, ref, "spec.queueName")
     priority, pclass = 0, None
-    with v.reported():
+    with collect.reported():
         priority, pclass = _priority(spec, api, ref, priority_classes, pod_priority_classes)
     active = True
-    with v.reported():
+    with collect.reported():
         if spec.get("active") is not None:
             active = v.as_bool(spec["active"], ref, "spec.active")
-    with v.reported():
+    with collect.reported():
         if spec.get("maximumExecutionTimeSeconds") is not None:
             v.as_int32(
                 spec["maximumExecutionTimeSeconds"], ref, "spec.maximumExecutionTimeSeconds", minimum=1
@@ -506,13 +507,13 @@ def parse_workload(
 
     # 3. identity and times
     creation = default_creation_ns
-    with v.reported():
+    with collect.reported():
         if md.get("creationTimestamp") is not None:
             creation = parse_time_ns(md["creationTimestamp"], ref, "metadata.creationTimestamp")
     try:
         uid = v.as_str(md["uid"], ref, "metadata.uid") if md.get("uid") else f"{ns}/{name}"
     except InputError as e:
-        v.report(e)
+        collect.report(e)
         uid = f"{ns}/{name}"
 
     # 4. status
@@ -538,7 +539,7 @@ def parse_workload(
         admitted_condition=admitted,
         raw=obj if type(obj) is dict else dict(obj),  # kept, not copied: build_state keeps the input objects
     )
-    with v.reported():
+    with collect.reported():
         _pods_ready_status(obj, ref, wl)
     return wl
 

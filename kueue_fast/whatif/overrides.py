@@ -36,7 +36,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..api.errors import InputError, ParseError
+from ..api.errors import InputError, ParseError, QuantityError
+from ..api.quantity import quantity_nanos
 from ..loader import Document
 
 JSON = dict[str, Any]
@@ -474,3 +475,17 @@ def _show(value: Any) -> str:
 
 
 show_value = _show
+
+
+def as_number(v: Any) -> float | None:
+    """A parameter value as a number for a plot axis (quantities too: ``100Gi``); None if it is not one."""
+    if isinstance(v, bool) or v is None:
+        return None
+    if isinstance(v, (int, float)):
+        return float(v)
+    if isinstance(v, str):
+        try:
+            return quantity_nanos(v) / 1e9
+        except QuantityError:
+            return None
+    return None

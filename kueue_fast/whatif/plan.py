@@ -15,7 +15,8 @@ from ..commands.simulate import check_options, make_trace, start_ns
 from ..engine.select import choose_engine
 from ..simulate.capacity import offered_load
 from ..simulate.checks import parse_check_option
-from ..simulate.trace import Trace, write_trace
+from ..simulate.trace import Trace
+from ..simulate.trace_files import write_trace
 from .diff import local_queues
 from .overrides import Variant
 from .run_summary import RunSummary

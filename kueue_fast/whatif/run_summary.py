@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..simulate.metrics import Metrics, censored_percentiles, display_unit, fmt_duration
+from ..simulate.metrics import Metrics, censored_percentiles, fmt_duration
 from ..simulate.result import SimResult
 
 NS = 1_000_000_000
@@ -216,7 +216,3 @@ def fmt_delta(name: str, base: float, value: float) -> str:
     if base > 0:
         text += f", {d / base * 100:+.0f}%"
     return text
-
-
-def resource_unit(resource: str) -> str:
-    return display_unit(resource)[1]

@@ -37,6 +37,7 @@ from kf_harness import (
 
 from kueue_fast.api import fields as af
 from kueue_fast.api.errors import InputError
+from kueue_fast.api.field_types import OBJECT, Field
 from kueue_fast.commands import manifests
 from kueue_fast.commands.cli import main
 from kueue_fast.kube import crds as gen
@@ -480,7 +481,7 @@ NOT_SUPPORTED = {
 ALL_VERSIONS = sorted((k, a) for k, versions in af.KINDS.items() for a in versions)
 
 
-def _declared(f: af.Field, path: str = "") -> Iterator[tuple[str, af.Field]]:
+def _declared(f: Field, path: str = "") -> Iterator[tuple[str, Field]]:
     """(path, field) of every declared field; "[]" stands for any item."""
     yield path, f
     for name, sub in f.fields.items():
@@ -551,7 +552,7 @@ def test_an_unknown_field_is_the_loaders_error_exactly_where_the_schema_prunes_i
     """Closed in the declarations: refused by the loader and pruned by the
     API server; open: accepted by both."""
     for path, f in _declared(af.KINDS[kind][api]):
-        if f.type != af.OBJECT or any(path.startswith(n) for n in NOT_SUPPORTED):
+        if f.type != OBJECT or any(path.startswith(n) for n in NOT_SUPPORTED):
             continue
         for obj in EXAMPLES[(kind, api)]:
             found = next(_instances(obj, path), None)

@@ -16,7 +16,7 @@ from kf_harness import JOBS, WORKLOADS, Harness, cluster_queue, flavor, job, loc
 
 from kueue_fast.commands.cli import main
 from kueue_fast.kube.snapshot import USER_AGENT
-from kueue_fast.simulate.trace import read_trace
+from kueue_fast.simulate.trace_files import read_trace
 
 JSON = dict[str, Any]
 

@@ -19,7 +19,7 @@ from ..contract import (
     StableRun,
     WorkloadView,
 )
-from ..inputs import BLOCK_NONE, PodSetSpec, WorkloadSpec
+from ..inputs import BLOCK_NONE, CyclesRun, PodSetSpec, WorkloadSpec
 
 if TYPE_CHECKING:
     from ..contract import WorkloadArrays
@@ -162,6 +162,48 @@ class BulkCalls:
             q.active and cqs[k].active and (not dirty_only or self._tree_dirty[self.tree.root_of(k)])
             for k, q in enumerate(self.cq_queues)
         )
+
+    def run_cycles(
+        self,
+        start_ns: int,
+        step_ns: int,
+        max_cycles: int,
+        until_stable: bool,
+        attempted_mask: np.ndarray | None = None,
+    ) -> CyclesRun:
+        """run_cycle at start_ns + k * step_ns (k = 1, 2, ...), at most
+        max_cycles; with until_stable up to and including the first cycle
+        that admits, preempts and newly parks nothing. With attempted_mask
+        (uint8 per wid), only heads whose flag is set are reported attempted,
+        and their flag is cleared (the native engine's bulk call)."""
+        start_ns, step_ns = A.i64(start_ns, "start_ns"), A.i64(step_ns, "step_ns")
+        max_cycles, until_stable = A.i64(max_cycles, "max_cycles"), A.flag(until_stable, "until_stable")
+        attempted_mask = A.uint8_mask(attempted_mask, "attempted_mask")
+        run = CyclesRun(0, False, [], [], [], [], [], [], [], [], [], [], [])
+        while run.cycles < max_cycles:
+            offset = run.cycles
+            report = self.run_cycle(start_ns + (offset + 1) * step_ns)
+            run.cycles += 1
+            run.heads.append(report.heads)
+            run.newly_parked.append(report.newly_parked)
+            run.admitted += report.admitted
+            run.admitted_cycle += [offset] * len(report.admitted)
+            run.preempted += report.preempted
+            run.preempted_cycle += [offset] * len(report.preempted)
+            run.preempted_admission_ns += [self.workloads[w].admission_time for w in report.preempted]
+            for w in report.attempted:
+                if attempted_mask is not None:
+                    if w >= len(attempted_mask) or not attempted_mask[w]:
+                        continue
+                    attempted_mask[w] = 0
+                run.attempted.append(w)
+                run.attempted_cycle.append(offset)
+            run.parked += report.parked
+            run.parked_cycle += [offset] * len(report.parked)
+            if until_stable and not (report.admitted or report.preempted or report.newly_parked):
+                run.stable = True
+                break
+        return run
 
     def run_until_stable(self, now_ns: int, max_cycles: int) -> StableRun:
         """Cycles at now_ns until one admits, preempts and newly parks nothing

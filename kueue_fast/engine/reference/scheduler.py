@@ -14,7 +14,7 @@ One cycle:
      (steps 3 and 4 are nomination.py's)
   5. process entries in that order against the filling snapshot (an
      admission adds its usage to it, not the workload: no later entry of the
-     cycle can pick it as a victim);
+     cycle can pick it as a victim; processing.py's);
   6. requeue every head that was not admitted;
   7. (offline mode) evictions issued in the cycle take effect: quota is
      released, the victims go back to their queues, and the inadmissible
@@ -35,41 +35,31 @@ import numpy as np
 
 from .. import arguments as A
 from ..contract import CycleReport, EngineState, WorkloadView
-from ..inputs import BLOCK_NAMESPACE_MISMATCH, CyclesRun, Topology, WorkloadSpec
+from ..inputs import BLOCK_NAMESPACE_MISMATCH, Topology, WorkloadSpec
 from . import amount
-from . import flavor_assigner as fa
 from .admission_fair_sharing import UsageLedger
 from .bulk import BulkCalls
 from .lq_fair_sharing import LocalQueueFairSharingMixin
 from .nomination import NominationMixin
-from .preemption import HUMAN_REASONS, IN_COHORT_RECLAIM_WHILE_BORROWING, Preemptor, Target
+from .preemption import Preemptor, Target
+from .processing import ProcessingMixin
 from .queues import (
     REQUEUE_FAILED_AFTER_NOMINATION,
     REQUEUE_GENERIC,
-    REQUEUE_NO_FIT,
-    REQUEUE_PENDING_PREEMPTION,
-    REQUEUE_PREEMPTION_NO_CANDIDATES,
     ClusterQueueQueue,
 )
 from .quota import QuotaTree
 from .records import (
     ADMITTED,
     FINISHED,
-    MSG_DEFERRED,
-    MSG_NO_LONGER_FITS,
-    MSG_OVERLAP,
-    MSG_WAITING_FOR_PODS_READY,
     PENDING,
-    WAITING_FOR_PODS_READY,
-    WAITING_FOR_PREEMPTED,
-    WAITING_FOR_QUOTA,
     Entry,
     WorkloadRecord,
 )
 from .tas import TasState, TasUse
 
 
-class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
+class ReferenceEngine(NominationMixin, ProcessingMixin, LocalQueueFairSharingMixin, BulkCalls):
     """Kueue's scheduler over a Topology, in pure Python (engine_contract.Engine)."""
 
     name = "reference"
@@ -447,268 +437,7 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
                 out[node, fr] = v
         return out
 
-    # --- processing ------------------------------------------------------------------------------
-
-    def _simulate_removal(self, wids: list[int]) -> None:
-        for w in wids:
-            self.preemptor.remove(w)
-            self._removed_in_snapshot.add(w)
-            self.cq_admitted[self.workloads[w].admitted_cq].discard(w)
-
-    def _undo_removal(self, wids: list[int]) -> None:
-        for w in wids:
-            self.preemptor.restore(w)
-            self._removed_in_snapshot.discard(w)
-            self.cq_admitted[self.workloads[w].admitted_cq].add(w)
-
-    def _fits(self, cq: int, a: fa.Assignment, victims: dict[int, Target], targets: list[Target]) -> str:
-        """Kueue fits (FitsCheck): "ok", "quota" (quota does not fit) or "tas"
-        (quota fits, a placement does not: its leaf has no room left)."""
-        removed = list(dict.fromkeys([*victims, *(t.wid for t in targets)]))
-        for w in removed:
-            self.preemptor.remove(w)
-        check = "ok"
-        if not all(self.tree.available(cq, fr) >= v for fr, v in a.usage.items()):
-            check = "quota"
-        elif a.tas_usage and self.tas is not None and not self.tas.fits(a.tas_usage):
-            check = "tas"
-        for w in removed:
-            self.preemptor.restore(w)
-        return check
-
-    def _reserve(self, cq: int, usage: dict[int, int], tas_usage: list[tuple[TasUse, list[int]]]) -> None:
-        """Usage that only lives in this cycle's snapshot."""
-        self.tree.add_usage_map(cq, usage)
-        if tas_usage:
-            self.tas_snapshot(tas_usage, +1)
-
-    def _resources_to_reserve(self, e: Entry) -> dict[int, int]:
-        """Kueue quotaResourcesToReserve for a preemptor without candidates."""
-        assert e.assignment is not None
-        out: dict[int, int] = {}
-        for fr, v in e.assignment.usage.items():
-            nominal = self.tree.nominal(e.cq, fr)
-            used = self.tree.usage[e.cq].get(fr, 0)
-            if e.assignment.borrowing > 0:
-                bl = self.tree.borrowing_limit(e.cq, fr)
-                out[fr] = v if bl == amount.UNLIMITED else min(v, amount.sub(amount.add(nominal, bl), used))
-            else:
-                out[fr] = max(0, min(v, amount.sub(nominal, used)))
-        return out
-
-    def _no_fit_reason(self, e: Entry) -> str:
-        """Kueue resolveNoFitReason: the most severe of the NoFit pod sets' reasons."""
-        assert e.assignment is not None
-        worst = ""
-        for ps in e.assignment.pod_sets:
-            if ps.mode() == fa.NO_FIT:
-                worst = fa.most_severe(worst, ps.no_fit_reason)
-        return worst or WAITING_FOR_QUOTA
-
-    def _process(
-        self,
-        e: Entry,
-        victims: dict[int, Target],
-        report: CycleReport,
-        now_ns: int,
-    ) -> None:
-        """Kueue processEntry."""
-        assert e.assignment is not None
-        cq = e.cq
-        usage = e.assignment.usage
-        fits = None
-        # Targets taken by an earlier entry: recompute on the projected snapshot
-        # (RecomputeAssignmentUponPreemptionTargetsOverlap, beta, on).
-        if self.topo.gates.recompute_assignment_upon_preemption_targets_overlap and any(
-            t.wid in victims for t in e.targets
-        ):
-            nomination = [{r: f.flavor for r, f in ps.flavors.items()} for ps in e.assignment.pod_sets]
-            self.workloads[e.wid].last_state = None
-            gone = list(victims)
-            self._simulate_removal(gone)
-            a, targets = self.get_assignments(e.wid, cq, None, nomination)
-            self._undo_removal(gone)
-            self._record(e, a, targets)
-            if a.mode() == fa.FIT:
-                e.deferred = True
-            usage = a.usage
-        elif e.assignment.tas_usage:
-            # A placement that no longer fits (an earlier entry of the cycle took
-            # its room) is computed again on the snapshot as it is now
-            # (TASRecomputeAssignmentWithinSchedulingCycle, beta, on).
-            check = self._fits(cq, e.assignment, victims, e.targets)
-            if check == "tas":
-                nomination = [{r: f.flavor for r, f in ps.flavors.items()} for ps in e.assignment.pod_sets]
-                self.workloads[e.wid].last_state = None
-                a, targets = self.get_assignments(e.wid, cq, None, nomination)
-                self._record(e, a, targets)
-                usage = a.usage
-            else:
-                fits = check == "ok"
-        mode = e.assignment.mode()
-        if e.deferred:
-            mode = fa.DEFERRED_FIT
-        if mode == fa.NO_FIT:
-            e.requeue_reason, e.reason = REQUEUE_NO_FIT, self._no_fit_reason(e)
-            return
-        if mode == fa.PREEMPT and not e.targets:
-            e.requeue_reason, e.reason = REQUEUE_PREEMPTION_NO_CANDIDATES, WAITING_FOR_QUOTA
-            # Kueue reserveCapacityForUnreclaimablePreempt: unless the
-            # ClusterQueue can always reclaim (reclaimWithinCohort: Any), or
-            # when the workload is its preemptor (PrioritizePreemptorWorkloads).
-            cannot_always_reclaim = self.topo.cluster_queues[cq].reclaim_within_cohort != 3
-            if cannot_always_reclaim or (self.topo.gates.prioritize_preemptor_workloads and e.is_preemptor):
-                self._reserve(cq, self._resources_to_reserve(e), e.assignment.tas_usage)
-            return
-        if mode == fa.DEFERRED_FIT:
-            e.message, e.reason = MSG_DEFERRED, WAITING_FOR_PREEMPTED
-            e.requeue_reason = REQUEUE_PENDING_PREEMPTION
-            self.workloads[e.wid].last_state = None
-            self._reserve(cq, usage, e.assignment.tas_usage)
-            return
-        if any(t.wid in victims for t in e.targets):
-            self._skip(e, MSG_OVERLAP)
-            return
-        if fits is None:
-            fits = self._fits(cq, e.assignment, victims, e.targets) == "ok"
-        if not fits:
-            self._skip(e, MSG_NO_LONGER_FITS)
-            return
-        for t in e.targets:
-            victims[t.wid] = t
-        if mode == fa.PREEMPT:
-            self._reserve(cq, usage, e.assignment.tas_usage)
-            issued = self._issue_preemptions(e, now_ns)
-            report.preempted.extend(t.wid for t in e.targets)
-            self.workloads[e.wid].last_state = None
-            e.reason = WAITING_FOR_PREEMPTED
-            if issued:
-                e.message += f". Pending the preemption of {issued} workload(s)"
-                e.requeue_reason = REQUEUE_PENDING_PREEMPTION
-            return
-        if self.topo.block_admission_for_pods_ready and not self._pods_ready_for_all_admitted():
-            # scheduler.go waitForPodsReadyIfNeeded: QuotaReserved=False and the
-            # scheduler waits; offline the PodsReady conditions change only
-            # between cycles, so the entry and those after it wait for the next.
-            e.reason, e.message = WAITING_FOR_PODS_READY, MSG_WAITING_FOR_PODS_READY
-            e.requeue_reason = REQUEUE_FAILED_AFTER_NOMINATION
-            self._blocked = True
-            return
-        self._admit_entry(e, now_ns)
-        report.admitted.append(e.wid)
-
-    def _scheduling_hash_of(self, wid: int) -> int:
-        return self.workloads[wid].spec.scheduling_hash
-
-    def _process_unless_blocked(
-        self, e: Entry, victims: dict[int, Target], report: CycleReport, now_ns: int
-    ) -> None:
-        if self._blocked:  # the scheduler waits for PodsReady (waitForPodsReadyIfNeeded)
-            e.status = "waiting"
-        else:
-            self._process(e, victims, report, now_ns)
-
-    def _skip(self, e: Entry, message: str) -> None:
-        """Kueue markSkipped: the scan record is kept only with
-        FlavorFungibilityPreserveScanProgress."""
-        e.status, e.message, e.reason = "skipped", message, WAITING_FOR_QUOTA
-        if not self.topo.gates.flavor_fungibility_preserve_scan_progress:
-            self.workloads[e.wid].last_state = None
-
-    def _cq_path(self, cq: int) -> str:
-        names = [self.topo.node_names[n] for n in reversed(self.tree.ancestors(cq))]
-        return "/" + "/".join([*names, self.topo.node_names[cq]])
-
-    def _issue_preemptions(self, e: Entry, now_ns: int) -> int:
-        preemptor = self.workloads[e.wid].spec
-        for t in e.targets:
-            victim = self.workloads[t.wid]
-            if victim.evicting:
-                continue  # eviction already under way
-            self._set_evicting(t.wid)
-            victim.evicted_cycle = self.cycle
-            victim.preempted_by = e.wid
-            victim.eviction_reason = t.reason
-            gates = self.topo.gates
-            if t.reason == IN_COHORT_RECLAIM_WHILE_BORROWING and not gates.priority_sorting_within_cohort:
-                # Kueue workload.Ordering: without PrioritySortingWithinCohort such a
-                # victim queues as if it arrived just after its eviction, until
-                # it is admitted again (_admit).
-                self._queue_ts_before_preemption.setdefault(t.wid, victim.spec.queue_ts)
-                victim.spec.queue_ts = now_ns + 1_000_000
-            job_uid = preemptor.job_uid or "UNKNOWN"
-            victim.eviction_message = (
-                f"Preempted to accommodate a workload (UID: {preemptor.uid}, JobUID: {job_uid}) due to "
-                f"{HUMAN_REASONS[t.reason]}; preemptor path: {self._cq_path(e.cq)}; "
-                f"preemptee path: {self._cq_path(victim.admitted_cq)}"
-            )
-        return len(e.targets)
-
-    def _admit_entry(self, e: Entry, now_ns: int) -> None:
-        assert e.assignment is not None
-        rec = self.workloads[e.wid]
-        rec.admitted_pod_sets = [
-            (ps.count, {r: f.flavor for r, f in ps.flavors.items()}) for ps in e.assignment.pod_sets
-        ]
-        rec.admitted_resource_usage = [
-            {r: ps.requests[r] for r in ps.flavors} for ps in e.assignment.pod_sets
-        ]
-        rec.tas_uses = list(e.assignment.tas_usage)
-        rec.topology = [ps.topology for ps in e.assignment.pod_sets] if self.tas is not None else None
-        # Kueue's cycle snapshot gets only the admission's usage (scheduler.go
-        # processEntry: cq.AddUsage), not the workload: it is no preemption
-        # candidate for the rest of the cycle (preemption.go findCandidates).
-        self._admit(e.wid, e.cq, dict(e.assignment.usage), now_ns, listed=False)
-        self._push_entry_penalty(e.wid, e.cq, now_ns)
-        self.cq_generation[e.cq] += 1  # the admission's status update reaches the cache
-        self.cq_queues[e.cq].clear_preemptor(e.wid)
-        rec.reason, rec.message = "", ""
-        e.status = "assumed"
-        self._pods_ready.discard(e.wid)  # a new admission: its pods start now
-
     # --- the cycle ---------------------------------------------------------------------------------
-
-    def run_cycles(
-        self,
-        start_ns: int,
-        step_ns: int,
-        max_cycles: int,
-        until_stable: bool,
-        attempted_mask: np.ndarray | None = None,
-    ) -> CyclesRun:
-        """run_cycle at start_ns + k * step_ns (k = 1, 2, ...), at most
-        max_cycles; with until_stable up to and including the first cycle
-        that admits, preempts and newly parks nothing. With attempted_mask
-        (uint8 per wid), only heads whose flag is set are reported attempted,
-        and their flag is cleared (the native engine's bulk call)."""
-        start_ns, step_ns = A.i64(start_ns, "start_ns"), A.i64(step_ns, "step_ns")
-        max_cycles, until_stable = A.i64(max_cycles, "max_cycles"), A.flag(until_stable, "until_stable")
-        attempted_mask = A.uint8_mask(attempted_mask, "attempted_mask")
-        run = CyclesRun(0, False, [], [], [], [], [], [], [], [], [], [], [])
-        while run.cycles < max_cycles:
-            offset = run.cycles
-            report = self.run_cycle(start_ns + (offset + 1) * step_ns)
-            run.cycles += 1
-            run.heads.append(report.heads)
-            run.newly_parked.append(report.newly_parked)
-            run.admitted += report.admitted
-            run.admitted_cycle += [offset] * len(report.admitted)
-            run.preempted += report.preempted
-            run.preempted_cycle += [offset] * len(report.preempted)
-            run.preempted_admission_ns += [self.workloads[w].admission_time for w in report.preempted]
-            for w in report.attempted:
-                if attempted_mask is not None:
-                    if w >= len(attempted_mask) or not attempted_mask[w]:
-                        continue
-                    attempted_mask[w] = 0
-                run.attempted.append(w)
-                run.attempted_cycle.append(offset)
-            run.parked += report.parked
-            run.parked_cycle += [offset] * len(report.parked)
-            if until_stable and not (report.admitted or report.preempted or report.newly_parked):
-                run.stable = True
-                break
-        return run
 
     def run_cycle(self, now_ns: int, dirty_only: bool = False) -> CycleReport:
         """One cycle; ``dirty_only``: heads only from the cohort trees that
@@ -724,17 +453,7 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
         if self.tas is not None:
             self.tas.take_snapshot()
         # 1. heads
-        heads: list[tuple[int, int, int]] = []  # (wid, the queue's sticky and preemptor before the pop)
-        for cq, q in enumerate(self.cq_queues):
-            if (
-                self.topo.cluster_queues[cq].active
-                and q.has_active()
-                and (not dirty_only or self._tree_dirty[self.tree.root_of(cq)])
-            ):
-                before = (q.sticky, q.preemptor)
-                wid = q.pop()
-                if wid >= 0:
-                    heads.append((wid, *before))
+        heads = self._pop_heads(dirty_only)
         # the trees popped settle anew by the end of the cycle (_note_settled_trees)
         settling = self._trees_can_settle()
         if settling:
@@ -761,7 +480,40 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
             for e in self._classical_order(entries):
                 self._process_unless_blocked(e, victims, report, now_ns)
         # 6. requeue the heads that were not admitted
-        for e in entries + inadmissible:
+        self._requeue_heads(entries + inadmissible, report)
+        report.attempted.sort()
+        report.parked.sort()
+        self._end_cycle(report, now_ns)
+        if settling:
+            # a tree stays settled unless a head of it was admitted, evicted a
+            # workload, parked workloads, was not processed (blocked), or its
+            # attempt would not replay exactly; changes made during the cycle stand
+            for e in entries + inadmissible:
+                if not e.settled:
+                    self._tree_dirty[self.tree.root_of(e.cq)] = True
+        return report
+
+    def _pop_heads(self, dirty_only: bool) -> list[tuple[int, int, int]]:
+        """Step 1: the head of every active ClusterQueue (of the cohort trees
+        not settled, with ``dirty_only``), each with its queue's sticky
+        workload and preemptor as they were before the pop."""
+        heads: list[tuple[int, int, int]] = []
+        for cq, q in enumerate(self.cq_queues):
+            if (
+                self.topo.cluster_queues[cq].active
+                and q.has_active()
+                and (not dirty_only or self._tree_dirty[self.tree.root_of(cq)])
+            ):
+                before = (q.sticky, q.preemptor)
+                wid = q.pop()
+                if wid >= 0:
+                    heads.append((wid, *before))
+        return heads
+
+    def _requeue_heads(self, heads: list[Entry], report: CycleReport) -> None:
+        """Step 6: every head not admitted goes back to its queue (Kueue
+        requeueAndUpdate), its attempt recorded in the report."""
+        for e in heads:
             if e.status == "assumed":
                 continue
             if e.status == "waiting":
@@ -791,8 +543,9 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
                 and not (self.topo.gates.flavor_fungibility and pending_flavors)
                 and (q.sticky, q.preemptor) == (e.sticky_before, e.preemptor_before)
             )
-        report.attempted.sort()
-        report.parked.sort()
+
+    def _end_cycle(self, report: CycleReport, now_ns: int) -> None:
+        """The cycle's end, and step 7."""
         # the snapshot is gone (capacity reserved for this cycle only is free
         # again); the cycle's admissions join the admitted lists
         self.tree.discard_snapshot()
@@ -805,11 +558,3 @@ class ReferenceEngine(NominationMixin, LocalQueueFairSharingMixin, BulkCalls):
         if self.release_evictions:
             for wid in report.preempted:
                 self.release_eviction(wid)
-        if settling:
-            # a tree stays settled unless a head of it was admitted, evicted a
-            # workload, parked workloads, was not processed (blocked), or its
-            # attempt would not replay exactly; changes made during the cycle stand
-            for e in entries + inadmissible:
-                if not e.settled:
-                    self._tree_dirty[self.tree.root_of(e.cq)] = True
-        return report
