@@ -43,7 +43,10 @@ done
 cd "$root/examples/ml-platform" || exit 2
 # what-if outputs on examples/ml-platform: small runs, both engines; the
 # wall-clock figures they print are masked
-mask() { sed -E 's/pid [0-9]+/pid N/g; s/[0-9][0-9.,]* ?(ms|us|s|m|h)( wall| CPU)?\b/T/g; s/(in|took) T/\1 T/g'; }
+mask() {  # wall and CPU times, process ids; simulated durations stay
+  sed -E 's/pid [0-9]+/pid N/g; s/[0-9.]+ ?s  pid/T  pid/g; s/[0-9.]+ s \(cpu +[0-9.]+ s\)/T/g;
+    s/simulated in [0-9.]+ ?(ms|s|m|h)/simulated in T/g; s/"([a-z_]*_s)": [0-9.e+-]+/"\1": T/g'
+}
 set_q='ClusterQueue/training.spec.resourceGroups[0].flavors[0].resources[0].nominalQuota=128'
 for e in native reference; do
   for o in json table; do
