@@ -1,5 +1,5 @@
 """The simulator's native event loop (simulate/native_event_loop.py, csrc
-sim_loop.cpp) against loop.py's, both driving the native engine: every
+sim_loop.cpp) against event_loop.py's, both driving the native engine: every
 per-workload record, every series array to the last bit, the churn, the
 unsettled instants, the explanations and the counters must be equal. On the
 hypothesis clusters of test_long_churn, and on the built-in scenario with

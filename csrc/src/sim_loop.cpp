@@ -71,7 +71,7 @@ double SimLoop::now_s() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-// loop.py events(): the next instant is the earliest event; the clock stops
+// event_loop.py events(): the next instant is the earliest event; the clock stops
 // after the end (--until, else the last arrival) or past the drain limit.
 SimLoop::Status SimLoop::advance(double budget_s, std::size_t log_rows) {
   const double deadline_s = now_s() + budget_s;
@@ -108,7 +108,7 @@ SimLoop::Status SimLoop::advance(double budget_s, std::size_t log_rows) {
   return DONE;
 }
 
-// loop.py settle() and long_instant(): false when the deadline passed between
+// event_loop.py settle() and long_instant(): false when the deadline passed between
 // two slices of a long instant (it resumes at the next advance).
 bool SimLoop::instant(std::int64_t t, double deadline_s) {
   // a long instant resumed runs one slice before it looks at the clock: each
@@ -312,7 +312,7 @@ void SimLoop::evicted(std::int64_t t, const std::vector<std::int64_t>& victims, 
   }
 }
 
-// loop.py finishes(): finishes at t (skipping those of workloads evicted since).
+// event_loop.py finishes(): finishes at t (skipping those of workloads evicted since).
 void SimLoop::finishes(std::int64_t t) {
   scratch_.clear();
   while (!finish_heap_.empty() && finish_heap_.front()[0] == t) {
@@ -335,7 +335,7 @@ void SimLoop::finishes(std::int64_t t) {
   e_.remove_workloads(scratch_.data(), scratch_.size());
 }
 
-// loop.py jobs_stopped(): evicted workloads whose jobs have stopped at t:
+// event_loop.py jobs_stopped(): evicted workloads whose jobs have stopped at t:
 // quota free, back to their queues.
 void SimLoop::jobs_stopped(std::int64_t t) {
   scratch_.clear();

@@ -189,7 +189,7 @@ def format_quantity(resource: str, value: int) -> str:
     (ResourceQuantityString): cpu 1500 -> "1500m", memory 8Gi in bytes -> "8Gi".
 
     A value beyond int64 (a count times a per-pod request, a sum of usages)
-    prints as the engines hold it, saturated (``_reference/amount.py``):
+    prints as the engines hold it, saturated (``engine/reference/amount.py``):
     2 x 4Ei of memory is INT64_MAX, "9223372036854775807" ("...807m" for
     cpu); format_amount prints INT64_MAX "<unlimited>"."""
     if not INT64_MIN <= value <= INT64_MAX:

@@ -9,7 +9,7 @@ table, the queues, the decisions), so both engines explain alike, and it
 computes nothing until a workload is explained: ``schedule`` asks only for
 the workloads it prints.
 
-Quota arithmetic is the reference engine's (``_reference/quota.py``, Kueue's
+Quota arithmetic is the reference engine's (``engine/reference/quota.py``, Kueue's
 resource_node.go) on a fresh tree loaded with the engine's usage.
 """
 

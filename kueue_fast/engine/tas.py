@@ -7,7 +7,7 @@ may use (:class:`TasClassFlavor`), Kueue's flavor checks for TAS
 
 Everything here depends only on names, labels and the input's objects, so it
 is decided once, as the rest of the compiler does (engine/inputs.py); the engines
-(``_reference/tas.py``, ``csrc/src/tas.cpp``) do the counting.
+(``engine/reference/tas.py``, ``csrc/src/tas.cpp``) do the counting.
 
 The facts, from kueue (the commit kueue-fast follows):
 * a flavor's nodes: the Nodes matching its nodeLabels that carry every level

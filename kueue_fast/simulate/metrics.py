@@ -1,5 +1,5 @@
 """Metrics of a simulation, from what the loop kept: the per-workload
-records and the binned series (see loop.py and series.py).
+records and the binned series (see event_loop.py and series.py).
 
 Usage over time is a step function per ClusterQueue and flavor-resource; its
 time means (utilization, time spent borrowing) are exact integrals, the

@@ -2,7 +2,7 @@
 per-workload records (array.array: cheap single-element updates), with a
 method for each way an event changes them (an admission, an eviction, a
 check's answer, a PodsReady timeout, a release of quota) and the result at
-the end. ``loop.py`` runs the clock over it."""
+the end. ``event_loop.py`` runs the clock over it."""
 
 from __future__ import annotations
 

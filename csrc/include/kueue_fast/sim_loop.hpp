@@ -126,7 +126,7 @@ class SimLoop {
   const std::vector<std::pair<std::array<std::int64_t, 3>, std::int64_t>>& pairs() const noexcept { return pairs_; }
   std::vector<SimUnsettled>& unsettled_kept() noexcept { return unsettled_kept_; }
 
-  // counters (loop.py names)
+  // counters (event_loop.py names)
   std::int64_t arrived = 0, running = 0, admissions = 0, preemptions = 0;
   std::int64_t instants = 0, cycles = 0, cycles_run = 0, unsettled = 0;
   std::int64_t last_t = 0, final_t = 0, now = 0, instant_cycles = 0;
