@@ -155,8 +155,8 @@ def run_label(inputs: Inputs, seed: int) -> str:
     return ", ".join(parts)
 
 
-# Over 80 lines by its signature (the 20 run options simulate, compare, sweep and
-# bench pass); the body is the three steps below, about 60 lines.
+# long: by its signature (the 20 run options simulate, compare, sweep and bench
+# pass); the body is the three steps below, about 60 lines.
 def run(
     files: list[str] | None = None,
     trace_path: str | None = None,
