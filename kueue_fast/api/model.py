@@ -15,7 +15,63 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
+# Part of this module's API, declared in their own modules: label and node
+# selectors, taints and tolerations; Kueue's manager Configuration.
+from .configuration import (
+    RELEASED_FRAMEWORKS as RELEASED_FRAMEWORKS,
+)
+from .configuration import (
+    AdmissionFairSharingConfig as AdmissionFairSharingConfig,
+)
+from .configuration import (
+    Configuration as Configuration,
+)
+from .configuration import (
+    FairSharingConfig as FairSharingConfig,
+)
+from .configuration import (
+    ResourceRules as ResourceRules,
+)
+from .configuration import (
+    ResourceTransformation as ResourceTransformation,
+)
+from .configuration import (
+    WaitForPodsReadyConfig as WaitForPodsReadyConfig,
+)
+from .configuration import (
+    managed_jobs_default_selector as managed_jobs_default_selector,
+)
 from .errors import InputWarning
+from .selectors import (
+    NODE_SELECTOR_OPERATORS as NODE_SELECTOR_OPERATORS,
+)
+from .selectors import (
+    SELECTOR_OPERATORS as SELECTOR_OPERATORS,
+)
+from .selectors import (
+    TAINT_EFFECTS as TAINT_EFFECTS,
+)
+from .selectors import (
+    TOLERATION_OPERATORS as TOLERATION_OPERATORS,
+)
+from .selectors import (
+    LabelSelector as LabelSelector,
+)
+from .selectors import (
+    LabelSelectorRequirement as LabelSelectorRequirement,
+)
+from .selectors import (
+    NodeSelectorRequirement as NodeSelectorRequirement,
+)
+from .selectors import (
+    NodeSelectorTerm as NodeSelectorTerm,
+)
+from .selectors import (
+    Taint as Taint,
+)
+from .selectors import (
+    Toleration as Toleration,
+)
 
 # --- enumerations (the values Kueue's CRDs accept, v1beta2 spelling) --------
 
@@ -27,118 +83,11 @@ BORROW_WITHIN_COHORT_POLICIES = ("Never", "LowerPriority")
 FUNGIBILITY_POLICIES = ("MayStopSearch", "TryNextFlavor")
 FUNGIBILITY_PREFERENCES = ("BorrowingOverPreemption", "PreemptionOverBorrowing")
 FAIR_SHARING_STRATEGIES = ("LessThanOrEqualToFinalShare", "LessThanInitialShare")
-TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
-TOLERATION_OPERATORS = ("Equal", "Exists")
-SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
-NODE_SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
-
-
-# integrations.frameworks of the configuration Kueue's release manifests install
-RELEASED_FRAMEWORKS = (
-    "batch/job",
-    "kubeflow.org/mpijob",
-    "ray.io/rayjob",
-    "ray.io/raycluster",
-    "ray.io/rayservice",
-    "jobset.x-k8s.io/jobset",
-    "workload.codeflare.dev/appwrapper",
-    "trainer.kubeflow.org/trainjob",
-)
 
 
 def object_ref(kind: str, name: str, namespace: str | None = None) -> str:
     """``Kind/name`` or ``Kind/namespace/name``: how errors and logs name objects."""
     return f"{kind}/{namespace}/{name}" if namespace else f"{kind}/{name}"
-
-
-# --- selectors, taints, tolerations -------------------------------------------
-
-
-@dataclass(frozen=True)
-class LabelSelectorRequirement:
-    """One ``matchExpressions`` entry of a label selector."""
-
-    key: str
-    operator: str  # one of SELECTOR_OPERATORS
-    values: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class LabelSelector:
-    """A metav1.LabelSelector. ``{}`` (no terms) matches everything."""
-
-    match_labels: tuple[tuple[str, str], ...] = ()
-    match_expressions: tuple[LabelSelectorRequirement, ...] = ()
-
-    def matches(self, labels: dict[str, str]) -> bool:
-        """Whether an object with these labels is selected."""
-        for k, v in self.match_labels:
-            if labels.get(k) != v:
-                return False
-        for req in self.match_expressions:
-            present = req.key in labels
-            if req.operator == "In":
-                if not present or labels[req.key] not in req.values:
-                    return False
-            elif req.operator == "NotIn":
-                if present and labels[req.key] in req.values:
-                    return False
-            elif req.operator == "Exists":
-                if not present:
-                    return False
-            elif req.operator == "DoesNotExist":
-                if present:
-                    return False
-        return True
-
-
-@dataclass(frozen=True)
-class NodeSelectorRequirement:
-    """One requirement of a node selector term (node affinity)."""
-
-    key: str
-    operator: str  # one of NODE_SELECTOR_OPERATORS
-    values: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class NodeSelectorTerm:
-    """Requirements ANDed together; the terms of an affinity are ORed.
-
-    ``match_fields`` (rare, about node fields) are kept so that a term that has
-    only field requirements is not mistaken for an empty term."""
-
-    match_expressions: tuple[NodeSelectorRequirement, ...] = ()
-    match_fields: tuple[NodeSelectorRequirement, ...] = ()
-
-
-@dataclass(frozen=True)
-class Taint:
-    """A node taint (a ResourceFlavor's ``nodeTaints``)."""
-
-    key: str
-    value: str
-    effect: str  # one of TAINT_EFFECTS
-
-
-@dataclass(frozen=True)
-class Toleration:
-    """A pod's toleration (or a ResourceFlavor's ``tolerations``)."""
-
-    key: str = ""
-    operator: str = "Equal"  # one of TOLERATION_OPERATORS
-    value: str = ""
-    effect: str = ""  # "" tolerates every effect
-
-    def tolerates(self, taint: Taint) -> bool:
-        """Kubernetes' Toleration.ToleratesTaint."""
-        if self.effect and self.effect != taint.effect:
-            return False
-        if self.key and self.key != taint.key:
-            return False
-        if self.operator == "Exists":
-            return True
-        return self.value == taint.value  # Equal (also the empty operator)
 
 
 # --- ResourceFlavor, ClusterQueue, Cohort, LocalQueue ------------------------
@@ -526,95 +475,6 @@ def _div_trunc(a: int, b: int) -> int:
     """Go's int64 a / b (towards zero)."""
     q = abs(a) // b
     return q if a >= 0 else -q
-
-
-@dataclass
-class FairSharingConfig:
-    """The Configuration's ``fairSharing`` (on when present)."""
-
-    preemption_strategies: list[str] = field(
-        default_factory=lambda: ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]
-    )
-
-
-@dataclass
-class AdmissionFairSharingConfig:
-    """The Configuration's ``admissionFairSharing`` (durations in seconds)."""
-
-    usage_half_life_s: float = 0.0  # usageHalfLifeTime
-    usage_sampling_interval_s: float = 300.0  # usageSamplingInterval
-    resource_weights: dict[str, float] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class ResourceTransformation:
-    """One entry of Configuration resources.transformations (apis/config
-    ResourceTransformation): ``outputs`` are factors per unit of input, as exact
-    nano amounts (quantity_nanos)."""
-
-    input: str
-    replace: bool = False  # strategy Replace (default Retain)
-    multiply_by: str = ""
-    outputs: tuple[tuple[str, int], ...] = ()
-
-
-@dataclass(frozen=True)
-class ResourceRules:
-    """Configuration resources: what Kueue charges to quota in place of a pod's
-    requests (pkg/workload/workload.go totalRequestsFromPodSets)."""
-
-    exclude_prefixes: tuple[str, ...] = ()
-    transformations: dict[str, ResourceTransformation] = field(default_factory=dict)
-
-    def __bool__(self) -> bool:
-        return bool(self.exclude_prefixes or self.transformations)
-
-
-@dataclass(frozen=True)
-class WaitForPodsReadyConfig:
-    """Configuration waitForPodsReady, defaulted as apis/config defaults.go does
-    (durations in seconds)."""
-
-    timeout_s: float = 1800.0
-    recovery_timeout_s: float | None = 1800.0  # defaults to timeout
-    block_admission: bool = False
-    requeuing_timestamp: str = "Eviction"  # or "Creation"
-    backoff_limit_count: int | None = None  # None: requeued for ever
-    backoff_base_s: int = 60
-    backoff_max_s: int = 3600
-
-
-@dataclass
-class Configuration:
-    """Kueue's manager Configuration: the parts that change scheduling decisions."""
-
-    fair_sharing: FairSharingConfig | None = None  # None: fair sharing off
-    admission_fair_sharing: AdmissionFairSharingConfig | None = None
-    feature_gates: dict[str, bool] = field(default_factory=dict)
-    # QuotaCheckStrategy: "CheckAll" (default) or "IgnoreUndeclared".
-    quota_check_strategy: str = "CheckAll"
-    # resources.excludeResourcePrefixes and resources.transformations.
-    resources: ResourceRules = field(default_factory=ResourceRules)
-    # waitForPodsReady when the Configuration enables it (loader), else None.
-    wait_for_pods_ready: WaitForPodsReadyConfig | None = None
-    # Which jobs Kueue manages (apis/config/v1beta2 configuration_types.go and
-    # defaults.go): integrations.frameworks, manageJobsWithoutQueueName and
-    # managedJobsNamespaceSelector (default: every namespace but kube-system
-    # and Kueue's own). Without a Configuration, the frameworks of the
-    # configuration Kueue's release installs (config/components/manager/
-    # controller_manager_config.yaml); a Configuration that names none gets
-    # defaults.go's batch/job only (loader).
-    frameworks: tuple[str, ...] = RELEASED_FRAMEWORKS
-    manage_jobs_without_queue_name: bool = False
-    managed_jobs_namespace_selector: LabelSelector = field(
-        default_factory=lambda: managed_jobs_default_selector("kueue-system")
-    )
-
-
-def managed_jobs_default_selector(kueue_namespace: str) -> LabelSelector:
-    """Kueue's default managedJobsNamespaceSelector."""
-    req = LabelSelectorRequirement("kubernetes.io/metadata.name", "NotIn", ("kube-system", kueue_namespace))
-    return LabelSelector(match_expressions=(req,))
 
 
 # --- The whole input ----------------------------------------------------------
