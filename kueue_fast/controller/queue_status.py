@@ -37,7 +37,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..api.model import ClusterState
-from ..cluster import statuses as S
+from ..cluster import queue_readiness as Q
+from ..cluster import workload_status as S
 from ..kube import objects as state
 from ..kube.client import CLUSTER_QUEUES, LOCAL_QUEUES, RESOURCE_FLAVORS, Resource
 from . import job_kinds as J
@@ -241,10 +242,10 @@ class QueueStatus(ControllerParts):
             return  # a write in flight: its result makes the queue due again (_on_done)
         if self._queue_finalizer(key, CLUSTER_QUEUES, cq, in_use=tally.admitted > 0):
             return
-        st = S.cluster_queue_status(
+        st = Q.cluster_queue_status(
             cq, tally.pending, tally.admitted, tally.usage, self._cq_active(name, cq), self.clock.time_ns()
         )
-        if S.status_differs(cq.get("status"), st):
+        if Q.status_differs(cq.get("status"), st):
             self._write_queue_status(key, CLUSTER_QUEUES, cq, st)
             self.lanes["cq"] = (key, Write.QUEUE_STATUS.value)
 
@@ -260,7 +261,7 @@ class QueueStatus(ControllerParts):
         if key in self.inflight:
             return
         cqname = (lq.get("spec") or {}).get("clusterQueue", "")
-        st = S.local_queue_status(
+        st = Q.local_queue_status(
             lq,
             self.cache.objs["cq"].get(cqname),
             tally.pending,
@@ -269,7 +270,7 @@ class QueueStatus(ControllerParts):
             self._lq_active(lq),
             self.clock.time_ns(),
         )
-        if S.status_differs(lq.get("status"), st):
+        if Q.status_differs(lq.get("status"), st):
             self._write_queue_status(key, LOCAL_QUEUES, lq, st)
             self.lanes["lq"] = (key, Write.QUEUE_STATUS.value)
 
@@ -290,7 +291,7 @@ class QueueStatus(ControllerParts):
             return False, "Invalid", "Can't admit new workloads: the ClusterQueue is invalid"
         # stopped, missing flavors or checks, MultiKueue rules (clusterqueue.go inactiveReason)
         known = ClusterState(resource_flavors=self.cache.flavors, admission_checks=self.cache.acs)
-        return S.cluster_queue_readiness(m, known).as_tuple()
+        return Q.cluster_queue_readiness(m, known).as_tuple()
 
     def _lq_active(self, lq: JSON) -> tuple[bool, str, str]:
         cqname = (lq.get("spec") or {}).get("clusterQueue", "")
