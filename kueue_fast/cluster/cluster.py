@@ -236,7 +236,8 @@ class Cluster:
         if wl.key in self._index.wid:
             raise EngineError(f"Workload/{wl.key} is already in the cluster")
         self.state.workloads[wl.key] = wl
-        self._ensure_known(wl)
+        if not self._built.knows(wl):  # a resource or flavor the topology lacks: rebuild it
+            self.reconfigure(self.state)
         self._add_compiled(wl.key, self.compiler.compile(wl))
         self._pods_ready.admitted_input(wl)
         self._checks.init(wl)
@@ -256,22 +257,6 @@ class Cluster:
         self._index.add(key, self.engine.add_workload(spec))
         if spec.admission is not None and self._reader.charged_less(self.state.workloads.get(key)):
             self._reader.reclaimed.add(key)
-
-    def _ensure_known(self, wl: Workload) -> None:
-        """A workload naming a resource or flavor the topology lacks forces a
-        rebuild (so does a pod resource the compiled TAS topology lacks)."""
-        names = set(self.topology.resource_names)
-        flavors = set(self.topology.flavor_names)
-        missing = any(r not in names for per_pod in self.compiler.charged_requests(wl) for r in per_pod)
-        tas = self.topology.tas
-        if tas is not None:
-            missing |= not tas.knows_resources(r for ps in wl.pod_sets for r in ps.requests)
-        if wl.admission is not None:
-            for psa in wl.admission.pod_set_assignments:
-                missing |= any(r not in names for r in psa.resource_usage)
-                missing |= any(f not in flavors for f in psa.flavors.values())
-        if missing:
-            self.reconfigure(self.state)
 
     def remove_workload(self, key: str) -> None:
         """The workload finished or was deleted: its quota (if any) is released
@@ -563,15 +548,7 @@ class Cluster:
     def local_queue_fair_sharing(self, key: str) -> LocalQueueFairSharing | None:
         """Admission fair sharing state of LocalQueue ``namespace/name``; None
         when it has none (not configured, or not sampled yet)."""
-        entry = self.engine.afs_ledger_state().get(key)
-        if entry is None:
-            return None
-        return LocalQueueFairSharing(
-            dict(entry["consumed"]),
-            dict(entry["pending_penalty"]),
-            entry["last_update_ns"],
-            entry["usage"],
-        )
+        return self._reader.local_queue_fair_sharing(key)
 
     # Decisions are read one at a time (a Decision with everything) or in bulk
     # from the engine's arrays (counts, what -o json prints); cluster/reading.py

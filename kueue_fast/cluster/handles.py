@@ -14,7 +14,7 @@ from ..engine.select import make_engine
 from ..engine.workloads import WorkloadCompiler
 
 if TYPE_CHECKING:
-    from ..api.model import ClusterState
+    from ..api.model import ClusterState, Workload
     from ..engine.contract import Engine
     from ..engine.inputs import Topology
     from ..engine.kernels import WorkloadScan
@@ -41,6 +41,22 @@ class EngineHandle:
         self.topology = compile_topology(state, scan=scan)
         self.compiler = WorkloadCompiler(state, self.topology)
         self.engine = make_engine(self.engine_name, self.topology, self.release_evictions)
+
+    def knows(self, wl: Workload) -> bool:
+        """Does the topology know every resource and flavor the workload names
+        (and the compiled TAS topology every pod resource)? Else the engine
+        must be rebuilt before the workload can be added."""
+        names = set(self.topology.resource_names)
+        flavors = set(self.topology.flavor_names)
+        missing = any(r not in names for per_pod in self.compiler.charged_requests(wl) for r in per_pod)
+        tas = self.topology.tas
+        if tas is not None:
+            missing |= not tas.knows_resources(r for ps in wl.pod_sets for r in ps.requests)
+        if wl.admission is not None:
+            for psa in wl.admission.pod_set_assignments:
+                missing |= any(r not in names for r in psa.resource_usage)
+                missing |= any(f not in flavors for f in psa.flavors.values())
+        return not missing
 
 
 class WorkloadIndex:

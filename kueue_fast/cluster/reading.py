@@ -36,6 +36,7 @@ from .decisions import (
     BulkDecisions,
     Decision,
     HeldWorkload,
+    LocalQueueFairSharing,
     PodSetDecision,
     WorkloadState,
 )
@@ -66,6 +67,18 @@ class DecisionReader:
         # Topology Aware Scheduling: the placements of the admissions added
         # after a rebuild (reconfigure), by key; else the input's are shown
         self.given_topology: dict[str, dict[str, TopologyAssignment | None]] = {}
+
+    def local_queue_fair_sharing(self, key: str) -> LocalQueueFairSharing | None:
+        """Admission fair sharing state of LocalQueue ``key`` (None: none)."""
+        entry = self._built.engine.afs_ledger_state().get(key)
+        if entry is None:
+            return None
+        return LocalQueueFairSharing(
+            dict(entry["consumed"]),
+            dict(entry["pending_penalty"]),
+            entry["last_update_ns"],
+            entry["usage"],
+        )
 
     def decisions(self) -> list[Decision]:
         """Every workload's Decision, sorted by key."""
