@@ -20,9 +20,11 @@ from .pods_ready import PodsReadyLedger
 class AdmissionCheckLedger:
     """Per workload, its check states; the workloads holding quota until their
     checks are Ready (reserved), those with a Retry or Rejected state still to
-    act on, and those a Rejected check deactivated. ``decide`` is the Cluster's
-    decision(key); a Retry with requeueAfterSeconds holds the workload out of
-    its queue through the PodsReady ledger's backoff."""
+    act on, and those a Rejected check deactivated. A Retry with
+    requeueAfterSeconds holds the workload out of its queue through the
+    PodsReady ledger's backoff. The calls that read a decision take
+    ``decide``, the Cluster's decision(key), as an argument: a reference kept
+    to it would tie the Cluster in a cycle, freed only by the cyclic GC."""
 
     def __init__(
         self,
@@ -30,13 +32,11 @@ class AdmissionCheckLedger:
         index: WorkloadIndex,
         clock: Clock,
         pods_ready: PodsReadyLedger,
-        decide: Callable[[str], Decision],
     ) -> None:
         self._built = built
         self._index = index
         self._clock = clock
         self._pods_ready = pods_ready
-        self._decide = decide
         self.cluster_queues: set[str] = set()  # the ClusterQueues with admission checks
         self.states: dict[str, list[AdmissionCheckState]] = {}
         self.reserved: set[str] = set()  # quota held, not admitted yet
@@ -54,14 +54,16 @@ class AdmissionCheckLedger:
         self.failures.discard(key)
         self.deactivated.discard(key)
 
-    def input_workload(self, wl: Workload) -> None:
+    def input_workload(self, wl: Workload, decide: Callable[[str], Decision]) -> None:
         """An input workload: the check states it comes with, when it has some
         or holds quota in a ClusterQueue with checks (else nothing to keep)."""
         adm = wl.admission
         if wl.admission_checks or (adm is not None and adm.cluster_queue in self.cluster_queues):
-            self.init(wl)
+            self.init(wl, decide)
 
-    def after_cycle(self, result: CycleResult, admitted: list[int]) -> None:
+    def after_cycle(
+        self, result: CycleResult, admitted: list[int], decide: Callable[[str], Decision]
+    ) -> None:
         """What the cycle's admissions (wids) and evictions do to the checks: an
         eviction resets them, quota reserved in a ClusterQueue with checks waits
         for them, and a Retry or Rejected state evicts (added to result.evicted)."""
@@ -71,18 +73,18 @@ class AdmissionCheckLedger:
             engine, cqs, keys = self._built.engine, self._built.topology.cluster_queues, self._index.keys
             for w in admitted:
                 if cqs[engine.workload_view(w).admitted_cq].name in self.cluster_queues:
-                    self.quota_reserved(keys[w], admitted=False)
+                    self.quota_reserved(keys[w], decide, admitted=False)
         if self.failures:
-            result.evicted.extend(self._evict_for_failed_checks(result.time_ns))
+            result.evicted.extend(self._evict_for_failed_checks(result.time_ns, decide))
 
-    def recheck_reserved(self) -> None:
+    def recheck_reserved(self, decide: Callable[[str], Decision]) -> None:
         """After a rebuild the checks that apply may have changed
         (workload_controller.go syncs them on a ClusterQueue update): a
         reserved workload whose checks are now all Ready is admitted."""
         for key in sorted(self.reserved):
             self.reserved.discard(key)
             if key in self._index.wid:
-                self.quota_reserved(key, admitted=False)
+                self.quota_reserved(key, decide, admitted=False)
 
     def set_check_state(
         self,
@@ -129,7 +131,7 @@ class AdmissionCheckLedger:
         self._index.id(key)
         return list(self.states.get(key, ()))
 
-    def init(self, wl: Workload) -> None:
+    def init(self, wl: Workload, decide: Callable[[str], Decision]) -> None:
         """The check states an input workload comes with. A workload holding
         quota gets the checks of its admission's flavors; a pending one only
         those applying to every flavor of its queue (workload.go
@@ -142,8 +144,8 @@ class AdmissionCheckLedger:
             return  # the common case: nothing to keep
         if not wl.active:
             return
-        if wl.admission is not None and self._decide(key).holds_quota:
-            self.quota_reserved(key, admitted=wl.admitted_condition)
+        if wl.admission is not None and decide(key).holds_quota:
+            self.quota_reserved(key, decide, admitted=wl.admitted_condition)
         elif wl.admission is None and key in self.states:
             lq = self._built.state.local_queues.get(f"{wl.namespace}/{wl.queue_name}")
             cq = self._built.state.cluster_queues.get(lq.cluster_queue) if lq is not None else None
@@ -158,13 +160,13 @@ class AdmissionCheckLedger:
         else:
             self.states.pop(key, None)
 
-    def quota_reserved(self, key: str, *, admitted: bool) -> None:
+    def quota_reserved(self, key: str, decide: Callable[[str], Decision], *, admitted: bool) -> None:
         """Quota was reserved for the workload: the checks of its flavors get
         a state (Pending when new); it is admitted at once when they are all
         Ready (scheduler.go prepareWorkload), or when Kueue had already
         admitted it (an Admitted workload stays so: workload_controller.go
         syncs Admitted only for workloads not admitted)."""
-        d = self._decide(key)
+        d = decide(key)
         cq = self._built.state.cluster_queues.get(d.cluster_queue or "")
         if cq is None or not cq.admission_checks:
             self.states.pop(key, None)
@@ -181,7 +183,7 @@ class AdmissionCheckLedger:
         if key in self.states:
             self._set(key, ac.reset_on_eviction(self.states[key], self._clock.now_ns))
 
-    def _evict_for_failed_checks(self, now_ns: int) -> list[str]:
+    def _evict_for_failed_checks(self, now_ns: int, decide: Callable[[str], Decision]) -> list[str]:
         """End of a cycle: workloads holding quota with a Retry check are
         evicted and requeued, ordered by the eviction time until admitted
         again; with a Rejected one, deactivated (reconcileCheckBasedEviction).
@@ -191,7 +193,7 @@ class AdmissionCheckLedger:
         queue until then, as after a PodsReady timeout (PodsReadyLedger.hold)."""
         out: list[str] = []
         for key in sorted(self.failures):
-            if key not in self._index.wid or not self._decide(key).holds_quota:
+            if key not in self._index.wid or not decide(key).holds_quota:
                 continue
             self.failures.discard(key)
             states = self.states.get(key, ())

@@ -114,9 +114,7 @@ class Cluster:
         self._clock = Clock(start_time_ns if start_time_ns is not None else _start_time(scan.latest_ns))
         self.start_ns = self._clock.now_ns  # the clock before the first cycle
         self._pods_ready = PodsReadyLedger(self._built, self._index, self._clock)
-        self._checks = AdmissionCheckLedger(
-            self._built, self._index, self._clock, self._pods_ready, self.decision
-        )
+        self._checks = AdmissionCheckLedger(self._built, self._index, self._clock, self._pods_ready)
         self._history = HistoryLedger(self._built, self._index)
         self._reader = DecisionReader(self._built, self._index, self._clock, self._checks, self._pods_ready)
         self._build(state, scan)
@@ -240,7 +238,7 @@ class Cluster:
             self.reconfigure(self.state)
         self._add_compiled(wl.key, self.compiler.compile(wl))
         self._pods_ready.admitted_input(wl)
-        self._checks.init(wl)
+        self._checks.init(wl, self.decision)
 
     def _add_staged(self, keys: list[str], lo: int) -> None:
         """Add pending workloads from the engine's staged rows ``lo:lo+len(keys)``, one per key."""
@@ -251,7 +249,7 @@ class Cluster:
     def _add_input(self, key: str, wl: Workload, compile: Callable[[Workload], WorkloadSpec]) -> None:
         """An input workload the arrays cannot carry, with its admission checks."""
         self._add_compiled(key, compile(wl))
-        self._checks.input_workload(wl)
+        self._checks.input_workload(wl, self.decision)
 
     def _add_compiled(self, key: str, spec: WorkloadSpec) -> None:
         self._index.add(key, self.engine.add_workload(spec))
@@ -336,7 +334,7 @@ class Cluster:
             pods_ready.held[wid] = replace(h, wid=wid)
             pods_ready.engine_hold(pods_ready.held[wid])
         self._history.restore_first_attempts(first_ns)
-        self._checks.recheck_reserved()
+        self._checks.recheck_reserved(self.decision)
 
     # --- scheduling ------------------------------------------------------------------------------
 
@@ -371,7 +369,7 @@ class Cluster:
             time_ns=now_ns,
         )
         # 3. its admissions and evictions seen by the admission check controllers
-        self._checks.after_cycle(result, report.admitted)
+        self._checks.after_cycle(result, report.admitted, self.decision)
         # 4. what the statuses remember of it
         self._history.record_cycle(result, report.attempted, self.decision)
         return result
