@@ -242,7 +242,7 @@ def test_a_missing_or_inactive_check_makes_the_cluster_queue_inactive(
     c = run([*queues(ALL_FLAVORS), *objs, wl("a", 1)], "reference")
     d = c.decision("ns/a")
     assert (d.state, d.reason, d.message) == ("pending", "Suspended", "ClusterQueue cq is inactive")
-    from kueue_fast.cluster.statuses import cluster_queue_readiness
+    from kueue_fast.cluster.queue_readiness import cluster_queue_readiness
 
     r = cluster_queue_readiness(c.state.cluster_queues["cq"], c.state)
     assert (r.active, r.reason, r.message) == (False, reason, f"Can't admit new workloads: {message}.")
@@ -258,7 +258,7 @@ def test_multikueue_checks_have_extra_rules() -> None:
         check("prov"),
     ]
     c = Cluster.from_objects(objs, "reference")
-    from kueue_fast.cluster.statuses import cluster_queue_readiness
+    from kueue_fast.cluster.queue_readiness import cluster_queue_readiness
 
     r = cluster_queue_readiness(c.state.cluster_queues["cq"], c.state)
     assert (r.active, r.reason) == (False, "MultipleMultiKueueAdmissionChecks")
@@ -628,7 +628,7 @@ def test_bulk_counts_see_reserved_and_deactivated_workloads(engine: str) -> None
 def test_the_controllers_eviction_counts_retries_as_kueue() -> None:
     # evict.go resetChecksOnEviction: retryCount only for a Retry (one more); nil for any other state;
     # requeueAfterSeconds kept
-    from kueue_fast.cluster import statuses as S
+    from kueue_fast.cluster import workload_status as S
 
     wl_obj = {
         "metadata": {"name": "a", "namespace": "ns"},

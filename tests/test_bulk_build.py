@@ -41,11 +41,11 @@ def exact_path() -> Iterator[None]:
 
 def _engine_state(c: Cluster) -> list[tuple[Any, ...]]:
     e = c.engine
-    return [(key, e.spec(w), e.workload_view(w)) for w, key in enumerate(c._keys)]
+    return [(key, e.spec(w), e.workload_view(w)) for w, key in enumerate(c._index.keys)]
 
 
 def _assert_same(bulk: Cluster, exact: Cluster) -> None:
-    assert bulk._wid == exact._wid
+    assert bulk._index.wid == exact._index.wid
     assert _engine_state(bulk) == _engine_state(exact)
     for cq in range(len(bulk.topology.cluster_queues)):
         assert bulk.engine.queue_state(cq) == exact.engine.queue_state(cq)
@@ -63,7 +63,7 @@ def _both(state: Any) -> tuple[Cluster, Cluster]:
 @given(scenarios())
 def test_bulk_construction_matches_the_exact_path(sc: Scenario) -> None:
     bulk, exact = _both(sc.state)
-    for w, key in enumerate(exact._keys):  # which ones the arrays carry
+    for w, key in enumerate(exact._index.keys):  # which ones the arrays carry
         spec, wl = exact.engine.spec(w), sc.state.workloads[key]
         plain = (
             spec.admission is None
@@ -158,7 +158,7 @@ def test_bulk_keeps_apart_what_the_exact_key_tells_apart() -> None:
     wls.append(other)
     state = build_state(_manifests(wls))
     bulk, exact = _both(state)
-    hashes = {key: bulk.engine.spec(w).scheduling_hash for key, w in bulk._wid.items()}
+    hashes = {key: bulk.engine.spec(w).scheduling_hash for key, w in bulk._index.wid.items()}
     assert len({hashes[f"team/w{i}"] for i in range(len(ports))}) == len(ports)
     _assert_same(bulk, exact)
     bulk.run_until_stable(20)
@@ -166,7 +166,7 @@ def test_bulk_keeps_apart_what_the_exact_key_tells_apart() -> None:
     _assert_same(bulk, exact)
     reasons = {d.key: (d.state, d.reason, d.message) for d in bulk.decisions()}
     assert reasons["team/noq"][2] == "LocalQueue missing doesn't exist"
-    blocks = {key: bulk.engine.spec(w).block for key, w in bulk._wid.items()}
+    blocks = {key: bulk.engine.spec(w).block for key, w in bulk._index.wid.items()}
     assert blocks["other/elsewhere"] == BLOCK_NAMESPACE_MISMATCH
     assert blocks["team/bad"] == BLOCK_RESOURCES_INVALID
 
@@ -223,7 +223,7 @@ def test_a_template_replaced_after_loading_is_not_trusted() -> None:
     with exact_path():
         exact = Cluster(copy.deepcopy(state), "native", start_time_ns=T0)
     _assert_same(bulk, exact)
-    hashes = {key: bulk.engine.spec(w).scheduling_hash for key, w in bulk._wid.items()}
+    hashes = {key: bulk.engine.spec(w).scheduling_hash for key, w in bulk._index.wid.items()}
     assert hashes["team/w0"] == hashes["team/w2"] != hashes["team/w1"]
     ignore = bulk.topology.gates.scheduling_equivalence_hashing_ignore_pod_set_name
     assert hashes["team/w1"] == scheduling_hash(changed, [1], ignore)

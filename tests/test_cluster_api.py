@@ -197,7 +197,7 @@ def test_state_counts_are_those_of_the_decisions(engine: str) -> None:
     # workload and an eviction under way are counted as decisions() shows them
     from collections import Counter
 
-    from kueue_fast.cluster import counts as cluster_module  # where state_counts lives
+    from kueue_fast.cluster import reading as cluster_module  # where state_counts lives
     from kueue_fast.engine.contract import STATE_NAMES
 
     assert cluster_module.STATE_NAMES is STATE_NAMES  # one definition of the state codes
@@ -227,8 +227,10 @@ def test_queue_state_counts_are_those_of_the_decisions(engine: str, monkeypatch:
     view = ClusterView(cluster)
     want = Counter((_queued_in(view, d), d.state) for d in cluster.decisions())
     made: list[int] = []
-    decision = Cluster._decision
-    monkeypatch.setattr(Cluster, "_decision", lambda self, wid: made.append(wid) or decision(self, wid))
+    from kueue_fast.cluster.reading import DecisionReader
+
+    decision = DecisionReader.decision
+    monkeypatch.setattr(DecisionReader, "decision", lambda self, wid: made.append(wid) or decision(self, wid))
     specs: list[int] = []
     spec = cluster.engine.spec
     monkeypatch.setattr(cluster.engine, "spec", lambda wid: specs.append(wid) or spec(wid))

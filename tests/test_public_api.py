@@ -58,7 +58,7 @@ def _public(module: str) -> list[tuple[str, Any]]:
             continue
         out.append((f"{module}.{name}", obj))
         if inspect.isclass(obj):
-            for klass in obj.__mro__:  # the mixins' methods are the Cluster's too
+            for klass in obj.__mro__:  # a base class's methods are the class's too
                 if not klass.__module__.startswith("kueue_fast"):
                     continue
                 for attr, value in vars(klass).items():

@@ -202,8 +202,8 @@ def test_bulk_cycles_give_a_readmitted_workload_its_creation_time_back(engine: s
     cluster.run_until_stable()
     assert cluster.decision("default/r").state == "admitted"
     assert cluster.decision("default/w").state == "pending"
-    assert cluster.engine.spec(cluster._id("default/w")).queue_ts > NOW  # moved past its preemption
+    assert cluster.engine.spec(cluster.wid_of("default/w")).queue_ts > NOW  # moved past its preemption
     cluster.remove_workload("default/r")
     cluster.run_until_stable()
     assert cluster.decision("default/w").state == "admitted"
-    assert cluster.engine.spec(cluster._id("default/w")).queue_ts == NOW - 10 * SECOND
+    assert cluster.engine.spec(cluster.wid_of("default/w")).queue_ts == NOW - 10 * SECOND

@@ -1,6 +1,6 @@
 """What a Cluster gives (Decision, CycleResult, BulkDecisions...) and keeps
 between cycles (WorkloadHistory, PodsReadyState, HeldWorkload): plain records,
-apart from the Cluster so that its parts (cluster_*.py) share them."""
+apart from the Cluster so that its ledgers and reader share them."""
 
 from __future__ import annotations
 

@@ -25,7 +25,8 @@ from ..engine.inputs import BLOCK_NONE, WorkloadSpec, cohort_graph, cycle_path
 from ..engine.reference.amount import saturating_mul
 from ..engine.reference.quota import QuotaTree
 from ..engine.reference.tas import TasState
-from .statuses import Readiness, cluster_queue_readiness, rfc3339
+from .queue_readiness import Readiness, cluster_queue_readiness
+from .workload_status import rfc3339
 
 if TYPE_CHECKING:
     from .cluster import Cluster, Decision

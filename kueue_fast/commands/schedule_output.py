@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..api.model import Workload, charged_usage
 from ..api.quantity import format_amount
-from ..cluster import statuses as S
+from ..cluster import queue_readiness as Q
+from ..cluster import workload_status as S
 from ..cluster.cluster import (
     ADMITTED,
     BULK_OTHER,
@@ -166,12 +167,12 @@ def _dumps_plain(doc: JSON) -> str:
 class _QueueTally:
     pending: int = 0
     reserving: int = 0
-    usage: S.FlavorUsage = field(default_factory=dict)
+    usage: Q.FlavorUsage = field(default_factory=dict)
     # quota reserved but not admitted (admission checks): their count and usage
     waiting: int = 0
-    waiting_usage: S.FlavorUsage = field(default_factory=dict)
+    waiting_usage: Q.FlavorUsage = field(default_factory=dict)
 
-    def admitted_usage(self) -> S.FlavorUsage | None:
+    def admitted_usage(self) -> Q.FlavorUsage | None:
         """flavorsUsage: the usage less what waits for admission checks (None: the same)."""
         if not self.waiting:
             return None
@@ -181,7 +182,7 @@ class _QueueTally:
         }
 
 
-def _add_usage(into: S.FlavorUsage, d: Decision, wl: Workload, reclaimable_pods: bool) -> None:
+def _add_usage(into: Q.FlavorUsage, d: Decision, wl: Workload, reclaimable_pods: bool) -> None:
     """The quota the decision's admission holds (less what reclaimed pods released)."""
     for ps in d.pod_sets:
         usage = charged_usage(wl.pod_sets, ps.name, ps.count, ps.resource_usage, reclaimable_pods)[1]
@@ -258,12 +259,12 @@ def queue_statuses(cluster: Cluster, view: ClusterView, decisions: Sequence[Deci
         if cq_obj is None:
             continue
         node = view.cq_id(name)
-        st = S.cluster_queue_status(
+        st = Q.cluster_queue_status(
             cq_obj,
             t.pending,
             t.reserving - t.waiting,
             t.usage,
-            S.cluster_queue_readiness(state.cluster_queues[name], state).as_tuple(),
+            Q.cluster_queue_readiness(state.cluster_queues[name], state).as_tuple(),
             now,
             reserving=t.reserving,
             admitted_usage=t.admitted_usage(),
@@ -278,13 +279,13 @@ def queue_statuses(cluster: Cluster, view: ClusterView, decisions: Sequence[Deci
         lq_obj = docs.get(f"lq/{key}")
         if lq_obj is None:
             continue
-        out[f"lq/{key}"] = S.local_queue_status(
+        out[f"lq/{key}"] = Q.local_queue_status(
             lq_obj,
             docs.get(f"cq/{local_queue.cluster_queue}"),
             0 if local_queue.stop_policy != "None" else t.pending,
             t.reserving - t.waiting,
             t.usage,
-            S.local_queue_readiness(local_queue, state).as_tuple(),
+            Q.local_queue_readiness(local_queue, state).as_tuple(),
             now,
             reserving=t.reserving,
             admitted_usage=t.admitted_usage(),
@@ -478,7 +479,7 @@ def _usage_lines(view: ClusterView) -> list[str]:
     for name in sorted(state.cluster_queues):
         cq = state.cluster_queues[name]
         st = statuses.get(f"cq/{name}") or {}
-        r = S.cluster_queue_readiness(cq, state)
+        r = Q.cluster_queue_readiness(cq, state)
         if r.active and cq.cohort in view.cycle_cohorts:
             active = f"True ({r.reason}; left out of scheduling: cohort {cq.cohort} is in a cycle)"
         else:

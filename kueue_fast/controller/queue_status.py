@@ -38,7 +38,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..api.model import ClusterState
-from ..cluster import statuses as S
+from ..cluster import queue_readiness as Q
+from ..cluster import workload_status as S
 from ..kube import objects as state
 from ..kube.client import CLUSTER_QUEUES, LOCAL_QUEUES, RESOURCE_FLAVORS, Resource
 from . import job_kinds as J
@@ -280,10 +281,10 @@ class QueueStatus:
             return  # a write in flight: its result makes the queue due again (WorkloadFlow.on_done)
         if self._queue_finalizer(key, CLUSTER_QUEUES, cq, in_use=tally.admitted > 0):
             return
-        st = S.cluster_queue_status(
+        st = Q.cluster_queue_status(
             cq, tally.pending, tally.admitted, tally.usage, self._cq_active(name, cq), self.clock.time_ns()
         )
-        if S.status_differs(cq.get("status"), st):
+        if Q.status_differs(cq.get("status"), st):
             self._write_queue_status(key, CLUSTER_QUEUES, cq, st)
             self.lanes["cq"] = (key, Write.QUEUE_STATUS.value)
 
@@ -299,7 +300,7 @@ class QueueStatus:
         if key in self.shared.inflight:
             return
         cqname = (lq.get("spec") or {}).get("clusterQueue", "")
-        st = S.local_queue_status(
+        st = Q.local_queue_status(
             lq,
             self.cache.objs["cq"].get(cqname),
             tally.pending,
@@ -308,7 +309,7 @@ class QueueStatus:
             self._lq_active(lq),
             self.clock.time_ns(),
         )
-        if S.status_differs(lq.get("status"), st):
+        if Q.status_differs(lq.get("status"), st):
             self._write_queue_status(key, LOCAL_QUEUES, lq, st)
             self.lanes["lq"] = (key, Write.QUEUE_STATUS.value)
 
@@ -329,7 +330,7 @@ class QueueStatus:
             return False, "Invalid", "Can't admit new workloads: the ClusterQueue is invalid"
         # stopped, missing flavors or checks, MultiKueue rules (clusterqueue.go inactiveReason)
         known = ClusterState(resource_flavors=self.cache.flavors, admission_checks=self.cache.acs)
-        return S.cluster_queue_readiness(m, known).as_tuple()
+        return Q.cluster_queue_readiness(m, known).as_tuple()
 
     def _lq_active(self, lq: JSON) -> tuple[bool, str, str]:
         cqname = (lq.get("spec") or {}).get("clusterQueue", "")

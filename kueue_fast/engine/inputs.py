@@ -21,7 +21,7 @@ from ..api.errors import EngineError
 from ..api.features import FeatureGates
 from ..api.model import ClusterQueue, ClusterState, Cohort, ResourceGroup
 from ..api.requests import quota_requests
-from ..cluster.statuses import cluster_queue_readiness
+from ..cluster.queue_readiness import cluster_queue_readiness
 from .kernels import WorkloadScan, workload_scan
 from .tas import TasPodSetRequest, TasSpec, compile_tas
 

@@ -160,7 +160,7 @@ class TasSpec:
 
 def tas_flavors(state: ClusterState) -> list[ResourceFlavor]:
     """The TAS flavors whose Topology exists, by name (a flavor naming a
-    missing Topology makes its ClusterQueues inactive: cluster/statuses.py)."""
+    missing Topology makes its ClusterQueues inactive: cluster/queue_readiness.py)."""
     return [
         rf
         for name, rf in sorted(state.resource_flavors.items())

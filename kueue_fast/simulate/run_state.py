@@ -18,7 +18,7 @@ import numpy.typing as npt
 
 from ..api.errors import ValidationError
 from ..api.model import ClusterState
-from ..cluster.statuses import cluster_queue_readiness
+from ..cluster.queue_readiness import cluster_queue_readiness
 from ..engine.inputs import ClusterQueueSpec, compile_topology, queue_waiting_reason
 from ..engine.workloads import WorkloadCompiler
 from .batch import WorkloadBatch, batch_from_trace, charged_trace, trace_ns, unqueued_warnings
