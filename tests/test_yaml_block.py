@@ -1,4 +1,4 @@
-"""The block-YAML reader (``kueue_fast._yaml_block.load_all``, bindings/_yaml_block.pyx)
+"""The block-YAML reader (``kueue_fast.loader._yaml_block.load_all``, loader/_yaml_block.pyx)
 gives exactly what the loader's PyYAML gives (``documents._LOADER``: libyaml,
 YAML 1.1 resolvers, timestamps as strings), types included, or None.
 
@@ -23,8 +23,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from values import typed
 
-from kueue_fast._yaml_block import load_all
 from kueue_fast.loader import documents, limits
+from kueue_fast.loader._yaml_block import load_all
 
 TESTS = Path(__file__).parent
 ALL_YAML = sorted(p for p in TESTS.rglob("*") if p.suffix in (".yaml", ".yml"))

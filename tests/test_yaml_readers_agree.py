@@ -26,9 +26,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from values import typed
 
-from kueue_fast import _yaml_block
 from kueue_fast.api.errors import ParseError
-from kueue_fast.loader import documents
+from kueue_fast.loader import _yaml_block, documents
 
 TESTS = Path(__file__).parent
 ALL_YAML = sorted(p for p in TESTS.rglob("*") if p.suffix in (".yaml", ".yml"))

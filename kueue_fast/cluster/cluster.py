@@ -36,8 +36,8 @@ from ..api.model import (
 from ..engine import arguments as A
 from ..engine.contract import ENGINES, Engine, WorkloadView
 from ..engine.inputs import AdmissionSpec, CyclesRun, WorkloadSpec, compile_topology, queue_waiting_reason
-from ..engine.kernels import WorkloadScan, workload_scan
 from ..engine.select import choose_engine, make_engine
+from ..engine.workload_scan import WorkloadScan, workload_scan
 from ..engine.workloads import WorkloadCompiler
 from . import admission_checks as ac
 from .check_ledger import AdmissionChecksMixin

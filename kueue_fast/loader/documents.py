@@ -4,7 +4,7 @@ standard input (:func:`read_documents`, :func:`manifest_files`), YAML or JSON,
 knows where it came from.
 
 YAML is read (:func:`parse_yaml`) by our YAML reader
-(``kueue_fast._yaml_block``, bindings/_yaml_block.pyx: the block and flow
+(``kueue_fast.loader._yaml_block``, loader/_yaml_block.pyx: the block and flow
 collections, comments and one-line scalars that kubectl, ``yaml.safe_dump``,
 generators and people write, to exactly PyYAML's values, or None for the
 whole text),
@@ -33,7 +33,7 @@ yaml-rs implements YAML 1.2 where PyYAML implements YAML 1.1, so a few plain
 scalars mean different things (``yes``/``on``/``off`` booleans, ``010`` octal,
 ``1:30`` sexagesimal, ``1e3`` is a string for PyYAML and a float for YAML 1.2,
 tags, complex keys, a byte order mark, ``...`` before a bare document).
-``_kernels.yaml_1_1_risk`` (Cython: a regular expression took 6.7 s on the
+``yaml_1_1_risk`` (loader/_yaml_risk.pyx; a regular expression took 6.7 s on the
 41 MB stream, the scan takes well under 0.1 s) finds any such token,
 conservatively (one inside a quoted string is a false alarm: PyYAML reads that
 text); then PyYAML reads the text. tests/test_fast_loading.py checks the rule on a table of
@@ -154,9 +154,11 @@ def _yaml_rs() -> Any:
 
 _SENTINEL = "\n---\n0\n"
 # Built from these sources, else None (_compiled): then PyYAML and json read everything.
-_kernels = _compiled.module("_kernels")  # yaml_1_1_risk, digit_run, json_list_items
-_yaml_block = _compiled.module("_yaml_block")
-_bulk = _compiled.module("_bulk")  # SharedTemplates, SlotsMaker
+_yaml_risk = _compiled.module("loader._yaml_risk")  # yaml_1_1_risk
+_json_items = _compiled.module("loader._json_items")  # json_list_items, json_suspect, digit_run
+_nesting = _compiled.module("loader._nesting")  # nesting_exceeds (limits.nesting_exceeds_py's twin)
+_yaml_block = _compiled.module("loader._yaml_block")
+_bulk = _compiled.module("loader._bulk")  # SharedTemplates, SlotsMaker
 # Document(source, index, obj, item) with its slots filled directly (_bulk.SlotsMaker):
 # a frozen dataclass's __init__ assigns each field through object.__setattr__.
 _new_document: Callable[[str, int, dict[str, Any], int | None], Document] = (
@@ -186,7 +188,12 @@ def parse_yaml(text: str, each: Callable[[Any], None] | None = None) -> list[Any
 def parse_yaml_rs(text: str) -> list[Any] | None:
     """The documents of a YAML stream by yaml-rs, or None to let PyYAML do it."""
     yaml_rs = _yaml_rs()
-    if yaml_rs is None or _kernels is None or not text.endswith("\n") or _kernels.yaml_1_1_risk(text) >= 0:
+    if (
+        yaml_rs is None
+        or _yaml_risk is None
+        or not text.endswith("\n")
+        or _yaml_risk.yaml_1_1_risk(text) >= 0
+    ):
         # without a final newline the sentinel would add one to a block scalar
         return None
     if not _libyaml_parses(text):
@@ -232,16 +239,16 @@ def _json_loads(text: str, each: Callable[[Any], None] | None = None) -> Any:
     run of 19 digits: orjson would read an integer beyond 64 bits as a float.
 
     An object with an "items" array (a List) is read item by item
-    (_kernels.json_list_items), each item passed to ``each`` before the next
+    (_json_items.json_list_items), each item passed to ``each`` before the next
     is read: the same value, but the copies ``each`` drops die young (the
     100k long-drain List: 451 MB peak RSS after reading -> 159 MB); the same
     walk of the text looks for what the limits refuse and for long numbers.
     Any other text is looked at after it is read (:func:`_json_limits`)."""
-    if orjson is not None and _kernels is not None:
-        by_item = _kernels.json_list_items(text, orjson.loads, each, limits.MAX_NESTING_DEPTH)
+    if orjson is not None and _json_items is not None:
+        by_item = _json_items.json_list_items(text, orjson.loads, each, limits.MAX_NESTING_DEPTH)
         if by_item is not None:
             return by_item
-    if orjson is not None and _kernels is not None and _kernels.digit_run(text, 19) < 0:
+    if orjson is not None and _json_items is not None and _json_items.digit_run(text, 19) < 0:
         try:
             value = orjson.loads(text)
         except Exception:  # noqa: BLE001 - json decides, with its own messages
@@ -261,7 +268,7 @@ def _json_loads(text: str, each: Callable[[Any], None] | None = None) -> Any:
 def _json_limits(text: str) -> None:
     """Raise limits.TextProblem for nesting too deep or a key given twice in a
     JSON text (limits.json_problem, after the compiled filter when it is built)."""
-    if _kernels is not None and not _kernels.json_suspect(text, limits.MAX_NESTING_DEPTH):
+    if _json_items is not None and not _json_items.json_suspect(text, limits.MAX_NESTING_DEPTH):
         return
     problem = limits.json_problem(text)
     if problem is not None:
@@ -396,8 +403,8 @@ def yaml_value(text: str, source: str = "") -> Any:
 
 
 def _nesting_exceeds(value: Any) -> bool:
-    if _kernels is not None:
-        return bool(_kernels.nesting_exceeds(value, limits.MAX_NESTING_DEPTH))
+    if _nesting is not None:
+        return bool(_nesting.nesting_exceeds(value, limits.MAX_NESTING_DEPTH))
     return limits.nesting_exceeds_py(value)
 
 

@@ -16,8 +16,8 @@ from fake_apiserver import FakeAPIServer
 from kf_harness import cluster_queue, flavor, local_queue, priority_class
 
 from kueue_fast.api.quantity import parse_quantity
-from kueue_fast.cluster.cluster import Cluster
 from kueue_fast.cluster import statuses as S
+from kueue_fast.cluster.cluster import Cluster
 from kueue_fast.cluster.explain import ClusterView
 from kueue_fast.controller.reconciler import ALL_KINDS, Controller, Options
 from kueue_fast.kube import objects as state
