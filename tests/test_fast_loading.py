@@ -28,7 +28,7 @@ from kueue_fast.api import model as m
 from kueue_fast.api.errors import InputError, ParseError
 from kueue_fast.engine.inputs import compile_topology
 from kueue_fast.engine.workloads import WorkloadCompiler, scheduling_hash
-from kueue_fast.loader import _json_items, _yaml_block, _yaml_risk, limits
+from kueue_fast.loader import _json_items, _yaml_block, _yaml_risk, limits, pyyaml_reader
 
 # The loader's documents module (fast YAML glue included) under the name it
 # had before issue 11 (kueue_fast/fastload.py): Hypothesis derives the
@@ -44,7 +44,7 @@ needs_yaml_rs = pytest.mark.skipif(not fastload.available(), reason="yaml-rs is 
 
 
 def pyyaml_docs(text: str) -> list[Any]:
-    return list(yaml.load_all(text, Loader=fastload._LOADER))
+    return list(yaml.load_all(text, Loader=pyyaml_reader.LOADER))
 
 
 FAST_READERS = (fastload.parse_yaml, fastload.parse_yaml_rs)

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 from kueue_fast import loader
 from kueue_fast.api.errors import ParseError
-from kueue_fast.loader import _json_items, _nesting, _yaml_block, documents, limits
+from kueue_fast.loader import _json_items, _nesting, _yaml_block, documents, limits, pyyaml_reader
 
 KUEUE_FAST = str(Path(sys.executable).parent / "kueue-fast")
 
@@ -204,7 +204,7 @@ def test_merged_keys_may_be_given_again() -> None:
         "a: {x: &d {<<: *b, k: 1}}\n"  # the anchor is flattened as b's merge source first
         "b: {<<: *d, j: 2}\n"
     )
-    assert documents._pyyaml_documents(text, "t") == [yaml.load(text, Loader=yaml.CSafeLoader)]
+    assert pyyaml_reader.pyyaml_documents(text, "t") == [yaml.load(text, Loader=yaml.CSafeLoader)]
 
 
 # yaml.v3's counting, transcribed (decode.go decoder.unmarshal and alias) onto the
@@ -313,7 +313,7 @@ def test_the_alias_counts_decide_as_yaml_v3_expanding_everything(text: str) -> N
         oracle = YamlV3(text)
         (root,) = list(oracle.documents())
         want = oracle.refuses(root, limits.MAX_NESTING_DEPTH)
-        node = yaml.compose(text, Loader=documents._LOADER)
+        node = yaml.compose(text, Loader=pyyaml_reader.LOADER)
         try:
             limits.check_yaml_nodes(node)
             got = False

@@ -20,7 +20,7 @@ given twice), and PyYAML's grammar is the one grammar: the block reader
 declines a key given twice and nesting beyond the limit; yaml-rs gets only
 texts libyaml's parser accepts (:func:`_libyaml_parses`), without aliases
 (yaml_1_1_risk), and declines beyond the nesting limit; PyYAML's path
-(:func:`_pyyaml_documents`) counts aliases and nesting on the composed nodes
+(:func:`.pyyaml_reader.pyyaml_documents`) counts aliases and nesting on the composed nodes
 before anything is built and refuses keys given twice while building; JSON
 texts are checked after parsing (:func:`_json_limits`). Files are read by
 :func:`_read_text` (streams a chunk at a time, within the size limit).
@@ -56,9 +56,10 @@ from .._gc import no_cyclic_gc
 from ..api.errors import InputError, InputWarning, ParseError, raise_all
 from . import limits
 from .fastjson import optional_module, orjson
+from .pyyaml_reader import pyyaml_documents
 
 if TYPE_CHECKING:
-    import yaml
+    pass
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,74 +81,6 @@ class Document:
 
 
 @functools.cache
-def _yaml_loader() -> type:
-    """PyYAML's loader as the loader reads YAML. PyYAML and yaml-rs are imported
-    only when a text needs them (about 30 ms of a command's start)."""
-    import yaml
-    from yaml.constructor import BaseConstructor
-
-    base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-    class Loader(base):  # type: ignore[misc,unused-ignore]
-        """Timestamps stay strings (YAML's datetime drops nanoseconds, and the
-        API server sees strings anyway). A key given twice in one mapping is
-        refused (limits.duplicate_key); a key brought by a merge (``<<:
-        *base``) may be given again. Both cost a length comparison per
-        mapping when nothing collides (PyYAML's own loop builds it)."""
-
-        _root: Any = None
-        _own_pairs: dict[int, int]  # id(mapping node with merges) -> how many of its pairs are its own
-
-        def construct_document(self, node: Any) -> Any:
-            self._root, self._own_pairs = node, {}
-            try:
-                return super().construct_document(node)
-            finally:
-                self._root, self._own_pairs = None, {}
-
-        def flatten_mapping(self, node: Any) -> None:
-            pairs = node.value
-            n = len(pairs)
-            super().flatten_mapping(node)
-            if node.value is not pairs or len(pairs) != n:
-                # merged: PyYAML deleted the merge keys from this list, and put
-                # the merged pairs before what is left of it, the mapping's own
-                self._own_pairs.setdefault(id(node), len(pairs))
-
-        def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
-            if isinstance(node, yaml.MappingNode):
-                self.flatten_mapping(node)
-            mapping: dict[Any, Any] = BaseConstructor.construct_mapping(self, node, deep=deep)
-            if len(mapping) != len(node.value):  # keys collide: given twice, or merged and given again
-                self._refuse_keys_given_twice(node)
-            return mapping
-
-        def _refuse_keys_given_twice(self, node: Any) -> None:
-            own = node.value[len(node.value) - self._own_pairs.get(id(node), len(node.value)) :]
-            lines: dict[Any, int] = {}
-            for key_node, _ in own:
-                key = self.construct_object(key_node)  # built already: PyYAML's memo
-                mark = key_node.start_mark
-                first = lines.get(key)
-                if first is not None:
-                    raise limits.duplicate_key(key, mark.line + 1, mark.column + 1, first, node is self._root)
-                lines[key] = mark.line + 1
-
-    resolvers_by_char: dict[str, list[tuple[str, Any]]] = base.yaml_implicit_resolvers
-    Loader.yaml_implicit_resolvers = {
-        k: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-        for k, resolvers in resolvers_by_char.items()
-    }
-    return Loader
-
-
-def __getattr__(name: str) -> Any:
-    if name == "_LOADER":  # the tests read PyYAML's documents with it
-        return _yaml_loader()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-@functools.cache
 def _yaml_rs() -> Any:
     return optional_module("yaml_rs")
 
@@ -156,7 +89,6 @@ _SENTINEL = "\n---\n0\n"
 # Built from these sources, else None (_compiled): then PyYAML and json read everything.
 _yaml_risk = _compiled.module("loader._yaml_risk")  # yaml_1_1_risk
 _json_items = _compiled.module("loader._json_items")  # json_list_items, json_suspect, digit_run
-_nesting = _compiled.module("loader._nesting")  # nesting_exceeds (limits.nesting_exceeds_py's twin)
 _yaml_block = _compiled.module("loader._yaml_block")
 _bulk = _compiled.module("loader._bulk")  # SharedTemplates, SlotsMaker
 # Document(source, index, obj, item) with its slots filled directly (_bulk.SlotsMaker):
@@ -181,6 +113,11 @@ def parse_yaml(text: str, each: Callable[[Any], None] | None = None) -> list[Any
     """The documents of a YAML stream (as PyYAML gives them, empty ones as
     None), or None to let PyYAML do it: our block reader first (which passes
     each document to ``each`` as soon as it is read), then yaml-rs."""
+    # Three readers, each serving valid texts: the block reader (compiled, no
+    # Python twin) the common styles; yaml-rs what it declines but YAML 1.2
+    # reads alike (block and multi-line scalars, as kubectl's last-applied
+    # annotation); PyYAML (pyyaml_reader) what only YAML 1.1 reads right
+    # (anchors, aliases, tags, merge keys, yes/010/1:30) and every error.
     docs = _yaml_block.load_all(text, each) if _yaml_block is not None else None
     return docs if docs is not None else parse_yaml_rs(text)
 
@@ -207,7 +144,7 @@ def parse_yaml_rs(text: str) -> list[Any] | None:
     if not isinstance(docs, list) or not docs or docs[-1] != 0 or type(docs[-1]) is not int:
         return None
     docs.pop()
-    if any(_nesting_exceeds(d) for d in docs):
+    if any(limits.nesting_exceeds(d) for d in docs):
         return None
     return docs
 
@@ -316,7 +253,7 @@ def _parse_text(text: str, source: str) -> list[Document]:
         raw_docs = data if isinstance(data, list) else [data]
     else:
         fast = parse_yaml(text, share)  # None: PyYAML reads it, with its messages
-        raw_docs = fast if fast is not None else _pyyaml_documents(text, source)
+        raw_docs = fast if fast is not None else pyyaml_documents(text, source)
     for i, d in enumerate(raw_docs):
         if d is None:
             continue
@@ -331,83 +268,6 @@ def _parse_text(text: str, source: str) -> list[Document]:
     return docs
 
 
-def _pyyaml_documents(text: str, source: str) -> list[Any]:
-    """The exact YAML path: PyYAML's documents or its error, held to the
-    loader's limits (limits.py: nesting, aliases, duplicate keys)."""
-    import yaml
-
-    loader = _yaml_loader()(text)
-    docs: list[Any] = []
-    shared = "*" in text  # without an alias no node is shared: each document is a tree
-    totals = limits.AliasTotals()
-    try:
-        while loader.check_node():
-            node = loader.get_node()
-            if shared:  # before anything is built: the counts need no expansion
-                limits.check_yaml_nodes(node, totals)
-            doc = loader.construct_document(node)
-            if not shared and _nesting_exceeds(doc):
-                limits.check_yaml_nodes(node)  # raises, naming the place
-            docs.append(doc)
-    except limits.TextProblem as e:
-        where = f"{source} (document {len(docs) + 1})"
-        raise ParseError("", "", f"invalid YAML: {e}", source=where) from None
-    except yaml.YAMLError as e:
-        raise ParseError("", "", f"invalid YAML: {_yaml_problem(e)}", source=source) from None
-    except (ValueError, TypeError, RecursionError) as e:  # e.g. a key that is not hashable
-        raise ParseError("", "", f"invalid YAML: {e}", source=source) from None
-    except (KeyError, IndexError, AttributeError):  # a tagged scalar PyYAML cannot read: !!bool x
-        raise ParseError("", "", f"invalid YAML: {_unreadable_scalar(node)}", source=source) from None
-    finally:
-        loader.dispose()
-    return docs
-
-
-def _unreadable_scalar(root: Any) -> str:
-    """Where in a composed document the first scalar is that PyYAML's
-    constructor for its tag fails on with an error that is not PyYAML's own
-    (``!!bool x``: KeyError; ``!!int ''``: IndexError; ``!!timestamp x``)."""
-    from yaml.nodes import MappingNode, ScalarNode
-
-    loader = _yaml_loader()("")
-    seen: set[int] = set()
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if isinstance(node, ScalarNode):
-            try:
-                loader.construct_object(node)
-            except (KeyError, IndexError, AttributeError):
-                line, column = node.start_mark.line + 1, node.start_mark.column + 1
-                return f"cannot read {node.value!r} as {node.tag} at line {line}, column {column}"
-            except Exception:  # noqa: BLE001, S112 - PyYAML's own error: not the one looked for
-                continue
-        elif isinstance(node, MappingNode):
-            stack.extend(reversed([n for pair in node.value for n in pair]))
-        else:
-            stack.extend(reversed(node.value))
-    return "a value that cannot be read as its tag says"
-
-
-def yaml_value(text: str, source: str = "") -> Any:
-    """The value of a YAML text of at most one document (None for none), read
-    as manifests are read: PyYAML under the loader's limits (for YAML that
-    is not a file: a ``--set`` value, a ConfigMap's key). ParseError."""
-    docs = _pyyaml_documents(text, source)
-    if len(docs) > 1:
-        raise ParseError("", "", f"expected one YAML document, found {len(docs)}", source=source)
-    return docs[0] if docs else None
-
-
-def _nesting_exceeds(value: Any) -> bool:
-    if _nesting is not None:
-        return bool(_nesting.nesting_exceeds(value, limits.MAX_NESTING_DEPTH))
-    return limits.nesting_exceeds_py(value)
-
-
 def _kind_of(x: object) -> str:
     if isinstance(x, list):
         return "list"
@@ -418,14 +278,6 @@ def _kind_of(x: object) -> str:
     if isinstance(x, (int, float)):
         return "number"
     return type(x).__name__
-
-
-def _yaml_problem(e: yaml.YAMLError) -> str:
-    mark = getattr(e, "problem_mark", None)
-    problem = getattr(e, "problem", None) or str(e).splitlines()[0]
-    if mark is not None:
-        return f"{problem} at line {mark.line + 1}, column {mark.column + 1}"
-    return str(problem)
 
 
 def read_documents(
