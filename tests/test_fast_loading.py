@@ -923,3 +923,55 @@ def test_scheduling_hash_cache_tells_types_apart() -> None:
     compiler = WorkloadCompiler(state, compile_topology(state))
     for w in state.workloads.values():
         assert compiler.compile(w).scheduling_hash == scheduling_hash(w, [2], False)
+
+
+@pytest.mark.parametrize(
+    "request_",
+    [
+        {"required": "kubernetes.io/hostname"},
+        {"preferred": "rack"},
+        {"unconstrained": True},
+        {"required": "rack", "podSetSliceRequiredTopology": "host", "podSetSliceSize": 2},
+    ],
+)
+def test_a_topology_request_takes_the_bulk_path(
+    request_: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pod set with a valid topologyRequest (TAS) is read by the bulk path too,
+    to the same state; its pod set carries no template_spec, so the engine's
+    arrays never key it by its template alone (engine/_pending.pyx)."""
+    objs = [*queues(), wl("a", requests_spec("1")), wl("b", requests_spec("1"))]
+    objs[-1]["spec"]["podSets"][0]["topologyRequest"] = request_
+    calls: list[bool] = []
+    real = loader.build.fast_workload
+
+    def spy(*a: Any, **k: Any) -> m.Workload | None:
+        out = real(*a, **k)
+        calls.append(out is not None)
+        return out
+
+    monkeypatch.setattr(loader.build, "fast_workload", spy)
+    state = loader.build_state(copy.deepcopy(objs))
+    assert calls == [True, True]
+    ps = state.workloads["team-a/b"].pod_sets[0]
+    assert ps.topology_request is not None and ps.template_spec is None
+    monkeypatch.undo()
+    check_same(objs, monkeypatch)
+
+
+@pytest.mark.parametrize(
+    "request_",
+    [
+        {"required": "rack", "podSetSliceSize": 2},  # a slice size without its topology
+        {"podSetGroupName": "g"},  # not modelled
+        {"required": 3},
+        {"unknown": "x"},
+        "rack",
+    ],
+)
+def test_an_invalid_topology_request_gives_the_exact_paths_error(
+    request_: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    objs = [*queues(), wl("a", requests_spec("1"))]
+    objs[-1]["spec"]["podSets"][0]["topologyRequest"] = request_
+    check_same(objs, monkeypatch)

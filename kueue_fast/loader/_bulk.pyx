@@ -52,6 +52,7 @@ from kueue_fast.api.fields import TOP
 from kueue_fast.api.requests import pod_requests, resources_validation_message
 from kueue_fast.loader.common import V1BETA1, V1BETA2, parse_time_ns, plain_conditions
 from kueue_fast.loader.fastjson import exact_key
+from kueue_fast.loader.tas import topology_request
 from kueue_fast.loader.workload_spec import (
     POD_SET_FIELDS,
     POD_SETS_MAX,
@@ -341,7 +342,7 @@ cdef object _fast_time_ns(str s, BulkCaches c):
 # --- pod sets -------------------------------------------------------------------------------
 
 
-cdef tuple _fast_pod_set(object raw, BulkCaches c, list used):
+cdef tuple _fast_pod_set(object raw, object api, BulkCaches c, list used):
     """parse_workload's _pod_set for a valid pod set: (PodSet, over limits); None otherwise.
     used: the template specs of the Workload's pod sets before this one, which
     keep their own objects (see SharedTemplates)."""
@@ -351,8 +352,12 @@ cdef tuple _fast_pod_set(object raw, BulkCaches c, list used):
     for k in d:
         if k not in _POD_SET_FIELDS:
             return None
+    topology = None
     if d.get("topologyRequest") is not None:
-        return None
+        try:
+            topology = topology_request(d["topologyRequest"], "", "", api)
+        except Exception:  # parse_workload raises it, with the object and field
+            return None
     name = d.get("name")
     if name is None or name == "":
         name = "main"
@@ -414,8 +419,10 @@ cdef tuple _fast_pod_set(object raw, BulkCaches c, list used):
         [] if hit.tolerations is None else list(hit.tolerations),
         0,
         None,
-        None,
-        spec,
+        topology,
+        # the template read, by which the engine's arrays may key the pod set
+        # (engine/_pending.pyx): not with a topology request, which the key leaves out
+        spec if topology is None else None,
     ))
     used.append(spec)
     return ps, hit.over_limits
@@ -443,7 +450,7 @@ cdef int _met(TemplateResult r, BulkCaches c) except -1:
     return 0
 
 
-cdef list _fast_pod_sets(dict spec, BulkCaches c):
+cdef list _fast_pod_sets(dict spec, object api, BulkCaches c):
     """parse_workload's _pod_sets for valid pod sets; None otherwise."""
     raw_sets = spec.get("podSets")
     if type(raw_sets) is not list or not (POD_SETS_MIN <= len(<list>raw_sets) <= POD_SETS_MAX):
@@ -454,7 +461,7 @@ cdef list _fast_pod_sets(dict spec, BulkCaches c):
     cdef tuple found
     cdef list used = []
     for raw in <list>raw_sets:
-        found = _fast_pod_set(raw, c, used)
+        found = _fast_pod_set(raw, api, c, used)
         if found is None:
             return None
         ps = found[0]
@@ -639,7 +646,7 @@ def fast_workload(
     cdef str ns = header[3]
 
     # 1. pod sets
-    cdef list pod_sets = _fast_pod_sets(spec, caches)
+    cdef list pod_sets = _fast_pod_sets(spec, api, caches)
     if pod_sets is None:
         return None
 

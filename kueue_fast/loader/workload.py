@@ -134,10 +134,13 @@ def _queue_priority_active(
 
 
 # --- the compiled bulk path ----------------------------------------------------------------------
-# kueue_fast.loader._bulk (loader/_bulk.pyx) gives parse_workload's Workload for a
-# valid one of the common shape, else None (then parse_workload decides, with
-# its messages). Without a _bulk built from these sources (_compiled), every
-# Workload goes through parse_workload: the same result, slower.
+# kueue_fast.loader._bulk (loader/_bulk.pyx) gives parse_workload's Workload
+# for a valid Workload (every one of tests/scenarios and examples/, TAS
+# requests included), else None: then parse_workload reads it and words the
+# error, so an invalid Workload's message never depends on the path. The
+# two stay because _bulk is the compiled twin: without one built from these
+# sources (_compiled), every Workload goes through parse_workload, the same
+# result, slower (tests/test_fast_loading.py holds them to each other).
 
 
 def _no_fast_workload(*_: object) -> m.Workload | None:
