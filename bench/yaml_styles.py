@@ -31,9 +31,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from kueue_fast import _yaml_block
 from kueue_fast.bench.e2e import e2e_input_files, run_schedule_e2e
-from kueue_fast.loader import documents
+from kueue_fast.loader import _yaml_block, documents
 
 
 def _hand(flow_text: str) -> str:

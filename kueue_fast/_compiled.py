@@ -10,12 +10,13 @@ sources expect. Without one:
 
 * ``_core`` (pybind11, the native engine): the reference engine decides
   (engine_contract.choose_engine), the same decisions;
-* ``_kernels``, ``_bulk``, ``_yaml_block`` (Cython): their callers take the
-  Python path they mirror (engine/kernels.py, the loader's exact per-object path,
-  PyYAML), the same results, slower.
+* the Cython modules, each beside the Python code it accelerates (the list
+  is :data:`INTERFACES`): their callers take the Python path they mirror
+  (the ``*_py`` twins, the loader's exact per-object path, PyYAML), the same
+  results, slower.
 
-Quantities are the exception: ``api/quantity.py`` reads ``_kernels`` of any
-build, its parsing functions being unchanged since the first one.
+Quantities are the exception: ``api/quantity.py`` needs ``api._quantity``
+(of any build, its parsing functions being unchanged since the first one).
 """
 
 from __future__ import annotations
@@ -24,9 +25,21 @@ import functools
 import importlib
 from types import ModuleType
 
-# What these sources expect of each module (bindings/module.cpp INTERFACE for
-# _core, bindings/<name>.pyx INTERFACE for the others); bump both together.
-INTERFACES = {"_core": 5, "_kernels": 5, "_bulk": 6, "_yaml_block": 3}
+# What these sources expect of each module, by its name under kueue_fast
+# (bindings/module.cpp INTERFACE for _core, the .pyx's INTERFACE for the
+# others); bump both together.
+INTERFACES = {
+    "_core": 5,
+    "loader._yaml_block": 3,
+    "loader._yaml_risk": 1,
+    "loader._json_items": 1,
+    "loader._nesting": 1,
+    "loader._bulk": 7,
+    "engine._pending": 1,
+    "engine._workload_scan": 1,
+    "commands._contract_json": 1,
+}
+CYTHON = tuple(name for name in INTERFACES if name != "_core")
 
 
 def check(name: str) -> str | None:
@@ -55,7 +68,7 @@ def module(name: str) -> ModuleType | None:
 
 def slower_paths_note() -> str:
     """What runs slower here and why ("" when every Cython module is usable)."""
-    missing = [p for name in ("_kernels", "_bulk", "_yaml_block") if (p := problem(name)) is not None]
+    missing = [p for name in CYTHON if (p := problem(name)) is not None]
     if not missing:
         return ""
     return "; ".join(missing) + "; using the Python paths instead (same results, slower)"

@@ -230,11 +230,11 @@ def test_a_template_replaced_after_loading_is_not_trusted() -> None:
 
 
 def test_whole_state_scan_in_c_gives_the_python_values() -> None:
-    # _kernels.workload_scan, as cluster._start_time, compiler and _read_pods_ready_inputs read it
+    # _workload_scan.workload_scan, as cluster._start_time, compiler and _read_pods_ready_inputs read it
     from types import SimpleNamespace as NS
 
-    from kueue_fast._kernels import workload_scan
-    from kueue_fast.engine.kernels import WorkloadScan, workload_scan_py
+    from kueue_fast.engine._workload_scan import workload_scan
+    from kueue_fast.engine.workload_scan import WorkloadScan, workload_scan_py
 
     def w(creation: int, *times: int | None, requests: tuple[dict[str, int], ...] = (), **kw: object) -> NS:
         admission, order, ready = (*times, None, None, None)[:3]

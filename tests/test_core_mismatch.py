@@ -89,20 +89,20 @@ def test_a_core_from_another_build_is_named_as_such(monkeypatch: pytest.MonkeyPa
         engine_select.native_problem.cache_clear()
 
 
-# The Cython modules as a stale editable install leaves them: _kernels from a
+# The Cython modules as a stale editable install leaves them: _contract_json from a
 # build before its INTERFACE and newer functions, _bulk and _yaml_block absent.
 STALE_CYTHON = """
 import importlib.abc, sys
 
-NEWER = ("INTERFACE", "json_workload_entries", "workload_scan", "workload_owners")
+NEWER = ("INTERFACE", "json_workload_entries", "workload_owners")
 
-for name in ("kueue_fast._bulk", "kueue_fast._yaml_block"):
+for name in ("kueue_fast.loader._bulk", "kueue_fast.loader._yaml_block"):
     sys.modules[name] = None
 
 
 class _OldKernels(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path, target=None):
-        if name != "kueue_fast._kernels":
+        if name != "kueue_fast.commands._contract_json":
             return None
         for finder in sys.meta_path:
             if finder is self or not hasattr(finder, "find_spec"):
@@ -144,9 +144,9 @@ def test_cython_modules_from_another_build_give_the_same_output_by_the_python_pa
         assert "Traceback" not in p.stderr
         outputs[name] = (p.stdout, p.stderr)
     stale_err = outputs["stale"][1]
-    assert "kueue_fast._kernels is from another build" in stale_err
-    assert "kueue_fast._bulk is not in this installation" in stale_err
-    assert "kueue_fast._yaml_block is not in this installation" in stale_err
+    assert "kueue_fast.commands._contract_json is from another build" in stale_err
+    assert "kueue_fast.loader._bulk is not in this installation" in stale_err
+    assert "kueue_fast.loader._yaml_block is not in this installation" in stale_err
     assert "Python paths instead (same results, slower)" in stale_err
     assert "Python paths" not in outputs["built"][1]
     assert outputs["stale"][0] == outputs["built"][0]

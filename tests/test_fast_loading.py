@@ -5,7 +5,7 @@
   on every test file, on a table of plain scalars that the two YAML versions read
   differently, and on random scalars. (The block reader alone: test_yaml_block.py.)
 * JSON: orjson's value, else json's value or json's message.
-* Workloads: ``build_state``'s bulk path (``kueue_fast._bulk.fast_workload``) gives the
+* Workloads: ``build_state``'s bulk path (``kueue_fast.loader._bulk.fast_workload``) gives the
   same ClusterState as ``parse_workload`` for every object, and the same error.
 * Compiler: the cached scheduling hash equals ``scheduling_hash``.
 """
@@ -23,17 +23,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from values import typed
 
-from kueue_fast import _kernels, _yaml_block, loader
+from kueue_fast import loader
 from kueue_fast.api import model as m
 from kueue_fast.api.errors import InputError, ParseError
 from kueue_fast.engine.inputs import compile_topology
 from kueue_fast.engine.workloads import WorkloadCompiler, scheduling_hash
+from kueue_fast.loader import _json_items, _yaml_block, _yaml_risk, limits, pyyaml_reader
 
 # The loader's documents module (fast YAML glue included) under the name it
 # had before issue 11 (kueue_fast/fastload.py): Hypothesis derives the
 # examples of a derandomized test from its source, so this keeps them the same.
 from kueue_fast.loader import documents as fastload
-from kueue_fast.loader import limits
 from kueue_fast.loader.fastjson import orjson
 
 TESTS = Path(__file__).parent
@@ -44,7 +44,7 @@ needs_yaml_rs = pytest.mark.skipif(not fastload.available(), reason="yaml-rs is 
 
 
 def pyyaml_docs(text: str) -> list[Any]:
-    return list(yaml.load_all(text, Loader=fastload._LOADER))
+    return list(yaml.load_all(text, Loader=pyyaml_reader.LOADER))
 
 
 FAST_READERS = (fastload.parse_yaml, fastload.parse_yaml_rs)
@@ -143,18 +143,18 @@ def test_common_manifests_take_the_fast_path() -> None:
 
     objs = drain_objects(drain_case(n_cq=10, n_cohorts=2, n_workloads=50))
     text = yaml.dump_all(objs, Dumper=yaml.SafeDumper, sort_keys=False)
-    assert _kernels.yaml_1_1_risk(text) == -1
+    assert _yaml_risk.yaml_1_1_risk(text) == -1
     assert fastload.parse_yaml_rs(text) == objs
     assert _yaml_block.load_all(text) == objs
 
 
 def test_risky_tokens_are_found_where_they_are() -> None:
-    assert _kernels.yaml_1_1_risk("a: 500m\nb: 0.5\nc: 10\nd: on-demand\n") == -1
-    assert _kernels.yaml_1_1_risk("a: 500m\nb: 010\n") == len("a: 500m\nb: ")
-    assert _kernels.yaml_1_1_risk("a: [x, yes]\n") == len("a: [x, ")
-    assert _kernels.yaml_1_1_risk("[a, b]: c\n") == len("[a, b")
-    assert _kernels.yaml_1_1_risk("\ufeffa: 1\n") == 0
-    assert _kernels.yaml_1_1_risk("1e3") == 0
+    assert _yaml_risk.yaml_1_1_risk("a: 500m\nb: 0.5\nc: 10\nd: on-demand\n") == -1
+    assert _yaml_risk.yaml_1_1_risk("a: 500m\nb: 010\n") == len("a: 500m\nb: ")
+    assert _yaml_risk.yaml_1_1_risk("a: [x, yes]\n") == len("a: [x, ")
+    assert _yaml_risk.yaml_1_1_risk("[a, b]: c\n") == len("[a, b")
+    assert _yaml_risk.yaml_1_1_risk("\ufeffa: 1\n") == 0
+    assert _yaml_risk.yaml_1_1_risk("1e3") == 0
 
 
 def test_yaml_errors_are_pyyaml_errors(tmp_path: Path) -> None:
@@ -223,7 +223,7 @@ def as_json_list(text: str) -> str:
 
 
 def by_item(text: str) -> Any:
-    return _kernels.json_list_items(text, orjson.loads, None, 100)
+    return _json_items.json_list_items(text, orjson.loads, None, 100)
 
 
 @pytest.mark.parametrize("path", JSON_FILES + YAML_FILES, ids=lambda p: p.name)
@@ -327,8 +327,8 @@ def test_random_json_lists_read_item_by_item(
     if got is None:
         # a key written with an escape ("\\u001f") might repeat another, a run of 19 digits might be
         # beyond 64 bits (orjson would make it a float): the whole text decides
-        escaped_key = "\\" in text and _kernels.json_suspect(text, 100)
-        assert escaped_key or _kernels.digit_run(text, 19) >= 0
+        escaped_key = "\\" in text and _json_items.json_suspect(text, 100)
+        assert escaped_key or _json_items.digit_run(text, 19) >= 0
     else:
         assert typed(got) == typed(json.loads(text))
     broken = text[: cut % (len(text) + 1)]  # a truncated text is invalid (or a shorter valid one)
@@ -378,7 +378,7 @@ def test_slots_maker_builds_what_the_dataclass_builds() -> None:
     (their __init__ does nothing more); any other class is called."""
     from dataclasses import dataclass, fields
 
-    from kueue_fast import _bulk
+    from kueue_fast.loader import _bulk
 
     ps = m.PodSet("main", 2, {"cpu": 1000}, None, {}, None, [], 0, None)
     w = m.Workload(
@@ -436,7 +436,7 @@ def test_digit_run_finds_the_first_run_of_ascii_digits(text: str, length: int) -
     import re
 
     found = re.search(f"[0-9]{{{length}}}", text)
-    assert _kernels.digit_run(text, length) == (found.start() if found else -1)
+    assert _json_items.digit_run(text, length) == (found.start() if found else -1)
 
 
 def test_block_yaml_reader_passes_each_document_as_it_is_read() -> None:
@@ -923,3 +923,55 @@ def test_scheduling_hash_cache_tells_types_apart() -> None:
     compiler = WorkloadCompiler(state, compile_topology(state))
     for w in state.workloads.values():
         assert compiler.compile(w).scheduling_hash == scheduling_hash(w, [2], False)
+
+
+@pytest.mark.parametrize(
+    "request_",
+    [
+        {"required": "kubernetes.io/hostname"},
+        {"preferred": "rack"},
+        {"unconstrained": True},
+        {"required": "rack", "podSetSliceRequiredTopology": "host", "podSetSliceSize": 2},
+    ],
+)
+def test_a_topology_request_takes_the_bulk_path(
+    request_: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pod set with a valid topologyRequest (TAS) is read by the bulk path too,
+    to the same state; its pod set carries no template_spec, so the engine's
+    arrays never key it by its template alone (engine/_pending.pyx)."""
+    objs = [*queues(), wl("a", requests_spec("1")), wl("b", requests_spec("1"))]
+    objs[-1]["spec"]["podSets"][0]["topologyRequest"] = request_
+    calls: list[bool] = []
+    real = loader.build.fast_workload
+
+    def spy(*a: Any, **k: Any) -> m.Workload | None:
+        out = real(*a, **k)
+        calls.append(out is not None)
+        return out
+
+    monkeypatch.setattr(loader.build, "fast_workload", spy)
+    state = loader.build_state(copy.deepcopy(objs))
+    assert calls == [True, True]
+    ps = state.workloads["team-a/b"].pod_sets[0]
+    assert ps.topology_request is not None and ps.template_spec is None
+    monkeypatch.undo()
+    check_same(objs, monkeypatch)
+
+
+@pytest.mark.parametrize(
+    "request_",
+    [
+        {"required": "rack", "podSetSliceSize": 2},  # a slice size without its topology
+        {"podSetGroupName": "g"},  # not modelled
+        {"required": 3},
+        {"unknown": "x"},
+        "rack",
+    ],
+)
+def test_an_invalid_topology_request_gives_the_exact_paths_error(
+    request_: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    objs = [*queues(), wl("a", requests_spec("1"))]
+    objs[-1]["spec"]["podSets"][0]["topologyRequest"] = request_
+    check_same(objs, monkeypatch)

@@ -1,5 +1,5 @@
-"""The compiled reader of a Workload's status (``kueue_fast._bulk.fast_status``,
-which ``fast_workload`` uses) gives what ``loader.workload._workload_status``
+"""The compiled reader of a Workload's status (``kueue_fast.loader._bulk.fast_status``,
+which ``fast_workload`` uses) gives what ``loader.workload_status.workload_status``
 gives, or declines (None): on every Workload with a status under tests/ and
 on generated statuses, valid and not. The Python reader is the oracle."""
 
@@ -19,10 +19,11 @@ from hypothesis import strategies as st
 from kueue_fast import _compiled
 from kueue_fast.api import model as m
 from kueue_fast.api.errors import InputError
-from kueue_fast.loader import workload as lw
+from kueue_fast.loader import workload_spec as lwp
+from kueue_fast.loader import workload_status as lws
 
-_bulk = _compiled.module("_bulk")
-pytestmark = pytest.mark.skipif(_bulk is None, reason="kueue_fast._bulk is not built")
+_bulk = _compiled.module("loader._bulk")
+pytestmark = pytest.mark.skipif(_bulk is None, reason="kueue_fast.loader._bulk is not built")
 
 TESTS = Path(__file__).parent
 _YAML = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -42,7 +43,7 @@ def compare(status: object, sets: list[m.PodSet], creation: int = 5) -> bool:
     )
     plain_sets = copy.deepcopy(sets)
     try:
-        plain: Any = lw._workload_status({"status": status}, "Workload/ns/w", plain_sets, creation)
+        plain: Any = lws.workload_status({"status": status}, "Workload/ns/w", plain_sets, creation)
     except InputError as e:
         plain = e
     if fast is None:
@@ -86,7 +87,7 @@ def test_every_test_workload_with_a_status_reads_the_same() -> None:
     for obj in workloads_with_a_status():
         spec = obj.get("spec") or {}
         try:
-            sets = lw._pod_sets(spec, "Workload/ns/w")
+            sets = lwp.read_pod_sets(spec, "Workload/ns/w")
         except (InputError, AttributeError, TypeError):
             continue
         total += 1

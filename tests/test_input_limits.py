@@ -25,9 +25,9 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kueue_fast import _kernels, _yaml_block, loader
+from kueue_fast import loader
 from kueue_fast.api.errors import ParseError
-from kueue_fast.loader import documents, limits
+from kueue_fast.loader import _json_items, _nesting, _yaml_block, documents, limits, pyyaml_reader
 
 KUEUE_FAST = str(Path(sys.executable).parent / "kueue-fast")
 
@@ -204,7 +204,7 @@ def test_merged_keys_may_be_given_again() -> None:
         "a: {x: &d {<<: *b, k: 1}}\n"  # the anchor is flattened as b's merge source first
         "b: {<<: *d, j: 2}\n"
     )
-    assert documents._pyyaml_documents(text, "t") == [yaml.load(text, Loader=yaml.CSafeLoader)]
+    assert pyyaml_reader.pyyaml_documents(text, "t") == [yaml.load(text, Loader=yaml.CSafeLoader)]
 
 
 # yaml.v3's counting, transcribed (decode.go decoder.unmarshal and alias) onto the
@@ -313,7 +313,7 @@ def test_the_alias_counts_decide_as_yaml_v3_expanding_everything(text: str) -> N
         oracle = YamlV3(text)
         (root,) = list(oracle.documents())
         want = oracle.refuses(root, limits.MAX_NESTING_DEPTH)
-        node = yaml.compose(text, Loader=documents._LOADER)
+        node = yaml.compose(text, Loader=pyyaml_reader.LOADER)
         try:
             limits.check_yaml_nodes(node)
             got = False
@@ -479,7 +479,7 @@ json_values = st.recursive(
 @settings(max_examples=300, deadline=None)
 @given(json_values, st.integers(1, 12))
 def test_the_compiled_nesting_check_is_its_definition(value: Any, max_depth: int) -> None:
-    assert _kernels.nesting_exceeds(value, max_depth) == limits.nesting_exceeds_py(value, max_depth)
+    assert _nesting.nesting_exceeds(value, max_depth) == limits.nesting_exceeds_py(value, max_depth)
 
 
 # --- 4. duplicate keys -----------------------------------------------------------------------
@@ -561,8 +561,8 @@ def json_texts(draw: st.DrawFn) -> str:
 def test_the_compiled_json_filter_misses_no_problem(text: str, max_depth: int) -> None:
     problem = limits.json_problem(text, max_depth)
     if problem is not None:
-        assert _kernels.json_suspect(text, max_depth), (text, problem)
-    if not _kernels.json_suspect(text, max_depth):
+        assert _json_items.json_suspect(text, max_depth), (text, problem)
+    if not _json_items.json_suspect(text, max_depth):
         assert problem is None
 
 

@@ -1037,7 +1037,7 @@ def _admitted_workload(name: str, pod_set: str, count: int, at: str) -> dict[str
 
 
 def test_equal_admissions_and_times_read_once_still_checked_per_workload() -> None:
-    """loader.workload._admission and common.parse_time_ns keep what they read
+    """workload_status.read_admission and common.parse_time_ns keep what they read
     by value: equal admissions give equal, separate objects; an admission equal
     to a valid one but for pod sets it does not fit is refused with its own error."""
     a = loader.parse_workload(_admitted_workload("a", "main", 2, "2024-01-01T00:00:05Z"))

@@ -720,8 +720,8 @@ def test_plain_json_escapes_as_json_dumps_does(text):
     )
 )
 def test_compiled_json_entries_escape_as_json_dumps_does(entries):
-    # _kernels.json_workload_entries copies plain ASCII between quotes and lets json escape the rest
-    from kueue_fast._kernels import json_workload_entries
+    # _contract_json.json_workload_entries copies plain ASCII between quotes and lets json escape the rest
+    from kueue_fast.commands._contract_json import json_workload_entries
 
     keys = [f"{ns.replace('/', '')}/{i}{name}" for i, (ns, name, *_) in enumerate(entries)]  # unique
     owners = {key: e[2] for key, e in zip(keys, entries, strict=True) if e[2] is not None}
@@ -751,8 +751,8 @@ def test_compiled_json_entries_escape_as_json_dumps_does(entries):
     assert f'{{\n  "workloads": {got}\n}}' == want
     # the document around the array, written with it
     assert json_workload_entries(*args, "Pending", '{\n  "workloads": ', "\n}") == want
-    # the Python definition a build without the compiled kernels uses (kueue_fast.engine.kernels)
-    from kueue_fast.engine.kernels import json_workload_entries_py
+    # the Python definition a build without the compiled kernels uses (kueue_fast.commands.contract_json)
+    from kueue_fast.commands.contract_json import json_workload_entries_py
 
     assert json_workload_entries_py(*args, "Pending") == got
     assert json_workload_entries_py(*args, "Pending", '{\n  "workloads": ', "\n}") == want
@@ -767,7 +767,7 @@ def test_compiled_json_entries_escape_as_json_dumps_does(entries):
 def test_compiled_json_entries_refuse_texts_that_are_not_ascii() -> None:
     # the compiled kernel fills an ASCII str without decoding: a tail that is not
     # JSON as json.dumps writes it (ensure_ascii) is an error, not a broken str
-    from kueue_fast._kernels import json_workload_entries
+    from kueue_fast.commands._contract_json import json_workload_entries
 
     with pytest.raises(ValueError, match="not ASCII"):
         json_workload_entries(["ns/a"], [1], [0], [',\n      "x": "ü"\n    }'], [], [], {}, [], "Pending")
@@ -778,8 +778,8 @@ def test_compiled_json_entries_refuse_texts_that_are_not_ascii() -> None:
 def test_workload_owners_compiled_and_python_agree() -> None:
     from types import SimpleNamespace
 
-    from kueue_fast._kernels import workload_owners
-    from kueue_fast.engine.kernels import workload_owners_py
+    from kueue_fast.commands._contract_json import workload_owners
+    from kueue_fast.commands.contract_json import workload_owners_py
 
     workloads = {f"ns/w{i}": SimpleNamespace(owner=f"Job/w{i}" if i % 3 == 0 else None) for i in range(10)}
     want = {f"ns/w{i}": f"Job/w{i}" for i in range(0, 10, 3)}

@@ -1,5 +1,5 @@
-"""The block-YAML reader (``kueue_fast._yaml_block.load_all``, bindings/_yaml_block.pyx)
-gives exactly what the loader's PyYAML gives (``documents._LOADER``: libyaml,
+"""The block-YAML reader (``kueue_fast.loader._yaml_block.load_all``, loader/_yaml_block.pyx)
+gives exactly what the loader's PyYAML gives (``pyyaml_reader.LOADER``: libyaml,
 YAML 1.1 resolvers, timestamps as strings), types included, or None.
 
 * every YAML file under tests/, and its block-style re-dump (accepted unless a
@@ -23,8 +23,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from values import typed
 
-from kueue_fast._yaml_block import load_all
-from kueue_fast.loader import documents, limits
+from kueue_fast.loader import documents, limits, pyyaml_reader
+from kueue_fast.loader._yaml_block import load_all
 
 TESTS = Path(__file__).parent
 ALL_YAML = sorted(p for p in TESTS.rglob("*") if p.suffix in (".yaml", ".yml"))
@@ -33,7 +33,7 @@ ALL_YAML = sorted(p for p in TESTS.rglob("*") if p.suffix in (".yaml", ".yml"))
 def pyyaml(text: str) -> Any:
     """PyYAML's documents, or the string "error" when it refuses the text."""
     try:
-        return list(yaml.load_all(text, Loader=documents._LOADER))
+        return list(yaml.load_all(text, Loader=pyyaml_reader.LOADER))
     except (yaml.YAMLError, ValueError, TypeError, RecursionError, limits.TextProblem):
         return "error"
 

@@ -3,7 +3,7 @@ means never depend on which optional packages are installed: our block
 reader (``_yaml_block.load_all``), yaml-rs (``documents.parse_yaml_rs``) and
 the two in the loader's order (``documents.parse_yaml``) each give exactly
 the documents of the exact path (PyYAML held to the loader's limits,
-``documents._pyyaml_documents``: its grammar is the loader's), types
+``pyyaml_reader.pyyaml_documents``: its grammar is the loader's), types
 included, or decline (None); and each declines every text the exact path
 refuses.
 
@@ -26,9 +26,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from values import typed
 
-from kueue_fast import _yaml_block
 from kueue_fast.api.errors import ParseError
-from kueue_fast.loader import documents
+from kueue_fast.loader import _yaml_block, documents, pyyaml_reader
 
 TESTS = Path(__file__).parent
 ALL_YAML = sorted(p for p in TESTS.rglob("*") if p.suffix in (".yaml", ".yml"))
@@ -45,7 +44,7 @@ needs_yaml_rs = pytest.mark.skipif(not documents.available(), reason="yaml-rs is
 
 def exact(text: str) -> Any:
     try:
-        return typed(documents._pyyaml_documents(text, "text"))
+        return typed(pyyaml_reader.pyyaml_documents(text, "text"))
     except ParseError:
         return REFUSED
 

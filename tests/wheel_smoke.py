@@ -91,11 +91,17 @@ def readme_embedding() -> tuple[str, str]:
 def main(argv: list[str]) -> int:
     import kueue_fast
 
-    # the compiled engine and the Cython modules are in the wheel
-    from kueue_fast import _bulk, _core, _kernels, _yaml_block  # noqa: F401
+    # the compiled engine and every Cython module are in the wheel, from this build
+    from kueue_fast import _compiled, _core  # noqa: F401
+    from kueue_fast.loader import _yaml_block
 
+    for name in _compiled.CYTHON:
+        problem = _compiled.check(name)
+        if problem is not None:
+            print(f"FAIL: {problem}")
+            return 1
     if _yaml_block.load_all("a: 1\n---\n- x\n") != [{"a": 1}, ["x"]]:
-        print("FAIL: kueue_fast._yaml_block does not read a two-document stream")
+        print("FAIL: kueue_fast.loader._yaml_block does not read a two-document stream")
         return 1
 
     where = Path(kueue_fast.__file__).resolve()

@@ -358,7 +358,7 @@ class PodSet:
     # spec.podSets[].topologyRequest (Topology Aware Scheduling), None when
     # absent or when it asks for nothing (workload.IsExplicitlyRequestingTAS false).
     topology_request: TopologyRequest | None = None
-    # The template spec the loader's bulk path read it from (kueue_fast._bulk),
+    # The template spec the loader's bulk path read it from (kueue_fast.loader._bulk),
     # the one object all equal templates share: the compiler keys the pod set
     # by its identity while the Workload's raw still holds that very object.
     # Not an argument: a PodSet built otherwise has None.

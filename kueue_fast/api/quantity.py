@@ -1,6 +1,6 @@
 """Kubernetes resource quantities in Kueue's canonical int64 units.
 
-Parsing is done by the Cython kernel (``bindings/_kernels.pyx``); this module
+Parsing is done by the Cython kernel (``api/_quantity.pyx``); this module
 adds caching, YAML number handling and :func:`format_quantity`, Kueue's way of
 printing an int64 amount in messages.
 
@@ -20,7 +20,7 @@ from functools import lru_cache
 import numpy as np
 import numpy.typing as npt
 
-from .. import _kernels
+from . import _quantity
 from .errors import QuantityError
 
 INT64_MAX = 2**63 - 1
@@ -66,13 +66,13 @@ def quantity_string(value: object) -> str:
 
 @lru_cache(maxsize=1 << 16)
 def _parse_cached(s: str, milli: bool) -> int:
-    v: int = _kernels.value_from_nanos(_kernels.nanos(s), milli)
+    v: int = _quantity.value_from_nanos(_quantity.nanos(s), milli)
     return v
 
 
 @lru_cache(maxsize=1 << 16)
 def _nanos_cached(s: str) -> int:
-    n: int = _kernels.nanos(s)
+    n: int = _quantity.nanos(s)
     return n
 
 
@@ -93,7 +93,7 @@ def quantity_nanos(s: object) -> int:
 
 def value_from_nanos(n: int, resource: str) -> int:
     """Canonical int64 value of an exact nano amount (see parse_quantity)."""
-    v: int = _kernels.value_from_nanos(n, resource == "cpu")
+    v: int = _quantity.value_from_nanos(n, resource == "cpu")
     return v
 
 
@@ -115,7 +115,7 @@ def amount_from_nanos(n: int, resource: str) -> int:
 
 def parse_quantities(strings: Sequence[object], resource: str) -> npt.NDArray[np.int64]:
     """parse_quantity over many values, as a C-contiguous int64 array."""
-    arr: npt.NDArray[np.int64] = _kernels.parse_quantities([quantity_string(s) for s in strings], resource)
+    arr: npt.NDArray[np.int64] = _quantity.parse_quantities([quantity_string(s) for s in strings], resource)
     return arr
 
 

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from ..api.model import ClusterState, Workload
     from ..engine.contract import Engine
     from ..engine.inputs import Topology
-    from ..engine.kernels import WorkloadScan
+    from ..engine.workload_scan import WorkloadScan
 
 
 class EngineHandle:

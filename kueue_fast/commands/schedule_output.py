@@ -29,9 +29,9 @@ from ..cluster.cluster import (
     PodSetDecision,
 )
 from ..engine.inputs import NO_LIMIT
-from ..engine.kernels import json_workload_entries, workload_owners
 from ..engine.tas import v1beta2_assignment
 from ..loader.fastjson import orjson
+from .contract_json import json_workload_entries, workload_owners
 
 if TYPE_CHECKING:
     from ..cluster.explain import ClusterView
@@ -117,7 +117,7 @@ def _bulk_json(
     one level deeper (json escapes newlines in strings: every newline of its
     text is structural), which is what json.dumps writes for the document.
     The entries are joined in compiled code, the document around them
-    included (_kernels.json_workload_entries: 100k decisions, 30 MB, in a few
+    included (contract_json.json_workload_entries: 100k decisions, 30 MB, in a few
     tens of milliseconds, the text copied once into its str)."""
     deeper = "\n    "
 

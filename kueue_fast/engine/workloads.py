@@ -272,9 +272,9 @@ class WorkloadCompiler:
 
     def pending_batch(self) -> PendingBatch | None:
         """An empty :class:`PendingBatch` over this compiler; None without a
-        compiled _bulk from these sources (_compiled): then compile() each."""
+        compiled engine._pending from these sources (_compiled): then compile() each."""
         # with TAS flavors a pod set's flavor class also depends on its ClusterQueue
-        return PendingBatch(self) if _bulk is not None and not self._tas_flavors else None
+        return PendingBatch(self) if _pending is not None and not self._tas_flavors else None
 
 
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
@@ -288,18 +288,21 @@ def _resources_error(wl: Workload) -> str:
     return ""
 
 
-_bulk = _compiled.module("_bulk")
+# PendingBatch's filling half is compiled only (engine/_pending.pyx): without a
+# module from these sources (_compiled) every workload goes through compile(),
+# the same arrays, slower.
+_pending = _compiled.module("engine._pending")
 if TYPE_CHECKING:
-    from .._bulk import PendingFill
+    from ._pending import PendingFill
 else:
-    PendingFill = _bulk.PendingFill if _bulk is not None else object
+    PendingFill = _pending.PendingFill if _pending is not None else object
 
 
 class PendingBatch(PendingFill):
     """Pending workloads compiled straight into the native engine's bulk
     arrays (``NativeEngine.add_workloads``), without a WorkloadSpec each:
     ``prepare(workloads)`` reads them all once into typed rows (the compiled
-    half, ``_bulk.PendingFill``), ``rows(keys)`` finds each key's row (-1:
+    half, ``engine._pending.PendingFill``), ``rows(keys)`` finds each key's row (-1:
     compile() must add it) and ``arrays(rows)`` gathers a run of rows.
 
     What depends only on a workload's pod sets and priority (the engine's pod

@@ -24,10 +24,13 @@ Where things are (each module imports only those above it):
   AdmissionCheck, priority classes, Namespace; ``configuration``: Kueue's
   Configuration;
 * ``workload``: a Workload, the exact path (every Workload error comes from
-  here), and the Workload fields kueue-fast reads (the controller keeps those);
-* ``kueue_fast._bulk`` (Cython, bindings/_bulk.pyx): the same result for
-  many Workloads of a few shapes, faster; it falls back to ``workload`` for
-  anything else;
+  here, with ``workload_spec`` and ``workload_status``, which also hold the
+  Workload fields kueue-fast reads: the controller keeps those), and the
+  entry of ``_bulk`` (Cython, loader/_bulk.pyx): the same result for many
+  Workloads of a few shapes, faster; it gives None for anything else, which
+  ``workload`` then reads;
+* the other Cython readers beside their Python twins: ``_yaml_block``,
+  ``_yaml_risk``, ``_json_items``, ``_nesting`` (documents, limits);
 * ``roles``: what is done with each document (read, a job, skipped and why);
 * ``jobs``: jobs -> the Workloads Kueue's integrations create;
 * ``state``: the whole input -> ClusterState (:func:`build_state`, :func:`load`).
@@ -49,7 +52,8 @@ from .kinds import (
     parse_resource_flavor,
     parse_workload_priority_class,
 )
-from .workload import POD_SET_FIELDS, SPEC_FIELDS, V1BETA2_SPEC_FIELDS, parse_workload
+from .workload import parse_workload
+from .workload_spec import POD_SET_FIELDS, SPEC_FIELDS, V1BETA2_SPEC_FIELDS
 
 __all__ = [
     "POD_SET_FIELDS",

@@ -72,7 +72,7 @@ def build_state(docs: Iterable[Document | dict[str, Any]], *, keep_sources: bool
     Every error of every invalid object is reported (``errors.raise_all``); objects Kueue
     does not read are skipped with a warning (``ClusterState.warnings``).
     ``keep_sources`` fills ``ClusterState.sources``. The objects are kept, not
-    copied, and equal Workload pod templates become one object (kueue_fast._bulk):
+    copied, and equal Workload pod templates become one object (kueue_fast.loader._bulk):
     treat them as read-only afterwards."""
     errors: list[InputError] = []
     with no_cyclic_gc():

@@ -4,7 +4,7 @@ standard input (:func:`read_documents`, :func:`manifest_files`), YAML or JSON,
 knows where it came from.
 
 YAML is read (:func:`parse_yaml`) by our YAML reader
-(``kueue_fast._yaml_block``, bindings/_yaml_block.pyx: the block and flow
+(``kueue_fast.loader._yaml_block``, loader/_yaml_block.pyx: the block and flow
 collections, comments and one-line scalars that kubectl, ``yaml.safe_dump``,
 generators and people write, to exactly PyYAML's values, or None for the
 whole text),
@@ -20,7 +20,7 @@ given twice), and PyYAML's grammar is the one grammar: the block reader
 declines a key given twice and nesting beyond the limit; yaml-rs gets only
 texts libyaml's parser accepts (:func:`_libyaml_parses`), without aliases
 (yaml_1_1_risk), and declines beyond the nesting limit; PyYAML's path
-(:func:`_pyyaml_documents`) counts aliases and nesting on the composed nodes
+(:func:`.pyyaml_reader.pyyaml_documents`) counts aliases and nesting on the composed nodes
 before anything is built and refuses keys given twice while building; JSON
 texts are checked after parsing (:func:`_json_limits`). Files are read by
 :func:`_read_text` (streams a chunk at a time, within the size limit).
@@ -33,7 +33,7 @@ yaml-rs implements YAML 1.2 where PyYAML implements YAML 1.1, so a few plain
 scalars mean different things (``yes``/``on``/``off`` booleans, ``010`` octal,
 ``1:30`` sexagesimal, ``1e3`` is a string for PyYAML and a float for YAML 1.2,
 tags, complex keys, a byte order mark, ``...`` before a bare document).
-``_kernels.yaml_1_1_risk`` (Cython: a regular expression took 6.7 s on the
+``yaml_1_1_risk`` (loader/_yaml_risk.pyx; a regular expression took 6.7 s on the
 41 MB stream, the scan takes well under 0.1 s) finds any such token,
 conservatively (one inside a quoted string is a false alarm: PyYAML reads that
 text); then PyYAML reads the text. tests/test_fast_loading.py checks the rule on a table of
@@ -56,9 +56,10 @@ from .._gc import no_cyclic_gc
 from ..api.errors import InputError, InputWarning, ParseError, raise_all
 from . import limits
 from .fastjson import optional_module, orjson
+from .pyyaml_reader import pyyaml_documents
 
 if TYPE_CHECKING:
-    import yaml
+    pass
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,83 +81,16 @@ class Document:
 
 
 @functools.cache
-def _yaml_loader() -> type:
-    """PyYAML's loader as the loader reads YAML. PyYAML and yaml-rs are imported
-    only when a text needs them (about 30 ms of a command's start)."""
-    import yaml
-    from yaml.constructor import BaseConstructor
-
-    base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-    class Loader(base):  # type: ignore[misc,unused-ignore]
-        """Timestamps stay strings (YAML's datetime drops nanoseconds, and the
-        API server sees strings anyway). A key given twice in one mapping is
-        refused (limits.duplicate_key); a key brought by a merge (``<<:
-        *base``) may be given again. Both cost a length comparison per
-        mapping when nothing collides (PyYAML's own loop builds it)."""
-
-        _root: Any = None
-        _own_pairs: dict[int, int]  # id(mapping node with merges) -> how many of its pairs are its own
-
-        def construct_document(self, node: Any) -> Any:
-            self._root, self._own_pairs = node, {}
-            try:
-                return super().construct_document(node)
-            finally:
-                self._root, self._own_pairs = None, {}
-
-        def flatten_mapping(self, node: Any) -> None:
-            pairs = node.value
-            n = len(pairs)
-            super().flatten_mapping(node)
-            if node.value is not pairs or len(pairs) != n:
-                # merged: PyYAML deleted the merge keys from this list, and put
-                # the merged pairs before what is left of it, the mapping's own
-                self._own_pairs.setdefault(id(node), len(pairs))
-
-        def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
-            if isinstance(node, yaml.MappingNode):
-                self.flatten_mapping(node)
-            mapping: dict[Any, Any] = BaseConstructor.construct_mapping(self, node, deep=deep)
-            if len(mapping) != len(node.value):  # keys collide: given twice, or merged and given again
-                self._refuse_keys_given_twice(node)
-            return mapping
-
-        def _refuse_keys_given_twice(self, node: Any) -> None:
-            own = node.value[len(node.value) - self._own_pairs.get(id(node), len(node.value)) :]
-            lines: dict[Any, int] = {}
-            for key_node, _ in own:
-                key = self.construct_object(key_node)  # built already: PyYAML's memo
-                mark = key_node.start_mark
-                first = lines.get(key)
-                if first is not None:
-                    raise limits.duplicate_key(key, mark.line + 1, mark.column + 1, first, node is self._root)
-                lines[key] = mark.line + 1
-
-    resolvers_by_char: dict[str, list[tuple[str, Any]]] = base.yaml_implicit_resolvers
-    Loader.yaml_implicit_resolvers = {
-        k: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-        for k, resolvers in resolvers_by_char.items()
-    }
-    return Loader
-
-
-def __getattr__(name: str) -> Any:
-    if name == "_LOADER":  # the tests read PyYAML's documents with it
-        return _yaml_loader()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-@functools.cache
 def _yaml_rs() -> Any:
     return optional_module("yaml_rs")
 
 
 _SENTINEL = "\n---\n0\n"
 # Built from these sources, else None (_compiled): then PyYAML and json read everything.
-_kernels = _compiled.module("_kernels")  # yaml_1_1_risk, digit_run, json_list_items
-_yaml_block = _compiled.module("_yaml_block")
-_bulk = _compiled.module("_bulk")  # SharedTemplates, SlotsMaker
+_yaml_risk = _compiled.module("loader._yaml_risk")  # yaml_1_1_risk
+_json_items = _compiled.module("loader._json_items")  # json_list_items, json_suspect, digit_run
+_yaml_block = _compiled.module("loader._yaml_block")
+_bulk = _compiled.module("loader._bulk")  # SharedTemplates, SlotsMaker
 # Document(source, index, obj, item) with its slots filled directly (_bulk.SlotsMaker):
 # a frozen dataclass's __init__ assigns each field through object.__setattr__.
 _new_document: Callable[[str, int, dict[str, Any], int | None], Document] = (
@@ -179,6 +113,11 @@ def parse_yaml(text: str, each: Callable[[Any], None] | None = None) -> list[Any
     """The documents of a YAML stream (as PyYAML gives them, empty ones as
     None), or None to let PyYAML do it: our block reader first (which passes
     each document to ``each`` as soon as it is read), then yaml-rs."""
+    # Three readers, each serving valid texts: the block reader (compiled, no
+    # Python twin) the common styles; yaml-rs what it declines but YAML 1.2
+    # reads alike (block and multi-line scalars, as kubectl's last-applied
+    # annotation); PyYAML (pyyaml_reader) what only YAML 1.1 reads right
+    # (anchors, aliases, tags, merge keys, yes/010/1:30) and every error.
     docs = _yaml_block.load_all(text, each) if _yaml_block is not None else None
     return docs if docs is not None else parse_yaml_rs(text)
 
@@ -186,7 +125,12 @@ def parse_yaml(text: str, each: Callable[[Any], None] | None = None) -> list[Any
 def parse_yaml_rs(text: str) -> list[Any] | None:
     """The documents of a YAML stream by yaml-rs, or None to let PyYAML do it."""
     yaml_rs = _yaml_rs()
-    if yaml_rs is None or _kernels is None or not text.endswith("\n") or _kernels.yaml_1_1_risk(text) >= 0:
+    if (
+        yaml_rs is None
+        or _yaml_risk is None
+        or not text.endswith("\n")
+        or _yaml_risk.yaml_1_1_risk(text) >= 0
+    ):
         # without a final newline the sentinel would add one to a block scalar
         return None
     if not _libyaml_parses(text):
@@ -200,7 +144,7 @@ def parse_yaml_rs(text: str) -> list[Any] | None:
     if not isinstance(docs, list) or not docs or docs[-1] != 0 or type(docs[-1]) is not int:
         return None
     docs.pop()
-    if any(_nesting_exceeds(d) for d in docs):
+    if any(limits.nesting_exceeds(d) for d in docs):
         return None
     return docs
 
@@ -232,16 +176,16 @@ def _json_loads(text: str, each: Callable[[Any], None] | None = None) -> Any:
     run of 19 digits: orjson would read an integer beyond 64 bits as a float.
 
     An object with an "items" array (a List) is read item by item
-    (_kernels.json_list_items), each item passed to ``each`` before the next
+    (_json_items.json_list_items), each item passed to ``each`` before the next
     is read: the same value, but the copies ``each`` drops die young (the
     100k long-drain List: 451 MB peak RSS after reading -> 159 MB); the same
     walk of the text looks for what the limits refuse and for long numbers.
     Any other text is looked at after it is read (:func:`_json_limits`)."""
-    if orjson is not None and _kernels is not None:
-        by_item = _kernels.json_list_items(text, orjson.loads, each, limits.MAX_NESTING_DEPTH)
+    if orjson is not None and _json_items is not None:
+        by_item = _json_items.json_list_items(text, orjson.loads, each, limits.MAX_NESTING_DEPTH)
         if by_item is not None:
             return by_item
-    if orjson is not None and _kernels is not None and _kernels.digit_run(text, 19) < 0:
+    if orjson is not None and _json_items is not None and _json_items.digit_run(text, 19) < 0:
         try:
             value = orjson.loads(text)
         except Exception:  # noqa: BLE001 - json decides, with its own messages
@@ -261,7 +205,7 @@ def _json_loads(text: str, each: Callable[[Any], None] | None = None) -> Any:
 def _json_limits(text: str) -> None:
     """Raise limits.TextProblem for nesting too deep or a key given twice in a
     JSON text (limits.json_problem, after the compiled filter when it is built)."""
-    if _kernels is not None and not _kernels.json_suspect(text, limits.MAX_NESTING_DEPTH):
+    if _json_items is not None and not _json_items.json_suspect(text, limits.MAX_NESTING_DEPTH):
         return
     problem = limits.json_problem(text)
     if problem is not None:
@@ -309,7 +253,7 @@ def _parse_text(text: str, source: str) -> list[Document]:
         raw_docs = data if isinstance(data, list) else [data]
     else:
         fast = parse_yaml(text, share)  # None: PyYAML reads it, with its messages
-        raw_docs = fast if fast is not None else _pyyaml_documents(text, source)
+        raw_docs = fast if fast is not None else pyyaml_documents(text, source)
     for i, d in enumerate(raw_docs):
         if d is None:
             continue
@@ -324,83 +268,6 @@ def _parse_text(text: str, source: str) -> list[Document]:
     return docs
 
 
-def _pyyaml_documents(text: str, source: str) -> list[Any]:
-    """The exact YAML path: PyYAML's documents or its error, held to the
-    loader's limits (limits.py: nesting, aliases, duplicate keys)."""
-    import yaml
-
-    loader = _yaml_loader()(text)
-    docs: list[Any] = []
-    shared = "*" in text  # without an alias no node is shared: each document is a tree
-    totals = limits.AliasTotals()
-    try:
-        while loader.check_node():
-            node = loader.get_node()
-            if shared:  # before anything is built: the counts need no expansion
-                limits.check_yaml_nodes(node, totals)
-            doc = loader.construct_document(node)
-            if not shared and _nesting_exceeds(doc):
-                limits.check_yaml_nodes(node)  # raises, naming the place
-            docs.append(doc)
-    except limits.TextProblem as e:
-        where = f"{source} (document {len(docs) + 1})"
-        raise ParseError("", "", f"invalid YAML: {e}", source=where) from None
-    except yaml.YAMLError as e:
-        raise ParseError("", "", f"invalid YAML: {_yaml_problem(e)}", source=source) from None
-    except (ValueError, TypeError, RecursionError) as e:  # e.g. a key that is not hashable
-        raise ParseError("", "", f"invalid YAML: {e}", source=source) from None
-    except (KeyError, IndexError, AttributeError):  # a tagged scalar PyYAML cannot read: !!bool x
-        raise ParseError("", "", f"invalid YAML: {_unreadable_scalar(node)}", source=source) from None
-    finally:
-        loader.dispose()
-    return docs
-
-
-def _unreadable_scalar(root: Any) -> str:
-    """Where in a composed document the first scalar is that PyYAML's
-    constructor for its tag fails on with an error that is not PyYAML's own
-    (``!!bool x``: KeyError; ``!!int ''``: IndexError; ``!!timestamp x``)."""
-    from yaml.nodes import MappingNode, ScalarNode
-
-    loader = _yaml_loader()("")
-    seen: set[int] = set()
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if isinstance(node, ScalarNode):
-            try:
-                loader.construct_object(node)
-            except (KeyError, IndexError, AttributeError):
-                line, column = node.start_mark.line + 1, node.start_mark.column + 1
-                return f"cannot read {node.value!r} as {node.tag} at line {line}, column {column}"
-            except Exception:  # noqa: BLE001, S112 - PyYAML's own error: not the one looked for
-                continue
-        elif isinstance(node, MappingNode):
-            stack.extend(reversed([n for pair in node.value for n in pair]))
-        else:
-            stack.extend(reversed(node.value))
-    return "a value that cannot be read as its tag says"
-
-
-def yaml_value(text: str, source: str = "") -> Any:
-    """The value of a YAML text of at most one document (None for none), read
-    as manifests are read: PyYAML under the loader's limits (for YAML that
-    is not a file: a ``--set`` value, a ConfigMap's key). ParseError."""
-    docs = _pyyaml_documents(text, source)
-    if len(docs) > 1:
-        raise ParseError("", "", f"expected one YAML document, found {len(docs)}", source=source)
-    return docs[0] if docs else None
-
-
-def _nesting_exceeds(value: Any) -> bool:
-    if _kernels is not None:
-        return bool(_kernels.nesting_exceeds(value, limits.MAX_NESTING_DEPTH))
-    return limits.nesting_exceeds_py(value)
-
-
 def _kind_of(x: object) -> str:
     if isinstance(x, list):
         return "list"
@@ -411,14 +278,6 @@ def _kind_of(x: object) -> str:
     if isinstance(x, (int, float)):
         return "number"
     return type(x).__name__
-
-
-def _yaml_problem(e: yaml.YAMLError) -> str:
-    mark = getattr(e, "problem_mark", None)
-    problem = getattr(e, "problem", None) or str(e).splitlines()[0]
-    if mark is not None:
-        return f"{problem} at line {mark.line + 1}, column {mark.column + 1}"
-    return str(problem)
 
 
 def read_documents(

@@ -1,6 +1,6 @@
 """Jobs of the input -> the Workloads Kueue's job integrations create
 (``kueue_fast.integrations``), read by the same Workload paths as input
-Workloads (``kueue_fast._bulk``, then ``workload``).
+Workloads (``kueue_fast.loader._bulk``, then ``workload``).
 """
 
 from __future__ import annotations

@@ -25,6 +25,8 @@ import os
 import re
 from typing import Any
 
+from .. import _compiled
+
 MAX_NESTING_DEPTH = 100
 
 # --- size --------------------------------------------------------------------------------
@@ -83,7 +85,7 @@ def nesting_exceeds_py(value: Any, max_depth: int = MAX_NESTING_DEPTH) -> bool:
     """Whether a value read from a text (dicts, lists, scalars; no cycles) holds
     collections more than max_depth deep, or a collection as a mapping key
     (yaml-rs reads ``{[a]: b}`` with a tuple key where PyYAML refuses the
-    unhashable key). The Python definition of ``_kernels.nesting_exceeds``."""
+    unhashable key). The Python twin of ``loader._nesting.nesting_exceeds``."""
     stack = [(value, 1)]
     while stack:
         v, depth = stack.pop()
@@ -101,6 +103,18 @@ def nesting_exceeds_py(value: Any, max_depth: int = MAX_NESTING_DEPTH) -> bool:
     return False
 
 
+# The compiled twin of nesting_exceeds_py (loader/_nesting.pyx), used when this
+# installation's module is from these sources (_compiled); else the Python one.
+_nesting = _compiled.module("loader._nesting")
+
+
+def nesting_exceeds(value: Any, max_depth: int = MAX_NESTING_DEPTH) -> bool:
+    """nesting_exceeds_py, compiled when built."""
+    if _nesting is not None:
+        return bool(_nesting.nesting_exceeds(value, max_depth))
+    return nesting_exceeds_py(value, max_depth)
+
+
 # --- JSON: nesting and duplicate keys ----------------------------------------------------
 
 # In a valid JSON text: strings (whole, escapes included) and the characters
@@ -113,7 +127,7 @@ def json_problem(text: str, max_depth: int = MAX_NESTING_DEPTH) -> TextProblem |
     """The first place (in text order) of a valid JSON text where collections
     nest more than max_depth deep or an object repeats a key, or None. Also
     for a text too deep for the JSON parsers (they refuse it, this finds where).
-    ``_kernels.json_suspect`` is the fast filter: no problem here when it says False."""
+    ``loader._json_items.json_suspect`` is the fast filter: no problem here when it says False."""
     stack: list[
         dict[str, int] | None
     ] = []  # per open collection: an object's keys (-> position), None for an array

@@ -31,7 +31,7 @@ from typing import Any
 from ..api import model as m
 from ..api import validation as v
 from ..api.errors import InputError
-from ..loader.workload import _required_affinity
+from ..loader.workload_spec import required_affinity
 
 PLACEMENT_COLUMNS = ("node_selector", "tolerations", "affinity")
 
@@ -87,7 +87,7 @@ def placement_from_json(ps: Mapping[str, Any], where: str) -> Placement:
     tolerations: list[m.Toleration] = []
     if ps.get("tolerations") is not None:
         tolerations = v.tolerations(ps["tolerations"], "trace", v.child(where, "tolerations"), strict=False)
-    affinity = _required_affinity(ps, "trace", where)
+    affinity = required_affinity(ps, "trace", where)
     return Placement.of(
         m.PodSet("main", 1, node_selector=selector, required_affinity=affinity, tolerations=tolerations)
     )

@@ -203,7 +203,7 @@ def _split_assignment(text: str) -> tuple[str, str]:
 def parse_value(text: str) -> Any:
     if text == "":
         raise ValueError("no value after '=' (null removes the field)")
-    from ..loader.documents import yaml_value  # read as manifests are (aliases, nesting, keys twice)
+    from ..loader.pyyaml_reader import yaml_value  # read as manifests are (aliases, nesting, keys twice)
 
     try:
         return yaml_value(text)

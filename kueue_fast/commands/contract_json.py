@@ -1,14 +1,18 @@
-"""The compiled kernels of bindings/_kernels.pyx that the Cluster and the
-output call, each with its Python definition: a name here is the compiled
-function when this installation's ``_kernels`` is from these sources
-(_compiled), else the Python one (the same results, slower). The Python
-definitions are also what the tests hold the compiled ones to."""
+"""The contract's JSON document written from the engine's bulk decisions
+(commands/schedule_output.py _bulk_json): the "workloads" array joined entry
+by entry, and the owners of the workloads.
+
+Two implementations on purpose: ``kueue_fast.commands._contract_json``
+(commands/_contract_json.pyx) is the compiled twin of the ``*_py`` functions
+here, used when this installation's module is from these sources (_compiled);
+an install without it runs the Python ones (the same text, slower). The tests
+hold the compiled ones to these."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from json.encoder import encode_basestring_ascii
-from typing import Any, NamedTuple
+from typing import Any
 
 from .. import _compiled
 
@@ -28,7 +32,7 @@ def json_workload_entries_py(
     write: Callable[[str], object] | None = None,
     chunk: int = 1 << 20,
 ) -> str:
-    """The "workloads" array of output._bulk_json as json.dumps(doc, indent=2)
+    """The "workloads" array of schedule_output._bulk_json as json.dumps(doc, indent=2)
     writes it, between prefix and suffix: one entry per key; ``kinds`` (0
     other, 1 admitted, 2 pending) say whether its text is the next of
     other_texts, its shape's admitted tail, or written from the next reason
@@ -63,49 +67,15 @@ def json_workload_entries_py(
     return ""
 
 
-class WorkloadScan(NamedTuple):
-    """What the Cluster's construction needs of every workload (workload_scan)."""
-
-    latest_ns: int  # the latest creation, admission, queue order and PodsReady time, and 0
-    requested: set[str]  # the names of every resource the pod sets request
-    admitted: list[Any]  # the workloads with an admission
-    timed: list[str]  # the keys of those with a PodsReady time or a requeueAt
-
-
-def workload_scan_py(workloads: dict[str, Any]) -> WorkloadScan:
-    """WorkloadScan of the workloads by key (None times count as 0)."""
-    latest = 0
-    requested: set[str] = set()
-    admitted, timed = [], []
-    for key, wl in workloads.items():
-        times = (wl.creation_ns, wl.admission_ns, wl.queue_order_ns, wl.pods_ready_ns)
-        latest = max(latest, *(t or 0 for t in times))
-        requested.update(r for ps in wl.pod_sets for r in ps.requests)
-        if wl.admission is not None:
-            admitted.append(wl)
-        if wl.pods_ready_ns is not None or wl.requeue_at_ns is not None:
-            timed.append(key)
-    return WorkloadScan(latest, requested, admitted, timed)
-
-
 def workload_owners_py(workloads: dict[str, Any]) -> dict[str, str]:
-    """The owner of every workload that has one, by key (output.to_json)."""
+    """The owner of every workload that has one, by key (schedule_output.to_json)."""
     return {key: wl.owner for key, wl in workloads.items() if wl.owner is not None}
 
 
-_k = _compiled.module("_kernels")
+_compiled_json = _compiled.module("commands._contract_json")
 json_workload_entries: Callable[..., str] = (
-    _k.json_workload_entries if _k is not None else json_workload_entries_py
+    _compiled_json.json_workload_entries if _compiled_json is not None else json_workload_entries_py
 )
-
-
-def workload_scan(workloads: dict[str, Any]) -> WorkloadScan:
-    """WorkloadScan of the workloads by key, in one pass in C when compiled."""
-    if _k is None:
-        return workload_scan_py(workloads)
-    return WorkloadScan(*_k.workload_scan(workloads))
-
-
 workload_owners: Callable[[dict[str, Any]], dict[str, str]] = (
-    _k.workload_owners if _k is not None else workload_owners_py
+    _compiled_json.workload_owners if _compiled_json is not None else workload_owners_py
 )

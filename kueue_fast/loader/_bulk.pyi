@@ -1,14 +1,9 @@
-"""Type stubs for the Cython module ``kueue_fast._bulk`` (bindings/_bulk.pyx)."""
+"""Type stubs for the Cython module ``kueue_fast.loader._bulk`` (loader/_bulk.pyx)."""
 
 from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
-import numpy.typing as npt
-
-from .api import model as m
-from .engine.inputs import PodSetSpec
-from .engine.workloads import WorkloadCompiler
+from ..api import model as m
 
 class TemplateResult:
     spec: dict[str, Any]
@@ -43,18 +38,5 @@ def fast_status(
 ) -> (
     tuple[m.Admission | None, int | None, bool, int | None, list[m.AdmissionCheckState], bool, bool] | None
 ): ...
-
-class PendingFill:
-    compiler: WorkloadCompiler
-    def __init__(self, compiler: WorkloadCompiler) -> None: ...
-    def __len__(self) -> int: ...
-    @property
-    def pod_set_names(self) -> list[str]: ...
-    @property
-    def block_messages(self) -> list[str]: ...
-    def prepare(self, workloads: dict[str, m.Workload]) -> None: ...
-    def rows(self, keys: list[str]) -> npt.NDArray[np.int64]: ...
-    def columns(self, rows: npt.NDArray[np.int64]) -> dict[str, Any]: ...
-    def shape(self, wl: m.Workload) -> tuple[list[PodSetSpec], int, str] | None: ...
 
 INTERFACE: int

@@ -1,4 +1,4 @@
-"""Type stubs for the Cython module ``kueue_fast._yaml_block`` (bindings/_yaml_block.pyx)."""
+"""Type stubs for the Cython module ``kueue_fast.loader._yaml_block`` (loader/_yaml_block.pyx)."""
 
 from collections.abc import Callable
 from typing import Any

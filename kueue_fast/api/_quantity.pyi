@@ -1,0 +1,16 @@
+"""Type stubs for the Cython module ``kueue_fast.api._quantity`` (api/_quantity.pyx)."""
+
+import numpy as np
+import numpy.typing as npt
+
+FORMAT_DECIMAL_SI: int
+FORMAT_BINARY_SI: int
+FORMAT_DECIMAL_EXPONENT: int
+
+def parse_parts(s: str) -> tuple[int, int, int, int, int]: ...
+def nanos(s: str) -> int: ...
+def value_from_nanos(n: int, milli: bool) -> int: ...
+def parse_quantity(s: str, resource: str) -> int: ...
+def parse_quantities(strings: list[str], resource: str) -> npt.NDArray[np.int64]: ...
+
+INTERFACE: int
