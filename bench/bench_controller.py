@@ -63,7 +63,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 from fake_apiserver import FakeAPIServer, WriteInfo  # noqa: E402
 
 from kueue_fast import bench as B  # noqa: E402
-from kueue_fast.cluster import workload_status as S  # noqa: E402
+from kueue_fast.cluster import status_writer as S  # noqa: E402
 from kueue_fast.commands import manifests  # noqa: E402
 from kueue_fast.kube.client import LEASES, ApiError, KubeClient  # noqa: E402
 

@@ -628,7 +628,7 @@ def test_bulk_counts_see_reserved_and_deactivated_workloads(engine: str) -> None
 def test_the_controllers_eviction_counts_retries_as_kueue() -> None:
     # evict.go resetChecksOnEviction: retryCount only for a Retry (one more); nil for any other state;
     # requeueAfterSeconds kept
-    from kueue_fast.cluster import workload_status as S
+    from kueue_fast.cluster import status_writer as S
 
     wl_obj = {
         "metadata": {"name": "a", "namespace": "ns"},

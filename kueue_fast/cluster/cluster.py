@@ -28,8 +28,8 @@ from ..api.model import AdmissionCheckState, CheckState, ClusterState, Workload
 from ..engine import arguments as A
 from ..engine.contract import ENGINES, Engine
 from ..engine.inputs import CyclesRun, Topology, WorkloadSpec
-from ..engine.workload_scan import WorkloadScan, workload_scan
 from ..engine.select import choose_engine
+from ..engine.workload_scan import WorkloadScan, workload_scan
 from ..engine.workloads import WorkloadCompiler
 from .check_ledger import AdmissionCheckLedger
 from .decisions import (

@@ -26,7 +26,7 @@ from ..engine.reference.amount import saturating_mul
 from ..engine.reference.quota import QuotaTree
 from ..engine.reference.tas import TasState
 from .queue_readiness import Readiness, cluster_queue_readiness
-from .workload_status import rfc3339
+from .status_writer import rfc3339
 
 if TYPE_CHECKING:
     from .cluster import Cluster, Decision

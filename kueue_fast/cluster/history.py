@@ -1,6 +1,6 @@
 """What the cycles leave behind: what Kueue's Workload statuses remember of them
 (the first attempt, the evictions), the Cluster's history ledger read by
-history() and the status writers (cluster/workload_status.py); and a bulk
+history() and the status writers (cluster/status_writer.py); and a bulk
 run's results, cycle by cycle."""
 
 from __future__ import annotations

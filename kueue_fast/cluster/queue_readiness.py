@@ -5,7 +5,7 @@ clusterqueue_controller.go, localqueue_controller.go; pkg/cache clusterqueue.go)
 for the controller, ``kueue-fast schedule --output yaml`` and the engines'
 inputs (a ClusterQueue that is not active admits nothing).
 
-Pure functions over slimmed API objects; conditions as cluster/workload_status.py
+Pure functions over slimmed API objects; conditions as cluster/status_writer.py
 sets them, the status applied by a merge patch of the status subresource.
 """
 
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from ..api.model import MULTIKUEUE_CONTROLLER, PROVISIONING_CONTROLLER
 from ..api.quantity import format_quantity, parse_quantity
-from .workload_status import JSON, observed_generation, set_condition, truncate_message
+from .status_writer import JSON, observed_generation, set_condition, truncate_message
 
 if TYPE_CHECKING:
     from ..api.model import ClusterQueue, ClusterState, LocalQueue

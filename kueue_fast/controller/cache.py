@@ -5,7 +5,7 @@ like Kueue's cache (pkg/cache) is owned by its scheduler: nothing else reads
 or writes it, so nothing locks it.
 
 The API objects stay JSON (``dict[str, Any]``): they go as they are to the
-status builders (kueue_fast/cluster/workload_status.py, cluster/queue_readiness.py)
+status builders (kueue_fast/cluster/status_writer.py, cluster/queue_readiness.py)
 and the job integrations, which take JSON; what the reconciler derives from
 them is typed here."""
 

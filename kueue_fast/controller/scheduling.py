@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from ..api.errors import InputError
 from ..api.model import ClusterState, Configuration, Workload, charged_assignments
-from ..cluster import workload_status as S
+from ..cluster import status_writer as S
 from ..cluster.cluster import ADMITTED, Decision
 from ..kube import objects as state
 from .engine_handle import EngineHandle

@@ -22,8 +22,8 @@ from ..api.features import FeatureGates
 from ..api.model import ClusterQueue, ClusterState, Cohort, ResourceGroup
 from ..api.requests import quota_requests
 from ..cluster.queue_readiness import cluster_queue_readiness
-from .workload_scan import WorkloadScan, workload_scan
 from .tas import TasPodSetRequest, TasSpec, compile_tas
+from .workload_scan import WorkloadScan, workload_scan
 
 # One sentinel for "no limit" (conventions: INT64_MAX).
 NO_LIMIT = (1 << 63) - 1

@@ -27,7 +27,7 @@ from .. import loader
 from ..api import fields as api_fields
 from ..api.errors import InputError
 from ..api.model import ClusterState, Workload, WorkloadPriorityClass
-from ..cluster import workload_status as S
+from ..cluster import status_writer as S
 from ..loader import POD_SET_FIELDS as _PODSET_FIELDS
 from ..loader import V1BETA2_SPEC_FIELDS as _WL_SPEC_FIELDS
 from ..loader import (
@@ -106,7 +106,7 @@ def _engine_fields(wl: JSON, pod_sets: dict[int, list[JSON]] | None = None) -> J
     ``pod_sets`` caches the filtered pod sets by the identity of the list the
     informer shares among Workloads (Slimmer.share). Nothing is copied when
     nothing is left out: the loader and the engine only read the object
-    (cluster/workload_status.py changes a Workload's status on copies)."""
+    (cluster/status_writer.py changes a Workload's status on copies)."""
     spec = wl.get("spec") or {}
     if not spec.keys() <= _WL_SPEC_FIELDS:
         spec = {k: v for k, v in spec.items() if k in _WL_SPEC_FIELDS}

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..api import fields as api_fields
 from ..api import error_collection as collect
+from ..api import fields as api_fields
 from ..api import model as m
 from ..api import validation as v
 from ..api.errors import InputError, MissingReferenceError

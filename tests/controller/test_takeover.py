@@ -16,7 +16,7 @@ from fake_apiserver import FakeAPIServer
 from kf_harness import cluster_queue, flavor, local_queue, priority_class
 
 from kueue_fast.api.quantity import parse_quantity
-from kueue_fast.cluster import workload_status as S
+from kueue_fast.cluster import status_writer as S
 from kueue_fast.cluster.cluster import Cluster
 from kueue_fast.cluster.explain import ClusterView
 from kueue_fast.controller.reconciler import ALL_KINDS, Controller, Options

@@ -11,7 +11,7 @@ import pytest
 from kf_harness import Harness, cluster_queue, flavor, job, local_queue, wait_for
 from test_e2e import running
 
-from kueue_fast.cluster import workload_status as S
+from kueue_fast.cluster import status_writer as S
 from kueue_fast.commands import manifests
 from kueue_fast.controller import job_kinds as J
 from kueue_fast.controller.prometheus import HealthServer
