@@ -31,7 +31,7 @@ from kueue_fast.engine.workloads import WorkloadCompiler, scheduling_hash
 from kueue_fast.loader import _json_items, _yaml_block, _yaml_risk, limits, pyyaml_reader
 
 # The loader's documents module (fast YAML glue included) under the name it
-# had before issue 11 (kueue_fast/fastload.py): Hypothesis derives the
+# had before issue 11 (fastload): Hypothesis derives the
 # examples of a derandomized test from its source, so this keeps them the same.
 from kueue_fast.loader import documents as fastload
 from kueue_fast.loader.fastjson import orjson

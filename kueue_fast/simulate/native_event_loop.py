@@ -1,13 +1,13 @@
 """The event loop in the native engine (kueue_fast._core.SimLoop,
-csrc/src/sim_loop.cpp): the same instants, cycles and records as loop.py's,
+csrc/src/sim_loop.cpp): the same instants, cycles and records as event_loop.py's,
 without a return to Python per instant.
 
 It runs when the native engine decides and every event is an arrival, a
 finish or the release of an evicted workload's quota: no admission check
 is modelled (``--admission-check`` or a ClusterQueue with checks) and
-waitForPodsReady is off; loop.py runs the rest. The records are the
+waitForPodsReady is off; event_loop.py runs the rest. The records are the
 RunState's own arrays, written in place. The time series take the calls
-loop.py makes, from the loop's log, in their order: a run of calls whose
+event_loop.py makes, from the loop's log, in their order: a run of calls whose
 times all fall within the bins is applied at once (each array then gets
 its additions in the same order; only widening the bins, which merges
 them, would make the order between two series matter), the calls at and
