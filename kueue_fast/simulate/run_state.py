@@ -70,7 +70,7 @@ class RunState:
     records (array.array: cheap single-element updates), with one method per
     kind of event. ``simulate()`` drives it."""
 
-    # the clock's counters: loop.py's _Run sets them, simulate/native_event_loop.py carries them on
+    # the clock's counters: event_loop.py's _Run sets them, simulate/native_event_loop.py carries them on
     arrived: int  # trace rows added to the engine so far
     instants: int
     cycles: int
