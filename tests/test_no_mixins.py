@@ -52,47 +52,64 @@ def _base_name(b: ast.expr) -> str | None:
     return None
 
 
-def _is_record(cls: ast.ClassDef) -> bool:
-    """A dataclass, or a class whose bases make it a record/Protocol/exception."""
-    for d in cls.decorator_list:
-        f = d.func if isinstance(d, ast.Call) else d
-        if (isinstance(f, ast.Name) and f.id == "dataclass") or (
-            isinstance(f, ast.Attribute) and f.attr == "dataclass"
-        ):
-            return True
-    return any((_base_name(b) or "").split(".")[-1] in RECORD_BASES for b in cls.bases)
-
-
-def _classes(modules: dict[str, tuple[ast.Module, bool]]) -> dict[str, ast.ClassDef]:
+def _classes(modules: dict[str, tuple[ast.Module, bool]]) -> dict[str, tuple[str, ast.ClassDef]]:
+    """Dotted name -> (its module, its definition), for the module-level classes."""
     return {
-        f"{mod}.{node.name}": node
+        f"{mod}.{node.name}": (mod, node)
         for mod, (tree, _) in modules.items()
         for node in tree.body
         if isinstance(node, ast.ClassDef)
     }
 
 
+class _Package:
+    def __init__(self, modules: dict[str, tuple[ast.Module, bool]]) -> None:
+        self.modules = modules
+        self.classes = _classes(modules)
+        self.imports = {mod: _names(mod, tree, is_pkg) for mod, (tree, is_pkg) in modules.items()}
+
+    def base(self, mod: str, b: ast.expr) -> str | None:
+        """The dotted name of a base class defined in the package (None: defined elsewhere)."""
+        name = _base_name(b)
+        if name is None:
+            return None
+        head, _, rest = name.partition(".")
+        target = f"{mod}.{head}" if f"{mod}.{head}" in self.classes else self.imports[mod].get(head, "")
+        if rest:
+            target = f"{target}.{rest}"
+        return target if target in self.classes else None
+
+    def is_record(self, key: str) -> bool:
+        """A dataclass, or a class whose bases make it a record, Protocol or
+        exception (through the package's own records and exceptions too)."""
+        mod, cls = self.classes[key]
+        for d in cls.decorator_list:
+            f = d.func if isinstance(d, ast.Call) else d
+            if (isinstance(f, ast.Name) and f.id == "dataclass") or (
+                isinstance(f, ast.Attribute) and f.attr == "dataclass"
+            ):
+                return True
+        for b in cls.bases:
+            inside = self.base(mod, b)
+            if (inside is not None and self.is_record(inside)) or (
+                inside is None and (_base_name(b) or "").split(".")[-1] in RECORD_BASES
+            ):
+                return True
+        return False
+
+
 def _offenders(modules: dict[str, tuple[ast.Module, bool]]) -> list[str]:
-    classes = _classes(modules)
+    pkg = _Package(modules)
     bad = []
-    for mod, (tree, is_pkg) in sorted(modules.items()):
+    for mod, (tree, _) in sorted(modules.items()):
         if not mod.startswith(CHECKED):
             continue
-        imported = _names(mod, tree, is_pkg)
         for node in ast.walk(tree):
-            if not isinstance(node, ast.ClassDef):
-                continue
-            for b in node.bases:
-                name = _base_name(b)
-                if name is None:
-                    continue
-                head, _, rest = name.partition(".")
-                target = f"{mod}.{head}" if f"{mod}.{head}" in classes else imported.get(head, "")
-                if rest:
-                    target = f"{target}.{rest}"
-                base = classes.get(target)
-                if base is not None and not _is_record(base):
-                    bad.append(f"{mod}.{node.name} derives from {target}")
+            if isinstance(node, ast.ClassDef):
+                for b in node.bases:
+                    target = pkg.base(mod, b)
+                    if target is not None and not pkg.is_record(target):
+                        bad.append(f"{mod}.{node.name} derives from {target}")
     return bad
 
 
@@ -107,10 +124,11 @@ def test_the_check_sees_a_mixin_and_passes_records() -> None:
             "class Part:\n    x: int\n"
             "@dataclass\nclass Rec:\n    x: int\n"
             "class Err(ValueError):\n    pass\n"
+            "class SubErr(Err):\n    pass\n"
         ),
         "kueue_fast.engine.reference.whole": (
-            "from .parts import Part, Rec, Err\nfrom . import parts\n"
-            "class A(Part): ...\nclass B(parts.Part): ...\nclass C(Rec): ...\nclass D(Err): ...\n"
+            "from .parts import Part, Rec, SubErr\nfrom . import parts\n"
+            "class A(Part): ...\nclass B(parts.Part): ...\nclass C(Rec): ...\nclass D(SubErr): ...\n"
         ),
     }
     modules = {m: (ast.parse(s), False) for m, s in source.items()}
