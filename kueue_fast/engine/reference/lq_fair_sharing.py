@@ -20,16 +20,33 @@ if TYPE_CHECKING:
     from .records import WorkloadRecord
 
 
-class LocalQueueFairSharingMixin:
-    """ReferenceEngine's admission fair sharing methods (scheduler.py sets the state)."""
+class LocalQueueFairSharing:
+    """The engine's admission fair sharing upkeep: the ledger (None without
+    admission fair sharing) over the engine's workloads and admitted lists,
+    which it reads and never changes."""
 
-    topo: Topology
-    workloads: list[WorkloadRecord]
-    cq_admitted: list[set[int]]
-    afs: UsageLedger | None
-    _afs_lqs: list[int]  # the LocalQueues of usage-based ClusterQueues
-    _lq_usage: dict[int, float]  # their usages as of this cycle's snapshot
-    _resource_of_fr: list[int]
+    def __init__(
+        self,
+        ledger: UsageLedger | None,
+        topo: Topology,
+        workloads: list[WorkloadRecord],
+        cq_admitted: list[set[int]],
+        resource_of_fr: list[int],
+    ) -> None:
+        self.afs = ledger
+        self.topo = topo
+        self.workloads = workloads
+        self.cq_admitted = cq_admitted
+        self._resource_of_fr = resource_of_fr
+        # the LocalQueues of usage-based ClusterQueues, and their usages as of this cycle's snapshot
+        self._afs_lqs: list[int] = []
+        if ledger is not None:
+            self._afs_lqs = [
+                i
+                for i, lq in enumerate(topo.local_queues)
+                if lq.cluster_queue >= 0 and topo.cluster_queues[lq.cluster_queue].admission_fair_sharing
+            ]
+        self._lq_usage: dict[int, float] = {}
 
     def _lq_admitted_usage(self, lq: int) -> Amounts:
         """The LocalQueue's admitted usage per resource, flavors summed (the
@@ -45,7 +62,7 @@ class LocalQueueFairSharingMixin:
                 per_resource[r] = per_resource.get(r, 0) + v
         return self.afs.to_nanos(per_resource)
 
-    def _sample_local_queues(self, now_ns: int) -> None:
+    def sample_local_queues(self, now_ns: int) -> None:
         """The LocalQueue reconciler (localqueue_controller.go Reconcile).
 
         Kueue reconciles a LocalQueue when it is created, on its workloads'
@@ -75,7 +92,7 @@ class LocalQueueFairSharingMixin:
             return self.afs.usage(lq, 1.0)
         return self.afs.usage(lq, self.topo.local_queues[lq].fair_weight)
 
-    def _queued_lq_usage(self, wid: int) -> float:
+    def queued_lq_usage(self, wid: int) -> float:
         lq = self.workloads[wid].spec.local_queue
         usage = self._lq_usage.get(lq)
         return self._local_queue_usage(lq) if usage is None else usage
@@ -86,7 +103,7 @@ class LocalQueueFairSharingMixin:
         cq = self.workloads[wid].admitted_cq
         if self.afs is None or cq < 0 or not self.topo.cluster_queues[cq].admission_fair_sharing:
             return None
-        return self._queued_lq_usage(wid)
+        return self.queued_lq_usage(wid)
 
     def afs_ledger_state(self) -> LedgerState:
         """The usage ledger by LocalQueue name, resources by name (to carry it
@@ -124,7 +141,7 @@ class LocalQueueFairSharingMixin:
                 out[r] = out.get(r, 0) + amount.saturating_mul(per_pod, ps.count)
         return self.afs.to_nanos(out)
 
-    def _push_entry_penalty(self, wid: int, cq: int, now_ns: int) -> None:
+    def push_entry_penalty(self, wid: int, cq: int, now_ns: int) -> None:
         """Scheduler.updateEntryPenalty on assume, when shouldApplyEntryPenalty:
         admission fair sharing is on for the ClusterQueue and the workload did
         not hold a quota reservation (always true offline)."""
@@ -134,7 +151,7 @@ class LocalQueueFairSharingMixin:
         penalty = self.afs.entry_penalty(self._total_requests(spec))
         self.afs.push_penalty(spec.local_queue, wid, penalty, now_ns)
 
-    def _settle_entry_penalties(self, admitted: list[int], now_ns: int) -> None:
+    def settle_entry_penalties(self, admitted: list[int], now_ns: int) -> None:
         """The workload controller sees the admissions of the cycle
         (updateAfsConsumedUsage on the transition into Admitted)."""
         if self.afs is None:

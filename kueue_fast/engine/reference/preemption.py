@@ -128,7 +128,7 @@ class Preemptor:
             return -1 if ka[:2] < kb[:2] else 1
         wa, wb = self._wl(a), self._wl(b)
         if wa.admitted_cq == wb.admitted_cq and wa.spec.queue_name != wb.spec.queue_name:
-            ua, ub = self.e.lq_fs_usage(a), self.e.lq_fs_usage(b)
+            ua, ub = self.e.lq_fs.lq_fs_usage(a), self.e.lq_fs.lq_fs_usage(b)
             if ua is not None and ub is not None and ua != ub:
                 return -1 if ua > ub else 1
         return -1 if ka[2:] < kb[2:] else (1 if ka[2:] > kb[2:] else 0)

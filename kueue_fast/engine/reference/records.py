@@ -5,12 +5,17 @@ QuotaReserved=False reasons they carry (kueue pkg/scheduler/scheduler.go)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..inputs import WorkloadSpec
+from . import amount
 from . import flavor_assigner as fa
 from .preemption import Target
 from .queues import REQUEUE_GENERIC
 from .tas import TasUse
+
+if TYPE_CHECKING:
+    from ..inputs import AdmissionSpec, Topology
 
 PENDING, ADMITTED, FINISHED = "pending", "admitted", "finished"
 
@@ -58,6 +63,30 @@ class WorkloadRecord:
     eviction_reason: str = ""
     eviction_message: str = ""
     preempted_by: int = -1
+
+
+def admitted_record(spec: WorkloadSpec, adm: AdmissionSpec) -> WorkloadRecord:
+    """The record of a workload added with its admission (``spec.admission``):
+    the flavors and usage of its pod sets, and of its TAS placements."""
+    rec = WorkloadRecord(spec)
+    rec.admitted_pod_sets = [(count, {r: f for r, f, _ in use if f >= 0}) for count, use in adm.pod_sets]
+    rec.admitted_resource_usage = [{r: v for r, _, v in use} for _, use in adm.pod_sets]
+    if adm.tas:
+        rec.tas_uses = [
+            (use, spec.pod_sets[i].tas_requests or []) for i, uses in enumerate(adm.tas) for use in uses
+        ]
+    return rec
+
+
+def admission_usage(adm: AdmissionSpec, topo: Topology) -> dict[int, int]:
+    """The usage an input admission charges, per flavor-resource."""
+    usage: dict[int, int] = {}
+    for _, use in adm.pod_sets:
+        for r, f, v in use:
+            if f >= 0:
+                fr = topo.fr_id(f, r)
+                usage[fr] = amount.add(usage.get(fr, 0), v)
+    return usage
 
 
 @dataclass

@@ -11,10 +11,10 @@ One cycle:
      undone at the end: no copies);
   3. nominate: flavor assignment and, when needed, preemption targets;
   4. order the entries (classical, or the fair-sharing tournament);
-     (steps 3 and 4 are nomination.py's)
+     (steps 3 and 4: nomination.py)
   5. process entries in that order against the filling snapshot (an
      admission adds its usage to it, not the workload: no later entry of the
-     cycle can pick it as a victim; processing.py's);
+     cycle can pick it as a victim; processing.py);
   6. requeue every head that was not admitted;
   7. (offline mode) evictions issued in the cycle take effect: quota is
      released, the victims go back to their queues, and the inadmissible
@@ -25,24 +25,30 @@ keep the LocalQueues' usage ledger around the cycles: before step 1 the
 LocalQueue reconciler samples every LocalQueue that is due, admissions push
 entry penalties in step 5, and at the end of the cycle the workload controller
 settles the penalties of the workloads it admitted (lq_fair_sharing.py).
+
+ReferenceEngine owns every piece of the engine's state; the phases are
+functions over it in their own modules (nomination.py, processing.py, the
+bulk calls in bulk.py), the way csrc/src/scheduler.cpp's Engine methods read
+and write one Engine. Admission fair sharing is a part,
+LocalQueueFairSharing, constructed with what it reads.
 """
 
 from __future__ import annotations
 
 import heapq
+from typing import TYPE_CHECKING
 
 import numpy as np
+import numpy.typing as npt
 
 from .. import arguments as A
-from ..contract import CycleReport, EngineState, WorkloadView
-from ..inputs import BLOCK_NAMESPACE_MISMATCH, Topology, WorkloadSpec
-from . import amount
+from ..contract import AdmittedShape, CycleReport, SettledRun, StableRun, WorkloadView
+from ..inputs import BLOCK_NAMESPACE_MISMATCH, CyclesRun, LedgerState, Topology, WorkloadSpec
+from . import bulk, nomination, processing
 from .admission_fair_sharing import UsageLedger
-from .bulk import BulkCalls
-from .lq_fair_sharing import LocalQueueFairSharingMixin
-from .nomination import NominationMixin
+from .fair_sharing import DRS, dominant_resource_share
+from .lq_fair_sharing import LocalQueueFairSharing
 from .preemption import Preemptor, Target
-from .processing import ProcessingMixin
 from .queues import (
     REQUEUE_FAILED_AFTER_NOMINATION,
     REQUEUE_GENERIC,
@@ -55,11 +61,16 @@ from .records import (
     PENDING,
     Entry,
     WorkloadRecord,
+    admission_usage,
+    admitted_record,
 )
 from .tas import TasState, TasUse
 
+if TYPE_CHECKING:
+    from ..contract import WorkloadArrays
 
-class ReferenceEngine(NominationMixin, ProcessingMixin, LocalQueueFairSharingMixin, BulkCalls):
+
+class ReferenceEngine:
     """Kueue's scheduler over a Topology, in pure Python (engine_contract.Engine)."""
 
     name = "reference"
@@ -73,26 +84,22 @@ class ReferenceEngine(NominationMixin, ProcessingMixin, LocalQueueFairSharingMix
         self.workloads: list[WorkloadRecord] = []
         self.cq_admitted: list[set[int]] = [set() for _ in range(topology.n_cq)]
         self.cq_generation: list[int] = [1] * topology.n_cq
-        self._snapshot_generation = list(self.cq_generation)
-        # Admission fair sharing: the usage ledger, the LocalQueues of
-        # usage-based ClusterQueues it is kept for, and their usages as of this
-        # cycle's snapshot.
+        self.snapshot_generation = list(self.cq_generation)
+        self.resource_of_fr = [r for _, r in topology.fr_pairs]
+        # Admission fair sharing: the usage ledger, kept for the LocalQueues of
+        # usage-based ClusterQueues (None without any).
         afs = topology.admission_fair_sharing
         self.afs: UsageLedger | None = None
-        self._afs_lqs: list[int] = []
         if afs is not None and any(cq.admission_fair_sharing for cq in topology.cluster_queues):
             self.afs = UsageLedger(afs, topology.resource_names)
-            self._afs_lqs = [
-                i
-                for i, lq in enumerate(topology.local_queues)
-                if lq.cluster_queue >= 0 and topology.cluster_queues[lq.cluster_queue].admission_fair_sharing
-            ]
-        self._lq_usage: dict[int, float] = {}
+        self.lq_fs = LocalQueueFairSharing(
+            self.afs, topology, self.workloads, self.cq_admitted, self.resource_of_fr
+        )
         self.cq_queues = [
             ClusterQueueQueue(
                 cq.strategy,
                 self._heap_key,
-                self._queued_lq_usage if cq.admission_fair_sharing and self.afs is not None else None,
+                self.lq_fs.queued_lq_usage if cq.admission_fair_sharing and self.afs is not None else None,
                 equivalence_hashing=topology.gates.scheduling_equivalence_hashing,
             )
             for cq in topology.cluster_queues
@@ -102,15 +109,11 @@ class ReferenceEngine(NominationMixin, ProcessingMixin, LocalQueueFairSharingMix
         self._staged: list[WorkloadSpec] | None = None  # stage_workloads
         # Queue-order timestamps moved by a preemption (reclaim while
         # borrowing, without PrioritySortingWithinCohort), to restore on admission.
-        self._queue_ts_before_preemption: dict[int, int] = {}
+        self.queue_ts_before_preemption: dict[int, int] = {}
         # Workloads deactivated while holding quota: their release queues nothing.
         self._deactivated: set[int] = set()
-        self._resource_of_fr = [r for _, r in topology.fr_pairs]
-        self._removed_in_snapshot: set[int] = set()
-        # waitForPodsReady: workloads whose current admission is PodsReady, and
-        # whether this cycle's scheduler is blocked waiting for them.
-        self._pods_ready: set[int] = set()
-        self._blocked = False
+        # waitForPodsReady: workloads whose current admission is PodsReady
+        self.pods_ready: set[int] = set()
         # pending workloads out of their queues until a time (requeueAt): (time, wid)
         self._holds: list[tuple[int, int]] = []
         # Settled cohort trees (run_until_settled): per quota-tree root, True
@@ -118,7 +121,7 @@ class ReferenceEngine(NominationMixin, ProcessingMixin, LocalQueueFairSharingMix
         # exactly, and changed nothing (the native engine's tree_dirty_ says
         # when); anything that changes a tree's queues, quota or admitted
         # workloads makes it dirty again (_touch_tree).
-        self._tree_dirty = [True] * topology.n_nodes
+        self.tree_dirty = [True] * topology.n_nodes
         self._tree_roots = list(dict.fromkeys(self.tree.root_of(c) for c in range(topology.n_cq)))
         self._skip_settled = True
 
@@ -133,11 +136,11 @@ class ReferenceEngine(NominationMixin, ProcessingMixin, LocalQueueFairSharingMix
     @skip_settled.setter
     def skip_settled(self, on: bool) -> None:
         self._skip_settled = on
-        self._tree_dirty = [True] * self.topo.n_nodes
+        self.tree_dirty = [True] * self.topo.n_nodes
 
     def _touch_tree(self, cq: int) -> None:
         if cq >= 0:
-            self._tree_dirty[self.tree.root_of(cq)] = True
+            self.tree_dirty[self.tree.root_of(cq)] = True
 
     def _touch_head(self, cq: int, wid: int) -> None:
         """wid was pushed into cq's queue: its tree is touched only if it may
@@ -165,31 +168,13 @@ class ReferenceEngine(NominationMixin, ProcessingMixin, LocalQueueFairSharingMix
     def add_workload(self, spec: WorkloadSpec) -> int:
         A.workload_spec(spec, self.topo)  # each call's arguments as the native engine checks them
         wid = len(self.workloads)
-        rec = WorkloadRecord(spec)
+        rec = WorkloadRecord(spec) if spec.admission is None else admitted_record(spec, spec.admission)
         self.workloads.append(rec)
-        if spec.admission is not None:
-            adm = spec.admission
-            rec.admitted_pod_sets = [
-                (count, {r: f for r, f, _ in use if f >= 0}) for count, use in adm.pod_sets
-            ]
-            rec.admitted_resource_usage = [{r: v for r, _, v in use} for _, use in adm.pod_sets]
-            if adm.tas:
-                rec.tas_uses = [
-                    (use, spec.pod_sets[i].tas_requests or [])
-                    for i, uses in enumerate(adm.tas)
-                    for use in uses
-                ]
         if spec.admission is not None and spec.admission.cluster_queue >= 0:
             adm = spec.admission
-            usage: dict[int, int] = {}
-            for _, use in adm.pod_sets:
-                for r, f, v in use:
-                    if f >= 0:
-                        fr = self.topo.fr_id(f, r)
-                        usage[fr] = amount.add(usage.get(fr, 0), v)
-            self._admit(wid, adm.cluster_queue, usage, adm.time_ns)
+            self.admit(wid, adm.cluster_queue, admission_usage(adm, self.topo), adm.time_ns)
             if spec.pods_ready:
-                self._pods_ready.add(wid)
+                self.pods_ready.add(wid)
         elif spec.admission is not None:
             # Admitted to a ClusterQueue that does not exist: it holds nothing.
             rec.status = ADMITTED
@@ -198,7 +183,7 @@ class ReferenceEngine(NominationMixin, ProcessingMixin, LocalQueueFairSharingMix
             self._touch_head(spec.cluster_queue, wid)
         return wid
 
-    def _admit(self, wid: int, cq: int, usage: dict[int, int], time_ns: int, listed: bool = True) -> None:
+    def admit(self, wid: int, cq: int, usage: dict[int, int], time_ns: int, listed: bool = True) -> None:
         """Charge the workload's usage to cq. `listed`: it also joins cq's
         admitted list, where preemption candidates come from; an admission in
         a cycle joins it only when the cycle ends (run_cycle)."""
@@ -210,7 +195,7 @@ class ReferenceEngine(NominationMixin, ProcessingMixin, LocalQueueFairSharingMix
         rec.last_state = None
         # The admission turns the Preempted condition False (workload.go
         # SetQuotaReservation): the creation time orders the workload again.
-        rec.spec.queue_ts = self._queue_ts_before_preemption.pop(wid, rec.spec.queue_ts)
+        rec.spec.queue_ts = self.queue_ts_before_preemption.pop(wid, rec.spec.queue_ts)
         self.tree.charge(cq, usage)
         if rec.tas_uses and self.tas is not None:
             self.tas.charge(rec.tas_uses, +1)
@@ -240,7 +225,7 @@ class ReferenceEngine(NominationMixin, ProcessingMixin, LocalQueueFairSharingMix
         """A workload finished or was deleted: free its quota, drop it from its
         queue; its LocalQueue's parked workloads may fit now (_requeue_tree)."""
         rec = self.workloads[A.known(A.wid(wid), len(self.workloads))]
-        self._queue_ts_before_preemption.pop(wid, None)
+        self.queue_ts_before_preemption.pop(wid, None)
         self._deactivated.discard(wid)
         if rec.status == ADMITTED:
             self._release(wid)
@@ -255,9 +240,9 @@ class ReferenceEngine(NominationMixin, ProcessingMixin, LocalQueueFairSharingMix
         wid, ready = A.wid(wid), A.flag(ready, "ready")
         A.known(wid, len(self.workloads))
         if ready:
-            self._pods_ready.add(wid)
+            self.pods_ready.add(wid)
         else:
-            self._pods_ready.discard(wid)
+            self.pods_ready.discard(wid)
 
     def hold(self, wid: int, until_ns: int, queue_ts: int) -> None:
         """A pending workload leaves its queue until ``until_ns`` (its requeueAt:
@@ -271,7 +256,7 @@ class ReferenceEngine(NominationMixin, ProcessingMixin, LocalQueueFairSharingMix
             self.cq_queues[rec.spec.cluster_queue].remove(wid)
             self._touch_tree(rec.spec.cluster_queue)
         # admitted again, it orders as before (Evicted=False: workload.go Ordering)
-        self._queue_ts_before_preemption.setdefault(wid, rec.spec.queue_ts)
+        self.queue_ts_before_preemption.setdefault(wid, rec.spec.queue_ts)
         rec.spec.queue_ts = queue_ts
         heapq.heappush(self._holds, (until_ns, wid))
 
@@ -285,12 +270,12 @@ class ReferenceEngine(NominationMixin, ProcessingMixin, LocalQueueFairSharingMix
                 self.cq_queues[rec.spec.cluster_queue].push(wid, rec.spec.scheduling_hash)
                 self._touch_head(rec.spec.cluster_queue, wid)
 
-    def _pods_ready_for_all_admitted(self) -> bool:
+    def pods_ready_for_all_admitted(self) -> bool:
         """cache.go PodsReadyForAllAdmittedWorkloads: every workload in the
         cache (holding quota in an existing ClusterQueue, evicting ones and this
         cycle's admissions included) is PodsReady."""
         return all(
-            wid in self._pods_ready
+            wid in self.pods_ready
             for wid, rec in enumerate(self.workloads)
             if rec.status == ADMITTED and rec.admitted_cq >= 0
         )
@@ -312,13 +297,7 @@ class ReferenceEngine(NominationMixin, ProcessingMixin, LocalQueueFairSharingMix
         rec = self.workloads[A.known(wid, len(self.workloads))]
         if rec.status != ADMITTED or rec.evicting:
             return
-        self._set_evicting(wid)
-        rec.evicted_cycle = self.cycle + 1  # called before the cycle it belongs to
-        rec.eviction_reason = reason
-        rec.eviction_message = message
-        rec.preempted_by = -1
-        if self.release_evictions:
-            self.release_eviction(wid)
+        self._evict_now(wid, self.cycle + 1, reason, message)  # called before the cycle it belongs to
 
     def evict_after_cycle(self, wid: int, reason: str, message: str, queue_ts_ns: int, requeue: bool) -> None:
         """An eviction a controller issued after the cycle just run (an
@@ -334,17 +313,20 @@ class ReferenceEngine(NominationMixin, ProcessingMixin, LocalQueueFairSharingMix
         if not requeue:
             self._deactivated.add(wid)
         if queue_ts_ns >= 0:
-            self._queue_ts_before_preemption.setdefault(wid, rec.spec.queue_ts)
+            self.queue_ts_before_preemption.setdefault(wid, rec.spec.queue_ts)
             rec.spec.queue_ts = queue_ts_ns
-        self._set_evicting(wid)
-        rec.evicted_cycle = self.cycle
-        rec.eviction_reason = reason
-        rec.eviction_message = message
+        self._evict_now(wid, self.cycle, reason, message)
+
+    def _evict_now(self, wid: int, cycle: int, reason: str, message: str) -> None:
+        """An eviction other than a preemption, belonging to ``cycle``."""
+        rec = self.workloads[wid]
+        self.set_evicting(wid)
+        rec.evicted_cycle, rec.eviction_reason, rec.eviction_message = cycle, reason, message
         rec.preempted_by = -1
         if self.release_evictions:
             self.release_eviction(wid)
 
-    def _set_evicting(self, wid: int) -> None:
+    def set_evicting(self, wid: int) -> None:
         """Eviction issued; the quota stays until release_eviction. Kueue's
         workload controller re-adds the workload (Evicted=True) to the cache
         at once, which moves its ClusterQueue's generation (clusterqueue.go
@@ -375,8 +357,17 @@ class ReferenceEngine(NominationMixin, ProcessingMixin, LocalQueueFairSharingMix
         if self.tas is not None:
             self.tas.add_snapshot(uses, sign)
 
+    def _scheduling_hash_of(self, wid: int) -> int:
+        return self.workloads[wid].spec.scheduling_hash
+
     def _namespace_ok(self, wid: int) -> bool:
         return self.workloads[wid].spec.block != BLOCK_NAMESPACE_MISMATCH
+
+    def drs(self, node: int) -> DRS:
+        """The node's dominant resource share (fair sharing) on the working tree."""
+        return dominant_resource_share(
+            self.tree, node, self.topo.fair_weight[node], self.resource_of_fr, self.topo.resource_names
+        )
 
     @property
     def evaluations(self) -> int:
@@ -389,34 +380,7 @@ class ReferenceEngine(NominationMixin, ProcessingMixin, LocalQueueFairSharingMix
 
     def workload_view(self, wid: int) -> WorkloadView:
         """The decision fields of one workload, in ids (the Cluster names them)."""
-        return self._view(A.known(A.wid(wid), len(self.workloads)))
-
-    def _view(self, wid: int) -> WorkloadView:
-        rec = self.workloads[wid]
-        state: EngineState
-        if rec.status == FINISHED:
-            state = "finished"
-        elif rec.evicting or (rec.status == PENDING and rec.evicted_cycle == self.cycle and self.cycle > 0):
-            state = "evicted"
-        elif rec.status == ADMITTED:
-            state = "admitted"
-        else:
-            state = "pending"
-        return WorkloadView(
-            spec=rec.spec,
-            state=state,
-            admitted_cq=rec.admitted_cq,
-            admission_time=rec.admission_time,
-            pod_sets=rec.admitted_pod_sets,
-            resource_usage=rec.admitted_resource_usage,
-            reason=rec.reason,
-            message=rec.message,
-            eviction_reason=rec.eviction_reason,
-            eviction_message=rec.eviction_message,
-            preempted_by=rec.preempted_by,
-            holds_quota=rec.status == ADMITTED,
-            topology=rec.topology,
-        )
+        return bulk.view_of(self.workloads[A.known(A.wid(wid), len(self.workloads))], self.cycle)
 
     def spec(self, wid: int) -> WorkloadSpec:
         return self.workloads[A.known(A.wid(wid), len(self.workloads))].spec
@@ -447,38 +411,36 @@ class ReferenceEngine(NominationMixin, ProcessingMixin, LocalQueueFairSharingMix
             self.end_holds(now_ns)
         self.cycle += 1
         report = CycleReport(self.cycle)
-        self._snapshot_generation = list(self.cq_generation)
+        self.snapshot_generation = list(self.cq_generation)
         if self.afs is not None:
-            self._sample_local_queues(now_ns)
+            self.lq_fs.sample_local_queues(now_ns)
         if self.tas is not None:
             self.tas.take_snapshot()
         # 1. heads
         heads = self._pop_heads(dirty_only)
-        # the trees popped settle anew by the end of the cycle (_note_settled_trees)
+        # the trees popped settle anew by the end of the cycle (below)
         settling = self._trees_can_settle()
         if settling:
             for root in self._tree_roots:
-                if not dirty_only or self._tree_dirty[root]:
-                    self._tree_dirty[root] = False
+                if not dirty_only or self.tree_dirty[root]:
+                    self.tree_dirty[root] = False
         report.heads = len(heads)
         # 2-3. nominate against the snapshot as it is at the start of the cycle
         entries: list[Entry] = []
         inadmissible: list[Entry] = []
         for wid, sticky, preemptor in heads:
-            e, nominated = self.nominate(wid)
+            e, nominated = nomination.nominate(self, wid)
             e.is_preemptor = self.cq_queues[e.cq].preemptor == wid
             e.sticky_before, e.preemptor_before = sticky, preemptor
             (entries if nominated else inadmissible).append(e)
         # 4-5. order and process
         victims: dict[int, Target] = {}
-        self._blocked = False
-        if self.topo.fair_sharing:
-            remaining = {e.cq: e for e in entries}
-            while remaining:
-                self._process_unless_blocked(self._fair_sharing_pop(remaining), victims, report, now_ns)
-        else:
-            for e in self._classical_order(entries):
-                self._process_unless_blocked(e, victims, report, now_ns)
+        blocked = False  # the scheduler waits for PodsReady (waitForPodsReadyIfNeeded)
+        for e in nomination.ordered(self, entries):
+            if blocked:
+                e.status = "waiting"
+            else:
+                blocked = processing.process(self, e, victims, report, now_ns)
         # 6. requeue the heads that were not admitted
         self._requeue_heads(entries + inadmissible, report)
         report.attempted.sort()
@@ -490,7 +452,7 @@ class ReferenceEngine(NominationMixin, ProcessingMixin, LocalQueueFairSharingMix
             # attempt would not replay exactly; changes made during the cycle stand
             for e in entries + inadmissible:
                 if not e.settled:
-                    self._tree_dirty[self.tree.root_of(e.cq)] = True
+                    self.tree_dirty[self.tree.root_of(e.cq)] = True
         return report
 
     def _pop_heads(self, dirty_only: bool) -> list[tuple[int, int, int]]:
@@ -502,7 +464,7 @@ class ReferenceEngine(NominationMixin, ProcessingMixin, LocalQueueFairSharingMix
             if (
                 self.topo.cluster_queues[cq].active
                 and q.has_active()
-                and (not dirty_only or self._tree_dirty[self.tree.root_of(cq)])
+                and (not dirty_only or self.tree_dirty[self.tree.root_of(cq)])
             ):
                 before = (q.sticky, q.preemptor)
                 wid = q.pop()
@@ -518,8 +480,9 @@ class ReferenceEngine(NominationMixin, ProcessingMixin, LocalQueueFairSharingMix
                 continue
             if e.status == "waiting":
                 # never processed: no status written, back in the queue as it was
-                hash_of = self._scheduling_hash_of
-                self.cq_queues[e.cq].requeue(e.wid, REQUEUE_FAILED_AFTER_NOMINATION, False, hash_of)
+                self.cq_queues[e.cq].requeue(
+                    e.wid, REQUEUE_FAILED_AFTER_NOMINATION, False, self._scheduling_hash_of
+                )
                 continue
             rec = self.workloads[e.wid]
             rec.attempted = True
@@ -530,9 +493,7 @@ class ReferenceEngine(NominationMixin, ProcessingMixin, LocalQueueFairSharingMix
                 reason = REQUEUE_FAILED_AFTER_NOMINATION
             pending_flavors = rec.last_state is not None and rec.last_state.pending_flavors()
             q = self.cq_queues[e.cq]
-            parked = q.requeue(
-                e.wid, reason, pending_flavors, lambda w: self.workloads[w].spec.scheduling_hash
-            )
+            parked = q.requeue(e.wid, reason, pending_flavors, self._scheduling_hash_of)
             if parked:
                 report.parked.append(e.wid)  # the head is the first one parked
             report.newly_parked += parked
@@ -553,8 +514,86 @@ class ReferenceEngine(NominationMixin, ProcessingMixin, LocalQueueFairSharingMix
             self.tas.discard_snapshot()
         for wid in report.admitted:
             self.cq_admitted[self.workloads[wid].admitted_cq].add(wid)
-        self._settle_entry_penalties(report.admitted, now_ns)
+        self.lq_fs.settle_entry_penalties(report.admitted, now_ns)
         # 7. evictions take effect (offline)
         if self.release_evictions:
             for wid in report.preempted:
                 self.release_eviction(wid)
+
+    # --- the bulk calls (bulk.py), admission fair sharing's ledger (lq_fair_sharing.py) ----------
+
+    def add_workloads(self, arrays: WorkloadArrays) -> range:
+        """Pending workloads from arrays, one add_workload each; the range of their wids."""
+        A.workload_arrays(arrays, self.topo)  # all or nothing, as the native engine
+        return self._add_all(bulk.specs_of_arrays(arrays, self.topo))
+
+    def stage_workloads(self, arrays: WorkloadArrays) -> None:
+        """Keep the rows, as specs, for add_staged (replacing any staged before)."""
+        A.workload_arrays(arrays, self.topo)
+        self._staged = bulk.specs_of_arrays(arrays, self.topo)
+
+    def add_staged(self, lo: int, hi: int) -> range:
+        """add_workloads of the staged rows [lo, hi)."""
+        lo, hi = A.staged_rows(lo, hi, len(self._staged or ()))
+        return self._add_all((self._staged or [])[lo:hi])
+
+    def _add_all(self, specs: list[WorkloadSpec]) -> range:
+        first = len(self.workloads)
+        for spec in specs:
+            self.add_workload(spec)
+        return range(first, len(self.workloads))
+
+    def clear_staged(self) -> None:
+        self._staged = None
+
+    def remove_workloads(self, wids: npt.ArrayLike) -> None:
+        for w in A.wids(wids, len(self.workloads)):
+            self.remove_workload(w)
+
+    def run_cycles(
+        self,
+        start_ns: int,
+        step_ns: int,
+        max_cycles: int,
+        until_stable: bool,
+        attempted_mask: np.ndarray | None = None,
+    ) -> CyclesRun:
+        return bulk.run_cycles(self, start_ns, step_ns, max_cycles, until_stable, attempted_mask)
+
+    def run_until_stable(self, now_ns: int, max_cycles: int) -> StableRun:
+        return bulk.run_until_stable(self, now_ns, max_cycles)
+
+    def run_until_settled(
+        self, now_ns: int, max_cycles: int, unexplained: npt.NDArray[np.uint8] | None = None
+    ) -> SettledRun:
+        return bulk.run_until_settled(self, now_ns, max_cycles, unexplained)
+
+    def decisions(self) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.int32], npt.NDArray[np.int64]]:
+        return bulk.decisions(self.workloads, self.cycle)
+
+    def reasons(self, wids: npt.ArrayLike) -> list[str]:
+        return bulk.reasons(self.workloads, wids)
+
+    def messages(self, wids: npt.ArrayLike) -> list[str]:
+        return bulk.messages(self.workloads, wids)
+
+    def queues(self, wids: npt.ArrayLike) -> npt.NDArray[np.int32]:
+        return bulk.queues(self.workloads, wids)
+
+    def preempted_by(self, wids: npt.ArrayLike) -> npt.NDArray[np.int32]:
+        return bulk.preempted_by(self.workloads, wids)
+
+    def eviction_reasons(self, wids: npt.ArrayLike) -> npt.NDArray[np.int8]:
+        return bulk.eviction_reasons(self.workloads, wids)
+
+    def admitted_usage(self, wids: npt.ArrayLike) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int64]]:
+        return bulk.admitted_usage(self.workloads, len(self.topo.fr_pairs), wids)
+
+    def admitted_shapes(self, wids: npt.ArrayLike) -> tuple[npt.NDArray[np.int32], list[AdmittedShape]]:
+        return bulk.admitted_shapes(self.workloads, wids)
+
+    def afs_ledger_state(self) -> LedgerState:
+        return self.lq_fs.afs_ledger_state()
+
+    def restore_afs_ledger(self, state: LedgerState) -> None:
+        self.lq_fs.restore_afs_ledger(state)
