@@ -18,8 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from kueue_fast import Cluster, _core, loader
 from kueue_fast.api.errors import EngineError, ValidationError

@@ -12,8 +12,7 @@ from unittest import mock
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from test_fast_loading import queues, templates, workloads
 from test_native_differential import SECOND, T0, Scenario, scenarios
 

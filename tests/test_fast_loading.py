@@ -19,8 +19,7 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from values import typed
 
 from kueue_fast import loader
@@ -28,12 +27,18 @@ from kueue_fast.api import model as m
 from kueue_fast.api.errors import InputError, ParseError
 from kueue_fast.engine.inputs import compile_topology
 from kueue_fast.engine.workloads import WorkloadCompiler, scheduling_hash
-from kueue_fast.loader import _json_items, _yaml_block, _yaml_risk, limits, pyyaml_reader
 
 # The loader's documents module (fast YAML glue included) under the name it
 # had before issue 11 (fastload): Hypothesis derives the
 # examples of a derandomized test from its source, so this keeps them the same.
-from kueue_fast.loader import documents as fastload
+from kueue_fast.loader import (
+    _json_items,
+    _yaml_block,
+    _yaml_risk,
+    documents as fastload,
+    limits,
+    pyyaml_reader,
+)
 from kueue_fast.loader.fastjson import orjson
 
 TESTS = Path(__file__).parent

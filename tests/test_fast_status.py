@@ -13,14 +13,12 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from kueue_fast import _compiled
 from kueue_fast.api import model as m
 from kueue_fast.api.errors import InputError
-from kueue_fast.loader import workload_spec as lwp
-from kueue_fast.loader import workload_status as lws
+from kueue_fast.loader import workload_spec as lwp, workload_status as lws
 
 _bulk = _compiled.module("loader._bulk")
 pytestmark = pytest.mark.skipif(_bulk is None, reason="kueue_fast.loader._bulk is not built")

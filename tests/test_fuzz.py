@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 from fuzz import api, known, mutate, run
-from fuzz.__main__ import load_corpus
-from fuzz.__main__ import main as fuzz_main
+from fuzz.__main__ import load_corpus, main as fuzz_main
 
 SCENARIOS = str(Path(__file__).parent / "scenarios" / "*.yaml")
 

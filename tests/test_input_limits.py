@@ -22,8 +22,7 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from kueue_fast import loader
 from kueue_fast.api.errors import ParseError

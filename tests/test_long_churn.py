@@ -37,8 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import test_native_differential as gen
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from test_invariants import check, usage_matrix
 
 from kueue_fast import Cluster

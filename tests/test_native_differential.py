@@ -28,8 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from kueue_fast import Cluster
 from kueue_fast.api.features import MODELLED_DEFAULTS

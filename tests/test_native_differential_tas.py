@@ -19,8 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from test_native_differential import EXAMPLES, SECOND, SLOW_OK, T0, Scenario, run_both
 
 from kueue_fast.api import model as m

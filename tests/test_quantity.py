@@ -8,8 +8,7 @@ import re
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from kubernetes.utils import parse_quantity as k8s_parse_quantity
 
 from kueue_fast.api.errors import QuantityError

@@ -17,8 +17,7 @@ import textwrap
 
 import pytest
 import yaml
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from kueue_fast.commands import schedule_output as output
 from kueue_fast.commands.cli import main

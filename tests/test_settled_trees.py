@@ -17,8 +17,7 @@ from typing import Any
 
 import pytest
 import test_long_churn as tlc
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from sim_results import differences
 
 from kueue_fast.engine.select import native_available

@@ -15,15 +15,13 @@ from typing import Any
 
 import pytest
 import test_long_churn as tlc
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from sim_results import differences
 from whatif_manifests import objects
 
 from kueue_fast.engine.select import native_available
 from kueue_fast.loader import build_state
-from kueue_fast.simulate import event_loop as loop
-from kueue_fast.simulate import manifest_trace, scenario
+from kueue_fast.simulate import event_loop as loop, manifest_trace, scenario
 from kueue_fast.simulate.event_loop import NS, simulate
 from kueue_fast.simulate.result import Progress, SimResult
 

@@ -15,6 +15,7 @@ from kueue_tas_schedule_cases import (
     admission,
     admission_check,
     cluster_queue,
+    flavor as rflavor,
     fq,
     group,
     local_queue,
@@ -26,7 +27,6 @@ from kueue_tas_schedule_cases import (
     topology,
     workload,
 )
-from kueue_tas_schedule_cases import flavor as rflavor
 
 from kueue_fast import Cluster, loader
 from kueue_fast.api import model as m

@@ -12,6 +12,7 @@ from kueue_tas_schedule_cases import (
     RACK,
     admission,
     cluster_queue,
+    flavor as rflavor,
     fq,
     group,
     local_queue,
@@ -22,7 +23,6 @@ from kueue_tas_schedule_cases import (
     topology,
     workload,
 )
-from kueue_tas_schedule_cases import flavor as rflavor
 
 from kueue_fast import Cluster, loader
 from kueue_fast.cluster.explain import ClusterView

@@ -19,8 +19,7 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from values import typed
 
 from kueue_fast.loader import documents, limits, pyyaml_reader

@@ -19,57 +19,25 @@ from typing import Any, Final, Literal
 # selectors, taints and tolerations; Kueue's manager Configuration.
 from .configuration import (
     RELEASED_FRAMEWORKS as RELEASED_FRAMEWORKS,
-)
-from .configuration import (
     AdmissionFairSharingConfig as AdmissionFairSharingConfig,
-)
-from .configuration import (
     Configuration as Configuration,
-)
-from .configuration import (
     FairSharingConfig as FairSharingConfig,
-)
-from .configuration import (
     ResourceRules as ResourceRules,
-)
-from .configuration import (
     ResourceTransformation as ResourceTransformation,
-)
-from .configuration import (
     WaitForPodsReadyConfig as WaitForPodsReadyConfig,
-)
-from .configuration import (
     managed_jobs_default_selector as managed_jobs_default_selector,
 )
 from .errors import InputWarning
 from .selectors import (
     NODE_SELECTOR_OPERATORS as NODE_SELECTOR_OPERATORS,
-)
-from .selectors import (
     SELECTOR_OPERATORS as SELECTOR_OPERATORS,
-)
-from .selectors import (
     TAINT_EFFECTS as TAINT_EFFECTS,
-)
-from .selectors import (
     TOLERATION_OPERATORS as TOLERATION_OPERATORS,
-)
-from .selectors import (
     LabelSelector as LabelSelector,
-)
-from .selectors import (
     LabelSelectorRequirement as LabelSelectorRequirement,
-)
-from .selectors import (
     NodeSelectorRequirement as NodeSelectorRequirement,
-)
-from .selectors import (
     NodeSelectorTerm as NodeSelectorTerm,
-)
-from .selectors import (
     Taint as Taint,
-)
-from .selectors import (
     Toleration as Toleration,
 )
 

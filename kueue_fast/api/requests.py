@@ -39,8 +39,7 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
-from . import error_collection as collect
-from . import validation as v
+from . import error_collection as collect, validation as v
 from .errors import InputError
 from .model import ResourceRules
 from .quantity import value_from_nanos

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import fields as api_fields
-from . import model as m
+from . import fields as api_fields, model as m
 from .error_collection import report, reported
 from .errors import InputError, ValidationError
 from .quantity import amount_from_nanos

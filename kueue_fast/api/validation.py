@@ -26,8 +26,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any, NoReturn, TypeVar
 
-from . import fields as api_fields
-from . import model as m
+from . import fields as api_fields, model as m
 from .error_collection import report
 from .errors import InputError, QuantityError, ValidationError
 from .quantity import parse_quantity, quantity_nanos

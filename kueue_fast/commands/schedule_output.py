@@ -14,8 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..api.model import Workload, charged_usage
 from ..api.quantity import format_amount
-from ..cluster import queue_readiness as Q
-from ..cluster import status_writer as S
+from ..cluster import queue_readiness as Q, status_writer as S
 from ..cluster.cluster import (
     ADMITTED,
     BULK_OTHER,

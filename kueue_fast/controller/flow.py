@@ -13,8 +13,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from ..api.errors import InputError, MissingReferenceError
-from ..cluster import admission_checks as AC
-from ..cluster import status_writer as S
+from ..cluster import admission_checks as AC, status_writer as S
 from ..cluster.cluster import ADMITTED, RESERVED, Decision
 from ..integrations.framework import PRIORITY_LABEL, Patch, PodSetConflict, PodSetInfo, admitted_info
 from ..kube import objects as state

@@ -19,9 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..integrations import Integration, integration_for
-from ..integrations import job as _job
-from ..integrations import jobset as _jobset
+from ..integrations import Integration, integration_for, job as _job, jobset as _jobset
 from ..integrations.framework import (
     JOB_UID_LABEL,
     PRIORITY_LABEL,

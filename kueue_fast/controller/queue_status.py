@@ -38,8 +38,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..api.model import ClusterState
-from ..cluster import queue_readiness as Q
-from ..cluster import status_writer as S
+from ..cluster import queue_readiness as Q, status_writer as S
 from ..kube import objects as state
 from ..kube.client import CLUSTER_QUEUES, LOCAL_QUEUES, RESOURCE_FLAVORS, Resource
 from . import job_kinds as J

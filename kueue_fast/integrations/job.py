@@ -28,8 +28,7 @@ from typing import Any
 
 from ..api import validation as v
 from ..api.features import FeatureGates
-from . import framework as fw
-from . import jobset
+from . import framework as fw, jobset
 from .framework import (
     JOB_UID_LABEL,
     KUEUE_API,

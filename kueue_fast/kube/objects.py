@@ -28,9 +28,9 @@ from ..api import fields as api_fields
 from ..api.errors import InputError
 from ..api.model import ClusterState, Workload, WorkloadPriorityClass
 from ..cluster import status_writer as S
-from ..loader import POD_SET_FIELDS as _PODSET_FIELDS
-from ..loader import V1BETA2_SPEC_FIELDS as _WL_SPEC_FIELDS
 from ..loader import (
+    POD_SET_FIELDS as _PODSET_FIELDS,
+    V1BETA2_SPEC_FIELDS as _WL_SPEC_FIELDS,
     parse_admission_check,
     parse_cluster_queue,
     parse_cohort,

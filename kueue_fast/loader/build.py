@@ -14,8 +14,7 @@ from functools import partial
 from typing import IO, Any
 
 from .._gc import no_cyclic_gc
-from ..api import error_collection as collect
-from ..api import model as m
+from ..api import error_collection as collect, model as m
 from ..api.errors import (
     InputError,
     InputWarning,

@@ -15,10 +15,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
 from typing import Any
 
-from ..api import error_collection as collect
-from ..api import fields as api_fields
-from ..api import model as m
-from ..api import validation as v
+from ..api import error_collection as collect, fields as api_fields, model as m, validation as v
 from ..api.errors import InputError, ValidationError
 
 KUEUE_GROUP = "kueue.x-k8s.io"

@@ -10,9 +10,7 @@ from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
-from ..api import error_collection as collect
-from ..api import model as m
-from ..api import validation as v
+from ..api import error_collection as collect, model as m, validation as v
 from ..api.errors import InputError, ParseError
 from ..api.features import KNOWN_GATES
 from .common import (

@@ -9,9 +9,7 @@ from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
-from ..api import error_collection as collect
-from ..api import model as m
-from ..api import validation as v
+from ..api import error_collection as collect, model as m, validation as v
 from ..api.errors import InputError, InputWarning, ValidationError, raise_all
 from ..integrations import Environment, Integration, integration_for
 from ..integrations.framework import Conversion, generated_name

@@ -11,10 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..api import error_collection as collect
-from ..api import fields as api_fields
-from ..api import model as m
-from ..api import validation as v
+from ..api import error_collection as collect, fields as api_fields, model as m, validation as v
 from ..api.errors import InputError
 from ..api.field_types import Field
 from ..api.resource_groups import resource_groups

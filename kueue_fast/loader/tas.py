@@ -17,8 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..api import model as m
-from ..api import validation as v
+from ..api import model as m, validation as v
 from ..api.errors import InputError, ValidationError
 from ..api.requests import pod_requests
 from ..integrations.topology_annotations import (

@@ -11,9 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .. import _compiled
-from ..api import error_collection as collect
-from ..api import model as m
-from ..api import validation as v
+from ..api import error_collection as collect, model as m, validation as v
 from ..api.errors import InputError
 from .common import _FIELDS, V1BETA1, V1BETA2, _check_type, _metadata, parse_time_ns
 from .workload_spec import SPEC_FIELDS, read_pod_sets, read_priority

@@ -13,10 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..api import error_collection as collect
-from ..api import fields as api_fields
-from ..api import model as m
-from ..api import validation as v
+from ..api import error_collection as collect, fields as api_fields, model as m, validation as v
 from ..api.errors import InputError, MissingReferenceError
 from ..api.requests import OverLimits, pod_requests, resources_validation_message
 from .common import _FIELDS, KUEUE_GROUP, V1BETA1, V1BETA2

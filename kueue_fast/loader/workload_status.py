@@ -10,10 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..api import error_collection as collect
-from ..api import fields as api_fields
-from ..api import model as m
-from ..api import validation as v
+from ..api import error_collection as collect, fields as api_fields, model as m, validation as v
 from ..api.errors import InputError
 from .common import _FIELDS, V1BETA2, _conditions, _status, parse_time_ns
 from .fastjson import exact_key

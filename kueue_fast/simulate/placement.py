@@ -28,8 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..api import model as m
-from ..api import validation as v
+from ..api import model as m, validation as v
 from ..api.errors import InputError
 from ..loader.workload_spec import required_affinity
 

@@ -16,8 +16,7 @@ from ..commands.whatif_args import (
     changes_given as changes_given,  # its home: whatif_args.py has no heavy imports
 )
 from ..loader import Document, build_state, read_documents
-from .live import CONTROLLER_EXTRA as CONTROLLER_EXTRA
-from .live import read_cluster
+from .live import CONTROLLER_EXTRA as CONTROLLER_EXTRA, read_cluster
 from .overrides import Variant, apply_changes
 
 

@@ -34,9 +34,12 @@ from test_e2e import TOLERATION, cond, is_true, running, setup_queues
 from kueue_fast.api.model import WorkloadPriorityClass
 from kueue_fast.commands.cli import main
 from kueue_fast.controller import job_kinds as J
-from kueue_fast.integrations import INTEGRATIONS, Environment
-from kueue_fast.integrations import job as job_integration
-from kueue_fast.integrations import jobset as jobset_integration
+from kueue_fast.integrations import (
+    INTEGRATIONS,
+    Environment,
+    job as job_integration,
+    jobset as jobset_integration,
+)
 from kueue_fast.integrations.framework import PODSET_LABEL, PodSetConflict, admitted_info
 from kueue_fast.loader import build_state
 

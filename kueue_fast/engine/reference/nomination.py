@@ -10,8 +10,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from ..inputs import BLOCK_NAMESPACE_MISMATCH, BLOCK_NONE
-from . import amount
-from . import flavor_assigner as fa
+from . import amount, flavor_assigner as fa
 from .fair_sharing import DRS, compare_drs
 from .preemption import PreemptionCtx, Target
 from .queues import REQUEUE_NAMESPACE_MISMATCH

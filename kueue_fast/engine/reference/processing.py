@@ -11,8 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..contract import CycleReport
-from . import amount, nomination
-from . import flavor_assigner as fa
+from . import amount, flavor_assigner as fa, nomination
 from .preemption import HUMAN_REASONS, IN_COHORT_RECLAIM_WHILE_BORROWING, Target
 from .queues import (
     REQUEUE_FAILED_AFTER_NOMINATION,

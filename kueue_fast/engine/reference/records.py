@@ -8,8 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..inputs import WorkloadSpec
-from . import amount
-from . import flavor_assigner as fa
+from . import amount, flavor_assigner as fa
 from .preemption import Target
 from .queues import REQUEUE_GENERIC
 from .tas import TasUse
