@@ -33,12 +33,12 @@ using kueue_fast::TopologySpec;
 namespace {
 
 void register_cluster_queue(py::module_& m) {
-  py::class_<ResourceGroupSpec>(m, "ResourceGroupSpec", "compiler.ResourceGroupSpec.")
+  py::class_<ResourceGroupSpec>(m, "ResourceGroupSpec", "engine.inputs.ResourceGroupSpec.")
       .def(py::init([](std::vector<std::int32_t> resources, std::vector<std::int32_t> flavors) {
              return ResourceGroupSpec{std::move(resources), std::move(flavors)};
            }),
            py::kw_only(), py::arg("resources"), py::arg("flavors"));
-  py::class_<ClusterQueueSpec>(m, "ClusterQueueSpec", "compiler.ClusterQueueSpec.")
+  py::class_<ClusterQueueSpec>(m, "ClusterQueueSpec", "engine.inputs.ClusterQueueSpec.")
       .def(py::init([](std::string name, std::vector<ResourceGroupSpec> groups, std::uint8_t strategy,
                        std::uint8_t within_cluster_queue, std::uint8_t reclaim_within_cohort,
                        std::uint8_t borrow_within_cohort, std::optional<std::int64_t> max_priority_threshold,
@@ -66,7 +66,7 @@ void register_cluster_queue(py::module_& m) {
            py::arg("reclaim_within_cohort"), py::arg("borrow_within_cohort"), py::arg("max_priority_threshold"),
            py::arg("when_can_borrow"), py::arg("when_can_preempt"), py::arg("preference"), py::arg("active"),
            py::arg("inactive_message"), py::arg("fair_weight"), py::arg("admission_fair_sharing"));
-  py::class_<QuotaEntry>(m, "QuotaEntry", "One flavor-resource's quota of a node (compiler.Topology.quotas).")
+  py::class_<QuotaEntry>(m, "QuotaEntry", "One flavor-resource's quota of a node (engine.inputs.Topology.quotas).")
       .def(py::init([](std::int32_t fr, std::int64_t nominal, std::int64_t borrowing_limit,
                        std::int64_t lending_limit) { return QuotaEntry{fr, nominal, borrowing_limit, lending_limit}; }),
            py::kw_only(), py::arg("fr"), py::arg("nominal"), py::arg("borrowing_limit"), py::arg("lending_limit"));
@@ -106,7 +106,7 @@ void register_gates(py::module_& m) {
 
 // Admission fair sharing: every LocalQueue and the Configuration's admissionFairSharing.
 void register_admission_fair_sharing(py::module_& m) {
-  py::class_<LocalQueueSpec>(m, "LocalQueueSpec", "compiler.LocalQueueSpec.")
+  py::class_<LocalQueueSpec>(m, "LocalQueueSpec", "engine.inputs.LocalQueueSpec.")
       .def(py::init([](std::string name, std::int32_t cluster_queue, double fair_weight, bool stopped,
                        py::handle consumed) {
              LocalQueueSpec lq;
@@ -119,7 +119,7 @@ void register_admission_fair_sharing(py::module_& m) {
            }),
            py::kw_only(), py::arg("name"), py::arg("cluster_queue"), py::arg("fair_weight"), py::arg("stopped"),
            py::arg("consumed"));
-  py::class_<AfsConfig>(m, "AfsConfig", "compiler.AdmissionFairSharingSpec.")
+  py::class_<AfsConfig>(m, "AfsConfig", "engine.inputs.AdmissionFairSharingSpec.")
       .def(py::init([](double usage_half_life_s, double usage_sampling_interval_s,
                        std::vector<double> resource_weights) {
              return AfsConfig{usage_half_life_s, usage_sampling_interval_s, std::move(resource_weights)};
@@ -128,7 +128,7 @@ void register_admission_fair_sharing(py::module_& m) {
            py::arg("resource_weights"));
 }
 
-// Topology Aware Scheduling (compiler.Topology.tas).
+// Topology Aware Scheduling (engine.inputs.Topology.tas).
 void register_tas(py::module_& m) {
   py::class_<TasFlavorSpec>(m, "TasFlavorSpec", "tas.TasFlavorSpec, free flattened (n_leaves x n_resources).")
       .def(py::init([](std::int32_t flavor, std::string name, std::string topology, std::vector<std::int32_t> levels,
@@ -186,7 +186,7 @@ void register_topology(py::module_& m) {
   register_admission_fair_sharing(m);
   register_tas(m);
   py::class_<TopologySpec>(m, "TopologySpec",
-                           "compiler.Topology as the engine reads it (kueue_fast.engine.native.topology_spec).")
+                           "engine.inputs.Topology as the engine reads it (kueue_fast.engine.native.topology_spec).")
       .def(py::init([](std::vector<std::string> resource_names, std::vector<std::string> flavor_names,
                        std::vector<std::pair<std::int32_t, std::int32_t>> fr_pairs, std::vector<std::string> node_names,
                        std::int32_t n_cq, std::vector<std::int32_t> node_parent,

@@ -105,7 +105,7 @@ class Decisions(NamedTuple):
     admission_time: npt.NDArray[np.int64]
 
 # The topology, typed (bindings/register_topology.cpp; built by
-# kueue_fast._native.topology_spec): keyword-only constructors, every field required.
+# kueue_fast.engine.native.topology_spec): keyword-only constructors, every field required.
 class ResourceGroupSpec:
     def __init__(self, *, resources: Sequence[int], flavors: Sequence[int]) -> None: ...
 

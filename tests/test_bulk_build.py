@@ -1,4 +1,4 @@
-"""The Cluster's bulk construction (workload_compiler.PendingBatch -> NativeEngine.add_workloads)
+"""The Cluster's bulk construction (engine.workloads.PendingBatch -> NativeEngine.add_workloads)
 against the exact path (one WorkloadSpec per workload): the same wids, the same engine
 state, the same decisions after cycles."""
 

@@ -183,7 +183,7 @@ int Engine::append_workload_spec(const WorkloadInput& in) {
 
 int Engine::add_workload(const WorkloadInput& input) {
   validate(input);
-  // Requests by resource id (compiler.WorkloadCompiler sorts them); a repeated
+  // Requests by resource id (engine.workloads.WorkloadCompiler sorts them); a repeated
   // resource keeps the last amount, as the reference's dict does.
   WorkloadInput in = input;
   for (auto& ps : in.pod_sets) {

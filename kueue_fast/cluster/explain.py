@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 JSON = dict[str, Any]
 
-STRICT_FIFO = 0  # compiler.STRATEGY_CODES
+STRICT_FIFO = 0  # engine.inputs.STRATEGY_CODES
 MAX_DOMAINS = 10  # the topology domains an explanation lists per pod set and flavor
 
 

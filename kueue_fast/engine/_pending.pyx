@@ -28,7 +28,7 @@ from cpython.dict cimport PyDict_GetItem
 
 
 cdef class PendingFill:
-    """The rows and memos of workload_compiler.PendingBatch.
+    """The rows and memos of engine.workloads.PendingBatch.
 
     prepare() reads every workload once, in the dict's order (its objects lie
     in memory in input order: most of the cost is memory latency), into typed

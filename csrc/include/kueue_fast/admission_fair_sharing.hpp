@@ -80,7 +80,7 @@ Nanos nanos_from_string(const std::string& s);
 
 // --- the ledger ------------------------------------------------------------------------------
 
-// Configuration.admissionFairSharing (compiler.AdmissionFairSharingSpec).
+// Configuration.admissionFairSharing (engine.inputs.AdmissionFairSharingSpec).
 struct AfsConfig {
   double usage_half_life_s = 0.0;         // usageHalfLifeTime (0: no history kept)
   double usage_sampling_interval_s = 0.0; // usageSamplingInterval

@@ -56,7 +56,7 @@ class EngineInvariantError : public std::logic_error {
   using std::logic_error::logic_error;
 };
 
-// One workload, as compiler.WorkloadSpec has it.
+// One workload, as engine.inputs.WorkloadSpec has it.
 struct WorkloadInput {
   struct PodSet {
     std::string name;

@@ -43,7 +43,7 @@ struct ClusterQueueSpec {
   bool admission_fair_sharing = false;
 };
 
-// A LocalQueue (compiler.LocalQueueSpec; ids sorted by "namespace/name").
+// A LocalQueue (engine.inputs.LocalQueueSpec; ids sorted by "namespace/name").
 struct LocalQueueSpec {
   std::string name;                 // "namespace/name"
   std::int32_t cluster_queue = -1;  // -1: that ClusterQueue does not exist
@@ -74,7 +74,7 @@ struct FeatureGates {
   bool prioritize_preemptor_workloads = false;
 };
 
-// The input, as compiler.Topology has it.
+// The input, as engine.inputs.Topology has it.
 struct TopologySpec {
   std::vector<std::string> resource_names;
   std::vector<std::string> flavor_names;
@@ -93,9 +93,9 @@ struct TopologySpec {
   std::vector<LocalQueueSpec> local_queues;
   bool has_admission_fair_sharing = false;
   AfsConfig admission_fair_sharing;
-  // waitForPodsReady.blockAdmission (compiler.Topology.block_admission_for_pods_ready).
+  // waitForPodsReady.blockAdmission (engine.inputs.Topology.block_admission_for_pods_ready).
   bool block_admission_for_pods_ready = false;
-  // Topology Aware Scheduling (compiler.Topology.tas): the TAS flavors' topologies.
+  // Topology Aware Scheduling (engine.inputs.Topology.tas): the TAS flavors' topologies.
   bool has_tas = false;
   TasSpec tas;
 };
@@ -141,7 +141,7 @@ class Topology {
   const std::string& node_name(int n) const noexcept { return spec_.node_names[n]; }
   QuantityFormat resource_format(int r) const noexcept { return resource_format_[r]; }
 
-  // --- flavor eligibility classes (compiler.Topology.flavor_classes) ----------
+  // --- flavor eligibility classes (engine.inputs.Topology.flavor_classes) ----------
   int n_classes() const noexcept { return n_classes_; }
   // Appends a class: per flavor, no value (usable) or Kueue's rejection message.
   int add_flavor_class(const std::vector<std::optional<std::string>>& row);

@@ -1,5 +1,5 @@
 // Workloads in structure-of-arrays form, indexed by dense workload id (wid).
-// The C++ form of scheduler.py WorkloadRecord plus compiler.WorkloadSpec.
+// The C++ form of scheduler.py WorkloadRecord plus engine.inputs.WorkloadSpec.
 //
 // Per-workload fixed fields are parallel vectors. Variable-length data lives
 // in shared pools addressed by (offset, length): pod sets, requests, the

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from .scheduler import ReferenceEngine
     from .tas import TasPodSetAsk
 
-# Policy codes (compiler.POLICY_CODES).
+# Policy codes (engine.inputs.POLICY_CODES).
 NEVER, LOWER_PRIORITY, LOWER_OR_NEWER_EQUAL, ANY = 0, 1, 2, 3
 
 # Preemption reasons (Kueue's Preempted condition reasons).
