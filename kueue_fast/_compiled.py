@@ -9,7 +9,7 @@ offers Python) and :func:`module` gives it only when that is the one these
 sources expect. Without one:
 
 * ``_core`` (pybind11, the native engine): the reference engine decides
-  (engine_contract.choose_engine), the same decisions;
+  (engine/select.py choose_engine), the same decisions;
 * the Cython modules, each beside the Python code it accelerates (the list
   is :data:`INTERFACES`): their callers take the Python path they mirror
   (the ``*_py`` twins, the loader's exact per-object path, PyYAML), the same

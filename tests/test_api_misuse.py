@@ -1,5 +1,5 @@
 """The embedding API misused (issue 21 item 13): every public call of
-``kueue_fast.Cluster`` and of the engine contract (``engine_contract.Engine``)
+``kueue_fast.Cluster`` and of the engine contract (``contract.Engine``)
 crossed with bad arguments, on both engines. Each must raise a typed error
 (EngineError, or InputError for input) with a message, the same from both
 engines, and leave the engine usable; never an IndexError, an

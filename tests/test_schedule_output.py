@@ -892,7 +892,7 @@ def test_bulk_json_is_the_json_of_every_decision() -> None:
     want_states |= {("evicted", "Deactivated"), ("pending", "Pending"), ("pending", "Deactivated")}
     want_states |= {("pending", "Suspended"), ("pending", "Misconfigured")}
     assert want_states <= states, want_states - states
-    # the reference engine has the same arrays (engine_contract): the same bytes in bulk
+    # the reference engine has the same arrays (engine/contract.py): the same bytes in bulk
     from kueue_fast import Cluster
 
     reference = Cluster(_every_state_cluster().state, "reference")

@@ -1,5 +1,5 @@
 """Settled cohort trees: run_until_settled skips the cycles that would only
-replay a tree's last attempts (engine_contract.SettledRun, the engines'
+replay a tree's last attempts (contract.SettledRun, the engines'
 tree_dirty_), and that must change nothing. Each simulation below runs
 twice on the same engine, skipping on and off, and every record, series,
 explanation and counter must be equal (the cycles counted included: the

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..api.errors import EngineUnavailableError, InputError, KueueFastError
 
-# kueue-fast schedule --output (schedule_command.FORMATS, kept here free of imports)
+# kueue-fast schedule --output (commands.schedule.FORMATS, kept here free of imports)
 SCHEDULE_FORMATS = ("json", "yaml", "table", "usage", "summary")
 
 

@@ -115,7 +115,7 @@ cdef class PendingFill:
         return out
 
     def columns(self, const int64_t[::1] rows):
-        """The rows' workloads as the fields of engine_contract.WorkloadArrays."""
+        """The rows' workloads as the fields of contract.WorkloadArrays."""
         import numpy as np
 
         cdef Py_ssize_t n = rows.shape[0], i, k, j, n_ps = 0, n_rq = 0
@@ -338,7 +338,7 @@ cdef int64_t _REFUSED = -2  # a shape the engine refuses in bulk
 
 
 cdef bint _job_uid(object raw) except -1:
-    """Whether the Workload carries a job-uid label (workload_compiler._job_uid)."""
+    """Whether the Workload carries a job-uid label (engine.workloads._job_uid)."""
     md = raw.get("metadata") or {}
     labels = md.get("labels")
     if not isinstance(labels, dict):

@@ -1,7 +1,7 @@
 """The named defaults of ``simulate``, ``trace``, ``compare``, ``sweep`` and
 ``bench``: the one place the CLI's options (and their help), ``run()``,
 ``simulate()`` and the scenario read them from. No imports: the CLI builds
-every parser at start (engine_contract, for ENGINES, imports nothing heavy).
+every parser at start (engine/contract.py, for ENGINES, imports nothing heavy).
 """
 
 from __future__ import annotations

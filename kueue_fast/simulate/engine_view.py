@@ -2,7 +2,7 @@
 workloads, release evicted ones once their job stopped, run cycles at one
 instant until they settle, read what was admitted and why.
 
-One adapter over the engine contract (engine_contract.Engine), the same for
+One adapter over the engine contract (contract.Engine), the same for
 both engines: trace rows reach the engine as arrays once and are added by
 row ranges (``stage_workloads``, ``add_staged``, blocked rows included), the
 cycles of an instant run inside the engine (``run_until_settled``), and
@@ -54,7 +54,7 @@ class Settled:
     # wids tried and left pending, by every cycle (repeats included); with
     # settle's unexplained mask, only those whose flag was set (then cleared)
     attempted: npt.NDArray[np.integer[Any]] = field(default_factory=lambda: _NONE)
-    run: int = 0  # cycles run (the others replayed settled cohort trees: engine_contract.SettledRun)
+    run: int = 0  # cycles run (the others replayed settled cohort trees: contract.SettledRun)
 
 
 class SimEngine:

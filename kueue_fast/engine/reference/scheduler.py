@@ -71,7 +71,7 @@ if TYPE_CHECKING:
 
 
 class ReferenceEngine:
-    """Kueue's scheduler over a Topology, in pure Python (engine_contract.Engine)."""
+    """Kueue's scheduler over a Topology, in pure Python (contract.Engine)."""
 
     name = "reference"
 
