@@ -31,10 +31,12 @@ from types import ModuleType
 INTERFACES = {
     "_core": 5,
     "loader._yaml_block": 3,
+    "loader._yaml_scalars": 1,
     "loader._yaml_risk": 1,
     "loader._json_items": 1,
     "loader._nesting": 1,
-    "loader._bulk": 7,
+    "loader._bulk": 8,
+    "loader._objects": 1,
     "engine._pending": 1,
     "engine._workload_scan": 1,
     "commands._contract_json": 1,

@@ -379,11 +379,11 @@ def template_of_raw(w: dict[str, Any]) -> Any:
 
 
 def test_slots_maker_builds_what_the_dataclass_builds() -> None:
-    """_bulk.SlotsMaker fills the slots of Workload, PodSet and Document directly
+    """_objects.SlotsMaker fills the slots of Workload, PodSet and Document directly
     (their __init__ does nothing more); any other class is called."""
     from dataclasses import dataclass, fields
 
-    from kueue_fast.loader import _bulk
+    from kueue_fast.loader import _objects
 
     ps = m.PodSet("main", 2, {"cpu": 1000}, None, {}, None, [], 0, None)
     w = m.Workload(
@@ -413,14 +413,14 @@ def test_slots_maker_builds_what_the_dataclass_builds() -> None:
     doc = fastload.Document("f.yaml", 1, {"kind": "List"}, 2)
     for obj in (ps, w, doc):
         cls = type(obj)
-        maker = _bulk.SlotsMaker(cls)
+        maker = _objects.SlotsMaker(cls)
         assert maker.direct
         values = [getattr(obj, f.name) for f in fields(cls)]
         made = maker(*values)
         assert type(made) is cls and made == obj
         assert all(getattr(made, f.name) is getattr(obj, f.name) for f in fields(cls))
     with pytest.raises(TypeError):
-        _bulk.SlotsMaker(m.PodSet)("main", 2)
+        _objects.SlotsMaker(m.PodSet)("main", 2)
 
     @dataclass
     class Plain:  # no slots: called
@@ -430,7 +430,7 @@ def test_slots_maker_builds_what_the_dataclass_builds() -> None:
         def __post_init__(self) -> None:
             self.b.append(self.a)
 
-    maker = _bulk.SlotsMaker(Plain)
+    maker = _objects.SlotsMaker(Plain)
     assert not maker.direct
     assert maker(1, []) == Plain(1, [])
 

@@ -28,9 +28,11 @@ Where things are (each module imports only those above it):
   Workload fields kueue-fast reads: the controller keeps those), and the
   entry of ``_bulk`` (Cython, loader/_bulk.pyx): the same result for many
   Workloads of a few shapes, faster; it gives None for anything else, which
-  ``workload`` then reads;
-* the other Cython readers beside their Python twins: ``_yaml_block``,
-  ``_yaml_risk``, ``_json_items``, ``_nesting`` (documents, limits);
+  ``workload`` then reads. ``_objects`` (Cython) makes model instances
+  directly and shares equal pod templates as the documents are read;
+* the other Cython readers beside their Python twins: ``_yaml_block`` (with
+  its characters and scalars in ``_yaml_scalars``), ``_yaml_risk``,
+  ``_json_items``, ``_nesting`` (documents, limits);
 * ``roles``: what is done with each document (read, a job, skipped and why);
 * ``jobs``: jobs -> the Workloads Kueue's integrations create;
 * ``state``: the whole input -> ClusterState (:func:`build_state`, :func:`load`).

@@ -12,16 +12,6 @@ class TemplateResult:
     affinity: tuple[m.NodeSelectorTerm, ...] | None
     tolerations: list[m.Toleration] | None
 
-class SlotsMaker:
-    cls: type
-    direct: bool
-    def __init__(self, cls: type) -> None: ...
-    def __call__(self, *values: Any) -> Any: ...
-
-class SharedTemplates:
-    def __init__(self) -> None: ...
-    def __call__(self, doc: object) -> None: ...
-
 class BulkCaches:
     def __init__(self) -> None: ...
 

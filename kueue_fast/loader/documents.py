@@ -90,11 +90,11 @@ _SENTINEL = "\n---\n0\n"
 _yaml_risk = _compiled.module("loader._yaml_risk")  # yaml_1_1_risk
 _json_items = _compiled.module("loader._json_items")  # json_list_items, json_suspect, digit_run
 _yaml_block = _compiled.module("loader._yaml_block")
-_bulk = _compiled.module("loader._bulk")  # SharedTemplates, SlotsMaker
-# Document(source, index, obj, item) with its slots filled directly (_bulk.SlotsMaker):
+_objects = _compiled.module("loader._objects")  # SharedTemplates, SlotsMaker
+# Document(source, index, obj, item) with its slots filled directly (_objects.SlotsMaker):
 # a frozen dataclass's __init__ assigns each field through object.__setattr__.
 _new_document: Callable[[str, int, dict[str, Any], int | None], Document] = (
-    _bulk.SlotsMaker(Document) if _bulk is not None else Document
+    _objects.SlotsMaker(Document) if _objects is not None else Document
 )
 
 
@@ -105,8 +105,8 @@ def available() -> bool:
 
 def _sharing() -> Callable[[Any], None] | None:
     """What shares equal Workload pod templates between the documents of one
-    text as they are read (_bulk.SharedTemplates), if it is built."""
-    return _bulk.SharedTemplates() if _bulk is not None else None
+    text as they are read (_objects.SharedTemplates), if it is built."""
+    return _objects.SharedTemplates() if _objects is not None else None
 
 
 def parse_yaml(text: str, each: Callable[[Any], None] | None = None) -> list[Any] | None:
