@@ -42,6 +42,7 @@ INTERFACES = {
     "commands._contract_json": 1,
 }
 CYTHON = tuple(name for name in INTERFACES if name != "_core")
+REBUILD = "reinstall to rebuild it: pip install . (an editable install: pip install -e . again)"
 
 
 def check(name: str) -> str | None:
@@ -50,12 +51,13 @@ def check(name: str) -> str | None:
         mod = importlib.import_module(f"kueue_fast.{name}")
     except ImportError as e:
         return f"kueue_fast.{name} is not in this installation ({e})"
+    except (TypeError, ValueError) as e:  # it cimports a module of another build: their C layouts differ
+        return f"kueue_fast.{name} is from another build of kueue-fast ({e}); {REBUILD}"
     got = getattr(mod, "INTERFACE", None)
     if got != INTERFACES[name]:
         return (
             f"kueue_fast.{name} is from another build of kueue-fast (interface {got}, this package "
-            f"needs {INTERFACES[name]}); reinstall to rebuild it: pip install . (an editable install: "
-            "pip install -e . again)"
+            f"needs {INTERFACES[name]}); {REBUILD}"
         )
     return None
 

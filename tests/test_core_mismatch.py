@@ -7,6 +7,7 @@ arguments it does not take."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import subprocess
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from kueue_fast import _compiled
 from kueue_fast.api.errors import EngineError
 from kueue_fast.engine import select as engine_select
 
@@ -160,3 +162,19 @@ def _manifest(tmp_path: Path) -> Path:
     if not manifest.exists():
         manifest.write_text(yaml.safe_dump_all(list(yaml.safe_load_all(SCENARIO.read_text()))[1:]))
     return manifest
+
+
+def test_a_module_cimporting_another_builds_module_is_said_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Cython raises TypeError or ValueError at import when a cimported module's C layout changed
+    real = importlib.import_module
+
+    def mismatched(name: str, package: str | None = None) -> object:
+        if name == "kueue_fast.loader._yaml_block":
+            raise TypeError(
+                "kueue_fast.loader._yaml_scalars.Decline size changed, may indicate binary incompatibility"
+            )
+        return real(name, package)
+
+    monkeypatch.setattr(importlib, "import_module", mismatched)
+    problem = _compiled.check("loader._yaml_block")
+    assert problem is not None and "from another build" in problem and "size changed" in problem
