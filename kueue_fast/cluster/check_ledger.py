@@ -95,14 +95,7 @@ class AdmissionCheckLedger:
         requeue_after_s: int | None = None,
         transition_ns: int | None = None,
     ) -> None:
-        """A check controller wrote the state of ``check`` for the workload
-        (status.admissionChecks). A workload holding quota whose checks are
-        all Ready is admitted at once (the workload controller's
-        SyncAdmittedCondition); Retry and Rejected act at the end of the next
-        cycle (reconcileCheckBasedEviction), as the scheduling contract has it.
-        A Retry's ``requeue_after_s`` keeps the evicted workload out of its
-        queue until ``transition_ns`` (the state's lastTransitionTime: now, or
-        the earlier one when the state did not change) plus that many seconds."""
+        """Cluster.set_check_state (documented there)."""
         self._index.id(key)
         check, message = A.text(check, "check"), A.text(message, "message")
         if state not in CHECK_STATE_NAMES:
@@ -127,7 +120,7 @@ class AdmissionCheckLedger:
             self.reserved.discard(key)
 
     def states_of(self, key: str) -> list[AdmissionCheckState]:
-        """The workload's status.admissionChecks as Kueue's controllers keep it."""
+        """Cluster.check_states (documented there)."""
         self._index.id(key)
         return list(self.states.get(key, ()))
 

@@ -56,8 +56,7 @@ class HistoryLedger:
             self._record_preemptions(run, first_cycle, start, step)
 
     def history(self, key: str) -> WorkloadHistory | None:
-        """The workload's first attempt, last eviction and eviction counts; None
-        when the scheduler never tried it and it was never evicted."""
+        """Cluster.history (documented there)."""
         wid = self._index.wid.get(key)
         first_attempts = self.first_attempts()
         first = int(first_attempts[wid]) if wid is not None and first_attempts[wid] >= 0 else None

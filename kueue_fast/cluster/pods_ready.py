@@ -43,9 +43,7 @@ class PodsReadyLedger:
             )
 
     def set_pods_ready(self, key: str, ready: bool, reason: str = "", now_ns: int | None = None) -> None:
-        """The PodsReady condition of the workload's current admission changed
-        (the simulator's pod start-up, the controller's job status); reason
-        WaitForRecovery for pods that were ready and failed."""
+        """Cluster.set_pods_ready (documented there)."""
         wid = self._index.id(key)
         ready, reason = A.flag(ready, "ready"), A.text(reason, "reason")
         if now_ns is not None:

@@ -86,8 +86,7 @@ class DecisionReader:
         return [self.decision(wid[k]) for k in sorted(wid)]
 
     def pending_reasons(self, keys: Sequence[str]) -> list[tuple[str, str]]:
-        """(reason, message) of pending workloads, as ``decision(key)`` gives
-        them, read from the engine in one call (a cycle's heads left pending)."""
+        """Cluster.pending_reasons (documented there)."""
         keys = [A.text(k, "pending_reasons: keys") for k in A.seq(keys, "pending_reasons: keys")]
         wids = np.fromiter((self._index.id(k) for k in keys), dtype=np.int64, count=len(keys))
         reasons, messages = self._built.engine.reasons(wids), self._built.engine.messages(wids)
@@ -249,8 +248,7 @@ class DecisionReader:
         return any(count != psa.count for psa, count, _ in charged_assignments(wl, reclaimable))
 
     def state_counts(self) -> dict[WorkloadState, int]:
-        """How many of decisions() are in each state, without making them (the
-        engine's state codes, read in bulk)."""
+        """Cluster.state_counts (documented there)."""
         wids, rest = self._bulk_countable()
         codes = np.bincount(self._built.engine.decisions()[0][wids], minlength=len(STATE_NAMES))
         counts: dict[WorkloadState, int] = {
@@ -284,7 +282,7 @@ class DecisionReader:
         return np.isin(wids, np.fromiter(own, dtype=np.int64, count=len(own)))
 
     def bulk_decisions(self) -> BulkDecisions:
-        """decisions() from the engine's arrays where they tell (BulkDecisions)."""
+        """Cluster.bulk_decisions (documented there)."""
         keys = sorted(self._index.wid)
         if keys == self._index.keys:  # none removed, all added by key (a built Cluster): wid i is keys[i]
             wids = np.arange(len(keys), dtype=np.int64)
@@ -348,10 +346,7 @@ class DecisionReader:
         )
 
     def queue_state_counts(self) -> dict[tuple[str | None, str], int]:
-        """How many of decisions() are in each (ClusterQueue the workload is
-        admitted to, else the one it queues in, or None; state), without
-        making them where the native engine's arrays tell (pending, admitted
-        to a ClusterQueue of the topology); the rest one decision at a time."""
+        """Cluster.queue_state_counts (documented there)."""
         names = [cq.name for cq in self._built.topology.cluster_queues]
         counts: dict[tuple[str | None, str], int] = {}
 
